@@ -1,0 +1,35 @@
+// The CLI's subcommands. Each Add*Command registers one subcommand on the
+// root app and returns the function that runs it after parsing; the runner
+// returns the process exit code (0 ok, 1 the work failed, 2 bad usage or bad
+// input). main.cc owns the table; each command lives in its own cmd_*.cc.
+#ifndef TOOLCACHE_APPS_TOOLCACHE_COMMANDS_H_
+#define TOOLCACHE_APPS_TOOLCACHE_COMMANDS_H_
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace toolcache::cli {
+
+using CommandRunner = std::function<int()>;
+
+struct Command {
+  CLI::App* app = nullptr;
+  CommandRunner run;
+};
+
+Command AddKeyCommand(CLI::App& root);
+Command AddClassifyCommand(CLI::App& root);
+Command AddSimCommand(CLI::App& root);
+Command AddTraceCommand(CLI::App& root);
+Command AddMcpCommand(CLI::App& root);
+Command AddWrapCommand(CLI::App& root);
+
+// Exit codes shared by every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+}  // namespace toolcache::cli
+
+#endif  // TOOLCACHE_APPS_TOOLCACHE_COMMANDS_H_

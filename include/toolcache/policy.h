@@ -1,0 +1,188 @@
+// Cache policies: admission + eviction behind one small interface, and the
+// cache core that runs the request loop once for every policy.
+//
+// The loop (libCacheSim's, written once in CacheCore):
+//   Lookup(req)  -> hit (fresh)        : Policy::OnHit
+//                -> expired            : entry removed (OnRemove), counted
+//                -> miss
+//   Insert(req)  -> Policy::Admit(req) : false -> not cached
+//                -> while it does not fit: Policy::Victim() then remove it
+//                -> Policy::OnInsert
+// A policy only decides; CacheCore owns the entries, the byte/entry
+// accounting, and TTL expiry, so every policy honours capacity and TTL the
+// same way.
+//
+// Thread-safety: a Policy and a CacheCore are NOT thread-safe; callers that
+// share one across threads use the sharded front in result_cache.h.
+//
+// Example:
+//   auto policy = MakePolicy("vaac", {.capacity_bytes = 1 << 20});
+//   CacheCore core({.capacity_bytes = 1 << 20}, std::move(*policy));
+//   Request req{.id = 42, .tool = 1, .size = 512, .latency = 0.8, .ttl = 3600};
+//   if (core.Lookup(req) != LookupOutcome::kHit) core.Insert(req);
+#ifndef TOOLCACHE_POLICY_H_
+#define TOOLCACHE_POLICY_H_
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "toolcache/status.h"
+
+namespace toolcache {
+
+// Identity of a cached object: the first 8 bytes of its CacheKey digest, or a
+// trace's object id. Full-key comparison happens above the core.
+using ObjectId = uint64_t;
+
+inline constexpr double kNoExpiry = std::numeric_limits<double>::infinity();
+inline constexpr uint64_t kNoNextAccess = std::numeric_limits<uint64_t>::max();
+
+// One request as a policy sees it: identity, grouping features (the paper's
+// tool -> parameter category -> user hierarchy) and system features.
+struct Request {
+  ObjectId id = 0;
+  uint32_t tool = 0;            // interned tool identity
+  uint64_t param_category = 0;  // hash of the parameter-category value; 0 = none
+  uint32_t user = 0;            // interned user identity
+  uint64_t size = 1;            // result size in bytes (>= 1)
+  double latency = 0;           // seconds one miss costs upstream
+  double cost = 0;              // price of one miss (e.g. USD)
+  double ttl = kNoExpiry;       // seconds the result stays valid
+  double now = 0;               // seconds; virtual time in the simulator
+  uint64_t index = 0;           // position in the request stream
+  // Index of the next request for `id`, for offline policies (Belady); set
+  // by the simulator, kNoNextAccess otherwise.
+  uint64_t next_access = kNoNextAccess;
+};
+
+// Handle of a cached entry inside a CacheCore; stable while the entry lives.
+using Slot = uint32_t;
+inline constexpr Slot kNoSlot = std::numeric_limits<Slot>::max();
+
+// What CacheCore keeps per entry. Policies may read it through EntryView.
+struct EntryMeta {
+  ObjectId id = 0;
+  uint64_t size = 0;
+  double inserted_at = 0;
+  double expires_at = kNoExpiry;
+  double last_access = 0;
+  uint32_t hits = 0;
+};
+
+// Read-only view of the core's entries, handed to the policy on Bind().
+class EntryView {
+ public:
+  virtual ~EntryView() = default;
+  // REQUIRES: `slot` holds a live entry.
+  virtual const EntryMeta& meta(Slot slot) const = 0;
+  virtual uint64_t used_bytes() const = 0;
+  virtual uint64_t capacity_bytes() const = 0;
+  virtual uint64_t entry_count() const = 0;
+};
+
+// Admission + eviction decisions. Implementations live in src/policy/ behind
+// factories listed in the registry table (MakePolicy).
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string_view name() const = 0;
+  // Called once by CacheCore before any other hook.
+  virtual void Bind(const EntryView* view) { view_ = view; }
+  // A cacheable request missed. Return true to admit its result. Called
+  // before any eviction for it; may update statistics (frequency sketches,
+  // group statistics, ghost queues).
+  virtual bool Admit(const Request& req) = 0;
+  // The admitted result now occupies `slot`.
+  virtual void OnInsert(Slot slot, const Request& req) = 0;
+  // A fresh entry was served.
+  virtual void OnHit(Slot slot, const Request& req) = 0;
+  // The entry leaves the cache (evicted, expired, erased). Called before the
+  // slot is reused.
+  virtual void OnRemove(Slot slot) = 0;
+  // Choose the entry to evict next. REQUIRES: the cache holds an entry.
+  // May reorganize internal queues (S3-FIFO, W-TinyLFU) before answering.
+  virtual Slot Victim() = 0;
+  // Bytes of policy metadata per cached entry (for the memory report).
+  virtual uint64_t MetadataBytes() const { return 0; }
+
+ protected:
+  const EntryView* view_ = nullptr;
+};
+
+// Construction parameters shared by all policies. `knobs` carries
+// policy-specific tunables by name (e.g. "lambda1"); unknown knobs are an
+// error at MakePolicy.
+struct PolicyParams {
+  uint64_t capacity_bytes = 0;
+  uint64_t capacity_entries = 0;  // 0 = unlimited
+  uint64_t seed = 1;
+  std::map<std::string, double, std::less<>> knobs;
+};
+
+// One row of the policy registry.
+struct PolicyInfo {
+  std::string_view name;         // "lru", "caca", "vaac", ...
+  std::string_view description;  // one line for --help and docs
+  bool offline;                  // needs Request::next_access (Belady)
+  std::unique_ptr<Policy> (*make)(const PolicyParams& params);
+};
+
+// The registry table, in display order.
+std::span<const PolicyInfo> Policies();
+// Returns the policy `name` or an error listing the known names.
+Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
+                                           const PolicyParams& params);
+
+enum class LookupOutcome { kHit, kMiss, kExpired };
+enum class RemovalCause { kEvicted, kExpired, kErased };
+
+struct CacheCoreOptions {
+  uint64_t capacity_bytes = 0;
+  uint64_t capacity_entries = 0;  // 0 = unlimited
+};
+
+// The request loop of every policy: entries, accounting, TTL, eviction.
+class CacheCore {
+ public:
+  CacheCore(const CacheCoreOptions& options, std::unique_ptr<Policy> policy);
+  ~CacheCore();
+  CacheCore(const CacheCore&) = delete;
+  CacheCore& operator=(const CacheCore&) = delete;
+
+  // Looks up req.id at req.now. A fresh entry is a hit (Policy::OnHit); an
+  // entry past its expiry is removed and reported as kExpired.
+  LookupOutcome Lookup(const Request& req);
+  // After a miss: asks the policy, evicts until the result fits, inserts.
+  // Returns the new slot, or kNoSlot when not admitted or larger than the
+  // whole cache. REQUIRES: req.id is not cached.
+  Slot Insert(const Request& req);
+  // Removes req.id if cached. Returns whether it was.
+  bool Erase(ObjectId id);
+  // Removes every entry whose expiry is <= now.
+  void ExpireUntil(double now);
+  // Slot of `id`, or kNoSlot.
+  Slot Find(ObjectId id) const;
+
+  // Called for every removal, before the slot is reused (values above the
+  // core, like ResultCache's payloads, are dropped here).
+  void SetRemovalListener(std::function<void(Slot, ObjectId, RemovalCause)> f);
+
+  const EntryView& view() const;
+  Policy& policy();
+  uint64_t evictions() const;
+  uint64_t expirations() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace toolcache
+
+#endif  // TOOLCACHE_POLICY_H_

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Configures and builds toolcache. Usage: scripts/build.sh [BUILD_DIR] [cmake args...]
+# BUILD_DIR defaults to build/. TOOLCACHE_SANITIZE=1 builds with ASan+UBSan.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build}
+shift || true
+args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+if [ "${TOOLCACHE_SANITIZE:-0}" = 1 ]; then
+  args+=(-DTOOLCACHE_SANITIZE=ON -DTOOLCACHE_BUILD_BENCH=OFF)
+fi
+cmake -S . -B "$dir" "${args[@]}" "$@" >/dev/null
+cmake --build "$dir" -j"$(nproc)"

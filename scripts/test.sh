@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Sets up, builds, and runs every test: the unit and end-to-end suites on the
+# normal build, then the unit tests again under ASan+UBSan.
+# TOOLCACHE_SKIP_SANITIZE=1 skips the sanitizer pass (for quick local runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/build.sh build
+echo "== tests (RelWithDebInfo)"
+ctest --test-dir build --output-on-failure -j"$(nproc)"
+if [ "${TOOLCACHE_SKIP_SANITIZE:-0}" != 1 ]; then
+  echo "== unit tests (ASan+UBSan)"
+  TOOLCACHE_SANITIZE=1 scripts/build.sh build-asan
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -E '^e2e_'
+fi
