@@ -125,11 +125,18 @@ struct PolicyParams {
   std::map<std::string, double, std::less<>> knobs;
 };
 
+// How the simulator must run a policy.
+enum class PolicyKind {
+  kOnline,     // an ordinary policy: usable in the proxies
+  kOffline,    // needs Request::next_access (Belady): simulator only
+  kUnbounded,  // a limit run with unbounded capacity (infinite cache)
+};
+
 // One row of the policy registry.
 struct PolicyInfo {
   std::string_view name;         // "lru", "caca", "vaac", ...
   std::string_view description;  // one line for --help and docs
-  bool offline;                  // needs Request::next_access (Belady)
+  PolicyKind kind;
   std::unique_ptr<Policy> (*make)(const PolicyParams& params);
 };
 
