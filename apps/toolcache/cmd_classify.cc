@@ -1,17 +1,254 @@
-// `toolcache classify`: placeholder until its issue lands.
+// `toolcache classify`: prints the cacheability verdict, its reason and the
+// features of every tool in a tools/list result, JSON Lines or CSV file;
+// `--evaluate` scores the classifier against the readOnlyHint annotations.
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
 #include <iostream>
+#include <iterator>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "apps/toolcache/commands.h"
+#include "src/classify/tool_input.h"
+#include "toolcache/classifier.h"
+#include "toolcache/config.h"
 
 namespace toolcache::cli {
+namespace {
+
+struct ClassifyArgs {
+  std::string file;
+  std::string config;
+  std::string format = "table";
+  std::string server;
+  bool no_annotations = false;
+  bool evaluate = false;
+  std::vector<std::string> without;
+};
+
+bool ReadInput(const std::string& file, std::string* text) {
+  if (file == "-") {
+    text->assign(std::istreambuf_iterator<char>(std::cin),
+                 std::istreambuf_iterator<char>());
+    return true;
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream os;
+  os << in.rdbuf();
+  *text = os.str();
+  return !in.bad();
+}
+
+std::string Fixed(double v, int digits) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(digits) << v;
+  return os.str();
+}
+
+nlohmann::ordered_json VerdictJson(const ToolInfo& tool, const Verdict& v) {
+  nlohmann::ordered_json j;
+  j["name"] = tool.name;
+  if (!tool.server.empty()) j["server"] = tool.server;
+  j["cacheable"] = v.cacheable;
+  j["reason"] = VerdictReasonName(v.reason);
+  j["request_type"] = RequestTypeName(v.request_type);
+  j["ttl_seconds"] = v.ttl_seconds;
+  j["parameter_category"] = v.parameter_category;
+  j["source"] = FeatureSourceName(v.source);
+  j["detail"] = v.detail;
+  return j;
+}
+
+void PrintTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    width.resize(std::max(width.size(), r.size()));
+    for (size_t i = 0; i < r.size(); ++i) {
+      width[i] = std::max(width[i], r[i].size());
+    }
+  }
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += r[i];
+      if (i + 1 < r.size())
+        line += std::string(width[i] - r[i].size() + 2, ' ');
+    }
+    std::cout << line << "\n";
+  }
+}
+
+int Run(const ClassifyArgs& args) {
+  Config config;
+  if (!args.config.empty()) {
+    Result<Config> c = LoadConfigFile(args.config);
+    if (!c.ok()) {
+      std::cerr << "toolcache classify: " << c.status().message() << "\n";
+      return kExitUsage;
+    }
+    config = std::move(*c);
+  }
+  std::string text;
+  if (!ReadInput(args.file, &text)) {
+    std::cerr << "toolcache classify: cannot read '" << args.file << "'\n";
+    return kExitUsage;
+  }
+  const std::string source = args.file == "-" ? "<stdin>" : args.file;
+  Result<std::vector<classify::LabeledTool>> tools =
+      classify::ParseToolDefinitions(text, source);
+  if (!tools.ok()) {
+    std::cerr << "toolcache classify: " << tools.status().message() << "\n";
+    return kExitUsage;
+  }
+  for (classify::LabeledTool& t : *tools) {
+    if (!args.server.empty() && t.info.server.empty()) {
+      t.info.server = args.server;
+    }
+    for (const std::string& field : args.without) {
+      if (field == "name") t.info.name = "tool";
+      if (field == "title") t.info.title.clear();
+      if (field == "description") t.info.description.clear();
+      if (field == "schema") t.info.input_schema_json.clear();
+    }
+  }
+  if (args.evaluate) {
+    std::cerr << "toolcache classify: --evaluate: readOnlyHint is the ground "
+                 "truth, so annotations are ignored when classifying\n";
+  }
+  const Classifier classifier(
+      config, ClassifierOptions{.use_annotations =
+                                    !(args.no_annotations || args.evaluate)});
+
+  const bool json = args.format == "json";
+  std::vector<std::vector<std::string>> rows;
+  if (!json) {
+    rows.push_back({"NAME", "CACHEABLE", "REASON", "TYPE", "TTL", "CATEGORY",
+                    "SOURCE", "DETAIL"});
+  }
+  for (const classify::LabeledTool& t : *tools) {
+    const Verdict v = classifier.Classify(t.info);
+    if (json) {
+      nlohmann::ordered_json j = VerdictJson(t.info, v);
+      if (args.evaluate) {
+        if (t.info.annotations && t.info.annotations->read_only) {
+          const bool command = !*t.info.annotations->read_only;
+          j["expected"] = command ? "COMMAND" : "INFORMATIONAL";
+          j["correct"] = command == (v.request_type == RequestType::kCommand);
+        } else {
+          j["expected"] = nullptr;
+        }
+      }
+      std::cout << j.dump() << "\n";
+    } else {
+      std::ostringstream ttl;
+      ttl << v.ttl_seconds;
+      rows.push_back({t.info.name, v.cacheable ? "yes" : "no",
+                      std::string(VerdictReasonName(v.reason)),
+                      std::string(RequestTypeName(v.request_type)), ttl.str(),
+                      v.parameter_category.empty() ? "-" : v.parameter_category,
+                      std::string(FeatureSourceName(v.source)), v.detail});
+    }
+  }
+  if (!json) PrintTable(rows);
+  if (!args.evaluate) return kExitOk;
+
+  const classify::Evaluation e = classify::Evaluate(classifier, *tools);
+  const classify::Confusion& c = e.command_positive;
+  if (c.total() == 0) {
+    std::cerr << "toolcache classify: --evaluate needs tools with a "
+                 "readOnlyHint (none of the "
+              << tools->size() << " tools has one)\n";
+    return kExitUsage;
+  }
+  // The same matrix with INFORMATIONAL as the positive class.
+  const classify::Confusion info{
+      .tp = c.tn, .fp = c.fn, .tn = c.tp, .fn = c.fp};
+  if (json) {
+    nlohmann::ordered_json j;
+    auto metrics = [](const classify::Confusion& m) {
+      return nlohmann::ordered_json{{"accuracy", m.Accuracy()},
+                                    {"precision", m.Precision()},
+                                    {"recall", m.Recall()},
+                                    {"f1", m.F1()}};
+    };
+    j["evaluation"] = {
+        {"evaluated", c.total()},
+        {"skipped", e.skipped},
+        {"positive_class", "COMMAND"},
+        {"tp", c.tp},
+        {"fp", c.fp},
+        {"tn", c.tn},
+        {"fn", c.fn},
+        {"command_positive", metrics(c)},
+        {"informational_positive", metrics(info)},
+        {"costly_errors", e.costly.size()},
+        {"costly", e.costly},
+        {"lost", e.lost},
+    };
+    std::cout << j.dump() << "\n";
+    return kExitOk;
+  }
+  std::cout << "\nEvaluated " << c.total()
+            << " tools against readOnlyHint (true = INFORMATIONAL, false = "
+               "COMMAND); "
+            << e.skipped << " without the hint skipped.\n\n";
+  PrintTable(
+      {{"", "predicted COMMAND", "predicted INFORMATIONAL"},
+       {"actual COMMAND", std::to_string(c.tp), std::to_string(c.fn)},
+       {"actual INFORMATIONAL", std::to_string(c.fp), std::to_string(c.tn)}});
+  std::cout << "\n";
+  PrintTable(
+      {{"Request type (positive class)", "Accuracy", "Precision", "Recall",
+        "F1"},
+       {"COMMAND", Fixed(c.Accuracy(), 3), Fixed(c.Precision(), 3),
+        Fixed(c.Recall(), 3), Fixed(c.F1(), 3)},
+       {"INFORMATIONAL", Fixed(info.Accuracy(), 3), Fixed(info.Precision(), 3),
+        Fixed(info.Recall(), 3), Fixed(info.F1(), 3)}});
+  std::cout << "\nCostly errors (COMMAND read as INFORMATIONAL): "
+            << e.costly.size();
+  for (const std::string& n : e.costly) std::cout << " " << n;
+  std::cout << "\nLost opportunities (INFORMATIONAL read as COMMAND): "
+            << e.lost.size();
+  for (const std::string& n : e.lost) std::cout << " " << n;
+  std::cout << "\n";
+  return kExitOk;
+}
+
+}  // namespace
 
 Command AddClassifyCommand(CLI::App& root) {
+  auto args = std::make_shared<ClassifyArgs>();
   Command c;
-  c.app = root.add_subcommand("classify", "(not yet available)");
-  c.run = [] {
-    std::cerr << "toolcache classify: not implemented yet\n";
-    return kExitUsage;
-  };
+  c.app = root.add_subcommand(
+      "classify",
+      "Print the cacheability verdict, reason and features of tool "
+      "definitions (MCP tools/list JSON, JSON Lines or CSV)");
+  c.app
+      ->add_option("file", args->file,
+                   "Tool definitions: tools/list result or JSON-RPC response, "
+                   "JSON Lines, or CSV with a name/tool column; '-' = stdin")
+      ->required();
+  c.app->add_option("--config", args->config, "YAML configuration file");
+  c.app->add_option("--format", args->format, "Output: table (default) or json")
+      ->check(CLI::IsMember({"table", "json"}));
+  c.app->add_option("--server", args->server,
+                    "Server name for per-server configuration");
+  c.app->add_flag("--no-annotations", args->no_annotations,
+                  "Ignore MCP tool annotations");
+  c.app->add_flag("--evaluate", args->evaluate,
+                  "Score the request type against readOnlyHint (annotations "
+                  "are then ignored for classification)");
+  c.app
+      ->add_option("--without", args->without,
+                   "Blank a field before classifying (ablation): name, "
+                   "title, description, schema; repeatable")
+      ->check(CLI::IsMember({"name", "title", "description", "schema"}));
+  c.run = [args] { return Run(*args); };
   return c;
 }
 

@@ -1,17 +1,132 @@
-// `toolcache mcp`: placeholder until its issue lands.
+// `toolcache mcp [--config FILE] [--name NAME] [--stats FILE] -- <command...>`:
+// a caching proxy in front of any stdio MCP server. The CLI only parses,
+// builds the cache and runs the proxy (include/toolcache/mcp_proxy.h).
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "apps/toolcache/commands.h"
+#include "toolcache/config.h"
+#include "toolcache/mcp_proxy.h"
+#include "toolcache/tool_cache.h"
 
 namespace toolcache::cli {
+namespace {
+
+struct McpArgs {
+  std::string config_path;
+  std::string name;
+  std::string scope;
+  std::string stats_path;
+  std::string log_level;
+  double grace_seconds = 2.0;
+  uint64_t max_line_bytes = uint64_t{64} << 20;
+  bool no_cache = false;
+  std::vector<std::string> command;
+};
+
+// Logs go to stderr only: stdout is the JSON-RPC channel.
+void SetUpLogging(const std::string& flag_level) {
+  auto logger = std::make_shared<spdlog::logger>(
+      "toolcache", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_pattern("toolcache: [%l] %v");
+  std::string level = flag_level;
+  if (level.empty()) {
+    const char* env = std::getenv("TOOLCACHE_LOG");
+    // Choice: "warn" by default so a proxied server's stderr stays readable;
+    // bypasses are logged at info (TOOLCACHE_LOG=info or --log-level info).
+    level = env != nullptr ? env : "warn";
+  }
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+int Run(const McpArgs& a) {
+  SetUpLogging(a.log_level);
+  if (a.command.empty()) {
+    std::cerr << "toolcache mcp: no server command; usage: toolcache mcp "
+                 "[--config FILE] -- <command> [args...]\n";
+    return kExitUsage;
+  }
+  Config config;
+  if (!a.config_path.empty()) {
+    Result<Config> loaded = LoadConfigFile(a.config_path);
+    if (!loaded.ok()) {
+      std::cerr << "toolcache mcp: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    config = std::move(*loaded);
+  }
+  SystemClock clock;
+  std::unique_ptr<ToolCache> cache;
+  if (!a.no_cache) {
+    Result<std::unique_ptr<ToolCache>> made = NewToolCache(config, &clock);
+    if (!made.ok()) {
+      std::cerr << "toolcache mcp: " << a.config_path << ": "
+                << made.status().message() << "\n";
+      return kExitUsage;
+    }
+    cache = std::move(*made);
+  }
+  McpProxyOptions o;
+  o.command = a.command;
+  o.server_name = a.name;
+  o.scope = a.scope;
+  o.cache = cache.get();
+  o.stats_path = a.stats_path;
+  o.grace_seconds = a.grace_seconds;
+  o.max_line_bytes = a.max_line_bytes;
+  Result<int> code = RunMcpProxy(o);
+  if (!code.ok()) {
+    std::cerr << "toolcache mcp: " << code.status().message() << "\n";
+    return code.status().code() == StatusCode::kInvalidArgument ? kExitUsage
+                                                                : kExitFailure;
+  }
+  return *code;
+}
+
+}  // namespace
 
 Command AddMcpCommand(CLI::App& root) {
+  auto args = std::make_shared<McpArgs>();
   Command c;
-  c.app = root.add_subcommand("mcp", "(not yet available)");
-  c.run = [] {
-    std::cerr << "toolcache mcp: not implemented yet\n";
-    return kExitUsage;
-  };
+  c.app = root.add_subcommand(
+      "mcp",
+      "Run a stdio MCP server behind a transparent caching proxy: "
+      "toolcache mcp [options] -- <command> [args...]");
+  c.app->add_option("--config", args->config_path, "YAML configuration file")
+      ->check(CLI::ExistingFile);
+  c.app->add_option(
+      "--name", args->name,
+      "server identity in cache keys (default: the command line)");
+  c.app->add_option("--scope", args->scope,
+                    "sharing scope of cached entries (default: global)");
+  c.app->add_option("--stats", args->stats_path,
+                    "write JSON statistics to FILE on exit and on SIGUSR1");
+  c.app
+      ->add_option("--log-level", args->log_level,
+                   "trace|debug|info|warn|error|off (default: $TOOLCACHE_LOG "
+                   "or warn)")
+      ->check(CLI::IsMember(
+          {"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  c.app
+      ->add_option("--grace", args->grace_seconds,
+                   "seconds before SIGTERM, then SIGKILL, on shutdown")
+      ->check(CLI::Range(0.0, 3600.0));
+  c.app
+      ->add_option("--max-line-bytes", args->max_line_bytes,
+                   "longest accepted client message (default 64 MiB)")
+      ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 34));
+  c.app->add_flag("--no-cache", args->no_cache,
+                  "forward everything untouched (no caching)");
+  c.app->add_option("command", args->command,
+                    "the server command and its arguments (after --)");
+  c.run = [args] { return Run(*args); };
   return c;
 }
 

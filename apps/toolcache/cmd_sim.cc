@@ -1,17 +1,453 @@
-// `toolcache sim`: placeholder until its issue lands.
+// `toolcache sim`: replays the paper's synthetic workloads and real traces
+// through the registry's policies at several cache sizes and seeds.
+//
+//   toolcache sim [--workload zipf,hotspot,uniform,multiuser|all]
+//                 [--policy lru,caca,vaac|all] [--sizes 10,20,35,50,90]
+//                 [--seeds 10] [--requests 1000] [--format table|json]
+//                 [--out DIR] [--trace FILE]... [--jobs N] [--no-plots]
+//                 [--set policy.knob=value]... [--capacity bytes|entries]
+//                 [--scope global|user|session] [--optimum] [--progress]
+//
+// Default (no flags): the paper's evaluation (section 6.2-6.3): Fig. 3,
+// Fig. 4 and Table 3 style tables on stdout; results.jsonl, table3.jsonl,
+// summary.txt and plots in --out (default out/). With --format json, stdout
+// carries only JSON Lines (one per workload x policy x size x seed). Bad
+// flags -> message + exit 2; a failing run -> exit 1.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <memory>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "apps/toolcache/commands.h"
+#include "src/sim/experiment.h"
+#include "src/sim/progress.h"
+#include "src/sim/report.h"
+#include "toolcache/policy.h"
+#include "toolcache/trace.h"
 
 namespace toolcache::cli {
+namespace {
+
+struct SimFlags {
+  std::vector<std::string> workloads;
+  std::vector<std::string> policies;
+  std::vector<std::string> sizes;
+  int64_t seeds = 10;
+  int64_t requests = 1000;
+  std::string format = "table";
+  std::string out = "out";
+  std::vector<std::string> traces;
+  int64_t jobs = 0;
+  bool no_plots = false;
+  std::vector<std::string> sets;
+  std::string capacity = "bytes";
+  std::string scope = "global";
+  bool optimum = false;
+  bool progress = false;
+};
+
+constexpr std::string_view kPaperPolicies[] = {"lru", "caca", "vaac"};
+constexpr const char* kUserGroupingKnob = "group_by_user";
+
+bool Usage(const std::string& msg) {
+  std::cerr << "toolcache sim: " << msg << "\n";
+  return false;
+}
+
+bool RowHasKnob(const PolicyInfo& info, std::string_view knob) {
+  std::string_view list = info.knobs;
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    if (list.substr(0, comma) == knob) return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+// Splits "a,b" lists (CLI11 already splits repeated flags).
+std::vector<std::string> SplitAll(const std::vector<std::string>& in) {
+  std::vector<std::string> out;
+  for (const std::string& s : in) {
+    std::stringstream ss(s);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (!item.empty() &&
+          std::find(out.begin(), out.end(), item) == out.end()) {
+        out.push_back(item);
+      }
+    }
+  }
+  return out;
+}
+
+bool BuildSpec(const SimFlags& f, sim::ExperimentSpec* spec) {
+  if (f.seeds < 1 || f.seeds > 10000) {
+    return Usage("--seeds must be between 1 and 10000");
+  }
+  if (f.requests < 1 || f.requests > 100000000) {
+    return Usage("--requests must be between 1 and 100000000");
+  }
+  if (f.jobs < 0 || f.jobs > 1024) return Usage("--jobs must be 0..1024");
+  if (f.format != "table" && f.format != "json") {
+    return Usage("--format must be 'table' or 'json', got '" + f.format + "'");
+  }
+  if (f.capacity != "bytes" && f.capacity != "entries") {
+    return Usage("--capacity must be 'bytes' or 'entries'");
+  }
+  spec->seeds = static_cast<uint32_t>(f.seeds);
+  spec->workload_options.requests = static_cast<uint64_t>(f.requests);
+  spec->jobs = static_cast<uint32_t>(f.jobs);
+  spec->entry_capacity = f.capacity == "entries";
+  spec->optimum_for_synthetic = f.optimum;
+  if (f.scope == "global") {
+    spec->prepare.scope = sim::Scope::kGlobal;
+  } else if (f.scope == "user") {
+    spec->prepare.scope = sim::Scope::kUser;
+  } else if (f.scope == "session") {
+    spec->prepare.scope = sim::Scope::kSession;
+  } else {
+    return Usage("--scope must be global, user or session");
+  }
+
+  // Workloads: default all, unless only traces were given.
+  std::vector<std::string> names = SplitAll(f.workloads);
+  if (names.empty() && f.traces.empty()) names = {"all"};
+  for (const std::string& n : names) {
+    if (n == "all") {
+      for (sim::WorkloadKind k : sim::AllWorkloads()) {
+        if (std::find(spec->workloads.begin(), spec->workloads.end(), k) ==
+            spec->workloads.end()) {
+          spec->workloads.push_back(k);
+        }
+      }
+      continue;
+    }
+    Result<sim::WorkloadKind> k = sim::ParseWorkload(n);
+    if (!k.ok()) return Usage(k.status().message());
+    if (std::find(spec->workloads.begin(), spec->workloads.end(), *k) ==
+        spec->workloads.end()) {
+      spec->workloads.push_back(*k);
+    }
+  }
+  for (const std::string& path : f.traces) {
+    Result<Trace> t = ReadTraceFile(path);
+    if (!t.ok()) return Usage(t.status().message());
+    spec->traces.push_back(std::move(*t));
+  }
+
+  // Sizes.
+  std::vector<std::string> sizes = SplitAll(f.sizes);
+  if (sizes.empty()) sizes = {"10", "20", "35", "50", "90"};
+  spec->sizes_pct.clear();
+  for (const std::string& s : sizes) {
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size() || !(v > 0 && v <= 100)) {
+      return Usage("--sizes: '" + s +
+                   "' is not a percentage in (0, 100] (e.g. --sizes 10,50)");
+    }
+    spec->sizes_pct.push_back(v);
+  }
+
+  // Policies: default the paper's three (those registered); with traces the
+  // limits (offline / unbounded rows) are added.
+  std::vector<std::string> pols = SplitAll(f.policies);
+  std::vector<std::string> chosen;
+  if (pols.empty()) {
+    for (std::string_view p : kPaperPolicies) {
+      if (FindPolicy(p) != nullptr) chosen.emplace_back(p);
+    }
+  }
+  for (const std::string& p : pols) {
+    if (p == "all") {
+      for (const PolicyInfo& info : Policies()) chosen.emplace_back(info.name);
+      continue;
+    }
+    if (FindPolicy(p) == nullptr) {
+      std::string known;
+      for (const PolicyInfo& info : Policies()) {
+        known += (known.empty() ? "" : ", ") + std::string(info.name);
+      }
+      return Usage("unknown policy '" + p + "' (known: " + known + ", all)");
+    }
+    chosen.push_back(p);
+  }
+  if (!spec->traces.empty()) {
+    for (const PolicyInfo& info : Policies()) {
+      if (info.kind != PolicyKind::kOnline) chosen.emplace_back(info.name);
+    }
+  }
+  for (const std::string& p : chosen) {
+    bool dup = false;
+    for (const sim::PolicyVariant& v : spec->policies) dup |= v.label == p;
+    if (!dup) spec->policies.push_back({p, p, {}});
+  }
+  if (spec->policies.empty()) return Usage("no policy selected");
+
+  // --set policy.knob=value
+  for (const std::string& s : f.sets) {
+    size_t dot = s.find('.');
+    size_t eq = s.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || eq < dot ||
+        dot == 0 || eq == dot + 1 || eq + 1 == s.size()) {
+      return Usage("--set expects policy.knob=value, got '" + s + "'");
+    }
+    std::string pol = s.substr(0, dot);
+    std::string knob = s.substr(dot + 1, eq - dot - 1);
+    std::string val = s.substr(eq + 1);
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(val, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != val.size()) {
+      return Usage("--set " + s + ": '" + val + "' is not a number");
+    }
+    bool applied = false;
+    for (sim::PolicyVariant& pv : spec->policies) {
+      if (pv.policy == pol) {
+        pv.knobs[knob] = v;
+        applied = true;
+      }
+    }
+    if (!applied) {
+      return Usage("--set " + s + ": policy '" + pol + "' is not selected");
+    }
+  }
+  return true;
+}
+
+std::string TraceTable(std::span<const sim::RunRecord> runs) {
+  std::ostringstream out;
+  bool any = false;
+  for (const sim::RunRecord& r : runs) any |= r.from_trace;
+  if (!any) return "";
+  out << "Traces - hit ratio, saved latency / cost as a fraction of the "
+         "offline optimum, stale results served\n";
+  out << "trace                 policy        size    hit%   lat/opt  "
+         "cost/opt  stale  inval\n";
+  auto frac = [](const std::optional<double>& f) {
+    if (!f) return std::string("    n/a");
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(3);
+    s.width(7);
+    s << *f;
+    return s.str();
+  };
+  for (const sim::RunRecord& r : runs) {
+    if (!r.from_trace) continue;
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "%-21s %-12s %5.0f%% %7.1f  %s  %s  %5llu  %5llu\n",
+                  r.workload.substr(0, 21).c_str(), r.policy.c_str(),
+                  r.cache_size_pct, 100 * r.metrics.HitRatio(),
+                  frac(r.saved_latency_fraction_of_opt).c_str(),
+                  frac(r.saved_cost_fraction_of_opt).c_str(),
+                  static_cast<unsigned long long>(r.metrics.stale_served),
+                  static_cast<unsigned long long>(r.metrics.invalidations));
+    out << line;
+  }
+  return out.str();
+}
+
+int Run(const SimFlags& f) {
+  sim::ExperimentSpec spec;
+  if (!BuildSpec(f, &spec)) return kExitUsage;
+  const bool json = f.format == "json";
+  const bool show_progress = f.progress || isatty(STDERR_FILENO) == 1;
+
+  if (!f.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.out, ec);
+    if (ec) {
+      std::cerr << "toolcache sim: cannot create --out directory '" << f.out
+                << "': " << ec.message() << "\n";
+      return kExitUsage;
+    }
+  }
+
+  // Table 3 ablation: VAAC with vs without user grouping on multiuser.
+  sim::ExperimentSpec ablation;
+  const PolicyInfo* vaac = FindPolicy("vaac");
+  bool run_ablation =
+      vaac != nullptr && RowHasKnob(*vaac, kUserGroupingKnob) &&
+      std::find(spec.workloads.begin(), spec.workloads.end(),
+                sim::WorkloadKind::kMultiUser) != spec.workloads.end() &&
+      std::any_of(
+          spec.policies.begin(), spec.policies.end(),
+          [](const sim::PolicyVariant& v) { return v.policy == "vaac"; });
+  const std::string with_label = "vaac user-grouping";
+  const std::string without_label = "vaac global-grouping";
+  if (run_ablation) {
+    ablation = spec;
+    ablation.workloads = {sim::WorkloadKind::kMultiUser};
+    ablation.traces.clear();
+    ablation.policies.clear();
+    for (const sim::PolicyVariant& v : spec.policies) {
+      if (v.policy != "vaac") continue;
+      sim::PolicyVariant with = v, without = v;
+      with.label = with_label;
+      with.knobs[kUserGroupingKnob] = 1;
+      without.label = without_label;
+      without.knobs[kUserGroupingKnob] = 0;
+      ablation.policies = {with, without};
+      break;
+    }
+  }
+
+  sim::ProgressBar bar(std::cerr, "cells (toolcache sim)", show_progress);
+  const uint64_t main_cells =
+      (spec.workloads.size() * spec.seeds + spec.traces.size()) *
+      spec.policies.size() * spec.sizes_pct.size();
+  const uint64_t ablation_cells =
+      run_ablation ? ablation.seeds * 2 * ablation.sizes_pct.size() : 0;
+  spec.progress = [&](uint64_t d, uint64_t t) {
+    (void)t;
+    bar.Update(d, main_cells + ablation_cells);
+  };
+  Result<std::vector<sim::RunRecord>> runs = sim::RunExperiment(spec);
+  if (!runs.ok()) {
+    bar.Finish();
+    std::cerr << "toolcache sim: " << runs.status().message() << "\n";
+    return runs.status().code() == StatusCode::kInvalidArgument ? kExitUsage
+                                                                : kExitFailure;
+  }
+  std::vector<sim::RunRecord> ablation_runs;
+  if (run_ablation) {
+    ablation.progress = [&](uint64_t d, uint64_t) {
+      bar.Update(main_cells + d, main_cells + ablation_cells);
+    };
+    Result<std::vector<sim::RunRecord>> a = sim::RunExperiment(ablation);
+    if (!a.ok()) {
+      bar.Finish();
+      std::cerr << "toolcache sim: user-grouping ablation: "
+                << a.status().message() << "\n";
+      return kExitFailure;
+    }
+    ablation_runs = std::move(*a);
+  }
+  bar.Finish();
+
+  std::string tables = sim::HitRatioTable(*runs) + "\n";
+  std::string cost = sim::CostTable(*runs, "zipf");
+  if (!cost.empty()) tables += cost + "\n";
+  if (run_ablation) {
+    tables += sim::UserGroupingTable(ablation_runs, "multiuser", with_label,
+                                     without_label) +
+              "\n";
+  }
+  std::string traces = TraceTable(*runs);
+  if (!traces.empty()) tables += traces + "\n";
+  tables += sim::SafetyLine(*runs);
+
+  if (json) {
+    for (const sim::RunRecord& r : *runs)
+      std::cout << sim::RecordToJson(r) << "\n";
+  } else {
+    std::cout << tables;
+  }
+  std::cout << std::flush;
+
+  if (!f.out.empty()) {
+    std::ofstream results(f.out + "/results.jsonl");
+    for (const sim::RunRecord& r : *runs)
+      results << sim::RecordToJson(r) << "\n";
+    if (run_ablation) {
+      std::ofstream t3(f.out + "/table3.jsonl");
+      for (const sim::RunRecord& r : ablation_runs) {
+        t3 << sim::RecordToJson(r) << "\n";
+      }
+    }
+    std::ofstream summary(f.out + "/summary.txt");
+    summary << tables;
+    if (!results || !summary) {
+      std::cerr << "toolcache sim: cannot write results into '" << f.out
+                << "'\n";
+      return kExitFailure;
+    }
+    if (!f.no_plots) {
+      Status s = sim::WritePlots(*runs, f.out);
+      if (!s.ok()) {
+        std::cerr << "toolcache sim: warning: plots not drawn: " << s.message()
+                  << "\n";
+      } else {
+        std::cerr << "toolcache sim: wrote " << f.out << "/results.jsonl, "
+                  << f.out << "/summary.txt, " << f.out << "/fig3.png"
+                  << (cost.empty() ? "" : ", " + f.out + "/fig4.png") << "\n";
+      }
+    }
+  }
+  const bool unsafe =
+      std::any_of(runs->begin(), runs->end(),
+                  [](const auto& r) { return r.metrics.command_served != 0; });
+  if (unsafe) {
+    std::cerr << "toolcache sim: a COMMAND call was served from cache\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 Command AddSimCommand(CLI::App& root) {
+  auto flags = std::make_shared<SimFlags>();
   Command c;
-  c.app = root.add_subcommand("sim", "(not yet available)");
-  c.run = [] {
-    std::cerr << "toolcache sim: not implemented yet\n";
-    return kExitUsage;
-  };
+  c.app = root.add_subcommand(
+      "sim",
+      "Simulate caching policies on the paper's workloads and on traces "
+      "(hit ratio, latency, cost; tables, JSON Lines, plots)");
+  CLI::App* a = c.app;
+  a->add_option("--workload", flags->workloads,
+                "zipf,hotspot,uniform,multiuser or all (default: all, or "
+                "none when --trace is given)")
+      ->delimiter(',');
+  a->add_option("--policy", flags->policies,
+                "registry policies, comma-separated, or all (default: "
+                "lru,caca,vaac)")
+      ->delimiter(',');
+  a->add_option("--sizes", flags->sizes,
+                "cache sizes in % of the unique cacheable bytes (default "
+                "10,20,35,50,90)")
+      ->delimiter(',');
+  a->add_option("--seeds", flags->seeds, "seeds per synthetic workload (10)");
+  a->add_option("--requests", flags->requests,
+                "requests per synthetic workload (1000)");
+  a->add_option("--format", flags->format, "table (default) or json");
+  a->add_option("--out", flags->out,
+                "directory for results.jsonl, summary.txt and plots (out); "
+                "'' writes nothing");
+  a->add_option("--trace", flags->traces,
+                "a JSON Lines trace to replay (repeatable; docs/TRACES.md)");
+  a->add_option("--jobs", flags->jobs, "worker threads (0 = all cores)");
+  a->add_flag("--no-plots", flags->no_plots, "do not run gnuplot");
+  a->add_option("--set", flags->sets,
+                "policy knob, e.g. --set vaac.lambda1=0.6 (repeatable)");
+  a->add_option("--capacity", flags->capacity,
+                "size unit: bytes (default) or entries");
+  a->add_option("--scope", flags->scope,
+                "who shares entries: global (default), user, session");
+  a->add_flag("--optimum", flags->optimum,
+              "also solve the offline optimum for synthetic workloads");
+  a->add_flag("--progress", flags->progress,
+              "draw the progress bar even when stderr is not a terminal");
+  c.run = [flags] { return Run(*flags); };
   return c;
 }
 

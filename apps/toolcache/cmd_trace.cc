@@ -1,15 +1,170 @@
-// `toolcache trace`: placeholder until its issue lands.
+// `toolcache trace`: convert real agent transcripts and benchmark data to the
+// JSON Lines trace format, and check trace files.
+//
+//   toolcache trace convert --from openai-chat|anthropic|bfcl|llmcompiler|
+//                                  llmcompiler-movie|llmcompiler-parallelqa
+//                           [--tool-table FILE] [--bfcl-func-docs DIR]
+//                           [-o OUT] INPUT|-
+//   toolcache trace check FILE|-
+//
+// convert writes the trace to stdout (or OUT) and a summary of what it
+// assigned or dropped to stderr. check validates a trace and prints counts.
+// Bad input -> message naming the place + exit 2.
+#include <cmath>
+#include <fstream>
 #include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
 
 #include "apps/toolcache/commands.h"
+#include "toolcache/trace.h"
+#include "toolcache/trace_convert.h"
 
 namespace toolcache::cli {
+namespace {
+
+struct TraceFlags {
+  std::string from;
+  std::string tool_table;
+  std::string bfcl_docs;
+  std::string output;
+  std::string input;
+  std::string check_input;
+};
+
+int RunConvert(const TraceFlags& f) {
+  Result<TraceSource> source = ParseTraceSource(f.from);
+  if (!source.ok()) {
+    std::cerr << "toolcache trace convert: " << source.status().message()
+              << "\n";
+    return kExitUsage;
+  }
+  ConvertOptions opts;
+  if (!f.tool_table.empty()) {
+    Result<ToolTable> table = ToolTable::Load(f.tool_table);
+    if (!table.ok()) {
+      std::cerr << "toolcache trace convert: --tool-table: "
+                << table.status().message() << "\n";
+      return kExitUsage;
+    }
+    opts.tool_table = std::make_shared<const ToolTable>(std::move(*table));
+  }
+  opts.bfcl_func_doc_dir = f.bfcl_docs;
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  std::string name = "<stdin>";
+  if (f.input != "-") {
+    file.open(f.input, std::ios::binary);
+    if (!file) {
+      std::cerr << "toolcache trace convert: cannot open input '" << f.input
+                << "'\n";
+      return kExitUsage;
+    }
+    in = &file;
+    name = f.input;
+    opts.input_path = f.input;
+  }
+  Result<ConvertResult> r = ConvertTrace(*source, *in, name, opts);
+  if (!r.ok()) {
+    std::cerr << "toolcache trace convert: " << r.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (f.output.empty() || f.output == "-") {
+    WriteTrace(r->trace, std::cout);
+    std::cout.flush();
+    if (!std::cout) {
+      std::cerr << "toolcache trace convert: write to stdout failed\n";
+      return kExitFailure;
+    }
+  } else {
+    std::ofstream out(f.output, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      std::cerr << "toolcache trace convert: cannot write '" << f.output
+                << "'\n";
+      return kExitFailure;
+    }
+    WriteTrace(r->trace, out);
+    out.close();
+    if (!out) {
+      std::cerr << "toolcache trace convert: write to '" << f.output
+                << "' failed\n";
+      return kExitFailure;
+    }
+  }
+  std::cerr << r->report.Summary();
+  return kExitOk;
+}
+
+int RunCheck(const TraceFlags& f) {
+  Result<Trace> t = f.check_input == "-" ? ReadTrace(std::cin, "<stdin>")
+                                         : ReadTraceFile(f.check_input);
+  if (!t.ok()) {
+    std::cerr << "toolcache trace check: " << t.status().message() << "\n";
+    return kExitUsage;
+  }
+  std::set<std::string> sessions, tools, keys;
+  uint64_t commands = 0, informational = 0, errors = 0, bytes = 0;
+  for (const TraceRecord& r : t->records) {
+    sessions.insert(r.session);
+    tools.insert(r.tool);
+    keys.insert(r.tool + '\0' + r.arguments);
+    if (r.request_type == RequestType::kCommand) ++commands;
+    if (r.request_type == RequestType::kInformational) ++informational;
+    if (r.error) ++errors;
+    bytes += r.result_size;
+  }
+  const size_t n = t->records.size();
+  std::cout << "records: " << n << "\nsessions: " << sessions.size()
+            << "\ntools: " << tools.size()
+            << "\ndistinct calls (tool + arguments): " << keys.size()
+            << "\nrepeated calls: " << (n - keys.size())
+            << "\nrequest_type COMMAND: " << commands
+            << "\nrequest_type INFORMATIONAL: " << informational
+            << "\nrequest_type unknown: " << (n - commands - informational)
+            << "\nerror results: " << errors << "\nresult bytes: " << bytes
+            << "\n";
+  return kExitOk;
+}
+
+}  // namespace
 
 Command AddTraceCommand(CLI::App& root) {
+  auto flags = std::make_shared<TraceFlags>();
   Command c;
-  c.app = root.add_subcommand("trace", "(not yet available)");
-  c.run = [] {
-    std::cerr << "toolcache trace: not implemented yet\n";
+  c.app = root.add_subcommand(
+      "trace",
+      "Convert agent transcripts / benchmark data to traces; check traces");
+  c.app->require_subcommand(1);
+  CLI::App* convert = c.app->add_subcommand(
+      "convert",
+      "Convert INPUT to the JSON Lines trace format (docs/TRACES.md) on "
+      "stdout; a summary goes to stderr");
+  convert
+      ->add_option("--from", flags->from,
+                   "Source format: openai-chat, anthropic, bfcl, llmcompiler "
+                   "(auto), llmcompiler-movie, llmcompiler-parallelqa")
+      ->required();
+  convert->add_option(
+      "--tool-table", flags->tool_table,
+      "JSON or CSV table (tool,latency,cost[,ttl][,result_size]) "
+      "for calls whose source lacks them; default: Table 1 of "
+      "the paper");
+  convert->add_option("--bfcl-func-docs", flags->bfcl_docs,
+                      "BFCL function-doc directory (default: "
+                      "multi_turn_func_doc/ beside INPUT)");
+  convert->add_option("-o,--output", flags->output,
+                      "Write the trace here instead of stdout");
+  convert->add_option("input", flags->input, "Input file, or - for stdin")
+      ->required();
+  CLI::App* check = c.app->add_subcommand(
+      "check", "Validate a trace file and print its counts");
+  check->add_option("input", flags->check_input, "Trace file, or - for stdin")
+      ->required();
+  c.run = [flags, convert, check] {
+    if (convert->parsed()) return RunConvert(*flags);
+    if (check->parsed()) return RunCheck(*flags);
     return kExitUsage;
   };
   return c;

@@ -42,13 +42,17 @@ using ObjectId = uint64_t;
 
 inline constexpr double kNoExpiry = std::numeric_limits<double>::infinity();
 inline constexpr uint64_t kNoNextAccess = std::numeric_limits<uint64_t>::max();
+// A byte capacity that never forces an eviction (the infinite cache). A
+// capacity of 0 bytes caches nothing.
+inline constexpr uint64_t kUnlimitedBytes =
+    std::numeric_limits<uint64_t>::max();
 
 // One request as a policy sees it: identity, grouping features (the paper's
 // tool -> parameter category -> user hierarchy) and system features.
 struct Request {
   ObjectId id = 0;
   uint32_t tool = 0;            // interned tool identity
-  uint64_t param_category = 0;  // hash of the parameter-category value; 0 = none
+  uint64_t param_category = 0;  // hash of the parameter-category value, 0=none
   uint32_t user = 0;            // interned user identity
   uint64_t size = 1;            // result size in bytes (>= 1)
   double latency = 0;           // seconds one miss costs upstream
@@ -84,6 +88,8 @@ class EntryView {
   virtual uint64_t used_bytes() const = 0;
   virtual uint64_t capacity_bytes() const = 0;
   virtual uint64_t entry_count() const = 0;
+  // The entry limit, 0 = unlimited. (Added later: default body for fakes.)
+  virtual uint64_t capacity_entries() const { return 0; }
 };
 
 // Admission + eviction decisions. Implementations live in src/policy/ behind
@@ -107,6 +113,8 @@ class Policy {
   virtual void OnRemove(Slot slot) = 0;
   // Choose the entry to evict next. REQUIRES: the cache holds an entry.
   // May reorganize internal queues (S3-FIFO, W-TinyLFU) before answering.
+  // MUST return a live slot. Victim() itself removes nothing: CacheCore then
+  // calls OnRemove(victim) like for every other removal.
   virtual Slot Victim() = 0;
   // Bytes of policy metadata per cached entry (for the memory report).
   virtual uint64_t MetadataBytes() const { return 0; }
@@ -138,6 +146,9 @@ struct PolicyInfo {
   std::string_view description;  // one line for --help and docs
   PolicyKind kind;
   std::unique_ptr<Policy> (*make)(const PolicyParams& params);
+  // Accepted PolicyParams::knobs names, comma-separated ("lambda1,lambda2");
+  // "" = none. MakePolicy rejects any other knob name.
+  std::string_view knobs = "";
 };
 
 // The registry table, in display order.
@@ -145,12 +156,18 @@ std::span<const PolicyInfo> Policies();
 // Returns the policy `name` or an error listing the known names.
 Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
                                            const PolicyParams& params);
+// The row named `name`, or nullptr.
+const PolicyInfo* FindPolicy(std::string_view name);
+// params.knobs[name] if present, else `fallback` (for policy factories; the
+// name was already validated against the row by MakePolicy).
+double KnobOr(const PolicyParams& params, std::string_view name,
+              double fallback);
 
 enum class LookupOutcome { kHit, kMiss, kExpired };
 enum class RemovalCause { kEvicted, kExpired, kErased };
 
 struct CacheCoreOptions {
-  uint64_t capacity_bytes = 0;
+  uint64_t capacity_bytes = 0;  // 0 caches nothing; kUnlimitedBytes = no limit
   uint64_t capacity_entries = 0;  // 0 = unlimited
 };
 
@@ -165,25 +182,37 @@ class CacheCore {
   // Looks up req.id at req.now. A fresh entry is a hit (Policy::OnHit); an
   // entry past its expiry is removed and reported as kExpired.
   LookupOutcome Lookup(const Request& req);
-  // After a miss: asks the policy, evicts until the result fits, inserts.
-  // Returns the new slot, or kNoSlot when not admitted or larger than the
-  // whole cache. REQUIRES: req.id is not cached.
+  // After a miss: expires entries due at req.now (ExpireUntil), asks the
+  // policy (Admit, exactly once per call), evicts until the result fits,
+  // inserts (OnInsert). Returns the new slot, or kNoSlot when not admitted,
+  // larger than capacity_bytes, or already expired (ttl <= 0 or NaN); the
+  // policy is asked even then, so its statistics see every miss, and nothing
+  // is evicted for a refused object. If req.id is already cached, the old
+  // entry is first removed (RemovalCause::kErased). size 0 counts as 1.
   Slot Insert(const Request& req);
   // Removes req.id if cached. Returns whether it was.
   bool Erase(ObjectId id);
   // Removes every entry whose expiry is <= now.
   void ExpireUntil(double now);
+  // Removes every entry (RemovalCause::kErased).
+  void Clear();
   // Slot of `id`, or kNoSlot.
   Slot Find(ObjectId id) const;
 
-  // Called for every removal, before the slot is reused (values above the
-  // core, like ResultCache's payloads, are dropped here).
+  // Called for every removal, after Policy::OnRemove and before the slot is
+  // reused (values above the core, like ResultCache's payloads, are dropped
+  // here); view().meta(slot) still describes the leaving entry. The listener
+  // must not call back into this CacheCore. Expiry is inclusive: an entry is
+  // stale once now >= inserted_at + ttl.
   void SetRemovalListener(std::function<void(Slot, ObjectId, RemovalCause)> f);
 
   const EntryView& view() const;
   Policy& policy();
   uint64_t evictions() const;
   uint64_t expirations() const;
+  // Bytes the core's own structures use (entry table, hash index, expiry
+  // heap, free list), excluding the policy's: for the memory report.
+  uint64_t MetadataBytes() const;
 
  private:
   class Impl;

@@ -1,0 +1,173 @@
+// Classifier: decides whether a tool (or one call of it) is cacheable, and
+// with which semantic features (the paper's section 5.2, made safe).
+//
+// Cacheability is decided in layers, strongest first; each layer may say no:
+//   1. the built-in, non-removable exclusion list (HardExcludedTools())
+//   2. the operator's configuration (excludeTools, tools.*.requestType, TTLs)
+//   3. MCP tool annotations (unless the configuration distrusts them)
+//   4. extra FeatureExtractors given at construction (e.g. an LLM extractor)
+//   5. the deterministic name / description / schema / argument heuristic
+// A layer that says COMMAND (or excludes) ends the decision. The first layer
+// that says INFORMATIONAL sets the request type, but later layers may still
+// veto it with an explicit COMMAND signal, except that the operator's
+// explicit `requestType` is final. If no layer recognizes the tool it is
+// COMMAND (unknown is never cached). Then: COMMAND -> not cacheable;
+// read-only open-world without an operator TTL -> not cacheable;
+// TTL <= minCacheableTtlSeconds (paper: 60 s) or TTL 0 -> not cacheable.
+// Error or partial results are never cached (AdmitResult).
+//
+// Thread-safety: a constructed Classifier is immutable; all const methods may
+// be called concurrently. FeatureExtractors must be thread-safe likewise.
+// Ownership: the Classifier owns its Config copy and its extractors.
+//
+// Example:
+//   Classifier classifier(config);
+//   ToolInfo tool{.name = "get_weather", .description = "Current weather"};
+//   Verdict v = classifier.ClassifyCall(tool, R"({"city":"Paris","day":1})");
+//   if (!v.cacheable) spdlog::info("bypass {}: {}", tool.name, v.detail);
+//   // v.parameter_category == "city"
+#ifndef TOOLCACHE_CLASSIFIER_H_
+#define TOOLCACHE_CLASSIFIER_H_
+
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolcache/config.h"
+#include "toolcache/status.h"
+#include "toolcache/verdict.h"
+
+namespace toolcache {
+
+// MCP tool annotations (hints from the server). Unset = not given.
+struct ToolAnnotations {
+  std::optional<bool> read_only;    // readOnlyHint (MCP default false)
+  std::optional<bool> destructive;  // destructiveHint (MCP default true)
+  std::optional<bool> idempotent;   // idempotentHint (MCP default false)
+  std::optional<bool> open_world;   // openWorldHint (MCP default true)
+
+  // True when at least one hint is given.
+  bool any() const {
+    return read_only || destructive || idempotent || open_world;
+  }
+};
+
+// What the classifier knows about a tool.
+struct ToolInfo {
+  std::string name;
+  std::string title;
+  std::string description;
+  // The tool's JSON Schema for its input as JSON text; may be empty.
+  std::string input_schema_json;
+  std::optional<ToolAnnotations> annotations;
+  // Server name for per-server configuration; "" = none.
+  std::string server;
+};
+
+// Builds a ToolInfo from one MCP tool object ({"name", "title",
+// "description", "inputSchema", "annotations"}). INVALID_ARGUMENT if `tool`
+// is not an object or has no string `name`, or a hint is not a boolean.
+// nlohmann::json sorts object keys, so the schema's "first property" (the
+// tool-level parameter category) is then the alphabetically first; pass an
+// ordered_json to keep the server's property order.
+[[nodiscard]] Result<ToolInfo> ToolInfoFromJson(const nlohmann::json& tool,
+                                                std::string_view server = "");
+[[nodiscard]] Result<ToolInfo> ToolInfoFromJson(
+    const nlohmann::ordered_json& tool, std::string_view server = "");
+
+// The partial features one layer contributes. Unset fields are left to the
+// next layer.
+struct Features {
+  std::optional<RequestType> request_type;
+  // True if request_type must not be overridden or vetoed by later layers
+  // (the operator's explicit requestType).
+  bool final_type = false;
+  // True: the tool must never be cached (reason_if_excluded says why).
+  bool excluded = false;
+  VerdictReason reason_if_excluded = VerdictReason::kOperatorExcluded;
+  std::optional<double> ttl_seconds;
+  // True if ttl_seconds came from the operator (makes open-world cacheable).
+  bool operator_ttl = false;
+  std::optional<std::string> parameter_category;
+  // Read-only but open-world: cacheable only with an operator TTL.
+  bool open_world = false;
+  // One line: which rule fired.
+  std::string detail;
+};
+
+// One classification layer. Add an LLM-based extractor by implementing this
+// and passing it to the Classifier.
+class FeatureExtractor {
+ public:
+  virtual ~FeatureExtractor() = default;
+  // Which FeatureSource the verdict names when this layer decides.
+  virtual FeatureSource source() const = 0;
+  // Features for `tool`, or nullopt for "no opinion". `arguments_json` is the
+  // call's arguments as JSON object text, or empty for a tool-level query.
+  // Must be deterministic and must not throw.
+  virtual std::optional<Features> Extract(
+      const ToolInfo& tool, std::string_view arguments_json) const = 0;
+};
+
+// Options for tool-level vs call-level use.
+struct ClassifierOptions {
+  // false: ignore MCP annotations regardless of the configuration (used when
+  // evaluating the heuristic against annotation ground truth).
+  bool use_annotations = true;
+};
+
+class Classifier {
+ public:
+  // `extra` layers run after annotations and before the heuristic.
+  explicit Classifier(
+      Config config = Config(), ClassifierOptions options = {},
+      std::vector<std::unique_ptr<FeatureExtractor>> extra = {});
+  ~Classifier();
+  Classifier(Classifier&&) noexcept;
+  Classifier& operator=(Classifier&&) noexcept;
+
+  // Tool-level verdict: may calls of `tool` be cached at all? The parameter
+  // category is the first property of a multi-property input schema.
+  Verdict Classify(const ToolInfo& tool) const;
+
+  // Call-level verdict for one call with `arguments_json` (a JSON object as
+  // text, keys in the caller's order). Adds argument rules: an action-like
+  // argument whose value is a mutating verb ("send") makes the call COMMAND;
+  // the parameter category is the first argument NAME of a multi-argument
+  // call. Malformed arguments are treated as absent (tool-level rules only).
+  Verdict ClassifyCall(const ToolInfo& tool,
+                       std::string_view arguments_json) const;
+
+  // Result rule: returns `call` unchanged if the result may be stored, else
+  // a non-cacheable copy with reason kErrorResult / kIncompleteResult.
+  static Verdict AdmitResult(const Verdict& call, bool is_error,
+                             bool is_complete);
+
+  // True if `tool` matches the built-in hard list (see MatchesToolName).
+  static bool IsHardExcluded(std::string_view tool);
+
+  // True if the tool name `tool` matches the listed name `listed`:
+  // case-insensitive, '-' == '_', camelCase == snake_case, and also when the
+  // last segment after an MCP prefix separator ("__", ".", "/", ":")
+  // matches, so "mcp__srv__bash", "srv.bash", "srv__write_file" and
+  // "WriteFile" all match their listed names.
+  static bool MatchesToolName(std::string_view tool, std::string_view listed);
+
+  const Config& config() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The built-in exclusion list (side-effecting tools; the seed proxy
+// module's default list). Config may extend it, never shrink it.
+std::span<const std::string_view> HardExcludedTools();
+
+}  // namespace toolcache
+
+#endif  // TOOLCACHE_CLASSIFIER_H_

@@ -1,0 +1,123 @@
+// Config: the one configuration model shared by every face (MCP proxy,
+// simulator, later the LLM proxy), loaded from YAML.
+//
+// A Config is a plain value: capacity and policy for the cache, TTL rules,
+// the operator's exclusion list (which extends, never shrinks, the built-in
+// side-effect list of classifier.h), per-tool features, trust of MCP
+// annotations, invalidation and sharing scope, and per-server overrides.
+// Every key, its default and its trade-off are documented in docs/CONFIG.md.
+//
+// Loading never throws: unknown keys and bad values come back as an
+// INVALID_ARGUMENT Status naming the file, the line and a hint, e.g.
+//   config.yaml:7: unknown key 'perTooTtl' (did you mean 'perToolTtl'?)
+//
+// Thread-safety: plain values; copy freely. Ownership: none.
+//
+// Example:
+//   Result<Config> cfg = LoadConfigFile("toolcache.yaml");
+//   if (!cfg.ok()) { std::cerr << cfg.status().message() << "\n"; return 2; }
+//   Classifier classifier(*cfg);
+//   uint64_t bytes = cfg->capacity_bytes;
+#ifndef TOOLCACHE_CONFIG_H_
+#define TOOLCACHE_CONFIG_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolcache/status.h"
+#include "toolcache/verdict.h"
+
+namespace toolcache {
+
+// What a non-read-only call invalidates (MCP proxy).
+enum class InvalidationScope {
+  kServer,    // every cached entry of that server (safe default)
+  kResource,  // only entries sharing a resource argument (same path, uri...)
+};
+
+// Who may share a cached entry.
+enum class SharingScope {
+  kGlobal,  // every caller of the same server/tool/arguments
+  kUser,    // only the same user (tenant) identity
+};
+
+// Operator-declared features of one tool. Unset fields fall through to the
+// next classification layer (annotations, heuristic).
+struct ToolConfig {
+  std::optional<RequestType> request_type;
+  std::optional<double> ttl_seconds;
+  // Argument name used as the paper's parameter category ("" = none).
+  std::optional<std::string> parameter_category;
+};
+
+using ToolConfigMap = std::map<std::string, ToolConfig, std::less<>>;
+using TtlMap = std::map<std::string, double, std::less<>>;
+
+// Overrides for the tools of one named server (the MCP proxy's --name, or the
+// server key of a wrapped mcpServers file). Unset fields use the global ones;
+// lists extend the global ones.
+struct ServerConfig {
+  std::optional<bool> trust_annotations;
+  // Default TTL for this server's tools; counts as an operator TTL (so it
+  // makes read-only open-world tools cacheable).
+  std::optional<double> ttl_seconds;
+  std::vector<std::string> exclude_tools;
+  TtlMap per_tool_ttl;
+  ToolConfigMap tools;
+};
+
+struct Config {
+  // Cache capacity in bytes (YAML: integer or "64MiB", "500KB", ...).
+  uint64_t capacity_bytes = 64ull << 20;
+  // Maximum number of entries; 0 = unlimited.
+  uint64_t max_entries = 0;
+  // Policy name from the registry in policy.h (validated where the policy is
+  // built; `policy_line` lets that error point at the file line).
+  std::string policy = "vaac";
+  int32_t policy_line = 0;
+  // Policy-specific knobs (e.g. lambda1), passed to PolicyParams::knobs.
+  std::map<std::string, double, std::less<>> policy_params;
+  // TTL of a cacheable INFORMATIONAL call when no better source (per-tool
+  // setting, server setting, heuristic TTL category) gives one.
+  double ttl_seconds = 300;
+  // Paper rule (section 5.2): TTL <= this is not cacheable. 0 disables the
+  // rule (a TTL of 0 is still never cacheable).
+  double min_cacheable_ttl_seconds = 60;
+  // Tool names never cached, in addition to the built-in hard list.
+  std::vector<std::string> exclude_tools;
+  // Per-tool TTL overrides (the seed module's `perToolTtl`).
+  TtlMap per_tool_ttl;
+  // false: MCP tool annotations are ignored for every server.
+  bool trust_annotations = true;
+  InvalidationScope invalidation = InvalidationScope::kServer;
+  SharingScope scope = SharingScope::kGlobal;
+  // Per-tool features (request type, TTL, parameter category).
+  ToolConfigMap tools;
+  // Per-server overrides, by server name.
+  std::map<std::string, ServerConfig, std::less<>> servers;
+  // Where the configuration came from ("<defaults>" or the file name).
+  std::string source = "<defaults>";
+};
+
+// Parses YAML `text`; `source_name` prefixes error messages
+// ("config.yaml:7: ..."). An empty document yields the defaults. A top-level
+// `tool-cache:` (or `toolCache:`) wrapper, as in the seed module's example,
+// is accepted and unwrapped.
+[[nodiscard]] Result<Config> ParseConfig(std::string_view text,
+                                         std::string_view source_name);
+
+// Reads and parses the file at `path`. NOT_FOUND if it cannot be read.
+[[nodiscard]] Result<Config> LoadConfigFile(const std::string& path);
+
+// "server" / "resource", "global" / "user" (the YAML spellings).
+std::string_view InvalidationScopeName(InvalidationScope scope);
+std::string_view SharingScopeName(SharingScope scope);
+
+}  // namespace toolcache
+
+#endif  // TOOLCACHE_CONFIG_H_

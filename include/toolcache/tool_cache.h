@@ -1,0 +1,166 @@
+// ToolCache: the engine's request path (DESIGN.md section 3) for faces that
+// forward calls asynchronously, such as the MCP proxy:
+//
+//   Begin(call)  normalize -> classify -> scope -> lookup
+//                  hit             -> kServe   (answer from the stored result)
+//                  identical call in flight -> kWait (single-flight waiter)
+//                  otherwise       -> kForward (the face calls upstream)
+//   Complete(ticket, upstream result)
+//                  -> admit (VAAC by default; error / partial results never)
+//                  -> every waiter still waiting, to be answered by the face
+//
+// A call that is not cacheable is still a kForward with `bypass` set and a
+// Verdict naming the reason. A COMMAND call (not read-only) invalidates the
+// server's entries when it starts AND when it completes, and detaches every
+// flight of that server that started before it, so a read issued after a
+// write completed never sees pre-write data (neither from the store nor by
+// joining an older flight). Results of flights that overlapped a write are
+// answered but not admitted.
+//
+// The face never re-decides cacheability; it translates its protocol into
+// ToolCall / UpstreamResult and back.
+//
+// Thread-safety: every method is thread-safe (one internal mutex around the
+// flight table; the store is the sharded ResultCache). Ownership: the cache
+// owns its store and classifier; ToolCall views are borrowed for the call.
+//
+// Example:
+//   auto cache = NewToolCache(config, &clock);
+//   CallPlan p = (*cache)->Begin({.server = "fs", .tool = "read_file",
+//                                 .arguments_json = R"({"path":"/a"})"}, 1);
+//   if (p.action == CallAction::kServe) Reply(*p.result_json);
+//   else if (p.action == CallAction::kForward) {
+//     ... upstream ...; Completion c = (*cache)->Complete(p.ticket, r);
+//   }
+#ifndef TOOLCACHE_TOOL_CACHE_H_
+#define TOOLCACHE_TOOL_CACHE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolcache/clock.h"
+#include "toolcache/config.h"
+#include "toolcache/status.h"
+#include "toolcache/verdict.h"
+
+namespace toolcache {
+
+struct ToolInfo;  // classifier.h
+
+// Opaque handles chosen by the face (waiters) or the cache (tickets).
+using WaiterId = uint64_t;
+using TicketId = uint64_t;
+
+struct ToolCall {
+  std::string_view server;          // server identity (MCP: --name or command)
+  std::string_view scope;           // sharing scope; "" = global
+  std::string_view tool;            // tool name
+  std::string_view arguments_json;  // raw JSON arguments; "" = {}
+  bool task_augmented = false;      // MCP `task` parameter: never cached
+};
+
+enum class CallAction {
+  kServe,    // answer now with result_json (a fresh hit)
+  kForward,  // call upstream, then Complete(ticket, ...)
+  kWait,     // an identical call is in flight; the waiter is answered by
+             // the Completion of that flight
+};
+
+struct CallPlan {
+  CallAction action = CallAction::kForward;
+  // kForward without single-flight and admission (verdict.reason says why).
+  bool bypass = false;
+  // Statistics / log name of the bypass: VerdictReasonName(verdict.reason),
+  // or "invalid_arguments" when the arguments have no canonical form.
+  std::string bypass_reason;
+  Verdict verdict;
+  // kServe: the stored raw result JSON, byte-identical to what upstream sent.
+  std::shared_ptr<const std::string> result_json;
+  double age_seconds = 0;  // kServe: seconds since it was stored
+  TicketId ticket = 0;     // kForward
+};
+
+struct UpstreamResult {
+  std::string_view result_json;  // raw result (empty for an error response)
+  bool is_error = false;         // JSON-RPC error or result.isError == true
+  bool complete = true;          // false: partial / task handle / streamed
+  double latency_seconds = 0;    // measured upstream latency
+};
+
+struct Completion {
+  // Waiters still waiting (the leader first unless it was cancelled), each
+  // to be answered with the upstream result under its own id.
+  std::vector<WaiterId> waiters;
+  bool admitted = false;
+  // Why not admitted when a cacheable call was not stored ("cacheable" when
+  // the policy declined or the result was larger than the cache).
+  VerdictReason reason = VerdictReason::kCacheable;
+};
+
+struct CancelOutcome {
+  bool found = false;           // the waiter was waiting on a flight
+  bool was_leader = false;      // it was the call sent upstream
+  uint32_t others_waiting = 0;  // waiters still waiting on that flight
+};
+
+struct ToolCacheStats {
+  uint64_t calls = 0;
+  uint64_t hits = 0;
+  uint64_t misses = 0;     // cacheable calls forwarded upstream
+  uint64_t coalesced = 0;  // cacheable calls that joined an in-flight call
+  std::map<std::string, uint64_t, std::less<>> bypasses;  // by reason name
+  uint64_t admitted = 0;
+  uint64_t not_admitted = 0;
+  uint64_t invalidations = 0;  // invalidation events
+  uint64_t entries_invalidated = 0;
+  double latency_saved_seconds = 0;  // sum of stored upstream latency of hits
+  uint64_t bytes_served = 0;         // result bytes served from cache
+  uint64_t entries = 0;              // now cached
+  uint64_t bytes = 0;                // now cached
+};
+
+class ToolCache {
+ public:
+  virtual ~ToolCache() = default;
+
+  // Records the definitions of `server`'s tools (one page of a listing);
+  // `replace` first forgets every tool known for the server. Tools not
+  // learned are classified from their name alone.
+  virtual void LearnTools(std::string_view server,
+                          std::span<const ToolInfo> tools, bool replace) = 0;
+  // The server's tool list changed: forget its tools and invalidate all of
+  // its entries.
+  virtual void ToolsChanged(std::string_view server) = 0;
+  // Starts a call; `waiter` identifies the caller in later Completions.
+  virtual CallPlan Begin(const ToolCall& call, WaiterId waiter) = 0;
+  // Ends the upstream call of `ticket`. REQUIRES: ticket came from Begin and
+  // was not completed before. Unknown tickets return an empty Completion.
+  virtual Completion Complete(TicketId ticket,
+                              const UpstreamResult& result) = 0;
+  // Removes `waiter` from the flight it waits on. When it was the leader and
+  // others still wait, the upstream call continues for them; when nobody is
+  // left, the flight is detached (identical new calls start a new one).
+  virtual CancelOutcome Cancel(WaiterId waiter) = 0;
+  // Invalidates `server`'s entries: all of them when `resource` is empty or
+  // the configured invalidation scope is "server"; with scope "resource",
+  // those whose resource arguments (path, uri, ...) name `resource` or a path
+  // below or above it. In-flight calls of the server are no longer joinable.
+  virtual void Invalidate(std::string_view server,
+                          std::string_view resource) = 0;
+  virtual ToolCacheStats Stats() const = 0;
+};
+
+// Builds the cache from `config` (capacity, policy, TTLs, invalidation,
+// classifier layers). `clock` must outlive the cache. Fails when the policy
+// name is unknown (message lists the known names).
+Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
+                                                const Clock* clock);
+
+}  // namespace toolcache
+
+#endif  // TOOLCACHE_TOOL_CACHE_H_

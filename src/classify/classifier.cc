@@ -1,0 +1,468 @@
+// The layered classifier: hard list -> operator config -> MCP annotations ->
+// extra extractors -> heuristic.
+//
+// Invariants:
+// - The hard list is consulted first and nothing can remove a name from it;
+//   the operator's excludeTools only adds names.
+// - A layer that excludes or says COMMAND ends the decision (unless the
+//   operator's explicit requestType already fixed the type as final; the
+//   hard list and exclusions still win over that).
+// - No layer recognizing the tool => COMMAND: unknown is never cached.
+// - A COMMAND verdict is never cacheable and has TTL 0 (paper section 4.1).
+// - Cacheable requires TTL > 0 and TTL > min_cacheable_ttl_seconds when that
+//   minimum is > 0 (paper section 5.2 rule 2).
+// - Classification never throws and never fails: malformed schemas or
+//   arguments are treated as absent.
+#include "toolcache/classifier.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "src/classify/heuristic.h"
+
+namespace toolcache {
+namespace {
+
+// The seed proxy module's default exclusions (seeds/000): side-effecting
+// tools whose stale cached result would be actively harmful.
+constexpr auto kHardList = std::to_array<std::string_view>({
+    "bash",
+    "shell_exec",
+    "shell",
+    "send_email",
+    "write_file",
+    "edit_file",
+    "create_file",
+    "delete_file",
+    "commit",
+    "push",
+    "deploy",
+    "execute_sql",
+    "http_request",
+});
+
+// snake_case form: lowercase, '-'/' ' -> '_', camelCase split.
+std::string Normalize(std::string_view name) {
+  std::vector<std::string> tokens = classify::TokenizeName(name);
+  std::string out;
+  for (const std::string& t : tokens) {
+    if (!out.empty()) out += '_';
+    out += t;
+  }
+  return out;
+}
+
+// The segment after the last MCP prefix separator ("__", ".", "/", ":").
+std::string_view LastSegment(std::string_view name) {
+  size_t cut = 0;
+  for (std::string_view sep : {"__", ".", "/", ":"}) {
+    const size_t p = name.rfind(sep);
+    if (p != std::string_view::npos) cut = std::max(cut, p + sep.size());
+  }
+  return name.substr(cut);
+}
+
+// The first config entry whose key matches `tool` (exact name first).
+template <typename Map>
+const typename Map::mapped_type* FindTool(const Map& map,
+                                          std::string_view tool) {
+  if (auto it = map.find(tool); it != map.end()) return &it->second;
+  for (const auto& [name, value] : map) {
+    if (Classifier::MatchesToolName(tool, name)) return &value;
+  }
+  return nullptr;
+}
+
+class HardListLayer final : public FeatureExtractor {
+ public:
+  FeatureSource source() const override { return FeatureSource::kHardList; }
+  std::optional<Features> Extract(const ToolInfo& tool,
+                                  std::string_view) const override {
+    for (std::string_view listed : kHardList) {
+      if (Classifier::MatchesToolName(tool.name, listed)) {
+        Features f;
+        f.excluded = true;
+        f.reason_if_excluded = VerdictReason::kHardExcluded;
+        f.request_type = RequestType::kCommand;
+        f.detail = "'" + tool.name + "' matches built-in exclusion '" +
+                   std::string(listed) + "'";
+        return f;
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+class ConfigLayer final : public FeatureExtractor {
+ public:
+  explicit ConfigLayer(const Config& config) : config_(config) {}
+  FeatureSource source() const override { return FeatureSource::kConfig; }
+
+  std::optional<Features> Extract(const ToolInfo& tool,
+                                  std::string_view) const override {
+    const ServerConfig* server = nullptr;
+    if (auto it = config_.servers.find(tool.server);
+        !tool.server.empty() && it != config_.servers.end()) {
+      server = &it->second;
+    }
+    Features f;
+    auto excluded_by = [&](const std::vector<std::string>& list,
+                           std::string_view where) {
+      for (const std::string& listed : list) {
+        if (Classifier::MatchesToolName(tool.name, listed)) {
+          f.excluded = true;
+          f.reason_if_excluded = VerdictReason::kOperatorExcluded;
+          f.request_type = RequestType::kCommand;
+          f.detail = "'" + tool.name + "' matches " + std::string(where) +
+                     " entry '" + listed + "'";
+          return true;
+        }
+      }
+      return false;
+    };
+    if (server && excluded_by(server->exclude_tools,
+                              "servers." + tool.server + ".excludeTools")) {
+      return f;
+    }
+    if (excluded_by(config_.exclude_tools, "excludeTools")) return f;
+
+    bool any = false;
+    // Most specific scope first (this server, then global); within a scope
+    // `tools.<name>` before `perToolTtl`.
+    struct Scope {
+      const ToolConfigMap* tools;
+      const TtlMap* ttls;
+    };
+    const Scope scopes[] = {{server ? &server->tools : nullptr,
+                             server ? &server->per_tool_ttl : nullptr},
+                            {&config_.tools, &config_.per_tool_ttl}};
+    for (const Scope& scope : scopes) {
+      if (!scope.tools) continue;
+      if (const ToolConfig* t = FindTool(*scope.tools, tool.name)) {
+        any = true;
+        if (t->request_type && !f.request_type) {
+          f.request_type = t->request_type;
+          f.final_type = true;
+          f.detail = "configured requestType " +
+                     std::string(RequestTypeName(*t->request_type));
+        }
+        if (t->ttl_seconds && !f.ttl_seconds) {
+          f.ttl_seconds = t->ttl_seconds;
+          f.operator_ttl = true;
+        }
+        if (t->parameter_category && !f.parameter_category) {
+          f.parameter_category = t->parameter_category;
+        }
+      }
+      if (const double* ttl = FindTool(*scope.ttls, tool.name)) {
+        any = true;
+        if (!f.ttl_seconds) {
+          f.ttl_seconds = *ttl;
+          f.operator_ttl = true;
+        }
+      }
+    }
+    if (server && server->ttl_seconds && !f.ttl_seconds) {
+      f.ttl_seconds = server->ttl_seconds;
+      f.operator_ttl = true;
+      any = true;
+    }
+    if (!any) return std::nullopt;
+    if (f.ttl_seconds) {
+      if (!f.detail.empty()) f.detail += "; ";
+      std::ostringstream os;
+      os << "configured TTL " << *f.ttl_seconds << " s";
+      f.detail += os.str();
+    }
+    return f;
+  }
+
+ private:
+  const Config& config_;
+};
+
+class AnnotationLayer final : public FeatureExtractor {
+ public:
+  FeatureSource source() const override { return FeatureSource::kAnnotations; }
+
+  std::optional<Features> Extract(const ToolInfo& tool,
+                                  std::string_view) const override {
+    if (!tool.annotations || !tool.annotations->any()) return std::nullopt;
+    const ToolAnnotations& a = *tool.annotations;
+    Features f;
+    // MCP defaults: readOnlyHint false, openWorldHint true.
+    if (!a.read_only.value_or(false)) {
+      f.request_type = RequestType::kCommand;
+      f.detail = a.read_only ? "readOnlyHint: false" : "readOnlyHint not set";
+      return f;
+    }
+    if (a.destructive.value_or(false)) {
+      // Contradictory hints: believe the dangerous one.
+      f.request_type = RequestType::kCommand;
+      f.detail = "readOnlyHint: true but destructiveHint: true";
+      return f;
+    }
+    f.request_type = RequestType::kInformational;
+    f.open_world = a.open_world.value_or(true);
+    f.detail = f.open_world ? (a.open_world ? "readOnlyHint: true, "
+                                              "openWorldHint: true"
+                                            : "readOnlyHint: true, "
+                                              "openWorldHint not set (open)")
+                            : "readOnlyHint: true, openWorldHint: false";
+    return f;
+  }
+};
+
+std::string FormatSeconds(double s) {
+  std::ostringstream os;
+  os << s;
+  return os.str();
+}
+
+}  // namespace
+
+struct Classifier::Impl {
+  Config config;
+  ClassifierOptions options;
+  HardListLayer hard;
+  ConfigLayer config_layer{config};
+  AnnotationLayer annotations;
+  std::vector<std::unique_ptr<FeatureExtractor>> extra;
+  std::unique_ptr<FeatureExtractor> heuristic =
+      classify::MakeHeuristicExtractor();
+
+  Impl(Config c, ClassifierOptions o,
+       std::vector<std::unique_ptr<FeatureExtractor>> e)
+      : config(std::move(c)), options(o), extra(std::move(e)) {}
+
+  bool TrustAnnotations(const ToolInfo& tool) const {
+    if (!options.use_annotations) return false;
+    if (auto it = config.servers.find(tool.server);
+        !tool.server.empty() && it != config.servers.end() &&
+        it->second.trust_annotations) {
+      return *it->second.trust_annotations;
+    }
+    return config.trust_annotations;
+  }
+
+  Verdict Run(const ToolInfo& tool, std::string_view args) const {
+    std::vector<const FeatureExtractor*> layers = {&hard, &config_layer};
+    if (TrustAnnotations(tool)) layers.push_back(&annotations);
+    for (const auto& e : extra) layers.push_back(e.get());
+    layers.push_back(heuristic.get());
+
+    Verdict v;
+    std::optional<RequestType> type;
+    bool final_type = false;
+    bool open_world = false;
+    std::optional<double> ttl;
+    bool operator_ttl = false;
+    std::string ttl_detail;
+    std::optional<std::string> category;
+
+    for (const FeatureExtractor* layer : layers) {
+      std::optional<Features> f = layer->Extract(tool, args);
+      if (!f) continue;
+      if (f->parameter_category && !category) category = f->parameter_category;
+      if (f->excluded) {
+        v.cacheable = false;
+        v.reason = f->reason_if_excluded;
+        v.request_type = RequestType::kCommand;
+        v.source = layer->source();
+        v.detail = f->detail;
+        v.parameter_category = category.value_or("");
+        v.ttl_seconds = 0;
+        return v;
+      }
+      if (f->request_type && !final_type) {
+        if (*f->request_type == RequestType::kCommand) {
+          v.cacheable = false;
+          v.reason = VerdictReason::kCommand;
+          v.request_type = RequestType::kCommand;
+          v.source = layer->source();
+          v.detail = f->detail;
+          v.parameter_category = category.value_or("");
+          v.ttl_seconds = 0;
+          return v;
+        }
+        if (!type) {
+          type = RequestType::kInformational;
+          final_type = f->final_type;
+          open_world = f->open_world;
+          v.source = layer->source();
+          v.detail = f->detail;
+        }
+      }
+      if (f->ttl_seconds && !ttl) {
+        ttl = f->ttl_seconds;
+        operator_ttl = f->operator_ttl;
+        ttl_detail = std::string(FeatureSourceName(layer->source()));
+      }
+    }
+    v.parameter_category = category.value_or("");
+    if (!type) {
+      v.cacheable = false;
+      v.reason = VerdictReason::kCommand;
+      v.request_type = RequestType::kCommand;
+      v.source = FeatureSource::kHeuristic;
+      v.detail = "no layer recognized the tool; unknown tools are COMMAND";
+      v.ttl_seconds = 0;
+      return v;
+    }
+    v.request_type = RequestType::kInformational;
+    v.ttl_seconds = ttl.value_or(config.ttl_seconds);
+    if (!ttl) ttl_detail = "default ttlSeconds";
+    if (open_world && !operator_ttl) {
+      v.cacheable = false;
+      v.reason = VerdictReason::kOpenWorldNeedsTtl;
+      v.detail +=
+          "; read-only open-world tools need a TTL set by the "
+          "operator (tools.<name>.ttlSeconds, perToolTtl or "
+          "servers.<name>.ttlSeconds)";
+      return v;
+    }
+    const double min = config.min_cacheable_ttl_seconds;
+    // Paper-silent: TTL 0 means "expires at once", never cacheable even
+    // with the paper rule disabled.
+    if (v.ttl_seconds <= 0 || (min > 0 && v.ttl_seconds <= min)) {
+      v.cacheable = false;
+      v.reason = VerdictReason::kTtlTooShort;
+      v.detail += "; TTL " + FormatSeconds(v.ttl_seconds) + " s (" +
+                  ttl_detail + ") <= minCacheableTtlSeconds " +
+                  FormatSeconds(min);
+      return v;
+    }
+    v.cacheable = true;
+    v.reason = VerdictReason::kCacheable;
+    v.detail +=
+        "; TTL " + FormatSeconds(v.ttl_seconds) + " s from " + ttl_detail;
+    return v;
+  }
+};
+
+Classifier::Classifier(Config config, ClassifierOptions options,
+                       std::vector<std::unique_ptr<FeatureExtractor>> extra)
+    : impl_(std::make_unique<Impl>(std::move(config), options,
+                                   std::move(extra))) {}
+Classifier::~Classifier() = default;
+Classifier::Classifier(Classifier&&) noexcept = default;
+Classifier& Classifier::operator=(Classifier&&) noexcept = default;
+
+Verdict Classifier::Classify(const ToolInfo& tool) const {
+  return impl_->Run(tool, "");
+}
+
+Verdict Classifier::ClassifyCall(const ToolInfo& tool,
+                                 std::string_view arguments_json) const {
+  // An empty argument text is an empty object for a call.
+  return impl_->Run(tool, arguments_json.empty() ? "{}" : arguments_json);
+}
+
+Verdict Classifier::AdmitResult(const Verdict& call, bool is_error,
+                                bool is_complete) {
+  if (!call.cacheable) return call;
+  Verdict v = call;
+  if (is_error) {
+    v.cacheable = false;
+    v.reason = VerdictReason::kErrorResult;
+    v.detail =
+        "the result is an error (isError: true); errors are never "
+        "cached";
+  } else if (!is_complete) {
+    v.cacheable = false;
+    v.reason = VerdictReason::kIncompleteResult;
+    v.detail = "the result is partial; only complete results are cached";
+  }
+  return v;
+}
+
+bool Classifier::MatchesToolName(std::string_view tool,
+                                 std::string_view listed) {
+  const std::string want = Normalize(listed);
+  if (want.empty()) return false;
+  if (Normalize(tool) == want) return true;
+  const std::string_view last = LastSegment(tool);
+  return last.size() != tool.size() && Normalize(last) == want;
+}
+
+bool Classifier::IsHardExcluded(std::string_view tool) {
+  return std::any_of(
+      kHardList.begin(), kHardList.end(),
+      [&](std::string_view l) { return MatchesToolName(tool, l); });
+}
+
+const Config& Classifier::config() const { return impl_->config; }
+
+std::span<const std::string_view> HardExcludedTools() { return kHardList; }
+
+namespace {
+
+template <typename J>
+Result<ToolInfo> ToolInfoFromAnyJson(const J& tool, std::string_view server) {
+  if (!tool.is_object()) {
+    return InvalidArgument("a tool definition must be a JSON object");
+  }
+  auto name = tool.find("name");
+  if (name == tool.end() || !name->is_string() ||
+      name->template get<std::string>().empty()) {
+    return InvalidArgument("a tool definition needs a non-empty string 'name'");
+  }
+  ToolInfo info;
+  info.name = name->template get<std::string>();
+  info.server = std::string(server);
+  for (auto [key, field] : {std::pair{"title", &info.title},
+                            std::pair{"description", &info.description}}) {
+    auto it = tool.find(key);
+    if (it == tool.end() || it->is_null()) continue;
+    if (!it->is_string()) {
+      return InvalidArgument("tool '" + info.name + "': '" + key +
+                             "' must be a string");
+    }
+    *field = it->template get<std::string>();
+  }
+  if (auto it = tool.find("inputSchema"); it != tool.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      return InvalidArgument("tool '" + info.name +
+                             "': 'inputSchema' must be an object");
+    }
+    info.input_schema_json = it->dump();
+  }
+  if (auto it = tool.find("annotations"); it != tool.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      return InvalidArgument("tool '" + info.name +
+                             "': 'annotations' must be an object");
+    }
+    ToolAnnotations a;
+    for (auto [key, field] : {std::pair{"readOnlyHint", &a.read_only},
+                              std::pair{"destructiveHint", &a.destructive},
+                              std::pair{"idempotentHint", &a.idempotent},
+                              std::pair{"openWorldHint", &a.open_world}}) {
+      auto h = it->find(key);
+      if (h == it->end() || h->is_null()) continue;
+      if (!h->is_boolean()) {
+        return InvalidArgument("tool '" + info.name + "': annotation '" + key +
+                               "' must be true or false");
+      }
+      *field = h->template get<bool>();
+    }
+    info.annotations = a;
+  }
+  return info;
+}
+
+}  // namespace
+
+Result<ToolInfo> ToolInfoFromJson(const nlohmann::json& tool,
+                                  std::string_view server) {
+  return ToolInfoFromAnyJson(tool, server);
+}
+
+Result<ToolInfo> ToolInfoFromJson(const nlohmann::ordered_json& tool,
+                                  std::string_view server) {
+  return ToolInfoFromAnyJson(tool, server);
+}
+
+}  // namespace toolcache

@@ -1,0 +1,443 @@
+// YAML -> Config.
+//
+// Invariants:
+// - Parsing never throws out of this file: yaml-cpp exceptions are caught and
+//   turned into INVALID_ARGUMENT with "<source>:<line>: ..." (1-based lines).
+// - Every key of every mapping is checked against a closed table for its
+//   level; an unknown key is an error with a did-you-mean hint.
+// - Every value is type-checked; numbers must be finite and >= 0.
+// - Values not in the file keep the defaults of config.h.
+#include "toolcache/config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace toolcache {
+namespace {
+
+// Thrown inside this file only; caught in ParseConfig.
+struct ConfigError {
+  std::string message;
+};
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + !same});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+// Closest key within a small edit distance, or "".
+std::string_view Closest(std::string_view key,
+                         const std::vector<std::string_view>& known) {
+  std::string_view best;
+  size_t best_d = std::numeric_limits<size_t>::max();
+  for (std::string_view k : known) {
+    const size_t d = EditDistance(key, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  // Choice: suggest when at most max(2, len/3) edits away.
+  const size_t limit = std::max<size_t>(2, key.size() / 3);
+  return best_d <= limit ? best : std::string_view();
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string_view source) : source_(source) {}
+
+  [[noreturn]] void Fail(const YAML::Node& at, const std::string& what) const {
+    std::ostringstream os;
+    os << source_;
+    if (at.IsDefined() && at.Mark().line >= 0) os << ":" << at.Mark().line + 1;
+    os << ": " << what;
+    throw ConfigError{os.str()};
+  }
+
+  // Checks every key of map `node` against `known`.
+  void CheckKeys(const YAML::Node& node, std::string_view where,
+                 const std::vector<std::string_view>& known) const {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!it->first.IsScalar()) Fail(it->first, "keys must be plain strings");
+      const std::string& key = it->first.Scalar();
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      std::string msg = "unknown key '" + key + "'";
+      if (!where.empty()) msg += " in " + std::string(where);
+      std::string_view hint = Closest(key, known);
+      if (!hint.empty()) {
+        msg += " (did you mean '" + std::string(hint) + "'?)";
+      } else {
+        msg += " (known keys:";
+        for (std::string_view k : known) msg += " " + std::string(k);
+        msg += ")";
+      }
+      Fail(it->first, msg);
+    }
+  }
+
+  void ExpectMap(const YAML::Node& node, std::string_view key) const {
+    if (!node.IsMap()) {
+      Fail(node, "'" + std::string(key) +
+                     "' must be a mapping (key: value lines), got " +
+                     Describe(node));
+    }
+  }
+
+  static std::string Describe(const YAML::Node& node) {
+    if (node.IsSequence()) return "a list";
+    if (node.IsMap()) return "a mapping";
+    if (node.IsNull()) return "nothing";
+    return "'" + node.Scalar() + "'";
+  }
+
+  double Number(const YAML::Node& node, std::string_view key) const {
+    if (!node.IsScalar()) {
+      Fail(node, "'" + std::string(key) + "' must be a number, got " +
+                     Describe(node));
+    }
+    const std::string& s = node.Scalar();
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || errno != 0 ||
+        !std::isfinite(v)) {
+      Fail(node,
+           "'" + std::string(key) + "' must be a number, got '" + s + "'");
+    }
+    if (v < 0) {
+      Fail(node, "'" + std::string(key) + "' must be >= 0, got " + s);
+    }
+    return v;
+  }
+
+  uint64_t Count(const YAML::Node& node, std::string_view key) const {
+    const double v = Number(node, key);
+    if (v != std::floor(v) || v > 9.0e18) {
+      Fail(node, "'" + std::string(key) + "' must be a whole number, got '" +
+                     node.Scalar() + "'");
+    }
+    return static_cast<uint64_t>(v);
+  }
+
+  // Integer bytes or "<number><unit>": B, KB/MB/GB/TB (powers of 1000),
+  // KiB/MiB/GiB/TiB (powers of 1024); case-insensitive, space allowed.
+  uint64_t Bytes(const YAML::Node& node, std::string_view key) const {
+    if (!node.IsScalar()) {
+      Fail(node,
+           "'" + std::string(key) + "' must be a size, got " + Describe(node));
+    }
+    const std::string& s = node.Scalar();
+    size_t i = 0;
+    while (i < s.size() &&
+           (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) {
+      ++i;
+    }
+    std::string num = s.substr(0, i);
+    std::string unit;
+    for (size_t j = i; j < s.size(); ++j) {
+      if (s[j] != ' ') {
+        unit +=
+            static_cast<char>(std::tolower(static_cast<unsigned char>(s[j])));
+      }
+    }
+    static const std::vector<std::pair<std::string_view, double>> kUnits = {
+        {"", 1},
+        {"b", 1},
+        {"kb", 1e3},
+        {"mb", 1e6},
+        {"gb", 1e9},
+        {"tb", 1e12},
+        {"kib", 1024.0},
+        {"mib", 1048576.0},
+        {"gib", 1073741824.0},
+        {"tib", 1099511627776.0}};
+    const auto u = std::find_if(kUnits.begin(), kUnits.end(),
+                                [&](const auto& p) { return p.first == unit; });
+    char* end = nullptr;
+    const double v = num.empty() ? -1 : std::strtod(num.c_str(), &end);
+    if (u == kUnits.end() || num.empty() || end != num.c_str() + num.size()) {
+      Fail(node,
+           "'" + std::string(key) +
+               "' must be a size such as 67108864 "
+               "or \"64MiB\" (units B, KB, MB, GB, KiB, MiB, GiB), got '" +
+               s + "'");
+    }
+    const double bytes = v * u->second;
+    if (bytes > 1.8e19) Fail(node, "'" + std::string(key) + "' is too large");
+    return static_cast<uint64_t>(std::llround(bytes));
+  }
+
+  bool Bool(const YAML::Node& node, std::string_view key) const {
+    if (node.IsScalar()) {
+      std::string s = node.Scalar();
+      std::transform(s.begin(), s.end(), s.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      if (s == "true") return true;
+      if (s == "false") return false;
+    }
+    Fail(node, "'" + std::string(key) + "' must be true or false, got " +
+                   Describe(node));
+  }
+
+  std::string String(const YAML::Node& node, std::string_view key) const {
+    if (!node.IsScalar() || node.Scalar().empty()) {
+      Fail(node, "'" + std::string(key) + "' must be a non-empty string, got " +
+                     Describe(node));
+    }
+    return node.Scalar();
+  }
+
+  template <typename E>
+  E Enum(const YAML::Node& node, std::string_view key,
+         const std::vector<std::pair<std::string_view, E>>& values) const {
+    if (node.IsScalar()) {
+      for (const auto& [name, v] : values) {
+        if (node.Scalar() == name) return v;
+      }
+    }
+    std::string msg = "'" + std::string(key) + "' must be one of";
+    for (const auto& [name, v] : values) msg += " " + std::string(name);
+    msg += ", got " + Describe(node);
+    if (node.IsScalar()) {
+      std::vector<std::string_view> names;
+      for (const auto& [name, v] : values) names.push_back(name);
+      std::string_view hint = Closest(node.Scalar(), names);
+      if (!hint.empty()) msg += " (did you mean '" + std::string(hint) + "'?)";
+    }
+    Fail(node, msg);
+  }
+
+  std::vector<std::string> ToolList(const YAML::Node& node,
+                                    std::string_view key) const {
+    if (node.IsNull()) return {};
+    if (!node.IsSequence()) {
+      Fail(node, "'" + std::string(key) +
+                     "' must be a list of tool names, got " + Describe(node));
+    }
+    std::vector<std::string> out;
+    for (const YAML::Node& item : node) out.push_back(String(item, key));
+    return out;
+  }
+
+  TtlMap TtlTable(const YAML::Node& node, std::string_view key) const {
+    TtlMap out;
+    if (node.IsNull()) return out;
+    ExpectMap(node, key);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string tool = String(it->first, key);
+      out[tool] = Number(it->second, std::string(key) + "." + tool);
+    }
+    return out;
+  }
+
+  ToolConfig Tool(const YAML::Node& node, const std::string& name) const {
+    ToolConfig t;
+    if (node.IsNull()) return t;
+    ExpectMap(node, "tools." + name);
+    CheckKeys(node, "tools." + name,
+              {"requestType", "ttlSeconds", "parameterCategory"});
+    if (const YAML::Node n = node["requestType"]) {
+      t.request_type =
+          Enum<RequestType>(n, "requestType",
+                            {{"INFORMATIONAL", RequestType::kInformational},
+                             {"COMMAND", RequestType::kCommand}});
+    }
+    if (const YAML::Node n = node["ttlSeconds"]) {
+      t.ttl_seconds = Number(n, "tools." + name + ".ttlSeconds");
+    }
+    if (const YAML::Node n = node["parameterCategory"]) {
+      if (!n.IsScalar()) {
+        Fail(n, "'parameterCategory' must be an argument name (or \"\"), got " +
+                    Describe(n));
+      }
+      t.parameter_category = n.Scalar();
+    }
+    return t;
+  }
+
+  ToolConfigMap Tools(const YAML::Node& node, std::string_view key) const {
+    ToolConfigMap out;
+    if (node.IsNull()) return out;
+    ExpectMap(node, key);
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string name = String(it->first, key);
+      out[name] = Tool(it->second, name);
+    }
+    return out;
+  }
+
+  ServerConfig Server(const YAML::Node& node, const std::string& name) const {
+    ServerConfig s;
+    if (node.IsNull()) return s;
+    ExpectMap(node, "servers." + name);
+    CheckKeys(node, "servers." + name,
+              {"trustAnnotations", "ttlSeconds", "excludeTools", "perToolTtl",
+               "tools"});
+    if (const YAML::Node n = node["trustAnnotations"]) {
+      s.trust_annotations = Bool(n, "trustAnnotations");
+    }
+    if (const YAML::Node n = node["ttlSeconds"]) {
+      s.ttl_seconds = Number(n, "ttlSeconds");
+    }
+    if (const YAML::Node n = node["excludeTools"]) {
+      s.exclude_tools = ToolList(n, "excludeTools");
+    }
+    if (const YAML::Node n = node["perToolTtl"]) {
+      s.per_tool_ttl = TtlTable(n, "perToolTtl");
+    }
+    if (const YAML::Node n = node["tools"]) s.tools = Tools(n, "tools");
+    return s;
+  }
+
+  Config Top(YAML::Node root) const {
+    Config c;
+    c.source = std::string(source_);
+    if (!root || root.IsNull()) return c;
+    if (!root.IsMap()) {
+      Fail(root, "the configuration must be a mapping of keys, got " +
+                     Describe(root));
+    }
+    // Choice: accept the seed module's `tool-cache:` wrapper as-is.
+    if (root.size() == 1) {
+      for (std::string_view wrapper : {"tool-cache", "toolCache"}) {
+        if (YAML::Node inner = root[std::string(wrapper)]) {
+          return Top(inner);
+        }
+      }
+    }
+    CheckKeys(
+        root, "",
+        {"capacityBytes", "maxEntries", "policy", "policyParams", "ttlSeconds",
+         "minCacheableTtlSeconds", "excludeTools", "perToolTtl",
+         "trustAnnotations", "invalidation", "scope", "tools", "servers"});
+    if (const YAML::Node n = root["capacityBytes"]) {
+      c.capacity_bytes = Bytes(n, "capacityBytes");
+    }
+    if (const YAML::Node n = root["maxEntries"]) {
+      c.max_entries = Count(n, "maxEntries");
+    }
+    if (const YAML::Node n = root["policy"]) {
+      c.policy = String(n, "policy");
+      c.policy_line = n.Mark().line + 1;
+    }
+    if (const YAML::Node n = root["policyParams"]) {
+      if (!n.IsNull()) {
+        ExpectMap(n, "policyParams");
+        for (auto it = n.begin(); it != n.end(); ++it) {
+          const std::string knob = String(it->first, "policyParams");
+          if (!it->second.IsScalar()) {
+            Fail(it->second, "'policyParams." + knob + "' must be a number");
+          }
+          char* end = nullptr;
+          const std::string& s = it->second.Scalar();
+          const double v = std::strtod(s.c_str(), &end);
+          if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) {
+            Fail(it->second, "'policyParams." + knob +
+                                 "' must be a number, got '" + s + "'");
+          }
+          c.policy_params[knob] = v;
+        }
+      }
+    }
+    if (const YAML::Node n = root["ttlSeconds"]) {
+      c.ttl_seconds = Number(n, "ttlSeconds");
+    }
+    if (const YAML::Node n = root["minCacheableTtlSeconds"]) {
+      c.min_cacheable_ttl_seconds = Number(n, "minCacheableTtlSeconds");
+    }
+    if (const YAML::Node n = root["excludeTools"]) {
+      c.exclude_tools = ToolList(n, "excludeTools");
+    }
+    if (const YAML::Node n = root["perToolTtl"]) {
+      c.per_tool_ttl = TtlTable(n, "perToolTtl");
+    }
+    if (const YAML::Node n = root["trustAnnotations"]) {
+      c.trust_annotations = Bool(n, "trustAnnotations");
+    }
+    if (const YAML::Node n = root["invalidation"]) {
+      c.invalidation =
+          Enum<InvalidationScope>(n, "invalidation",
+                                  {{"server", InvalidationScope::kServer},
+                                   {"resource", InvalidationScope::kResource}});
+    }
+    if (const YAML::Node n = root["scope"]) {
+      c.scope = Enum<SharingScope>(
+          n, "scope",
+          {{"global", SharingScope::kGlobal}, {"user", SharingScope::kUser}});
+    }
+    if (const YAML::Node n = root["tools"]) c.tools = Tools(n, "tools");
+    if (const YAML::Node n = root["servers"]) {
+      if (!n.IsNull()) {
+        ExpectMap(n, "servers");
+        for (auto it = n.begin(); it != n.end(); ++it) {
+          const std::string name = String(it->first, "servers");
+          c.servers[name] = Server(it->second, name);
+        }
+      }
+    }
+    return c;
+  }
+
+ private:
+  std::string_view source_;
+};
+
+}  // namespace
+
+Result<Config> ParseConfig(std::string_view text,
+                           std::string_view source_name) {
+  Parser parser(source_name);
+  try {
+    YAML::Node root = YAML::Load(std::string(text));
+    return parser.Top(root);
+  } catch (const ConfigError& e) {
+    return InvalidArgument(e.message);
+  } catch (const YAML::Exception& e) {
+    std::ostringstream os;
+    os << source_name;
+    if (e.mark.line >= 0) os << ":" << e.mark.line + 1;
+    os << ": invalid YAML: " << e.msg;
+    return InvalidArgument(os.str());
+  } catch (const std::exception& e) {
+    return InvalidArgument(std::string(source_name) + ": " + e.what());
+  }
+}
+
+Result<Config> LoadConfigFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read configuration file '" + path + "'");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad())
+    return NotFound("error reading configuration file '" + path + "'");
+  return ParseConfig(text.str(), path);
+}
+
+std::string_view InvalidationScopeName(InvalidationScope scope) {
+  return scope == InvalidationScope::kServer ? "server" : "resource";
+}
+
+std::string_view SharingScopeName(SharingScope scope) {
+  return scope == SharingScope::kGlobal ? "global" : "user";
+}
+
+}  // namespace toolcache

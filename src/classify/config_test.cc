@@ -1,0 +1,208 @@
+// Tests for ParseConfig / LoadConfigFile: every key, defaults, and errors
+// that name the line and give a hint.
+#include "toolcache/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace toolcache {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ConfigTest, EmptyDocumentYieldsDocumentedDefaults) {
+  Result<Config> c = ParseConfig("", "empty.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->capacity_bytes, 64ull << 20);
+  EXPECT_EQ(c->max_entries, 0u);
+  EXPECT_EQ(c->policy, "vaac");
+  EXPECT_EQ(c->ttl_seconds, 300);
+  EXPECT_EQ(c->min_cacheable_ttl_seconds, 60);
+  EXPECT_TRUE(c->trust_annotations);
+  EXPECT_EQ(c->invalidation, InvalidationScope::kServer);
+  EXPECT_EQ(c->scope, SharingScope::kGlobal);
+  EXPECT_TRUE(c->exclude_tools.empty());
+  EXPECT_EQ(c->source, "empty.yaml");
+}
+
+TEST(ConfigTest, ParsesEveryKey) {
+  Result<Config> c = ParseConfig(R"(
+capacityBytes: 64MiB
+maxEntries: 1000
+policy: lru
+policyParams: {lambda1: 0.5, lambda3: -1}
+ttlSeconds: 120
+minCacheableTtlSeconds: 0
+excludeTools: [foo, bar]
+perToolTtl: {read_file: 30, git_log: 300}
+trustAnnotations: false
+invalidation: resource
+scope: user
+tools:
+  get_weather: {requestType: INFORMATIONAL, ttlSeconds: 600, parameterCategory: location}
+  send_digest: {requestType: COMMAND}
+servers:
+  github:
+    trustAnnotations: true
+    ttlSeconds: 900
+    excludeTools: [star_repository]
+    perToolTtl: {list_issues: 30}
+    tools:
+      search_code: {ttlSeconds: 1200}
+)",
+                                 "full.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->capacity_bytes, 64ull * 1024 * 1024);
+  EXPECT_EQ(c->max_entries, 1000u);
+  EXPECT_EQ(c->policy, "lru");
+  EXPECT_EQ(c->policy_line, 4);
+  EXPECT_EQ(c->policy_params.at("lambda1"), 0.5);
+  EXPECT_EQ(c->policy_params.at("lambda3"), -1);
+  EXPECT_EQ(c->ttl_seconds, 120);
+  EXPECT_EQ(c->min_cacheable_ttl_seconds, 0);
+  EXPECT_THAT(c->exclude_tools, ::testing::ElementsAre("foo", "bar"));
+  EXPECT_EQ(c->per_tool_ttl.at("read_file"), 30);
+  EXPECT_FALSE(c->trust_annotations);
+  EXPECT_EQ(c->invalidation, InvalidationScope::kResource);
+  EXPECT_EQ(c->scope, SharingScope::kUser);
+  const ToolConfig& w = c->tools.at("get_weather");
+  EXPECT_EQ(w.request_type, RequestType::kInformational);
+  EXPECT_EQ(w.ttl_seconds, 600);
+  EXPECT_EQ(w.parameter_category, "location");
+  EXPECT_EQ(c->tools.at("send_digest").request_type, RequestType::kCommand);
+  const ServerConfig& g = c->servers.at("github");
+  EXPECT_EQ(g.trust_annotations, true);
+  EXPECT_EQ(g.ttl_seconds, 900);
+  EXPECT_THAT(g.exclude_tools, ::testing::ElementsAre("star_repository"));
+  EXPECT_EQ(g.per_tool_ttl.at("list_issues"), 30);
+  EXPECT_EQ(g.tools.at("search_code").ttl_seconds, 1200);
+}
+
+TEST(ConfigTest, CapacityAcceptsDecimalAndBinaryUnits) {
+  struct Case {
+    const char* text;
+    uint64_t bytes;
+  } cases[] = {{"123", 123},
+               {"\"1.5KB\"", 1500},
+               {"2 GiB", 2ull << 30},
+               {"10mb", 10000000},
+               {"512KiB", 512 * 1024}};
+  for (const Case& k : cases) {
+    Result<Config> c =
+        ParseConfig(std::string("capacityBytes: ") + k.text, "c.yaml");
+    ASSERT_TRUE(c.ok()) << k.text << ": " << c.status().message();
+    EXPECT_EQ(c->capacity_bytes, k.bytes) << k.text;
+  }
+  Result<Config> bad = ParseConfig("capacityBytes: 64 parsecs", "c.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("c.yaml:1:"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("64MiB"));
+}
+
+TEST(ConfigTest, UnknownKeyNamesFileLineAndClosestKey) {
+  Result<Config> c =
+      ParseConfig("policy: vaac\nttlSeconds: 60\nperTooTtl: {read_file: 30}\n",
+                  "config.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.status().message(),
+            "config.yaml:3: unknown key 'perTooTtl' (did you mean "
+            "'perToolTtl'?)");
+}
+
+TEST(ConfigTest, UnknownNestedKeyIsReportedWithItsPath) {
+  Result<Config> c = ParseConfig("tools:\n  get_weather:\n    ttlSecond: 600\n",
+                                 "config.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "config.yaml:3: unknown key 'ttlSecond' in tools.get_weather (did "
+            "you mean 'ttlSeconds'?)");
+}
+
+TEST(ConfigTest, FarOffUnknownKeyListsKnownKeys) {
+  Result<Config> c = ParseConfig("zzzzzzzzzzzzzz: 1\n", "config.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("config.yaml:1: unknown key"));
+  EXPECT_THAT(c.status().message(), HasSubstr("known keys:"));
+  EXPECT_THAT(c.status().message(), HasSubstr("perToolTtl"));
+}
+
+TEST(ConfigTest, WrongTypeNamesLineAndExpectedType) {
+  Result<Config> c =
+      ParseConfig("policy: vaac\nttlSeconds: soon\n", "config.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "config.yaml:2: 'ttlSeconds' must be a number, got 'soon'");
+
+  Result<Config> list = ParseConfig("excludeTools: bash\n", "config.yaml");
+  ASSERT_FALSE(list.ok());
+  EXPECT_THAT(list.status().message(),
+              HasSubstr("config.yaml:1: 'excludeTools' must be a list"));
+
+  Result<Config> b = ParseConfig("\n\ntrustAnnotations: maybe\n", "c.yaml");
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(b.status().message(),
+              HasSubstr("c.yaml:3: 'trustAnnotations' must be true or false"));
+}
+
+TEST(ConfigTest, NegativeTtlIsRejected) {
+  Result<Config> c =
+      ParseConfig("perToolTtl:\n  read_file: -5\n", "config.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("config.yaml:2:"));
+  EXPECT_THAT(c.status().message(), HasSubstr("must be >= 0"));
+}
+
+TEST(ConfigTest, BadEnumValueSuggestsTheClosestValue) {
+  Result<Config> c = ParseConfig("invalidation: servr\n", "config.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("'invalidation' must be one of server resource"));
+  EXPECT_THAT(c.status().message(), HasSubstr("(did you mean 'server'?)"));
+
+  Result<Config> t =
+      ParseConfig("tools:\n  x: {requestType: READ}\n", "config.yaml");
+  ASSERT_FALSE(t.ok());
+  EXPECT_THAT(t.status().message(), HasSubstr("config.yaml:2:"));
+  EXPECT_THAT(t.status().message(), HasSubstr("INFORMATIONAL COMMAND"));
+}
+
+TEST(ConfigTest, InvalidYamlReportsTheLine) {
+  Result<Config> c =
+      ParseConfig("policy: vaac\ntools: {a: [1, 2\n", "broken.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("broken.yaml:"));
+  EXPECT_THAT(c.status().message(), HasSubstr("invalid YAML"));
+}
+
+TEST(ConfigTest, NonMappingDocumentIsAnError) {
+  Result<Config> c = ParseConfig("- a\n- b\n", "list.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("must be a mapping"));
+}
+
+TEST(ConfigTest, AcceptsTheSeedModuleWrapper) {
+  Result<Config> c = ParseConfig(R"(
+tool-cache:
+  ttlSeconds: 60
+  excludeTools: [bash, shell_exec, send_email, write_file]
+  perToolTtl:
+    read_file: 30
+    git_log: 300
+)",
+                                 "seed.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->ttl_seconds, 60);
+  EXPECT_EQ(c->exclude_tools.size(), 4u);
+  EXPECT_EQ(c->per_tool_ttl.at("git_log"), 300);
+}
+
+TEST(ConfigTest, MissingFileIsNotFound) {
+  Result<Config> c = LoadConfigFile("/nonexistent/toolcache.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(c.status().message(), HasSubstr("/nonexistent/toolcache.yaml"));
+}
+
+}  // namespace
+}  // namespace toolcache

@@ -1,0 +1,120 @@
+// Tests for the name / description / schema heuristic.
+#include "src/classify/heuristic.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace toolcache::classify {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::optional<RequestType> TypeOf(std::string name, std::string title = "",
+                                  std::string description = "",
+                                  std::string schema = "",
+                                  std::string args = "") {
+  ToolInfo t;
+  t.name = std::move(name);
+  t.title = std::move(title);
+  t.description = std::move(description);
+  t.input_schema_json = std::move(schema);
+  std::optional<Features> f = MakeHeuristicExtractor()->Extract(t, args);
+  return f ? f->request_type : std::nullopt;
+}
+
+constexpr auto kInfo = RequestType::kInformational;
+constexpr auto kCmd = RequestType::kCommand;
+
+TEST(HeuristicTest, TokenizeSplitsSnakeCamelKebabAndAcronyms) {
+  EXPECT_THAT(TokenizeName("get_issue"), ElementsAre("get", "issue"));
+  EXPECT_THAT(TokenizeName("getHTTPStatus-v2"),
+              ElementsAre("get", "http", "status", "v2"));
+  EXPECT_THAT(TokenizeName("mcp__gh__listIssues"),
+              ElementsAre("mcp", "gh", "list", "issues"));
+  EXPECT_TRUE(TokenizeName("__").empty());
+}
+
+TEST(HeuristicTest, VerbsAcceptInflectionsAndMutatingPrefixes) {
+  EXPECT_EQ(ClassifyVerb("gets", true), VerbClass::kInformational);
+  EXPECT_EQ(ClassifyVerb("gets", false), VerbClass::kNone);
+  EXPECT_EQ(ClassifyVerb("retrieves", true), VerbClass::kInformational);
+  EXPECT_EQ(ClassifyVerb("searches", true), VerbClass::kInformational);
+  EXPECT_EQ(ClassifyVerb("creating", true), VerbClass::kCommand);
+  EXPECT_EQ(ClassifyVerb("submitted", true), VerbClass::kCommand);
+  EXPECT_EQ(ClassifyVerb("running", true), VerbClass::kCommand);
+  EXPECT_EQ(ClassifyVerb("unstar", false), VerbClass::kCommand);
+  EXPECT_EQ(ClassifyVerb("rerun", false), VerbClass::kCommand);
+  EXPECT_EQ(ClassifyVerb("manage", false), VerbClass::kDispatch);
+  EXPECT_EQ(ClassifyVerb("repository", true), VerbClass::kNone);
+}
+
+TEST(HeuristicTest, NameVerbIsFirstTokenElseLastToken) {
+  EXPECT_EQ(TypeOf("get_pull_request"), kInfo);  // 'request' is the object
+  EXPECT_EQ(TypeOf("pull_request_read"), kInfo);
+  EXPECT_EQ(TypeOf("issue_write"), kCmd);
+  EXPECT_EQ(TypeOf("create_or_update_file"), kCmd);
+  EXPECT_EQ(TypeOf("get_or_create_user"), kCmd);  // conjoined verbs count
+  EXPECT_EQ(TypeOf("repo_get_info"), kInfo);      // a verb in between
+  EXPECT_EQ(TypeOf("unstar_repository"), kCmd);
+  EXPECT_EQ(TypeOf("frobnicate"), std::nullopt);  // no opinion
+  // Namespaced: the function part's verb first.
+  EXPECT_EQ(TypeOf("grocery_store.find_nearby"), kInfo);
+  EXPECT_EQ(TypeOf("mcp__shop__order"), kCmd);
+  EXPECT_EQ(TypeOf("get_things.frobnicate"), kInfo);  // falls back to whole
+}
+
+TEST(HeuristicTest, TitleAndDescriptionDecideWhenTheNameHasNoVerb) {
+  EXPECT_EQ(TypeOf("weather", "Weather lookup"), kInfo);
+  EXPECT_EQ(TypeOf("x", "", "Retrieves the current forecast."), kInfo);
+  EXPECT_EQ(TypeOf("x", "", "Use this tool to send an email."), kCmd);
+  // Noun-like verbs count only as the sentence's first word.
+  EXPECT_EQ(TypeOf("x", "", "Details of a pull request."), std::nullopt);
+  EXPECT_EQ(TypeOf("x", "", "Post a message to a channel."), kCmd);
+  // Only the first sentence is read.
+  EXPECT_EQ(TypeOf("x", "", "Frobnicates. Then deletes everything."),
+            std::nullopt);
+}
+
+TEST(HeuristicTest, MutatingEvidenceWinsAtEqualStrength) {
+  // A name verb beats a description verb, whichever way.
+  EXPECT_EQ(TypeOf("get_thing", "", "Create a thing."), kInfo);
+  EXPECT_EQ(TypeOf("delete_thing", "", "Get rid of a thing."), kCmd);
+  // Same strength, conflicting: COMMAND.
+  EXPECT_EQ(TypeOf("get_or_delete_thing"), kCmd);
+  EXPECT_EQ(TypeOf("delete_or_get_thing"), kCmd);
+  // A title verb beats a description verb.
+  EXPECT_EQ(TypeOf("x", "Get thing", "Delete a thing."), kInfo);
+}
+
+TEST(HeuristicTest, SchemaActionEnumDecidesMultiPurposeTools) {
+  const std::string writes =
+      R"({"properties":{"method":{"enum":["get","create","delete"]},"id":{}}})";
+  const std::string reads =
+      R"({"properties":{"method":{"enum":["get","get_comments","list"]},"id":{}}})";
+  EXPECT_EQ(TypeOf("issues", "", "", writes), kCmd);
+  EXPECT_EQ(TypeOf("issues", "", "", reads), kInfo);
+  // The call's own action value refines a mixed schema.
+  EXPECT_EQ(TypeOf("issues", "", "", writes, R"({"method":"get","id":1})"),
+            kInfo);
+  EXPECT_EQ(TypeOf("issues", "", "", writes, R"({"method":"create"})"), kCmd);
+  // Malformed schema: ignored.
+  EXPECT_EQ(TypeOf("issues", "", "", "{oops"), std::nullopt);
+}
+
+TEST(HeuristicTest, TtlClassesFollowThePaperDefaults) {
+  EXPECT_EQ(TtlCategoryOf(TokenizeName("get_weather")), TtlCategory::kRealtime);
+  EXPECT_EQ(TtlCategoryOf(TokenizeName("convert_currency_units")),
+            TtlCategory::kComputational);
+  EXPECT_EQ(TtlCategoryOf(TokenizeName("search_wikipedia")),
+            TtlCategory::kStatic);
+  // Several classes: the shortest TTL wins.
+  EXPECT_EQ(TtlCategoryOf(TokenizeName("get_latest_wiki_file")),
+            TtlCategory::kRealtime);
+  EXPECT_EQ(TtlCategoryOf(TokenizeName("list_branches")), TtlCategory::kNone);
+  EXPECT_EQ(TtlCategorySeconds(TtlCategory::kRealtime), 60);
+  EXPECT_EQ(TtlCategorySeconds(TtlCategory::kComputational), 300);
+  EXPECT_EQ(TtlCategorySeconds(TtlCategory::kStatic), 3600);
+}
+
+}  // namespace
+}  // namespace toolcache::classify

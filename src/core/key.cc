@@ -1,0 +1,95 @@
+// CacheKey digest and the key builders of canonical_json.h.
+//
+// Invariants: the digest input is exactly EncodeKeyForDigest(key) (the tag,
+// then four length-prefixed fields); Digest() streams the same bytes without
+// building the string. The encoding is version-stable: any change needs a new
+// tag (docs/KEYS.md), and key_test.cc pins a golden digest to catch it.
+#include "toolcache/key.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "src/core/key_internal.h"
+#include "src/core/sha256.h"
+#include "toolcache/canonical_json.h"
+
+namespace toolcache {
+namespace {
+
+std::array<char, 8> BigEndian64(uint64_t v) {
+  std::array<char, 8> b{};
+  for (int i = 7; i >= 0; --i) {
+    b[static_cast<size_t>(i)] = static_cast<char>(v & 0xFF);
+    v >>= 8;
+  }
+  return b;
+}
+
+template <typename Sink>
+void EmitEncoding(const CacheKey& key, Sink&& sink) {
+  sink(kKeyDigestTagV1);
+  for (const std::string* field :
+       {&key.scope, &key.server, &key.tool, &key.canonical_args}) {
+    const std::array<char, 8> len = BigEndian64(field->size());
+    sink(std::string_view(len.data(), len.size()));
+    sink(std::string_view(*field));
+  }
+}
+
+Result<CacheKey> BuildKey(std::string_view scope, std::string_view server,
+                          std::string_view tool, Result<std::string> args) {
+  if (!args.ok()) {
+    return Status(args.status().code(),
+                  "arguments: " + args.status().message());
+  }
+  return CacheKey{.scope = std::string(scope),
+                  .server = std::string(server),
+                  .tool = std::string(tool),
+                  .canonical_args = std::move(*args)};
+}
+
+}  // namespace
+
+std::string EncodeKeyForDigest(const CacheKey& key) {
+  std::string out;
+  out.reserve(kKeyDigestTagV1.size() + 32 + key.scope.size() +
+              key.server.size() + key.tool.size() + key.canonical_args.size());
+  EmitEncoding(key, [&](std::string_view b) { out.append(b); });
+  return out;
+}
+
+std::array<uint8_t, 32> CacheKey::Digest() const {
+  Sha256 h;
+  EmitEncoding(*this, [&](std::string_view b) { h.Update(b); });
+  return h.Finish();
+}
+
+std::string CacheKey::DigestHex() const { return ToHex(Digest()); }
+
+uint64_t CacheKey::Id() const {
+  const std::array<uint8_t, 32> d = Digest();
+  uint64_t id = 0;
+  for (size_t i = 0; i < 8; ++i) id = (id << 8) | d[i];
+  return id;
+}
+
+Result<CacheKey> MakeCacheKey(std::string_view scope, std::string_view server,
+                              std::string_view tool,
+                              std::string_view arguments_json,
+                              const CanonicalOptions& options) {
+  return BuildKey(scope, server, tool,
+                  CanonicalizeJson(arguments_json, options));
+}
+
+Result<CacheKey> MakeCacheKeyFromValue(std::string_view scope,
+                                       std::string_view server,
+                                       std::string_view tool,
+                                       const nlohmann::json& arguments,
+                                       const CanonicalOptions& options) {
+  return BuildKey(scope, server, tool,
+                  CanonicalizeJsonValue(arguments, options));
+}
+
+}  // namespace toolcache

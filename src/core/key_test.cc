@@ -1,0 +1,120 @@
+// CacheKey: the pinned digest encoding (golden digests computed once with an
+// independent implementation: Python hashlib over the documented encoding),
+// field separation, and the key builders.
+#include "toolcache/key.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "src/core/key_internal.h"
+#include "src/core/sha256.h"
+#include "toolcache/canonical_json.h"
+
+namespace toolcache {
+namespace {
+
+using ::testing::HasSubstr;
+
+CacheKey Key(std::string scope, std::string server, std::string tool,
+             std::string args) {
+  return CacheKey{.scope = std::move(scope),
+                  .server = std::move(server),
+                  .tool = std::move(tool),
+                  .canonical_args = std::move(args)};
+}
+
+// If one of these fails, the key encoding changed: every stored entry and
+// every shared cache would silently miss. Do not update the constants; add a
+// new key version instead (docs/KEYS.md).
+TEST(CacheKey, GoldenDigestsAreStable) {
+  EXPECT_EQ(Key("", "fs", "read_file", R"({"path":"/etc/hosts"})").DigestHex(),
+            "fdbd8abc53b81eef74154ac4f132b0a81296b5e5a4cca72bf3240204903da4e2");
+  EXPECT_EQ(
+      Key("tenant-a", "weather", "get_forecast", R"({"city":"Paris","days":3})")
+          .DigestHex(),
+      "2a4e83c324db0ab71d3e044300cedba61f042ffef094839946e709f26ee92ec6");
+  EXPECT_EQ(Key("", "", "", "").DigestHex(),
+            "7ffc418044d979b0b49fd2d9d9f19a645d4fe6bfa1554e296ad898714fb1a63f");
+}
+
+TEST(CacheKey, EncodingIsTagThenBigEndianLengthPrefixedFields) {
+  const std::string enc = EncodeKeyForDigest(Key("s", "ab", "", "{}"));
+  const std::string want = std::string("toolcache.key.v1") +
+                           std::string("\0\0\0\0\0\0\0\1s", 9) +
+                           std::string("\0\0\0\0\0\0\0\2ab", 10) +
+                           std::string("\0\0\0\0\0\0\0\0", 8) +
+                           std::string("\0\0\0\0\0\0\0\2{}", 10);
+  EXPECT_EQ(enc, want);
+  EXPECT_EQ(ComputeSha256(enc), Key("s", "ab", "", "{}").Digest());
+}
+
+TEST(CacheKey, IdIsFirstEightDigestBytesBigEndian) {
+  const CacheKey k = Key("", "fs", "read_file", R"({"path":"/etc/hosts"})");
+  EXPECT_EQ(k.Id(), uint64_t{0xfdbd8abc53b81eef});
+}
+
+TEST(CacheKey, FieldBoundariesCannotBeShifted) {
+  EXPECT_NE(Key("", "ab", "c", "{}").Digest(),
+            Key("", "a", "bc", "{}").Digest());
+  EXPECT_NE(Key("a", "b", "", "{}").Digest(), Key("", "ab", "", "{}").Digest());
+  EXPECT_NE(Key("", "", "t", "{}").Digest(), Key("", "", "", "t{}").Digest());
+  EXPECT_NE(Key("x", "", "", "").Digest(), Key("", "x", "", "").Digest());
+}
+
+TEST(CacheKey, EveryFieldTakesPartInEqualityAndDigest) {
+  const CacheKey base = Key("u1", "srv", "tool", R"({"a":1})");
+  for (CacheKey other : {Key("u2", "srv", "tool", R"({"a":1})"),
+                         Key("u1", "srv2", "tool", R"({"a":1})"),
+                         Key("u1", "srv", "tool2", R"({"a":1})"),
+                         Key("u1", "srv", "tool", R"({"a":2})")}) {
+    EXPECT_FALSE(base == other);
+    EXPECT_NE(base.DigestHex(), other.DigestHex());
+  }
+  EXPECT_TRUE(base == Key("u1", "srv", "tool", R"({"a":1})"));
+}
+
+TEST(MakeCacheKey, EquivalentArgumentsShareAKey) {
+  Result<CacheKey> a = MakeCacheKey("", "fs", "read", R"({"b":1.0,"a":"x"})");
+  Result<CacheKey> b = MakeCacheKey(
+      "", "fs", "read", "{ \"a\" : \"x\", \"b\" : 1, \"_meta\": {\"t\":1} }");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->canonical_args, R"({"a":"x","b":1})");
+  EXPECT_TRUE(*a == *b);
+  EXPECT_EQ(a->DigestHex(), b->DigestHex());
+}
+
+TEST(MakeCacheKey, HonoursIgnoredFields) {
+  CanonicalOptions o;
+  o.ignore_fields = {"request_id"};
+  Result<CacheKey> a =
+      MakeCacheKey("", "s", "t", R"({"q":1,"request_id":1})", o);
+  Result<CacheKey> b =
+      MakeCacheKey("", "s", "t", R"({"q":1,"request_id":2})", o);
+  Result<CacheKey> c = MakeCacheKey("", "s", "t", R"({"q":1,"request_id":2})");
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a->Id(), b->Id());
+  EXPECT_NE(a->Id(), c->Id());
+}
+
+TEST(MakeCacheKey, TextAndValueBuildersAgree) {
+  const std::string args = R"({"z":[1e2,"\u00e9"],"a":{"y":null,"x":true}})";
+  Result<CacheKey> a = MakeCacheKey("t", "s", "tool", args);
+  Result<CacheKey> b =
+      MakeCacheKeyFromValue("t", "s", "tool", nlohmann::json::parse(args));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(*a == *b);
+}
+
+TEST(MakeCacheKey, BadArgumentsNameTheProblem) {
+  Result<CacheKey> k = MakeCacheKey("", "s", "t", R"({"a":1,"a":2})");
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(k.status().message(),
+              HasSubstr("arguments: line 1, column 8 (byte 7): duplicate"));
+}
+
+}  // namespace
+}  // namespace toolcache

@@ -1,0 +1,447 @@
+// Invariants:
+// - One thread; poll() is the only place the loop blocks. Every fd the proxy
+//   writes to is non-blocking and has its own output buffer; bytes leave a
+//   buffer only in the order they entered it.
+// - A line is handed to the Session only when complete (terminated by '\n');
+//   the '\n' is not part of the line, and the Session's output gets exactly
+//   one '\n' appended per message.
+// - The server's stdin is closed only after its buffer drained (or the
+//   server stopped reading); the proxy returns only after waitpid() reaped
+//   the server.
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/mcp/line_reader.h"
+#include "src/mcp/session.h"
+#include "toolcache/mcp_proxy.h"
+
+extern char** environ;
+
+namespace toolcache {
+namespace {
+
+constexpr size_t kReadChunk = 64 * 1024;
+
+double Now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void SetNonBlocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+// Output buffer of one fd.
+struct OutBuffer {
+  int fd = -1;
+  std::string data;
+  size_t offset = 0;
+  bool broken = false;  // EPIPE or another write error
+
+  bool pending() const { return !broken && offset < data.size(); }
+  void Append(std::string_view line) {
+    if (broken) return;
+    data.append(line);
+    data.push_back('\n');
+  }
+  // Writes as much as the fd takes now.
+  void Flush() {
+    while (pending()) {
+      ssize_t n = write(fd, data.data() + offset, data.size() - offset);
+      if (n > 0) {
+        offset += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      broken = true;
+    }
+    if (offset == data.size()) {
+      data.clear();
+      offset = 0;
+    } else if (offset > (1u << 20) && offset * 2 > data.size()) {
+      data.erase(0, offset);
+      offset = 0;
+    }
+  }
+};
+
+class ProxyOutput final : public mcp::SessionOutput {
+ public:
+  ProxyOutput(OutBuffer* client, OutBuffer* server)
+      : client_(client), server_(server) {}
+  void ToClient(std::string_view line) override { client_->Append(line); }
+  void ToServer(std::string_view line) override {
+    if (server_open) server_->Append(line);
+  }
+  bool server_open = true;
+
+ private:
+  OutBuffer* client_;
+  OutBuffer* server_;
+};
+
+std::string DescribeStatus(int status) {
+  if (WIFEXITED(status)) {
+    return "server exited with status " + std::to_string(WEXITSTATUS(status));
+  }
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    return "server killed by signal " + std::to_string(sig) + " (" +
+           strsignal(sig) + ")";
+  }
+  return "server stopped";
+}
+
+}  // namespace
+
+Status WriteToolCacheStats(const std::string& path, const ToolCacheStats& s,
+                           uint64_t client_parse_errors,
+                           uint64_t server_parse_errors,
+                           uint64_t failed_on_exit) {
+  nlohmann::ordered_json j;
+  j["calls"] = s.calls;
+  j["hits"] = s.hits;
+  j["misses"] = s.misses;
+  j["coalesced"] = s.coalesced;
+  uint64_t bypass_total = 0;
+  nlohmann::ordered_json by = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : s.bypasses) {
+    by[reason] = n;
+    bypass_total += n;
+  }
+  j["bypasses"] = bypass_total;
+  j["bypassesByReason"] = by;
+  j["admitted"] = s.admitted;
+  j["notAdmitted"] = s.not_admitted;
+  j["invalidations"] = s.invalidations;
+  j["entriesInvalidated"] = s.entries_invalidated;
+  j["upstreamLatencySavedSeconds"] = s.latency_saved_seconds;
+  j["bytesServedFromCache"] = s.bytes_served;
+  j["cachedEntries"] = s.entries;
+  j["cachedBytes"] = s.bytes;
+  j["clientParseErrors"] = client_parse_errors;
+  j["serverParseErrors"] = server_parse_errors;
+  j["failedOnServerExit"] = failed_on_exit;
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
+    out << j.dump(2) << "\n";
+    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Unavailable("cannot rename '" + tmp + "' to '" + path +
+                       "': " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Result<int> RunMcpProxy(const McpProxyOptions& o) {
+  if (o.command.empty()) return InvalidArgument("no server command given");
+  std::string identity = o.server_name;
+  if (identity.empty()) {
+    for (const std::string& a : o.command) {
+      if (!identity.empty()) identity += ' ';
+      identity += a;
+    }
+  }
+
+  // Signals: handled through a signalfd inside the loop.
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
+  sigset_t old_mask;
+  sigprocmask(SIG_BLOCK, &mask, &old_mask);
+  int sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (sig_fd < 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return Internal(std::string("signalfd: ") + std::strerror(errno));
+  }
+
+  int to_child[2];
+  int from_child[2];
+  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) {
+    close(sig_fd);
+    return Internal(std::string("pipe: ") + std::strerror(errno));
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t empty, defaults;
+  sigemptyset(&empty);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  for (int s : {SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP}) {
+    sigaddset(&defaults, s);
+  }
+  posix_spawnattr_setsigmask(&attr, &empty);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> argv;
+  for (const std::string& a : o.command) {
+    argv.push_back(const_cast<char*>(a.c_str()));
+  }
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  close(to_child[0]);
+  close(from_child[1]);
+  if (rc != 0) {
+    close(to_child[1]);
+    close(from_child[0]);
+    close(sig_fd);
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return InvalidArgument("cannot start server '" + o.command[0] +
+                           "': " + std::strerror(rc));
+  }
+  spdlog::info("started server pid={} identity='{}'", pid, identity);
+
+  SetNonBlocking(to_child[1]);
+  SetNonBlocking(from_child[0]);
+  int out_flags = fcntl(o.client_out_fd, F_GETFL);
+  SetNonBlocking(o.client_out_fd);
+
+  OutBuffer client_out{.fd = o.client_out_fd};
+  OutBuffer server_in{.fd = to_child[1]};
+  ProxyOutput output(&client_out, &server_in);
+  SystemClock clock;
+  mcp::Session session({.server = identity, .scope = o.scope}, o.cache, &clock,
+                       &output);
+  mcp::LineReader client_reader(o.max_line_bytes);
+  mcp::LineReader server_reader(o.max_line_bytes);
+
+  auto write_stats = [&] {
+    if (o.stats_path.empty()) return;
+    ToolCacheStats st =
+        o.cache != nullptr ? o.cache->Stats() : ToolCacheStats{};
+    const mcp::SessionCounters& c = session.counters();
+    Status s = WriteToolCacheStats(o.stats_path, st, c.client_parse_errors,
+                                   c.server_parse_errors, c.failed_on_exit);
+    if (!s.ok()) spdlog::warn("{}", s.message());
+  };
+
+  bool client_in_open = true;
+  bool server_out_open = true;
+  bool server_in_open = true;
+  bool exited = false;
+  int exit_status = 0;
+  bool we_signalled = false;   // the proxy sent SIGTERM/SIGKILL itself
+  bool shutting_down = false;  // client gone or proxy told to stop
+  double term_at = 0;          // when to send SIGTERM (0 = not scheduled)
+  double kill_at = 0;
+  std::vector<char> chunk(kReadChunk);
+
+  auto close_server_in = [&] {
+    if (!server_in_open) return;
+    close(to_child[1]);
+    server_in_open = false;
+    output.server_open = false;
+  };
+  auto begin_shutdown = [&](const char* why) {
+    if (shutting_down) return;
+    shutting_down = true;
+    spdlog::info("shutting down: {}", why);
+    term_at = Now() + o.grace_seconds;
+  };
+  auto reap = [&] {
+    if (exited) return;
+    int status = 0;
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) {
+      exited = true;
+      exit_status = status;
+      spdlog::info("{}", DescribeStatus(status));
+    }
+  };
+
+  while (true) {
+    reap();
+    if (exited && !server_out_open) break;
+    // Once the client stopped and the server's queue drained, close its stdin.
+    if (shutting_down && server_in_open && !server_in.pending()) {
+      close_server_in();
+    }
+    if (server_in.broken) close_server_in();
+    if (client_out.broken && !shutting_down)
+      begin_shutdown("client stdout closed");
+    double now = Now();
+    if (!exited && term_at > 0 && now >= term_at && kill_at == 0) {
+      spdlog::info("server still running after {}s: SIGTERM", o.grace_seconds);
+      kill(pid, SIGTERM);
+      we_signalled = true;
+      kill_at = now + o.grace_seconds;
+    }
+    if (!exited && kill_at > 0 && now >= kill_at) {
+      spdlog::warn("server ignored SIGTERM: SIGKILL");
+      kill(pid, SIGKILL);
+      we_signalled = true;
+      kill_at = now + 3600;
+    }
+
+    std::vector<pollfd> fds;
+    fds.push_back({sig_fd, POLLIN, 0});
+    int ci = -1, so = -1;
+    if (client_in_open && !shutting_down) {
+      ci = static_cast<int>(fds.size());
+      fds.push_back({o.client_in_fd, POLLIN, 0});
+    }
+    if (client_out.pending()) fds.push_back({o.client_out_fd, POLLOUT, 0});
+    if (server_in_open && server_in.pending()) {
+      fds.push_back({to_child[1], POLLOUT, 0});
+    }
+    if (server_out_open) {
+      so = static_cast<int>(fds.size());
+      fds.push_back({from_child[0], POLLIN, 0});
+    }
+    int timeout_ms = -1;
+    double next = term_at > 0 && kill_at == 0 ? term_at : kill_at;
+    if (!exited && next > 0) {
+      timeout_ms = static_cast<int>((next - now) * 1000) + 1;
+      if (timeout_ms < 0) timeout_ms = 0;
+    }
+    if (exited && server_out_open) timeout_ms = 0;  // drain what is left
+    // Reap by polling too: SIGCHLD may go to another thread of an embedding
+    // process (tests) instead of our signalfd.
+    if (!exited && (!server_out_open || shutting_down) &&
+        (timeout_ms < 0 || timeout_ms > 50)) {
+      timeout_ms = 50;
+    }
+    int n = poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("poll: {}", std::strerror(errno));
+      break;
+    }
+
+    if (fds[0].revents & POLLIN) {
+      signalfd_siginfo si_info;
+      while (read(sig_fd, &si_info, sizeof si_info) ==
+             static_cast<ssize_t>(sizeof si_info)) {
+        switch (si_info.ssi_signo) {
+          case SIGUSR1:
+            write_stats();
+            break;
+          case SIGTERM:
+          case SIGINT:
+          case SIGHUP:
+            begin_shutdown("signal received");
+            term_at = Now();  // forward the stop request right away
+            break;
+          default:
+            break;  // SIGCHLD: reaped at the top of the loop
+        }
+      }
+    }
+
+    if (so >= 0 && (fds[so].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t r = read(from_child[0], chunk.data(), chunk.size());
+      if (r > 0) {
+        // Choice: an over-long server line is streamed through unparsed
+        // (never dropped; it is simply not cached).
+        server_reader.Feed(
+            std::string_view(chunk.data(), static_cast<size_t>(r)), true,
+            [&](std::string_view line) { session.OnServerLine(line); },
+            [&](uint64_t bytes) {
+              spdlog::warn(
+                  "server line of {} bytes exceeds --max-line-bytes; streamed "
+                  "through unparsed (not cached)",
+                  bytes);
+            },
+            [&](std::string_view part, bool end) {
+              if (!client_out.broken) {
+                client_out.data.append(part);
+                if (end) client_out.data.push_back('\n');
+              }
+            });
+      } else if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+        server_out_open = false;
+        close(from_child[0]);
+        if (!shutting_down) begin_shutdown("server closed its stdout");
+      }
+    } else if (exited && server_out_open && n == 0) {
+      // The server exited and nothing more is readable right now (a
+      // grandchild may still hold the pipe open): stop reading.
+      server_out_open = false;
+      close(from_child[0]);
+    }
+
+    if (ci >= 0 && (fds[ci].revents & (POLLIN | POLLHUP | POLLERR))) {
+      ssize_t r = read(o.client_in_fd, chunk.data(), chunk.size());
+      if (r > 0) {
+        client_reader.Feed(
+            std::string_view(chunk.data(), static_cast<size_t>(r)), false,
+            [&](std::string_view line) { session.OnClientLine(line); },
+            [&](uint64_t bytes) {
+              session.OnClientLineTooLong(bytes, o.max_line_bytes);
+            },
+            [](std::string_view, bool) {});
+      } else if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
+        client_in_open = false;
+        if (client_reader.has_partial()) {
+          // Choice: a final line without '\n' is still a message.
+          std::string last = client_reader.TakePartial();
+          session.OnClientLine(last);
+        }
+        begin_shutdown("client closed stdin");
+      }
+    }
+    // Write what is queued right away (no extra poll round per message);
+    // what does not fit waits for POLLOUT.
+    if (server_in_open && server_in.pending()) server_in.Flush();
+    if (client_out.pending()) client_out.Flush();
+  }
+
+  // The server is gone: answer what it never will.
+  std::string cause = DescribeStatus(exit_status);
+  if (session.in_flight() > 0) session.FailInFlight(cause);
+  close_server_in();
+  // Final flush to the client, bounded so a stuck client cannot hold us.
+  double flush_deadline = Now() + 5.0;
+  while (client_out.pending() && Now() < flush_deadline) {
+    client_out.Flush();
+    if (!client_out.pending()) break;
+    pollfd p{o.client_out_fd, POLLOUT, 0};
+    poll(&p, 1, 100);
+  }
+  write_stats();
+  if (out_flags >= 0) fcntl(o.client_out_fd, F_SETFL, out_flags);
+  close(sig_fd);
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+
+  if (WIFEXITED(exit_status)) return WEXITSTATUS(exit_status);
+  if (WIFSIGNALED(exit_status)) {
+    // Choice: a server the proxy itself stopped (after client EOF) ends the
+    // session normally: exit 0.
+    if (we_signalled) return 0;
+    return 128 + WTERMSIG(exit_status);
+  }
+  return 1;
+}
+
+}  // namespace toolcache

@@ -1,0 +1,398 @@
+// Session behaviour against a scripted in-process upstream: the test plays
+// the server by reading what the session sends it and answering with
+// OnServerLine. End-to-end tests with the real npm servers live in
+// tests/e2e_mcp.sh.
+#include "src/mcp/session.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "toolcache/config.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache::mcp {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+class Recorder final : public SessionOutput {
+ public:
+  void ToClient(std::string_view line) override {
+    to_client.emplace_back(line);
+  }
+  void ToServer(std::string_view line) override {
+    to_server.emplace_back(line);
+  }
+  std::vector<std::string> to_client;
+  std::vector<std::string> to_server;
+};
+
+constexpr const char* kToolsList =
+    R"({"jsonrpc":"2.0","id":"tl","result":{"tools":[)"
+    R"({"name":"read_file","description":"Read a file","annotations":{"readOnlyHint":true,"openWorldHint":false}},)"
+    R"({"name":"write_file","description":"Write a file","annotations":{"readOnlyHint":false}},)"
+    R"({"name":"list_dir","description":"List a directory","annotations":{"readOnlyHint":true,"openWorldHint":false}},)"
+    R"({"name":"web_search","description":"Search the web","annotations":{"readOnlyHint":true,"openWorldHint":true}},)"
+    R"({"name":"bash","description":"Show things","annotations":{"readOnlyHint":true,"openWorldHint":false}})"
+    R"(]}})";
+
+std::string Call(const std::string& id, const std::string& tool,
+                 const std::string& args, const std::string& extra = "") {
+  return R"({"jsonrpc":"2.0","id":)" + id +
+         R"(,"method":"tools/call","params":{"name":")" + tool +
+         R"(","arguments":)" + args + extra + "}}";
+}
+
+std::string Result(const std::string& id, const std::string& result) {
+  return R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":)" + result + "}";
+}
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Build(Config()); }
+
+  void Build(Config config) {
+    config.policy = "lru";  // deterministic admission for these tests
+    auto made = NewToolCache(config, &clock_);
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    cache_ = std::move(*made);
+    out_ = Recorder();
+    session_ =
+        std::make_unique<Session>(SessionOptions{.server = "srv", .scope = ""},
+                                  cache_.get(), &clock_, &out_);
+    session_->OnClientLine(
+        R"({"jsonrpc":"2.0","id":"tl","method":"tools/list"})");
+    session_->OnServerLine(kToolsList);
+    out_.to_client.clear();
+    out_.to_server.clear();
+  }
+
+  // Client sends `call`; if it reaches the server, the server answers
+  // `result` for `id`. Returns what the client received.
+  std::string RoundTrip(const std::string& id, const std::string& tool,
+                        const std::string& args, const std::string& result) {
+    size_t sent = out_.to_server.size();
+    size_t got = out_.to_client.size();
+    session_->OnClientLine(Call(id, tool, args));
+    if (out_.to_server.size() > sent) {
+      clock_.Advance(0.25);
+      session_->OnServerLine(Result(id, result));
+    }
+    EXPECT_EQ(out_.to_client.size(), got + 1);
+    return out_.to_client.empty() ? "" : out_.to_client.back();
+  }
+
+  size_t ServerCalls(const std::string& tool) const {
+    size_t n = 0;
+    for (const std::string& l : out_.to_server) {
+      json j = json::parse(l);
+      if (j.value("method", "") == "tools/call" &&
+          j["params"]["name"] == tool) {
+        ++n;
+      }
+    }
+    return n;
+  }
+
+  ManualClock clock_{1000};
+  std::unique_ptr<ToolCache> cache_;
+  Recorder out_;
+  std::unique_ptr<Session> session_;
+};
+
+constexpr const char* kFileResult =
+    R"({"content":[{"type":"text","text":"caf\u00e9 1.0"}],"structuredContent":{"n":1.0}})";
+
+TEST_F(SessionTest, ForwardsUninterpretedMessagesByteForByte) {
+  std::vector<std::string> client = {
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2099-01-01","x-unknown":{"a" : 1.0}}})",
+      R"( {"jsonrpc":"2.0","method":"notifications/initialized"} )",
+      R"({"jsonrpc":"2.0","id":"s1","result":{"roots":[]},"_meta":{"k":1}})",
+      R"({"jsonrpc":"2.0","id":9,"method":"server/discover"})",
+      R"([{"jsonrpc":"2.0","id":3,"method":"ping"}])",
+  };
+  for (const std::string& l : client) session_->OnClientLine(l);
+  EXPECT_EQ(out_.to_server, client);
+  EXPECT_EQ(session_->protocol_version(), "2099-01-01");
+  std::vector<std::string> server = {
+      R"({"jsonrpc":"2.0","id":"s1","method":"roots/list"})",
+      R"({"jsonrpc":"2.0","id":2,"method":"sampling/createMessage","params":{}})",
+      R"({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":0.5}})",
+      R"({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2099-01-01" }})",
+      R"({"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"no"}})",
+  };
+  for (const std::string& l : server) session_->OnServerLine(l);
+  EXPECT_EQ(out_.to_client, server);
+  EXPECT_EQ(session_->in_flight(), 0u);
+}
+
+TEST_F(SessionTest, RepeatedReadIsServedFromCacheWithItsOwnId) {
+  std::string first =
+      RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(first, Result("1", kFileResult));  // the server's exact bytes
+  std::string second =
+      RoundTrip(R"("two")", "read_file", R"({ "path" : "/a" })", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 1u);
+  json j = json::parse(second);
+  EXPECT_EQ(j["id"], "two");
+  EXPECT_EQ(j["result"]["_meta"]["toolcache/cache"]["hit"], true);
+  // Content bytes are identical to the stored result: only _meta was added.
+  EXPECT_THAT(
+      second,
+      HasSubstr(
+          R"("content":[{"type":"text","text":"caf\u00e9 1.0"}],"structuredContent":{"n":1.0})"));
+  ToolCacheStats s = cache_->Stats();
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_DOUBLE_EQ(s.latency_saved_seconds, 0.25);
+}
+
+TEST_F(SessionTest, MetaAndOtherFieldsNeverChangeTheKey) {
+  RoundTrip("1", "read_file", R"({"path":"/a","b":[1,2]})", kFileResult);
+  session_->OnClientLine(
+      Call("2", "read_file",
+           R"({"b":[1.0,2],"path":"/a","_meta":{"progressToken":7}})",
+           R"(,"_meta":{"progressToken":8})"));
+  EXPECT_EQ(ServerCalls("read_file"), 1u);
+  EXPECT_EQ(json::parse(out_.to_client.back())["id"], 2);
+}
+
+TEST(BuildHitResponseTest, SplicesProvenanceIntoExistingOrNewMeta) {
+  EXPECT_EQ(
+      BuildHitResponse("5", R"({"content":[]})", 1.5),
+      R"({"jsonrpc":"2.0","id":5,"result":{"_meta":{"toolcache/cache":{"hit":true,"ageSeconds":1.500}},"content":[]}})");
+  EXPECT_EQ(
+      BuildHitResponse("5", R"({"_meta":{"a":1},"content":[]})", 0),
+      R"({"jsonrpc":"2.0","id":5,"result":{"_meta":{"toolcache/cache":{"hit":true,"ageSeconds":0.000},"a":1},"content":[]}})");
+  EXPECT_EQ(
+      BuildHitResponse("\"x\"", R"({"_meta":{ }})", 0),
+      R"({"jsonrpc":"2.0","id":"x","result":{"_meta":{"toolcache/cache":{"hit":true,"ageSeconds":0.000} }}})");
+  EXPECT_EQ(
+      BuildHitResponse("1", "{}", 0),
+      R"({"jsonrpc":"2.0","id":1,"result":{"_meta":{"toolcache/cache":{"hit":true,"ageSeconds":0.000}}}})");
+}
+
+TEST_F(SessionTest, WriteInvalidatesAndTheNextReadSeesIt) {
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("2", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 1u);
+  RoundTrip("3", "write_file", R"({"path":"/a","content":"new"})",
+            R"({"content":[{"type":"text","text":"ok"}]})");
+  std::string after =
+      RoundTrip("4", "read_file", R"({"path":"/a"})",
+                R"({"content":[{"type":"text","text":"new"}]})");
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  EXPECT_THAT(after, HasSubstr("new"));
+}
+
+TEST_F(SessionTest, ReadOverlappingAWriteIsAnsweredButNotStored) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(
+      Call("2", "write_file", R"({"path":"/a","content":"x"})"));
+  session_->OnServerLine(Result("1", kFileResult));  // may predate the write
+  session_->OnServerLine(Result("2", R"({"content":[]})"));
+  ASSERT_EQ(out_.to_client.size(), 2u);
+  RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+}
+
+TEST_F(SessionTest, ErrorResultsAreNeverCached) {
+  RoundTrip("1", "read_file", R"({"path":"/x"})",
+            R"({"content":[{"type":"text","text":"ENOENT"}],"isError":true})");
+  RoundTrip("2", "read_file", R"({"path":"/x"})",
+            R"({"content":[{"type":"text","text":"ENOENT"}],"isError":true})");
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  session_->OnClientLine(Call("3", "read_file", R"({"path":"/y"})"));
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"boom"}})");
+  RoundTrip("4", "read_file", R"({"path":"/y"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 4u);
+}
+
+TEST_F(SessionTest, TaskAugmentedCallsAndIncompleteResultsBypass) {
+  session_->OnClientLine(
+      Call("1", "read_file", R"({"path":"/a"})", R"(,"task":{"ttl":1000})"));
+  session_->OnServerLine(
+      Result("1", R"({"task":{"taskId":"t1","status":"working"}})"));
+  RoundTrip("2", "read_file", R"({"path":"/a"})",
+            R"({"task":{"taskId":"t2","status":"working"}})");
+  RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  EXPECT_EQ(cache_->Stats().bypasses.at("incomplete_result"), 1u);
+}
+
+TEST_F(SessionTest, HardExcludedToolIsNeverCachedDespiteAnnotations) {
+  RoundTrip("1", "bash", "{}", kFileResult);
+  RoundTrip("2", "bash", "{}", kFileResult);
+  EXPECT_EQ(ServerCalls("bash"), 2u);
+  EXPECT_EQ(cache_->Stats().bypasses.at("hard_excluded"), 2u);
+}
+
+TEST_F(SessionTest, OpenWorldReadNeedsAnOperatorTtl) {
+  RoundTrip("1", "web_search", R"({"q":"x"})", kFileResult);
+  RoundTrip("2", "web_search", R"({"q":"x"})", kFileResult);
+  EXPECT_EQ(ServerCalls("web_search"), 2u);
+  Config config;
+  config.per_tool_ttl["web_search"] = 600;
+  Build(config);
+  RoundTrip("1", "web_search", R"({"q":"x"})", kFileResult);
+  RoundTrip("2", "web_search", R"({"q":"x"})", kFileResult);
+  EXPECT_EQ(ServerCalls("web_search"), 1u);
+}
+
+TEST_F(SessionTest, ExpiredEntryGoesUpstreamAgain) {
+  Config config;
+  config.per_tool_ttl["read_file"] = 120;
+  Build(config);
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  clock_.Advance(100);
+  RoundTrip("2", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 1u);
+  clock_.Advance(30);
+  RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+}
+
+TEST_F(SessionTest, SingleFlightAnswersEachWaiterWithItsOwnId) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call(R"("b")", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call("3", "read_file", R"({"path":"/a"})"));
+  EXPECT_EQ(ServerCalls("read_file"), 1u);
+  EXPECT_EQ(session_->in_flight(), 3u);
+  session_->OnServerLine(Result("1", kFileResult));
+  ASSERT_EQ(out_.to_client.size(), 3u);
+  EXPECT_EQ(out_.to_client[0], Result("1", kFileResult));
+  EXPECT_EQ(out_.to_client[1], Result(R"("b")", kFileResult));
+  EXPECT_EQ(out_.to_client[2], Result("3", kFileResult));
+  EXPECT_EQ(session_->in_flight(), 0u);
+  EXPECT_EQ(cache_->Stats().coalesced, 2u);
+}
+
+TEST_F(SessionTest, CancelledWaiterIsDroppedWithoutCancellingTheUpstreamCall) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call("2", "read_file", R"({"path":"/a"})"));
+  // The follower cancels: the server never saw id 2, nothing is forwarded.
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}})");
+  EXPECT_EQ(out_.to_server.size(), 1u);
+  // The leader cancels while nobody else waits... but first a third joins.
+  session_->OnClientLine(Call("3", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+  EXPECT_EQ(out_.to_server.size(), 1u) << "id 3 still waits: not forwarded";
+  session_->OnServerLine(Result("1", kFileResult));
+  ASSERT_EQ(out_.to_client.size(), 1u);
+  EXPECT_EQ(out_.to_client[0], Result("3", kFileResult));
+}
+
+TEST_F(SessionTest, CancelledLoneLeaderForwardsAndDetachesTheFlight) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  std::string cancel =
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"x"}})";
+  session_->OnClientLine(cancel);
+  EXPECT_EQ(out_.to_server.back(), cancel);
+  // An identical new call does not join the cancelled one.
+  session_->OnClientLine(Call("2", "read_file", R"({"path":"/a"})"));
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  session_->OnServerLine(Result("1", kFileResult));  // late: dropped
+  EXPECT_THAT(out_.to_client, IsEmpty());
+  session_->OnServerLine(Result("2", kFileResult));
+  EXPECT_THAT(out_.to_client, ElementsAre(Result("2", kFileResult)));
+}
+
+TEST_F(SessionTest, MalformedClientLineGetsParseErrorAndSessionContinues) {
+  session_->OnClientLine("this is { not json");
+  ASSERT_EQ(out_.to_client.size(), 1u);
+  json e = json::parse(out_.to_client[0]);
+  EXPECT_TRUE(e["id"].is_null());
+  EXPECT_EQ(e["error"]["code"], kParseError);
+  EXPECT_THAT(e["error"]["message"].get<std::string>(), HasSubstr("byte"));
+  EXPECT_THAT(out_.to_server, IsEmpty());
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(session_->counters().client_parse_errors, 1u);
+}
+
+TEST_F(SessionTest, OverlongClientLineGetsParseError) {
+  session_->OnClientLineTooLong(100, 10);
+  json e = json::parse(out_.to_client.at(0));
+  EXPECT_EQ(e["error"]["code"], kParseError);
+  EXPECT_THAT(e["error"]["message"].get<std::string>(), HasSubstr("100 bytes"));
+}
+
+TEST_F(SessionTest, MalformedServerLineIsDroppedNotForwarded) {
+  session_->OnServerLine("Server started on stdio");
+  EXPECT_THAT(out_.to_client, IsEmpty());
+  EXPECT_EQ(session_->counters().server_parse_errors, 1u);
+}
+
+TEST_F(SessionTest, ServerDeathFailsEveryInFlightRequest) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call(R"("w")", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":7,"method":"resources/list"})");
+  session_->FailInFlight("server killed by signal 9");
+  ASSERT_EQ(out_.to_client.size(), 3u);
+  std::vector<json> ids;
+  for (const std::string& l : out_.to_client) {
+    json j = json::parse(l);
+    EXPECT_EQ(j["error"]["code"], kConnectionClosed);
+    EXPECT_THAT(j["error"]["message"].get<std::string>(),
+                HasSubstr("signal 9"));
+    ids.push_back(j["id"]);
+  }
+  EXPECT_THAT(ids,
+              ::testing::UnorderedElementsAre(json(1), json("w"), json(7)));
+  EXPECT_EQ(session_->in_flight(), 0u);
+}
+
+TEST_F(SessionTest, ToolListChangeAndResourceUpdateInvalidate) {
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  std::string changed =
+      R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})";
+  session_->OnServerLine(changed);
+  EXPECT_EQ(out_.to_client.back(), changed);
+  // Tools forgotten: read_file is classified by name only (still a read).
+  RoundTrip("2", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a"}})");
+  RoundTrip("4", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+}
+
+TEST_F(SessionTest, ResourceScopeInvalidatesOnlyOverlappingPaths) {
+  Config config;
+  config.invalidation = InvalidationScope::kResource;
+  Build(config);
+  RoundTrip("1", "read_file", R"({"path":"/d/a.txt"})", kFileResult);
+  RoundTrip("2", "read_file", R"({"path":"/e/b.txt"})", kFileResult);
+  RoundTrip("3", "list_dir", R"({"path":"/d"})", kFileResult);
+  RoundTrip("4", "write_file", R"({"path":"/d/a.txt","content":"x"})",
+            R"({"content":[]})");
+  RoundTrip("5", "read_file", R"({"path":"/e/b.txt"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 2u) << "/e/b.txt stayed cached";
+  RoundTrip("6", "read_file", R"({"path":"/d/a.txt"})", kFileResult);
+  RoundTrip("7", "list_dir", R"({"path":"/d"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  EXPECT_EQ(ServerCalls("list_dir"), 2u) << "the parent directory listing";
+}
+
+TEST_F(SessionTest, PassThroughWithoutCacheForwardsToolCalls) {
+  Session plain({.server = "srv"}, nullptr, &clock_, &out_);
+  std::string c = Call("1", "read_file", R"({"path":"/a"})");
+  plain.OnClientLine(c);
+  plain.OnClientLine(c);
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+}
+
+}  // namespace
+}  // namespace toolcache::mcp

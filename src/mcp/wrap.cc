@@ -1,0 +1,116 @@
+// Invariants: only `command` and `args` of stdio servers change; member
+// order and every other field survive (ordered_json); Wrap then Unwrap
+// restores the original servers exactly.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "toolcache/mcp_wrap.h"
+
+namespace toolcache {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Result<Json*> Servers(Json& doc, std::string_view text) {
+  doc = Json::parse(text, nullptr, false);
+  if (doc.is_discarded()) {
+    return InvalidArgument("not valid JSON (check for trailing commas)");
+  }
+  if (!doc.is_object() || !doc.contains("mcpServers") ||
+      !doc["mcpServers"].is_object()) {
+    return InvalidArgument(
+        "no \"mcpServers\" object at the top level (expected the format of "
+        ".mcp.json or claude_desktop_config.json)");
+  }
+  for (auto& [name, server] : doc["mcpServers"].items()) {
+    if (!server.is_object()) {
+      return InvalidArgument("mcpServers." + name + " is not an object");
+    }
+  }
+  return &doc["mcpServers"];
+}
+
+// True when `server` already runs behind toolcache.
+bool IsWrapped(const Json& server) {
+  if (!server.contains("args") || !server["args"].is_array()) return false;
+  const Json& args = server["args"];
+  if (args.empty() || args[0] != "mcp") return false;
+  for (const Json& a : args) {
+    if (a == "--") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<WrapOutcome> WrapMcpServers(std::string_view json_text,
+                                   const WrapOptions& options) {
+  Json doc;
+  Result<Json*> servers = Servers(doc, json_text);
+  if (!servers.ok()) return servers.status();
+  WrapOutcome out;
+  for (auto& [name, server] : (*servers)->items()) {
+    std::string type = server.value("type", "stdio");
+    if (server.contains("url") || type != "stdio") {
+      out.skipped.push_back(name + ": not a stdio server");
+      continue;
+    }
+    if (!server.contains("command") || !server["command"].is_string()) {
+      out.skipped.push_back(name + ": no string \"command\"");
+      continue;
+    }
+    if (IsWrapped(server)) {
+      out.skipped.push_back(name + ": already wrapped");
+      continue;
+    }
+    if (server.contains("args") && !server["args"].is_array()) {
+      out.skipped.push_back(name + ": \"args\" is not an array");
+      continue;
+    }
+    Json args = Json::array({"mcp", "--name", name});
+    if (!options.config_path.empty()) {
+      args.push_back("--config");
+      args.push_back(options.config_path);
+    }
+    args.push_back("--");
+    args.push_back(server["command"]);
+    if (server.contains("args")) {
+      for (const Json& a : server["args"]) args.push_back(a);
+    }
+    server["command"] = options.toolcache;
+    server["args"] = std::move(args);
+    out.changed.push_back(name);
+  }
+  out.text = doc.dump(2) + "\n";
+  return out;
+}
+
+Result<WrapOutcome> UnwrapMcpServers(std::string_view json_text) {
+  Json doc;
+  Result<Json*> servers = Servers(doc, json_text);
+  if (!servers.ok()) return servers.status();
+  WrapOutcome out;
+  for (auto& [name, server] : (*servers)->items()) {
+    if (!IsWrapped(server)) {
+      out.skipped.push_back(name + ": not wrapped");
+      continue;
+    }
+    const Json& args = server["args"];
+    size_t sep = 0;
+    while (args[sep] != "--") ++sep;
+    if (sep + 1 >= args.size() || !args[sep + 1].is_string()) {
+      out.skipped.push_back(name + ": no command after \"--\"");
+      continue;
+    }
+    Json command = args[sep + 1];
+    Json rest = Json::array();
+    for (size_t i = sep + 2; i < args.size(); ++i) rest.push_back(args[i]);
+    server["command"] = command;
+    server["args"] = std::move(rest);
+    out.changed.push_back(name);
+  }
+  out.text = doc.dump(2) + "\n";
+  return out;
+}
+
+}  // namespace toolcache

@@ -1,0 +1,32 @@
+// Belady's MIN (Belady 1966), the offline limit for hit ratio: evict the
+// cached object whose next request is farthest in the future, and do not
+// cache an object that is never requested again or whose next request is
+// farther than every cached object's (MIN with bypass).
+//
+// It needs Request::next_access (the index of the next request for the same
+// id; kNoNextAccess if none), which the simulator fills in
+// (sim::FillNextAccess in src/sim/optimum.h); registry kind kOffline.
+//
+// With unit sizes and no TTL this is optimal for hit ratio. With variable
+// sizes it is the classic heuristic, NOT size-optimal (the size-aware limit
+// is sim::SolveOptimum). With TTLs, a request after its entry expired is a
+// forced (compulsory-like) miss: CacheCore removes the entry on expiry; the
+// policy does not know request times, so it may keep an entry whose next
+// use falls after its expiry.
+//
+// Thread-safety: none (see policy.h).
+#ifndef TOOLCACHE_SRC_POLICY_BELADY_POLICY_H_
+#define TOOLCACHE_SRC_POLICY_BELADY_POLICY_H_
+
+#include <memory>
+
+#include "toolcache/policy.h"
+
+namespace toolcache {
+
+// Registry factory (row "belady").
+std::unique_ptr<Policy> MakeBeladyPolicy(const PolicyParams& params);
+
+}  // namespace toolcache
+
+#endif  // TOOLCACHE_SRC_POLICY_BELADY_POLICY_H_

@@ -1,0 +1,81 @@
+// W-TinyLFU and its count-min sketch: exact small sequences.
+#include "src/policy/wtinylfu_policy.h"
+
+#include "gtest/gtest.h"
+#include "src/policy/frequency_sketch.h"
+#include "toolcache/policy.h"
+
+namespace toolcache {
+namespace {
+
+bool Access(CacheCore& core, ObjectId id, uint64_t size = 1) {
+  Request r{.id = id, .size = size};
+  if (core.Lookup(r) == LookupOutcome::kHit) return true;
+  (void)core.Insert(r);
+  return false;
+}
+
+TEST(FrequencySketch, CountsWithoutUnderestimatingAndSaturatesAt15) {
+  FrequencySketch sketch(64);
+  for (int i = 0; i < 9; ++i) sketch.Increment(7);
+  EXPECT_GE(sketch.Frequency(7), 9u);
+  for (int i = 0; i < 20; ++i) sketch.Increment(7);
+  EXPECT_EQ(sketch.Frequency(7), 15u);
+}
+
+TEST(FrequencySketch, HalvesEveryCounterAfterTheSamplePeriod) {
+  FrequencySketch sketch(16);
+  ASSERT_EQ(sketch.sample_size(), 160u);  // 10 x expected entries
+  for (int i = 0; i < 12; ++i) sketch.Increment(1);
+  const uint32_t before = sketch.Frequency(1);
+  ASSERT_GE(before, 12u);
+  uint64_t id = 1000;
+  while (sketch.resets() == 0) {
+    ASSERT_LT(id, 1000u + 160u) << "no halving within the sample period";
+    sketch.Increment(id++);
+  }
+  EXPECT_EQ(sketch.resets(), 1u);
+  EXPECT_EQ(sketch.Frequency(1), before / 2);
+  EXPECT_LT(sketch.additions(), 80u);  // the addition count was halved too
+}
+
+// 100 one-byte entries: window 1 byte, main 99 (protected 79).
+TEST(WTinyLfuPolicy, RejectsOneHitCandidateAgainstFrequentVictim) {
+  CacheCore core({.capacity_bytes = 100},
+                 MakeWTinyLfuPolicy({.capacity_bytes = 100}));
+  for (ObjectId id = 0; id < 100; ++id) Access(core, id);
+  for (int round = 0; round < 3; ++round) {
+    for (ObjectId id = 0; id < 99; ++id) EXPECT_TRUE(Access(core, id));
+  }
+  // Newcomers seen once: each duels a frequent probation victim and loses.
+  for (ObjectId id = 1000; id < 1010; ++id) Access(core, id);
+  for (ObjectId id = 0; id < 99; ++id) {
+    EXPECT_NE(core.Find(id), kNoSlot) << "frequent " << id << " evicted";
+  }
+  for (ObjectId id = 1000; id < 1009; ++id) {
+    EXPECT_EQ(core.Find(id), kNoSlot) << "one-hit " << id << " admitted";
+  }
+  EXPECT_NE(core.Find(1009), kNoSlot);  // the newest sits in the window
+}
+
+TEST(WTinyLfuPolicy, FrequentCandidateWinsAgainstColdVictim) {
+  CacheCore core({.capacity_bytes = 100},
+                 MakeWTinyLfuPolicy({.capacity_bytes = 100}));
+  for (ObjectId id = 0; id < 100; ++id) Access(core, id);  // all cold
+  Access(core, 500);  // evicts a cold one; 500 enters the window
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(Access(core, 500));
+  Access(core, 501);  // 500 leaves the window and wins its duel
+  EXPECT_NE(core.Find(500), kNoSlot);
+  EXPECT_EQ(core.view().entry_count(), 100u);
+}
+
+TEST(WTinyLfuPolicy, ReportsBoundedMetadataPerEntry) {
+  CacheCore core({.capacity_bytes = 10000},
+                 MakeWTinyLfuPolicy({.capacity_bytes = 10000}));
+  for (ObjectId id = 0; id < 20000; ++id) Access(core, id % 15000);
+  EXPECT_LE(core.policy().MetadataBytes(), 128u);
+  EXPECT_GT(core.policy().MetadataBytes(), 0u);
+}
+
+}  // namespace
+}  // namespace toolcache

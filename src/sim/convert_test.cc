@@ -1,0 +1,572 @@
+// Tests for the trace converters, the tool table and the Python-call parser.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "src/sim/convert_bfcl.h"
+#include "src/sim/convert_sources.h"
+#include "toolcache/trace.h"
+#include "toolcache/trace_convert.h"
+
+namespace toolcache {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::string kFixtures =
+    std::string(TOOLCACHE_SOURCE_DIR) + "/tests/data/traces/";
+const std::string kShared = std::string(TOOLCACHE_SHARED_DIR) + "/data/traces/";
+
+Result<ConvertResult> ConvertFile(TraceSource source, const std::string& path,
+                                  ConvertOptions opts = {}) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  opts.input_path = path;
+  return ConvertTrace(source, in, path, opts);
+}
+
+Result<ConvertResult> ConvertText(TraceSource source, const std::string& text,
+                                  ConvertOptions opts = {}) {
+  std::istringstream in(text);
+  return ConvertTrace(source, in, "in", opts);
+}
+
+double RepeatedFraction(const Trace& t) {
+  std::set<std::string> keys;
+  for (const TraceRecord& r : t.records)
+    keys.insert(r.tool + '\0' + r.arguments);
+  return 1.0 - static_cast<double>(keys.size()) /
+                   static_cast<double>(t.records.size());
+}
+
+// ---------------------------------------------------------------- tool table
+
+TEST(ToolTableTest, BuiltinTableFollowsPaperTable1ByName) {
+  ToolTable t;
+  EXPECT_EQ(t.Lookup("google_search").row, "search");
+  EXPECT_DOUBLE_EQ(t.Lookup("google_search").profile.latency, 1.35);
+  EXPECT_DOUBLE_EQ(t.Lookup("google_search").profile.cost, 0.005);
+  EXPECT_EQ(t.Lookup("wikipedia_search").row, "wikipedia_fetch");
+  EXPECT_DOUBLE_EQ(t.Lookup("wikipedia_search").profile.cost, 0);
+  EXPECT_EQ(t.Lookup("get_weather").row, "weather");
+  EXPECT_DOUBLE_EQ(t.Lookup("get_weather").profile.cost, 0.0016);
+  EXPECT_EQ(t.Lookup("plan_route").row, "map_planning");
+  EXPECT_EQ(t.Lookup("cd").row, "other");
+  EXPECT_FALSE(t.Lookup("cd").from_user_table);
+  EXPECT_EQ(t.Lookup("search", "wikipedia_fetch").row, "wikipedia_fetch");
+  EXPECT_EQ(t.default_result_size(), 1024u);
+}
+
+TEST(ToolTableTest, CsvRowsThenStarThenBuiltin) {
+  Result<ToolTable> t = ToolTable::Load(kFixtures + "tool_table.csv");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ToolTable::Match w = t->Lookup("get_weather");
+  EXPECT_TRUE(w.from_user_table);
+  EXPECT_DOUBLE_EQ(w.profile.latency, 0.25);
+  EXPECT_DOUBLE_EQ(w.profile.ttl, 600);
+  EXPECT_FALSE(w.profile.result_size.has_value());
+  EXPECT_TRUE(std::isnan(t->Lookup("search_web").profile.ttl));
+  ToolTable::Match other = t->Lookup("anything");
+  EXPECT_EQ(other.row, "*");
+  EXPECT_DOUBLE_EQ(other.profile.latency, 0.05);
+}
+
+TEST(ToolTableTest, JsonTableWithoutStarFallsBackToBuiltin) {
+  Result<ToolTable> t = ToolTable::Load(kFixtures + "tool_table.json");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->Lookup("ls").profile.result_size, 512u);
+  EXPECT_DOUBLE_EQ(t->Lookup("ls").profile.ttl, 0);
+  EXPECT_FALSE(t->Lookup("get_weather").from_user_table);
+}
+
+TEST(ToolTableTest, RejectsBadTablesNamingThePlace) {
+  struct Case {
+    const char* text;
+    const char* reason;
+  } cases[] = {
+      {"tool,latency,cost\nf,abc,0\n", "in:2: 'latency' must be a number"},
+      {"tool,latency,cost\nf,1\n", "in:2: expected 3 columns, got 2"},
+      {"name,latency\n", "in:1: the CSV header must name a 'tool' column"},
+      {"tool,latency,cost,speed\nf,1,0,3\n", "unknown column 'speed'"},
+      {"tool,latency,cost\nf,1,0\nf,2,0\n", "in:3: tool 'f' listed twice"},
+      {"tool,latency,cost\nf,-1,0\n", "must be a non-negative number"},
+      {R"([{"tool":"f","latency":1}])", "row 0: tool 'f' needs both"},
+      {R"([{"latency":1}])", "row 0: must be an object with a string 'tool'"},
+      {R"({"f": 3})", "tool 'f': must map to an object"},
+      {"[1,", "in: not valid JSON"},
+  };
+  for (const Case& c : cases) {
+    Result<ToolTable> t = ToolTable::Parse(c.text, "in");
+    ASSERT_FALSE(t.ok()) << c.text;
+    EXPECT_THAT(t.status().message(), HasSubstr(c.reason)) << c.text;
+  }
+}
+
+TEST(ToolTableTest, SourceNamesParseAndUnknownIsAnError) {
+  EXPECT_EQ(*ParseTraceSource("openai-chat"), TraceSource::kOpenAiChat);
+  EXPECT_EQ(*ParseTraceSource("llmcompiler-parallelqa"),
+            TraceSource::kLlmCompilerParallelQa);
+  Result<TraceSource> bad = ParseTraceSource("openai");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("unknown trace source 'openai'"));
+}
+
+// ---------------------------------------------------------------- OpenAI
+
+TEST(OpenAiConverterTest, PairsCallsWithToolMessagesExactly) {
+  Result<ConvertResult> r =
+      ConvertFile(TraceSource::kOpenAiChat, kFixtures + "openai_chat.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& recs = r->trace.records;
+  ASSERT_EQ(recs.size(), 5u);
+  // Parallel calls keep call order, although results came back reversed.
+  EXPECT_EQ(recs[0].tool, "get_weather");
+  EXPECT_EQ(recs[0].session, "conv-a");
+  EXPECT_EQ(recs[0].user, "alice");
+  EXPECT_EQ(recs[0].arguments, R"({"city":"Paris","units":"metric"})");
+  EXPECT_EQ(recs[0].result_size, 10u);  // "18C, sunny"
+  EXPECT_FALSE(recs[0].error);
+  EXPECT_EQ(recs[1].tool, "search_web");
+  EXPECT_EQ(recs[1].result_size, 16u);      // "9:00-18:00" + " daily"
+  EXPECT_DOUBLE_EQ(recs[1].latency, 1.35);  // default table: search row
+  // Same call with reordered keys and spaces: same canonical arguments and
+  // the same result digest.
+  EXPECT_EQ(recs[2].arguments, recs[0].arguments);
+  EXPECT_EQ(recs[2].result_digest, recs[0].result_digest);
+  EXPECT_THAT(recs[0].result_digest, ::testing::StartsWith("sha256:"));
+  EXPECT_EQ(recs[0].result_digest.size(), 7u + 64u);
+  // The source says is_error -> error; error-looking text alone does not.
+  EXPECT_EQ(recs[3].tool, "send_email");
+  EXPECT_TRUE(recs[3].error);
+  EXPECT_EQ(recs[4].tool, "get_time");
+  EXPECT_EQ(recs[4].session, "traj-1");  // no id: index
+  EXPECT_EQ(recs[4].arguments, "{}");    // "" arguments
+  EXPECT_FALSE(recs[4].error);
+  EXPECT_FALSE(recs[4].request_type.has_value());  // chat logs do not say
+  EXPECT_EQ(r->report.calls_without_result, 1u);   // book_table
+  EXPECT_EQ(r->report.results_without_call, 1u);   // call_9
+  EXPECT_EQ(r->report.sessions, 2u);
+  EXPECT_EQ(r->report.assigned_from_default, 5u);
+  EXPECT_EQ(r->report.tools_from_default, 4u);
+}
+
+TEST(OpenAiConverterTest, UserToolTableIsUsedAndReported) {
+  ConvertOptions opts;
+  Result<ToolTable> table = ToolTable::Load(kFixtures + "tool_table.csv");
+  ASSERT_TRUE(table.ok());
+  opts.tool_table = std::make_shared<const ToolTable>(std::move(*table));
+  Result<ConvertResult> r = ConvertFile(TraceSource::kOpenAiChat,
+                                        kFixtures + "openai_chat.json", opts);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_DOUBLE_EQ(r->trace.records[0].latency, 0.25);
+  EXPECT_DOUBLE_EQ(r->trace.records[0].ttl, 600);
+  EXPECT_DOUBLE_EQ(r->trace.records[3].latency, 0.05);  // "*" row
+  EXPECT_EQ(r->report.assigned_from_user, 5u);
+  EXPECT_EQ(r->report.assigned_from_default, 0u);
+  EXPECT_THAT(r->report.Summary(),
+              HasSubstr("assigned latency/cost from --tool-table to 5 calls "
+                        "of 4 tools"));
+}
+
+TEST(OpenAiConverterTest, AcceptsJsonLinesOfTrajectories) {
+  Result<ConvertResult> r =
+      ConvertFile(TraceSource::kOpenAiChat, kFixtures + "openai_chat.jsonl");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->trace.records.size(), 2u);
+  EXPECT_EQ(r->trace.records[0].session, "7");
+  EXPECT_EQ(r->trace.records[1].session, "8");
+  // Same call, different results: the digests tell them apart.
+  EXPECT_NE(r->trace.records[0].result_digest,
+            r->trace.records[1].result_digest);
+}
+
+TEST(OpenAiConverterTest, BadArgumentsNameTrajectoryAndMessage) {
+  Result<ConvertResult> r = ConvertFile(
+      TraceSource::kOpenAiChat, kFixtures + "openai_bad_arguments.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("trajectory 1, message 1, tool_calls[0]: "
+                        "'function.arguments' is not valid JSON"));
+}
+
+TEST(OpenAiConverterTest, RejectsMalformedInputClearly) {
+  struct Case {
+    const char* text;
+    const char* reason;
+  } cases[] = {
+      {"[{\"foo\": 1}]", "trajectory 0: no message list"},
+      {"42", "expected a JSON array of trajectories"},
+      {"{\"messages\": []}\nnot json\n", "in:2: not valid JSON"},
+      {R"([{"messages":[{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"f","arguments":"{}"}}]}]}])",
+       "missing 'id'"},
+      {R"([{"messages":[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f","arguments":"[1]"}}]}]}])",
+       "arguments must be a JSON object"},
+      {R"([{"messages":[{"role":"tool","content":"x"}]}])",
+       "tool message without 'tool_call_id'"},
+  };
+  for (const Case& c : cases) {
+    Result<ConvertResult> r = ConvertText(TraceSource::kOpenAiChat, c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_THAT(r.status().message(), HasSubstr(c.reason)) << c.text;
+  }
+}
+
+// ---------------------------------------------------------------- Anthropic
+
+TEST(AnthropicConverterTest, PairsToolUseWithToolResultExactly) {
+  Result<ConvertResult> r = ConvertFile(TraceSource::kAnthropic,
+                                        kFixtures + "anthropic_messages.jsonl");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& recs = r->trace.records;
+  ASSERT_EQ(recs.size(), 3u);
+  EXPECT_EQ(recs[0].tool, "list_dir");
+  EXPECT_EQ(recs[0].arguments, R"({"path":"."})");
+  EXPECT_EQ(recs[0].result_size, 13u);  // "README.md\nsrc"
+  EXPECT_EQ(recs[1].tool, "read_file");
+  EXPECT_EQ(recs[1].result_size, 7u);  // text block "# Title"
+  EXPECT_FALSE(recs[1].error);
+  EXPECT_EQ(recs[2].tool, "run_tests");
+  EXPECT_EQ(recs[2].arguments, "{}");
+  EXPECT_TRUE(recs[2].error);  // is_error
+  EXPECT_TRUE(std::isnan(recs[0].time));
+  EXPECT_EQ(r->report.calls_without_result, 1u);  // missing.md
+}
+
+TEST(AnthropicConverterTest, ClaudeCodeSessionMeasuresLatencyFromTimestamps) {
+  Result<ConvertResult> r = ConvertFile(
+      TraceSource::kAnthropic, kFixtures + "claude_code_session.jsonl");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& recs = r->trace.records;
+  ASSERT_EQ(recs.size(), 2u);  // the repeated tool_use line is one call
+  EXPECT_EQ(recs[0].session, "s-1");
+  EXPECT_EQ(recs[0].tool, "Read");
+  EXPECT_DOUBLE_EQ(recs[0].time, 0.0);
+  EXPECT_DOUBLE_EQ(recs[0].latency, 0.25);
+  EXPECT_EQ(recs[1].tool, "Bash");
+  EXPECT_EQ(recs[1].arguments, R"({"command":"make","timeout":60000})");
+  EXPECT_DOUBLE_EQ(recs[1].time, 1.5);
+  EXPECT_DOUBLE_EQ(recs[1].latency, 3.0);
+  EXPECT_TRUE(recs[1].error);
+  EXPECT_THAT(r->report.Summary(), HasSubstr("skipped 1 lines"));
+}
+
+TEST(AnthropicConverterTest, AcceptsAMessagesRequestBody) {
+  Result<ConvertResult> r = ConvertText(TraceSource::kAnthropic, R"({
+    "model": "x", "messages": [
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "get_weather", "input": {"city": "Oslo"}}]},
+      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "cold"}]}]})");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->trace.records.size(), 1u);
+  EXPECT_EQ(r->trace.records[0].result_size, 4u);
+  EXPECT_DOUBLE_EQ(r->trace.records[0].cost, 0.0016);  // weather row
+}
+
+TEST(AnthropicConverterTest, RejectsMalformedBlocks) {
+  Result<ConvertResult> r = ConvertText(
+      TraceSource::kAnthropic,
+      "{\"role\":\"user\",\"content\":\"hi\"}\n"
+      R"({"role":"assistant","content":[{"type":"tool_use","name":"f","input":{}}]})"
+      "\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("in:2, content[0]: tool_use without a string 'id'"));
+  r = ConvertText(TraceSource::kAnthropic, "{\"role\":\"user\"\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("in:1: not valid JSON"));
+}
+
+// ---------------------------------------------------------------- Python calls
+
+TEST(PythonCallTest, ParsesBfclCallSyntax) {
+  struct Case {
+    const char* call;
+    const char* name;
+    const char* args;
+  } cases[] = {
+      {"cd(folder='document')", "cd", R"({"folder":"document"})"},
+      {"grep(file_name='final_report.pdf',pattern='budget analysis')", "grep",
+       R"({"file_name":"final_report.pdf","pattern":"budget analysis"})"},
+      {"sort('final_report.pdf')", "sort", R"({"$0":"final_report.pdf"})"},
+      {"ls(a=True)", "ls", R"({"a":true})"},
+      {"tail(file_name='log.txt',lines=20)", "tail",
+       R"({"file_name":"log.txt","lines":20})"},
+      {R"(post_tweet(content='Can\'t wait', tags=["#a", '#b'], mentions=[]))",
+       "post_tweet",
+       R"({"content":"Can't wait","mentions":[],"tags":["#a","#b"]})"},
+      {"f(x=-3.5e2, y=None, z=(1, 2,), d={'k': [1, {'n': False}], 2: 'two'})",
+       "f",
+       R"({"d":{"2":"two","k":[1,{"n":false}]},"x":-350.0,"y":null,"z":[1,2]})"},
+      {"math.factorial(number=5)", "math.factorial", R"({"number":5})"},
+      {"  g ( )  ", "g", "{}"},
+      {R"(echo(content="a\nb\u00e9\\"))", "echo", R"({"content":"a\nbé\\"})"},
+  };
+  for (const Case& c : cases) {
+    Result<PythonCall> p = ParsePythonCall(c.call);
+    ASSERT_TRUE(p.ok()) << c.call << ": " << p.status().message();
+    EXPECT_EQ(p->name, c.name) << c.call;
+    EXPECT_EQ(nlohmann::json::parse(p->arguments_json),
+              nlohmann::json::parse(c.args))
+        << c.call;
+  }
+}
+
+TEST(PythonCallTest, RejectsWhatIsNotALiteralCall) {
+  struct Case {
+    const char* call;
+    const char* reason;
+  } cases[] = {
+      {"cd(folder=x)", "'x' is not a literal"},
+      {"cd(folder='a'", "unterminated argument list"},
+      {"cd(folder='a)", "unterminated string"},
+      {"cd(folder='a') + 1", "unexpected text after the call"},
+      {"cd(folder='a', 'b')", "positional argument after a keyword"},
+      {"cd(a=1, a=2)", "keyword argument 'a' repeated"},
+      {"(1)", "expected a function name"},
+      {"f(x=[1 2])", "expected ',' or ']'"},
+      {"f(x={1.5: 2})", "dict keys must be strings or integers"},
+      {"f(x=1e)", "bad exponent"},
+  };
+  for (const Case& c : cases) {
+    Result<PythonCall> p = ParsePythonCall(c.call);
+    ASSERT_FALSE(p.ok()) << c.call;
+    EXPECT_THAT(p.status().message(), HasSubstr(c.reason)) << c.call;
+  }
+  // Deep nesting is refused, not a stack overflow.
+  std::string deep =
+      "f(x=" + std::string(10000, '[') + std::string(10000, ']') + ")";
+  Result<PythonCall> p = ParsePythonCall(deep);
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(p.status().message(), HasSubstr("nested too deeply"));
+}
+
+TEST(PythonCallTest, EveryTruncationOfACallIsRejectedCleanly) {
+  const std::string call =
+      R"(f(a='x\'y', b=[1, -2.5e3, (3,), {'k': None}], c="""t""", d=True))";
+  ASSERT_TRUE(ParsePythonCall(call).ok());
+  for (size_t n = 0; n < call.size(); ++n) {
+    Result<PythonCall> p = ParsePythonCall(call.substr(0, n));
+    EXPECT_FALSE(p.ok()) << call.substr(0, n);
+    if (!p.ok()) {
+      EXPECT_THAT(p.status().message(), HasSubstr("at offset"));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- BFCL
+
+TEST(BfclConverterTest, RequestTypeRuleOverTheFuncDocs) {
+  Result<std::map<std::string, trace_internal::BfclToolDoc>> docs =
+      trace_internal::LoadBfclFuncDocs(kShared + "bfcl/multi_turn_func_doc");
+  ASSERT_TRUE(docs.ok()) << docs.status().message();
+  using Type = trace_internal::BfclToolDoc::Type;
+  auto type = [&](const char* name) { return docs->at(name).type; };
+  EXPECT_EQ(type("cd"), Type::kCommand);  // changes what ls returns
+  EXPECT_EQ(type("ls"), Type::kInformational);
+  EXPECT_EQ(type("cat"), Type::kInformational);
+  EXPECT_EQ(type("sort"), Type::kInformational);
+  EXPECT_EQ(type("mkdir"), Type::kCommand);
+  EXPECT_EQ(type("echo"), Type::kCommand);
+  EXPECT_EQ(type("add"), Type::kInformational);  // math_api: arithmetic
+  EXPECT_EQ(type("archival_memory_add"), Type::kCommand);
+  EXPECT_EQ(type("send_message"), Type::kCommand);
+  EXPECT_EQ(type("get_stock_info"), Type::kInformational);
+  EXPECT_EQ(type("authenticate_twitter"), Type::kCommand);
+  EXPECT_EQ(type("search_engine_query"), Type::kInformational);
+  EXPECT_EQ(type("notify_price_change"), Type::kCommand);  // unknown verb
+  EXPECT_EQ(docs->at("sort").params, (std::vector<std::string>{"file_name"}));
+  size_t informational = 0;
+  for (const auto& [name, doc] : *docs) {
+    informational += doc.type == Type::kInformational;
+  }
+  // Pinned: a change to the rule or the docs must be deliberate.
+  EXPECT_EQ(docs->size(), 154u);  // 163 docs; 9 names in two memory files
+  EXPECT_EQ(informational, 87u);
+}
+
+TEST(BfclConverterTest, MultiTurnGroundTruthCountsArePinned) {
+  Result<ConvertResult> r = ConvertFile(
+      TraceSource::kBfcl,
+      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = r->trace;
+  ASSERT_EQ(t.records.size(), 1161u);
+  EXPECT_EQ(r->report.sessions, 200u);
+  size_t commands = 0;
+  for (const TraceRecord& rec : t.records) {
+    ASSERT_TRUE(rec.request_type.has_value()) << rec.tool;
+    commands += *rec.request_type == RequestType::kCommand;
+    EXPECT_EQ(rec.result_size, 1024u);
+    EXPECT_TRUE(rec.result_digest.empty());
+  }
+  EXPECT_EQ(commands, 670u);
+  EXPECT_NEAR(RepeatedFraction(t), 516.0 / 1161.0, 1e-12);
+  // First entry, exactly.
+  EXPECT_EQ(t.records[0].session, "multi_turn_base_0");
+  EXPECT_EQ(t.records[0].tool, "cd");
+  EXPECT_EQ(t.records[0].arguments, R"({"folder":"document"})");
+  EXPECT_EQ(t.records[0].request_type, RequestType::kCommand);
+  EXPECT_EQ(t.records[4].tool, "grep");
+  EXPECT_EQ(t.records[4].request_type, RequestType::kInformational);
+  // sort('final_report.pdf'): the positional argument named from the doc.
+  EXPECT_EQ(t.records[5].tool, "sort");
+  EXPECT_EQ(t.records[5].arguments, R"({"file_name":"final_report.pdf"})");
+  EXPECT_EQ(r->report.assigned_result_size, 1161u);
+}
+
+TEST(BfclConverterTest, PositionalArgumentWithoutDocsIsAnError) {
+  Result<ConvertResult> r =
+      ConvertText(TraceSource::kBfcl,
+                  R"j({"id": "x", "ground_truth": [["sort('a.txt')"]]})j");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("in:1: call 'sort('a.txt')' has positional argument 0 "
+                        "and no function doc names it"));
+}
+
+TEST(BfclConverterTest, RejectsQuestionFileAndBadCalls) {
+  Result<ConvertResult> r = ConvertFile(
+      TraceSource::kBfcl, kShared + "bfcl/BFCL_v3_multi_turn_base.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr(":1: no 'ground_truth'"));
+  r = ConvertText(TraceSource::kBfcl,
+                  "{\"id\":\"a\",\"ground_truth\":[[\"cd(\"]]}\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("in:1: cannot parse call 'cd('"));
+}
+
+TEST(BfclConverterTest, SimpleSetTakesFirstAcceptableValueAndNoType) {
+  Result<ConvertResult> r = ConvertFile(
+      TraceSource::kBfcl, kShared + "bfcl/possible_answer_BFCL_v3_simple.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->trace.records.size(), 400u);
+  const TraceRecord& first = r->trace.records[0];
+  EXPECT_EQ(first.tool, "calculate_triangle_area");
+  EXPECT_EQ(first.arguments, R"({"base":10,"height":5,"unit":"units"})");
+  // simple_2: z accepts ["", 0]: "" first means omitted.
+  EXPECT_EQ(r->trace.records[2].arguments, R"({"x":4,"y":5})");
+  for (const TraceRecord& rec : r->trace.records) {
+    EXPECT_FALSE(rec.request_type.has_value());
+  }
+}
+
+// ---------------------------------------------------------------- LLMCompiler
+
+TEST(LlmCompilerConverterTest, MovieWorkloadCountsAndRepeatsArePinned) {
+  Result<ConvertResult> r =
+      ConvertFile(TraceSource::kLlmCompiler,
+                  kShared + "llmcompiler/movie_recommendations_formatted.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = r->trace;
+  ASSERT_EQ(t.records.size(), 4000u);  // 500 questions x 8 titles
+  EXPECT_EQ(r->report.sessions, 500u);
+  std::set<std::string> titles;
+  for (const TraceRecord& rec : t.records) {
+    EXPECT_EQ(rec.tool, "search");
+    EXPECT_EQ(rec.request_type, RequestType::kInformational);
+    EXPECT_DOUBLE_EQ(rec.latency, 0.6);  // Table 1: Wikipedia fetch
+    EXPECT_DOUBLE_EQ(rec.ttl, 3600);
+    titles.insert(rec.arguments);
+  }
+  EXPECT_EQ(titles.size(), 1530u);
+  // The paper: "over 40% of tool invocations are repeated".
+  EXPECT_NEAR(RepeatedFraction(t), 1.0 - 1530.0 / 4000.0, 1e-12);
+  EXPECT_GT(RepeatedFraction(t), 0.40);
+  // Titles with a comma stay whole.
+  EXPECT_TRUE(titles.contains(R"({"entity":"Monsters, Inc"})"));
+  EXPECT_TRUE(
+      titles.contains(R"({"entity":"Lock, Stock & Two Smoking Barrels"})"));
+  EXPECT_FALSE(titles.contains(R"({"entity":"Inc"})"));
+  EXPECT_EQ(t.records[0].session, "movie-0");
+  EXPECT_EQ(t.records[0].arguments, R"({"entity":"Mission Impossible"})");
+  EXPECT_EQ(t.records[7].arguments, R"({"entity":"Rosetta"})");
+}
+
+TEST(LlmCompilerConverterTest, ParallelQaCountsArePinned) {
+  Result<ConvertResult> r =
+      ConvertFile(TraceSource::kLlmCompiler,
+                  kShared + "llmcompiler/parallelqa_dataset.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const Trace& t = r->trace;
+  size_t searches = 0, maths = 0;
+  std::set<std::string> entities;
+  for (const TraceRecord& rec : t.records) {
+    if (rec.tool == "search") {
+      ++searches;
+      entities.insert(rec.arguments);
+    } else {
+      ASSERT_EQ(rec.tool, "math");
+      ++maths;
+      EXPECT_DOUBLE_EQ(rec.ttl, 300);
+      EXPECT_DOUBLE_EQ(rec.latency, 1.0);
+    }
+  }
+  EXPECT_EQ(maths, 113u);
+  EXPECT_EQ(searches, 429u);
+  EXPECT_EQ(entities.size(), 61u);
+  EXPECT_EQ(r->report.sessions, 113u);
+}
+
+TEST(LlmCompilerConverterTest, EntityHeuristicOnDatasetQuestions) {
+  using trace_internal::ExtractParallelQaEntities;
+  EXPECT_EQ(ExtractParallelQaEntities(
+                "If Mariana Trench was 20% shallower and the Puerto Rico "
+                "Trench was 20% deeper, which one would be shallower?"),
+            (std::vector<std::string>{"Mariana Trench", "Puerto Rico Trench"}));
+  EXPECT_EQ(
+      ExtractParallelQaEntities(
+          "After increasing the height of Christ the Redeemer by 60% "
+          "and decreasing the height of the Statue of Unity by 30%, "
+          "which statue would dominate in height?"),
+      (std::vector<std::string>{"Christ the Redeemer", "Statue of Unity"}));
+  EXPECT_EQ(ExtractParallelQaEntities(
+                "Considering a cheetah that runs 20% faster and a peregrine "
+                "falcon flying 30% slower compared to their maximum velocity, "
+                "which one is faster?"),
+            (std::vector<std::string>{"peregrine falcon", "cheetah"}));
+  EXPECT_EQ(ExtractParallelQaEntities(
+                "Given that South Korea's population grows by 20%, Japan's "
+                "grows by 5%, and China's grows by 10%, which country has the "
+                "least populous count?"),
+            (std::vector<std::string>{"South Korea", "Japan", "China"}));
+}
+
+TEST(LlmCompilerConverterTest, RejectsWhatIsNotTheDataset) {
+  Result<ConvertResult> r =
+      ConvertText(TraceSource::kLlmCompilerMovie,
+                  R"([{"id":"1","question":"What is 2+2?","answer":"4"}])");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("question 1: not a movie-recommendation question"));
+  r = ConvertText(TraceSource::kLlmCompiler, "{}");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("expected a JSON array"));
+}
+
+// ---------------------------------------------------------------- round trip
+
+TEST(ConvertRoundTripTest, ConvertedTracesReadBackUnchanged) {
+  Result<ConvertResult> r = ConvertFile(
+      TraceSource::kBfcl,
+      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
+  ASSERT_TRUE(r.ok());
+  std::stringstream buf;
+  WriteTrace(r->trace, buf);
+  Result<Trace> back = ReadTrace(buf, "bfcl");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->records.size(), r->trace.records.size());
+  for (size_t i = 0; i < back->records.size(); ++i) {
+    EXPECT_EQ(back->records[i].arguments, r->trace.records[i].arguments);
+    EXPECT_EQ(back->records[i].request_type, r->trace.records[i].request_type);
+  }
+}
+
+}  // namespace
+}  // namespace toolcache

@@ -1,0 +1,265 @@
+// The experiment grid and its thread pool.
+//
+// Invariants:
+//   - Every cell writes only its own pre-sized slot of the result vector, and
+//     every cell's inputs (PreparedTrace, options, seed) are fixed before the
+//     pool starts: results are identical for any --jobs.
+//   - Workers take indices in increasing order from one atomic counter and
+//     stop taking new ones after a failure, so the reported error is the one
+//     of the lowest failing index.
+#include "src/sim/experiment.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#if __has_include("src/sim/optimum.h")
+#include "src/sim/optimum.h"
+#define TOOLCACHE_SIM_HAS_OPTIMUM 1
+#else
+#define TOOLCACHE_SIM_HAS_OPTIMUM 0
+#endif
+
+namespace toolcache::sim {
+namespace {
+
+struct Source {
+  std::string name;
+  uint64_t seed = 0;
+  bool from_trace = false;
+  // Paper-silent: synthetic workloads invalidate nothing (send_message writes
+  // to an outbox no informational tool reads); traces use the session rule.
+  InvalidationRule invalidation = InvalidationRule::kNone;
+  PreparedTrace prepared;
+};
+
+struct Optimum {
+  bool solved = false;
+  double saved_latency = 0;
+  double saved_cost = 0;
+  std::string method;
+};
+
+// INTEGRATION POINT (limits helper): SolveOptimum from src/sim/optimum.h.
+Result<Optimum> SolveOptimumFor(const PreparedTrace& p, uint64_t capacity) {
+#if TOOLCACHE_SIM_HAS_OPTIMUM
+  Result<OptimumResult> lat = SolveOptimum(p.requests, p.cacheable, capacity,
+                                           OptimumObjective::kLatency);
+  if (!lat.ok()) return lat.status();
+  Result<OptimumResult> cost =
+      SolveOptimum(p.requests, p.cacheable, capacity, OptimumObjective::kCost);
+  if (!cost.ok()) return cost.status();
+  Optimum o;
+  o.solved = true;
+  o.saved_latency = lat->saved_latency;
+  o.saved_cost = cost->saved_cost;
+  o.method = lat->method;
+  return o;
+#else
+  (void)p;
+  (void)capacity;
+  return Optimum{};
+#endif
+}
+
+std::optional<double> Fraction(double value, double optimum) {
+  if (!(optimum > 0)) return std::nullopt;
+  return value / optimum;
+}
+
+}  // namespace
+
+bool OptimumAvailable() { return TOOLCACHE_SIM_HAS_OPTIMUM != 0; }
+
+Status ParallelFor(uint64_t count, uint32_t jobs,
+                   const std::function<Status(uint64_t)>& fn) {
+  if (jobs == 0) jobs = std::max(1u, std::thread::hardware_concurrency());
+  jobs = static_cast<uint32_t>(
+      std::min<uint64_t>(jobs, std::max<uint64_t>(count, 1)));
+  std::atomic<uint64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mu;
+  uint64_t first_bad = UINT64_MAX;  // GUARDED_BY(mu)
+  Status first_status;              // GUARDED_BY(mu)
+  auto worker = [&] {
+    while (!failed.load()) {
+      uint64_t i = next.fetch_add(1);
+      if (i >= count) return;
+      Status s = fn(i);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (i < first_bad) {
+          first_bad = i;
+          first_status = std::move(s);
+        }
+        failed.store(true);
+      }
+    }
+  };
+  if (jobs <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> threads;
+    for (uint32_t t = 0; t < jobs; ++t) threads.emplace_back(worker);
+    for (std::thread& t : threads) t.join();
+  }
+  return first_status;
+}
+
+Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
+  if (spec.policies.empty()) return InvalidArgument("no policy selected");
+  if (spec.sizes_pct.empty()) return InvalidArgument("no cache size selected");
+  for (double s : spec.sizes_pct) {
+    if (!(s > 0 && s <= 100)) {
+      return InvalidArgument("cache size " + std::to_string(s) +
+                             "% is outside (0, 100]");
+    }
+  }
+  if (spec.seeds == 0 && !spec.workloads.empty()) {
+    return InvalidArgument("--seeds must be at least 1");
+  }
+  for (const PolicyVariant& v : spec.policies) {
+    Result<std::unique_ptr<Policy>> probe =
+        MakePolicy(v.policy, {.capacity_bytes = 1024, .knobs = v.knobs});
+    if (!probe.ok()) return probe.status();
+  }
+
+  // Phase 1: sources (one per synthetic workload x seed, one per trace).
+  std::vector<Source> sources;
+  for (WorkloadKind k : spec.workloads) {
+    for (uint32_t s = 0; s < spec.seeds; ++s) {
+      Source src;
+      src.name = std::string(WorkloadName(k));
+      src.seed = spec.first_seed + s;
+      sources.push_back(std::move(src));
+    }
+  }
+  for (const Trace& t : spec.traces) {
+    Source src;
+    src.name = t.name;
+    // Choice: a trace is fixed, so it is replayed once (first seed).
+    src.seed = spec.first_seed;
+    src.from_trace = true;
+    src.invalidation = InvalidationRule::kSession;
+    sources.push_back(std::move(src));
+  }
+  const size_t synthetic = sources.size() - spec.traces.size();
+  Status st = ParallelFor(sources.size(), spec.jobs, [&](uint64_t i) -> Status {
+    Source& src = sources[i];
+    Result<PreparedTrace> p =
+        i < synthetic
+            ? PrepareTrace(GenerateWorkload(spec.workloads[i / spec.seeds],
+                                            [&] {
+                                              WorkloadOptions o =
+                                                  spec.workload_options;
+                                              o.seed = src.seed;
+                                              return o;
+                                            }()),
+                           spec.prepare)
+            : PrepareTrace(spec.traces[i - synthetic], spec.prepare);
+    if (!p.ok()) return p.status();
+    src.prepared = std::move(*p);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+
+  const size_t n_sizes = spec.sizes_pct.size();
+  const size_t n_pol = spec.policies.size();
+  // Phase 2: optimum per (source, size), when asked.
+  std::vector<Optimum> optima(sources.size() * n_sizes);
+  std::vector<uint64_t> opt_cells;
+  if (!spec.entry_capacity && OptimumAvailable()) {
+    for (size_t s = 0; s < sources.size(); ++s) {
+      if (!sources[s].from_trace && !spec.optimum_for_synthetic) continue;
+      for (size_t z = 0; z < n_sizes; ++z) opt_cells.push_back(s * n_sizes + z);
+    }
+  }
+  const uint64_t total = opt_cells.size() + sources.size() * n_pol * n_sizes;
+  std::atomic<uint64_t> done{0};
+  auto tick = [&] {
+    uint64_t d = done.fetch_add(1) + 1;
+    if (spec.progress) spec.progress(d, total);
+  };
+  st = ParallelFor(opt_cells.size(), spec.jobs, [&](uint64_t i) -> Status {
+    const uint64_t cell = opt_cells[i];
+    const PreparedTrace& p = sources[cell / n_sizes].prepared;
+    Result<Optimum> o = SolveOptimumFor(
+        p, CapacityForPercent(p, spec.sizes_pct[cell % n_sizes]));
+    if (!o.ok()) return o.status();
+    optima[cell] = std::move(*o);
+    tick();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+
+  // Phase 3: replays. Cell order: source-major (so a workload's seeds are
+  // adjacent), then policy, then size; records are re-sorted below.
+  std::vector<RunRecord> cells(sources.size() * n_pol * n_sizes);
+  st = ParallelFor(cells.size(), spec.jobs, [&](uint64_t i) -> Status {
+    const size_t s = i / (n_pol * n_sizes);
+    const size_t pol = (i / n_sizes) % n_pol;
+    const size_t z = i % n_sizes;
+    const Source& src = sources[s];
+    const PolicyVariant& v = spec.policies[pol];
+    ReplayOptions opt;
+    opt.policy = v.policy;
+    opt.knobs = v.knobs;
+    opt.seed = src.seed;
+    opt.invalidation = src.invalidation;
+    if (spec.entry_capacity) {
+      opt.capacity_entries = EntriesForPercent(src.prepared, spec.sizes_pct[z]);
+      opt.capacity_bytes = std::max<uint64_t>(1, src.prepared.total_bytes);
+    } else {
+      opt.capacity_bytes = CapacityForPercent(src.prepared, spec.sizes_pct[z]);
+    }
+    Result<ReplayMetrics> m = Replay(src.prepared, opt);
+    if (!m.ok()) return m.status();
+    RunRecord& r = cells[i];
+    r.workload = src.name;
+    r.policy = v.label;
+    r.cache_size_pct = spec.sizes_pct[z];
+    r.seed = src.seed;
+    r.from_trace = src.from_trace;
+    r.capacity_bytes = opt.capacity_bytes;
+    r.capacity_entries = opt.capacity_entries;
+    r.unique_objects = src.prepared.unique_cacheable_objects;
+    r.metrics = *m;
+    const Optimum& o = optima[s * n_sizes + z];
+    if (o.solved) {
+      r.saved_latency_fraction_of_opt =
+          Fraction(m->saved_latency, o.saved_latency);
+      r.saved_cost_fraction_of_opt = Fraction(m->saved_cost, o.saved_cost);
+      r.optimum_method = o.method;
+    }
+    tick();
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+
+  // Order: workload, policy, size, seed. Sources of one workload are
+  // adjacent and in seed order.
+  std::vector<RunRecord> out;
+  out.reserve(cells.size());
+  size_t first = 0;
+  while (first < sources.size()) {
+    size_t last = first;
+    while (last < sources.size() && sources[last].name == sources[first].name &&
+           sources[last].from_trace == sources[first].from_trace &&
+           (!sources[first].from_trace || last == first)) {
+      ++last;
+    }
+    for (size_t pol = 0; pol < n_pol; ++pol) {
+      for (size_t z = 0; z < n_sizes; ++z) {
+        for (size_t s = first; s < last; ++s) {
+          out.push_back(std::move(cells[(s * n_pol + pol) * n_sizes + z]));
+        }
+      }
+    }
+    first = last;
+  }
+  return out;
+}
+
+}  // namespace toolcache::sim

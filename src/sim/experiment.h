@@ -1,0 +1,99 @@
+// Experiment: the grid workloads x policies x cache sizes x seeds, run in
+// parallel over a std::thread pool with results that do not depend on the
+// number of threads.
+//
+// Every cell is one Replay of one PreparedTrace (src/sim/replay.h). Synthetic
+// workloads are generated once per seed; traces read from files are replayed
+// once (seed = first_seed; a trace is fixed, only a randomized policy could
+// vary). When asked, the offline optimum (src/sim/optimum.h, by the limits
+// helper) is solved once per (trace, size) and each record gets its saved
+// latency and cost as a fraction of that optimum.
+//
+// Thread-safety: RunExperiment is reentrant; the progress callback is called
+// from worker threads (it must be thread-safe).
+//
+// Example:
+//   ExperimentSpec spec;
+//   spec.workloads = {WorkloadKind::kZipf};
+//   spec.policies = {{"lru", "lru", {}}};
+//   spec.sizes_pct = {10, 50};
+//   spec.seeds = 3;
+//   Result<std::vector<RunRecord>> runs = RunExperiment(spec);
+//   // runs->size() == 1 * 1 * 2 * 3
+#ifndef TOOLCACHE_SRC_SIM_EXPERIMENT_H_
+#define TOOLCACHE_SRC_SIM_EXPERIMENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "src/sim/replay.h"
+#include "src/sim/workloads.h"
+#include "toolcache/status.h"
+#include "toolcache/trace.h"
+
+namespace toolcache::sim {
+
+// A policy as it appears in reports: a label, a registry row and its knobs
+// (so "vaac" with group_by_user=0 can sit beside "vaac").
+struct PolicyVariant {
+  std::string label;
+  std::string policy;
+  std::map<std::string, double, std::less<>> knobs;
+};
+
+struct ExperimentSpec {
+  std::vector<WorkloadKind> workloads;
+  std::vector<Trace> traces;  // replayed with InvalidationRule::kSession
+  std::vector<PolicyVariant> policies;
+  std::vector<double> sizes_pct = {10, 20, 35, 50, 90};
+  uint32_t seeds = 10;  // synthetic workloads: seeds first_seed..+seeds-1
+  uint64_t first_seed = 1;
+  WorkloadOptions workload_options;  // .seed is overwritten per seed
+  PrepareOptions prepare;
+  // Capacity as a count of entries instead of bytes.
+  bool entry_capacity = false;
+  // Solve the offline optimum for synthetic workloads too (always for
+  // traces; never in entry-capacity mode).
+  bool optimum_for_synthetic = false;
+  uint32_t jobs = 0;  // 0 = std::thread::hardware_concurrency()
+  // Called after each finished cell with (done, total).
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+struct RunRecord {
+  std::string workload;
+  std::string policy;  // PolicyVariant::label
+  double cache_size_pct = 0;
+  uint64_t seed = 0;
+  bool from_trace = false;
+  uint64_t capacity_bytes = 0;
+  uint64_t capacity_entries = 0;
+  uint64_t unique_objects = 0;
+  ReplayMetrics metrics;
+  // Present when the optimum was solved (and is > 0).
+  std::optional<double> saved_latency_fraction_of_opt;
+  std::optional<double> saved_cost_fraction_of_opt;
+  std::string optimum_method;  // "" when not solved
+};
+
+// True when the limits helper's SolveOptimum is compiled in.
+bool OptimumAvailable();
+
+// Runs the grid. Records come in the order workload (synthetic in spec order,
+// then traces), policy, size, seed. Errors: an invalid spec (no policies, a
+// size outside (0, 100]), an unknown policy or knob, a trace that does not
+// prepare, a failing solver; the first failing cell in grid order wins.
+Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec);
+
+// Runs fn(0..count-1) on `jobs` threads; returns the error of the lowest
+// failing index (all indices before it ran).
+Status ParallelFor(uint64_t count, uint32_t jobs,
+                   const std::function<Status(uint64_t)>& fn);
+
+}  // namespace toolcache::sim
+
+#endif  // TOOLCACHE_SRC_SIM_EXPERIMENT_H_

@@ -1,0 +1,273 @@
+// The simulator's request loop (see replay.h for the per-record rules).
+//
+// Invariants:
+//   - hits + misses == requests; a COMMAND is never looked up unless the
+//     test-only broken path is switched on, so command_served stays 0.
+//   - An error result is never inserted; a hit is never an error's fault (the
+//     lookup happens before the call, as in the proxies).
+//   - Object identity is exact interning of (scope, tool, canonical
+//     arguments), mixed by a bijection: no two distinct keys share an id, so
+//     the simulator needs no full-key compare (the proxies do it).
+//   - slot_session_/slot_digest_ describe the entry now in each slot; they
+//     are rewritten on every successful insert, before any later read.
+#include "src/sim/replay.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "src/sim/random.h"
+
+namespace toolcache::sim {
+namespace {
+
+template <typename T>
+class Interner {
+ public:
+  // Returns the index of `s`, adding it if new (indices start at `first`).
+  T Intern(const std::string& s) {
+    auto [it, inserted] = map_.try_emplace(s, static_cast<T>(map_.size()));
+    return it->second + first_;
+  }
+  void set_first(T first) { first_ = first; }
+  size_t size() const { return map_.size(); }
+
+ private:
+  std::unordered_map<std::string, T> map_;
+  T first_ = 0;
+};
+
+// Hash of the paper's parameter category: the first parameter of a
+// multi-parameter call (the first key of the canonical JSON object); 0 for a
+// single-parameter call. Returns false if `args` is not a JSON object.
+bool ParamCategory(const std::string& tool, const std::string& args,
+                   uint64_t* out) {
+  *out = 0;
+  nlohmann::json j = nlohmann::json::parse(args, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  if (j.size() < 2) return true;
+  // nlohmann's object is a std::map: keys in byte order, which is RFC 8785's
+  // order for the ASCII names tools use.
+  auto first = j.begin();
+  *out =
+      StableHash(tool + '\x1f' + first.key() + '=' + first.value().dump()) | 1;
+  return true;
+}
+
+}  // namespace
+
+Result<PreparedTrace> PrepareTrace(const Trace& trace,
+                                   const PrepareOptions& options) {
+  PreparedTrace p;
+  p.name = trace.name;
+  const size_t n = trace.records.size();
+  p.requests.resize(n);
+  p.cacheable.assign(n, 0);
+  p.command.assign(n, 0);
+  p.error.assign(n, 0);
+  p.session.assign(n, 0);
+  p.digest.assign(n, 0);
+
+  Interner<uint32_t> tools, users, sessions, digests;
+  tools.set_first(1);
+  Interner<uint64_t> objects;
+  users.Intern("");    // anonymous = 0
+  digests.Intern("");  // unknown = 0
+  std::unordered_map<ObjectId, uint8_t> seen;
+
+  double now = 0;
+  double prev_latency = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const TraceRecord& r = trace.records[i];
+    Request& q = p.requests[i];
+    if (r.tool.empty()) {
+      return InvalidArgument(trace.name + ": record " + std::to_string(i + 1) +
+                             ": empty tool name");
+    }
+    if (!(r.latency >= 0) || !(r.cost >= 0)) {
+      return InvalidArgument(trace.name + ": record " + std::to_string(i + 1) +
+                             ": latency and cost must be >= 0");
+    }
+    // Choice: a record without a clock starts when the previous call ended.
+    double t = std::isfinite(r.time) ? r.time : now + prev_latency;
+    now = std::max(now, t);
+    prev_latency = r.latency;
+
+    std::string scope;
+    switch (options.scope) {
+      case Scope::kGlobal:
+        break;
+      case Scope::kUser:
+        scope = "u:" + r.user;
+        break;
+      case Scope::kSession:
+        scope = "s:" + r.session;
+        break;
+    }
+    q.id = Mix64(
+        objects.Intern(scope + '\x1f' + r.tool + '\x1f' + r.arguments) + 1);
+    q.tool = tools.Intern(r.tool);
+    if (!ParamCategory(r.tool, r.arguments, &q.param_category)) {
+      return InvalidArgument(trace.name + ": record " + std::to_string(i + 1) +
+                             ": arguments are not a JSON object");
+    }
+    q.user = users.Intern(r.user);
+    q.size = std::max<uint64_t>(1, r.result_size);
+    q.latency = r.latency;
+    q.cost = r.cost;
+    q.now = now;
+    q.index = i;
+
+    // Choice: a record with no ground-truth type is treated as COMMAND (never
+    // cached) — safety first; the classifier will decide once integrated.
+    const bool is_command =
+        !r.request_type.has_value() || *r.request_type == RequestType::kCommand;
+    q.ttl = is_command ? 0 : std::isfinite(r.ttl) ? r.ttl : options.default_ttl;
+    p.command[i] = is_command;
+    p.cacheable[i] = !is_command && q.ttl > options.min_cacheable_ttl;
+    p.error[i] = r.error;
+    p.session[i] = sessions.Intern(r.session);
+    p.digest[i] = digests.Intern(r.result_digest);
+    p.total_bytes += q.size;
+    if (p.cacheable[i] && seen.emplace(q.id, 1).second) {
+      ++p.unique_cacheable_objects;
+      p.unique_cacheable_bytes += q.size;
+    }
+  }
+  // next_access: the next cacheable request of the same object.
+  std::unordered_map<ObjectId, uint64_t> next;
+  for (size_t i = n; i-- > 0;) {
+    Request& q = p.requests[i];
+    if (!p.cacheable[i]) continue;
+    auto it = next.find(q.id);
+    q.next_access = it == next.end() ? kNoNextAccess : it->second;
+    next[q.id] = i;
+  }
+  return p;
+}
+
+uint64_t CapacityForPercent(const PreparedTrace& trace, double percent) {
+  double bytes =
+      percent / 100.0 * static_cast<double>(trace.unique_cacheable_bytes);
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(bytes)));
+}
+
+uint64_t EntriesForPercent(const PreparedTrace& trace, double percent) {
+  double entries =
+      percent / 100.0 * static_cast<double>(trace.unique_cacheable_objects);
+  return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(entries)));
+}
+
+double ReplayMetrics::HitRatio() const {
+  return requests == 0
+             ? 0.0
+             : static_cast<double>(hits) / static_cast<double>(requests);
+}
+
+double ReplayMetrics::ByteHitRatio() const {
+  return total_bytes == 0 ? 0.0
+                          : static_cast<double>(hit_bytes) /
+                                static_cast<double>(total_bytes);
+}
+
+Result<ReplayMetrics> Replay(const PreparedTrace& trace,
+                             const ReplayOptions& options) {
+  const PolicyInfo* info = FindPolicy(options.policy);
+  PolicyParams params;
+  params.capacity_bytes = options.capacity_bytes;
+  params.capacity_entries = options.capacity_entries;
+  params.seed = options.seed;
+  params.knobs = options.knobs;
+  if (info != nullptr && info->kind == PolicyKind::kUnbounded) {
+    params.capacity_bytes = kUnlimitedBytes;
+    params.capacity_entries = 0;
+  }
+  Result<std::unique_ptr<Policy>> policy = MakePolicy(options.policy, params);
+  if (!policy.ok()) return policy.status();
+  CacheCore core({.capacity_bytes = params.capacity_bytes,
+                  .capacity_entries = params.capacity_entries},
+                 std::move(*policy));
+
+  ReplayMetrics m;
+  std::vector<uint32_t> slot_session;
+  std::vector<uint32_t> slot_digest;
+  std::unordered_map<uint32_t, std::vector<ObjectId>> created;  // by session
+  const bool broken = options.test_only_serve_commands;
+
+  for (size_t i = 0; i < trace.requests.size(); ++i) {
+    const Request& req = trace.requests[i];
+    const bool is_command = trace.command[i] != 0;
+    const uint32_t session = trace.session[i];
+    ++m.requests;
+    m.total_bytes += req.size;
+    bool served = false;
+    if (is_command && options.invalidation == InvalidationRule::kSession) {
+      auto it = created.find(session);
+      if (it != created.end()) {
+        for (ObjectId id : it->second) {
+          Slot s = core.Find(id);
+          // Only the entry this session created: the id may since have been
+          // evicted and re-created by another session.
+          if (s != kNoSlot && slot_session[s] == session && core.Erase(id)) {
+            ++m.invalidations;
+          }
+        }
+        created.erase(it);
+      }
+    }
+    if (is_command) ++m.command_requests;
+    const bool looked_up = trace.cacheable[i] || (is_command && broken);
+    if (looked_up) {
+      if (!is_command) ++m.cacheable_requests;
+      Request lookup = req;
+      if (is_command) lookup.ttl = 3600;  // broken path only
+      LookupOutcome outcome = core.Lookup(lookup);
+      if (outcome == LookupOutcome::kHit) {
+        served = true;
+        Slot s = core.Find(req.id);
+        if (s != kNoSlot && s < slot_digest.size() && slot_digest[s] != 0 &&
+            trace.digest[i] != 0 && slot_digest[s] != trace.digest[i]) {
+          ++m.stale_served;
+        }
+      } else {
+        if (outcome == LookupOutcome::kExpired) ++m.expired_misses;
+        if (!trace.error[i]) {
+          Slot s = core.Insert(lookup);
+          if (s == kNoSlot) {
+            ++m.rejections;
+          } else {
+            ++m.admissions;
+            if (s >= slot_session.size()) {
+              slot_session.resize(s + 1, 0);
+              slot_digest.resize(s + 1, 0);
+            }
+            slot_session[s] = session;
+            slot_digest[s] = trace.digest[i];
+            if (options.invalidation == InvalidationRule::kSession) {
+              created[session].push_back(req.id);
+            }
+          }
+        }
+      }
+    }
+    if (served) {
+      ++m.hits;
+      m.hit_bytes += req.size;
+      m.saved_latency += req.latency;
+      m.saved_cost += req.cost;
+      if (is_command) ++m.command_served;
+    } else {
+      ++m.misses;
+      m.total_latency += req.latency;
+      m.total_size += req.size;
+      m.total_cost += req.cost;
+    }
+  }
+  m.evictions = core.evictions();
+  return m;
+}
+
+}  // namespace toolcache::sim

@@ -1,0 +1,139 @@
+// Replay: the simulator's request loop, written once for every workload
+// (synthetic or a real trace) and every policy of the registry.
+//
+// A Trace is first turned into a PreparedTrace (object identities, grouping
+// features, cacheability, virtual time, next-access indices for offline
+// policies), once per trace; Replay then runs it through one CacheCore + one
+// policy at one capacity and returns the counters of ReplayMetrics.
+//
+// Per record, in order (libCacheSim's loop):
+//   COMMAND            -> never looked up, never inserted: a miss with full
+//                         latency/cost; under InvalidationRule::kSession it
+//                         erases every entry created in its session
+//   not cacheable      -> (TTL <= min_cacheable_ttl) bypass: a miss
+//   otherwise          -> CacheCore::Lookup: hit (served; counts saved
+//                         latency/cost/bytes and stale results) | miss or
+//                         expired -> Insert unless the result is an error
+//
+// Thread-safety: a PreparedTrace is immutable after PrepareTrace and may be
+// shared by concurrent Replay calls; Replay has no shared state.
+//
+// Example:
+//   Result<PreparedTrace> p = PrepareTrace(trace, {});
+//   ReplayOptions opt{.policy = "lru", .capacity_bytes =
+//                         CapacityForPercent(*p, 10)};
+//   Result<ReplayMetrics> m = Replay(*p, opt);
+//   if (m.ok()) std::cout << m->HitRatio();
+#ifndef TOOLCACHE_SRC_SIM_REPLAY_H_
+#define TOOLCACHE_SRC_SIM_REPLAY_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "toolcache/policy.h"
+#include "toolcache/status.h"
+#include "toolcache/trace.h"
+
+namespace toolcache::sim {
+
+// What a COMMAND invalidates.
+enum class InvalidationRule {
+  // Nothing: the workload's COMMAND tools change no state any informational
+  // tool reads (the synthetic send_message writes to an outbox).
+  kNone,
+  // Choice: every cached entry created (inserted) in the COMMAND's session,
+  // whichever session has hit it since. A `cd` therefore drops the `ls`
+  // results its session cached. Entries created by other sessions stay.
+  kSession,
+};
+
+// Who may share a cached result: part of the object identity.
+enum class Scope { kGlobal, kUser, kSession };
+
+struct PrepareOptions {
+  // Paper-silent: one shared cache, as the paper's multi-user setting implies.
+  Scope scope = Scope::kGlobal;
+  // Paper section 5.2: a TTL <= 60 s is not cacheable.
+  double min_cacheable_ttl = 60;
+  // Choice: TTL of a record whose trace carries none (and no classifier
+  // decided): the paper's "computational" default of 300 s.
+  double default_ttl = 300;
+};
+
+// One trace, ready to replay. Parallel vectors indexed by record.
+struct PreparedTrace {
+  std::string name;
+  std::vector<Request> requests;   // id, features, size, latency, cost,
+                                   // ttl, now, index, next_access
+  std::vector<uint8_t> cacheable;  // 1 = looked up and maybe inserted
+  std::vector<uint8_t> command;    // 1 = COMMAND (never served)
+  std::vector<uint8_t> error;      // 1 = error result (never inserted)
+  std::vector<uint32_t> session;   // interned session
+  std::vector<uint32_t> digest;    // interned result digest, 0 = unknown
+  uint64_t unique_cacheable_objects = 0;
+  uint64_t unique_cacheable_bytes = 0;  // first-seen size of each object
+  uint64_t total_bytes = 0;             // sum over all records
+};
+
+// Interns identities and features. Errors name the offending record.
+Result<PreparedTrace> PrepareTrace(const Trace& trace,
+                                   const PrepareOptions& options);
+
+// Paper-silent: capacity for `percent` of the unique cacheable objects: the
+// summed first-seen size of them
+// (percent x unique_cacheable_bytes), or their count (entries); at least 1.
+uint64_t CapacityForPercent(const PreparedTrace& trace, double percent);
+uint64_t EntriesForPercent(const PreparedTrace& trace, double percent);
+
+struct ReplayOptions {
+  std::string policy = "lru";  // a registry name
+  std::map<std::string, double, std::less<>> knobs;
+  uint64_t seed = 1;
+  uint64_t capacity_bytes = 0;
+  uint64_t capacity_entries = 0;  // 0 = no entry limit
+  InvalidationRule invalidation = InvalidationRule::kSession;
+  // TEST ONLY: send COMMANDs through lookup and insert like informational
+  // calls, a deliberately broken path that proves command_served counts.
+  bool test_only_serve_commands = false;
+};
+
+struct ReplayMetrics {
+  uint64_t requests = 0;
+  uint64_t hits = 0;    // served from cache
+  uint64_t misses = 0;  // everything else (incl. COMMAND and bypass)
+  uint64_t cacheable_requests = 0;
+  uint64_t command_requests = 0;
+  uint64_t hit_bytes = 0;
+  uint64_t total_bytes = 0;
+  // Paper-silent: paid upstream, summed over the requests not served from
+  // cache; a hit costs 0 latency and 0 cost.
+  double total_latency = 0;  // seconds
+  uint64_t total_size = 0;   // bytes fetched from upstream
+  double total_cost = 0;     // USD
+  double saved_latency = 0;  // over hits
+  double saved_cost = 0;
+  uint64_t admissions = 0;  // results inserted
+  uint64_t rejections = 0;  // results refused by Admit (or oversized)
+  uint64_t evictions = 0;
+  uint64_t expired_misses = 0;  // lookups that found an expired entry
+  uint64_t invalidations = 0;   // entries erased by a COMMAND
+  uint64_t command_served = 0;  // COMMANDs answered from cache: must be 0
+  uint64_t stale_served = 0;    // hits whose digest differs from the trace's
+
+  // Paper-silent: hits / requests over ALL requests (COMMANDs and uncacheable
+  // calls are misses), so every policy is compared on the same base.
+  double HitRatio() const;
+  // hit_bytes / total_bytes.
+  double ByteHitRatio() const;
+};
+
+// Replays `trace` through a fresh CacheCore with the policy `options.policy`.
+// Errors: unknown policy or knob (the registry's message).
+Result<ReplayMetrics> Replay(const PreparedTrace& trace,
+                             const ReplayOptions& options);
+
+}  // namespace toolcache::sim
+
+#endif  // TOOLCACHE_SRC_SIM_REPLAY_H_

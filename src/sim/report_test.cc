@@ -1,0 +1,105 @@
+#include "src/sim/report.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "src/sim/progress.h"
+
+namespace toolcache::sim {
+namespace {
+
+RunRecord Rec(std::string policy, double size, uint64_t seed, uint64_t hits) {
+  RunRecord r;
+  r.workload = "zipf";
+  r.policy = std::move(policy);
+  r.cache_size_pct = size;
+  r.seed = seed;
+  r.metrics.requests = 100;
+  r.metrics.hits = hits;
+  r.metrics.misses = 100 - hits;
+  r.metrics.total_bytes = 1000;
+  r.metrics.hit_bytes = 10 * hits;
+  r.metrics.total_latency = 100.0 - hits;
+  r.metrics.total_size = 1000 - 10 * hits;
+  r.metrics.total_cost = 0.5;
+  return r;
+}
+
+TEST(ReportTest, JsonLineHasEveryFieldWithItsType) {
+  nlohmann::json j = nlohmann::json::parse(RecordToJson(Rec("lru", 10, 3, 25)));
+  EXPECT_EQ(j["workload"], "zipf");
+  EXPECT_EQ(j["policy"], "lru");
+  EXPECT_TRUE(j["cache_size_pct"].is_number());
+  EXPECT_EQ(j["seed"], 3);
+  EXPECT_DOUBLE_EQ(j["hit_ratio"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(j["byte_hit_ratio"].get<double>(), 0.25);
+  for (const char* f : {"total_latency", "total_cost"}) {
+    EXPECT_TRUE(j[f].is_number_float()) << f;
+  }
+  for (const char* f : {"total_size", "admissions", "evictions",
+                        "expired_misses", "command_served"}) {
+    EXPECT_TRUE(j[f].is_number_unsigned()) << f;
+  }
+  EXPECT_FALSE(j.contains("stale_served"));  // synthetic, no optimum
+  RunRecord t = Rec("lru", 10, 1, 5);
+  t.from_trace = true;
+  t.saved_cost_fraction_of_opt = 0.5;
+  nlohmann::json jt = nlohmann::json::parse(RecordToJson(t));
+  EXPECT_TRUE(jt["saved_latency_fraction_of_opt"].is_null());
+  EXPECT_DOUBLE_EQ(jt["saved_cost_fraction_of_opt"].get<double>(), 0.5);
+  EXPECT_TRUE(jt["stale_served"].is_number_unsigned());
+}
+
+TEST(ReportTest, SummarizeGivesMeanAndSampleStddev) {
+  std::vector<RunRecord> runs = {Rec("lru", 10, 1, 10), Rec("lru", 10, 2, 20),
+                                 Rec("lru", 10, 3, 30), Rec("vaac", 10, 1, 90)};
+  Stat s = Summarize(runs, "zipf", "lru", 10, [](const RunRecord& r) {
+    return 100 * r.metrics.HitRatio();
+  });
+  EXPECT_EQ(s.n, 3u);
+  EXPECT_DOUBLE_EQ(s.mean, 20);
+  EXPECT_NEAR(s.sd, 10, 1e-9);
+}
+
+TEST(ReportTest, TablesShowMeansAndTheFocusPolicysMargins) {
+  std::vector<RunRecord> runs = {Rec("lru", 10, 1, 10), Rec("vaac", 10, 1, 15),
+                                 Rec("lru", 50, 1, 40), Rec("vaac", 50, 1, 41)};
+  std::string t = HitRatioTable(runs);
+  EXPECT_NE(t.find("10.0 +- 0.0"), std::string::npos) << t;
+  EXPECT_NE(t.find("vaac-lru"), std::string::npos) << t;
+  EXPECT_NE(t.find("best +5.0 pp"), std::string::npos) << t;
+  std::string c = CostTable(runs, "zipf");
+  EXPECT_NE(c.find("total latency (s)"), std::string::npos);
+  EXPECT_NE(c.find("-5.6%"), std::string::npos) << c;  // 85 vs 90
+  EXPECT_EQ(CostTable(runs, "hotspot"), "");
+  std::string u = UserGroupingTable(runs, "zipf", "vaac", "lru");
+  EXPECT_NE(u.find("+50.0%"), std::string::npos) << u;  // 15 vs 10 hits
+  EXPECT_NE(SafetyLine(runs).find("command_served=0"), std::string::npos);
+}
+
+TEST(ProgressBarTest, RendersAndStaysQuietForShortRuns) {
+  EXPECT_EQ(ProgressBar::Render(5, 10, 10, "x"), "[#####-----]  50% 5/10 x");
+  std::ostringstream quiet;
+  {
+    ProgressBar bar(quiet, "sim", true, /*delay_seconds=*/3600);
+    bar.Update(1, 2);
+    EXPECT_FALSE(bar.drawn());
+  }
+  EXPECT_EQ(quiet.str(), "");
+  std::ostringstream off;
+  ProgressBar disabled(off, "sim", false, 0);
+  disabled.Update(1, 2);
+  EXPECT_EQ(off.str(), "");
+  std::ostringstream out;
+  ProgressBar bar(out, "sim", true, 0);
+  bar.Update(2, 2);
+  EXPECT_TRUE(bar.drawn());
+  bar.Finish();
+  EXPECT_NE(out.str().find("100% 2/2 sim"), std::string::npos);
+  EXPECT_EQ(out.str().back(), 'K');  // cleared with \r ESC [K
+}
+
+}  // namespace
+}  // namespace toolcache::sim

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# End-to-end test of `toolcache classify`: the GitHub MCP tool CSV, a small
+# tools/list fixture, JSON fields, --evaluate metrics, config errors and exit
+# codes on bad input.
+set -u
+BIN="${TOOLCACHE_BIN:?TOOLCACHE_BIN not set}"
+SHARED="${TOOLCACHE_SHARED_DIR:?TOOLCACHE_SHARED_DIR not set}"
+CSV="$SHARED/data/classify/github-mcp-server-tools.csv"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+fails=0
+fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
+expect_exit() {  # expect_exit CODE DESCRIPTION -- command...
+  local want="$1" what="$2"; shift 3
+  "$@" >"$TMP/out" 2>"$TMP/err"; local got=$?
+  [ "$got" = "$want" ] || fail "$what: exit $got, want $want ($(head -c 300 "$TMP/err"))"
+}
+
+# 1. The CSV: one JSON object per tool with the required fields.
+expect_exit 0 "csv json" -- "$BIN" classify --format json "$CSV"
+lines=$(wc -l <"$TMP/out")
+[ "$lines" = 117 ] || fail "csv json: $lines lines, want 117"
+python3 - "$TMP/out" <<'PY' || fail "csv json fields"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:
+    for k in ("name", "cacheable", "reason", "request_type", "ttl_seconds"):
+        assert k in r, (k, r)
+    assert isinstance(r["cacheable"], bool)
+    assert r["request_type"] in ("INFORMATIONAL", "COMMAND")
+    assert not (r["cacheable"] and r["request_type"] == "COMMAND"), r
+by = {r["name"]: r for r in rows}
+assert by["delete_file"]["reason"] == "hard_excluded", by["delete_file"]
+assert by["create_issue"]["cacheable"] is False
+# Annotations are used by default: readOnly but open-world (hint unset) needs
+# an operator TTL.
+assert by["get_me"]["reason"] == "open_world_needs_ttl", by["get_me"]
+PY
+
+# 2. --evaluate prints the Table-2 metrics and the costly error count.
+expect_exit 0 "evaluate" -- "$BIN" classify --evaluate "$CSV"
+grep -q "Costly errors (COMMAND read as INFORMATIONAL): 0" "$TMP/out" \
+  || fail "evaluate: costly error line missing"
+grep -Eq "^COMMAND +1\.000 +1\.000 +1\.000 +1\.000" "$TMP/out" \
+  || fail "evaluate: metrics row missing: $(cat "$TMP/out" | tail -8)"
+expect_exit 0 "evaluate json" -- "$BIN" classify --evaluate --format json "$CSV"
+tail -1 "$TMP/out" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)["evaluation"]
+assert (e["tp"], e["fp"], e["tn"], e["fn"]) == (59, 0, 58, 0), e
+assert e["costly_errors"] == 0' || fail "evaluate json summary"
+
+# 3. A tools/list fixture (JSON-RPC response) from stdin, with a config.
+cat >"$TMP/tools.json" <<'JSON'
+{"jsonrpc":"2.0","id":1,"result":{"tools":[
+ {"name":"get_weather","description":"Current weather for a city",
+  "inputSchema":{"type":"object","properties":{"city":{"type":"string"},"day":{"type":"string"}}},
+  "annotations":{"readOnlyHint":true,"openWorldHint":true}},
+ {"name":"read_wiki","description":"Read a wiki page",
+  "annotations":{"readOnlyHint":true,"openWorldHint":false}},
+ {"name":"send_message","description":"Send a message"},
+ {"name":"bash","description":"Run a shell command",
+  "annotations":{"readOnlyHint":true,"openWorldHint":false}}]}}
+JSON
+cat >"$TMP/config.yaml" <<'YAML'
+perToolTtl: {get_weather: 600}
+YAML
+"$BIN" classify --format json --config "$TMP/config.yaml" - <"$TMP/tools.json" >"$TMP/out" 2>"$TMP/err" \
+  || fail "fixture: exit $? ($(cat "$TMP/err"))"
+python3 - "$TMP/out" <<'PY' || fail "fixture verdicts"
+import json, sys
+by = {r["name"]: r for r in map(json.loads, open(sys.argv[1]))}
+w = by["get_weather"]
+assert w["cacheable"] and w["ttl_seconds"] == 600 and w["parameter_category"] == "city", w
+assert by["read_wiki"]["cacheable"] and by["read_wiki"]["source"] == "annotations"
+assert by["send_message"]["reason"] == "command"
+assert by["bash"]["reason"] == "hard_excluded"
+PY
+# Without the config the open-world tool needs an operator TTL.
+"$BIN" classify --format json "$TMP/tools.json" >"$TMP/out" 2>/dev/null
+grep -q '"name":"get_weather","cacheable":false,"reason":"open_world_needs_ttl"' "$TMP/out" \
+  || fail "fixture without config: $(head -1 "$TMP/out")"
+# Table output names the reason.
+expect_exit 0 "table" -- "$BIN" classify "$TMP/tools.json"
+grep -q "hard_excluded" "$TMP/out" || fail "table: no reason column"
+
+# 4. Bad input: clear message, exit 2, never a crash.
+expect_exit 2 "missing file" -- "$BIN" classify "$TMP/nope.json"
+grep -q "cannot read" "$TMP/err" || fail "missing file message"
+printf '{"tools": [' >"$TMP/bad.json"
+expect_exit 2 "bad json" -- "$BIN" classify "$TMP/bad.json"
+grep -q "invalid JSON" "$TMP/err" || fail "bad json message: $(cat "$TMP/err")"
+printf 'just words\n' >"$TMP/bad.csv"
+expect_exit 2 "csv without name" -- "$BIN" classify "$TMP/bad.csv"
+printf 'policy: vaac\nperTooTtl: {a: 1}\n' >"$TMP/bad.yaml"
+expect_exit 2 "bad config" -- "$BIN" classify --config "$TMP/bad.yaml" "$TMP/tools.json"
+grep -q "bad.yaml:2: unknown key 'perTooTtl' (did you mean 'perToolTtl'?)" "$TMP/err" \
+  || fail "bad config message: $(cat "$TMP/err")"
+expect_exit 2 "bad format" -- "$BIN" classify --format xml "$TMP/tools.json"
+printf '{"name":"x"}\n' >"$TMP/unlabeled.jsonl"
+expect_exit 2 "evaluate without labels" -- "$BIN" classify --evaluate "$TMP/unlabeled.jsonl"
+
+if [ "$fails" -ne 0 ]; then echo "e2e_classify: $fails failure(s)" >&2; exit 1; fi
+echo "e2e_classify: ok"

@@ -1,0 +1,370 @@
+// End-to-end tests of `toolcache mcp` with real peers: the official
+// TypeScript SDK client drives `toolcache mcp -- node tee.js LOG -- <server>`
+// for server-memory, server-filesystem and server-everything. Server-side
+// calls are counted from tee.js's log, never from toolcache's statistics.
+//
+// Usage: TOOLCACHE_BIN=... node e2e_mcp.mjs [test-name-filter]
+// Exit code 0 when every test passed.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  CreateMessageRequestSchema,
+  EmptyResultSchema,
+  ListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { spawn } from 'node:child_process';
+import assert from 'node:assert/strict';
+import {
+  existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BIN = process.env.TOOLCACHE_BIN;
+if (!BIN) {
+  console.error('TOOLCACHE_BIN is not set');
+  process.exit(2);
+}
+const SERVERS = {
+  memory: [join(here, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')],
+  filesystem: [join(here, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js')],
+  everything: [join(here, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+};
+const TIMEOUT_MS = 20000;
+
+const work = mkdtempSync(join(tmpdir(), 'toolcache-e2e-'));
+let logCounter = 0;
+
+// The proxy command line for `server` with its extra args; returns
+// {command, args, log, env}.
+function proxied(server, extra = [], proxyFlags = []) {
+  const log = join(work, `server-${++logCounter}.log`);
+  writeFileSync(log, '');
+  return {
+    command: BIN,
+    args: ['mcp', ...proxyFlags, '--', process.execPath, join(here, 'tee.js'), log, '--',
+      process.execPath, ...SERVERS[server], ...extra],
+    log,
+  };
+}
+
+// Client->server messages the real server received.
+function serverLog(log) {
+  return readFileSync(log, 'utf8').split('\n').filter((l) => l.trim())
+    .map((l) => { try { return JSON.parse(l); } catch { return { unparsable: l }; } });
+}
+function serverCalls(log, tool) {
+  return serverLog(log).filter((m) => m.method === 'tools/call' && m.params?.name === tool).length;
+}
+
+async function connect(p, { capabilities = {}, env = {}, setup } = {}) {
+  const client = new Client({ name: 'toolcache-e2e', version: '1.0.0' }, { capabilities });
+  if (setup) setup(client);
+  const transport = new StdioClientTransport({
+    command: p.command, args: p.args, env: { ...process.env, ...env }, stderr: 'inherit',
+  });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+function text(result) {
+  return result.content.map((c) => c.text ?? '').join('');
+}
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  return Promise.race([
+    promise.finally(() => clearTimeout(timer)),
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timeout: ${what} after ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+// A raw line-level session with the proxy (for malformed lines, unknown
+// protocol versions, concurrent identical calls).
+function rawSession(p, env = {}) {
+  const child = spawn(p.command, p.args, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const messages = [];
+  const waiters = [];
+  let buf = '';
+  child.stdout.on('data', (d) => {
+    buf += d.toString('utf8');
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      if (!line.trim()) continue;
+      const m = JSON.parse(line);
+      messages.push(m);
+      for (const w of [...waiters]) {
+        if (w.pred(m)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(m);
+        }
+      }
+    }
+  });
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    child,
+    messages,
+    exited,
+    send(obj) { child.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n'); },
+    wait(pred, what) {
+      const found = messages.find(pred);
+      if (found) return Promise.resolve(found);
+      return withTimeout(new Promise((resolve) => waiters.push({ pred, resolve })), TIMEOUT_MS, what);
+    },
+    async initialize(version = '2025-06-18') {
+      this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      const r = await this.wait((m) => m.id === 'init', 'initialize');
+      this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      return r;
+    },
+    close() { child.stdin.end(); return exited; },
+  };
+}
+
+const tests = [];
+function test(name, fn) { tests.push({ name, fn }); }
+
+// --- server-memory -------------------------------------------------------
+test('memory: repeated read_graph reaches the server once; hit is marked in _meta only', async () => {
+  const p = proxied('memory');
+  const { client } = await connect(p, { env: { MEMORY_FILE_PATH: join(work, 'mem1.jsonl') } });
+  await client.listTools();
+  const a = await client.callTool({ name: 'read_graph', arguments: {} });
+  const b = await client.callTool({ name: 'read_graph', arguments: {} });
+  assert.equal(serverCalls(p.log, 'read_graph'), 1);
+  assert.deepEqual(b.content, a.content);
+  assert.equal(b._meta?.['toolcache/cache']?.hit, true);
+  assert.equal(a._meta?.['toolcache/cache'], undefined);
+  assert.ok(!JSON.stringify(b.content).includes('toolcache'));
+  await client.close();
+});
+
+test('memory: create_entities invalidates; read_graph then shows the entity', async () => {
+  const p = proxied('memory');
+  const { client } = await connect(p, { env: { MEMORY_FILE_PATH: join(work, 'mem2.jsonl') } });
+  await client.listTools();
+  const before = await client.callTool({ name: 'read_graph', arguments: {} });
+  assert.ok(!text(before).includes('toolcache_entity'));
+  await client.callTool({ name: 'read_graph', arguments: {} });
+  assert.equal(serverCalls(p.log, 'read_graph'), 1);
+  await client.callTool({
+    name: 'create_entities',
+    arguments: { entities: [{ name: 'toolcache_entity', entityType: 'test', observations: ['made by e2e'] }] },
+  });
+  const after = await client.callTool({ name: 'read_graph', arguments: {} });
+  assert.ok(text(after).includes('toolcache_entity'), text(after));
+  assert.equal(serverCalls(p.log, 'read_graph'), 2);
+  assert.equal(serverCalls(p.log, 'create_entities'), 1);
+  await client.close();
+});
+
+// --- server-filesystem ---------------------------------------------------
+test('filesystem: repeated read reaches the server once; a write is seen by the next read', async () => {
+  const dir = mkdtempSync(join(work, 'fs-'));
+  const file = join(dir, 'a.txt');
+  writeFileSync(file, 'version one');
+  const p = proxied('filesystem', [dir]);
+  const { client } = await connect(p);
+  await client.listTools();
+  const r1 = await client.callTool({ name: 'read_text_file', arguments: { path: file } });
+  const r2 = await client.callTool({ name: 'read_text_file', arguments: { path: file } });
+  assert.equal(text(r1), 'version one');
+  assert.equal(text(r2), 'version one');
+  assert.equal(serverCalls(p.log, 'read_text_file'), 1);
+  // Same arguments in another key order and with _meta: same entry.
+  await client.callTool({ name: 'read_text_file', arguments: { path: file }, _meta: { progressToken: 'p1' } });
+  assert.equal(serverCalls(p.log, 'read_text_file'), 1);
+  const w = await client.callTool({ name: 'write_file', arguments: { path: file, content: 'version two' } });
+  assert.ok(!w.isError, text(w));
+  const r3 = await client.callTool({ name: 'read_text_file', arguments: { path: file } });
+  assert.equal(text(r3), 'version two');
+  assert.equal(serverCalls(p.log, 'read_text_file'), 2);
+  await client.close();
+});
+
+test('filesystem: isError results are not cached', async () => {
+  const dir = mkdtempSync(join(work, 'fs-'));
+  const p = proxied('filesystem', [dir]);
+  const { client } = await connect(p);
+  await client.listTools();
+  const missing = join(dir, 'missing.txt');
+  const e1 = await client.callTool({ name: 'read_text_file', arguments: { path: missing } });
+  const e2 = await client.callTool({ name: 'read_text_file', arguments: { path: missing } });
+  assert.equal(e1.isError, true);
+  assert.equal(e2.isError, true);
+  assert.equal(serverCalls(p.log, 'read_text_file'), 2);
+  await client.close();
+});
+
+test('filesystem: identical concurrent calls make one upstream call, each id answered', async () => {
+  const dir = mkdtempSync(join(work, 'fs-'));
+  const file = join(dir, 'b.txt');
+  writeFileSync(file, 'shared');
+  const p = proxied('filesystem', [dir]);
+  const s = rawSession(p);
+  await s.initialize();
+  s.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  await s.wait((m) => m.id === 1, 'tools/list');
+  const call = (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'read_text_file', arguments: { path: file } } });
+  s.send(call(10));
+  s.send(call('eleven'));
+  s.send(call(12));
+  const replies = await Promise.all([10, 'eleven', 12].map((id) => s.wait((m) => m.id === id, `reply ${id}`)));
+  for (const r of replies) assert.equal(r.result.content[0].text, 'shared');
+  assert.equal(serverCalls(p.log, 'read_text_file'), 1);
+  await s.close();
+});
+
+// --- server-everything ---------------------------------------------------
+test('everything: roots/list reaches the client and its answer reaches the server', async () => {
+  const p = proxied('everything');
+  let asked = 0;
+  const { client } = await connect(p, {
+    capabilities: { roots: { listChanged: true } },
+    setup: (c) => c.setRequestHandler(ListRootsRequestSchema, async () => {
+      asked += 1;
+      return { roots: [{ uri: 'file:///toolcache-root', name: 'tc-root' }] };
+    }),
+  });
+  const tools = await client.listTools();
+  assert.ok(tools.tools.some((t) => t.name === 'get-roots-list'));
+  const r = await withTimeout(client.callTool({ name: 'get-roots-list', arguments: {} }), TIMEOUT_MS, 'get-roots-list');
+  assert.ok(asked >= 1);
+  assert.ok(text(r).includes('file:///toolcache-root'), text(r));
+  const answered = serverLog(p.log).filter((m) => m.result?.roots?.[0]?.uri === 'file:///toolcache-root');
+  assert.ok(answered.length >= 1, 'the client answer reached the server');
+  await client.close();
+});
+
+test('everything: sampling/createMessage reaches the client and its answer the server', async () => {
+  const p = proxied('everything');
+  let sampled = 0;
+  const { client } = await connect(p, {
+    capabilities: { sampling: {} },
+    setup: (c) => c.setRequestHandler(CreateMessageRequestSchema, async () => {
+      sampled += 1;
+      return { role: 'assistant', model: 'e2e-model', content: { type: 'text', text: 'sampled-by-e2e' } };
+    }),
+  });
+  await client.listTools();
+  const r = await withTimeout(client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 5 } }), TIMEOUT_MS, 'sampling');
+  assert.equal(sampled, 1);
+  assert.ok(text(r).includes('sampled-by-e2e'), text(r));
+  await client.close();
+});
+
+test('everything: progress notifications pass through', async () => {
+  const p = proxied('everything');
+  const { client } = await connect(p);
+  await client.listTools();
+  const progress = [];
+  await withTimeout(client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } },
+    undefined, { onprogress: (pr) => progress.push(pr) }), TIMEOUT_MS, 'long running');
+  assert.ok(progress.length >= 2, `got ${progress.length} progress notifications`);
+  await client.close();
+});
+
+test('everything: repeated echo is served from cache; unknown method passes to the server', async () => {
+  const p = proxied('everything');
+  const { client } = await connect(p);
+  await client.listTools();
+  const a = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+  const b = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
+  assert.deepEqual(b.content, a.content);
+  assert.equal(serverCalls(p.log, 'echo'), 1);
+  await assert.rejects(client.request({ method: 'toolcache/e2e-unknown', params: { x: 1 } }, EmptyResultSchema),
+    (e) => e.code === -32601);
+  assert.equal(serverLog(p.log).filter((m) => m.method === 'toolcache/e2e-unknown').length, 1);
+  await client.close();
+});
+
+test('everything: malformed client line gets -32700 and the session continues; unknown protocol messages pass', async () => {
+  const p = proxied('everything');
+  const s = rawSession(p);
+  await s.initialize();
+  s.send('this is { not json');
+  const err = await s.wait((m) => m.error?.code === -32700, 'parse error');
+  assert.equal(err.id, null);
+  // Unknown fields, odd spacing and _meta reach the server byte for byte
+  // (this server drops messages with unknown top-level fields silently).
+  const odd = '{"jsonrpc":"2.0",  "id":"odd","method":"x/unknown","params":{"_meta":{"x/y":1.0}},"extra":[1, 2]}';
+  s.send(odd);
+  // A probe of a protocol version the proxy does not know passes through.
+  s.send({ jsonrpc: '2.0', id: 'probe', method: 'server/discover', params: {} });
+  const probe = await s.wait((m) => m.id === 'probe', 'server/discover reply');
+  assert.equal(probe.error?.code, -32601, 'the server itself answered');
+  const lines = readFileSync(p.log, 'utf8').split('\n');
+  assert.ok(lines.includes(odd), 'forwarded byte for byte');
+  s.send({ jsonrpc: '2.0', id: 5, method: 'ping' });
+  const pong = await s.wait((m) => m.id === 5, 'ping');
+  assert.deepEqual(pong.result, {});
+  await s.close();
+});
+
+test('everything: killing the server mid-call gives the client an error, not a hang', async () => {
+  const p = proxied('everything');
+  const { client } = await connect(p);
+  await client.listTools();
+  const call = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 30 } },
+    undefined, { timeout: 60000 });
+  await new Promise((r) => setTimeout(r, 700));
+  const pid = Number(readFileSync(`${p.log}.pid`, 'utf8'));
+  process.kill(pid, 'SIGKILL');
+  const started = Date.now();
+  await assert.rejects(withTimeout(call, 10000, 'call after kill'), (e) => !String(e.message).startsWith('timeout'));
+  assert.ok(Date.now() - started < 10000);
+  await client.close().catch(() => {});
+});
+
+test('stats: --stats FILE reports hits and bypass reasons on SIGUSR1 and on exit', async () => {
+  const dir = mkdtempSync(join(work, 'fs-'));
+  const file = join(dir, 'c.txt');
+  writeFileSync(file, 'stats');
+  const stats = join(work, 'stats.json');
+  const p = proxied('filesystem', [dir], ['--stats', stats]);
+  const { client, transport } = await connect(p);
+  await client.listTools();
+  await client.callTool({ name: 'read_text_file', arguments: { path: file } });
+  await client.callTool({ name: 'read_text_file', arguments: { path: file } });
+  // SIGUSR1 writes the statistics while the session runs.
+  process.kill(transport.pid, 'SIGUSR1');
+  for (let i = 0; i < 100 && !existsSync(stats); i++) await new Promise((r) => setTimeout(r, 50));
+  const live = JSON.parse(readFileSync(stats, 'utf8'));
+  assert.equal(live.calls, 2);
+  assert.equal(live.hits, 1);
+  rmSync(stats);
+  await client.callTool({ name: 'write_file', arguments: { path: file, content: 'x' } });
+  await client.close();
+  for (let i = 0; i < 100 && !existsSync(stats); i++) await new Promise((r) => setTimeout(r, 50));
+  const s = JSON.parse(readFileSync(stats, 'utf8'));
+  assert.equal(s.calls, 3);
+  assert.equal(s.hits, 1);
+  assert.equal(s.misses, 1);
+  assert.equal(s.bypasses, 1);
+  assert.ok(Object.keys(s.bypassesByReason).length === 1);
+  assert.ok(s.bytesServedFromCache > 0);
+});
+
+// --- runner --------------------------------------------------------------
+const filter = process.argv[2] ?? '';
+let failed = 0;
+for (const t of tests.filter((x) => x.name.includes(filter))) {
+  const started = Date.now();
+  try {
+    await withTimeout(t.fn(), 60000, t.name);
+    console.log(`PASS ${t.name} (${Date.now() - started} ms)`);
+  } catch (e) {
+    failed += 1;
+    console.log(`FAIL ${t.name}: ${e.stack ?? e}`);
+  }
+}
+rmSync(work, { recursive: true, force: true });
+console.log(failed === 0 ? 'all passed' : `${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// tee.js LOG -- <server command...>
+//
+// Wraps a real MCP server for the end-to-end tests: everything the proxy
+// sends to the server is appended to LOG (one JSON-RPC line per line) before
+// it reaches the server, so a test counts what really arrived at the server
+// side instead of trusting toolcache's own statistics. The server's stdout
+// goes straight to ours; its pid is written to LOG.pid (so a test can kill
+// the real server mid-call); when it exits, tee exits with its status.
+import { spawn } from 'node:child_process';
+import { appendFileSync, writeFileSync } from 'node:fs';
+
+const [log, sep, cmd, ...args] = process.argv.slice(2);
+if (!log || sep !== '--' || !cmd) {
+  process.stderr.write('usage: tee.js LOG -- <command> [args...]\n');
+  process.exit(2);
+}
+const child = spawn(cmd, args, { stdio: ['pipe', 'inherit', 'inherit'] });
+writeFileSync(`${log}.pid`, String(child.pid));
+let pending = '';
+process.stdin.on('data', (chunk) => {
+  pending += chunk.toString('utf8');
+  let nl;
+  while ((nl = pending.indexOf('\n')) >= 0) {
+    const line = pending.slice(0, nl + 1);
+    pending = pending.slice(nl + 1);
+    appendFileSync(log, line);
+    child.stdin.write(line);
+  }
+});
+process.stdin.on('end', () => {
+  if (pending) {
+    appendFileSync(log, pending + '\n');
+    child.stdin.write(pending);
+  }
+  child.stdin.end();
+});
+child.stdin.on('error', () => {});
+child.on('exit', (code, signal) => {
+  if (signal) process.kill(process.pid, signal);
+  process.exit(code ?? 1);
+});
