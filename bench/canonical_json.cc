@@ -6,7 +6,7 @@
 // the baseline cost of touching the bytes), plus MakeCacheKey end to end.
 // Documents are generated from a fixed seed.
 //
-//   bench_canonical_json --benchmark_repetitions=5 \
+//   bench_canonical_json --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
 #include "toolcache/canonical_json.h"
 

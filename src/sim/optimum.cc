@@ -566,8 +566,8 @@ Result<OptimumResult> SolveOptimum(std::span<const Request> reqs,
     const Request& f = reqs[p];
     const uint64_t size = std::max<uint64_t>(f.size, 1);
     const double weight = WeightOf(r, objective);
-    // Paper-silent: TTL measured from the interval start (an upper bound,
-    // see optimum.h); the interval's size is the size fetched at p.
+    // Paper-silent: stale from its own start -> dropped (runs of hits are
+    // limited by the TTL-run rows below); the size is the one fetched at p.
     const bool fresh_enough = r.now < f.now + f.ttl;
     if (size > capacity_bytes || !fresh_enough || !(weight > 0)) continue;
     iv.push_back({p, i, size, weight, r.latency, r.cost});
