@@ -41,6 +41,8 @@ constexpr PolicyInfo kPolicies[] = {
      &MakeVaacPolicy, "lambda1,lambda2,lambda3,tau,t1,hr,smin,b,c,delta1,delta2,delta3,delta4,delta5,window_fraction,sample_size,group_by_user,cumulative_grouping,admit_rule"},
     {"vaac-sampled", "VAAC with v-LRU scoring sample_size random entries of the window (scalable)", PolicyKind::kOnline,
      &MakeVaacSampledPolicy, "lambda1,lambda2,lambda3,tau,t1,hr,smin,b,c,delta1,delta2,delta3,delta4,delta5,window_fraction,sample_size,group_by_user,cumulative_grouping,admit_rule"},
+    {"vaac-plus", "VAAC with admit_rule=1: admit iff own group UCB >= mean UCB (not paper-faithful; EVALUATION.md section 2)", PolicyKind::kOnline,
+     &MakeVaacPlusPolicy, "lambda1,lambda2,lambda3,tau,t1,hr,smin,b,c,delta1,delta2,delta3,delta4,delta5,window_fraction,sample_size,group_by_user,cumulative_grouping,admit_rule"},
     // One row per policy (name, description, kind, factory, "knob1,knob2").
 };
 // clang-format on
