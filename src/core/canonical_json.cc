@@ -267,14 +267,6 @@ size_t FindInvalidUtf8(std::string_view s, const char** problem) {
   return s.size();
 }
 
-}  // namespace jcs
-
-namespace {
-
-using jcs::AppendEs6Number;
-using jcs::AppendJcsString;
-using jcs::Utf16Less;
-
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
@@ -292,6 +284,15 @@ void AppendUtf8(uint32_t cp, std::string* out) {
     out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
   }
 }
+
+}  // namespace jcs
+
+namespace {
+
+using jcs::AppendEs6Number;
+using jcs::AppendJcsString;
+using jcs::AppendUtf8;
+using jcs::Utf16Less;
 
 bool IsDroppedTopLevelMember(std::string_view name,
                              const CanonicalOptions& options) {

@@ -11,6 +11,7 @@
 #define TOOLCACHE_SRC_CORE_CANONICAL_JSON_INTERNAL_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,10 @@ void AppendEs6Number(double d, std::string* out);
 // everything else (including U+007F and non-ASCII) verbatim.
 // REQUIRES: `utf8` is valid UTF-8.
 void AppendJcsString(std::string_view utf8, std::string* out);
+
+// Appends the UTF-8 encoding of code point `cp`. REQUIRES: cp <= 0x10FFFF
+// and cp is not a surrogate.
+void AppendUtf8(uint32_t cp, std::string* out);
 
 // True iff `a` sorts before `b` when both are compared as sequences of UTF-16
 // code units (RFC 8785 section 3.2.3). REQUIRES: both valid UTF-8.

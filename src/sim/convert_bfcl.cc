@@ -25,6 +25,7 @@
 #include <sstream>
 #include <vector>
 
+#include "src/core/canonical_json_internal.h"
 #include "src/sim/convert_common.h"
 #include "src/sim/convert_sources.h"
 
@@ -129,24 +130,6 @@ class PyParser {
     return false;
   }
 
-  static void AppendUtf8(uint32_t cp, std::string* out) {
-    if (cp < 0x80) {
-      out->push_back(static_cast<char>(cp));
-    } else if (cp < 0x800) {
-      out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else if (cp < 0x10000) {
-      out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    } else {
-      out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-      out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-    }
-  }
-
   bool Hex(size_t n, uint32_t* cp) {
     if (pos_ + n > s_.size()) return Err("truncated escape");
     uint32_t v = 0;
@@ -220,16 +203,16 @@ class PyParser {
           break;  // line continuation
         case 'x':
           if (!Hex(2, &cp)) return false;
-          AppendUtf8(cp, out);
+          jcs::AppendUtf8(cp, out);
           break;
         case 'u':
           if (!Hex(4, &cp)) return false;
-          AppendUtf8(cp, out);
+          jcs::AppendUtf8(cp, out);
           break;
         case 'U':
           if (!Hex(8, &cp)) return false;
           if (cp > 0x10FFFF) return Err("escape beyond U+10FFFF");
-          AppendUtf8(cp, out);
+          jcs::AppendUtf8(cp, out);
           break;
         default:  // Python keeps unknown escapes verbatim
           out->push_back('\\');
