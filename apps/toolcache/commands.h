@@ -5,9 +5,8 @@
 #ifndef TOOLCACHE_APPS_TOOLCACHE_COMMANDS_H_
 #define TOOLCACHE_APPS_TOOLCACHE_COMMANDS_H_
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace toolcache::cli {
 

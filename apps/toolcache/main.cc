@@ -11,13 +11,14 @@ int main(int argc, char** argv) {
   CLI::App root{
       "toolcache: a caching layer for LLM tool calls (MCP proxy, simulator, "
       "key and classifier tools)"};
-  root.set_version_flag("--version", std::string("toolcache ") + TOOLCACHE_VERSION);
+  root.set_version_flag("--version",
+                        std::string("toolcache ") + TOOLCACHE_VERSION);
   root.require_subcommand(1);
   // One row per subcommand, in --help order.
   std::vector<cli::Command> commands = {
-      cli::AddMcpCommand(root),   cli::AddWrapCommand(root),
-      cli::AddSimCommand(root),   cli::AddTraceCommand(root),
-      cli::AddKeyCommand(root),   cli::AddClassifyCommand(root),
+      cli::AddMcpCommand(root), cli::AddWrapCommand(root),
+      cli::AddSimCommand(root), cli::AddTraceCommand(root),
+      cli::AddKeyCommand(root), cli::AddClassifyCommand(root),
   };
   try {
     root.parse(argc, argv);
@@ -41,7 +42,8 @@ int main(int argc, char** argv) {
         return c.run();
       } catch (const std::exception& e) {
         // Exceptions only come from configuration loading (STYLE.md 14).
-        std::cerr << "toolcache " << c.app->get_name() << ": " << e.what() << "\n";
+        std::cerr << "toolcache " << c.app->get_name() << ": " << e.what()
+                  << "\n";
         return cli::kExitUsage;
       }
     }

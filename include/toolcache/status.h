@@ -25,12 +25,12 @@ namespace toolcache {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,    // the caller's input is malformed (bad JSON, bad flag)
-  kNotFound,           // a named thing does not exist
-  kFailedPrecondition, // the system is not in a state to do this
-  kResourceExhausted,  // a size or depth limit was exceeded
-  kUnavailable,        // a peer (upstream, store) is down; retrying may help
-  kInternal,           // a bug: an invariant did not hold
+  kInvalidArgument,     // the caller's input is malformed (bad JSON, bad flag)
+  kNotFound,            // a named thing does not exist
+  kFailedPrecondition,  // the system is not in a state to do this
+  kResourceExhausted,   // a size or depth limit was exceeded
+  kUnavailable,         // a peer (upstream, store) is down; retrying may help
+  kInternal,            // a bug: an invariant did not hold
 };
 
 // Returns "OK", "INVALID_ARGUMENT", ... for logs and JSON error bodies.

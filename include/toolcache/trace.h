@@ -32,10 +32,10 @@ struct TraceRecord {
   // Seconds since the trace's start; NaN when the source has no clock (the
   // simulator then advances time by each call's latency).
   double time = std::numeric_limits<double>::quiet_NaN();
-  std::string session;    // conversation / episode; "" = one global session
-  std::string user;       // tenant or user; "" = anonymous
-  std::string tool;       // tool name as the model called it
-  std::string arguments;  // RFC 8785 canonical JSON of the arguments
+  std::string session;       // conversation / episode; "" = one global session
+  std::string user;          // tenant or user; "" = anonymous
+  std::string tool;          // tool name as the model called it
+  std::string arguments;     // RFC 8785 canonical JSON of the arguments
   uint64_t result_size = 0;  // bytes of the result
   double latency = 0;        // seconds the call took upstream
   double cost = 0;           // price of the call
