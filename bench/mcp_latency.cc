@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "src/mcp/json_scan.h"
 #include "src/mcp/session.h"
 #include "toolcache/config.h"
@@ -252,11 +253,6 @@ void InProcess(int calls, Percentiles& miss, Percentiles& hit) {
   hit = {h[h.size() / 2], h[h.size() * 99 / 100]};
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -322,14 +318,16 @@ int main(int argc, char** argv) {
     p50[3].push_back(b.p50);
     p99[3].push_back(b.p99);
   }
-  double d50 = Median(p50[0]), d99 = Median(p99[0]);
+  double d50 = toolcache::bench::Median(p50[0]),
+         d99 = toolcache::bench::Median(p99[0]);
   std::printf(
       "tools/call round trips: %d calls per mode, median of %d rounds\n", calls,
       rounds);
   std::printf("%-14s %10s %10s %16s %16s\n", "mode", "p50 (us)", "p99 (us)",
               "p50 vs direct", "p99 vs direct");
   for (int i = 0; i < 4; ++i) {
-    double a = Median(p50[i]), b = Median(p99[i]);
+    double a = toolcache::bench::Median(p50[i]),
+           b = toolcache::bench::Median(p99[i]);
     std::printf("%-14s %10.1f %10.1f %+16.1f %+16.1f\n", names[i], a, b,
                 a - d50, b - d99);
   }

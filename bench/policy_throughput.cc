@@ -26,17 +26,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "toolcache/policy.h"
 
 namespace toolcache {
 namespace {
 
-struct Options {
-  int runs = 5;
-  uint64_t requests = 1'000'000;
-  uint64_t keys = 100'000;
-  double alpha = 1.1;
-  double capacity_fraction = 0.1;
+struct Options : bench::ZipfOptions {
   std::vector<std::string> policies;  // empty = all rows
 };
 
@@ -48,25 +44,17 @@ uint64_t SplitMix(uint64_t& x) {
 }
 
 std::vector<Request> MakeZipfTrace(const Options& o) {
-  // Rank r (1-based) has weight r^-alpha; sample by inverse CDF.
-  std::vector<double> cdf(o.keys);
-  double sum = 0;
-  for (uint64_t r = 0; r < o.keys; ++r) {
-    sum += std::pow(static_cast<double>(r + 1), -o.alpha);
-    cdf[r] = sum;
-  }
+  const bench::ZipfSampler zipf(o.keys, o.alpha);
   // Random 64-bit ids (like key digests), fixed per rank.
   std::vector<ObjectId> ids(o.keys);
   uint64_t s = 12345;
   for (auto& id : ids) id = SplitMix(s);
   std::mt19937_64 rng(2024);
-  std::uniform_real_distribution<double> u(0, sum);
   std::vector<Request> trace(o.requests);
   for (uint64_t i = 0; i < o.requests; ++i) {
-    const uint64_t rank =
-        std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin();
+    const uint64_t rank = zipf.Next(rng);
     Request& r = trace[i];
-    r.id = ids[std::min(rank, o.keys - 1)];
+    r.id = ids[rank];
     r.tool = static_cast<uint32_t>(rank % 20);
     r.param_category = 1 + rank % 97;
     r.user = static_cast<uint32_t>(rank % 4);
@@ -87,15 +75,6 @@ std::vector<Request> MakeZipfTrace(const Options& o) {
   return trace;
 }
 
-// CPU time of this thread: the figure that survives a loaded machine
-// (wall-clock rates are printed too, for an idle machine).
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) +
-         1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 struct RunResult {
   double requests_per_second = 0;  // per CPU-second of the replay thread
   double wall_requests_per_second = 0;
@@ -114,7 +93,7 @@ RunResult RunOnce(const PolicyInfo& info, const std::vector<Request>& trace,
   }
   CacheCore core({.capacity_bytes = capacity}, std::move(*policy));
   uint64_t hits = 0;
-  const double cpu_start = ThreadCpuSeconds();
+  const double cpu_start = bench::ThreadCpuSeconds();
   const auto start = std::chrono::steady_clock::now();
   for (const Request& r : trace) {
     if (core.Lookup(r) == LookupOutcome::kHit) {
@@ -123,7 +102,7 @@ RunResult RunOnce(const PolicyInfo& info, const std::vector<Request>& trace,
       (void)core.Insert(r);
     }
   }
-  const double cpu = ThreadCpuSeconds() - cpu_start;
+  const double cpu = bench::ThreadCpuSeconds() - cpu_start;
   const double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -137,12 +116,6 @@ RunResult RunOnce(const PolicyInfo& info, const std::vector<Request>& trace,
   out.policy_bytes_per_entry =
       static_cast<double>(core.policy().MetadataBytes());
   return out;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int Usage(const char* msg) {
@@ -162,16 +135,8 @@ int Main(int argc, char** argv) {
       return Usage(("missing value after " + std::string(a)).c_str());
     const char* v = argv[++i];
     char* end = nullptr;
-    if (a == "--runs") {
-      o.runs = static_cast<int>(std::strtol(v, &end, 10));
-    } else if (a == "--requests") {
-      o.requests = std::strtoull(v, &end, 10);
-    } else if (a == "--keys") {
-      o.keys = std::strtoull(v, &end, 10);
-    } else if (a == "--alpha") {
-      o.alpha = std::strtod(v, &end);
-    } else if (a == "--capacity-fraction") {
-      o.capacity_fraction = std::strtod(v, &end);
+    if (bench::ParseZipfFlag(a, v, o, &end)) {
+      // parsed; checked below
     } else if (a == "--policy") {
       if (FindPolicy(v) == nullptr) {
         return Usage(("unknown policy " + std::string(v)).c_str());
@@ -185,8 +150,7 @@ int Main(int argc, char** argv) {
       return Usage(("bad number for " + std::string(a)).c_str());
     }
   }
-  if (o.runs < 1 || o.requests < 1 || o.keys < 1 || !(o.alpha > 0) ||
-      !(o.capacity_fraction > 0)) {
+  if (!o.Valid()) {
     return Usage("runs, requests, keys, alpha, capacity-fraction must be > 0");
   }
   const std::vector<Request> trace = MakeZipfTrace(o);
@@ -219,12 +183,13 @@ int Main(int argc, char** argv) {
       rps.push_back(last.requests_per_second);
       wall.push_back(last.wall_requests_per_second);
     }
-    const double med = Median(rps);
+    const double med = bench::Median(rps);
     if (info.name == "lru") lru_rps = med;
     std::printf("%-14.*s %14.0f %7.2f %15.0f %9.4f %7.1f %9.1f %7.1f\n",
                 static_cast<int>(info.name.size()), info.name.data(), med,
-                lru_rps > 0 ? med / lru_rps : 0.0, Median(wall), last.hit_ratio,
-                last.core_bytes_per_entry, last.policy_bytes_per_entry,
+                lru_rps > 0 ? med / lru_rps : 0.0, bench::Median(wall),
+                last.hit_ratio, last.core_bytes_per_entry,
+                last.policy_bytes_per_entry,
                 last.core_bytes_per_entry + last.policy_bytes_per_entry);
     std::fflush(stdout);
   }

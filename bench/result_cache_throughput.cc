@@ -23,25 +23,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "toolcache/clock.h"
 #include "toolcache/key.h"
 #include "toolcache/result_cache.h"
 
 namespace toolcache {
 namespace {
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) +
-         1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::vector<uint32_t> ZipfIndices(uint64_t n, uint64_t keys, double alpha,
                                   uint64_t seed) {
@@ -123,14 +111,14 @@ int Main(int argc, char** argv) {
     std::vector<double> rates;
     for (int r = 0; r < runs; ++r) {
       uint64_t sink = 0;
-      const double t0 = ThreadCpuSeconds();
+      const double t0 = bench::ThreadCpuSeconds();
       for (const CacheKey& k : keys) sink += k.Id();
-      const double dt = ThreadCpuSeconds() - t0;
+      const double dt = bench::ThreadCpuSeconds() - t0;
       rates.push_back(static_cast<double>(keys.size()) / dt);
       if (sink == 42) std::printf(" ");
     }
     std::printf("# CacheKey::Id (SHA-256): %.0f digests per CPU-second\n",
-                Median(rates));
+                bench::Median(rates));
   }
   std::printf(
       "# ResultCache, policy %s, %u shards, Zipf(1.1) over %llu keys, "
@@ -161,7 +149,7 @@ int Main(int argc, char** argv) {
       std::vector<std::thread> pool;
       for (int t = 0; t < threads; ++t) {
         pool.emplace_back([&, t] {
-          const double c0 = ThreadCpuSeconds();
+          const double c0 = bench::ThreadCpuSeconds();
           for (uint32_t idx : slices[t]) {
             const CacheKey& key = keys[idx];
             if ((*cache)->Lookup(key, {}).hit()) {
@@ -172,7 +160,7 @@ int Main(int argc, char** argv) {
               (void)(*cache)->Insert(key, std::move(v), {.ttl_seconds = 3600});
             }
           }
-          cpu[t] = ThreadCpuSeconds() - c0;
+          cpu[t] = bench::ThreadCpuSeconds() - c0;
         });
       }
       for (auto& th : pool) th.join();
@@ -190,8 +178,8 @@ int Main(int argc, char** argv) {
       wall_rates.push_back(total / wall);
       hit_ratios.push_back(static_cast<double>(hit_sum) / total);
     }
-    std::printf("%8d %22.0f %22.0f %10.4f\n", threads, Median(cpu_rates),
-                Median(wall_rates), Median(hit_ratios));
+    std::printf("%8d %22.0f %22.0f %10.4f\n", threads, bench::Median(cpu_rates),
+                bench::Median(wall_rates), bench::Median(hit_ratios));
     std::fflush(stdout);
   }
   return 0;

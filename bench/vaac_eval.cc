@@ -7,13 +7,17 @@
 //
 // Usage:
 //   bench_vaac_eval [--seeds N] [--requests N] [--sizes P,P,...] [--entries]
-//                   [--ttl S]
+//                   [--ttl S] [--keys-scale N] [--interarrival S]
 //                   [--set label:policy:knob=v,knob=v]...
 // --entries sizes the cache in entries instead of bytes; --ttl S gives every
-// cacheable record (TTL > 60 s) the TTL S, so capacity, not expiry, binds.
+// cacheable record (TTL > 60 s) the TTL S, so capacity, not expiry, binds;
+// --keys-scale N multiplies the key universe (WorkloadOptions::keys_scale)
+// and --interarrival S sets the mean gap between calls, so a large cache
+// fills before TTLs expire.
 // Prints, per workload x cache size, the mean hit ratio (%) over the seeds
 // for each configuration, then the mean over sizes, then for every config
 // the largest |difference| to the first config per (workload, size).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +68,8 @@ int main(int argc, char** argv) {
   uint64_t requests = 1000;
   bool entries = false;
   double ttl_override = 0;  // > 0: every cacheable record gets this TTL
+  uint32_t keys_scale = 1;
+  double interarrival = 0;  // > 0: mean seconds between calls
   std::vector<Config> configs;
   std::vector<double> sizes = {10, 20, 35, 50, 90};  // the paper's
   for (int i = 1; i < argc; ++i) {
@@ -72,6 +78,10 @@ int main(int argc, char** argv) {
       seeds = std::atoi(argv[++i]);
     } else if (arg == "--requests" && i + 1 < argc) {
       requests = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--keys-scale" && i + 1 < argc) {
+      keys_scale = static_cast<uint32_t>(std::max(1, std::atoi(argv[++i])));
+    } else if (arg == "--interarrival" && i + 1 < argc) {
+      interarrival = std::atof(argv[++i]);
     } else if (arg == "--ttl" && i + 1 < argc) {
       ttl_override = std::atof(argv[++i]);
     } else if (arg == "--sizes" && i + 1 < argc) {
@@ -89,7 +99,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_vaac_eval [--seeds N] [--requests N] "
-                   "[--sizes P,P] [--entries] [--ttl S] [--set "
+                   "[--sizes P,P] [--entries] [--ttl S] [--keys-scale N] "
+                   "[--interarrival S] [--set "
                    "label:policy:knob=v,...]...\n");
       return 2;
     }
@@ -108,6 +119,8 @@ int main(int argc, char** argv) {
       toolcache::sim::WorkloadOptions wo;
       wo.requests = requests;
       wo.seed = static_cast<uint64_t>(seed);
+      wo.keys_scale = keys_scale;
+      if (interarrival > 0) wo.mean_interarrival_seconds = interarrival;
       toolcache::Trace trace =
           toolcache::sim::GenerateWorkload(workloads[w], wo);
       if (ttl_override > 0) {

@@ -97,8 +97,52 @@ expect_exit 2 "bad config" -- "$BIN" classify --config "$TMP/bad.yaml" "$TMP/too
 grep -q "bad.yaml:2: unknown key 'perTooTtl' (did you mean 'perToolTtl'?)" "$TMP/err" \
   || fail "bad config message: $(cat "$TMP/err")"
 expect_exit 2 "bad format" -- "$BIN" classify --format xml "$TMP/tools.json"
+grep -q -- "--format" "$TMP/err" || fail "bad format message: $(cat "$TMP/err")"
+
+# --evaluate without ground truth fails before printing anything, naming the
+# missing column.
 printf '{"name":"x"}\n' >"$TMP/unlabeled.jsonl"
-expect_exit 2 "evaluate without labels" -- "$BIN" classify --evaluate "$TMP/unlabeled.jsonl"
+printf 'name,description\nget_a,Get an a\n' >"$TMP/unlabeled.csv"
+for f in "$TMP/unlabeled.jsonl" "$TMP/unlabeled.csv"; do
+  for fmt in table json; do
+    expect_exit 2 "evaluate without labels ($f, $fmt)" -- "$BIN" classify --evaluate --format "$fmt" "$f"
+    [ ! -s "$TMP/out" ] || fail "evaluate without labels ($f, $fmt): printed $(head -c 200 "$TMP/out")"
+    grep -q "ground-truth column readOnlyHint" "$TMP/err" \
+      || fail "evaluate without labels message: $(cat "$TMP/err")"
+  done
+done
+
+# 5. Other bad input: each a message on stderr, nothing on stdout, exit 2.
+expect_bad() {  # expect_bad DESCRIPTION STDERR-PART -- command...
+  local what="$1" want="$2"; shift 2
+  expect_exit 2 "$what" "$@"
+  grep -qF -- "$want" "$TMP/err" || fail "$what: stderr lacks '$want': $(head -c 300 "$TMP/err")"
+  [ ! -s "$TMP/out" ] || fail "$what: printed $(head -c 200 "$TMP/out")"
+}
+mkdir "$TMP/dir"
+expect_bad "directory" "cannot read '$TMP/dir': is a directory" -- "$BIN" classify "$TMP/dir"
+expect_bad "config directory" "cannot read configuration file '$TMP/dir': is a directory" \
+  -- "$BIN" classify --config "$TMP/dir" "$TMP/tools.json"
+expect_bad "stdin directory" "cannot read '<stdin>': is a directory" -- "$BIN" classify - <"$TMP/dir"
+expect_bad "missing file message" "cannot read '$TMP/nope.json': No such file or directory" \
+  -- "$BIN" classify "$TMP/nope.json"
+if [ "$(id -u)" != 0 ]; then  # root reads mode-000 files
+  cp "$TMP/tools.json" "$TMP/secret.json" && chmod 000 "$TMP/secret.json"
+  expect_bad "unreadable file" "Permission denied" -- "$BIN" classify "$TMP/secret.json"
+fi
+head -c 4096 "$BIN" >"$TMP/binary"
+expect_bad "binary file" "this looks like a binary file" -- "$BIN" classify "$TMP/binary"
+printf 'name,description\nget_a,ok\nget_b,caf\xe9\n' >"$TMP/latin1.csv"
+expect_bad "invalid UTF-8 in CSV" "latin1.csv:3: invalid UTF-8" -- "$BIN" classify "$TMP/latin1.csv"
+printf '{"name":"a"}\n{"name":"\xC0\xAF"}\n' >"$TMP/overlong.jsonl"
+expect_bad "invalid UTF-8 in JSONL" "overlong.jsonl:2: invalid UTF-8: overlong" \
+  -- "$BIN" classify --format json "$TMP/overlong.jsonl"
+expect_bad "endless input" "larger than the 64 MiB limit" -- "$BIN" classify /dev/zero
+# A huge but valid line (a 2 MiB description) is fine.
+python3 -c 'import json; print(json.dumps({"name": "get_doc", "description": "Get a doc. " + "x" * (2 << 20)}))' \
+  >"$TMP/long.jsonl"
+expect_exit 0 "huge line" -- "$BIN" classify --format json "$TMP/long.jsonl"
+grep -q '"name":"get_doc"' "$TMP/out" || fail "huge line: $(head -c 200 "$TMP/out")"
 
 if [ "$fails" -ne 0 ]; then echo "e2e_classify: $fails failure(s)" >&2; exit 1; fi
 echo "e2e_classify: ok"

@@ -52,6 +52,64 @@ grep -qF 'invalid JSON in arguments: line 1, column 6' "$TMP/err" ||
 "$TOOLCACHE_BIN" key --format xml t '{}' >/dev/null 2>&1
 [ $? -eq 2 ] || fail "bad --format: want exit 2"
 
+# 2b. --canonical is pure RFC 8785 of any JSON value: nothing dropped.
+printf '{"_meta":{"x":1},"b":2}' | "$TOOLCACHE_BIN" key --canonical >"$TMP/out" 2>"$TMP/err" ||
+  fail "--canonical with _meta: exit $? ($(cat "$TMP/err"))"
+printf '{"_meta":{"x":1},"b":2}' | cmp -s - "$TMP/out" ||
+  fail "--canonical dropped or changed _meta: $(cat "$TMP/out")"
+printf ' [1, {"b":1.0,"a":null}] ' | "$TOOLCACHE_BIN" key --canonical >"$TMP/out" 2>"$TMP/err" ||
+  fail "--canonical of an array: exit $? ($(cat "$TMP/err"))"
+printf '[1,{"a":null,"b":1}]' | cmp -s - "$TMP/out" || fail "--canonical array: $(cat "$TMP/out")"
+# The key path still drops _meta, and nothing can let it into the key.
+"$TOOLCACHE_BIN" key t '{"_meta":{"x":1},"b":2}' >"$TMP/out" 2>"$TMP/err"
+grep -qxF 'canonical: {"b":2}' "$TMP/out" || fail "key kept _meta: $(cat "$TMP/out")"
+expect_usage() {  # <description> <stderr part> -- <args...>; stdin from /dev/null unless piped
+  local what="$1" want="$2"; shift 3
+  "$TOOLCACHE_BIN" "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "$what: exit $rc, want 2"
+  grep -qF -- "$want" "$TMP/err" || fail "$what: stderr lacks '$want': $(cat "$TMP/err")"
+  [ ! -s "$TMP/out" ] || fail "$what: wrote to stdout on error"
+}
+expect_usage "--keep-meta is gone" "--keep-meta" -- key --keep-meta t '{}'
+expect_usage "--canonical --ignore" "--ignore applies to a key, not to --canonical" \
+  -- key --canonical --ignore b </dev/null
+expect_usage "--canonical --server" "--server applies to a key" -- key --canonical --server s </dev/null
+expect_usage "--canonical --format" "--format applies to a key" -- key --canonical --format json </dev/null
+
+# 2c. Tool arguments must be a JSON object (as in MCP and the LLM APIs).
+for args in '[1]' '"x"' '3' 'true' 'null'; do
+  expect_usage "non-object arguments $args" "tool arguments: must be a JSON object" -- key read_file "$args"
+done
+grep -qF "got null" "$TMP/err" || fail "non-object message lacks the type: $(cat "$TMP/err")"
+printf '[{"path":"/etc/hosts"}]' | "$TOOLCACHE_BIN" key read_file >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] || fail "non-object arguments on stdin: want exit 2"
+grep -qF "got an array on <stdin>" "$TMP/err" || fail "stdin non-object message: $(cat "$TMP/err")"
+
+# 2d. Other bad input: stdin that is a directory, binary bytes, over the
+# size limit.
+"$TOOLCACHE_BIN" key --canonical <"$TMP" >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] || fail "stdin is a directory: want exit 2"
+grep -qF "cannot read stdin: Is a directory" "$TMP/err" || fail "directory stdin message: $(cat "$TMP/err")"
+expect_bad '\x00\x01\x02' "line 1, column 1 (byte 0): unexpected"
+head -c 64 "$TOOLCACHE_BIN" >"$TMP/binary"
+"$TOOLCACHE_BIN" key t <"$TMP/binary" >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] || fail "binary stdin: want exit 2"
+grep -qF "invalid JSON in <stdin>: line 1, column 1 (byte 0)" "$TMP/err" ||
+  fail "binary stdin message: $(cat "$TMP/err")"
+printf '"%0200d"' 0 | "$TOOLCACHE_BIN" key --canonical --max-bytes 100 >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] || fail "over --max-bytes: want exit 2"
+grep -qF "longer than the limit of 100 bytes" "$TMP/err" || fail "over --max-bytes message: $(cat "$TMP/err")"
+"$TOOLCACHE_BIN" key --max-bytes 100 t "{\"q\":\"$(printf '%0200d' 0)\"}" >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] || fail "positional over --max-bytes: want exit 2"
+grep -qF "larger than the limit of 100 bytes" "$TMP/err" || fail "positional over --max-bytes: $(cat "$TMP/err")"
+{ printf '{"q":"'; head -c $((17 << 20)) /dev/zero | tr '\0' a; printf '"}'; } |
+  "$TOOLCACHE_BIN" key t >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] || fail "17 MiB line: want exit 2"
+grep -qF "<stdin> is longer than the limit of 16777216 bytes" "$TMP/err" ||
+  fail "17 MiB line message: $(head -c 300 "$TMP/err")"
+expect_usage "unknown --format" "--format" -- key --format xml t '{}'
+
 # 3. Digests: equivalent calls share a key, different calls do not.
 digest() { "$TOOLCACHE_BIN" key "$@" | sed -n 's/^digest: //p'; }
 d1="$(digest --server fs read_file '{"path":"/etc/hosts","_meta":{"progressToken":1}}')"

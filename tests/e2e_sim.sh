@@ -45,6 +45,28 @@ expect_usage "--set for unselected policy" --policy lru --set vaac.lambda1=1
 expect_usage "bad capacity unit" --capacity pages
 expect_usage "missing trace" --trace "$TMP/missing.jsonl"
 expect_usage "unknown flag" --frobnicate
+expect_usage "empty item in --sizes" --sizes 10,,20
+expect_usage "trailing comma in --sizes" --sizes 10,
+expect_usage "empty item in --policy" --policy lru,,vaac
+expect_usage "--optimum with --no-optimum" --optimum --no-optimum
+expect_usage "zero optimum time limit" --optimum-time-limit 0
+expect_usage "negative --optimum-max-exact" --optimum-max-exact -1
+expect_usage "zero --keys-scale" --keys-scale 0
+# The knob range lives in the registry (src/policy); the CLI maps it to 2.
+expect_usage "knob out of range" --policy vaac --set vaac.lambda1=-5
+
+# Bad traces: exit 2 with file:line, never a crash or silent acceptance.
+: >"$TMP/empty.jsonl"
+expect_usage "empty trace" --trace "$TMP/empty.jsonl"
+grep -q "has no records" "$TMP/err" || { echo "FAIL: empty trace message"; fail=1; }
+printf '{"tool":"a","arguments":{},"result_size":18446744073709551615}\n' >"$TMP/huge.jsonl"
+expect_usage "result_size beyond 1 TiB" --trace "$TMP/huge.jsonl"
+grep -q "huge.jsonl:1: 'result_size'" "$TMP/err" || { echo "FAIL: size message"; fail=1; }
+printf '{"tool":"a","arguments":{},"result_size":1}\n{"tool":"a","arguments":{},"result_size":1,"latency":1e308}\n' >"$TMP/slow.jsonl"
+expect_usage "latency 1e308" --trace "$TMP/slow.jsonl"
+grep -q "slow.jsonl:2: 'latency'" "$TMP/err" || { echo "FAIL: latency message"; fail=1; }
+printf '{"tool":"a","arguments":{},"result_size":1,"cost":1e308}\n' >"$TMP/dear.jsonl"
+expect_usage "cost 1e308" --trace "$TMP/dear.jsonl"
 
 # JSON Lines: 2 workloads x 2 policies x 2 sizes x 3 seeds = 24.
 "$BIN" sim --workload zipf,uniform --policy lru,vaac --sizes 10,50 --seeds 3 \
@@ -117,4 +139,79 @@ for f in ["saved_latency_fraction_of_opt", "saved_cost_fraction_of_opt"]:
 EOF
 check "trace: session invalidation, stale count, optimum fields" $?
 
+# Cross-session touch (the audit's cross.jsonl): A ls, B ls (a hit on A's
+# entry), B cd, B ls -> the last ls misses. The optimum follows the same
+# rule: infinite reaches exactly 1.0 of it and says it is exact.
+cat >"$TMP/cross.jsonl" <<'EOF'
+{"session":"A","tool":"ls","arguments":{},"result_size":10,"latency":1,"cost":0.5,"ttl":3600,"request_type":"INFORMATIONAL"}
+{"session":"B","tool":"ls","arguments":{},"result_size":10,"latency":1,"cost":0.5,"ttl":3600,"request_type":"INFORMATIONAL"}
+{"session":"B","tool":"cd","arguments":{"folder":"x"},"result_size":10,"latency":1,"request_type":"COMMAND"}
+{"session":"B","tool":"ls","arguments":{},"result_size":10,"latency":1,"cost":0.5,"ttl":3600,"request_type":"INFORMATIONAL"}
+EOF
+"$BIN" sim --trace "$TMP/cross.jsonl" --policy lru,vaac --sizes 100 \
+  --format json --out '' >"$TMP/cross.out" 2>"$TMP/err"
+check "cross trace exits 0" $?
+python3 - "$TMP/cross.out" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+for r in rows:
+    assert r["hits"] == 1 and r["invalidations"] == 1, r
+    assert r["optimum_exact"] is True, r
+    assert r["optimum_method"] in ("ilp", "all-intervals-fit"), r
+    assert r["saved_latency_fraction_of_opt"] <= 1 + 1e-9, r
+inf = [r for r in rows if r["policy"] == "infinite"]
+assert len(inf) == 1 and len(rows) == 4, rows
+for r in inf:
+    assert abs(r["saved_latency_fraction_of_opt"] - 1) < 1e-12, r
+    assert abs(r["saved_cost_fraction_of_opt"] - 1) < 1e-12, r
+EOF
+check "cross: touched entry invalidated; infinite = 1.0 of an exact optimum" $?
+
+# --no-optimum: no solve even for a trace; the fields say so (null).
+"$BIN" sim --trace "$TMP/cross.jsonl" --policy lru --sizes 100 --no-optimum \
+  --format json --out '' >"$TMP/noopt.out" 2>"$TMP/err"
+check "--no-optimum exits 0" $?
+python3 - "$TMP/noopt.out" <<'EOF'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    assert r["optimum_method"] is None and r["optimum_exact"] is None, r
+    assert r["saved_latency_fraction_of_opt"] is None, r
+EOF
+check "--no-optimum: fractions and method null" $?
+
+# Tables: the details table (stdout with --details, always in summary.txt),
+# fractions for synthetic workloads with --optimum, entry units.
+"$BIN" sim --workload zipf --policy lru,vaac --sizes 10,50 --seeds 1 \
+  --requests 300 --optimum --optimum-time-limit 5 --details --no-plots \
+  --out "$TMP/det" >"$TMP/det.txt" 2>"$TMP/err"
+check "--optimum --details run exits 0" $?
+for want in "Details - per workload x policy x size" \
+  "Fraction of the offline optimum" "lat/opt" "expired" "cmd_srv"; do
+  grep -q "$want" "$TMP/det.txt"
+  check "details/optimum tables mention '$want'" $?
+done
+"$BIN" sim --workload zipf --policy lru --sizes 10 --seeds 1 --requests 200 \
+  --no-plots --out "$TMP/nodet" >"$TMP/nodet.txt" 2>"$TMP/err"
+! grep -q "^Details" "$TMP/nodet.txt" && grep -q "^Details" "$TMP/nodet/summary.txt"
+check "details only with --details on stdout, always in summary.txt" $?
+"$BIN" sim --workload zipf --policy lru --sizes 10 --seeds 1 --requests 200 \
+  --capacity entries --out "$TMP/ent" >"$TMP/ent.txt" 2>"$TMP/err"
+grep -q "% of unique cacheable entries" "$TMP/ent.txt" &&
+  ! grep -q "cacheable bytes" "$TMP/ent.txt" &&
+  grep -q "unique cacheable entries" "$TMP/ent/plots.gp"
+check "--capacity entries: tables and plot axes say entries" $?
+
+# --keys-scale multiplies the synthetic key universe (540 cacheable keys).
+"$BIN" sim --workload uniform --policy lru --sizes 10 --seeds 1 \
+  --requests 20000 --keys-scale 4 --format json --out '' >"$TMP/ks.out" 2>"$TMP/err"
+check "--keys-scale run exits 0" $?
+python3 - "$TMP/ks.out" <<'EOF'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+assert r["unique_objects"] == 4 * 540, r["unique_objects"]
+EOF
+check "--keys-scale 4: 2160 unique cacheable objects" $?
+
 exit $fail
+

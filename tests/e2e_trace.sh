@@ -38,6 +38,33 @@ expect_err "dropped 1 calls without a matching result" "openai"
 expect_err "assigned latency/cost from the default table to 5 calls of 4 tools" "openai"
 check_roundtrip openai
 
+expect_err "request_type and ttl derived by the classifier for 5 calls of 4 tools" "openai"
+expect_err "send_email: COMMAND (hard_list" "openai"
+[ "$(grep -c '"request_type"' "$TMP/out")" = 5 ] || fail "openai: not every record typed"
+
+# --tool-table request_type overrides the classifier (and says so).
+printf 'tool,latency,cost,request_type\nsend_email,0.1,0,INFORMATIONAL\nget_weather,0.2,0,\n' >"$TMP/types.csv"
+expect_exit 0 "openai + request_type table" -- "$BIN" trace convert --from openai-chat --tool-table "$TMP/types.csv" "$FIX/openai_chat.json"
+expect_err "request_type from --tool-table for 1 calls" "request_type table"
+grep -q '"tool":"send_email".*"request_type":"INFORMATIONAL"' "$TMP/out" || fail "request_type table not applied"
+printf 'tool,latency,cost,request_type\nx,0.1,0,MAYBE\n' >"$TMP/badtype.csv"
+expect_exit 2 "bad request_type in table" -- "$BIN" trace convert --from openai-chat --tool-table "$TMP/badtype.csv" "$FIX/openai_chat.json"
+expect_err "badtype.csv:2: 'request_type' of tool 'x' must be INFORMATIONAL or COMMAND" "bad request_type"
+
+# A converted chat trace replays with hits: the classifier typed it (an
+# untyped record would replay as a COMMAND, never cached).
+cat >"$TMP/repeat.json" <<'EOF'
+[{"id":"r","tools":[{"type":"function","function":{"name":"lookup_doc","description":"Gets a documentation page.","parameters":{"type":"object","properties":{"page":{"type":"string"}}}}}],
+  "messages":[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"lookup_doc","arguments":"{\"page\":\"x\"}"}}]},
+              {"role":"tool","tool_call_id":"a","content":"doc x"},
+              {"role":"assistant","tool_calls":[{"id":"b","function":{"name":"lookup_doc","arguments":"{\"page\":\"x\"}"}}]},
+              {"role":"tool","tool_call_id":"b","content":"doc x"}]}]
+EOF
+expect_exit 0 "openai with tool definitions" -- "$BIN" trace convert --from openai-chat -o "$TMP/repeat.jsonl" "$TMP/repeat.json"
+expect_err "(1 with the source's tool definition" "openai with tool definitions"
+expect_exit 0 "replay converted chat trace" -- "$BIN" sim --trace "$TMP/repeat.jsonl" --policy lru --sizes 100 --format json --out ''
+grep -q '"policy":"lru".*"hits":1,' "$TMP/out" || fail "converted chat trace: no hit: $(head -c 400 "$TMP/out")"
+
 expect_exit 0 "openai stdin jsonl" -- sh -c "\"$BIN\" trace convert --from openai-chat - < \"$FIX/openai_chat.jsonl\""
 expect_lines 2 "openai stdin jsonl"
 
@@ -60,6 +87,20 @@ expect_lines 1161 "bfcl"
 expect_err "request_type from the function docs" "bfcl"
 check_roundtrip bfcl
 grep -q "request_type COMMAND: 670" "$TMP/check" || fail "bfcl: COMMAND count: $(cat "$TMP/check")"
+
+expect_err "195 distinct initial worlds, 732 tenants" "bfcl tenants"
+grep -q "tenants: 732" "$TMP/check" || fail "bfcl: tenant count: $(cat "$TMP/check")"
+head -1 "$TMP/trace.jsonl" | grep -q '"tenant":"bfcl:[0-9a-f]\{12\}"' || fail "bfcl: no tenant: $(head -1 "$TMP/trace.jsonl")"
+
+# The question file given explicitly; a missing one is an error; without
+# one (stdin) every episode is its own tenant and stderr says so.
+expect_exit 0 "bfcl --bfcl-questions" -- "$BIN" trace convert --from bfcl --bfcl-questions "$DATA/bfcl/BFCL_v3_multi_turn_base.json" "$DATA/bfcl/possible_answer_BFCL_v3_multi_turn_base.json"
+expect_lines 1161 "bfcl --bfcl-questions"
+expect_exit 2 "bfcl missing questions" -- "$BIN" trace convert --from bfcl --bfcl-questions "$TMP/nope.json" "$DATA/bfcl/possible_answer_BFCL_v3_multi_turn_base.json"
+expect_err "cannot open the BFCL question file" "bfcl missing questions"
+expect_exit 0 "bfcl stdin" -- sh -c "\"$BIN\" trace convert --from bfcl --bfcl-func-docs \"$DATA/bfcl/multi_turn_func_doc\" - < \"$DATA/bfcl/possible_answer_BFCL_v3_multi_turn_base.json\""
+expect_err "pass --bfcl-questions FILE" "bfcl stdin"
+grep -q '"tenant":"bfcl-episode:multi_turn_base_0"' "$TMP/out" || fail "bfcl stdin: episode tenant missing"
 
 expect_exit 0 "bfcl -o" -- "$BIN" trace convert --from bfcl -o "$TMP/bfcl.jsonl" "$DATA/bfcl/possible_answer_BFCL_v3_multi_turn_base.json"
 [ "$(wc -l <"$TMP/bfcl.jsonl")" = 1161 ] || fail "bfcl -o: wrong line count"
@@ -92,6 +133,9 @@ expect_err "bad.csv:2: 'latency' must be a number" "bad tool table"
 printf '{"tool":"a","arguments":{},"result_size":1}\n{"tool":"a","arguments":{},"result_size":-4}\n' >"$TMP/bad.jsonl"
 expect_exit 2 "check bad trace" -- "$BIN" trace check "$TMP/bad.jsonl"
 expect_err "bad.jsonl:2: 'result_size' must be a non-negative integer" "check bad trace"
+printf '{"tool":"a","arguments":{},"result_size":1,"latency":1e308}\n' >"$TMP/slow.jsonl"
+expect_exit 2 "check huge latency" -- "$BIN" trace check "$TMP/slow.jsonl"
+expect_err "slow.jsonl:1: 'latency' 1e+308 exceeds the maximum" "check huge latency"
 expect_exit 2 "trace without subcommand" -- "$BIN" trace
 expect_exit 0 "check valid" -- "$BIN" trace check "$FIX/valid.jsonl"
 grep -q "records: 2" "$TMP/out" || fail "check valid: $(cat "$TMP/out")"

@@ -1,11 +1,20 @@
 // `toolcache classify`: prints the cacheability verdict, its reason and the
 // features of every tool in a tools/list result, JSON Lines or CSV file;
 // `--evaluate` scores the classifier against the readOnlyHint annotations.
+//
+// Every bad input (missing, unreadable or directory path, binary or non-UTF-8
+// text, over the size limit, malformed JSON/CSV, --evaluate without ground
+// truth) is reported before anything is printed on stdout: a message on
+// stderr and exit 2.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <iomanip>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -30,18 +39,48 @@ struct ClassifyArgs {
   std::vector<std::string> without;
 };
 
-bool ReadInput(const std::string& file, std::string* text) {
-  if (file == "-") {
-    text->assign(std::istreambuf_iterator<char>(std::cin),
-                 std::istreambuf_iterator<char>());
-    return true;
+// Choice: tool-definition input is capped at 64 MiB (the GitHub server's
+// 117 tools are ~60 KB, BFCL's 400 simple functions ~300 KB), so /dev/zero
+// or a wrong multi-GB file fails fast instead of exhausting memory.
+constexpr uint64_t kMaxInputBytes = uint64_t{64} << 20;
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+// Reads `file` ("-" = stdin) into *text. On failure returns false with the
+// reason (errno text, "is a directory", the size limit) in *error.
+bool ReadInput(const std::string& file, std::string* text, std::string* error) {
+  std::unique_ptr<std::FILE, FileCloser> owned;
+  std::FILE* in = stdin;
+  if (file != "-") {
+    owned.reset(std::fopen(file.c_str(), "rb"));
+    if (!owned) {
+      *error = std::strerror(errno);
+      return false;
+    }
+    in = owned.get();
   }
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream os;
-  os << in.rdbuf();
-  *text = os.str();
-  return !in.bad();
+  // fopen() succeeds on a directory on Linux; reading it then fails.
+  struct stat st {};
+  if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+    *error = "is a directory, not a file of tool definitions";
+    return false;
+  }
+  char buf[1 << 16];
+  while (true) {
+    const size_t n = std::fread(buf, 1, sizeof(buf), in);
+    text->append(buf, n);
+    if (text->size() > kMaxInputBytes) {
+      *error = "larger than the 64 MiB limit for tool definitions";
+      return false;
+    }
+    if (n < sizeof(buf)) {
+      if (std::ferror(in) == 0) return true;
+      *error = std::strerror(errno);
+      return false;
+    }
+  }
 }
 
 std::string Fixed(double v, int digits) {
@@ -85,6 +124,14 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
 
 int Run(const ClassifyArgs& args) {
   Config config;
+  if (struct stat st{}; !args.config.empty() &&
+                        stat(args.config.c_str(), &st) == 0 &&
+                        S_ISDIR(st.st_mode)) {
+    // LoadConfigFile (config.cc) would read a directory as an empty file.
+    std::cerr << "toolcache classify: cannot read configuration file '"
+              << args.config << "': is a directory\n";
+    return kExitUsage;
+  }
   if (!args.config.empty()) {
     Result<Config> c = LoadConfigFile(args.config);
     if (!c.ok()) {
@@ -94,11 +141,13 @@ int Run(const ClassifyArgs& args) {
     config = std::move(*c);
   }
   std::string text;
-  if (!ReadInput(args.file, &text)) {
-    std::cerr << "toolcache classify: cannot read '" << args.file << "'\n";
+  std::string error;
+  const std::string source = args.file == "-" ? "<stdin>" : args.file;
+  if (!ReadInput(args.file, &text, &error)) {
+    std::cerr << "toolcache classify: cannot read '" << source << "': " << error
+              << "\n";
     return kExitUsage;
   }
-  const std::string source = args.file == "-" ? "<stdin>" : args.file;
   Result<std::vector<classify::LabeledTool>> tools =
       classify::ParseToolDefinitions(text, source);
   if (!tools.ok()) {
@@ -116,13 +165,24 @@ int Run(const ClassifyArgs& args) {
       if (field == "schema") t.info.input_schema_json.clear();
     }
   }
-  if (args.evaluate) {
-    std::cerr << "toolcache classify: --evaluate: readOnlyHint is the ground "
-                 "truth, so annotations are ignored when classifying\n";
-  }
   const Classifier classifier(
       config, ClassifierOptions{.use_annotations =
                                     !(args.no_annotations || args.evaluate)});
+  // Evaluated before any output, so input without ground truth fails fast.
+  classify::Evaluation e;
+  if (args.evaluate) {
+    e = classify::Evaluate(classifier, *tools);
+    if (e.command_positive.total() == 0) {
+      std::cerr << "toolcache classify: --evaluate needs the ground-truth "
+                   "column readOnlyHint (a CSV column 'readOnlyHint', or "
+                   "annotations.readOnlyHint in JSON), but none of the "
+                << tools->size() << " tools in '" << source
+                << "' has a value for it\n";
+      return kExitUsage;
+    }
+    std::cerr << "toolcache classify: --evaluate: readOnlyHint is the ground "
+                 "truth, so annotations are ignored when classifying\n";
+  }
 
   const bool json = args.format == "json";
   std::vector<std::vector<std::string>> rows;
@@ -157,14 +217,7 @@ int Run(const ClassifyArgs& args) {
   if (!json) PrintTable(rows);
   if (!args.evaluate) return kExitOk;
 
-  const classify::Evaluation e = classify::Evaluate(classifier, *tools);
   const classify::Confusion& c = e.command_positive;
-  if (c.total() == 0) {
-    std::cerr << "toolcache classify: --evaluate needs tools with a "
-                 "readOnlyHint (none of the "
-              << tools->size() << " tools has one)\n";
-    return kExitUsage;
-  }
   // The same matrix with INFORMATIONAL as the positive class.
   const classify::Confusion info{
       .tp = c.tn, .fp = c.fn, .tn = c.tp, .fn = c.fp};

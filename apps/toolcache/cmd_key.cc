@@ -1,16 +1,22 @@
 // `toolcache key`: shows the cache key of a tool call, so users can see why
 // two calls do or do not share an entry.
 //
-//   toolcache key [--server S] [--scope S] [--ignore F]... [--keep-meta]
+//   toolcache key [--server S] [--scope S] [--ignore F]...
 //                 [--format text|json] <tool> ['<json arguments>' | -]
 //       prints the canonical arguments, the SHA-256 digest and the 64-bit id.
-//   toolcache key --canonical [--ignore F]... [--keep-meta] < in.json
-//       writes exactly the canonical bytes (no trailing newline) on stdout.
+//       The arguments must be a JSON object; "_meta" is always dropped.
+//   toolcache key --canonical < in.json
+//       writes exactly the RFC 8785 form of any JSON value (nothing dropped,
+//       no trailing newline) on stdout.
 //
-// Bad JSON -> a message naming line:column and the problem on stderr, exit 2.
+// Bad JSON -> a message naming line:column and the problem on stderr, exit 2;
+// arguments that are not an object, unreadable stdin and flags that do not
+// apply to --canonical -> a message and exit 2 as well.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -26,7 +32,6 @@ namespace {
 
 struct KeyFlags {
   bool canonical = false;
-  bool keep_meta = false;
   std::string server;
   std::string scope;
   std::vector<std::string> ignore;
@@ -36,17 +41,28 @@ struct KeyFlags {
   std::string tool;
   std::string json;
   bool json_given = false;
+  // Options that only make sense for a key; --canonical rejects them.
+  std::vector<const CLI::Option*> key_only;
 };
 
 // Reads all of stdin, stopping once it is longer than `limit` (0 = no
-// limit): the canonicalizer then reports the size error.
-bool ReadStdin(uint64_t limit, std::string* out) {
+// limit; then sets *too_long). On a read error (stdin is a directory, EIO)
+// returns false with errno's text in *error.
+bool ReadStdin(uint64_t limit, std::string* out, bool* too_long,
+               std::string* error) {
   char buf[1 << 16];
   while (true) {
     const size_t n = std::fread(buf, 1, sizeof(buf), stdin);
     out->append(buf, n);
-    if (limit != 0 && out->size() > limit) return true;
-    if (n < sizeof(buf)) return std::ferror(stdin) == 0;
+    if (limit != 0 && out->size() > limit) {
+      *too_long = true;
+      return true;
+    }
+    if (n < sizeof(buf)) {
+      if (std::ferror(stdin) == 0) return true;
+      *error = std::strerror(errno);
+      return false;
+    }
   }
 }
 
@@ -58,17 +74,20 @@ bool WriteStdout(std::string_view bytes) {
 std::string Hex64(uint64_t v) { return fmt::format("{:016x}", v); }
 
 int Run(const KeyFlags& f) {
-  CanonicalOptions options;
-  // Choice: --canonical drops _meta/--ignore like the key (--keep-meta: not).
-  options.drop_meta = !f.keep_meta;
-  options.ignore_fields = f.ignore;
-  options.max_depth = f.max_depth;
-  options.max_bytes = f.max_bytes;
-
   if (f.canonical && (!f.tool.empty() || f.json_given)) {
     std::cerr << "toolcache key: --canonical reads JSON on stdin and takes no "
                  "positional arguments\n";
     return kExitUsage;
+  }
+  if (f.canonical) {
+    for (const CLI::Option* o : f.key_only) {
+      if (o->count() > 0) {
+        std::cerr << "toolcache key: " << o->get_name()
+                  << " applies to a key, not to --canonical (which writes "
+                     "plain RFC 8785 and drops nothing)\n";
+        return kExitUsage;
+      }
+    }
   }
   if (!f.canonical && f.tool.empty()) {
     std::cerr << "toolcache key: missing <tool> (or use --canonical to "
@@ -78,16 +97,29 @@ int Run(const KeyFlags& f) {
   std::string input;
   const bool from_stdin = f.canonical || !f.json_given || f.json == "-";
   if (from_stdin) {
-    if (!ReadStdin(f.max_bytes, &input)) {
-      std::cerr << "toolcache key: error reading stdin\n";
-      return kExitFailure;
+    std::string error;
+    bool too_long = false;
+    if (!ReadStdin(f.max_bytes, &input, &too_long, &error)) {
+      std::cerr << "toolcache key: cannot read stdin: " << error << "\n";
+      return kExitUsage;
+    }
+    if (too_long) {
+      std::cerr << "toolcache key: <stdin> is longer than the limit of "
+                << f.max_bytes << " bytes (--max-bytes; 0 = no limit)\n";
+      return kExitUsage;
     }
   } else {
     input = f.json;
   }
   const std::string source = from_stdin ? "<stdin>" : "arguments";
 
-  Result<std::string> canonical = CanonicalizeJson(input, options);
+  // Step 1, both modes: plain RFC 8785 (nothing dropped), so bad JSON gets
+  // its own message, distinct from a valid document that is not an object.
+  CanonicalOptions plain;
+  plain.drop_meta = false;
+  plain.max_depth = f.max_depth;
+  plain.max_bytes = f.max_bytes;
+  Result<std::string> canonical = CanonicalizeJson(input, plain);
   if (!canonical.ok()) {
     std::cerr << "toolcache key: invalid JSON in " << source << ": "
               << canonical.status().message() << "\n";
@@ -98,10 +130,22 @@ int Run(const KeyFlags& f) {
     return WriteStdout(*canonical) ? kExitOk : kExitFailure;
   }
 
-  const CacheKey key{.scope = f.scope,
-                     .server = f.server,
-                     .tool = f.tool,
-                     .canonical_args = std::move(*canonical)};
+  // Step 2: the engine's own key builder (drops _meta and --ignore, requires
+  // an object), so the CLI shows exactly the key the engine computes. The
+  // input is already canonical: only the object check can fail here.
+  CanonicalOptions key_options;
+  key_options.ignore_fields = f.ignore;
+  key_options.max_depth = f.max_depth;
+  key_options.max_bytes = 0;  // checked in step 1; canonical can be longer
+  Result<CacheKey> made =
+      MakeCacheKey(f.scope, f.server, f.tool, *canonical, key_options);
+  if (!made.ok()) {
+    std::cerr << "toolcache key: tool " << made.status().message()
+              << (from_stdin ? " on <stdin>" : "")
+              << "; use --canonical to canonicalize any JSON value\n";
+    return kExitUsage;
+  }
+  const CacheKey& key = *made;
   std::string out;
   if (f.format == "json") {
     nlohmann::json j = {
@@ -135,22 +179,27 @@ Command AddKeyCommand(CLI::App& root) {
       "SHA-256 digest and id; or canonicalize stdin with --canonical");
   CLI::App& app = *c.app;
   app.add_flag("--canonical", flags->canonical,
-               "Read JSON on stdin and write only its canonical form (exact "
-               "bytes, no trailing newline) on stdout");
-  app.add_option("--server", flags->server,
-                 "Server identity that is part of the key (default \"\")");
-  app.add_option("--scope", flags->scope,
-                 "Sharing scope (tenant/user) that is part of the key "
-                 "(default \"\" = global)");
-  app.add_option("--ignore", flags->ignore,
-                 "Top-level argument member to leave out of the key "
-                 "(repeatable)")
-      ->take_all()
-      ->allow_extra_args(false);
-  app.add_flag("--keep-meta", flags->keep_meta,
-               "Keep the top-level \"_meta\" member (dropped by default)");
-  app.add_option("--format", flags->format, "Output format: text or json")
-      ->check(CLI::IsMember({"text", "json"}));
+               "Read any JSON value on stdin and write only its RFC 8785 "
+               "canonical form (exact bytes, nothing dropped, no trailing "
+               "newline) on stdout");
+  flags->key_only.push_back(
+      app.add_option("--server", flags->server,
+                     "Server identity that is part of the key (default \"\")"));
+  flags->key_only.push_back(
+      app.add_option("--scope", flags->scope,
+                     "Sharing scope (tenant/user) that is part of the key "
+                     "(default \"\" = global)"));
+  flags->key_only.push_back(
+      app.add_option("--ignore", flags->ignore,
+                     "Top-level argument member to leave out of the key "
+                     "(repeatable); the top-level \"_meta\" is always left "
+                     "out")
+          ->take_all()
+          ->allow_extra_args(false));
+  flags->key_only.push_back(
+      app.add_option("--format", flags->format,
+                     "Output format of the key: text or json")
+          ->check(CLI::IsMember({"text", "json"})));
   app.add_option("--max-depth", flags->max_depth,
                  "Maximum nesting depth, 1..4096 (default 128)")
       ->check(CLI::Range(1, 4096));
@@ -158,7 +207,7 @@ Command AddKeyCommand(CLI::App& root) {
                  "Maximum input size in bytes; 0 = unlimited (default 16 MiB)");
   app.add_option("tool", flags->tool, "Tool name");
   app.add_option("json", flags->json,
-                 "Arguments as JSON text; '-' or absent reads stdin")
+                 "Arguments as a JSON object; '-' or absent reads stdin")
       ->each([flags](const std::string&) { flags->json_given = true; });
   c.run = [flags] { return Run(*flags); };
   return c;

@@ -67,8 +67,8 @@ int Run(const McpArgs& a) {
   if (!a.no_cache) {
     Result<std::unique_ptr<ToolCache>> made = NewToolCache(config, &clock);
     if (!made.ok()) {
-      std::cerr << "toolcache mcp: " << a.config_path << ": "
-                << made.status().message() << "\n";
+      // The message names the file and line itself ("c.yaml:3: ...").
+      std::cerr << "toolcache mcp: " << made.status().message() << "\n";
       return kExitUsage;
     }
     cache = std::move(*made);
@@ -120,7 +120,9 @@ Command AddMcpCommand(CLI::App& root) {
       ->check(CLI::Range(0.0, 3600.0));
   c.app
       ->add_option("--max-line-bytes", args->max_line_bytes,
-                   "longest accepted client message (default 64 MiB)")
+                   "longest message parsed in either direction (default 64 "
+                   "MiB): a longer client message is rejected, a longer "
+                   "server message streamed through uncached")
       ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 34));
   c.app->add_flag("--no-cache", args->no_cache,
                   "forward everything untouched (no caching)");

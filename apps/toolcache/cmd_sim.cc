@@ -6,7 +6,9 @@
 //                 [--seeds 10] [--requests 1000] [--format table|json]
 //                 [--out DIR] [--trace FILE]... [--jobs N] [--no-plots]
 //                 [--set policy.knob=value]... [--capacity bytes|entries]
-//                 [--scope global|user|session] [--optimum] [--progress]
+//                 [--scope global|user|session] [--optimum] [--no-optimum]
+//                 [--optimum-time-limit S] [--optimum-max-exact N]
+//                 [--keys-scale N] [--details] [--progress]
 //
 // Default (no flags): the paper's evaluation (section 6.2-6.3): Fig. 3,
 // Fig. 4 and Table 3 style tables on stdout; results.jsonl, table3.jsonl,
@@ -21,7 +23,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -51,6 +52,11 @@ struct SimFlags {
   std::string capacity = "bytes";
   std::string scope = "global";
   bool optimum = false;
+  bool no_optimum = false;
+  double optimum_time_limit = 60;
+  int64_t optimum_max_exact = 5000;
+  int64_t keys_scale = 1;
+  bool details = false;
   bool progress = false;
 };
 
@@ -63,30 +69,29 @@ bool Usage(const std::string& msg) {
 }
 
 bool RowHasKnob(const PolicyInfo& info, std::string_view knob) {
-  std::string_view list = info.knobs;
-  while (!list.empty()) {
-    size_t comma = list.find(',');
-    if (list.substr(0, comma) == knob) return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return false;
+  const std::vector<std::string_view> names = KnobNames(info);
+  return std::find(names.begin(), names.end(), knob) != names.end();
 }
 
-// Splits "a,b" lists (CLI11 already splits repeated flags).
-std::vector<std::string> SplitAll(const std::vector<std::string>& in) {
-  std::vector<std::string> out;
+// Splits "a,b" lists (CLI11 already splits repeated flags); duplicates are
+// dropped. An empty item ("10,,20", a trailing comma) is an error: false.
+bool SplitAll(const std::vector<std::string>& in, const std::string& flag,
+              std::vector<std::string>* out) {
+  out->clear();
   for (const std::string& s : in) {
+    if (s.empty() || s.back() == ',') {
+      return Usage(flag + ": empty item in '" + s + "'");
+    }
     std::stringstream ss(s);
     std::string item;
     while (std::getline(ss, item, ',')) {
-      if (!item.empty() &&
-          std::find(out.begin(), out.end(), item) == out.end()) {
-        out.push_back(item);
+      if (item.empty()) return Usage(flag + ": empty item in '" + s + "'");
+      if (std::find(out->begin(), out->end(), item) == out->end()) {
+        out->push_back(item);
       }
     }
   }
-  return out;
+  return true;
 }
 
 bool BuildSpec(const SimFlags& f, sim::ExperimentSpec* spec) {
@@ -103,11 +108,27 @@ bool BuildSpec(const SimFlags& f, sim::ExperimentSpec* spec) {
   if (f.capacity != "bytes" && f.capacity != "entries") {
     return Usage("--capacity must be 'bytes' or 'entries'");
   }
+  if (f.optimum && f.no_optimum) {
+    return Usage("--optimum and --no-optimum contradict each other");
+  }
+  if (!(f.optimum_time_limit > 0 && f.optimum_time_limit <= 86400)) {
+    return Usage("--optimum-time-limit must be in (0, 86400] seconds");
+  }
+  if (f.optimum_max_exact < 0 || f.optimum_max_exact > 100000000) {
+    return Usage("--optimum-max-exact must be 0..100000000 requests");
+  }
+  if (f.keys_scale < 1 || f.keys_scale > 1000) {
+    return Usage("--keys-scale must be 1..1000");
+  }
   spec->seeds = static_cast<uint32_t>(f.seeds);
   spec->workload_options.requests = static_cast<uint64_t>(f.requests);
+  spec->workload_options.keys_scale = static_cast<uint32_t>(f.keys_scale);
   spec->jobs = static_cast<uint32_t>(f.jobs);
   spec->entry_capacity = f.capacity == "entries";
   spec->optimum_for_synthetic = f.optimum;
+  spec->solve_optimum = !f.no_optimum;
+  spec->optimum_time_limit_seconds = f.optimum_time_limit;
+  spec->optimum_max_exact_requests = static_cast<uint64_t>(f.optimum_max_exact);
   if (f.scope == "global") {
     spec->prepare.scope = sim::Scope::kGlobal;
   } else if (f.scope == "user") {
@@ -119,7 +140,8 @@ bool BuildSpec(const SimFlags& f, sim::ExperimentSpec* spec) {
   }
 
   // Workloads: default all, unless only traces were given.
-  std::vector<std::string> names = SplitAll(f.workloads);
+  std::vector<std::string> names;
+  if (!SplitAll(f.workloads, "--workload", &names)) return false;
   if (names.empty() && f.traces.empty()) names = {"all"};
   for (const std::string& n : names) {
     if (n == "all") {
@@ -141,11 +163,15 @@ bool BuildSpec(const SimFlags& f, sim::ExperimentSpec* spec) {
   for (const std::string& path : f.traces) {
     Result<Trace> t = ReadTraceFile(path);
     if (!t.ok()) return Usage(t.status().message());
+    if (t->records.empty()) {
+      return Usage(path + ": the trace has no records (nothing to replay)");
+    }
     spec->traces.push_back(std::move(*t));
   }
 
   // Sizes.
-  std::vector<std::string> sizes = SplitAll(f.sizes);
+  std::vector<std::string> sizes;
+  if (!SplitAll(f.sizes, "--sizes", &sizes)) return false;
   if (sizes.empty()) sizes = {"10", "20", "35", "50", "90"};
   spec->sizes_pct.clear();
   for (const std::string& s : sizes) {
@@ -165,7 +191,8 @@ bool BuildSpec(const SimFlags& f, sim::ExperimentSpec* spec) {
 
   // Policies: default the paper's three (those registered); with traces the
   // limits (offline / unbounded rows) are added.
-  std::vector<std::string> pols = SplitAll(f.policies);
+  std::vector<std::string> pols;
+  if (!SplitAll(f.policies, "--policy", &pols)) return false;
   std::vector<std::string> chosen;
   if (pols.empty()) {
     for (std::string_view p : kPaperPolicies) {
@@ -233,44 +260,14 @@ bool BuildSpec(const SimFlags& f, sim::ExperimentSpec* spec) {
   return true;
 }
 
-std::string TraceTable(std::span<const sim::RunRecord> runs) {
-  std::ostringstream out;
-  bool any = false;
-  for (const sim::RunRecord& r : runs) any |= r.from_trace;
-  if (!any) return "";
-  out << "Traces - hit ratio, saved latency / cost as a fraction of the "
-         "offline optimum, stale results served\n";
-  out << "trace                 policy        size    hit%   lat/opt  "
-         "cost/opt  stale  inval\n";
-  auto frac = [](const std::optional<double>& f) {
-    if (!f) return std::string("    n/a");
-    std::ostringstream s;
-    s.setf(std::ios::fixed);
-    s.precision(3);
-    s.width(7);
-    s << *f;
-    return s.str();
-  };
-  for (const sim::RunRecord& r : runs) {
-    if (!r.from_trace) continue;
-    char line[256];
-    std::snprintf(line, sizeof(line),
-                  "%-21s %-12s %5.0f%% %7.1f  %s  %s  %5llu  %5llu\n",
-                  r.workload.substr(0, 21).c_str(), r.policy.c_str(),
-                  r.cache_size_pct, 100 * r.metrics.HitRatio(),
-                  frac(r.saved_latency_fraction_of_opt).c_str(),
-                  frac(r.saved_cost_fraction_of_opt).c_str(),
-                  static_cast<unsigned long long>(r.metrics.stale_served),
-                  static_cast<unsigned long long>(r.metrics.invalidations));
-    out << line;
-  }
-  return out.str();
-}
-
 int Run(const SimFlags& f) {
   sim::ExperimentSpec spec;
   if (!BuildSpec(f, &spec)) return kExitUsage;
   const bool json = f.format == "json";
+  if (f.optimum && spec.entry_capacity) {
+    std::cerr << "toolcache sim: note: the offline optimum is byte-capacity "
+                 "only; not solved with --capacity entries\n";
+  }
   const bool show_progress = f.progress || isatty(STDERR_FILENO) == 1;
 
   if (!f.out.empty()) {
@@ -299,6 +296,9 @@ int Run(const SimFlags& f) {
     ablation = spec;
     ablation.workloads = {sim::WorkloadKind::kMultiUser};
     ablation.traces.clear();
+    // Choice: Table 3 shows no fractions of optimum, so the ablation solves
+    // none (table3.jsonl has no fraction fields).
+    ablation.optimum_for_synthetic = false;
     ablation.policies.clear();
     for (const sim::PolicyVariant& v : spec.policies) {
       if (v.policy != "vaac") continue;
@@ -312,14 +312,14 @@ int Run(const SimFlags& f) {
     }
   }
 
-  sim::ProgressBar bar(std::cerr, "cells (toolcache sim)", show_progress);
-  const uint64_t main_cells =
-      (spec.workloads.size() * spec.seeds + spec.traces.size()) *
-      spec.policies.size() * spec.sizes_pct.size();
+  // Units: replay cells plus optimum solves, of the main grid and of the
+  // user-grouping ablation (sim::ExperimentWork counts both kinds).
+  sim::ProgressBar bar(std::cerr, "cells + optimum solves (toolcache sim)",
+                       show_progress);
+  const uint64_t main_cells = sim::ExperimentWork(spec);
   const uint64_t ablation_cells =
-      run_ablation ? ablation.seeds * 2 * ablation.sizes_pct.size() : 0;
-  spec.progress = [&](uint64_t d, uint64_t t) {
-    (void)t;
+      run_ablation ? sim::ExperimentWork(ablation) : 0;
+  spec.progress = [&](uint64_t d, uint64_t) {
     bar.Update(d, main_cells + ablation_cells);
   };
   Result<std::vector<sim::RunRecord>> runs = sim::RunExperiment(spec);
@@ -353,15 +353,18 @@ int Run(const SimFlags& f) {
                                      without_label) +
               "\n";
   }
-  std::string traces = TraceTable(*runs);
+  std::string optimum = sim::OptimumTable(*runs);
+  if (!optimum.empty()) tables += optimum + "\n";
+  std::string traces = sim::TraceTable(*runs);
   if (!traces.empty()) tables += traces + "\n";
-  tables += sim::SafetyLine(*runs);
+  const std::string details = sim::DetailsTable(*runs) + "\n";
+  const std::string safety = sim::SafetyLine(*runs);
 
   if (json) {
     for (const sim::RunRecord& r : *runs)
       std::cout << sim::RecordToJson(r) << "\n";
   } else {
-    std::cout << tables;
+    std::cout << tables << (f.details ? details : "") << safety;
   }
   std::cout << std::flush;
 
@@ -376,7 +379,7 @@ int Run(const SimFlags& f) {
       }
     }
     std::ofstream summary(f.out + "/summary.txt");
-    summary << tables;
+    summary << tables << details << safety;  // details always here
     if (!results || !summary) {
       std::cerr << "toolcache sim: cannot write results into '" << f.out
                 << "'\n";
@@ -388,9 +391,15 @@ int Run(const SimFlags& f) {
         std::cerr << "toolcache sim: warning: plots not drawn: " << s.message()
                   << "\n";
       } else {
+        // List the plots that exist: optimum.png only when one was solved.
+        std::string pngs;
+        for (const char* png :
+             {"fig3.png", "fig4.png", "paid.png", "optimum.png"}) {
+          const std::string path = f.out + "/" + png;
+          if (std::filesystem::exists(path)) pngs += ", " + path;
+        }
         std::cerr << "toolcache sim: wrote " << f.out << "/results.jsonl, "
-                  << f.out << "/summary.txt, " << f.out << "/fig3.png"
-                  << (cost.empty() ? "" : ", " + f.out + "/fig4.png") << "\n";
+                  << f.out << "/summary.txt" << pngs << "\n";
       }
     }
   }
@@ -416,16 +425,13 @@ Command AddSimCommand(CLI::App& root) {
   CLI::App* a = c.app;
   a->add_option("--workload", flags->workloads,
                 "zipf,hotspot,uniform,multiuser or all (default: all, or "
-                "none when --trace is given)")
-      ->delimiter(',');
+                "none when --trace is given)");
   a->add_option("--policy", flags->policies,
                 "registry policies, comma-separated, or all (default: "
-                "lru,caca,vaac)")
-      ->delimiter(',');
+                "lru,caca,vaac)");
   a->add_option("--sizes", flags->sizes,
-                "cache sizes in % of the unique cacheable bytes (default "
-                "10,20,35,50,90)")
-      ->delimiter(',');
+                "cache sizes in % of the unique cacheable bytes (entries "
+                "with --capacity entries; default 10,20,35,50,90)");
   a->add_option("--seeds", flags->seeds, "seeds per synthetic workload (10)");
   a->add_option("--requests", flags->requests,
                 "requests per synthetic workload (1000)");
@@ -445,6 +451,20 @@ Command AddSimCommand(CLI::App& root) {
                 "who shares entries: global (default), user, session");
   a->add_flag("--optimum", flags->optimum,
               "also solve the offline optimum for synthetic workloads");
+  a->add_flag("--no-optimum", flags->no_optimum,
+              "solve no offline optimum, not even for traces");
+  a->add_option("--optimum-time-limit", flags->optimum_time_limit,
+                "seconds per optimum solve (60); a solve that runs out "
+                "reports an upper bound");
+  a->add_option("--optimum-max-exact", flags->optimum_max_exact,
+                "largest trace (requests) solved exactly by the ILP (5000); "
+                "longer ones get the LP bound");
+  a->add_option("--keys-scale", flags->keys_scale,
+                "multiply every synthetic tool's key count (1 = the paper's "
+                "~540 cacheable keys)");
+  a->add_flag("--details", flags->details,
+              "also print the per-cell details table on stdout (always in "
+              "summary.txt)");
   a->add_flag("--progress", flags->progress,
               "draw the progress bar even when stderr is not a terminal");
   c.run = [flags] { return Run(*flags); };

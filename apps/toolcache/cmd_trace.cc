@@ -4,7 +4,7 @@
 //   toolcache trace convert --from openai-chat|anthropic|bfcl|llmcompiler|
 //                                  llmcompiler-movie|llmcompiler-parallelqa
 //                           [--tool-table FILE] [--bfcl-func-docs DIR]
-//                           [-o OUT] INPUT|-
+//                           [--bfcl-questions FILE] [-o OUT] INPUT|-
 //   toolcache trace check FILE|-
 //
 // convert writes the trace to stdout (or OUT) and a summary of what it
@@ -29,6 +29,7 @@ struct TraceFlags {
   std::string from;
   std::string tool_table;
   std::string bfcl_docs;
+  std::string bfcl_questions;
   std::string output;
   std::string input;
   std::string check_input;
@@ -52,6 +53,7 @@ int RunConvert(const TraceFlags& f) {
     opts.tool_table = std::make_shared<const ToolTable>(std::move(*table));
   }
   opts.bfcl_func_doc_dir = f.bfcl_docs;
+  opts.bfcl_questions_path = f.bfcl_questions;
   std::ifstream file;
   std::istream* in = &std::cin;
   std::string name = "<stdin>";
@@ -104,12 +106,13 @@ int RunCheck(const TraceFlags& f) {
     std::cerr << "toolcache trace check: " << t.status().message() << "\n";
     return kExitUsage;
   }
-  std::set<std::string> sessions, tools, keys;
+  std::set<std::string> sessions, tools, keys, tenants;
   uint64_t commands = 0, informational = 0, errors = 0, bytes = 0;
   for (const TraceRecord& r : t->records) {
     sessions.insert(r.session);
+    tenants.insert(r.tenant);
     tools.insert(r.tool);
-    keys.insert(r.tool + '\0' + r.arguments);
+    keys.insert(r.tenant + '\0' + r.tool + '\0' + r.arguments);
     if (r.request_type == RequestType::kCommand) ++commands;
     if (r.request_type == RequestType::kInformational) ++informational;
     if (r.error) ++errors;
@@ -117,8 +120,8 @@ int RunCheck(const TraceFlags& f) {
   }
   const size_t n = t->records.size();
   std::cout << "records: " << n << "\nsessions: " << sessions.size()
-            << "\ntools: " << tools.size()
-            << "\ndistinct calls (tool + arguments): " << keys.size()
+            << "\ntenants: " << tenants.size() << "\ntools: " << tools.size()
+            << "\ndistinct calls (tenant + tool + arguments): " << keys.size()
             << "\nrepeated calls: " << (n - keys.size())
             << "\nrequest_type COMMAND: " << commands
             << "\nrequest_type INFORMATIONAL: " << informational
@@ -154,6 +157,10 @@ Command AddTraceCommand(CLI::App& root) {
   convert->add_option("--bfcl-func-docs", flags->bfcl_docs,
                       "BFCL function-doc directory (default: "
                       "multi_turn_func_doc/ beside INPUT)");
+  convert->add_option(
+      "--bfcl-questions", flags->bfcl_questions,
+      "BFCL multi-turn question file with each episode's initial_config "
+      "(default: BFCL_v3_multi_turn_base.json beside INPUT; docs/TRACES.md)");
   convert->add_option("-o,--output", flags->output,
                       "Write the trace here instead of stdout");
   convert->add_option("input", flags->input, "Input file, or - for stdin")

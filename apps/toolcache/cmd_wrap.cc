@@ -1,8 +1,16 @@
 // `toolcache wrap [--unwrap] [--config F] [--toolcache PATH] [--dry-run] FILE`:
 // rewrites an mcpServers file so every stdio server runs behind
 // `toolcache mcp` (or restores it), writing FILE.bak (or .bak.N) first.
+// The backup and the rewritten file get the original's permission bits (and
+// owner and group where the process may set them) before any byte is
+// written: such files often hold API keys in `env`, and a 0600 file must not
+// come back world-readable.
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -30,14 +38,68 @@ std::string SelfPath() {
   return ec ? std::string("toolcache") : p.string();
 }
 
-// Choice: the first free name of FILE.bak, FILE.bak.1, ... so an earlier
-// backup (possibly of the original file) is never overwritten.
-std::string BackupName(const std::string& file) {
-  std::string name = file + ".bak";
-  for (int i = 1; std::filesystem::exists(name); ++i) {
-    name = file + ".bak." + std::to_string(i);
+// Creates the new file `path` (O_EXCL: never an existing one) with the mode
+// and, where permitted, the owner and group of `like`, then writes
+// `content`. Returns 0, or the errno of the failure with `*error` set (the
+// partial file removed); EEXIST means `path` exists.
+int WriteLike(const std::string& path, const std::string& content,
+              const struct stat& like, std::string* error) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    const int e = errno;
+    *error = std::strerror(e);
+    return e;
   }
-  return name;
+  auto fail = [&](const char* what) {
+    const int e = errno;
+    *error = std::string(what) + ": " + std::strerror(e);
+    close(fd);
+    unlink(path.c_str());
+    return e;
+  };
+  // Owner before mode (a chown may clear set-id bits). Choice: an owner or
+  // group the process may not give is silently kept as the process's own;
+  // the mode, which is what guards the content, must be set.
+  if (fchown(fd, like.st_uid, like.st_gid) != 0) {
+    if (fchown(fd, static_cast<uid_t>(-1), like.st_gid) != 0) {
+      // Not permitted: the file stays ours, with the original's mode.
+    }
+  }
+  if (fchmod(fd, like.st_mode & 07777) != 0) return fail("chmod");
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail("write");
+    done += static_cast<size_t>(n);
+  }
+  if (fsync(fd) != 0) return fail("fsync");
+  if (close(fd) != 0) {
+    const int e = errno;
+    *error = std::string("close: ") + std::strerror(e);
+    unlink(path.c_str());
+    return e;
+  }
+  return 0;
+}
+
+// Choice: the first free name of FILE.bak, FILE.bak.1, ... so an earlier
+// backup (possibly of the original file) is never overwritten. Returns the
+// name written, or "" with `*error` set.
+std::string WriteBackup(const std::string& file, const std::string& content,
+                        const struct stat& like, std::string* error) {
+  for (int i = 0; i < 10000; ++i) {
+    std::string name =
+        i == 0 ? file + ".bak" : file + ".bak." + std::to_string(i);
+    const int e = WriteLike(name, content, like, error);
+    if (e == 0) return name;
+    if (e != EEXIST) {
+      *error = "'" + name + "': " + *error;
+      return "";
+    }
+  }
+  *error = "no free backup name";
+  return "";
 }
 
 int Run(const WrapArgs& a) {
@@ -73,23 +135,25 @@ int Run(const WrapArgs& a) {
               << " in " << a.file << "\n";
     return kExitOk;
   }
-  std::string backup = BackupName(a.file);
-  {
-    std::ofstream b(backup, std::ios::binary);
-    b << original;
-    if (!b) {
-      std::cerr << "toolcache wrap: cannot write backup '" << backup << "'\n";
-      return kExitFailure;
-    }
+  struct stat original_stat;
+  if (stat(a.file.c_str(), &original_stat) != 0) {
+    std::cerr << "toolcache wrap: cannot stat '" << a.file
+              << "': " << std::strerror(errno) << "\n";
+    return kExitFailure;
+  }
+  std::string error;
+  std::string backup = WriteBackup(a.file, original, original_stat, &error);
+  if (backup.empty()) {
+    std::cerr << "toolcache wrap: cannot write the backup of '" << a.file
+              << "': " << error << "\n";
+    return kExitFailure;
   }
   std::string tmp = a.file + ".toolcache-tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << r->text;
-    if (!out) {
-      std::cerr << "toolcache wrap: cannot write '" << tmp << "'\n";
-      return kExitFailure;
-    }
+  unlink(tmp.c_str());  // a leftover of an interrupted run
+  if (WriteLike(tmp, r->text, original_stat, &error) != 0) {
+    std::cerr << "toolcache wrap: cannot write '" << tmp << "': " << error
+              << "\n";
+    return kExitFailure;
   }
   std::error_code ec;
   std::filesystem::rename(tmp, a.file, ec);

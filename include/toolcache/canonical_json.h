@@ -62,7 +62,9 @@ struct CanonicalOptions {
   uint64_t max_bytes = kDefaultMaxJsonBytes;
   // When the document is an object, drop its TOP-LEVEL member "_meta" (MCP
   // request metadata: progress tokens etc., never part of a cache key).
-  // Default true. Set false for plain RFC 8785 canonicalization.
+  // Default true. Set false (and leave ignore_fields empty) for plain RFC 8785
+  // canonicalization, as `toolcache key --canonical` does. The key builders
+  // below always drop "_meta", whatever this says.
   bool drop_meta = true;
   // Names of further TOP-LEVEL object members to drop (configured ignorable
   // argument fields such as a request id or a nonce). Nested members with
@@ -89,14 +91,20 @@ Result<std::string> CanonicalizeJsonValue(const nlohmann::json& value,
                                           const CanonicalOptions& options = {});
 
 // Builds the CacheKey {scope, server, tool, CanonicalizeJson(arguments_json,
-// options)}. Any JSON value is accepted as arguments (MCP sends an object);
-// errors are those of CanonicalizeJson, prefixed with "arguments: ".
+// options with drop_meta forced to true)}: "_meta" is never part of a key.
+// The arguments must be a JSON object, as they are in MCP (tools/call
+// "arguments") and in the LLM APIs (tool_use "input", function-call
+// "arguments"); any other value fails with kInvalidArgument
+// "arguments: must be a JSON object (...), got an array" (or a string, a
+// number, a boolean, null). Other errors are those of CanonicalizeJson,
+// prefixed with "arguments: ".
 Result<CacheKey> MakeCacheKey(std::string_view scope, std::string_view server,
                               std::string_view tool,
                               std::string_view arguments_json,
                               const CanonicalOptions& options = {});
 
-// As MakeCacheKey, from an already parsed arguments document.
+// As MakeCacheKey, from an already parsed arguments document (the same
+// object requirement and the same forced "_meta" dropping).
 Result<CacheKey> MakeCacheKeyFromValue(std::string_view scope,
                                        std::string_view server,
                                        std::string_view tool,

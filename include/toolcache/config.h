@@ -7,9 +7,11 @@
 // annotations, invalidation and sharing scope, and per-server overrides.
 // Every key, its default and its trade-off are documented in docs/CONFIG.md.
 //
-// Loading never throws: unknown keys and bad values come back as an
-// INVALID_ARGUMENT Status naming the file, the line and a hint, e.g.
+// Loading never throws: unknown or duplicated keys and bad values come back
+// as an INVALID_ARGUMENT Status naming the file, the line and a hint, e.g.
 //   config.yaml:7: unknown key 'perTooTtl' (did you mean 'perToolTtl'?)
+// The policy name and its knobs are checked against the policy registry by
+// CheckPolicyConfig (called where the cache is built), with the same form.
 //
 // Thread-safety: plain values; copy freely. Ownership: none.
 //
@@ -25,10 +27,12 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "toolcache/policy.h"
 #include "toolcache/status.h"
 #include "toolcache/verdict.h"
 
@@ -72,7 +76,8 @@ struct ServerConfig {
 };
 
 struct Config {
-  // Cache capacity in bytes (YAML: integer or "64MiB", "500KB", ...).
+  // Cache capacity in bytes (YAML: integer or "64MiB", "500KB", ...); must
+  // be > 0 (to forward without caching, run the proxy with --no-cache).
   uint64_t capacity_bytes = 64ull << 20;
   // Maximum number of entries; 0 = unlimited.
   uint64_t max_entries = 0;
@@ -82,6 +87,8 @@ struct Config {
   int32_t policy_line = 0;
   // Policy-specific knobs (e.g. lambda1), passed to PolicyParams::knobs.
   std::map<std::string, double, std::less<>> policy_params;
+  // File line of each knob in policy_params (absent: not from a file).
+  std::map<std::string, int32_t, std::less<>> policy_param_lines;
   // TTL of a cacheable INFORMATIONAL call when no better source (per-tool
   // setting, server setting, heuristic TTL category) gives one.
   double ttl_seconds = 300;
@@ -113,6 +120,15 @@ struct Config {
 
 // Reads and parses the file at `path`. NOT_FOUND if it cannot be read.
 [[nodiscard]] Result<Config> LoadConfigFile(const std::string& path);
+
+// Checks config.policy and config.policy_params against the registry rows
+// `policies` (Policies() of policy.h): the name must exist (and, with
+// `online_only`, be an online policy: belady and infinite are simulator
+// limits), every knob must be one the row lists. INVALID_ARGUMENT
+// "<source>:<line>: ..." with the closest known name as a hint.
+[[nodiscard]] Status CheckPolicyConfig(const Config& config,
+                                       std::span<const PolicyInfo> policies,
+                                       bool online_only);
 
 // "server" / "resource", "global" / "user" (the YAML spellings).
 std::string_view InvalidationScopeName(InvalidationScope scope);

@@ -3,11 +3,11 @@
 //
 // A key is {scope, server, tool, canonical_args}: who may share the entry
 // (tenant / user; "" = global), which server's tool, the tool name, and the
-// RFC 8785 canonical JSON of the arguments (no `_meta`, no configured
-// ignorable fields; see canonical_json.h). The digest is SHA-256 over a
-// length-prefixed encoding documented in docs/KEYS.md; it is stable across
-// versions, machines and endianness. A hit compares the full key, never only
-// the digest.
+// RFC 8785 canonical JSON of the arguments object (no `_meta`, no configured
+// ignorable fields; see canonical_json.h, whose MakeCacheKey builds one). The
+// digest is SHA-256 over a length-prefixed encoding documented in docs/KEYS.md;
+// it is stable across versions, machines and endianness. A hit compares the
+// full key, never only the digest.
 //
 // Thread-safety: plain value.
 //

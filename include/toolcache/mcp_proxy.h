@@ -55,7 +55,9 @@ struct McpProxyOptions {
   double grace_seconds = 2.0;
   // Longest accepted client line. A longer one is discarded and answered
   // with -32700. Server lines longer than this are streamed through to the
-  // client unparsed (never dropped). Default 64 MiB.
+  // client unparsed (never dropped) and never cached; the request they
+  // answer (found by its id) is retired and its waiting duplicates are
+  // re-sent upstream. Default 64 MiB.
   uint64_t max_line_bytes = uint64_t{64} << 20;
   int client_in_fd = 0;
   int client_out_fd = 1;

@@ -6,8 +6,12 @@
 // {"command": <toolcache>, "args": ["mcp", "--name", <key>, [--config F,]
 // "--", C, A...], "env": E, ...}; every other field and the member order are
 // kept. Servers with a `url` or a non-stdio `type` are left alone, and so are
-// servers already wrapped (wrapping is idempotent). Unwrap restores C and A
-// from everything after the first "--".
+// servers already wrapped (wrapping is idempotent). A server counts as
+// wrapped only when its command's file name is `toolcache` or its args have
+// exactly the shape wrap writes ("mcp", "--name", its key, [--config F],
+// "--", ...), so another CLI's `mcp ... -- ...` subcommand is never touched.
+// Unwrap restores C and A from everything after that "--". The files keep
+// the original's mode (and owner where allowed), backup included.
 //
 // Thread-safety: pure functions. Ownership: values.
 //

@@ -24,6 +24,7 @@
 #define TOOLCACHE_POLICY_H_
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -31,6 +32,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "toolcache/status.h"
 
@@ -63,6 +65,13 @@ struct Request {
   // Index of the next request for `id`, for offline policies (Belady); set
   // by the simulator, kNoNextAccess otherwise.
   uint64_t next_access = kNoNextAccess;
+  // Time of that next request (kNoExpiry when none or unknown), so an
+  // offline policy can tell that an entry expires before it is used again.
+  double next_access_time = kNoExpiry;
+  // Index of the first request at which an entry this request touches is
+  // invalidated (its session's next invalidating COMMAND in a trace
+  // replay), kNoNextAccess when never. Set by the simulator.
+  uint64_t dies_at = kNoNextAccess;
 };
 
 // Handle of a cached entry inside a CacheCore; stable while the entry lives.
@@ -146,8 +155,10 @@ struct PolicyInfo {
   std::string_view description;  // one line for --help and docs
   PolicyKind kind;
   std::unique_ptr<Policy> (*make)(const PolicyParams& params);
-  // Accepted PolicyParams::knobs names, comma-separated ("lambda1,lambda2");
-  // "" = none. MakePolicy rejects any other knob name.
+  // Accepted PolicyParams::knobs, comma-separated, each a name with an
+  // optional valid range "name=lo:hi" (either bound may be empty:
+  // "lambda1=0:,hr=0:1"); "" = none. MakePolicy rejects any other knob name
+  // and any value outside its range.
   std::string_view knobs = "";
 };
 
@@ -158,6 +169,49 @@ Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
                                            const PolicyParams& params);
 // The row named `name`, or nullptr.
 const PolicyInfo* FindPolicy(std::string_view name);
+// One knob of a row: its name and valid range (either bound may be
+// infinite).
+struct KnobSpec {
+  std::string_view name;
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+};
+
+// The knobs a row accepts, parsed from its `knobs` list ("name=lo:hi", the
+// range optional). Inline so that modules holding only the table (config
+// checks) need not link the policies.
+inline std::vector<KnobSpec> KnobSpecs(const PolicyInfo& info) {
+  std::vector<KnobSpec> specs;
+  auto bound = [](std::string_view text, double fallback) {
+    return text.empty() ? fallback
+                        : std::strtod(std::string(text).c_str(), nullptr);
+  };
+  for (std::string_view list = info.knobs; !list.empty();) {
+    const size_t comma = list.find(',');
+    const std::string_view entry = list.substr(0, comma);
+    const size_t eq = entry.find('=');
+    KnobSpec spec{entry.substr(0, eq)};
+    if (eq != std::string_view::npos) {
+      const std::string_view range = entry.substr(eq + 1);
+      const size_t colon = range.find(':');
+      spec.lo = bound(range.substr(0, colon), spec.lo);
+      if (colon != std::string_view::npos) {
+        spec.hi = bound(range.substr(colon + 1), spec.hi);
+      }
+    }
+    specs.push_back(spec);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return specs;
+}
+
+// The knob names a row accepts (its `knobs` list without the ranges).
+inline std::vector<std::string_view> KnobNames(const PolicyInfo& info) {
+  std::vector<std::string_view> names;
+  for (const KnobSpec& spec : KnobSpecs(info)) names.push_back(spec.name);
+  return names;
+}
 // params.knobs[name] if present, else `fallback` (for policy factories; the
 // name was already validated against the row by MakePolicy).
 double KnobOr(const PolicyParams& params, std::string_view name,

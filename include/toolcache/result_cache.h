@@ -1,14 +1,22 @@
 // ResultCache: the thread-safe store of tool results that every face shares,
-// a sharded front over CacheCore (policy.h).
+// a (optionally sharded) front over CacheCore (policy.h).
 //
-// The key space is split over N shards (a power of two) by the key's
-// ObjectId; each shard has its own mutex, its own CacheCore and its own
-// policy instance (built from the registry by name) holding capacity / N
+// The key space is split over N shards (a power of two, default 1) by the
+// key's ObjectId; each shard has its own mutex, its own CacheCore and its
+// own policy instance (built from the registry by name) holding capacity / N
 // bytes (and entries). Values are immutable CachedValue objects handed out as
 // std::shared_ptr<const CachedValue>, so a reader keeps its value alive even
 // if the entry is evicted meanwhile. A hit compares the FULL CacheKey: two
 // keys whose digests collide on the 64-bit ObjectId never serve each other's
 // results (the newer insert replaces the older entry).
+//
+// Shards trade policy quality for lock concurrency. With N shards each
+// policy sees 1/N of the traffic (VAAC's value model, feature grouping and
+// UCB1 bandit learn N times slower: its T1 and B thresholds are reached per
+// shard), and no entry larger than capacity / N can ever be stored. Use more
+// than one shard only where several threads hit the cache at once and the
+// caller does not already serialize access (the MCP proxy is one event loop
+// and ToolCache holds its own mutex around the store: it uses 1).
 //
 // Expiry: every entry carries the TTL it was inserted with; a lookup at or
 // after stored_at + ttl is kExpired (and removes the entry). Time comes from
@@ -111,9 +119,11 @@ struct ResultCacheOptions {
   std::string policy = "lru";
   // Policy knobs, validated by MakePolicy.
   std::map<std::string, double, std::less<>> knobs;
-  // Number of shards: a power of two >= 1; 0 = 16. More shards cut lock
-  // contention but shrink each shard's capacity.
-  uint32_t num_shards = 0;
+  // Number of shards: a power of two >= 1 (0 means 1). Default 1: the
+  // policy sees every request and one entry may use the whole budget. More
+  // shards cut lock contention between threads but split the budget and the
+  // policy's statistics N ways (see the top of this file).
+  uint32_t num_shards = 1;
   uint64_t seed = 1;  // policy seed; shard i gets seed + i
   // Test hook: maps a key to its ObjectId (default CacheKey::Id). Lets tests
   // force two different keys onto one id.

@@ -17,11 +17,26 @@
 // joining an older flight). Results of flights that overlapped a write are
 // answered but not admitted.
 //
+// Two states make every call of a server bypass (nothing served, nothing
+// stored) because the cache cannot know what is a write:
+//   * a task-augmented COMMAND call is outstanding (its work goes on after
+//     the task handle returns; the face calls Complete when the task reaches
+//     a terminal status): bypass reason "task_in_progress";
+//   * the server's tool list changed and the face is fetching the new one
+//     (ToolsRefreshing .. LearnTools(replace = true)): "tools_refreshing";
+//     such calls also count as possible writes (they invalidate at Begin and
+//     Complete).
+//
+// The store is one ResultCache shard: every store access already happens
+// under this cache's mutex, so more shards would add no concurrency and
+// would split the byte budget and the policy's statistics (VAAC's value
+// model, grouping and bandit) N ways.
+//
 // The face never re-decides cacheability; it translates its protocol into
 // ToolCall / UpstreamResult and back.
 //
 // Thread-safety: every method is thread-safe (one internal mutex around the
-// flight table; the store is the sharded ResultCache). Ownership: the cache
+// flight table; the store is a one-shard ResultCache). Ownership: the cache
 // owns its store and classifier; ToolCall views are borrowed for the call.
 //
 // Example:
@@ -60,7 +75,7 @@ struct ToolCall {
   std::string_view server;          // server identity (MCP: --name or command)
   std::string_view scope;           // sharing scope; "" = global
   std::string_view tool;            // tool name
-  std::string_view arguments_json;  // raw JSON arguments; "" = {}
+  std::string_view arguments_json;  // raw JSON arguments; "" or null = {}
   bool task_augmented = false;      // MCP `task` parameter: never cached
 };
 
@@ -83,6 +98,11 @@ struct CallPlan {
   std::shared_ptr<const std::string> result_json;
   double age_seconds = 0;  // kServe: seconds since it was stored
   TicketId ticket = 0;     // kForward
+  // kForward of a task-augmented call that may write: until Complete(ticket)
+  // every call of the server bypasses ("task_in_progress"). The face should
+  // call Complete when the task reaches a terminal status (or is known to be
+  // gone), not when the task handle arrives.
+  bool task_write = false;
 };
 
 struct UpstreamResult {
@@ -136,6 +156,13 @@ class ToolCache {
   // The server's tool list changed: forget its tools and invalidate all of
   // its entries.
   virtual void ToolsChanged(std::string_view server) = 0;
+  // The server's tool list changed and the face is fetching the new list:
+  // like ToolsChanged, and every call of the server bypasses (reason
+  // "tools_refreshing", treated as a possible write) until the next
+  // LearnTools(server, ..., replace = true). Default: ToolsChanged only.
+  virtual void ToolsRefreshing(std::string_view server) {
+    ToolsChanged(server);
+  }
   // Starts a call; `waiter` identifies the caller in later Completions.
   virtual CallPlan Begin(const ToolCall& call, WaiterId waiter) = 0;
   // Ends the upstream call of `ticket`. REQUIRES: ticket came from Begin and
@@ -149,15 +176,21 @@ class ToolCache {
   // Invalidates `server`'s entries: all of them when `resource` is empty or
   // the configured invalidation scope is "server"; with scope "resource",
   // those whose resource arguments (path, uri, ...) name `resource` or a path
-  // below or above it. In-flight calls of the server are no longer joinable.
+  // below or above it. Paths are compared after lexical normalization
+  // ("/d/../d/y" is "/d/y"), and a file:// URI (`resource` or an argument)
+  // stands for its local path; a `resource` that is a URI of another scheme
+  // or host cannot be related to arguments and invalidates the whole server.
+  // In-flight calls of the server are no longer joinable.
   virtual void Invalidate(std::string_view server,
                           std::string_view resource) = 0;
   virtual ToolCacheStats Stats() const = 0;
 };
 
 // Builds the cache from `config` (capacity, policy, TTLs, invalidation,
-// classifier layers). `clock` must outlive the cache. Fails when the policy
-// name is unknown (message lists the known names).
+// classifier layers). `clock` must outlive the cache. Fails with
+// INVALID_ARGUMENT "<file>:<line>: ..." when the policy is unknown, not
+// usable online (belady, infinite) or given a knob it does not have (the
+// message names the closest known name).
 Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
                                                 const Clock* clock);
 

@@ -32,8 +32,13 @@ struct TraceRecord {
   // Seconds since the trace's start; NaN when the source has no clock (the
   // simulator then advances time by each call's latency).
   double time = std::numeric_limits<double>::quiet_NaN();
-  std::string session;       // conversation / episode; "" = one global session
-  std::string user;          // tenant or user; "" = anonymous
+  std::string session;  // conversation / episode; "" = one global session
+  std::string user;     // user; "" = anonymous
+  // Sharing boundary: records of different tenants never share a cached
+  // result (part of the object identity under every --scope). A converter
+  // that knows which calls read the same tool state sets it (BFCL: the
+  // episode's initial world + the COMMANDs it has run). "" = the default.
+  std::string tenant;
   std::string tool;          // tool name as the model called it
   std::string arguments;     // RFC 8785 canonical JSON of the arguments
   uint64_t result_size = 0;  // bytes of the result
@@ -48,6 +53,15 @@ struct TraceRecord {
   // count stale results served from cache. "" = unknown.
   std::string result_digest;
 };
+
+// Input bounds the reader enforces (docs/TRACES.md), so that sums over a
+// trace stay finite and a capacity computed from sizes cannot wrap.
+// Choice: 1 TiB per result, 10^6 s per call (11.6 days), $10^6 per call,
+// times up to 10^12 s; TTLs are only required to be finite.
+inline constexpr uint64_t kMaxTraceResultSize = uint64_t{1} << 40;
+inline constexpr double kMaxTraceLatencySeconds = 1e6;
+inline constexpr double kMaxTraceCost = 1e6;
+inline constexpr double kMaxTraceTimeSeconds = 1e12;
 
 struct Trace {
   std::string name;  // for reports: file stem or workload name

@@ -49,6 +49,10 @@ struct ToolProfile {
   // Bytes, used only when the source carries no result; nullopt = the
   // table's default result size.
   std::optional<uint64_t> result_size;
+  // User tables only: the request type every call of the tool gets,
+  // overriding the source's ground truth and the classifier; nullopt =
+  // leave it to them.
+  std::optional<RequestType> request_type;
 };
 
 // Per-tool latency / cost / TTL / result size. Lookup order: an exact row of
@@ -62,9 +66,12 @@ class ToolTable {
 
   // Loads a user table from JSON (an array of objects, or an object mapping
   // tool -> object, with fields tool, latency, cost, ttl, result_size) or CSV
-  // (a header naming the columns `tool,latency,cost[,ttl][,result_size]`).
-  // Units: seconds, dollars per call, seconds, bytes. A row "*" applies to
-  // tools not listed. Errors name the file, line or row and the problem.
+  // (a header naming the columns
+  // `tool,latency,cost[,ttl][,result_size][,request_type]`). Units: seconds,
+  // dollars per call, seconds, bytes; request_type is INFORMATIONAL or
+  // COMMAND (or empty). latency and cost are required and at most 10^6
+  // s / $10^6 (the trace bounds). A row "*" applies to tools not listed.
+  // Errors name the file, line or row and the problem.
   static Result<ToolTable> Load(const std::string& path);
   static Result<ToolTable> Parse(std::string_view text,
                                  std::string_view source_name);
@@ -105,8 +112,14 @@ struct ConvertOptions {
   // to name positional arguments and derive request types. "" = look for
   // `multi_turn_func_doc/` beside the input file (when converting a file).
   std::string bfcl_func_doc_dir;
+  // BFCL multi-turn: the question file (BFCL_v3_multi_turn_base.json) that
+  // holds each episode's initial_config. "" = look beside the input file
+  // (see docs/TRACES.md 4.3); when none is found every episode is its own
+  // tenant (no sharing across episodes) and the report says so. Given but
+  // unreadable, or missing an episode, is an error.
+  std::string bfcl_questions_path;
   // Path of the input when it is a file ("" for stdin); used to find the
-  // BFCL docs and to name sessions.
+  // BFCL docs and questions and to name sessions.
   std::string input_path;
 };
 
@@ -125,7 +138,15 @@ struct ConvertReport {
   uint64_t results_without_call = 0;
   // Calls whose result size came from a table (the source has no results).
   uint64_t assigned_result_size = 0;
-  std::vector<std::string> notes;  // one line each: derivation caveats
+  // Request types: set by --tool-table rows, derived by the engine's
+  // classifier for calls whose source has none (distinct tools; tools whose
+  // definition -- description, schema -- the source carried).
+  uint64_t typed_from_table = 0;
+  uint64_t classified_calls = 0;
+  uint64_t classified_tools = 0;
+  uint64_t classified_with_definition = 0;
+  std::vector<std::string> classified;  // one line per classified tool
+  std::vector<std::string> notes;       // one line each: derivation caveats
 
   // Multi-line human summary ("assigned latency/cost from the default table
   // to 1234 calls of 7 tools", ...), each line ending in '\n'.
@@ -138,6 +159,13 @@ struct ConvertResult {
 };
 
 // Converts `in` (named `source_name` in error messages) from `source`.
+// Every record leaves with a request_type: a --tool-table row's if it has
+// one, else the source's ground truth, else the engine's classifier
+// (toolcache::Classifier with the default configuration, per call, fed the
+// tool definitions the source carries -- OpenAI `tools`/`functions`, an
+// Anthropic request's `tools` -- or only the name), which also sets `ttl`
+// when no table row did (its TTL if cacheable, 0 if INFORMATIONAL but not
+// cacheable). The report lists what was derived.
 // Errors are InvalidArgument with the location (line, trajectory and message
 // index, or entry id) and the reason; no partial trace is returned.
 Result<ConvertResult> ConvertTrace(TraceSource source, std::istream& in,

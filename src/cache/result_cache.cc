@@ -1,5 +1,5 @@
-// ResultCache: N independently locked shards, each a CacheCore + policy +
-// a payload table indexed by slot.
+// ResultCache: N (default 1) independently locked shards, each a CacheCore +
+// policy + a payload table indexed by slot.
 //
 // Invariants (per shard, all GUARDED_BY(shard.mu)):
 //  - payload[s] is non-null iff slot s of core is live, and then
@@ -272,9 +272,10 @@ class ShardedResultCache final : public ResultCache {
 
 Result<std::unique_ptr<ResultCache>> NewResultCache(ResultCacheOptions options,
                                                     const Clock* clock) {
-  // Choice: 16 shards by default: enough to keep 2-16 proxy threads off each
-  // other's locks, few enough that each shard keeps 1/16 of the budget.
-  const uint32_t n = options.num_shards == 0 ? 16 : options.num_shards;
+  // Choice: 1 shard by default (0 also means 1): a policy that learns from
+  // traffic (VAAC) must see all of it, and an entry may use the whole
+  // budget; multi-threaded callers opt into more shards.
+  const uint32_t n = options.num_shards == 0 ? 1 : options.num_shards;
   if (!std::has_single_bit(n) || n > (1u << 16)) {
     return InvalidArgument(
         "num_shards must be a power of two in [1, 65536], got " +

@@ -156,6 +156,17 @@ TEST(ResultCacheTest, EraseIfRemovesOnlyMatchingEntries) {
   EXPECT_EQ(cache->Stats().bytes, 0u);
 }
 
+TEST(ResultCacheTest, DefaultIsOneShardSoOneEntryMayUseTheWholeBudget) {
+  ManualClock clock;
+  auto cache = Make({.capacity_bytes = 4000}, &clock);
+  EXPECT_EQ(cache->num_shards(), 1u);
+  EXPECT_TRUE(
+      cache->Insert(Key("s", "t", "big"), Value(std::string(3900, 'x')), {}));
+  EXPECT_EQ(
+      Make({.capacity_bytes = 4000, .num_shards = 0}, &clock)->num_shards(),
+      1u);
+}
+
 TEST(ResultCacheTest, CapacityIsSplitEvenlyOverShards) {
   ManualClock clock;
   auto cache = Make({.capacity_bytes = 4000, .num_shards = 4}, &clock);

@@ -9,22 +9,36 @@
 // - A COMMAND call invalidates at Begin and again at Complete, and every
 //   invalidation detaches the server's joinable flights, so no call that
 //   starts after a write completed is answered with pre-write data.
+// - task_writes_[server] counts the server's flights with blocks_server
+//   (task-augmented possible writes) still in flights_; while it is > 0, or
+//   the server is in refreshing_, no call of the server is served or
+//   joins/starts a cacheable flight.
+// - Resource strings (arguments and invalidation targets) are compared only
+//   in their normalized form (NormalizeResource).
 #include "toolcache/tool_cache.h"
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "toolcache/canonical_json.h"
 #include "toolcache/classifier.h"
+#include "toolcache/policy.h"
 #include "toolcache/result_cache.h"
 
 namespace toolcache {
 namespace {
+
+bool IsJsonSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 // Choice: argument names that identify the resource a call touches, for the
 // "resource" invalidation scope (filesystem paths, URIs, move source/target).
@@ -38,19 +52,114 @@ bool IsResourceArg(std::string_view name) {
                    name) != std::end(kResourceArgNames);
 }
 
-// String values of the resource-named top-level arguments (strings or arrays
-// of strings) of a JSON arguments document.
+// Lexically normalized POSIX path: "." and empty segments dropped, ".."
+// resolved (never above the root), no trailing '/' (except "/" itself).
+std::string NormalizePath(std::string_view path) {
+  const bool absolute = !path.empty() && path.front() == '/';
+  std::vector<std::string_view> parts;
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    std::string_view seg = path.substr(0, slash);
+    path = slash == std::string_view::npos ? std::string_view()
+                                           : path.substr(slash + 1);
+    if (seg.empty() || seg == ".") continue;
+    if (seg == "..") {
+      if (!parts.empty() && parts.back() != "..") {
+        parts.pop_back();
+      } else if (!absolute) {
+        parts.push_back(seg);  // a relative path may climb; "/.." is "/"
+      }
+      continue;
+    }
+    parts.push_back(seg);
+  }
+  std::string out = absolute ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += '/';
+    out += parts[i];
+  }
+  if (out.empty()) out = ".";
+  return out;
+}
+
+// The scheme of a URI ("file", "https"), or "" when `s` is not one. Choice:
+// a one-letter "scheme" is a Windows drive (C:\x), not a URI.
+std::string_view UriScheme(std::string_view s) {
+  const size_t colon = s.find(':');
+  if (colon == std::string_view::npos || colon < 2) return {};
+  for (size_t i = 0; i < colon; ++i) {
+    const char c = s[i];
+    const bool ok = std::isalpha(static_cast<unsigned char>(c)) ||
+                    (i > 0 && (std::isdigit(static_cast<unsigned char>(c)) ||
+                               c == '+' || c == '-' || c == '.'));
+    if (!ok) return {};
+  }
+  return s.substr(0, colon);
+}
+
+// The local path a file:// URI names (percent-decoded), or nullopt when it
+// names another host or is malformed (RFC 8089: file:///p, file://localhost/p
+// and file:/p are local).
+std::optional<std::string> FileUriPath(std::string_view uri) {
+  std::string_view rest = uri.substr(5);  // after "file:"
+  rest = rest.substr(0, rest.find_first_of("?#"));
+  if (rest.substr(0, 2) == "//") {
+    rest.remove_prefix(2);
+    const size_t slash = rest.find('/');
+    if (slash == std::string_view::npos) return std::nullopt;
+    std::string_view host = rest.substr(0, slash);
+    if (!host.empty() && host != "localhost") return std::nullopt;
+    rest.remove_prefix(slash);
+  }
+  if (rest.empty() || rest.front() != '/') return std::nullopt;
+  std::string path;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] != '%') {
+      path += rest[i];
+      continue;
+    }
+    if (i + 2 >= rest.size() ||
+        !std::isxdigit(static_cast<unsigned char>(rest[i + 1])) ||
+        !std::isxdigit(static_cast<unsigned char>(rest[i + 2]))) {
+      return std::nullopt;
+    }
+    path += static_cast<char>(
+        std::stoi(std::string(rest.substr(i + 1, 2)), nullptr, 16));
+    i += 2;
+  }
+  return NormalizePath(path);
+}
+
+// A resource argument or invalidation target in comparable form: paths
+// normalized lexically, file:// URIs as their local path, other URIs as
+// given. nullopt: a file:// URI of another host (no local path).
+std::optional<std::string> NormalizeResource(std::string_view value) {
+  std::string_view scheme = UriScheme(value);
+  if (scheme.empty()) return NormalizePath(value);
+  std::string lower(scheme);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (lower == "file") return FileUriPath(value);
+  return std::string(value);
+}
+
+// Normalized string values of the resource-named top-level arguments
+// (strings or arrays of strings) of a JSON arguments document.
 std::vector<std::string> ResourceValues(std::string_view args_json) {
   std::vector<std::string> out;
   nlohmann::json j = nlohmann::json::parse(args_json, nullptr, false);
   if (!j.is_object()) return out;
+  auto add = [&](const std::string& v) {
+    std::optional<std::string> n = NormalizeResource(v);
+    out.push_back(n ? std::move(*n) : v);
+  };
   for (auto it = j.begin(); it != j.end(); ++it) {
     if (!IsResourceArg(it.key())) continue;
     if (it->is_string()) {
-      out.push_back(it->get<std::string>());
+      add(it->get<std::string>());
     } else if (it->is_array()) {
       for (const auto& v : *it) {
-        if (v.is_string()) out.push_back(v.get<std::string>());
+        if (v.is_string()) add(v.get<std::string>());
       }
     }
   }
@@ -107,13 +216,23 @@ class ToolCacheImpl final : public ToolCache {
                   bool replace) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto& known = tools_[std::string(server)];
-    if (replace) known.clear();
+    if (replace) {
+      known.clear();
+      refreshing_.erase(std::string(server));
+    }
     for (const ToolInfo& t : tools) known[t.name] = t;
   }
 
   void ToolsChanged(std::string_view server) override {
     std::lock_guard<std::mutex> lock(mu_);
     tools_.erase(std::string(server));
+    InvalidateLocked(server, {});
+  }
+
+  void ToolsRefreshing(std::string_view server) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    tools_.erase(std::string(server));
+    refreshing_.insert(std::string(server));
     InvalidateLocked(server, {});
   }
 
@@ -138,8 +257,13 @@ class ToolCacheImpl final : public ToolCache {
       info.name = std::string(call.tool);
       info.server = std::string(call.server);
     }
-    std::string_view args = call.arguments_json.empty() ? std::string_view("{}")
-                                                        : call.arguments_json;
+    // Choice: absent arguments and "arguments": null both mean "no
+    // arguments", the same call as {} (MCP's arguments is an optional
+    // object; some clients send null).
+    std::string_view args = call.arguments_json;
+    while (!args.empty() && IsJsonSpace(args.front())) args.remove_prefix(1);
+    while (!args.empty() && IsJsonSpace(args.back())) args.remove_suffix(1);
+    if (args.empty() || args == "null") args = "{}";
     plan.verdict = classifier_.ClassifyCall(info, args);
 
     Flight f;
@@ -148,11 +272,25 @@ class ToolCacheImpl final : public ToolCache {
     f.waiters.push_back(waiter);
     f.generation = generation_[f.server];
 
+    if (refreshing_.contains(f.server)) {
+      // Choice: while the new tool list is unknown, any call may be a write
+      // (a read-looking name proves nothing): invalidate like a COMMAND.
+      plan.verdict.cacheable = false;
+      plan.verdict.reason = VerdictReason::kCommand;
+      plan.verdict.request_type = RequestType::kCommand;
+      plan.verdict.detail =
+          "the server's tool list changed; the new one is being fetched";
+      f.command = true;
+      InvalidateLocked(f.server, {});
+      if (call.task_augmented) BlockServer(f, plan);
+      return Bypass(std::move(plan), std::move(f), waiter, "tools_refreshing");
+    }
     if (!plan.verdict.cacheable) {
       f.command = plan.verdict.request_type == RequestType::kCommand;
       if (f.command) {
         f.resources = ResourceValues(args);
         InvalidateLocked(f.server, f.resources);
+        if (call.task_augmented) BlockServer(f, plan);
       }
       return Bypass(std::move(plan), std::move(f), waiter,
                     VerdictReasonName(plan.verdict.reason));
@@ -163,6 +301,13 @@ class ToolCacheImpl final : public ToolCache {
       plan.verdict.detail = "task-augmented call";
       return Bypass(std::move(plan), std::move(f), waiter,
                     VerdictReasonName(plan.verdict.reason));
+    }
+    if (auto t = task_writes_.find(f.server); t != task_writes_.end()) {
+      // The write's work goes on after its task handle returned: neither a
+      // stored result nor one read now can be trusted until it ends.
+      plan.verdict.cacheable = false;
+      plan.verdict.detail = "a task-augmented write is still running";
+      return Bypass(std::move(plan), std::move(f), waiter, "task_in_progress");
     }
     Result<CacheKey> key =
         MakeCacheKey(call.scope, call.server, call.tool, args);
@@ -224,6 +369,10 @@ class ToolCacheImpl final : public ToolCache {
     Detach(f, ticket);
     for (WaiterId w : f.waiters) waiter_ticket_.erase(w);
     c.waiters = f.waiters;
+    if (f.blocks_server) {
+      auto t = task_writes_.find(f.server);
+      if (t != task_writes_.end() && --t->second == 0) task_writes_.erase(t);
+    }
     if (f.command) {
       // After the write: entries admitted meanwhile may predate it.
       InvalidateLocked(f.server, f.resources);
@@ -282,7 +431,12 @@ class ToolCacheImpl final : public ToolCache {
   void Invalidate(std::string_view server, std::string_view resource) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<std::string> resources;
-    if (!resource.empty()) resources.emplace_back(resource);
+    if (!resource.empty()) {
+      std::optional<std::string> n = NormalizeResource(resource);
+      // Choice: a URI that maps to no local path (another scheme or host)
+      // cannot be related to path arguments: the whole server is dropped.
+      if (n && UriScheme(*n).empty()) resources.push_back(std::move(*n));
+    }
     InvalidateLocked(server, resources);
   }
 
@@ -310,7 +464,15 @@ class ToolCacheImpl final : public ToolCache {
     RequestType request_type = RequestType::kInformational;
     bool cacheable = false;
     bool command = false;
+    bool blocks_server = false;  // counted in task_writes_ until Complete
   };
+
+  // REQUIRES: mu_ held. `f` is a task-augmented possible write.
+  void BlockServer(Flight& f, CallPlan& plan) {
+    f.blocks_server = true;
+    ++task_writes_[f.server];
+    plan.task_write = true;
+  }
 
   CallPlan Bypass(CallPlan plan, Flight f, WaiterId waiter,
                   std::string_view reason) {
@@ -377,6 +539,10 @@ class ToolCacheImpl final : public ToolCache {
   // Entries admitted per server since its last whole-server invalidation
   // (an upper bound of what it has cached): 0 lets a write skip the scan.
   std::unordered_map<std::string, uint64_t> admitted_since_clear_;
+  // Servers whose tool list is being re-fetched (ToolsRefreshing).
+  std::unordered_set<std::string> refreshing_;
+  // Outstanding task-augmented possible writes per server (> 0 only).
+  std::unordered_map<std::string, uint32_t> task_writes_;
   TicketId next_ticket_ = 1;
   ToolCacheStats stats_;
 };
@@ -385,16 +551,30 @@ class ToolCacheImpl final : public ToolCache {
 
 Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
                                                 const Clock* clock) {
+  Status checked = CheckPolicyConfig(config, Policies(), /*online_only=*/true);
+  if (!checked.ok()) return checked;
+  if (config.capacity_bytes == 0) {
+    return InvalidArgument(config.source +
+                           ": capacityBytes must be > 0 (use the face's "
+                           "pass-through mode to disable caching)");
+  }
   ResultCacheOptions o;
   o.capacity_bytes = config.capacity_bytes;
   o.capacity_entries = config.max_entries;
   o.policy = config.policy;
   o.knobs = config.policy_params;
-  // Choice: one shard below 64 MiB so a single large result (a file read)
-  // can use the whole budget; 8 shards above, for the multi-threaded faces.
-  o.num_shards = config.capacity_bytes < (uint64_t{64} << 20) ? 1 : 8;
+  // Choice: one shard. Every store access happens under mu_ anyway, so
+  // shards would add no concurrency; one shard lets a single large result
+  // use the whole budget and gives the policy (VAAC's value model, grouping
+  // and bandit) all of the traffic instead of 1/N of it.
+  o.num_shards = 1;
   Result<std::unique_ptr<ResultCache>> store = NewResultCache(o, clock);
-  if (!store.ok()) return store.status();
+  if (!store.ok()) {
+    std::string where = config.source;
+    if (config.policy_line > 0)
+      where += ":" + std::to_string(config.policy_line);
+    return InvalidArgument(where + ": " + store.status().message());
+  }
   return std::unique_ptr<ToolCache>(
       new ToolCacheImpl(config, clock, std::move(*store)));
 }

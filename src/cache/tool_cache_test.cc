@@ -2,6 +2,7 @@
 // tests in src/mcp/session_test.cc cover the protocol side).
 #include "toolcache/tool_cache.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "toolcache/classifier.h"
+#include "toolcache/config.h"
 
 namespace toolcache {
 namespace {
@@ -94,6 +96,16 @@ TEST_F(ToolCacheTest, InvalidArgumentsBypassWithTheirOwnReason) {
   EXPECT_EQ(cache_->Stats().bypasses.at("invalid_arguments"), 1u);
 }
 
+TEST_F(ToolCacheTest, NullAbsentAndEmptyArgumentsAreOneEntry) {
+  CallPlan first = cache_->Begin(Read("null"), 1);
+  ASSERT_EQ(first.action, CallAction::kForward);
+  (void)cache_->Complete(first.ticket, {.result_json = R"({"content":[]})"});
+  for (std::string_view same : {"", "{}", " null "}) {
+    EXPECT_EQ(cache_->Begin(Read(same), 2).action, CallAction::kServe)
+        << "'" << same << "'";
+  }
+}
+
 TEST_F(ToolCacheTest, CancelReportsLeadershipAndRemainingWaiters) {
   CallPlan lead = cache_->Begin(Read(), 1);
   CallPlan follow = cache_->Begin(Read(), 2);
@@ -106,6 +118,158 @@ TEST_F(ToolCacheTest, CancelReportsLeadershipAndRemainingWaiters) {
   Completion done =
       cache_->Complete(lead.ticket, {.result_json = R"({"content":[]})"});
   EXPECT_EQ(done.waiters, std::vector<WaiterId>{2});
+}
+
+TEST_F(ToolCacheTest,
+       ToolsRefreshingBypassesEveryCallUntilTheNewListIsLearned) {
+  CallPlan first = cache_->Begin(Read(), 1);
+  ASSERT_TRUE(
+      cache_->Complete(first.ticket, {.result_json = R"({"content":[]})"})
+          .admitted);
+  cache_->ToolsRefreshing("s");
+  CallPlan during = cache_->Begin(Read(), 2);
+  EXPECT_EQ(during.action, CallAction::kForward) << "the entry was dropped";
+  EXPECT_TRUE(during.bypass);
+  EXPECT_EQ(during.bypass_reason, "tools_refreshing");
+  // A call made during the refresh is a possible write: when it completes
+  // after the new list arrived, it still invalidates.
+  ToolInfo read{.name = "get_doc"};
+  read.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  std::vector<ToolInfo> tools = {read};
+  cache_->LearnTools("s", tools, /*replace=*/true);
+  CallPlan after = cache_->Begin(Read(), 3);
+  EXPECT_FALSE(after.bypass);
+  EXPECT_TRUE(
+      cache_->Complete(after.ticket, {.result_json = R"({"content":[]})"})
+          .admitted);
+  (void)cache_->Complete(during.ticket, {.result_json = R"({"content":[]})"});
+  EXPECT_EQ(cache_->Begin(Read(), 4).action, CallAction::kForward);
+  EXPECT_EQ(cache_->Stats().bypasses.at("tools_refreshing"), 1u);
+}
+
+TEST_F(ToolCacheTest, TaskAugmentedWriteBlocksTheServerUntilCompleted) {
+  CallPlan r1 = cache_->Begin(Read(), 1);
+  ASSERT_TRUE(cache_->Complete(r1.ticket, {.result_json = R"({"content":[]})"})
+                  .admitted);
+  CallPlan w = cache_->Begin({.server = "s",
+                              .tool = "put_doc",
+                              .arguments_json = R"({"id":1})",
+                              .task_augmented = true},
+                             2);
+  EXPECT_TRUE(w.task_write);
+  for (WaiterId id = 3; id < 5; ++id) {
+    CallPlan r = cache_->Begin(Read(), id);
+    EXPECT_EQ(r.action, CallAction::kForward);
+    EXPECT_EQ(r.bypass_reason, "task_in_progress");
+    EXPECT_FALSE(
+        cache_->Complete(r.ticket, {.result_json = R"({"content":[]})"})
+            .admitted);
+  }
+  // Another server is not affected.
+  EXPECT_FALSE(
+      cache_->Begin({.server = "other", .tool = "get_doc"}, 9).bypass_reason ==
+      "task_in_progress");
+  (void)cache_->Complete(w.ticket, {.complete = false});
+  CallPlan r5 = cache_->Begin(Read(), 5);
+  EXPECT_FALSE(r5.bypass);
+  EXPECT_TRUE(cache_->Complete(r5.ticket, {.result_json = R"({"content":[]})"})
+                  .admitted);
+  // A task-augmented read is only not cached; it blocks nothing.
+  CallPlan tr = cache_->Begin({.server = "s",
+                               .tool = "get_doc",
+                               .arguments_json = R"({"id":2})",
+                               .task_augmented = true},
+                              6);
+  EXPECT_FALSE(tr.task_write);
+  EXPECT_EQ(cache_->Begin(Read(), 7).action, CallAction::kServe);
+}
+
+TEST(ToolCacheResourceTest, ResourceScopeNormalizesPathsAndFileUris) {
+  ManualClock clock{0};
+  Config config;
+  config.policy = "lru";
+  config.invalidation = InvalidationScope::kResource;
+  auto made = NewToolCache(config, &clock);
+  ASSERT_TRUE(made.ok());
+  ToolCache& cache = **made;
+  ToolInfo read{.name = "read"};
+  read.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  std::vector<ToolInfo> tools = {read};
+  cache.LearnTools("s", tools, true);
+  WaiterId next = 1;
+  auto store = [&](std::string args) {
+    CallPlan p = cache.Begin(
+        {.server = "s", .tool = "read", .arguments_json = args}, next++);
+    if (p.action == CallAction::kForward) {
+      (void)cache.Complete(p.ticket, {.result_json = R"({"content":[]})"});
+    }
+  };
+  auto cached = [&](std::string args) {
+    return cache
+               .Begin({.server = "s", .tool = "read", .arguments_json = args},
+                      next++)
+               .action == CallAction::kServe;
+  };
+  store(R"({"path":"/d/../d/y"})");
+  store(R"({"path":"/d/x/"})");
+  store(R"({"uri":"file:///e/a%20b"})");
+  store(R"({"path":"/f"})");
+  cache.Invalidate("s", "/d/y");
+  EXPECT_FALSE(cached(R"({"path":"/d/../d/y"})"));
+  EXPECT_TRUE(cached(R"({"path":"/d/x/"})"));
+  cache.Invalidate("s", "file://localhost/d/./x");
+  EXPECT_FALSE(cached(R"({"path":"/d/x/"})"));
+  EXPECT_TRUE(cached(R"({"uri":"file:///e/a%20b"})"));
+  cache.Invalidate("s", "/e/a b");
+  EXPECT_FALSE(cached(R"({"uri":"file:///e/a%20b"})"));
+  EXPECT_TRUE(cached(R"({"path":"/f"})"));
+  cache.Invalidate("s", "file://otherhost/f");  // no local path: everything
+  EXPECT_FALSE(cached(R"({"path":"/f"})"));
+}
+
+TEST(ToolCacheConfigTest, BadPolicyConfigurationNamesTheFileLine) {
+  ManualClock clock{0};
+  Result<Config> typo =
+      ParseConfig("capacityBytes: 1MiB\npolicy: vaacc\n", "c.yaml");
+  ASSERT_TRUE(typo.ok());
+  auto made = NewToolCache(*typo, &clock);
+  ASSERT_FALSE(made.ok());
+  EXPECT_THAT(made.status().message(),
+              ::testing::StartsWith(
+                  "c.yaml:2: unknown policy 'vaacc' (did you mean 'vaac'?)"));
+  Result<Config> knob =
+      ParseConfig("policy: vaac\npolicyParams:\n  lamda1: 0.5\n", "c.yaml");
+  ASSERT_TRUE(knob.ok());
+  made = NewToolCache(*knob, &clock);
+  ASSERT_FALSE(made.ok());
+  EXPECT_THAT(made.status().message(),
+              ::testing::StartsWith("c.yaml:3: policy 'vaac' has no knob "
+                                    "'lamda1' (did you mean 'lambda1'?)"));
+  Result<Config> offline = ParseConfig("policy: belady\n", "c.yaml");
+  ASSERT_TRUE(offline.ok());
+  EXPECT_THAT(NewToolCache(*offline, &clock).status().message(),
+              ::testing::HasSubstr("c.yaml:1: policy 'belady' is a simulator"));
+}
+
+TEST(ToolCacheConfigTest, OneResultMayUseTheWholeBudget) {
+  // With 8 shards a 128 MiB cache could not hold a 20 MiB result (16 MiB
+  // per shard); the proxy's cache is one shard.
+  ManualClock clock{0};
+  Config config;
+  config.policy = "lru";
+  config.capacity_bytes = uint64_t{128} << 20;
+  auto made = NewToolCache(config, &clock);
+  ASSERT_TRUE(made.ok());
+  ToolInfo read{.name = "get_doc"};
+  read.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  std::vector<ToolInfo> tools = {read};
+  (*made)->LearnTools("s", tools, true);
+  CallPlan p = (*made)->Begin({.server = "s", .tool = "get_doc"}, 1);
+  std::string big = R"({"content":[{"type":"text","text":")" +
+                    std::string(20u << 20, 'x') + R"("}]})";
+  EXPECT_TRUE((*made)->Complete(p.ticket, {.result_json = big}).admitted);
+  EXPECT_EQ((*made)->Begin({.server = "s", .tool = "get_doc"}, 2).action,
+            CallAction::kServe);
 }
 
 }  // namespace

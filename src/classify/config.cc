@@ -4,7 +4,9 @@
 // - Parsing never throws out of this file: yaml-cpp exceptions are caught and
 //   turned into INVALID_ARGUMENT with "<source>:<line>: ..." (1-based lines).
 // - Every key of every mapping is checked against a closed table for its
-//   level; an unknown key is an error with a did-you-mean hint.
+//   level; an unknown key is an error with a did-you-mean hint; a key given
+//   twice in one mapping is an error naming both lines (YAML 1.2 requires
+//   unique keys, and yaml-cpp would silently keep one of them).
 // - Every value is type-checked; numbers must be finite and >= 0.
 // - Values not in the file keep the defaults of config.h.
 #include "toolcache/config.h"
@@ -15,6 +17,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -73,9 +76,27 @@ class Parser {
     throw ConfigError{os.str()};
   }
 
-  // Checks every key of map `node` against `known`.
+  // Fails on the second occurrence of a key of map `node`.
+  void CheckNoDuplicates(const YAML::Node& node, std::string_view where) const {
+    std::map<std::string, int, std::less<>> seen;  // key -> 1-based line
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!it->first.IsScalar()) continue;
+      const std::string& key = it->first.Scalar();
+      const int line = it->first.Mark().line + 1;
+      auto [first, inserted] = seen.emplace(key, line);
+      if (inserted) continue;
+      std::string msg = "duplicate key '" + key + "'";
+      if (!where.empty()) msg += " in " + std::string(where);
+      msg += " (first given on line " + std::to_string(first->second) +
+             "; keep one of them)";
+      Fail(it->first, msg);
+    }
+  }
+
+  // Checks every key of map `node` against `known` (and for duplicates).
   void CheckKeys(const YAML::Node& node, std::string_view where,
                  const std::vector<std::string_view>& known) const {
+    CheckNoDuplicates(node, where);
     for (auto it = node.begin(); it != node.end(); ++it) {
       if (!it->first.IsScalar()) Fail(it->first, "keys must be plain strings");
       const std::string& key = it->first.Scalar();
@@ -100,6 +121,7 @@ class Parser {
                      "' must be a mapping (key: value lines), got " +
                      Describe(node));
     }
+    CheckNoDuplicates(node, key);
   }
 
   static std::string Describe(const YAML::Node& node) {
@@ -331,6 +353,12 @@ class Parser {
          "trustAnnotations", "invalidation", "scope", "tools", "servers"});
     if (const YAML::Node n = root["capacityBytes"]) {
       c.capacity_bytes = Bytes(n, "capacityBytes");
+      if (c.capacity_bytes == 0) {
+        Fail(n,
+             "'capacityBytes' must be > 0: a cache of 0 bytes stores "
+             "nothing (to forward without caching, run `toolcache mcp "
+             "--no-cache`; otherwise give a size such as \"64MiB\")");
+      }
     }
     if (const YAML::Node n = root["maxEntries"]) {
       c.max_entries = Count(n, "maxEntries");
@@ -355,6 +383,7 @@ class Parser {
                                  "' must be a number, got '" + s + "'");
           }
           c.policy_params[knob] = v;
+          c.policy_param_lines[knob] = it->first.Mark().line + 1;
         }
       }
     }
@@ -423,13 +452,93 @@ Result<Config> ParseConfig(std::string_view text,
 }
 
 Result<Config> LoadConfigFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return InvalidArgument("cannot read configuration file '" + path +
+                           "': is a directory");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("cannot read configuration file '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad())
+  // Choice: a configuration is a few KB; reading stops past kMaxConfigBytes
+  // so a wrong path (/dev/zero, a huge log) fails fast instead of filling
+  // memory.
+  constexpr std::streamsize kMaxConfigBytes = 4 << 20;
+  std::string text(static_cast<size_t>(kMaxConfigBytes) + 1, '\0');
+  in.read(text.data(), kMaxConfigBytes + 1);
+  if (in.bad()) {
     return NotFound("error reading configuration file '" + path + "'");
-  return ParseConfig(text.str(), path);
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (in.gcount() > kMaxConfigBytes) {
+    return InvalidArgument("configuration file '" + path +
+                           "' is larger than 4 MiB; is it the right file?");
+  }
+  return ParseConfig(text, path);
+}
+
+Status CheckPolicyConfig(const Config& config,
+                         std::span<const PolicyInfo> policies,
+                         bool online_only) {
+  auto where = [&](int32_t line) {
+    std::string w = config.source;
+    if (line > 0) w += ":" + std::to_string(line);
+    return w + ": ";
+  };
+  const PolicyInfo* row = nullptr;
+  std::vector<std::string_view> names;
+  for (const PolicyInfo& p : policies) {
+    if (online_only && p.kind != PolicyKind::kOnline) continue;
+    names.push_back(p.name);
+    if (p.name == config.policy) row = &p;
+  }
+  std::string known;
+  for (std::string_view n : names) {
+    if (!known.empty()) known += ", ";
+    known += n;
+  }
+  if (row == nullptr) {
+    const bool offline = std::any_of(
+        policies.begin(), policies.end(),
+        [&](const PolicyInfo& p) { return p.name == config.policy; });
+    std::string msg = where(config.policy_line);
+    if (offline) {
+      msg += "policy '" + config.policy +
+             "' is a simulator limit (it needs the future or unbounded "
+             "memory) and cannot run in a live cache";
+    } else {
+      msg += "unknown policy '" + config.policy + "'";
+      std::string_view hint = Closest(config.policy, names);
+      if (!hint.empty()) msg += " (did you mean '" + std::string(hint) + "'?)";
+    }
+    return InvalidArgument(msg + "; usable policies: " + known);
+  }
+  const std::vector<std::string_view> knobs = KnobNames(*row);
+  const std::vector<KnobSpec> specs = KnobSpecs(*row);
+  for (const auto& entry : config.policy_params) {
+    const std::string& knob = entry.first;
+    const auto line = config.policy_param_lines.find(knob);
+    const std::string at =
+        where(line == config.policy_param_lines.end() ? config.policy_line
+                                                      : line->second);
+    const auto spec =
+        std::find_if(specs.begin(), specs.end(),
+                     [&](const KnobSpec& k) { return k.name == knob; });
+    if (spec != specs.end()) {
+      if (entry.second >= spec->lo && entry.second <= spec->hi) continue;
+      std::ostringstream range;
+      range << "[" << spec->lo << ", " << spec->hi << "]";
+      return InvalidArgument(at + "policy '" + config.policy + "': knob '" +
+                             knob + "' is outside its range " + range.str());
+    }
+    std::string msg =
+        at + "policy '" + config.policy + "' has no knob '" + knob + "'";
+    std::string_view hint = Closest(knob, knobs);
+    if (!hint.empty()) msg += " (did you mean '" + std::string(hint) + "'?)";
+    msg += "; its knobs: ";
+    msg += row->knobs.empty() ? std::string("(none)") : std::string(row->knobs);
+    return InvalidArgument(msg);
+  }
+  return Status::Ok();
 }
 
 std::string_view InvalidationScopeName(InvalidationScope scope) {

@@ -204,5 +204,97 @@ TEST(ConfigTest, MissingFileIsNotFound) {
   EXPECT_THAT(c.status().message(), HasSubstr("/nonexistent/toolcache.yaml"));
 }
 
+TEST(ConfigTest, DirectoryOrHugeFileIsRejectedWithoutReadingIt) {
+  Result<Config> dir = LoadConfigFile("/tmp");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_THAT(dir.status().message(), HasSubstr("is a directory"));
+  // /dev/zero never ends: the read must stop at the size limit.
+  Result<Config> endless = LoadConfigFile("/dev/zero");
+  ASSERT_FALSE(endless.ok());
+  EXPECT_THAT(endless.status().message(), HasSubstr("larger than 4 MiB"));
+}
+
+TEST(ConfigTest, DuplicateKeyNamesBothLines) {
+  Result<Config> c =
+      ParseConfig("ttlSeconds: 60\npolicy: lru\nttlSeconds: 600\n", "c.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(),
+            "c.yaml:3: duplicate key 'ttlSeconds' (first given on line 1; "
+            "keep one of them)");
+}
+
+TEST(ConfigTest, DuplicateKeysInNestedMapsAreErrorsToo) {
+  Result<Config> tool = ParseConfig(
+      "tools:\n  a:\n    ttlSeconds: 1\n    ttlSeconds: 2\n", "c.yaml");
+  ASSERT_FALSE(tool.ok());
+  EXPECT_THAT(tool.status().message(),
+              HasSubstr("c.yaml:4: duplicate key 'ttlSeconds' in tools.a"));
+  Result<Config> ttl =
+      ParseConfig("perToolTtl:\n  read_file: 30\n  read_file: 60\n", "c.yaml");
+  ASSERT_FALSE(ttl.ok());
+  EXPECT_THAT(ttl.status().message(),
+              HasSubstr("c.yaml:3: duplicate key 'read_file' in perToolTtl"));
+  Result<Config> knob =
+      ParseConfig("policyParams:\n  lambda1: 1\n  lambda1: 2\n", "c.yaml");
+  ASSERT_FALSE(knob.ok());
+  EXPECT_THAT(knob.status().message(), HasSubstr("c.yaml:3: duplicate key"));
+}
+
+TEST(ConfigTest, ZeroCapacityIsRejectedWithAHint) {
+  Result<Config> c = ParseConfig("capacityBytes: 0\n", "c.yaml");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("c.yaml:1: 'capacityBytes' must be > 0"));
+  EXPECT_THAT(c.status().message(), HasSubstr("--no-cache"));
+  EXPECT_FALSE(ParseConfig("capacityBytes: 0MiB\n", "c.yaml").ok());
+}
+
+// A registry stand-in: CheckPolicyConfig only reads names, kinds and knobs.
+constexpr PolicyInfo kRows[] = {
+    {"lru", "", PolicyKind::kOnline, nullptr, ""},
+    {"vaac", "", PolicyKind::kOnline, nullptr, "lambda1,lambda2,t1=0:"},
+    {"belady", "", PolicyKind::kOffline, nullptr, ""},
+};
+
+TEST(ConfigTest, UnknownPolicyNamesFileLineAndClosestPolicy) {
+  Result<Config> c = ParseConfig("ttlSeconds: 60\npolicy: vaacc\n", "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  Status s = CheckPolicyConfig(*c, kRows, /*online_only=*/true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "c.yaml:2: unknown policy 'vaacc' (did you mean 'vaac'?); usable "
+            "policies: lru, vaac");
+  c->policy = "belady";
+  Status offline = CheckPolicyConfig(*c, kRows, true);
+  EXPECT_THAT(offline.message(),
+              HasSubstr("c.yaml:2: policy 'belady' is a simulator limit"));
+  EXPECT_TRUE(CheckPolicyConfig(*c, kRows, /*online_only=*/false).ok());
+}
+
+TEST(ConfigTest, UnknownPolicyKnobNamesItsLineAndClosestKnob) {
+  Result<Config> c = ParseConfig(
+      "policy: vaac\npolicyParams:\n  lambda2: 1\n  lamda1: 0.5\n", "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  Status s = CheckPolicyConfig(*c, kRows, true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "c.yaml:4: policy 'vaac' has no knob 'lamda1' (did you mean "
+            "'lambda1'?); its knobs: lambda1,lambda2,t1=0:");
+  c->policy = "lru";
+  c->policy_params.erase("lamda1");
+  EXPECT_THAT(CheckPolicyConfig(*c, kRows, true).message(),
+              HasSubstr("its knobs: (none)"));
+}
+
+TEST(ConfigTest, PolicyKnobOutsideItsRangeNamesItsLine) {
+  Result<Config> c = ParseConfig(
+      "policy: vaac\npolicyParams:\n  lambda2: 1\n  t1: -3\n", "c.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  Status s = CheckPolicyConfig(*c, kRows, true);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            "c.yaml:4: policy 'vaac': knob 't1' is outside its range [0, inf]");
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -6,6 +6,9 @@
 //   INVALID_ARGUMENT naming the source and line.
 // - An input with zero tools is an error (nothing to classify is almost
 //   always a wrong file).
+// - The text is checked once, up front, for NUL bytes (a binary file) and
+//   invalid UTF-8, so every format reports them the same way and every
+//   string handed on (names, descriptions, JSON output) is valid UTF-8.
 // - JSON objects are read with ordered_json so schema property order (the
 //   tool-level parameter category) is the file's order.
 #include "src/classify/tool_input.h"
@@ -16,6 +19,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "src/core/canonical_json_internal.h"
+
 namespace toolcache::classify {
 namespace {
 
@@ -25,6 +30,31 @@ std::string Where(std::string_view source, uint32_t line) {
   std::string s(source);
   if (line > 0) s += ":" + std::to_string(line);
   return s;
+}
+
+// 1-based line of byte `pos`.
+uint32_t LineOf(std::string_view text, size_t pos) {
+  return static_cast<uint32_t>(
+      1 + std::count(text.begin(), text.begin() + pos, '\n'));
+}
+
+// Rejects what no reader could make sense of: a NUL byte (binary input) or
+// bytes that are not UTF-8.
+Status CheckText(std::string_view text, std::string_view source) {
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return InvalidArgument(Where(source, LineOf(text, nul)) +
+                           ": NUL byte at byte " + std::to_string(nul) +
+                           ": this looks like a binary file, not tool "
+                           "definitions (JSON, JSON Lines or CSV text)");
+  }
+  const char* problem = "invalid UTF-8";
+  const size_t bad = jcs::FindInvalidUtf8(text, &problem);
+  if (bad != text.size()) {
+    return InvalidArgument(Where(source, LineOf(text, bad)) + ": " + problem +
+                           " at byte " + std::to_string(bad) +
+                           " (tool definitions must be UTF-8 text)");
+  }
+  return Status::Ok();
 }
 
 Status AddTool(const Json& tool, std::string_view source, uint32_t line,
@@ -268,6 +298,10 @@ double Ratio(uint32_t num, uint32_t den) {
 
 Result<std::vector<LabeledTool>> ParseToolDefinitions(std::string_view text,
                                                       std::string_view source) {
+  if (Status s = CheckText(text, source); !s.ok()) return s;
+  // Choice: a leading UTF-8 byte order mark (spreadsheet and Windows editor
+  // exports) is skipped, so format detection sees the first real character.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) {
     return InvalidArgument(std::string(source) + ": empty input");

@@ -92,6 +92,39 @@ TEST(ToolInputTest, BadInputGetsAMessageNamingTheProblem) {
   EXPECT_THAT(message("name\n\"unterminated\n"), HasSubstr("unterminated"));
 }
 
+TEST(ToolInputTest, BinaryAndNonUtf8InputIsRejectedWithItsLine) {
+  auto message = [](std::string_view text) {
+    Result<std::vector<LabeledTool>> r = ParseToolDefinitions(text, "in");
+    return r.ok() ? std::string("OK") : r.status().message();
+  };
+  using namespace std::string_view_literals;
+  EXPECT_THAT(message("name\nx\0y\n"sv),
+              HasSubstr("in:2: NUL byte at byte 6: this looks like a binary"));
+  EXPECT_THAT(message("\x7f"
+                      "ELF\x02\x01\x01\0\0"sv),
+              HasSubstr("binary file"));
+  // CSV: a Latin-1 e-acute on line 3.
+  EXPECT_THAT(message("name,description\nget_a,ok\nget_b,caf\xe9\n"),
+              HasSubstr("in:3: invalid UTF-8: missing continuation byte at "
+                        "byte 35 (tool definitions must be UTF-8 text)"));
+  // JSON Lines: an overlong '/' and a UTF-8-encoded surrogate.
+  EXPECT_THAT(message("{\"name\":\"a\"}\n{\"name\":\"\xC0\xAF\"}\n"),
+              HasSubstr("in:2: invalid UTF-8: overlong"));
+  EXPECT_THAT(message("{\"name\":\"\xED\xA0\x80\"}\n"),
+              HasSubstr("in:1: invalid UTF-8: encoded surrogate"));
+}
+
+TEST(ToolInputTest, SkipsAUtf8ByteOrderMark) {
+  Result<std::vector<LabeledTool>> json =
+      ParseToolDefinitions("\xEF\xBB\xBF{\"tools\":[{\"name\":\"a\"}]}", "j");
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  EXPECT_THAT(Names(*json), ElementsAre("a"));
+  Result<std::vector<LabeledTool>> csv =
+      ParseToolDefinitions("\xEF\xBB\xBFname\nb\n", "c");
+  ASSERT_TRUE(csv.ok()) << csv.status().message();
+  EXPECT_THAT(Names(*csv), ElementsAre("b"));
+}
+
 TEST(ToolInputTest, ConfusionMetrics) {
   Confusion c{.tp = 30, .fp = 1, .tn = 19, .fn = 0};  // the paper's Table 2
   EXPECT_DOUBLE_EQ(c.Accuracy(), 0.98);

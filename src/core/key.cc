@@ -4,10 +4,13 @@
 // then four length-prefixed fields); Digest() streams the same bytes without
 // building the string. The encoding is version-stable: any change needs a new
 // tag (docs/KEYS.md), and key_test.cc pins a golden digest to catch it.
+// Every key built here has object arguments without "_meta": both builders
+// force drop_meta and reject any other JSON value.
 #include "toolcache/key.h"
 
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -36,6 +39,49 @@ void EmitEncoding(const CacheKey& key, Sink&& sink) {
     sink(std::string_view(len.data(), len.size()));
     sink(std::string_view(*field));
   }
+}
+
+// "an array", "a string", ... for the message of a non-object document.
+std::string_view WithArticle(std::string_view type_name) {
+  if (type_name == "array") return "an array";
+  if (type_name == "string") return "a string";
+  if (type_name == "number") return "a number";
+  if (type_name == "boolean") return "a boolean";
+  if (type_name == "null") return "null";
+  return type_name;
+}
+
+// The type of a canonical document, from its first byte (RFC 8785 output
+// starts with '{', '[', '"', 't', 'f', 'n' or a number).
+std::string_view CanonicalTypeName(std::string_view canonical) {
+  switch (canonical.empty() ? '\0' : canonical.front()) {
+    case '{':
+      return "object";
+    case '[':
+      return "array";
+    case '"':
+      return "string";
+    case 't':
+    case 'f':
+      return "boolean";
+    case 'n':
+      return "null";
+    default:
+      return "number";
+  }
+}
+
+Status NotAnObject(std::string_view type_name) {
+  return InvalidArgument(
+      std::string("must be a JSON object (MCP tools/call \"arguments\", LLM "
+                  "tool_use \"input\"), got ") +
+      std::string(WithArticle(type_name)));
+}
+
+CanonicalOptions KeyOptions(const CanonicalOptions& options) {
+  CanonicalOptions o = options;
+  o.drop_meta = true;  // "_meta is never part of the key" (DESIGN.md 3)
+  return o;
 }
 
 Result<CacheKey> BuildKey(std::string_view scope, std::string_view server,
@@ -79,8 +125,12 @@ Result<CacheKey> MakeCacheKey(std::string_view scope, std::string_view server,
                               std::string_view tool,
                               std::string_view arguments_json,
                               const CanonicalOptions& options) {
-  return BuildKey(scope, server, tool,
-                  CanonicalizeJson(arguments_json, options));
+  Result<std::string> args =
+      CanonicalizeJson(arguments_json, KeyOptions(options));
+  if (args.ok() && CanonicalTypeName(*args) != "object") {
+    args = NotAnObject(CanonicalTypeName(*args));
+  }
+  return BuildKey(scope, server, tool, std::move(args));
 }
 
 Result<CacheKey> MakeCacheKeyFromValue(std::string_view scope,
@@ -88,8 +138,11 @@ Result<CacheKey> MakeCacheKeyFromValue(std::string_view scope,
                                        std::string_view tool,
                                        const nlohmann::json& arguments,
                                        const CanonicalOptions& options) {
+  if (!arguments.is_object()) {
+    return BuildKey(scope, server, tool, NotAnObject(arguments.type_name()));
+  }
   return BuildKey(scope, server, tool,
-                  CanonicalizeJsonValue(arguments, options));
+                  CanonicalizeJsonValue(arguments, KeyOptions(options)));
 }
 
 }  // namespace toolcache

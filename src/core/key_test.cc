@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "src/core/key_internal.h"
 #include "src/core/sha256.h"
@@ -114,6 +115,49 @@ TEST(MakeCacheKey, BadArgumentsNameTheProblem) {
   EXPECT_EQ(k.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(k.status().message(),
               HasSubstr("arguments: line 1, column 8 (byte 7): duplicate"));
+}
+
+// Tool arguments are an object in MCP and the LLM APIs; the simulator's
+// replay rejects anything else, so the key builders do too.
+TEST(MakeCacheKey, RejectsArgumentsThatAreNotAnObject) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"[1]", "got an array"}, {" \"x\" ", "got a string"},
+      {"3.0", "got a number"}, {"true", "got a boolean"},
+      {"null", "got null"},    {"[{\"a\":1}]", "got an array"}};
+  for (const auto& [args, want] : cases) {
+    Result<CacheKey> text = MakeCacheKey("", "s", "t", args);
+    ASSERT_FALSE(text.ok()) << args;
+    EXPECT_EQ(text.status().code(), StatusCode::kInvalidArgument) << args;
+    EXPECT_THAT(text.status().message(),
+                HasSubstr("arguments: must be a JSON object"))
+        << args;
+    EXPECT_THAT(text.status().message(), HasSubstr(want)) << args;
+    Result<CacheKey> value =
+        MakeCacheKeyFromValue("", "s", "t", nlohmann::json::parse(args));
+    ASSERT_FALSE(value.ok()) << args;
+    EXPECT_EQ(value.status().message(), text.status().message()) << args;
+  }
+  // Bad JSON is still reported as such, not as a type problem.
+  Result<CacheKey> bad = MakeCacheKey("", "s", "t", "[1,");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("arguments: line 1"));
+  EXPECT_TRUE(MakeCacheKey("", "s", "t", " {} ").ok());
+}
+
+TEST(MakeCacheKey, NeverKeepsMetaEvenWhenAskedTo) {
+  CanonicalOptions keep;
+  keep.drop_meta = false;
+  const std::string args = R"({"_meta":{"progressToken":1},"q":"a"})";
+  Result<CacheKey> text = MakeCacheKey("", "s", "t", args, keep);
+  Result<CacheKey> value =
+      MakeCacheKeyFromValue("", "s", "t", nlohmann::json::parse(args), keep);
+  ASSERT_TRUE(text.ok() && value.ok());
+  EXPECT_EQ(text->canonical_args, R"({"q":"a"})");
+  EXPECT_EQ(value->canonical_args, R"({"q":"a"})");
+  // Plain canonicalization still keeps it when asked to.
+  Result<std::string> plain = CanonicalizeJson(args, keep);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(*plain, R"({"_meta":{"progressToken":1},"q":"a"})");
 }
 
 }  // namespace

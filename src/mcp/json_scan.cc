@@ -4,6 +4,10 @@
 // - Nesting is bounded by kMaxDepth so hostile input cannot exhaust the stack.
 // - A span recorded for a member covers exactly the value's bytes (no
 //   surrounding whitespace), so the proxy can splice it verbatim.
+// - Every byte >= 0x80 the scanner accepts is part of a well-formed UTF-8
+//   sequence inside a string (outside strings such bytes are grammar errors).
+// - IdSniffer never looks at a byte twice and keeps at most kMaxIdBytes of
+//   the id and 16 bytes of a member name, whatever it is fed.
 #include "src/mcp/json_scan.h"
 
 #include <cctype>
@@ -18,6 +22,49 @@ namespace {
 // Choice: 512 levels; JSON-RPC messages are shallow and tool results rarely
 // nest beyond 20, while 512 recursive frames stay far below the stack limit.
 constexpr int kMaxDepth = 512;
+
+// The UTF-8 sequence at text[i] (text[i] >= 0x80): its length when it is
+// well-formed (Unicode Table 3-7), else 0; `*subpart` gets the length of its
+// maximal ill-formed subpart (>= 1), for replacement.
+size_t Utf8At(std::string_view text, size_t i, size_t* subpart) {
+  const unsigned char c = static_cast<unsigned char>(text[i]);
+  size_t need = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    need = 1;
+  } else if (c == 0xE0) {
+    need = 2;
+    lo = 0xA0;
+  } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
+    need = 2;
+  } else if (c == 0xED) {
+    need = 2;
+    hi = 0x9F;
+  } else if (c == 0xF0) {
+    need = 3;
+    lo = 0x90;
+  } else if (c >= 0xF1 && c <= 0xF3) {
+    need = 3;
+  } else if (c == 0xF4) {
+    need = 3;
+    hi = 0x8F;
+  } else {
+    *subpart = 1;
+    return 0;
+  }
+  for (size_t k = 1; k <= need; ++k) {
+    const unsigned char b =
+        i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
+    const unsigned char min = k == 1 ? lo : 0x80;
+    const unsigned char max = k == 1 ? hi : 0xBF;
+    if (i + k >= text.size() || b < min || b > max) {
+      *subpart = k;
+      return 0;
+    }
+  }
+  *subpart = need + 1;
+  return need + 1;
+}
 
 class Scanner {
  public:
@@ -47,6 +94,13 @@ class Scanner {
         return true;
       }
       if (c < 0x20) return Fail("control character in string");
+      if (c >= 0x80) {
+        size_t subpart = 0;
+        const size_t n = Utf8At(text_, pos_, &subpart);
+        if (n == 0) return Fail("invalid UTF-8 in string");
+        pos_ += n;
+        continue;
+      }
       if (c == '\\') {
         ++pos_;
         if (pos_ >= text_.size()) break;
@@ -339,6 +393,156 @@ std::string_view FindMember(std::string_view object, std::string_view name) {
     if (n == name) found = v;
   });
   return found;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t subpart = 0;
+    const size_t n = Utf8At(text, i, &subpart);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string RepairUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  size_t i = 0;
+  while (i < text.size()) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    size_t subpart = 0;
+    const size_t n = Utf8At(text, i, &subpart);
+    if (n > 0) {
+      out.append(text.substr(i, n));
+      i += n;
+    } else {
+      out += "\xEF\xBF\xBD";  // U+FFFD
+      i += subpart;
+    }
+  }
+  return out;
+}
+
+void IdSniffer::Feed(std::string_view bytes) {
+  // Choice: member names longer than this are not JSON-RPC's; 16 bytes.
+  constexpr size_t kMaxKeyBytes = 16;
+  for (const char ch : bytes) {
+    if (done_) return;
+    if (capturing_id_) {
+      const bool ends = !in_string_ && depth_ == 1 && (ch == ',' || ch == '}');
+      if (ends) {
+        capturing_id_ = false;
+      } else if (id_.size() < kMaxIdBytes) {
+        id_.push_back(ch);
+      } else {
+        id_too_long_ = true;
+      }
+    }
+    if (in_string_) {
+      if (escape_) {
+        escape_ = false;
+      } else if (ch == '\\') {
+        escape_ = true;
+      } else if (ch == '"') {
+        in_string_ = false;
+        if (capturing_key_) {
+          capturing_key_ = false;
+          phase_ = Phase::kColon;
+        }
+        continue;
+      }
+      if (capturing_key_) {
+        if (key_.size() < kMaxKeyBytes) {
+          key_.push_back(ch);
+        } else {
+          key_too_long_ = true;
+        }
+      }
+      continue;
+    }
+    switch (ch) {
+      case '"':
+        in_string_ = true;
+        if (depth_ == 1 && phase_ == Phase::kKey) {
+          capturing_key_ = true;
+          key_too_long_ = false;
+          key_.clear();
+        }
+        break;
+      case '{':
+      case '[':
+        if (!started_) {
+          started_ = true;
+          if (ch != '{') {
+            done_ = true;
+            return;
+          }
+          is_object_ = true;
+          depth_ = 1;
+          phase_ = Phase::kKey;
+        } else {
+          ++depth_;
+        }
+        break;
+      case '}':
+      case ']':
+        if (depth_ > 0) --depth_;
+        if (depth_ == 0) done_ = true;
+        break;
+      case ':':
+        if (depth_ == 1 && phase_ == Phase::kColon) {
+          phase_ = Phase::kValue;
+          const std::string_view key =
+              key_too_long_ ? std::string_view() : std::string_view(key_);
+          if (key == "id") {
+            has_id_ = true;
+            capturing_id_ = true;
+            id_too_long_ = false;
+            id_.clear();
+          } else if (key == "method") {
+            has_method_ = true;
+          } else if (key == "result") {
+            has_result_ = true;
+          } else if (key == "error") {
+            has_error_ = true;
+          }
+        }
+        break;
+      case ',':
+        if (depth_ == 1) phase_ = Phase::kKey;
+        break;
+      case ' ':
+      case '\t':
+      case '\r':
+      case '\n':
+        break;
+      default:
+        if (!started_) done_ = true;  // not an object
+        break;
+    }
+  }
+}
+
+std::string IdSniffer::id() const {
+  if (!has_id_ || id_too_long_ || capturing_id_) return {};
+  size_t b = SkipWsAt(id_, 0);
+  std::string_view v(id_);
+  v = TrimRight(v.substr(b));
+  if (v.empty() || !(v.front() == '"' || v.front() == '-' ||
+                     (v.front() >= '0' && v.front() <= '9'))) {
+    return {};
+  }
+  if (!ScanMessage(v).ok()) return {};
+  return std::string(v);
 }
 
 std::string DecodeString(std::string_view literal) {

@@ -5,10 +5,19 @@
 // spans of the original line, not as re-serialized values. ScanMessage()
 // validates the whole line against the RFC 8259 grammar in one pass (UTF-8 is
 // not validated: bytes >= 0x80 inside strings pass through untouched) and
-// records the spans of the top-level members JSON-RPC cares about.
+// records the spans of the top-level members JSON-RPC cares about. Strings
+// must be well-formed UTF-8 (RFC 8259 section 8.1: JSON exchanged between
+// systems is UTF-8); a peer that mishandles other bytes never sees them.
 //
-// Thread-safety: free functions without state. Ownership: every returned
-// string_view points into the caller's text.
+// IdSniffer is the tolerant counterpart for lines the proxy cannot hold or
+// parse (over-long lines it streams or discards, malformed lines): fed the
+// bytes in pieces, it recovers the top-level `id` and whether `method`,
+// `result` or `error` were present, so the request such a line belongs to
+// can still be answered.
+//
+// Thread-safety: free functions without state; an IdSniffer is used by one
+// thread. Ownership: every returned string_view points into the caller's
+// text.
 //
 // Example:
 //   Result<RawMessage> m =
@@ -18,6 +27,7 @@
 #define TOOLCACHE_SRC_MCP_JSON_SCAN_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -49,8 +59,65 @@ struct RawMessage {
 // Validates `line` as exactly one JSON value (surrounding whitespace allowed)
 // and, when it is an object, records the JSON-RPC member spans. A duplicated
 // top-level member keeps its last occurrence (as JSON.parse does).
-// Errors: kInvalidArgument "byte N: <problem>".
+// Errors: kInvalidArgument "byte N: <problem>" (e.g. "byte 12: invalid
+// UTF-8 in string").
 Result<RawMessage> ScanMessage(std::string_view line);
+
+// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or
+// code points above U+10FFFF).
+bool IsValidUtf8(std::string_view text);
+
+// `text` with every maximal ill-formed subsequence replaced by U+FFFD (the
+// WHATWG / Unicode "maximal subpart" practice, which is what a TextDecoder
+// based peer would see); well-formed input comes back unchanged.
+std::string RepairUtf8(std::string_view text);
+
+// Recovers a JSON-RPC message's top-level `id` and member names from bytes
+// fed in any number of pieces, without buffering the message and without
+// requiring it to be valid JSON. Member names are compared as written (a
+// name spelled with escapes is not recognized). Memory is bounded: at most
+// kMaxIdBytes of the id are kept.
+class IdSniffer {
+ public:
+  static constexpr size_t kMaxIdBytes = 256;
+
+  void Feed(std::string_view bytes);
+  void Reset() { *this = IdSniffer(); }
+
+  // The raw text of the last top-level `id` member seen, when it is a valid
+  // JSON string or number (null, objects, truncated or over-long ids give
+  // ""). Usable as a raw id in replies and with NormalizeId.
+  std::string id() const;
+  bool is_object() const { return is_object_; }
+  bool has_method() const { return has_method_; }
+  bool has_result() const { return has_result_; }
+  bool has_error() const { return has_error_; }
+  // A request (id + method), or a response (id + result/error, no method).
+  bool is_request() const { return !id().empty() && has_method_; }
+  bool is_response() const {
+    return !id().empty() && !has_method_ && (has_result_ || has_error_);
+  }
+
+ private:
+  enum class Phase { kKey, kColon, kValue };
+  bool started_ = false;
+  bool done_ = false;
+  bool is_object_ = false;
+  bool in_string_ = false;
+  bool escape_ = false;
+  bool capturing_key_ = false;
+  bool capturing_id_ = false;
+  bool key_too_long_ = false;
+  bool id_too_long_ = false;
+  bool has_id_ = false;
+  bool has_method_ = false;
+  bool has_result_ = false;
+  bool has_error_ = false;
+  int64_t depth_ = 0;
+  Phase phase_ = Phase::kKey;
+  std::string key_;
+  std::string id_;
+};
 
 // Calls `f(name, value)` for every top-level member of the JSON object text
 // `object` (already validated), with `name` decoded. Returns false when

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace toolcache::mcp {
 namespace {
@@ -103,6 +104,86 @@ TEST(JsonScanTest, DecodeStringHandlesEscapes) {
   EXPECT_EQ(DecodeString(R"("plain")"), "plain");
   EXPECT_EQ(DecodeString(R"("a\"b\u00e9")"), "a\"b\xc3\xa9");
   EXPECT_EQ(DecodeString("nope"), "");
+}
+
+TEST(JsonScanTest, RejectsInvalidUtf8InStringsNamingTheByte) {
+  EXPECT_TRUE(
+      ScanMessage("{\"t\":\"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"}")
+          .ok());
+  for (std::string bad : {
+           std::string("{\"t\":\"\xFF\"}"),              // never valid
+           std::string("{\"t\":\"\xC3\"}"),              // truncated sequence
+           std::string("{\"t\":\"\xC0\xAF\"}"),          // overlong '/'
+           std::string("{\"t\":\"\xED\xA0\x80\"}"),      // UTF-16 surrogate
+           std::string("{\"t\":\"\xF4\x90\x80\x80\"}"),  // above U+10FFFF
+       }) {
+    Result<RawMessage> m = ScanMessage(bad);
+    ASSERT_FALSE(m.ok()) << bad;
+    EXPECT_EQ(m.status().message(), "byte 6: invalid UTF-8 in string");
+  }
+  EXPECT_FALSE(ScanMessage("\xFF{}").ok());  // outside strings: grammar error
+}
+
+TEST(JsonScanTest, RepairReplacesEachMaximalIllFormedSubpart) {
+  EXPECT_TRUE(IsValidUtf8("plain caf\xC3\xA9"));
+  EXPECT_FALSE(IsValidUtf8("a\xFF"));
+  EXPECT_EQ(RepairUtf8("ok \xC3\xA9"), "ok \xC3\xA9");
+  // \xE2\x82 is one maximal subpart (a truncated 3-byte sequence): one
+  // U+FFFD; \xFF and \xFE are one each.
+  EXPECT_EQ(RepairUtf8("a\xE2\x82z\xFF\xFE"),
+            "a\xEF\xBF\xBDz\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_TRUE(IsValidUtf8(RepairUtf8("\xF0\x9F\x98 \xED\xA0\x80")));
+}
+
+IdSniffer Sniff(const std::vector<std::string>& pieces) {
+  IdSniffer s;
+  for (const std::string& p : pieces) s.Feed(p);
+  return s;
+}
+
+TEST(IdSnifferTest, FindsTheIdAfterAHugeResultFedInPieces) {
+  // TypeScript SDK servers write {"result":...,"jsonrpc":"2.0","id":N}.
+  IdSniffer s = Sniff({R"({"result":{"content":[{"type":"text","text":"a)",
+                       std::string(10000, 'x'), R"("}],"id":"inner"},)",
+                       R"("jsonrpc":"2.0","i)", R"(d" : 42 })"});
+  EXPECT_EQ(s.id(), "42");
+  EXPECT_TRUE(s.is_response());
+  EXPECT_FALSE(s.is_request());
+  EXPECT_TRUE(s.has_result());
+}
+
+TEST(IdSnifferTest, TellsRequestsFromResponsesAndIgnoresNestedMembers) {
+  IdSniffer req = Sniff(
+      {R"({"jsonrpc":"2.0","id":"s-1","method":"roots/list","params":{"id":9}})"});
+  EXPECT_EQ(req.id(), R"("s-1")");
+  EXPECT_TRUE(req.is_request());
+  EXPECT_FALSE(req.is_response());
+  IdSniffer note =
+      Sniff({R"({"method":"notifications/x","params":{"id":1,"result":2}})"});
+  EXPECT_EQ(note.id(), "");
+  EXPECT_FALSE(note.is_response());
+}
+
+TEST(IdSnifferTest, RecoversTheIdOfAMessageThatIsNotValidJson) {
+  IdSniffer s = Sniff({R"({"jsonrpc":"2.0","id":7,"result":{"content":[tru)"});
+  EXPECT_EQ(s.id(), "7");
+  EXPECT_TRUE(s.is_response());
+  IdSniffer bad_utf8 = Sniff(
+      {"{\"jsonrpc\":\"2.0\",\"id\":\"u8\",\"method\":\"x\",\"p\":\"\xFF\"}"});
+  EXPECT_EQ(bad_utf8.id(), R"("u8")");
+  EXPECT_TRUE(bad_utf8.is_request());
+}
+
+TEST(IdSnifferTest, GivesNoIdWhenItIsNotAUsableJsonRpcId) {
+  EXPECT_EQ(Sniff({R"({"id":null,"error":{}})"}).id(), "");
+  EXPECT_EQ(Sniff({R"({"id":{"a":1},"result":{}})"}).id(), "");
+  EXPECT_EQ(Sniff({R"({"id":5x,"result":{}})"}).id(), "");
+  EXPECT_EQ(Sniff({"this is { not json"}).id(), "");
+  EXPECT_EQ(Sniff({R"([{"id":1,"result":{}}])"}).id(), "");
+  EXPECT_EQ(
+      Sniff({R"({"id":")" + std::string(1000, 'a') + R"(","result":1})"}).id(),
+      "");
+  EXPECT_EQ(Sniff({R"({"result":{},"id":)"}).id(), "") << "cut off";
 }
 
 }  // namespace

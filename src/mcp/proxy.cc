@@ -2,9 +2,12 @@
 // - One thread; poll() is the only place the loop blocks. Every fd the proxy
 //   writes to is non-blocking and has its own output buffer; bytes leave a
 //   buffer only in the order they entered it.
-// - A line is handed to the Session only when complete (terminated by '\n');
-//   the '\n' is not part of the line, and the Session's output gets exactly
-//   one '\n' appended per message.
+// - A line is handed to the Session only when complete (terminated by '\n',
+//   or cut off by end of input); the '\n' is not part of the line, and the
+//   Session's output gets exactly one '\n' appended per message.
+// - An over-long server line is streamed to the client as its bytes arrive;
+//   whatever the Session sends the client meanwhile is held and appended
+//   after that line's '\n', so messages never interleave.
 // - The server's stdin is closed only after its buffer drained (or the
 //   server stopped reading); the proxy returns only after waitpid() reaped
 //   the server.
@@ -88,15 +91,40 @@ class ProxyOutput final : public mcp::SessionOutput {
  public:
   ProxyOutput(OutBuffer* client, OutBuffer* server)
       : client_(client), server_(server) {}
-  void ToClient(std::string_view line) override { client_->Append(line); }
+  void ToClient(std::string_view line) override {
+    if (!streaming_) {
+      client_->Append(line);
+      return;
+    }
+    held_.append(line);
+    held_.push_back('\n');
+  }
   void ToServer(std::string_view line) override {
     if (server_open) server_->Append(line);
   }
+  // Bytes of an over-long server line, passed through as they arrive.
+  void StreamToClient(std::string_view part) {
+    streaming_ = true;
+    if (!client_->broken) client_->data.append(part);
+  }
+  // Ends the streamed line, then releases what was held meanwhile.
+  void EndStream() {
+    if (!streaming_) return;
+    streaming_ = false;
+    if (!client_->broken) {
+      client_->data.push_back('\n');
+      client_->data.append(held_);
+    }
+    held_.clear();
+  }
+  bool streaming() const { return streaming_; }
   bool server_open = true;
 
  private:
   OutBuffer* client_;
   OutBuffer* server_;
+  bool streaming_ = false;
+  std::string held_;  // session output for the client while streaming
 };
 
 std::string DescribeStatus(int status) {
@@ -235,6 +263,41 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
                        &output);
   mcp::LineReader client_reader(o.max_line_bytes);
   mcp::LineReader server_reader(o.max_line_bytes);
+  mcp::IdSniffer client_sniffer;  // over-long client line being discarded
+  mcp::IdSniffer server_sniffer;  // over-long server line being streamed
+  bool client_long = false;
+  auto on_client_line = [&](std::string_view line) {
+    session.OnClientLine(line);
+  };
+  // Choice: an over-long client line is discarded (never forwarded) and
+  // answered -32700, under its id when the sniffer saw one.
+  auto on_client_long = [&](std::string_view part, bool end, uint64_t total) {
+    if (!client_long) client_sniffer.Reset();
+    client_long = !end;
+    client_sniffer.Feed(part);
+    if (end)
+      session.OnClientLineTooLong(client_sniffer, total, o.max_line_bytes);
+  };
+  auto on_server_line = [&](std::string_view line) {
+    session.OnServerLine(line);
+  };
+  // Choice: an over-long server line is streamed through unparsed (never
+  // dropped, never cached; the proxy itself never holds more than
+  // --max-line-bytes of it) and the request it answers is retired by the
+  // id the sniffer saw go by.
+  auto on_server_long = [&](std::string_view part, bool end, uint64_t total) {
+    if (!output.streaming()) server_sniffer.Reset();
+    server_sniffer.Feed(part);
+    output.StreamToClient(part);
+    if (!end) return;
+    output.EndStream();
+    if (server_reader.truncated()) {
+      // Cut off by the server's exit: its request is failed with the rest.
+      spdlog::warn("server output ended inside a line of {} bytes", total);
+      return;
+    }
+    session.OnServerLineTooLong(server_sniffer, total, o.max_line_bytes);
+  };
 
   auto write_stats = [&] {
     if (o.stats_path.empty()) return;
@@ -362,26 +425,14 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     if (so >= 0 && (fds[so].revents & (POLLIN | POLLHUP | POLLERR))) {
       ssize_t r = read(from_child[0], chunk.data(), chunk.size());
       if (r > 0) {
-        // Choice: an over-long server line is streamed through unparsed
-        // (never dropped; it is simply not cached).
         server_reader.Feed(
-            std::string_view(chunk.data(), static_cast<size_t>(r)), true,
-            [&](std::string_view line) { session.OnServerLine(line); },
-            [&](uint64_t bytes) {
-              spdlog::warn(
-                  "server line of {} bytes exceeds --max-line-bytes; streamed "
-                  "through unparsed (not cached)",
-                  bytes);
-            },
-            [&](std::string_view part, bool end) {
-              if (!client_out.broken) {
-                client_out.data.append(part);
-                if (end) client_out.data.push_back('\n');
-              }
-            });
+            std::string_view(chunk.data(), static_cast<size_t>(r)),
+            on_server_line, on_server_long);
       } else if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
         server_out_open = false;
         close(from_child[0]);
+        // Choice: a final server line without '\n' is still a message.
+        server_reader.Finish(on_server_line, on_server_long);
         if (!shutting_down) begin_shutdown("server closed its stdout");
       }
     } else if (exited && server_out_open && n == 0) {
@@ -389,25 +440,19 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
       // grandchild may still hold the pipe open): stop reading.
       server_out_open = false;
       close(from_child[0]);
+      server_reader.Finish(on_server_line, on_server_long);
     }
 
     if (ci >= 0 && (fds[ci].revents & (POLLIN | POLLHUP | POLLERR))) {
       ssize_t r = read(o.client_in_fd, chunk.data(), chunk.size());
       if (r > 0) {
         client_reader.Feed(
-            std::string_view(chunk.data(), static_cast<size_t>(r)), false,
-            [&](std::string_view line) { session.OnClientLine(line); },
-            [&](uint64_t bytes) {
-              session.OnClientLineTooLong(bytes, o.max_line_bytes);
-            },
-            [](std::string_view, bool) {});
+            std::string_view(chunk.data(), static_cast<size_t>(r)),
+            on_client_line, on_client_long);
       } else if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
         client_in_open = false;
-        if (client_reader.has_partial()) {
-          // Choice: a final line without '\n' is still a message.
-          std::string last = client_reader.TakePartial();
-          session.OnClientLine(last);
-        }
+        // Choice: a final line without '\n' is still a message.
+        client_reader.Finish(on_client_line, on_client_long);
         begin_shutdown("client closed stdin");
       }
     }
@@ -418,6 +463,7 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   }
 
   // The server is gone: answer what it never will.
+  output.EndStream();
   std::string cause = DescribeStatus(exit_status);
   if (session.in_flight() > 0) session.FailInFlight(cause);
   close_server_in();

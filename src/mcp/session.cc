@@ -1,17 +1,26 @@
 // Invariants:
 // - Every line the session did not interpret is forwarded byte for byte, in
 //   the order received; interpreted lines are forwarded byte for byte too
-//   unless the session answers them itself (hit, follower, parse error).
+//   unless the session answers them itself (hit, follower, parse error) or
+//   repairs invalid UTF-8 in a server line.
 // - A client request id is in at most one of pending_ (forwarded upstream)
 //   and follower_ids_ (waiting on a flight); each is answered exactly once:
-//   by the server's response, by a Completion, or by FailInFlight.
+//   by the server's response (also one streamed through over-long), by a
+//   Completion, by an error naming why the server's answer is unusable, or
+//   by FailInFlight. A request leaves pending_ the moment it is answered.
 // - leader_ids_ maps the waiter of every tools/call forwarded through the
 //   cache to its pending_ key, so a Completion's waiters resolve to ids.
+// - Replies to ids in internal_ (the session's own tools/list requests) are
+//   consumed here and never reach the client.
+// - Every ticket the cache handed out is completed exactly once: on the
+//   response, or (task-augmented writes) when the task ends, or in
+//   FailInFlight; task_tickets_ holds the ones waiting for their task.
 #include "src/mcp/session.h"
 
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,11 +49,16 @@ std::string JsonString(std::string_view s) {
   return out;
 }
 
+bool IsTerminalTaskStatus(std::string_view status) {
+  return status == "completed" || status == "failed" || status == "cancelled";
+}
+
 std::string Truncated(std::string_view line) {
-  // Choice: log at most 200 bytes of an offending line.
+  // Choice: log at most 200 bytes of an offending line (invalid UTF-8
+  // replaced, so the log stays text).
   constexpr size_t kMaxLogged = 200;
-  if (line.size() <= kMaxLogged) return std::string(line);
-  return std::string(line.substr(0, kMaxLogged)) + "...";
+  if (line.size() <= kMaxLogged) return RepairUtf8(line);
+  return RepairUtf8(line.substr(0, kMaxLogged)) + "...";
 }
 
 }  // namespace
@@ -102,13 +116,34 @@ void Session::SendError(bool to_client, std::string_view raw_id, int code,
   }
 }
 
-void Session::OnClientLineTooLong(uint64_t bytes, uint64_t limit) {
+void Session::OnClientLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
+                                  uint64_t limit) {
+  ++counters_.client_lines;
+  RejectClientLine(sniffed,
+                   "message of " + std::to_string(bytes) +
+                       " bytes exceeds the limit of " + std::to_string(limit) +
+                       " bytes (--max-line-bytes)",
+                   "");
+}
+
+void Session::RejectClientLine(const IdSniffer& sniffed,
+                               const std::string& problem,
+                               std::string_view line) {
   ++counters_.client_parse_errors;
-  std::string msg = "Parse error: toolcache: message of " +
-                    std::to_string(bytes) + " bytes exceeds the limit of " +
-                    std::to_string(limit) + " bytes (--max-line-bytes)";
-  spdlog::warn("client line rejected: {}", msg);
-  SendError(true, "", kParseError, msg);
+  spdlog::warn("client line rejected ({}){}{}", problem,
+               line.empty() ? "" : ": ", Truncated(line));
+  const std::string id = sniffed.id();
+  if (sniffed.is_response()) {
+    // The client's answer to a server request cannot be forwarded: tell the
+    // server, or its request would wait forever.
+    SendError(
+        false, id, kInternalError,
+        "toolcache: the client's response could not be forwarded: " + problem);
+  }
+  // Choice: a rejected request is answered under its own id when the
+  // sniffer recognized one (so it cannot hang), else id null (JSON-RPC 5.1).
+  SendError(true, sniffed.is_request() ? std::string_view(id) : "", kParseError,
+            "Parse error: toolcache: " + problem);
 }
 
 void Session::OnClientLine(std::string_view line) {
@@ -116,16 +151,17 @@ void Session::OnClientLine(std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   Result<RawMessage> scanned = ScanMessage(line);
   if (!scanned.ok()) {
-    ++counters_.client_parse_errors;
-    spdlog::warn("malformed line from client ({}): {}",
-                 scanned.status().message(), Truncated(line));
-    SendError(true, "", kParseError,
-              "Parse error: toolcache: " + scanned.status().message());
+    IdSniffer sniffed;
+    sniffed.Feed(line);
+    RejectClientLine(sniffed, scanned.status().message(), line);
     return;
   }
   const RawMessage& m = *scanned;
   switch (m.kind()) {
     case MessageKind::kRequest: {
+      if (m.method_name != "initialize" && m.method_name != "ping") {
+        MarkClientReady();
+      }
       std::string nid = NormalizeId(m.id);
       if (m.method_name == "tools/call" && cache_ != nullptr &&
           !m.params.empty() && m.params.front() == '{') {
@@ -149,6 +185,15 @@ void Session::OnClientLine(std::string_view line) {
         }
       } else if (m.method_name == "tools/call") {
         p.what = Tracked::kToolsCall;
+      } else if (m.method_name == "tasks/get" ||
+                 m.method_name == "tasks/result" ||
+                 m.method_name == "tasks/cancel" ||
+                 m.method_name == "tasks/list") {
+        p.what = Tracked::kTasks;
+        p.method = m.method_name;
+        if (!m.params.empty() && m.params.front() == '{') {
+          p.task_id = DecodeString(FindMember(m.params, "taskId"));
+        }
       }
       pending_[nid] = std::move(p);
       out_->ToServer(line);
@@ -161,6 +206,7 @@ void Session::OnClientLine(std::string_view line) {
         return;
       }
       out_->ToServer(line);
+      if (m.method_name == "notifications/initialized") MarkClientReady();
       return;
     case MessageKind::kResponse:
     case MessageKind::kOther:
@@ -209,7 +255,9 @@ void Session::HandleToolsCall(std::string_view line, std::string_view raw_id,
     }
     case CallAction::kWait:
       spdlog::debug("coalesced tool={} id={}", name, raw_id);
-      followers_[waiter] = std::string(raw_id);
+      followers_[waiter] = Follower{.raw_id = std::string(raw_id),
+                                    .line = std::string(line),
+                                    .ticket = plan.ticket};
       follower_ids_[nid] = waiter;
       return;
     case CallAction::kForward:
@@ -223,6 +271,7 @@ void Session::HandleToolsCall(std::string_view line, std::string_view raw_id,
       p.ticket = plan.ticket;
       p.waiter = waiter;
       p.bypass = plan.bypass;
+      p.task_write = plan.task_write;
       leader_ids_[waiter] = nid;
       pending_[nid] = std::move(p);
       out_->ToServer(line);
@@ -235,24 +284,41 @@ void Session::HandleCancelled(std::string_view line, std::string_view params) {
   std::string nid = NormalizeId(request_id);
   if (auto f = follower_ids_.find(nid); f != follower_ids_.end()) {
     // The server never saw this id: drop the waiter, do not forward.
-    if (cache_ != nullptr) (void)cache_->Cancel(f->second);
-    followers_.erase(f->second);
+    const WaiterId waiter = f->second;
+    const TicketId ticket = followers_[waiter].ticket;
     follower_ids_.erase(f);
+    followers_.erase(waiter);
+    CancelOutcome c;
+    if (cache_ != nullptr) c = cache_->Cancel(waiter);
     spdlog::debug("cancelled coalesced waiter id={}", request_id);
+    if (c.found && c.others_waiting == 0) {
+      // The last waiter left a flight whose leader was cancelled earlier:
+      // now the server may stop working on it.
+      for (auto& [pid, p] : pending_) {
+        if (p.ticket == ticket && !p.held_cancel.empty()) {
+          spdlog::debug("last waiter gone: forwarding the cancellation of {}",
+                        p.raw_id);
+          out_->ToServer(p.held_cancel);
+          p.held_cancel.clear();
+          break;
+        }
+      }
+    }
     return;
   }
   auto p = pending_.find(nid);
   if (p != pending_.end() && p->second.ticket != 0 && cache_ != nullptr) {
     CancelOutcome c = cache_->Cancel(p->second.waiter);
+    p->second.cancelled = true;
     if (c.found && c.others_waiting > 0) {
       // Choice: the upstream call keeps running for the other waiters; the
-      // cancellation is not forwarded and the leader's answer is dropped.
-      p->second.cancelled = true;
+      // cancellation is held back (sent when the last of them leaves too)
+      // and the leader's answer is dropped.
+      p->second.held_cancel = std::string(line);
       spdlog::debug("cancelled leader id={}; {} waiter(s) keep the call",
                     request_id, c.others_waiting);
       return;
     }
-    p->second.cancelled = true;
   }
   out_->ToServer(line);
 }
@@ -261,18 +327,40 @@ void Session::OnServerLine(std::string_view line) {
   ++counters_.server_lines;
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   Result<RawMessage> scanned = ScanMessage(line);
+  std::string repaired;
+  bool altered = false;
+  if (!scanned.ok() && !IsValidUtf8(line)) {
+    repaired = RepairUtf8(line);
+    Result<RawMessage> again = ScanMessage(repaired);
+    if (again.ok()) {
+      // Choice: invalid UTF-8 from the server is replaced by U+FFFD and
+      // forwarded (a TextDecoder-based client would see exactly that; a
+      // strict one would fail on the raw bytes); such a result is not cached.
+      ++counters_.server_parse_errors;
+      spdlog::warn(
+          "line from server has invalid UTF-8 ({}): forwarded with U+FFFD "
+          "replacements, not cached",
+          scanned.status().message());
+      scanned = std::move(again);
+      line = repaired;
+      altered = true;
+    }
+  }
   if (!scanned.ok()) {
-    ++counters_.server_parse_errors;
-    // Choice: a malformed server line cannot be answered (it is not a
-    // request we can name) and must not reach the client: log and drop.
-    spdlog::error("malformed line from server dropped ({}): {}",
-                  scanned.status().message(), Truncated(line));
+    HandleMalformedServerLine(line, scanned.status().message());
     return;
   }
   const RawMessage& m = *scanned;
   switch (m.kind()) {
     case MessageKind::kResponse: {
-      auto it = pending_.find(NormalizeId(m.id));
+      const std::string nid = NormalizeId(m.id);
+      if (auto in = internal_.find(nid); in != internal_.end()) {
+        const uint64_t generation = in->second;
+        internal_.erase(in);
+        OnRefreshReply(generation, m);
+        return;
+      }
+      auto it = pending_.find(nid);
       if (it == pending_.end()) {
         out_->ToClient(line);
         return;
@@ -281,31 +369,24 @@ void Session::OnServerLine(std::string_view line) {
       pending_.erase(it);
       if (p.what == Tracked::kToolsList && cache_ != nullptr &&
           !m.result.empty()) {
-        LearnToolsFromListResult(cache_, options_.server, m.result,
-                                 p.first_page);
+        if (refreshing_) {
+          // The session's own listing of the new tools is authoritative.
+          spdlog::debug("tools/list answer during a refresh: not learned");
+        } else {
+          LearnToolsFromListResult(cache_, options_.server, m.result,
+                                   p.first_page);
+        }
       }
+      if (p.what == Tracked::kTasks) OnTaskQueryAnswered(p, m.result, m.error);
       if (p.what == Tracked::kToolsCall && p.ticket != 0) {
-        HandleCallResponse(line, p, m.result, m.error);
+        HandleCallResponse(line, p, m.result, m.error, altered);
         return;
       }
       out_->ToClient(line);
       return;
     }
     case MessageKind::kNotification:
-      if (cache_ != nullptr) {
-        if (m.method_name == "notifications/tools/list_changed") {
-          spdlog::info("tool list changed: invalidating server={}",
-                       options_.server);
-          cache_->ToolsChanged(options_.server);
-        } else if (m.method_name == "notifications/resources/updated") {
-          std::string uri;
-          if (!m.params.empty() && m.params.front() == '{') {
-            uri = DecodeString(FindMember(m.params, "uri"));
-          }
-          spdlog::info("resource updated uri={}: invalidating", uri);
-          cache_->Invalidate(options_.server, uri);
-        }
-      }
+      HandleServerNotification(m);
       out_->ToClient(line);
       return;
     case MessageKind::kRequest:
@@ -315,11 +396,177 @@ void Session::OnServerLine(std::string_view line) {
   }
 }
 
+void Session::HandleServerNotification(const RawMessage& m) {
+  if (cache_ == nullptr) return;
+  const bool object_params = !m.params.empty() && m.params.front() == '{';
+  if (m.method_name == "notifications/tools/list_changed") {
+    spdlog::info(
+        "tool list changed: invalidating server={} and fetching the new list",
+        options_.server);
+    StartToolsRefresh();
+  } else if (m.method_name == "notifications/resources/updated") {
+    std::string uri;
+    if (object_params) uri = DecodeString(FindMember(m.params, "uri"));
+    spdlog::info("resource updated uri={}: invalidating", uri);
+    cache_->Invalidate(options_.server, uri);
+  } else if (m.method_name == "notifications/tasks/status" && object_params &&
+             !task_tickets_.empty()) {
+    const std::string id = DecodeString(FindMember(m.params, "taskId"));
+    const std::string status = DecodeString(FindMember(m.params, "status"));
+    if (task_tickets_.contains(id) && IsTerminalTaskStatus(status)) {
+      EndTask(id, "notifications/tasks/status " + status);
+    }
+  }
+}
+
+void Session::HandleMalformedServerLine(std::string_view line,
+                                        const std::string& problem) {
+  ++counters_.server_parse_errors;
+  IdSniffer sniffed;
+  sniffed.Feed(line);
+  if (sniffed.is_response()) {
+    const std::string nid = NormalizeId(sniffed.id());
+    if (internal_.erase(nid) > 0) {
+      spdlog::error(
+          "malformed answer to the proxy's tools/list ({}): calls to server "
+          "{} stay uncached until the next tool list change",
+          problem, options_.server);
+      return;
+    }
+    if (auto it = pending_.find(nid); it != pending_.end()) {
+      Pending p = std::move(it->second);
+      pending_.erase(it);
+      spdlog::error(
+          "malformed response from server for id {} ({}): answered with "
+          "an error: {}",
+          p.raw_id, problem, Truncated(line));
+      FailPending(p, kInternalError,
+                  "toolcache: the MCP server's response to this request was "
+                  "not valid JSON (" +
+                      problem + "); it could not be forwarded");
+      return;
+    }
+  }
+  // Choice: a malformed server line that answers no pending request cannot
+  // be answered or forwarded usefully: it is logged, counted and dropped.
+  spdlog::error("malformed line from server dropped ({}): {}", problem,
+                Truncated(line));
+}
+
+void Session::OnServerLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
+                                  uint64_t limit) {
+  ++counters_.server_lines;
+  ++counters_.server_lines_too_long;
+  if (!sniffed.is_response()) {
+    spdlog::warn(
+        "server line of {} bytes exceeds --max-line-bytes ({}): streamed "
+        "through unparsed",
+        bytes, limit);
+    return;
+  }
+  const std::string nid = NormalizeId(sniffed.id());
+  if (internal_.erase(nid) > 0) {
+    // It already went to the client (streamed before its id was seen).
+    spdlog::error(
+        "the server's answer to the proxy's tools/list ({} bytes) exceeds "
+        "--max-line-bytes: calls to server {} stay uncached until the next "
+        "tool list change",
+        bytes, options_.server);
+    return;
+  }
+  auto it = pending_.find(nid);
+  if (it == pending_.end()) {
+    spdlog::warn(
+        "server line of {} bytes exceeds --max-line-bytes ({}): streamed "
+        "through unparsed",
+        bytes, limit);
+    return;
+  }
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  spdlog::warn(
+      "server answer to id {} ({} bytes) exceeds --max-line-bytes ({}): "
+      "streamed through unparsed, not cached",
+      p.raw_id, bytes, limit);
+  if (p.what == Tracked::kTasks) OnTaskQueryAnswered(p, "", "");
+  if (p.what != Tracked::kToolsCall || p.ticket == 0 || cache_ == nullptr) {
+    return;
+  }
+  if (p.task_write) {
+    KeepServerUncached(p, "its task handle was not readable");
+    return;
+  }
+  leader_ids_.erase(p.waiter);
+  UpstreamResult r;
+  r.is_error = sniffed.has_error();
+  r.complete = false;
+  r.latency_seconds = clock_->NowSeconds() - p.started;
+  Completion c = cache_->Complete(p.ticket, r);
+  Resend(c.waiters, p.waiter);
+}
+
+void Session::Resend(const std::vector<WaiterId>& waiters, WaiterId leader) {
+  for (WaiterId w : waiters) {
+    if (w == leader) continue;
+    auto f = followers_.find(w);
+    if (f == followers_.end()) continue;
+    // Choice: the streamed answer was not kept, so a coalesced waiter's own
+    // request goes upstream (uncached) and gets its own answer.
+    spdlog::info("re-sending coalesced request id={} upstream",
+                 f->second.raw_id);
+    Pending p;
+    p.raw_id = f->second.raw_id;
+    p.what = Tracked::kToolsCall;
+    p.started = clock_->NowSeconds();
+    const std::string nid = NormalizeId(p.raw_id);
+    follower_ids_.erase(nid);
+    out_->ToServer(f->second.line);
+    pending_[nid] = std::move(p);
+    followers_.erase(f);
+  }
+}
+
+void Session::KeepServerUncached(const Pending& p, std::string_view why) {
+  // Choice: the task of a task-augmented write cannot be followed, so its
+  // work may still be going on: the server stays uncached (the flight
+  // stays open) until the session ends.
+  spdlog::warn(
+      "task-augmented call id={}: {}; calls to server {} stay uncached for "
+      "this session",
+      p.raw_id, why, options_.server);
+  leader_ids_.erase(p.waiter);
+  task_tickets_["\x01untracked:" + NormalizeId(p.raw_id)] = p.ticket;
+}
+
+void Session::FailPending(Pending& p, int code, std::string_view message) {
+  if (p.what == Tracked::kToolsCall && p.ticket != 0 && cache_ != nullptr) {
+    if (p.task_write) {
+      KeepServerUncached(p, "its answer was unusable");
+    } else {
+      leader_ids_.erase(p.waiter);
+      UpstreamResult r;
+      r.is_error = true;
+      r.latency_seconds = clock_->NowSeconds() - p.started;
+      Completion c = cache_->Complete(p.ticket, r);
+      for (WaiterId w : c.waiters) {
+        if (w == p.waiter) continue;
+        auto f = followers_.find(w);
+        if (f == followers_.end()) continue;
+        SendError(true, f->second.raw_id, code, message);
+        follower_ids_.erase(NormalizeId(f->second.raw_id));
+        followers_.erase(f);
+      }
+    }
+  }
+  if (!p.cancelled) SendError(true, p.raw_id, code, message);
+}
+
 void Session::HandleCallResponse(std::string_view line, Pending& p,
                                  std::string_view result,
-                                 std::string_view error) {
+                                 std::string_view error, bool altered) {
   UpstreamResult r;
   r.latency_seconds = clock_->NowSeconds() - p.started;
+  std::string_view task;
   if (!error.empty() || result.empty() || result.front() != '{') {
     r.is_error = true;
   } else {
@@ -332,10 +579,32 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
         has_content = true;
       } else if (key == "task") {
         r.complete = false;
+        task = v;
       }
     });
     // Choice: a result without `content` (e.g. a task handle) is incomplete.
     if (!has_content) r.complete = false;
+  }
+  // Repaired bytes are not what the server sent: never stored.
+  if (altered) r.complete = false;
+  if (p.task_write && !task.empty() && task.front() == '{') {
+    const std::string task_id = DecodeString(FindMember(task, "taskId"));
+    const std::string status = DecodeString(FindMember(task, "status"));
+    if (!task_id.empty() && !IsTerminalTaskStatus(status)) {
+      // The write goes on in the background: complete the flight (and
+      // invalidate again) only when the task ends.
+      if (auto old = task_tickets_.find(task_id); old != task_tickets_.end()) {
+        EndTask(task_id, "its id was reused");
+      }
+      leader_ids_.erase(p.waiter);
+      task_tickets_[task_id] = p.ticket;
+      spdlog::info(
+          "task-augmented write id={} runs as task {}: calls to server {} are "
+          "not cached until it ends",
+          p.raw_id, task_id, options_.server);
+      if (!p.cancelled) out_->ToClient(line);
+      return;
+    }
   }
   leader_ids_.erase(p.waiter);
   Completion c = cache_->Complete(p.ticket, r);
@@ -350,7 +619,7 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
     if (f == followers_.end()) continue;
     // Choice: a coalesced waiter gets the upstream answer verbatim under its
     // own id (no provenance: it was not served from the store).
-    std::string reply = R"({"jsonrpc":"2.0","id":)" + f->second;
+    std::string reply = R"({"jsonrpc":"2.0","id":)" + f->second.raw_id;
     if (!error.empty()) {
       reply += R"(,"error":)";
       reply.append(error);
@@ -360,7 +629,7 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
     }
     reply += '}';
     out_->ToClient(reply);
-    follower_ids_.erase(NormalizeId(f->second));
+    follower_ids_.erase(NormalizeId(f->second.raw_id));
     followers_.erase(f);
   }
   if (!leader_answered && !p.cancelled) {
@@ -368,6 +637,142 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
     // retired): the client still gets the server's answer.
     out_->ToClient(line);
   }
+}
+
+void Session::MarkClientReady() {
+  if (client_ready_) return;
+  client_ready_ = true;
+  if (refresh_deferred_) {
+    refresh_deferred_ = false;
+    SendRefreshPage("");
+  }
+}
+
+void Session::StartToolsRefresh() {
+  ++refresh_generation_;
+  refresh_tools_.clear();
+  refresh_pages_ = 0;
+  refreshing_ = true;
+  cache_->ToolsRefreshing(options_.server);
+  // Choice: a server that announces a change before the client finished
+  // initializing is asked only once the session is up (a server may refuse
+  // requests before notifications/initialized).
+  if (!client_ready_) {
+    refresh_deferred_ = true;
+    return;
+  }
+  SendRefreshPage("");
+}
+
+void Session::SendRefreshPage(std::string_view cursor_literal) {
+  ++refresh_pages_;
+  std::string id;
+  do {
+    // Choice: internal ids are strings "toolcache-refresh-N", skipping any
+    // the client has in flight.
+    id = "\"toolcache-refresh-" + std::to_string(++internal_seq_) + "\"";
+  } while (pending_.contains(id) || follower_ids_.contains(id));
+  internal_[id] = refresh_generation_;
+  std::string line =
+      R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"tools/list")";
+  if (!cursor_literal.empty()) {
+    line += R"(,"params":{"cursor":)";
+    line.append(cursor_literal);
+    line += '}';
+  }
+  line += '}';
+  out_->ToServer(line);
+}
+
+void Session::OnRefreshReply(uint64_t generation, const RawMessage& m) {
+  if (generation != refresh_generation_ || !refreshing_) {
+    spdlog::debug("stale tools/list refresh page ignored");
+    return;
+  }
+  ToolsPage page;
+  if (m.error.empty() && !m.result.empty()) {
+    page = ParseToolsPage(options_.server, m.result);
+  }
+  if (!page.ok) {
+    // Choice: without the new list nothing is known about the tools: calls
+    // keep bypassing until the next list change starts a new refresh.
+    spdlog::warn(
+        "fetching the changed tool list failed ({}): calls to server {} stay "
+        "uncached (tools_refreshing) until the next tool list change",
+        m.error.empty() ? std::string("no tools array") : Truncated(m.error),
+        options_.server);
+    return;
+  }
+  for (ToolInfo& t : page.tools) refresh_tools_.push_back(std::move(t));
+  if (!page.next_cursor.empty()) {
+    // Choice: at most 1000 pages, so a server that repeats its cursor
+    // cannot keep the proxy listing forever.
+    constexpr uint32_t kMaxRefreshPages = 1000;
+    if (refresh_pages_ >= kMaxRefreshPages) {
+      spdlog::warn(
+          "the changed tool list of server {} has more than {} pages: calls "
+          "stay uncached (tools_refreshing)",
+          options_.server, kMaxRefreshPages);
+      return;
+    }
+    SendRefreshPage(page.next_cursor);
+    return;
+  }
+  spdlog::info("tool list of server {} refreshed: {} tool(s)", options_.server,
+               refresh_tools_.size());
+  cache_->LearnTools(options_.server, refresh_tools_, /*replace=*/true);
+  refresh_tools_.clear();
+  refreshing_ = false;
+}
+
+void Session::OnTaskQueryAnswered(const Pending& p, std::string_view result,
+                                  std::string_view error) {
+  if (task_tickets_.empty()) return;
+  if (p.method == "tasks/list") {
+    if (result.empty()) return;
+    nlohmann::json j = nlohmann::json::parse(result, nullptr, false);
+    if (!j.is_object() || !j.contains("tasks") || !j["tasks"].is_array()) {
+      return;
+    }
+    for (const nlohmann::json& t : j["tasks"]) {
+      if (!t.is_object() || !t.contains("taskId") || !t["taskId"].is_string() ||
+          !t.contains("status") || !t["status"].is_string()) {
+        continue;
+      }
+      const std::string id = t["taskId"].get<std::string>();
+      const std::string status = t["status"].get<std::string>();
+      if (task_tickets_.contains(id) && IsTerminalTaskStatus(status)) {
+        EndTask(id, "tasks/list status " + status);
+      }
+    }
+    return;
+  }
+  if (p.task_id.empty() || !task_tickets_.contains(p.task_id)) return;
+  if (p.method == "tasks/result") {
+    // tasks/result answers only once the task is terminal (MCP 2025-11-25).
+    EndTask(p.task_id, "tasks/result answered");
+  } else if (!error.empty()) {
+    // Choice: an error about the task (not found, expired, already
+    // terminal) means the server no longer runs it.
+    EndTask(p.task_id, p.method + " answered with an error");
+  } else {
+    const std::string status = DecodeString(FindMember(result, "status"));
+    if (IsTerminalTaskStatus(status)) {
+      EndTask(p.task_id, p.method + " status " + status);
+    }
+  }
+}
+
+void Session::EndTask(const std::string& task_id, std::string_view why) {
+  auto t = task_tickets_.find(task_id);
+  if (t == task_tickets_.end()) return;
+  const TicketId ticket = t->second;
+  task_tickets_.erase(t);
+  UpstreamResult r;
+  r.complete = false;
+  (void)cache_->Complete(ticket, r);
+  spdlog::info("task {} ended ({}): invalidated server {}", task_id, why,
+               options_.server);
 }
 
 void Session::FailInFlight(std::string_view cause) {
@@ -382,11 +787,20 @@ void Session::FailInFlight(std::string_view cause) {
       (void)cache_->Complete(p.ticket, gone);
     }
   }
-  for (auto& [w, raw] : followers_) ids.push_back(raw);
+  for (auto& [w, f] : followers_) ids.push_back(f.raw_id);
   for (const std::string& id : ids) {
     ++counters_.failed_on_exit;
     SendError(true, id, kConnectionClosed, msg);
   }
+  if (cache_ != nullptr) {
+    for (auto& [task_id, ticket] : task_tickets_) {
+      UpstreamResult gone;
+      gone.is_error = true;
+      (void)cache_->Complete(ticket, gone);
+    }
+  }
+  task_tickets_.clear();
+  internal_.clear();
   pending_.clear();
   followers_.clear();
   follower_ids_.clear();

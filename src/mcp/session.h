@@ -7,14 +7,31 @@
 //   client -> server  tools/call          (cache: serve a hit, join a flight,
 //                                          or forward and track)
 //                     notifications/cancelled (single-flight waiters)
+//                     tasks/get|result|cancel|list (to see a task end)
 //                     any request          (tracked so a dying server can be
 //                                          answered with an error)
 //   server -> client  responses to tracked requests (tools/list teaches the
 //                     cache the tools; tools/call results are admitted)
-//                     notifications/tools/list_changed,
+//                     notifications/tools/list_changed (invalidation, and a
+//                     refresh: the session lists the tools itself under
+//                     proxy-internal ids whose replies never reach the client)
 //                     notifications/resources/updated (invalidation)
-// A malformed client line is answered with a JSON-RPC -32700 parse error; a
-// malformed server line is logged and dropped (there is no request to answer).
+//                     notifications/tasks/status (a task-augmented write
+//                     ended: invalidation)
+//
+// Lines it cannot use as they are:
+//   * client line malformed (bad JSON, invalid UTF-8) or over-long: -32700
+//     to the client, under the request's id when one can be recognized
+//     (IdSniffer), else id null; if it was the client's answer to a server
+//     request, the server also gets a -32603 error for that id so it does not
+//     wait forever. The session continues.
+//   * server line with invalid UTF-8: forwarded with U+FFFD replacements
+//     (what a TextDecoder-based client sees anyway), logged, never cached.
+//   * server line malformed: logged and not forwarded; when it carries the id
+//     of a pending request, that request (and its single-flight waiters) is
+//     answered with -32603 naming the cause.
+//   * server line over-long: streamed to the client by the proxy; the session
+//     retires the request it answers (OnServerLineTooLong) without caching.
 //
 // Thread-safety: none; one thread drives a session. Ownership: borrows the
 // cache (may be null: pure pass-through), the clock and the output.
@@ -30,7 +47,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "src/mcp/json_scan.h"
+#include "toolcache/classifier.h"
 #include "toolcache/clock.h"
 #include "toolcache/tool_cache.h"
 
@@ -39,6 +59,7 @@ namespace toolcache::mcp {
 // JSON-RPC / MCP error codes the proxy emits.
 inline constexpr int kParseError = -32700;
 inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kInternalError = -32603;
 // MCP SDK's ErrorCode.ConnectionClosed.
 inline constexpr int kConnectionClosed = -32000;
 
@@ -59,7 +80,10 @@ struct SessionCounters {
   uint64_t client_lines = 0;
   uint64_t server_lines = 0;
   uint64_t client_parse_errors = 0;
+  // Server lines that could not be used as received: malformed, or with
+  // invalid UTF-8 (then forwarded repaired).
   uint64_t server_parse_errors = 0;
+  uint64_t server_lines_too_long = 0;  // streamed through unparsed
   uint64_t failed_on_exit = 0;  // requests answered with an error because
                                 // the server went away
 };
@@ -71,8 +95,17 @@ class Session {
 
   void OnClientLine(std::string_view line);
   void OnServerLine(std::string_view line);
-  // A client line longer than the proxy's limit was discarded: answer -32700.
-  void OnClientLineTooLong(uint64_t bytes, uint64_t limit);
+  // A client line longer than the proxy's limit was discarded; `sniffed` saw
+  // its bytes go by. Answers -32700 (under its id when it was a request).
+  void OnClientLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
+                           uint64_t limit);
+  // A server line longer than the proxy's limit was streamed to the client
+  // unparsed; `sniffed` saw its bytes. When it answered a pending request,
+  // that request is retired and its flight completed as not cacheable;
+  // single-flight waiters (who cannot be given bytes that were not kept) are
+  // re-sent upstream under their own ids.
+  void OnServerLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
+                           uint64_t limit);
   // The server is gone: answer every request still waiting for it with a
   // kConnectionClosed error whose message names `cause`.
   void FailInFlight(std::string_view cause);
@@ -81,9 +114,12 @@ class Session {
   size_t in_flight() const { return pending_.size() + followers_.size(); }
   const SessionCounters& counters() const { return counters_; }
   const std::string& protocol_version() const { return protocol_version_; }
+  // True from notifications/tools/list_changed until the session's own
+  // listing of the new tools completed.
+  bool refreshing_tools() const { return refreshing_; }
 
  private:
-  enum class Tracked { kOther, kInitialize, kToolsList, kToolsCall };
+  enum class Tracked { kOther, kInitialize, kToolsList, kToolsCall, kTasks };
   struct Pending {
     std::string raw_id;
     Tracked what = Tracked::kOther;
@@ -91,15 +127,53 @@ class Session {
     TicketId ticket = 0;  // kToolsCall through the cache
     WaiterId waiter = 0;
     bool bypass = false;
-    bool cancelled = false;  // leader cancelled while others wait
-    bool first_page = true;  // tools/list without a cursor
+    bool cancelled = false;   // the client cancelled it
+    bool first_page = true;   // tools/list without a cursor
+    bool task_write = false;  // kToolsCall: CallPlan::task_write
+    std::string method;       // kTasks: tasks/get, tasks/result, ...
+    std::string task_id;      // kTasks: params.taskId
+    // A leader's notifications/cancelled held back while others wait; sent
+    // upstream when the last of them leaves too.
+    std::string held_cancel;
+  };
+  struct Follower {
+    std::string raw_id;
+    std::string line;  // the client's request, to re-send if needed
+    TicketId ticket = 0;
   };
 
   void HandleToolsCall(std::string_view line, std::string_view raw_id,
                        const std::string& nid, std::string_view params);
   void HandleCancelled(std::string_view line, std::string_view params);
   void HandleCallResponse(std::string_view line, Pending& p,
-                          std::string_view result, std::string_view error);
+                          std::string_view result, std::string_view error,
+                          bool altered);
+  // Answers a client line that cannot be forwarded (see the top).
+  void RejectClientLine(const IdSniffer& sniffed, const std::string& problem,
+                        std::string_view line);
+  void HandleMalformedServerLine(std::string_view line,
+                                 const std::string& problem);
+  void HandleServerNotification(const RawMessage& m);
+  // Answers the flight of `p` (already removed from pending_) with an error
+  // object and completes its ticket as an error.
+  void FailPending(Pending& p, int code, std::string_view message);
+  // Sends the followers of a completed flight upstream as plain requests.
+  void Resend(const std::vector<WaiterId>& waiters, WaiterId leader);
+  // A task-augmented write whose task cannot be followed: its ticket stays
+  // open (the server uncached) until FailInFlight.
+  void KeepServerUncached(const Pending& p, std::string_view why);
+
+  // Tool-list refresh (notifications/tools/list_changed).
+  void MarkClientReady();
+  void StartToolsRefresh();
+  void SendRefreshPage(std::string_view cursor_literal);
+  void OnRefreshReply(uint64_t generation, const RawMessage& m);
+
+  // Task-augmented writes.
+  void OnTaskQueryAnswered(const Pending& p, std::string_view result,
+                           std::string_view error);
+  void EndTask(const std::string& task_id, std::string_view why);
+
   void SendError(bool to_client, std::string_view raw_id, int code,
                  std::string_view message);
 
@@ -109,13 +183,28 @@ class Session {
   SessionOutput* out_;
   // Client requests forwarded upstream, by normalized id.
   std::unordered_map<std::string, Pending> pending_;
-  // Single-flight followers: waiter -> raw client id.
-  std::unordered_map<WaiterId, std::string> followers_;
+  // Single-flight followers.
+  std::unordered_map<WaiterId, Follower> followers_;
   // Normalized client id -> waiter, for followers (cancellation).
   std::unordered_map<std::string, WaiterId> follower_ids_;
   // Leader waiter -> normalized id in pending_.
   std::unordered_map<WaiterId, std::string> leader_ids_;
   WaiterId next_waiter_ = 1;
+  // Proxy-internal requests (tools/list refresh pages): normalized id ->
+  // refresh generation. Their replies are consumed, never forwarded.
+  std::unordered_map<std::string, uint64_t> internal_;
+  uint64_t internal_seq_ = 0;
+  uint64_t refresh_generation_ = 0;
+  uint32_t refresh_pages_ = 0;
+  bool refreshing_ = false;
+  // The client finished initialization (sent notifications/initialized, or
+  // any request but initialize/ping): the session may send requests. A
+  // refresh asked for earlier waits for it (refresh_deferred_).
+  bool client_ready_ = false;
+  bool refresh_deferred_ = false;
+  std::vector<ToolInfo> refresh_tools_;
+  // Task-augmented writes whose task has not ended: taskId -> ticket.
+  std::unordered_map<std::string, TicketId> task_tickets_;
   std::string protocol_version_;
   SessionCounters counters_;
 };
@@ -125,6 +214,15 @@ class Session {
 // spliced in; every other byte of `result` is kept.
 std::string BuildHitResponse(std::string_view raw_id, std::string_view result,
                              double age_seconds);
+
+// One tools/list result page: its tools and the raw `nextCursor` string
+// literal ("" on the last page). ok = false when it has no tools array.
+struct ToolsPage {
+  bool ok = false;
+  std::vector<ToolInfo> tools;
+  std::string next_cursor;
+};
+ToolsPage ParseToolsPage(std::string_view server, std::string_view result);
 
 // Learns the tools of one tools/list result page (declared here, defined in
 // tools_list.cc).

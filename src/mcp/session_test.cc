@@ -319,11 +319,50 @@ TEST_F(SessionTest, MalformedClientLineGetsParseErrorAndSessionContinues) {
   EXPECT_EQ(session_->counters().client_parse_errors, 1u);
 }
 
-TEST_F(SessionTest, OverlongClientLineGetsParseError) {
-  session_->OnClientLineTooLong(100, 10);
+TEST_F(SessionTest, OverlongClientLineGetsParseErrorUnderItsOwnId) {
+  IdSniffer request;
+  request.Feed(
+      R"({"jsonrpc":"2.0","id":"big","method":"tools/call","params":)");
+  request.Feed(std::string(100, ' '));
+  session_->OnClientLineTooLong(request, 100, 10);
   json e = json::parse(out_.to_client.at(0));
+  EXPECT_EQ(e["id"], "big");
   EXPECT_EQ(e["error"]["code"], kParseError);
   EXPECT_THAT(e["error"]["message"].get<std::string>(), HasSubstr("100 bytes"));
+  IdSniffer junk;
+  junk.Feed("xxxxxxxx");
+  session_->OnClientLineTooLong(junk, 100, 10);
+  EXPECT_TRUE(json::parse(out_.to_client.at(1))["id"].is_null());
+  EXPECT_THAT(out_.to_server, IsEmpty());
+}
+
+TEST_F(SessionTest, InvalidUtf8FromClientGetsParseErrorAndIsNotForwarded) {
+  session_->OnClientLine(
+      "{\"jsonrpc\":\"2.0\",\"id\":\"u8\",\"method\":\"tools/call\","
+      "\"params\":{\"name\":\"read_file\",\"arguments\":{\"path\":\"\xFF\"}}}");
+  EXPECT_THAT(out_.to_server, IsEmpty());
+  ASSERT_EQ(out_.to_client.size(), 1u);
+  json e = json::parse(out_.to_client[0]);
+  EXPECT_EQ(e["id"], "u8");
+  EXPECT_EQ(e["error"]["code"], kParseError);
+  EXPECT_THAT(e["error"]["message"].get<std::string>(),
+              HasSubstr("invalid UTF-8"));
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);  // continues
+  EXPECT_EQ(session_->counters().client_parse_errors, 1u);
+}
+
+TEST_F(SessionTest, MalformedClientAnswerToAServerRequestIsReportedToBoth) {
+  // The server asked roots/list as "s1"; the client's answer is broken.
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","id":"s1","method":"roots/list"})");
+  out_.to_client.clear();
+  session_->OnClientLine(R"({"jsonrpc":"2.0","id":"s1","result":{"roots":[}})");
+  ASSERT_EQ(out_.to_server.size(), 1u) << "the server must not wait forever";
+  json to_server = json::parse(out_.to_server[0]);
+  EXPECT_EQ(to_server["id"], "s1");
+  EXPECT_EQ(to_server["error"]["code"], kInternalError);
+  ASSERT_EQ(out_.to_client.size(), 1u);
+  EXPECT_TRUE(json::parse(out_.to_client[0])["id"].is_null());
 }
 
 TEST_F(SessionTest, MalformedServerLineIsDroppedNotForwarded) {
@@ -352,21 +391,109 @@ TEST_F(SessionTest, ServerDeathFailsEveryInFlightRequest) {
   EXPECT_EQ(session_->in_flight(), 0u);
 }
 
-TEST_F(SessionTest, ToolListChangeAndResourceUpdateInvalidate) {
+// The session's own tools/list requests (internal ids) since `from`.
+std::vector<json> InternalListRequests(const Recorder& out, size_t from = 0) {
+  std::vector<json> found;
+  for (size_t i = from; i < out.to_server.size(); ++i) {
+    json j = json::parse(out.to_server[i]);
+    if (j.value("method", "") == "tools/list" && j["id"].is_string() &&
+        j["id"].get<std::string>().starts_with("toolcache-refresh-")) {
+      found.push_back(j);
+    }
+  }
+  return found;
+}
+
+TEST_F(SessionTest, ToolListChangeRefreshesTheToolsBeforeCachingAgain) {
   RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
   std::string changed =
       R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})";
   session_->OnServerLine(changed);
   EXPECT_EQ(out_.to_client.back(), changed);
-  // Tools forgotten: read_file is classified by name only (still a read).
+  EXPECT_TRUE(session_->refreshing_tools());
+  std::vector<json> asked = InternalListRequests(out_);
+  ASSERT_EQ(asked.size(), 1u) << "the proxy lists the tools itself";
+  EXPECT_FALSE(asked[0].contains("params"));
+  // Until the new list is in, nothing is served or stored (the entry was
+  // also invalidated).
   RoundTrip("2", "read_file", R"({"path":"/a"})", kFileResult);
-  EXPECT_EQ(ServerCalls("read_file"), 2u);
   RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
-  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  EXPECT_EQ(cache_->Stats().bypasses.at("tools_refreshing"), 2u);
+  // Page 1 (with a cursor): read_file is now a write per its annotations.
+  size_t client_lines = out_.to_client.size();
+  size_t server_lines = out_.to_server.size();
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","id":)" + asked[0]["id"].dump() +
+      R"(,"result":{"tools":[{"name":"read_file","annotations":{"readOnlyHint":false}}],"nextCursor":"c2"}})");
+  std::vector<json> page2 = InternalListRequests(out_, server_lines);
+  ASSERT_EQ(page2.size(), 1u);
+  EXPECT_EQ(page2[0]["params"]["cursor"], "c2");
+  EXPECT_TRUE(session_->refreshing_tools());
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","id":)" + page2[0]["id"].dump() +
+      R"(,"result":{"tools":[{"name":"list_dir","annotations":{"readOnlyHint":true,"openWorldHint":false}}]}})");
+  EXPECT_FALSE(session_->refreshing_tools());
+  EXPECT_EQ(out_.to_client.size(), client_lines)
+      << "replies to the proxy's own requests never reach the client";
+  // read_file, named like a read, is not cached: the new list says it
+  // writes. list_dir (page 2) is cached again.
+  RoundTrip("4", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("5", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 5u);
+  RoundTrip("6", "list_dir", R"({"path":"/d"})", kFileResult);
+  RoundTrip("7", "list_dir", R"({"path":"/d"})", kFileResult);
+  EXPECT_EQ(ServerCalls("list_dir"), 1u);
+}
+
+TEST(SessionRefreshTest, RefreshWaitsUntilTheClientFinishedInitializing) {
+  ManualClock clock{0};
+  Config config;
+  config.policy = "lru";
+  auto cache = NewToolCache(config, &clock);
+  ASSERT_TRUE(cache.ok());
+  Recorder out;
+  Session s({.server = "srv"}, cache->get(), &clock, &out);
+  s.OnClientLine(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}})");
+  s.OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+  EXPECT_TRUE(InternalListRequests(out).empty()) << "too early to ask";
+  EXPECT_TRUE(s.refreshing_tools());
+  s.OnClientLine(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  ASSERT_EQ(InternalListRequests(out).size(), 1u);
+  EXPECT_EQ(json::parse(out.to_server.back())["method"], "tools/list");
+}
+
+TEST_F(SessionTest, FailedToolListRefreshKeepsTheServerUncached) {
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+  std::vector<json> asked = InternalListRequests(out_);
+  ASSERT_EQ(asked.size(), 1u);
+  size_t client_lines = out_.to_client.size();
+  session_->OnServerLine(R"({"jsonrpc":"2.0","id":)" + asked[0]["id"].dump() +
+                         R"(,"error":{"code":-32603,"message":"busy"}})");
+  EXPECT_EQ(out_.to_client.size(), client_lines);
+  EXPECT_TRUE(session_->refreshing_tools());
+  RoundTrip("1", "list_dir", R"({"path":"/d"})", kFileResult);
+  RoundTrip("2", "list_dir", R"({"path":"/d"})", kFileResult);
+  EXPECT_EQ(ServerCalls("list_dir"), 2u);
+  // A client's own listing meanwhile does not end the refresh.
+  session_->OnClientLine(R"({"jsonrpc":"2.0","id":"l","method":"tools/list"})");
+  session_->OnServerLine(kToolsList);
+  RoundTrip("3", "list_dir", R"({"path":"/d"})", kFileResult);
+  RoundTrip("4", "list_dir", R"({"path":"/d"})", kFileResult);
+  EXPECT_EQ(ServerCalls("list_dir"), 4u);
+}
+
+TEST_F(SessionTest, ResourceUpdateInvalidates) {
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("2", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 1u);
   session_->OnServerLine(
       R"({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a"}})");
-  RoundTrip("4", "read_file", R"({"path":"/a"})", kFileResult);
-  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
 }
 
 TEST_F(SessionTest, ResourceScopeInvalidatesOnlyOverlappingPaths) {
@@ -384,6 +511,152 @@ TEST_F(SessionTest, ResourceScopeInvalidatesOnlyOverlappingPaths) {
   RoundTrip("7", "list_dir", R"({"path":"/d"})", kFileResult);
   EXPECT_EQ(ServerCalls("read_file"), 3u);
   EXPECT_EQ(ServerCalls("list_dir"), 2u) << "the parent directory listing";
+}
+
+TEST_F(SessionTest, ResourceScopeMatchesFileUrisAndNormalizedPaths) {
+  Config config;
+  config.invalidation = InvalidationScope::kResource;
+  Build(config);
+  RoundTrip("1", "read_file", R"({"path":"/d/x"})", kFileResult);
+  RoundTrip("2", "read_file", R"({"path":"/d/../d/y"})", kFileResult);
+  RoundTrip("3", "read_file", R"({"path":"/e/z"})", kFileResult);
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///d/x"}})");
+  RoundTrip("4", "read_file", R"({"path":"/d/x"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 4u) << "file:///d/x is /d/x";
+  RoundTrip("5", "write_file", R"({"path":"/d/y","content":"x"})",
+            R"({"content":[]})");
+  RoundTrip("6", "read_file", R"({"path":"/d/../d/y"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 5u) << "/d/../d/y is /d/y";
+  RoundTrip("7", "read_file", R"({"path":"/e/z"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 5u) << "/e/z untouched so far";
+  // A URI that names no local path could be anything: the whole server.
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"db://tables/t1"}})");
+  RoundTrip("8", "read_file", R"({"path":"/e/z"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 6u);
+}
+
+TEST_F(SessionTest, TaskAugmentedWriteKeepsTheServerUncachedUntilItsTaskEnds) {
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  session_->OnClientLine(
+      Call("2", "write_file", R"({"path":"/a"})", R"(,"task":{"ttl":60000})"));
+  std::string handle = Result(
+      "2", R"({"task":{"taskId":"t-9","status":"working","ttl":60000}})");
+  session_->OnServerLine(handle);
+  EXPECT_EQ(out_.to_client.back(), handle);
+  // The write goes on: reads are neither served nor stored.
+  RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("4", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  EXPECT_EQ(cache_->Stats().bypasses.at("task_in_progress"), 2u);
+  // A non-terminal status changes nothing; a terminal one ends the task.
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t-9","status":"input_required"}})");
+  RoundTrip("5", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 4u);
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t-9","status":"completed"}})");
+  RoundTrip("6", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("7", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 5u) << "cached again after the task";
+}
+
+TEST_F(SessionTest, TaskEndIsAlsoSeenInTasksGetAndTasksResultAnswers) {
+  session_->OnClientLine(
+      Call("1", "write_file", R"({"path":"/a"})", R"(,"task":{})"));
+  session_->OnServerLine(
+      Result("1", R"({"task":{"taskId":"A","status":"working"}})"));
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"A"}})");
+  session_->OnServerLine(Result("2", R"({"taskId":"A","status":"working"})"));
+  RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("4", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 2u) << "still running";
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":5,"method":"tasks/result","params":{"taskId":"A"}})");
+  session_->OnServerLine(Result("5", kFileResult));
+  RoundTrip("6", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("7", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  EXPECT_EQ(session_->in_flight(), 0u);
+}
+
+TEST_F(SessionTest, OverlongServerAnswerRetiresItsRequestAndItsFlight) {
+  // Leader 1 and waiter 2 share a flight; the answer is too long to parse.
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/big"})"));
+  session_->OnClientLine(Call("2", "read_file", R"({"path":"/big"})"));
+  ASSERT_EQ(ServerCalls("read_file"), 1u);
+  IdSniffer streamed;
+  streamed.Feed(R"({"result":{"content":[{"type":"text","text":")");
+  streamed.Feed(std::string(5000, 'z'));
+  streamed.Feed(R"("}]},"jsonrpc":"2.0","id":1})");
+  session_->OnServerLineTooLong(streamed, 5060, 2048);
+  // The waiter's own request went upstream (the streamed bytes were not
+  // kept); the leader's request is answered and no longer in flight.
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  EXPECT_EQ(json::parse(out_.to_server.back())["id"], 2);
+  EXPECT_EQ(session_->in_flight(), 1u);
+  // An identical call gets an answer (it neither hangs on the old flight
+  // nor is served from cache).
+  session_->OnClientLine(Call("3", "read_file", R"({"path":"/big"})"));
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  session_->OnServerLine(Result("3", kFileResult));
+  session_->OnServerLine(Result("2", kFileResult));
+  ASSERT_EQ(out_.to_client.size(), 2u);
+  EXPECT_EQ(out_.to_client[0], Result("3", kFileResult));
+  EXPECT_EQ(out_.to_client[1], Result("2", kFileResult));
+  // Nothing is left to fail twice when the server goes away.
+  session_->FailInFlight("server exited with status 0");
+  EXPECT_EQ(out_.to_client.size(), 2u);
+  EXPECT_EQ(session_->counters().server_lines_too_long, 1u);
+}
+
+TEST_F(SessionTest,
+       MalformedServerAnswerToAPendingRequestIsAnsweredWithAnError) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call(R"("w")", "read_file", R"({"path":"/a"})"));
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text",)");
+  ASSERT_EQ(out_.to_client.size(), 2u);
+  std::vector<json> ids;
+  for (const std::string& l : out_.to_client) {
+    json e = json::parse(l);
+    EXPECT_EQ(e["error"]["code"], kInternalError);
+    EXPECT_THAT(e["error"]["message"].get<std::string>(),
+                HasSubstr("not valid JSON"));
+    ids.push_back(e["id"]);
+  }
+  EXPECT_THAT(ids, ::testing::UnorderedElementsAre(json(1), json("w")));
+  EXPECT_EQ(session_->in_flight(), 0u);
+  EXPECT_EQ(session_->counters().server_parse_errors, 1u);
+}
+
+TEST_F(SessionTest, InvalidUtf8FromServerIsRepairedForwardedAndNotCached) {
+  std::string bad =
+      "{\"content\":[{\"type\":\"text\",\"text\":\"caf\xE9\"}]}";  // Latin-1
+  RoundTrip("1", "read_file", R"({"path":"/l1"})", bad);
+  json j = json::parse(out_.to_client.back());
+  EXPECT_EQ(j["result"]["content"][0]["text"], "caf\xEF\xBF\xBD");
+  RoundTrip("2", "read_file", R"({"path":"/l1"})", bad);
+  EXPECT_EQ(ServerCalls("read_file"), 2u) << "a repaired result is not stored";
+  EXPECT_EQ(session_->counters().server_parse_errors, 2u);
+}
+
+TEST_F(SessionTest, LastWaiterLeavingSendsTheHeldBackCancellationUpstream) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call("2", "read_file", R"({"path":"/a"})"));
+  std::string cancel_leader =
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})";
+  session_->OnClientLine(cancel_leader);
+  EXPECT_EQ(out_.to_server.size(), 1u) << "id 2 still waits";
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}})");
+  ASSERT_EQ(out_.to_server.size(), 2u);
+  EXPECT_EQ(out_.to_server[1], cancel_leader)
+      << "nobody waits any more: the server is told";
+  session_->OnServerLine(Result("1", kFileResult));  // late: nobody gets it
+  EXPECT_THAT(out_.to_client, IsEmpty());
 }
 
 TEST_F(SessionTest, PassThroughWithoutCacheForwardsToolCalls) {

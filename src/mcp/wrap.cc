@@ -1,6 +1,8 @@
 // Invariants: only `command` and `args` of stdio servers change; member
 // order and every other field survive (ordered_json); Wrap then Unwrap
-// restores the original servers exactly.
+// restores the original servers exactly; a server is treated as wrapped
+// only when IsWrapped recognizes toolcache itself in front of it.
+#include <cctype>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -30,15 +32,43 @@ Result<Json*> Servers(Json& doc, std::string_view text) {
   return &doc["mcpServers"];
 }
 
-// True when `server` already runs behind toolcache.
-bool IsWrapped(const Json& server) {
+// The file name of a command path ("/usr/bin/toolcache" -> "toolcache",
+// "C:\\tc\\toolcache.exe" -> "toolcache").
+std::string Basename(std::string path) {
+  const size_t slash = path.find_last_of("/\\");
+  if (slash != std::string::npos) path.erase(0, slash + 1);
+  if (path.size() > 4) {
+    std::string ext = path.substr(path.size() - 4);
+    for (char& c : ext) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (ext == ".exe") path.resize(path.size() - 4);
+  }
+  return path;
+}
+
+// True when server `name` already runs behind toolcache: its args are
+// `mcp ... -- <command>` AND either the command is toolcache (basename
+// "toolcache") or the args have exactly the shape Wrap writes for this
+// server (`mcp --name <name> [--config F] --`, which covers a custom
+// --toolcache path). Another CLI's `mcp` subcommand (`docker mcp gateway
+// run -- ...`) is not mistaken for a wrapped server.
+bool IsWrapped(const std::string& name, const Json& server) {
   if (!server.contains("args") || !server["args"].is_array()) return false;
+  if (!server.contains("command") || !server["command"].is_string()) {
+    return false;
+  }
   const Json& args = server["args"];
   if (args.empty() || args[0] != "mcp") return false;
-  for (const Json& a : args) {
-    if (a == "--") return true;
+  size_t sep = 0;
+  while (sep < args.size() && args[sep] != "--") ++sep;
+  if (sep == args.size()) return false;
+  if (Basename(server["command"].get<std::string>()) == "toolcache") {
+    return true;
   }
-  return false;
+  const bool named = sep >= 3 && args[1] == "--name" && args[2] == name;
+  const bool config = sep == 5 && args[3] == "--config" && args[4].is_string();
+  return named && (sep == 3 || config);
 }
 
 }  // namespace
@@ -59,7 +89,7 @@ Result<WrapOutcome> WrapMcpServers(std::string_view json_text,
       out.skipped.push_back(name + ": no string \"command\"");
       continue;
     }
-    if (IsWrapped(server)) {
+    if (IsWrapped(name, server)) {
       out.skipped.push_back(name + ": already wrapped");
       continue;
     }
@@ -91,7 +121,7 @@ Result<WrapOutcome> UnwrapMcpServers(std::string_view json_text) {
   if (!servers.ok()) return servers.status();
   WrapOutcome out;
   for (auto& [name, server] : (*servers)->items()) {
-    if (!IsWrapped(server)) {
+    if (!IsWrapped(name, server)) {
       out.skipped.push_back(name + ": not wrapped");
       continue;
     }

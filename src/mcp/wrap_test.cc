@@ -62,5 +62,51 @@ TEST(WrapTest, RejectsFilesWithoutMcpServers) {
   EXPECT_FALSE(WrapMcpServers(R"({"mcpServers":{"a":1}})", {}).ok());
 }
 
+TEST(WrapTest, AnotherCliMcpSubcommandIsNotMistakenForAWrappedServer) {
+  constexpr const char* kDocker = R"({"mcpServers": {
+    "gateway": {"command": "docker", "args": ["mcp", "gateway", "run", "--", "--verbose"]}
+  }})";
+  Result<WrapOutcome> u = UnwrapMcpServers(kDocker);
+  ASSERT_TRUE(u.ok());
+  EXPECT_TRUE(u->changed.empty());
+  EXPECT_EQ(json::parse(u->text), json::parse(kDocker));
+  Result<WrapOutcome> w = WrapMcpServers(kDocker, {.toolcache = "/bin/tc"});
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->changed, (std::vector<std::string>{"gateway"}));
+  json j = json::parse(w->text)["mcpServers"]["gateway"];
+  EXPECT_EQ(j["args"], json({"mcp", "--name", "gateway", "--", "docker", "mcp",
+                             "gateway", "run", "--", "--verbose"}));
+  Result<WrapOutcome> back = UnwrapMcpServers(w->text);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(json::parse(back->text), json::parse(kDocker));
+}
+
+TEST(WrapTest, RecognizesToolcacheByNameOrByTheShapeWrapWrites) {
+  // Hand-written toolcache entry (basename toolcache, any flags).
+  constexpr const char* kByName = R"({"mcpServers": {
+    "a": {"command": "/opt/bin/toolcache", "args": ["mcp", "--scope", "u", "--", "srv"]},
+    "b": {"command": "C:\\tc\\toolcache.exe", "args": ["mcp", "--", "srv"]}
+  }})";
+  Result<WrapOutcome> u = UnwrapMcpServers(kByName);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->changed, (std::vector<std::string>{"a", "b"}));
+  // A custom --toolcache command: recognized by `mcp --name <key> [--config
+  // F] --`, but only under its own key.
+  Result<WrapOutcome> w =
+      WrapMcpServers(R"({"mcpServers": {"m": {"command": "srv"}}})",
+                     {.toolcache = "/x/tc-wrapper", .config_path = "/c.yaml"});
+  ASSERT_TRUE(w.ok());
+  Result<WrapOutcome> again = WrapMcpServers(w->text, {.toolcache = "/x/y"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->changed.empty());
+  Result<WrapOutcome> back = UnwrapMcpServers(w->text);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(json::parse(back->text)["mcpServers"]["m"]["command"], "srv");
+  constexpr const char* kOtherKey = R"({"mcpServers": {
+    "m": {"command": "tc-wrapper", "args": ["mcp", "--name", "other", "--", "srv"]}
+  }})";
+  EXPECT_TRUE(UnwrapMcpServers(kOtherKey)->changed.empty());
+}
+
 }  // namespace
 }  // namespace toolcache

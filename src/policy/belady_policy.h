@@ -4,15 +4,17 @@
 // farther than every cached object's (MIN with bypass).
 //
 // It needs Request::next_access (the index of the next request for the same
-// id; kNoNextAccess if none), which the simulator fills in
-// (sim::FillNextAccess in src/sim/optimum.h); registry kind kOffline.
+// id; kNoNextAccess if none) and, for TTL and invalidation awareness,
+// Request::next_access_time and Request::dies_at, which the simulator fills
+// in; registry kind kOffline.
 //
 // With unit sizes and no TTL this is optimal for hit ratio. With variable
 // sizes it is the classic heuristic, NOT size-optimal (the size-aware limit
 // is sim::SolveOptimum). With TTLs, a request after its entry expired is a
-// forced (compulsory-like) miss: CacheCore removes the entry on expiry; the
-// policy does not know request times, so it may keep an entry whose next
-// use falls after its expiry.
+// forced (compulsory-like) miss, and an entry invalidated (its session ran a
+// COMMAND) before its next use cannot serve it: such a next use counts as
+// "never", so the entry is the first victim and a newcomer in that state is
+// not admitted.
 //
 // Thread-safety: none (see policy.h).
 #ifndef TOOLCACHE_SRC_POLICY_BELADY_POLICY_H_

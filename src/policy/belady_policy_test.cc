@@ -119,5 +119,38 @@ TEST(BeladyPolicy, RegisteredAsOffline) {
   EXPECT_EQ(info->kind, PolicyKind::kOffline);
 }
 
+// Fills next_access_time from the trace's times.
+void FillTimes(std::vector<Request>& t) {
+  for (Request& r : t) {
+    r.next_access_time =
+        r.next_access == kNoNextAccess ? kNoExpiry : t[r.next_access].now;
+  }
+}
+
+TEST(BeladyPolicy, EntryExpiringBeforeItsNextUseIsEvictedFirst) {
+  // Capacity 2. A (TTL 2) is next used at t=4, after it expires at t=2;
+  // B (no TTL) is next used at t=5. When C arrives one must go: A is
+  // useless, so B stays and its reuse at t=5 is a hit. Without the TTL
+  // check, A's next use (4) is nearer than B's (5) and B would be evicted.
+  std::vector<Request> t = Trace({1, 2, 3, 3, 1, 2});
+  for (Request& r : t) r.size = 1;
+  t[0].ttl = 2;
+  FillTimes(t);
+  EXPECT_EQ(Replay(t, 2), 2u);  // C at t=3, B at t=5
+}
+
+TEST(BeladyPolicy, EntryInvalidatedBeforeItsNextUseIsNotAdmitted) {
+  // A is requested at 0 and 2, but its session invalidates it at 1; B is
+  // requested at 1 and 3 and is admitted.
+  std::vector<Request> t = Trace({1, 2, 1, 2});
+  FillTimes(t);
+  t[0].dies_at = 1;
+  CacheCore core({.capacity_bytes = 4}, MakeBeladyPolicy({}));
+  ASSERT_EQ(core.Lookup(t[0]), LookupOutcome::kMiss);
+  EXPECT_EQ(core.Insert(t[0]), kNoSlot);  // would die before its reuse
+  ASSERT_EQ(core.Lookup(t[1]), LookupOutcome::kMiss);
+  EXPECT_NE(core.Insert(t[1]), kNoSlot);
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -22,13 +22,7 @@ std::unique_ptr<Policy> MakeLruPolicy(const PolicyParams& params);
 std::unique_ptr<Policy> MakeCacaPolicy(const PolicyParams& params);
 std::unique_ptr<Policy> MakeVaacPolicy(const PolicyParams& params);
 std::unique_ptr<Policy> MakeVaacSampledPolicy(const PolicyParams& params);
-// Choice: vaac-plus is a pure knob preset of vaac (admit_rule = 1: admit iff
-// the request's group UCB >= the mean UCB); docs/EVALUATION.md section 2.
-inline std::unique_ptr<Policy> MakeVaacPlusPolicy(const PolicyParams& params) {
-  PolicyParams preset = params;
-  preset.knobs.try_emplace("admit_rule", 1.0);
-  return MakeVaacPolicy(preset);
-}
+std::unique_ptr<Policy> MakeVaacPlusPolicy(const PolicyParams& params);
 std::unique_ptr<Policy> MakeGdsfPolicy(const PolicyParams& params);
 std::unique_ptr<Policy> MakeGdsfCostPolicy(const PolicyParams& params);
 std::unique_ptr<Policy> MakeWTinyLfuPolicy(const PolicyParams& params);

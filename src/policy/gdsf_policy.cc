@@ -18,17 +18,6 @@
 namespace toolcache {
 namespace {
 
-struct Priority {
-  double h = 0;
-  uint64_t tick = 0;  // last touch; smaller = older
-};
-// Paper-silent: equal priorities evict the least recently touched entry.
-struct PriorityLess {
-  bool operator()(const Priority& a, const Priority& b) const {
-    return a.h < b.h || (a.h == b.h && a.tick < b.tick);
-  }
-};
-
 class GdsfPolicy final : public Policy {
  public:
   explicit GdsfPolicy(GdsfCostSource source) : source_(source) {}
@@ -81,7 +70,7 @@ class GdsfPolicy final : public Policy {
   }
   void Touch(Slot slot) {
     heap_.Set(slot,
-              Priority{clock_ + freq_[slot] * unit_value_[slot], ++tick_});
+              ClockPriority{clock_ + freq_[slot] * unit_value_[slot], ++tick_});
   }
 
   GdsfCostSource source_;
@@ -89,7 +78,7 @@ class GdsfPolicy final : public Policy {
   uint64_t tick_ = 0;
   std::vector<uint32_t> freq_;
   std::vector<double> unit_value_;
-  SlotHeap<Priority, PriorityLess> heap_;
+  SlotHeap<ClockPriority, ClockPriorityLess> heap_;
 };
 
 std::unique_ptr<Policy> MakeWithDefault(const PolicyParams& params,

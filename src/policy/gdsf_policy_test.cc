@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "gtest/gtest.h"
+#include "src/policy/policy_test_util.h"
 #include "toolcache/policy.h"
 
 namespace toolcache {
@@ -17,13 +18,6 @@ Request Req(ObjectId id, uint64_t size, double latency, double cost = 0) {
   r.latency = latency;
   r.cost = cost;
   return r;
-}
-
-// Looks `r` up and inserts it on a miss; returns whether it hit.
-bool Access(CacheCore& core, const Request& r) {
-  if (core.Lookup(r) == LookupOutcome::kHit) return true;
-  (void)core.Insert(r);
-  return false;
 }
 
 TEST(GdsfPolicy, KeepsExpensiveSmallObjectOverCheapBigOne) {

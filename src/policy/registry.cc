@@ -3,16 +3,24 @@
 // Invariants:
 //  - names in kPolicies are unique, lowercase, and stable (they appear in
 //    configuration files, CLI flags and reports).
-//  - MakePolicy validates the name and the knob names, then calls the row's
-//    factory; factories never see an unknown knob.
+//  - MakePolicy validates the name, the knob names and their ranges
+//    ("name=lo:hi" in the row), then calls the row's factory; factories
+//    never see an unknown or out-of-range knob.
 //
 // Adding a policy: one declaration in factories.h, one row below.
 #include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/policy/factories.h"
+#include "src/policy/vaac_plus_policy.h"
+#include "src/policy/vaac_policy.h"
 #include "toolcache/policy.h"
 
 namespace toolcache {
@@ -23,38 +31,43 @@ constexpr PolicyInfo kPolicies[] = {
     {"lru", "least recently used; admits everything", PolicyKind::kOnline,
      &MakeLruPolicy, ""},
     {"gdsf", "GreedyDual-Size-Frequency, cost = miss latency",
-     PolicyKind::kOnline, &MakeGdsfPolicy, "cost_source"},
+     PolicyKind::kOnline, &MakeGdsfPolicy, "cost_source=0:1"},
     {"gdsf-cost", "GreedyDual-Size-Frequency, cost = miss price",
-     PolicyKind::kOnline, &MakeGdsfCostPolicy, "cost_source"},
+     PolicyKind::kOnline, &MakeGdsfCostPolicy, "cost_source=0:1"},
     {"w-tinylfu", "1% LRU window + TinyLFU sketch + SLRU main (Caffeine)",
-     PolicyKind::kOnline, &MakeWTinyLfuPolicy, "window_pct,protected_pct"},
+     PolicyKind::kOnline, &MakeWTinyLfuPolicy, "window_pct=0:1,protected_pct=0:1"},
     {"s3fifo", "small FIFO + main 2-bit CLOCK FIFO + ghost (SOSP'23)",
      PolicyKind::kOnline, &MakeS3FifoPolicy,
-     "small_ratio,ghost_ratio,move_to_main_threshold"},
+     "small_ratio=0:1,ghost_ratio=0:16,move_to_main_threshold=1:3"},
     {"belady", "offline MIN: evict farthest next use (limit, not size-optimal)",
      PolicyKind::kOffline, &MakeBeladyPolicy, ""},
     {"infinite", "unbounded cache: only compulsory and TTL misses (limit)",
      PolicyKind::kUnbounded, &MakeInfinitePolicy, ""},
     {"caca", "paper baseline: feature groups + UCB1 admission (no value), LRU eviction", PolicyKind::kOnline,
-     &MakeCacaPolicy, "lambda1,lambda2,lambda3,tau,t1,hr,smin,b,c,delta1,delta2,delta3,delta4,delta5,window_fraction,sample_size,group_by_user,cumulative_grouping,admit_rule"},
+     &MakeCacaPolicy, kVaacKnobs},
     {"vaac", "paper VAAC: value-aware UCB1 group admission + v-LRU (exact O(n) window scan)", PolicyKind::kOnline,
-     &MakeVaacPolicy, "lambda1,lambda2,lambda3,tau,t1,hr,smin,b,c,delta1,delta2,delta3,delta4,delta5,window_fraction,sample_size,group_by_user,cumulative_grouping,admit_rule"},
+     &MakeVaacPolicy, kVaacKnobs},
     {"vaac-sampled", "VAAC with v-LRU scoring sample_size random entries of the window (scalable)", PolicyKind::kOnline,
-     &MakeVaacSampledPolicy, "lambda1,lambda2,lambda3,tau,t1,hr,smin,b,c,delta1,delta2,delta3,delta4,delta5,window_fraction,sample_size,group_by_user,cumulative_grouping,admit_rule"},
-    {"vaac-plus", "VAAC with admit_rule=1: admit iff own group UCB >= mean UCB (not paper-faithful; EVALUATION.md section 2)", PolicyKind::kOnline,
-     &MakeVaacPlusPolicy, "lambda1,lambda2,lambda3,tau,t1,hr,smin,b,c,delta1,delta2,delta3,delta4,delta5,window_fraction,sample_size,group_by_user,cumulative_grouping,admit_rule"},
+     &MakeVaacSampledPolicy, kVaacKnobs},
+    {"vaac-plus", "VAAC improved (ours): value density x (frequency + group prior) eviction, regret-adapted admission duel", PolicyKind::kOnline,
+     &MakeVaacPlusPolicy, kVaacPlusKnobs},
     // One row per policy (name, description, kind, factory, "knob1,knob2").
 };
 // clang-format on
 
-bool ListsKnob(std::string_view list, std::string_view knob) {
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    if (list.substr(0, comma) == knob) return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
+// The spec of `knob` in the row, or nullopt when the row does not accept it.
+std::optional<KnobSpec> FindKnob(const PolicyInfo& info,
+                                 std::string_view knob) {
+  for (const KnobSpec& spec : KnobSpecs(info)) {
+    if (spec.name == knob) return spec;
   }
-  return false;
+  return std::nullopt;
+}
+
+std::string FormatBound(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
 }
 
 std::string KnownNames() {
@@ -89,11 +102,18 @@ Result<std::unique_ptr<Policy>> MakePolicy(std::string_view name,
       return InvalidArgument("policy '" + std::string(name) + "': knob '" +
                              knob + "' must be a finite number");
     }
-    if (!ListsKnob(info->knobs, knob)) {
+    const std::optional<KnobSpec> spec = FindKnob(*info, knob);
+    if (!spec) {
       return InvalidArgument("policy '" + std::string(name) +
                              "' has no knob '" + knob + "'; accepted knobs: " +
                              (info->knobs.empty() ? std::string("(none)")
                                                   : std::string(info->knobs)));
+    }
+    if (value < spec->lo || value > spec->hi) {
+      return InvalidArgument("policy '" + std::string(name) + "': knob '" +
+                             knob + "' = " + FormatBound(value) +
+                             " is outside its range [" + FormatBound(spec->lo) +
+                             ", " + FormatBound(spec->hi) + "]");
     }
   }
   std::unique_ptr<Policy> policy = info->make(params);

@@ -2,17 +2,11 @@
 #include "src/policy/s3fifo_policy.h"
 
 #include "gtest/gtest.h"
+#include "src/policy/policy_test_util.h"
 #include "toolcache/policy.h"
 
 namespace toolcache {
 namespace {
-
-bool Access(CacheCore& core, ObjectId id, uint64_t size = 1) {
-  Request r{.id = id, .size = size};
-  if (core.Lookup(r) == LookupOutcome::kHit) return true;
-  (void)core.Insert(r);
-  return false;
-}
 
 // 100 one-byte entries: S = 10 bytes, M = 90 bytes, ghost = 90 bytes.
 CacheCore MakeCore() {

@@ -122,6 +122,19 @@ class SlotHeap {
   [[no_unique_address]] Less less_;
 };
 
+// The key of GreedyDual-style policies (GDSF, vaac-plus): a priority H and
+// the tick of the last touch. Paper-silent: equal priorities evict the least
+// recently touched entry.
+struct ClockPriority {
+  double h = 0;
+  uint64_t tick = 0;  // last touch; smaller = older
+};
+struct ClockPriorityLess {
+  bool operator()(const ClockPriority& a, const ClockPriority& b) const {
+    return a.h < b.h || (a.h == b.h && a.tick < b.tick);
+  }
+};
+
 }  // namespace toolcache
 
 #endif  // TOOLCACHE_SRC_POLICY_SLOT_HEAP_H_

@@ -359,6 +359,7 @@ Slot GroupBanditPolicy::VictimSampled() {
   } else {
     // Paper-silent (scalable form): sample_size uniform draws with
     // replacement from the window segment.
+    ++sampled_victims_;
     for (uint32_t i = 0; i < options_.sample_size; ++i) {
       consider(window_[NextRandom() % w]);
     }

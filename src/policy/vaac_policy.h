@@ -85,11 +85,14 @@ struct VaacOptions {
 // cumulative_grouping, admit_rule) over the defaults of `variant`.
 VaacOptions VaacOptionsFromParams(const PolicyParams& params,
                                   VaacVariant variant);
-// The knob names every variant accepts (for its registry row).
+// The knobs every variant accepts, with their valid ranges ("name=lo:hi",
+// an empty bound is unbounded), for its registry row; MakePolicy rejects a
+// value outside its range.
 inline constexpr std::string_view kVaacKnobs =
-    "lambda1,lambda2,lambda3,tau,t1,hr,smin,b,c,delta1,delta2,delta3,delta4,"
-    "delta5,window_fraction,sample_size,group_by_user,cumulative_grouping,"
-    "admit_rule";
+    "lambda1=0:,lambda2=0:,lambda3=0:,tau=0:,t1=0:,hr=0:1,smin=0:,b=1:1e12,"
+    "c=0:,delta1=0:,delta2=0:,delta3=0:,delta4=0:,delta5=1e-9:,"
+    "window_fraction=1e-9:1,sample_size=1:1e6,group_by_user=0:1,"
+    "cumulative_grouping=0:1,admit_rule=0:1";
 
 class GroupBanditPolicy final : public Policy {
  public:
@@ -118,6 +121,9 @@ class GroupBanditPolicy final : public Policy {
   double EntryScore(Slot slot) const;
   // Entries in the bottom window (sampled mode keeps it as a segment).
   uint64_t WindowSize() const;
+  // Evictions the sampled form decided by sampling (window > sample_size);
+  // the others scored the whole window, exactly as the exact form does.
+  uint64_t sampled_victims() const { return sampled_victims_; }
 
  private:
   static constexpr uint32_t kNotInWindow = UINT32_MAX;
@@ -149,6 +155,7 @@ class GroupBanditPolicy final : public Policy {
   std::vector<SlotMeta> slots_;
   std::vector<Slot> window_;  // sampled mode: the members of kWindow
   uint64_t rounds_ = 0;
+  uint64_t sampled_victims_ = 0;
   uint64_t tick_ = 0;
   uint32_t last_selected_ = UINT32_MAX;
   ObjectId pending_id_ = 0;

@@ -290,8 +290,13 @@ TEST(VaacPolicyTest, GroupByUserKnobChangesTheGrouping) {
   params.knobs["group_by_user"] = 0;
   auto p = MakePolicy("vaac", params);
   ASSERT_TRUE(p.ok());
-  params.knobs["t1"] = -3;  // clamped (warned), not fatal
-  EXPECT_TRUE(MakePolicy("vaac", params).ok());
+  params.knobs["t1"] = -3;  // outside [0, inf): an error naming the range
+  auto out_of_range = MakePolicy("vaac", params);
+  ASSERT_FALSE(out_of_range.ok());
+  EXPECT_NE(out_of_range.status().message().find("'t1' = -3 is outside"),
+            std::string::npos)
+      << out_of_range.status().message();
+  params.knobs.erase("t1");
   params.knobs["no_such_knob"] = 1;
   auto bad = MakePolicy("vaac", params);
   ASSERT_FALSE(bad.ok());

@@ -71,6 +71,7 @@ class WTinyLfuPolicy final : public Policy {
     sketch_.Increment(req.id);
     const uint8_t q = lists_.ListOf(slot);
     if (q == kProbation) {
+      fresh_[slot] = 0;
       Move(slot, kProbation, kProtected);
       // Demote protected overflow to probation's most recent end.
       while (bytes_[kProtected] > protected_cap_ &&
@@ -83,6 +84,7 @@ class WTinyLfuPolicy final : public Policy {
   }
 
   void OnRemove(Slot slot) override {
+    if (slot < fresh_.size()) fresh_[slot] = 0;
     const uint8_t q = lists_.ListOf(slot);
     if (q == SlotLists::kNotListed) return;
     bytes_[q] -= view_->meta(slot).size;
@@ -99,15 +101,33 @@ class WTinyLfuPolicy final : public Policy {
       if (!lists_.Empty(kProtected)) return lists_.Back(kProtected);
       return lists_.Back(kWindow);
     }
-    const Slot candidate = lists_.Front(kProbation);
+    // Caffeine's evictFromMain: the candidates are the entries that just
+    // left the window, newest first; a duel winner, a demoted protected
+    // entry or an older probation entry is not one. With no such candidate
+    // the window's least recent entry duels instead.
+    while (!candidates_.empty() && !IsFresh(candidates_.back())) {
+      candidates_.pop_back();
+    }
     const Slot victim = lists_.Back(kProbation);
+    const bool from_window = candidates_.empty();
+    if (from_window && lists_.Empty(kWindow)) return victim;
+    const Slot candidate =
+        from_window ? lists_.Back(kWindow) : candidates_.back();
     if (candidate == victim) return victim;
-    return AdmitCandidate(candidate, victim) ? victim : candidate;
+    if (AdmitCandidate(candidate, victim)) {
+      if (!from_window) {
+        fresh_[candidate] = 0;  // stays in probation as an ordinary entry
+        candidates_.pop_back();
+      }
+      return victim;
+    }
+    return candidate;
   }
 
   uint64_t MetadataBytes() const override {
     const uint64_t n = std::max<uint64_t>(view_ ? view_->entry_count() : 0, 1);
-    return SlotLists::kBytesPerSlot + sketch_.MemoryBytes() / n;
+    return SlotLists::kBytesPerSlot + sizeof(uint8_t) +
+           (sketch_.MemoryBytes() + candidates_.capacity() * sizeof(Slot)) / n;
   }
 
   const FrequencySketch& sketch() const { return sketch_; }
@@ -127,7 +147,18 @@ class WTinyLfuPolicy final : public Policy {
     const uint64_t keep = incoming == 0 ? 1 : 0;
     while (bytes_[kWindow] + incoming > window_cap_ &&
            lists_.Size(kWindow) > keep) {
-      Move(lists_.Back(kWindow), kWindow, kProbation);
+      const Slot moved = lists_.Back(kWindow);
+      Move(moved, kWindow, kProbation);
+      if (moved >= fresh_.size()) {
+        fresh_.resize(
+            std::max<size_t>(64, 2 * (static_cast<size_t>(moved) + 1)));
+      }
+      fresh_[moved] = 1;
+      candidates_.push_back(moved);
+    }
+    // Drop stale cells once they dominate, so the stack stays O(entries).
+    if (candidates_.size() > 2 * view_->entry_count() + 64) {
+      std::erase_if(candidates_, [this](Slot c) { return !IsFresh(c); });
     }
   }
   void Move(Slot slot, Queue from, Queue to) {
@@ -137,7 +168,16 @@ class WTinyLfuPolicy final : public Policy {
     lists_.MoveToFront(to, slot);
   }
 
+  bool IsFresh(Slot slot) const {
+    return slot < fresh_.size() && fresh_[slot] != 0 &&
+           lists_.ListOf(slot) == kProbation;
+  }
+
   SlotLists lists_;
+  // fresh_[s]: slot s left the window and has not yet dueled or been hit;
+  // candidates_: such slots in the order they left (stale cells skipped).
+  std::vector<uint8_t> fresh_;
+  std::vector<Slot> candidates_;
   uint64_t bytes_[3] = {0, 0, 0};
   uint64_t window_cap_ = 1;
   uint64_t protected_cap_ = 0;

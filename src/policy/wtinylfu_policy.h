@@ -4,11 +4,13 @@
 // New objects enter a small LRU window (1% of the capacity in bytes). Objects
 // leaving the window become candidates for the main space, a segmented LRU
 // (probation 20% / protected 80% of the main bytes). When the cache must
-// evict, the most recent probation entry (the newest candidate) duels the
-// least recent one (the main victim): the one with the lower estimated
-// frequency in a count-min sketch (frequency_sketch.h) is evicted; ties
-// evict the candidate. A probation hit promotes to protected; protected
-// overflow demotes its LRU entry back to probation.
+// evict, the newest candidate that just left the window (or, with none, the
+// window's least recent entry) duels the least recent probation entry (the
+// main victim): the one with the lower estimated frequency in a count-min
+// sketch (frequency_sketch.h) is evicted; ties evict the candidate; a
+// winning candidate becomes an ordinary probation entry (Caffeine's
+// evictFromMain). A probation hit promotes to protected; protected overflow
+// demotes its LRU entry back to probation.
 //
 // Byte-awareness: the window and protected limits are in bytes (each limit
 // may be overshot by the one entry that does not fit), and evictions repeat

@@ -3,17 +3,11 @@
 
 #include "gtest/gtest.h"
 #include "src/policy/frequency_sketch.h"
+#include "src/policy/policy_test_util.h"
 #include "toolcache/policy.h"
 
 namespace toolcache {
 namespace {
-
-bool Access(CacheCore& core, ObjectId id, uint64_t size = 1) {
-  Request r{.id = id, .size = size};
-  if (core.Lookup(r) == LookupOutcome::kHit) return true;
-  (void)core.Insert(r);
-  return false;
-}
 
 TEST(FrequencySketch, CountsWithoutUnderestimatingAndSaturatesAt15) {
   FrequencySketch sketch(64);

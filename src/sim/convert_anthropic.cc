@@ -13,6 +13,8 @@
 //   time is seconds since the first timestamp; otherwise the tool table
 //   assigns latency and no record gets a time (all-or-nothing, as the reader
 //   requires).
+// - A Messages API request body's `tools` are collected for the classifier
+//   (ConvertTrace types every call, Anthropic transcripts carry no type).
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -221,7 +223,8 @@ class Converter {
 
 Result<ConvertResult> ConvertAnthropic(std::istream& in,
                                        std::string_view source_name,
-                                       const ConvertOptions& options) {
+                                       const ConvertOptions& options,
+                                       ToolDefs* defs) {
   const ToolTable default_table;
   const ToolTable& table =
       options.tool_table ? *options.tool_table : default_table;
@@ -233,6 +236,10 @@ Result<ConvertResult> ConvertAnthropic(std::istream& in,
     const json* items = &whole;
     if (whole.is_object() && whole.contains("messages")) {
       items = &whole["messages"];  // a Messages API request body
+      // Its tool definitions inform the classifier only.
+      if (whole.contains("tools") && whole["tools"].is_array()) {
+        for (const json& def : whole["tools"]) AddToolDefinition(def, defs);
+      }
     }
     if (items->is_array()) {
       for (size_t i = 0; i < items->size(); ++i) {

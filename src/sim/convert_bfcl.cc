@@ -11,6 +11,11 @@
 //   (BfclRequestType); a tool without a doc gets none and is counted.
 // - BFCL has no results: result_size, latency and cost come from the tool
 //   table and the report says so; result_digest stays empty.
+// - Multi-turn records carry a tenant = the episode's initial world (hash of
+//   its initial_config and involved_classes from the question file) plus
+//   the hash of the COMMANDs the episode has run so far: two calls share a
+//   cached result only if they read the same tool state. Without the
+//   question file every episode is its own tenant.
 #include "src/sim/convert_bfcl.h"
 
 #include <algorithm>
@@ -21,6 +26,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -462,9 +468,98 @@ Result<std::map<std::string, BfclToolDoc>> LoadBfclFuncDocs(
   return docs;
 }
 
+std::string LocateBfclQuestions(const std::string& input_path) {
+  namespace fs = std::filesystem;
+  const fs::path in(input_path);
+  const std::string name = in.filename().string();
+  constexpr std::string_view kPrefix = "possible_answer_";
+  std::vector<fs::path> candidates;
+  // Our data layout: possible_answer_X.json beside X.json.
+  if (name.starts_with(kPrefix)) {
+    candidates.push_back(in.parent_path() / name.substr(kPrefix.size()));
+  }
+  // Upstream BFCL layout: possible_answer/X.json below X.json's directory.
+  if (in.parent_path().filename() == "possible_answer") {
+    candidates.push_back(in.parent_path().parent_path() / name);
+    if (name.starts_with(kPrefix)) {
+      candidates.push_back(in.parent_path().parent_path() /
+                           name.substr(kPrefix.size()));
+    }
+  }
+  std::error_code ec;
+  for (const fs::path& c : candidates) {
+    if (fs::is_regular_file(c, ec) && !fs::equivalent(c, in, ec)) {
+      return c.string();
+    }
+  }
+  return "";
+}
+
+Result<std::map<std::string, std::string>> LoadBfclWorlds(
+    const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open the BFCL question file");
+  std::map<std::string, std::string> worlds;
+  std::string line;
+  uint64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(line_no);
+    json q = json::parse(line, nullptr, false);
+    if (q.is_discarded() || !q.is_object() || !q.contains("id") ||
+        !q["id"].is_string()) {
+      return InvalidArgument(where +
+                             ": expected a BFCL question object with an 'id'");
+    }
+    if (!q.contains("initial_config") || !q["initial_config"].is_object()) {
+      return InvalidArgument(
+          where +
+          ": no 'initial_config' object (pass the multi-turn question file, "
+          "e.g. BFCL_v3_multi_turn_base.json)");
+    }
+    json classes = json::array();
+    if (q.contains("involved_classes") && q["involved_classes"].is_array()) {
+      std::vector<std::string> names;
+      for (const json& c : q["involved_classes"]) {
+        if (c.is_string()) names.push_back(c.get<std::string>());
+      }
+      std::sort(names.begin(), names.end());
+      classes = names;
+    }
+    // Choice: the world is the classes instantiated and their initial state.
+    json world = {{"initial_config", q["initial_config"]},
+                  {"involved_classes", classes}};
+    Result<std::string> canon = CanonicalArguments(world);
+    if (!canon.ok()) {
+      return InvalidArgument(where +
+                             ": 'initial_config': " + canon.status().message());
+    }
+    worlds[q["id"].get<std::string>()] = ResultDigest(*canon).substr(7, 12);
+  }
+  if (worlds.empty()) return InvalidArgument(path + ": no questions");
+  return worlds;
+}
+
+Status LoadBfclFunctionDefs(const std::string& path, ToolDefs* defs) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open the BFCL question file");
+  std::string line;
+  while (std::getline(in, line)) {
+    json q = json::parse(line, nullptr, false);
+    if (q.is_discarded() || !q.is_object() || !q.contains("function") ||
+        !q["function"].is_array()) {
+      continue;  // definitions only inform the classifier
+    }
+    for (const json& def : q["function"]) AddToolDefinition(def, defs);
+  }
+  return Status::Ok();
+}
+
 Result<ConvertResult> ConvertBfcl(std::istream& in,
                                   std::string_view source_name,
-                                  const ConvertOptions& options) {
+                                  const ConvertOptions& options,
+                                  ToolDefs* defs) {
   namespace fs = std::filesystem;
   const ToolTable default_table;
   const ToolTable& table =
@@ -483,6 +578,25 @@ Result<ConvertResult> ConvertBfcl(std::istream& in,
     if (!d.ok()) return d.status();
     docs = std::move(*d);
   }
+
+  // Episode worlds: loaded when the first multi-turn entry is seen (BFCL
+  // simple has no state and its question file no initial_config).
+  std::string questions = options.bfcl_questions_path;
+  const bool questions_given = !questions.empty();
+  if (!questions_given && !options.input_path.empty()) {
+    questions = LocateBfclQuestions(options.input_path);
+  }
+  if (questions_given) {
+    std::error_code ec;
+    if (!fs::is_regular_file(questions, ec)) {
+      return NotFound(questions + ": cannot open the BFCL question file");
+    }
+  }
+  std::optional<std::map<std::string, std::string>> worlds;
+  bool worlds_tried = false;
+  bool definitions_tried = false;
+  uint64_t episodes_without_world = 0;
+  std::set<std::string> tenants, world_ids;
 
   ConvertResult result;
   Assigner assigner(table, &result.report);
@@ -583,6 +697,43 @@ Result<ConvertResult> ConvertBfcl(std::istream& in,
         calls.emplace_back(pc->name, std::move(named));
       }
     }
+    // BFCL simple: the question file's function definitions inform the
+    // classifier (the simple set has no request types of its own).
+    if (entry_simple && !definitions_tried) {
+      definitions_tried = true;
+      if (!questions.empty()) {
+        Status st = LoadBfclFunctionDefs(questions, defs);
+        if (!st.ok()) return st;
+      }
+    }
+    // The tool state this episode's calls read (multi-turn only).
+    std::string world;
+    if (!entry_simple && !calls.empty()) {
+      if (!worlds_tried) {
+        worlds_tried = true;
+        if (!questions.empty()) {
+          Result<std::map<std::string, std::string>> w =
+              LoadBfclWorlds(questions);
+          if (!w.ok()) return w.status();
+          worlds = std::move(*w);
+        }
+      }
+      if (worlds.has_value()) {
+        auto it = worlds->find(session);
+        if (it == worlds->end()) {
+          return InvalidArgument(where + ": episode '" + session +
+                                 "' is not in the question file " + questions);
+        }
+        world = "bfcl:" + it->second;
+        world_ids.insert(world);
+      } else {
+        // Choice: without initial states, no sharing across episodes.
+        world = "bfcl-episode:" + session;
+        ++episodes_without_world;
+      }
+    }
+    std::string history;  // the episode's COMMANDs so far
+    uint64_t commands_so_far = 0;
     for (auto& [name, args] : calls) {
       TraceRecord rec;
       rec.session = session;
@@ -603,11 +754,38 @@ Result<ConvertResult> ConvertBfcl(std::istream& in,
         undocumented.insert(name);
         ++untyped_calls;
       }
+      if (!world.empty()) {
+        rec.tenant = commands_so_far == 0
+                         ? world
+                         : world + "+" + ResultDigest(history).substr(7, 12);
+        tenants.insert(rec.tenant);
+        // Choice: a COMMAND (or an untyped call, which the replay treats as
+        // one) moves the episode to a new state, whether or not the tool
+        // really changed anything.
+        if (rec.request_type != RequestType::kInformational) {
+          history += name + '\x1f' + rec.arguments + '\n';
+          ++commands_so_far;
+        }
+      }
       assigner.Assign(&rec, /*needs_size=*/true);
       result.trace.records.push_back(std::move(rec));
     }
   }
   assigner.Finish();
+  if (!world_ids.empty()) {
+    result.report.notes.push_back(
+        "tenant = initial world (initial_config + involved_classes in " +
+        questions + ") + the episode's COMMANDs so far: " +
+        std::to_string(world_ids.size()) + " distinct initial worlds, " +
+        std::to_string(tenants.size()) + " tenants");
+  }
+  if (episodes_without_world > 0) {
+    result.report.notes.push_back(
+        "no BFCL question file found (pass --bfcl-questions FILE): each of " +
+        std::to_string(episodes_without_world) +
+        " episodes is its own tenant, so no result is shared across "
+        "episodes");
+  }
   if (!doc_dir.empty()) {
     result.report.notes.push_back("request_type from the function docs in " +
                                   doc_dir);

@@ -29,6 +29,17 @@ BfclToolDoc::Type BfclRequestType(std::string_view doc_file,
 Result<std::map<std::string, BfclToolDoc>> LoadBfclFuncDocs(
     const std::string& dir);
 
+// The question file beside a possible_answer file: possible_answer_X.json
+// -> X.json in the same directory, or possible_answer/X.json -> ../X.json
+// (BFCL's own layout). "" when none exists.
+std::string LocateBfclQuestions(const std::string& input_path);
+
+// Episode id -> world identity (12 hex digits of the SHA-256 of the
+// canonical {initial_config, sorted involved_classes}) from a BFCL
+// multi-turn question file. Errors name the file and line.
+Result<std::map<std::string, std::string>> LoadBfclWorlds(
+    const std::string& path);
+
 }  // namespace toolcache::trace_internal
 
 #endif  // TOOLCACHE_SRC_SIM_CONVERT_BFCL_H_

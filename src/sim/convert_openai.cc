@@ -10,6 +10,8 @@
 // - error is true only when the tool message itself says so (`is_error` or
 //   `error` set to true); the content is never inspected for error words.
 // - latency/cost come from the tool table (chat logs carry no timings).
+// - A trajectory's `tools` / `functions` definitions are collected for the
+//   classifier (ConvertTrace types every call the source leaves untyped).
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -39,8 +41,8 @@ std::string IdText(const json& v) {
 
 class Converter {
  public:
-  Converter(std::string_view source, const ToolTable& table)
-      : source_(source), assigner_(table, &result_.report) {}
+  Converter(std::string_view source, const ToolTable& table, ToolDefs* defs)
+      : source_(source), assigner_(table, &result_.report), defs_(defs) {}
 
   // `where` prefixes error messages ("chats.json: trajectory 3").
   Status AddTrajectory(const json& traj, size_t index,
@@ -62,6 +64,14 @@ class Converter {
         if (it != traj.end() && !IdText(*it).empty()) {
           session = IdText(*it);
           break;
+        }
+      }
+      // Tool definitions (Chat Completions `tools`, legacy `functions`)
+      // inform the classifier only.
+      for (const char* k : {"tools", "functions"}) {
+        auto it = traj.find(k);
+        if (it != traj.end() && it->is_array()) {
+          for (const json& def : *it) AddToolDefinition(def, defs_);
         }
       }
       for (std::string_view k : kUserKeys) {
@@ -202,6 +212,7 @@ class Converter {
   std::string source_;
   ConvertResult result_;
   Assigner assigner_;
+  ToolDefs* defs_;
 };
 
 bool LooksLikeMessage(const json& v) {
@@ -212,11 +223,12 @@ bool LooksLikeMessage(const json& v) {
 
 Result<ConvertResult> ConvertOpenAiChat(std::istream& in,
                                         std::string_view source_name,
-                                        const ConvertOptions& options) {
+                                        const ConvertOptions& options,
+                                        ToolDefs* defs) {
   const ToolTable default_table;
   const ToolTable& table =
       options.tool_table ? *options.tool_table : default_table;
-  Converter conv(source_name, table);
+  Converter conv(source_name, table, defs);
   const std::string src(source_name);
   const std::string text = ReadAll(in);
   json whole = json::parse(text, nullptr, false);

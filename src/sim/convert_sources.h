@@ -5,11 +5,14 @@
 #define TOOLCACHE_SRC_SIM_CONVERT_SOURCES_H_
 
 #include <istream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "toolcache/classifier.h"
 #include "toolcache/trace_convert.h"
 
 namespace toolcache::trace_internal {
@@ -32,15 +35,27 @@ class Assigner {
   std::set<std::string, std::less<>> default_tools_;
 };
 
+// Tool definitions a source carries, by tool name (first one wins).
+using ToolDefs = std::map<std::string, ToolInfo, std::less<>>;
+
+// Reads one OpenAI (`{"type":"function","function":{...}}` or a bare
+// `{name, description, parameters}`) or Anthropic (`{name, description,
+// input_schema}`) tool definition into *defs; malformed entries are
+// skipped (they only inform the classifier).
+void AddToolDefinition(const nlohmann::json& def, ToolDefs* defs);
+
 Result<ConvertResult> ConvertOpenAiChat(std::istream& in,
                                         std::string_view source_name,
-                                        const ConvertOptions& options);
+                                        const ConvertOptions& options,
+                                        ToolDefs* defs);
 Result<ConvertResult> ConvertAnthropic(std::istream& in,
                                        std::string_view source_name,
-                                       const ConvertOptions& options);
+                                       const ConvertOptions& options,
+                                       ToolDefs* defs);
 Result<ConvertResult> ConvertBfcl(std::istream& in,
                                   std::string_view source_name,
-                                  const ConvertOptions& options);
+                                  const ConvertOptions& options,
+                                  ToolDefs* defs);
 // `kind` is kLlmCompilerMovie, kLlmCompilerParallelQa or kLlmCompiler (auto).
 Result<ConvertResult> ConvertLlmCompiler(TraceSource kind, std::istream& in,
                                          std::string_view source_name,
@@ -54,6 +69,11 @@ std::string ReadAll(std::istream& in);
 
 // Counts distinct sessions in the trace into report->sessions and records.
 void FinishReport(const Trace& trace, ConvertReport* report);
+
+// Gives every record a request_type (table row > ground truth > the
+// classifier) and a ttl where the classifier decided; see ConvertTrace.
+void AssignRequestTypes(const ToolTable& table, const ToolDefs& defs,
+                        ConvertResult* result);
 
 }  // namespace toolcache::trace_internal
 

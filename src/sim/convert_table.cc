@@ -92,11 +92,25 @@ std::string AddRow(const std::string& tool, const json& row,
   ToolProfile p;
   for (const auto& [k, v] : row.items()) {
     if (k == "tool") continue;
-    if (k != "latency" && k != "cost" && k != "ttl" && k != "result_size") {
+    if (k != "latency" && k != "cost" && k != "ttl" && k != "result_size" &&
+        k != "request_type") {
       return "unknown column '" + k +
-             "' (expected tool, latency, cost, ttl, result_size)";
+             "' (expected tool, latency, cost, ttl, result_size, "
+             "request_type)";
     }
     if (v.is_null()) continue;
+    if (k == "request_type") {
+      if (v == "INFORMATIONAL") {
+        p.request_type = RequestType::kInformational;
+      } else if (v == "COMMAND") {
+        p.request_type = RequestType::kCommand;
+      } else {
+        return "'request_type' of tool '" + tool +
+               "' must be INFORMATIONAL or COMMAND, got " +
+               trace_internal::SafeDump(v);
+      }
+      continue;
+    }
     if (!v.is_number() || !std::isfinite(v.get<double>()) ||
         v.get<double>() < 0) {
       return "'" + k + "' of tool '" + tool +
@@ -104,6 +118,16 @@ std::string AddRow(const std::string& tool, const json& row,
              trace_internal::SafeDump(v);
     }
     double d = v.get<double>();
+    // The trace bounds (trace.h), so a converted trace always reads back.
+    const double max = k == "latency" ? kMaxTraceLatencySeconds
+                       : k == "cost"  ? kMaxTraceCost
+                       : k == "result_size"
+                           ? static_cast<double>(kMaxTraceResultSize)
+                           : d;
+    if (d > max) {
+      return "'" + k + "' of tool '" + tool + "' exceeds the maximum " +
+             json(max).dump();
+    }
     if (k == "latency") p.latency = d;
     if (k == "cost") p.cost = d;
     if (k == "ttl") p.ttl = d;
@@ -185,7 +209,8 @@ Result<ToolTable> ToolTable::Parse(std::string_view text,
         if (std::find(header.begin(), header.end(), "tool") == header.end()) {
           return InvalidArgument(where +
                                  "the CSV header must name a 'tool' column "
-                                 "(tool,latency,cost[,ttl][,result_size])");
+                                 "(tool,latency,cost[,ttl][,result_size]"
+                                 "[,request_type])");
         }
         continue;
       }
@@ -203,6 +228,10 @@ Result<ToolTable> ToolTable::Parse(std::string_view text,
         }
         if (cells[i].empty()) {
           row[header[i]] = nullptr;
+          continue;
+        }
+        if (header[i] == "request_type") {
+          row[header[i]] = cells[i];
           continue;
         }
         char* end = nullptr;
@@ -273,6 +302,17 @@ std::string ConvertReport::Summary() const {
     out << "ignored " << results_without_call
         << " results without a matching call\n";
   }
+  if (typed_from_table > 0) {
+    out << "request_type from --tool-table for " << typed_from_table
+        << " calls\n";
+  }
+  if (classified_calls > 0) {
+    out << "request_type and ttl derived by the classifier for "
+        << classified_calls << " calls of " << classified_tools << " tools ("
+        << classified_with_definition
+        << " with the source's tool definition, the rest by name):\n";
+    for (const std::string& line : classified) out << line << "\n";
+  }
   for (const std::string& n : notes) out << n << "\n";
   return out.str();
 }
@@ -280,20 +320,29 @@ std::string ConvertReport::Summary() const {
 Result<ConvertResult> ConvertTrace(TraceSource source, std::istream& in,
                                    std::string_view source_name,
                                    const ConvertOptions& options) {
+  trace_internal::ToolDefs defs;
+  Result<ConvertResult> r = Internal("unhandled trace source");
   switch (source) {
     case TraceSource::kOpenAiChat:
-      return trace_internal::ConvertOpenAiChat(in, source_name, options);
+      r = trace_internal::ConvertOpenAiChat(in, source_name, options, &defs);
+      break;
     case TraceSource::kAnthropic:
-      return trace_internal::ConvertAnthropic(in, source_name, options);
+      r = trace_internal::ConvertAnthropic(in, source_name, options, &defs);
+      break;
     case TraceSource::kBfcl:
-      return trace_internal::ConvertBfcl(in, source_name, options);
+      r = trace_internal::ConvertBfcl(in, source_name, options, &defs);
+      break;
     case TraceSource::kLlmCompilerMovie:
     case TraceSource::kLlmCompilerParallelQa:
     case TraceSource::kLlmCompiler:
-      return trace_internal::ConvertLlmCompiler(source, in, source_name,
-                                                options);
+      r = trace_internal::ConvertLlmCompiler(source, in, source_name, options);
+      break;
   }
-  return Internal("unhandled trace source");
+  if (!r.ok()) return r;
+  const ToolTable default_table;
+  trace_internal::AssignRequestTypes(
+      options.tool_table ? *options.tool_table : default_table, defs, &*r);
+  return r;
 }
 
 namespace trace_internal {
@@ -327,6 +376,93 @@ std::string ReadAll(std::istream& in) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+void AddToolDefinition(const json& def, ToolDefs* defs) {
+  if (!def.is_object()) return;
+  const json* fn = &def;
+  if (def.contains("function") && def["function"].is_object()) {
+    fn = &def["function"];  // OpenAI {"type":"function","function":{...}}
+  }
+  if (!fn->contains("name") || !(*fn)["name"].is_string()) return;
+  ToolInfo info;
+  info.name = (*fn)["name"].get<std::string>();
+  if (info.name.empty() || defs->contains(info.name)) return;
+  if (fn->contains("description") && (*fn)["description"].is_string()) {
+    info.description = (*fn)["description"].get<std::string>();
+  }
+  for (const char* k : {"parameters", "input_schema", "inputSchema"}) {
+    if (fn->contains(k) && (*fn)[k].is_object()) {
+      info.input_schema_json = SafeDump((*fn)[k]);
+      break;
+    }
+  }
+  defs->emplace(info.name, std::move(info));
+}
+
+void AssignRequestTypes(const ToolTable& table, const ToolDefs& defs,
+                        ConvertResult* result) {
+  // The engine's classifier with the default configuration (no operator
+  // rules): the same decision the proxies would make for these tools.
+  const Classifier classifier;
+  struct Derived {
+    std::string line;
+    bool with_definition = false;
+  };
+  std::map<std::string, Derived, std::less<>> derived;  // by tool
+  ConvertReport& report = result->report;
+  for (TraceRecord& rec : result->trace.records) {
+    ToolTable::Match m = table.Lookup(rec.tool);
+    if (m.from_user_table && m.profile.request_type.has_value()) {
+      rec.request_type = m.profile.request_type;
+      ++report.typed_from_table;
+      continue;
+    }
+    if (rec.request_type.has_value()) continue;  // the source's ground truth
+    ToolInfo info;
+    auto def = defs.find(rec.tool);
+    const bool with_def = def != defs.end();
+    if (with_def) {
+      info = def->second;
+    } else {
+      info.name = rec.tool;
+    }
+    const Verdict v = classifier.ClassifyCall(info, rec.arguments);
+    rec.request_type = v.request_type;
+    // Choice: an INFORMATIONAL call gets the classifier's TTL, or 0 when the
+    // classifier will not cache it for another reason than its TTL
+    // (open-world without an operator TTL), so the replay bypasses it as
+    // the engine would; a table row's ttl stays.
+    if (std::isnan(rec.ttl) && v.request_type == RequestType::kInformational) {
+      rec.ttl = v.cacheable || v.reason == VerdictReason::kTtlTooShort
+                    ? v.ttl_seconds
+                    : 0;
+    }
+    ++report.classified_calls;
+    auto [it, fresh] = derived.try_emplace(rec.tool);
+    if (fresh) {
+      it->second.with_definition = with_def;
+      std::ostringstream line;
+      line << "  " << rec.tool << ": " << RequestTypeName(v.request_type);
+      if (v.request_type == RequestType::kInformational) {
+        line << (v.cacheable ? ", cacheable, ttl " : ", not cacheable, ttl ")
+             << rec.ttl << " s";
+      }
+      line << " (" << FeatureSourceName(v.source) << ": " << v.detail << ")";
+      it->second.line = line.str();
+    }
+  }
+  report.classified_tools = derived.size();
+  // Choice: at most 30 per-tool lines; the rest are counted.
+  size_t shown = 0;
+  for (const auto& [tool, d] : derived) {
+    report.classified_with_definition += d.with_definition;
+    if (shown++ < 30) report.classified.push_back(d.line);
+  }
+  if (derived.size() > 30) {
+    report.classified.push_back(
+        "  ... and " + std::to_string(derived.size() - 30) + " more tools");
+  }
 }
 
 void FinishReport(const Trace& trace, ConvertReport* report) {

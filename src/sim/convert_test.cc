@@ -1,10 +1,13 @@
 // Tests for the trace converters, the tool table and the Python-call parser.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -101,6 +104,10 @@ TEST(ToolTableTest, RejectsBadTablesNamingThePlace) {
       {R"([{"latency":1}])", "row 0: must be an object with a string 'tool'"},
       {R"({"f": 3})", "tool 'f': must map to an object"},
       {"[1,", "in: not valid JSON"},
+      {"tool,latency,cost\nf,1e7,0\n", "'latency' of tool 'f' exceeds"},
+      {"tool,latency,cost,request_type\nf,1,0,READ\n",
+       "'request_type' of tool 'f' must be INFORMATIONAL or COMMAND"},
+      {R"([{"tool":"f","latency":1,"cost":1e9}])", "'cost' of tool 'f'"},
   };
   for (const Case& c : cases) {
     Result<ToolTable> t = ToolTable::Parse(c.text, "in");
@@ -150,9 +157,18 @@ TEST(OpenAiConverterTest, PairsCallsWithToolMessagesExactly) {
   EXPECT_EQ(recs[4].session, "traj-1");  // no id: index
   EXPECT_EQ(recs[4].arguments, "{}");    // "" arguments
   EXPECT_FALSE(recs[4].error);
-  EXPECT_FALSE(recs[4].request_type.has_value());  // chat logs do not say
-  EXPECT_EQ(r->report.calls_without_result, 1u);   // book_table
-  EXPECT_EQ(r->report.results_without_call, 1u);   // call_9
+  // Chat logs do not say: the engine's classifier decides (by name here).
+  EXPECT_EQ(recs[4].request_type, RequestType::kInformational);
+  EXPECT_DOUBLE_EQ(recs[4].ttl, 60);  // real-time class: not cacheable
+  EXPECT_EQ(recs[1].request_type, RequestType::kInformational);
+  EXPECT_DOUBLE_EQ(recs[1].ttl, 300);  // search_web: the default TTL
+  EXPECT_EQ(recs[3].request_type, RequestType::kCommand);  // hard list
+  EXPECT_EQ(r->report.classified_calls, 5u);
+  EXPECT_EQ(r->report.classified_tools, 4u);
+  EXPECT_THAT(r->report.Summary(),
+              HasSubstr("send_email: COMMAND (hard_list:"));
+  EXPECT_EQ(r->report.calls_without_result, 1u);  // book_table
+  EXPECT_EQ(r->report.results_without_call, 1u);  // call_9
   EXPECT_EQ(r->report.sessions, 2u);
   EXPECT_EQ(r->report.assigned_from_default, 5u);
   EXPECT_EQ(r->report.tools_from_default, 4u);
@@ -174,6 +190,60 @@ TEST(OpenAiConverterTest, UserToolTableIsUsedAndReported) {
   EXPECT_THAT(r->report.Summary(),
               HasSubstr("assigned latency/cost from --tool-table to 5 calls "
                         "of 4 tools"));
+}
+
+TEST(OpenAiConverterTest, ToolDefinitionsFeedTheClassifier) {
+  // "frobnicate" means nothing to the name heuristic (unknown = COMMAND);
+  // its definition's description ("Gets ...") makes it INFORMATIONAL.
+  const std::string call =
+      R"("messages":[{"role":"assistant","tool_calls":[{"id":"c1","function":{"name":"frobnicate","arguments":"{\"id\":1}"}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}])";
+  Result<ConvertResult> bare =
+      ConvertText(TraceSource::kOpenAiChat, "[{" + call + "}]");
+  ASSERT_TRUE(bare.ok()) << bare.status().message();
+  EXPECT_EQ(bare->trace.records[0].request_type, RequestType::kCommand);
+  EXPECT_TRUE(std::isnan(bare->trace.records[0].ttl));
+  Result<ConvertResult> defined = ConvertText(
+      TraceSource::kOpenAiChat,
+      R"([{"tools":[{"type":"function","function":{"name":"frobnicate","description":"Gets the widget's manual page.","parameters":{"type":"object","properties":{"id":{"type":"integer"}}}}}],)" +
+          call + "}]");
+  ASSERT_TRUE(defined.ok()) << defined.status().message();
+  EXPECT_EQ(defined->trace.records[0].request_type,
+            RequestType::kInformational);
+  EXPECT_DOUBLE_EQ(defined->trace.records[0].ttl, 300);
+  EXPECT_EQ(defined->report.classified_with_definition, 1u);
+  EXPECT_THAT(defined->report.Summary(),
+              HasSubstr("(1 with the source's tool definition"));
+}
+
+TEST(OpenAiConverterTest, ToolTableRequestTypeOverridesEverything) {
+  Result<ToolTable> table = ToolTable::Parse(
+      "tool,latency,cost,request_type\nget_weather,0.2,0,COMMAND\n"
+      "send_email,0.1,0,INFORMATIONAL\n",
+      "types.csv");
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  ConvertOptions opts;
+  opts.tool_table = std::make_shared<const ToolTable>(std::move(*table));
+  Result<ConvertResult> r = ConvertFile(TraceSource::kOpenAiChat,
+                                        kFixtures + "openai_chat.json", opts);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->trace.records[0].request_type, RequestType::kCommand);
+  EXPECT_EQ(r->trace.records[3].request_type, RequestType::kInformational);
+  EXPECT_EQ(r->report.typed_from_table, 3u);  // 2 get_weather + send_email
+  EXPECT_THAT(r->report.Summary(),
+              HasSubstr("request_type from --tool-table for 3 calls"));
+  // BFCL ground truth yields to the table too.
+  Result<ToolTable> cd = ToolTable::Parse(
+      R"([{"tool":"cd","latency":0.1,"cost":0,"request_type":"INFORMATIONAL"}])",
+      "cd.json");
+  ASSERT_TRUE(cd.ok()) << cd.status().message();
+  ConvertOptions bopts;
+  bopts.tool_table = std::make_shared<const ToolTable>(std::move(*cd));
+  Result<ConvertResult> b = ConvertFile(
+      TraceSource::kBfcl,
+      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json", bopts);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->trace.records[0].tool, "cd");
+  EXPECT_EQ(b->trace.records[0].request_type, RequestType::kInformational);
 }
 
 TEST(OpenAiConverterTest, AcceptsJsonLinesOfTrajectories) {
@@ -267,6 +337,18 @@ TEST(AnthropicConverterTest, AcceptsAMessagesRequestBody) {
   ASSERT_EQ(r->trace.records.size(), 1u);
   EXPECT_EQ(r->trace.records[0].result_size, 4u);
   EXPECT_DOUBLE_EQ(r->trace.records[0].cost, 0.0016);  // weather row
+}
+
+TEST(AnthropicConverterTest, RequestBodyToolsFeedTheClassifier) {
+  const std::string body =
+      R"({"tools":[{"name":"frobnicate","description":"Gets the widget's manual page.","input_schema":{"type":"object"}}],)"
+      R"("messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"frobnicate","input":{}}]},)"
+      R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}]})";
+  Result<ConvertResult> r = ConvertText(TraceSource::kAnthropic, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->trace.records.size(), 1u);
+  EXPECT_EQ(r->trace.records[0].request_type, RequestType::kInformational);
+  EXPECT_EQ(r->report.classified_with_definition, 1u);
 }
 
 TEST(AnthropicConverterTest, RejectsMalformedBlocks) {
@@ -442,7 +524,93 @@ TEST(BfclConverterTest, RejectsQuestionFileAndBadCalls) {
   EXPECT_THAT(r.status().message(), HasSubstr("in:1: cannot parse call 'cd('"));
 }
 
-TEST(BfclConverterTest, SimpleSetTakesFirstAcceptableValueAndNoType) {
+TEST(BfclConverterTest, TenantIsTheInitialWorldPlusTheCommandsSoFar) {
+  Result<ConvertResult> r = ConvertFile(
+      TraceSource::kBfcl,
+      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto& recs = r->trace.records;
+  // Episode 0 starts with cd (COMMAND): cd reads the initial world; the
+  // next call reads the world after cd.
+  ASSERT_EQ(recs[0].tool, "cd");
+  EXPECT_THAT(recs[0].tenant, ::testing::MatchesRegex("bfcl:[0-9a-f]{12}"));
+  EXPECT_EQ(recs[1].tenant.substr(0, 17), recs[0].tenant);
+  EXPECT_EQ(recs[1].tenant.size(), 17u + 1 + 12);  // world+history
+  // Episodes 66 and 70 share an initial world; 63 and 83 share the
+  // initial_config but not the classes (63 also has MessageAPI); 0 and 1
+  // share nothing.
+  std::map<std::string, std::string> first_tenant;
+  std::set<std::string> worlds;
+  for (const TraceRecord& rec : recs) {
+    first_tenant.try_emplace(rec.session, rec.tenant);
+    worlds.insert(rec.tenant.substr(0, 17));
+  }
+  EXPECT_EQ(first_tenant["multi_turn_base_66"],
+            first_tenant["multi_turn_base_70"]);
+  EXPECT_NE(first_tenant["multi_turn_base_63"],
+            first_tenant["multi_turn_base_83"]);
+  EXPECT_NE(first_tenant["multi_turn_base_0"],
+            first_tenant["multi_turn_base_1"]);
+  // Pinned: 200 episodes, 195 distinct (initial_config, classes) worlds.
+  EXPECT_EQ(worlds.size(), 195u);
+  // Only one INFORMATIONAL call repeats in the same tool state.
+  std::map<std::string, int> seen;
+  int repeats = 0;
+  for (const TraceRecord& rec : recs) {
+    if (rec.request_type != RequestType::kInformational) continue;
+    repeats += seen[rec.tenant + '\x1f' + rec.tool + rec.arguments]++ > 0;
+  }
+  EXPECT_EQ(repeats, 1);
+  EXPECT_THAT(r->report.Summary(), HasSubstr("195 distinct initial worlds"));
+}
+
+TEST(BfclConverterTest, QuestionFileIsFoundOrGivenOrEpisodesStayApart) {
+  namespace fs = std::filesystem;
+  const std::string answers =
+      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json";
+  const std::string questions = kShared + "bfcl/BFCL_v3_multi_turn_base.json";
+  EXPECT_EQ(trace_internal::LocateBfclQuestions(answers), questions);
+  // BFCL's own layout: possible_answer/X.json below X.json.
+  const fs::path dir =
+      fs::temp_directory_path() / ("tc_bfcl_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "possible_answer");
+  std::ofstream(dir / "X.json") << "{}\n";
+  std::ofstream(dir / "possible_answer" / "X.json") << "{}\n";
+  EXPECT_EQ(trace_internal::LocateBfclQuestions(
+                (dir / "possible_answer" / "X.json").string()),
+            (dir / "X.json").string());
+  EXPECT_EQ(trace_internal::LocateBfclQuestions((dir / "X.json").string()), "");
+  fs::remove_all(dir);
+
+  // stdin: no question file -> every episode is its own tenant.
+  const std::string two = R"j({"id":"a","ground_truth":[["ls()"]]})j"
+                          "\n"
+                          R"j({"id":"b","ground_truth":[["ls()"]]})j"
+                          "\n";
+  Result<ConvertResult> r = ConvertText(TraceSource::kBfcl, two);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->trace.records[0].tenant, "bfcl-episode:a");
+  EXPECT_EQ(r->trace.records[1].tenant, "bfcl-episode:b");
+  EXPECT_THAT(r->report.Summary(), HasSubstr("pass --bfcl-questions FILE"));
+  // Given explicitly: episodes a and b must be in it.
+  ConvertOptions opts;
+  opts.bfcl_questions_path = questions;
+  r = ConvertText(TraceSource::kBfcl, two, opts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("episode 'a' is not in the question file"));
+  opts.bfcl_questions_path = kShared + "bfcl/nope.json";
+  r = ConvertText(TraceSource::kBfcl, two, opts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("cannot open the BFCL question"));
+  // The answers file given as the question file: no initial_config.
+  opts.bfcl_questions_path = answers;
+  r = ConvertText(TraceSource::kBfcl, two, opts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("no 'initial_config'"));
+}
+
+TEST(BfclConverterTest, SimpleSetTakesFirstAcceptableValueAndClassifies) {
   Result<ConvertResult> r = ConvertFile(
       TraceSource::kBfcl, kShared + "bfcl/possible_answer_BFCL_v3_simple.json");
   ASSERT_TRUE(r.ok()) << r.status().message();
@@ -452,9 +620,17 @@ TEST(BfclConverterTest, SimpleSetTakesFirstAcceptableValueAndNoType) {
   EXPECT_EQ(first.arguments, R"({"base":10,"height":5,"unit":"units"})");
   // simple_2: z accepts ["", 0]: "" first means omitted.
   EXPECT_EQ(r->trace.records[2].arguments, R"({"x":4,"y":5})");
+  // No ground truth: the classifier types every call, fed the function
+  // definitions of the question file beside the answers.
+  size_t informational = 0;
   for (const TraceRecord& rec : r->trace.records) {
-    EXPECT_FALSE(rec.request_type.has_value());
+    ASSERT_TRUE(rec.request_type.has_value());
+    informational += rec.request_type == RequestType::kInformational;
+    EXPECT_TRUE(rec.tenant.empty());  // stateless single calls
   }
+  EXPECT_EQ(r->report.classified_calls, 400u);
+  EXPECT_GT(r->report.classified_with_definition, 300u);
+  EXPECT_GT(informational, 300u);
 }
 
 // ---------------------------------------------------------------- LLMCompiler

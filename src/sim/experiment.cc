@@ -39,29 +39,51 @@ struct Optimum {
   bool solved = false;
   double saved_latency = 0;
   double saved_cost = 0;
-  std::string method;
+  std::string method;       // latency objective
+  std::string cost_method;  // cost objective
+  bool latency_exact = false;
+  bool cost_exact = false;
 };
 
-// INTEGRATION POINT (limits helper): SolveOptimum from src/sim/optimum.h.
-Result<Optimum> SolveOptimumFor(const PreparedTrace& p, uint64_t capacity) {
+// INTEGRATION POINT (limits helper): SolveOptimum from src/sim/optimum.h,
+// told the replay's invalidation rule through dies_at so that it never
+// counts a hit the replay forbids (at unlimited capacity the infinite cache
+// reaches it exactly).
+Result<Optimum> SolveOptimumFor(const PreparedTrace& p, uint64_t capacity,
+                                const std::vector<uint64_t>& dies_at,
+                                const ExperimentSpec& spec) {
 #if TOOLCACHE_SIM_HAS_OPTIMUM
+  OptimumOptions options;
+  options.max_exact_requests = spec.optimum_max_exact_requests;
+  options.time_limit_seconds = spec.optimum_time_limit_seconds;
+  options.dies_at = dies_at;
   Result<OptimumResult> lat = SolveOptimum(p.requests, p.cacheable, capacity,
-                                           OptimumObjective::kLatency);
+                                           OptimumObjective::kLatency, options);
   if (!lat.ok()) return lat.status();
-  Result<OptimumResult> cost =
-      SolveOptimum(p.requests, p.cacheable, capacity, OptimumObjective::kCost);
+  Result<OptimumResult> cost = SolveOptimum(p.requests, p.cacheable, capacity,
+                                            OptimumObjective::kCost, options);
   if (!cost.ok()) return cost.status();
   Optimum o;
   o.solved = true;
   o.saved_latency = lat->saved_latency;
   o.saved_cost = cost->saved_cost;
   o.method = lat->method;
+  o.cost_method = cost->method;
+  o.latency_exact = lat->exact;
+  o.cost_exact = cost->exact;
   return o;
 #else
   (void)p;
   (void)capacity;
+  (void)dies_at;
+  (void)spec;
   return Optimum{};
 #endif
+}
+
+bool SolvesOptimumFor(const ExperimentSpec& spec, bool from_trace) {
+  return spec.solve_optimum && !spec.entry_capacity && OptimumAvailable() &&
+         (from_trace || spec.optimum_for_synthetic);
 }
 
 std::optional<double> Fraction(double value, double optimum) {
@@ -72,6 +94,17 @@ std::optional<double> Fraction(double value, double optimum) {
 }  // namespace
 
 bool OptimumAvailable() { return TOOLCACHE_SIM_HAS_OPTIMUM != 0; }
+
+uint64_t ExperimentWork(const ExperimentSpec& spec) {
+  const uint64_t synthetic =
+      static_cast<uint64_t>(spec.workloads.size()) * spec.seeds;
+  const uint64_t traces = spec.traces.size();
+  const uint64_t sizes = spec.sizes_pct.size();
+  uint64_t work = (synthetic + traces) * spec.policies.size() * sizes;
+  if (SolvesOptimumFor(spec, false)) work += synthetic * sizes;
+  if (SolvesOptimumFor(spec, true)) work += traces * sizes;
+  return work;
+}
 
 Status ParallelFor(uint64_t count, uint32_t jobs,
                    const std::function<Status(uint64_t)>& fn) {
@@ -119,6 +152,17 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
   }
   if (spec.seeds == 0 && !spec.workloads.empty()) {
     return InvalidArgument("--seeds must be at least 1");
+  }
+  if (!(spec.optimum_time_limit_seconds > 0) ||
+      !std::isfinite(spec.optimum_time_limit_seconds)) {
+    return InvalidArgument(
+        "the optimum's time limit must be a positive number of seconds");
+  }
+  for (const Trace& t : spec.traces) {
+    if (t.records.empty()) {
+      return InvalidArgument("trace '" + t.name +
+                             "' has no records (nothing to replay)");
+    }
   }
   for (const PolicyVariant& v : spec.policies) {
     Result<std::unique_ptr<Policy>> probe =
@@ -170,13 +214,14 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
   // Phase 2: optimum per (source, size), when asked.
   std::vector<Optimum> optima(sources.size() * n_sizes);
   std::vector<uint64_t> opt_cells;
-  if (!spec.entry_capacity && OptimumAvailable()) {
-    for (size_t s = 0; s < sources.size(); ++s) {
-      if (!sources[s].from_trace && !spec.optimum_for_synthetic) continue;
-      for (size_t z = 0; z < n_sizes; ++z) opt_cells.push_back(s * n_sizes + z);
-    }
+  std::vector<std::vector<uint64_t>> dies_at(sources.size());
+  for (size_t s = 0; s < sources.size(); ++s) {
+    if (!SolvesOptimumFor(spec, sources[s].from_trace)) continue;
+    dies_at[s] =
+        EntryDeathIndices(sources[s].prepared, sources[s].invalidation);
+    for (size_t z = 0; z < n_sizes; ++z) opt_cells.push_back(s * n_sizes + z);
   }
-  const uint64_t total = opt_cells.size() + sources.size() * n_pol * n_sizes;
+  const uint64_t total = ExperimentWork(spec);  // == opt_cells + replays
   std::atomic<uint64_t> done{0};
   auto tick = [&] {
     uint64_t d = done.fetch_add(1) + 1;
@@ -186,7 +231,8 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
     const uint64_t cell = opt_cells[i];
     const PreparedTrace& p = sources[cell / n_sizes].prepared;
     Result<Optimum> o = SolveOptimumFor(
-        p, CapacityForPercent(p, spec.sizes_pct[cell % n_sizes]));
+        p, CapacityForPercent(p, spec.sizes_pct[cell % n_sizes]),
+        dies_at[cell / n_sizes], spec);
     if (!o.ok()) return o.status();
     optima[cell] = std::move(*o);
     tick();
@@ -232,6 +278,9 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
           Fraction(m->saved_latency, o.saved_latency);
       r.saved_cost_fraction_of_opt = Fraction(m->saved_cost, o.saved_cost);
       r.optimum_method = o.method;
+      r.optimum_cost_method = o.cost_method;
+      r.optimum_exact = (!r.saved_latency_fraction_of_opt || o.latency_exact) &&
+                        (!r.saved_cost_fraction_of_opt || o.cost_exact);
     }
     tick();
     return Status::Ok();

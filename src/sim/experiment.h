@@ -56,11 +56,20 @@ struct ExperimentSpec {
   PrepareOptions prepare;
   // Capacity as a count of entries instead of bytes.
   bool entry_capacity = false;
-  // Solve the offline optimum for synthetic workloads too (always for
-  // traces; never in entry-capacity mode).
+  // Solve the offline optimum for synthetic workloads too (for traces
+  // unless solve_optimum is false; never in entry-capacity mode).
   bool optimum_for_synthetic = false;
+  // false: no optimum at all, not even for traces (--no-optimum).
+  bool solve_optimum = true;
+  // OptimumOptions for every solve (src/sim/optimum.h): the largest trace
+  // solved exactly (longer ones get the LP bound) and the time budget per
+  // solve (two solves per (trace, size): latency and cost).
+  uint64_t optimum_max_exact_requests = 5000;
+  double optimum_time_limit_seconds = 60;
   uint32_t jobs = 0;  // 0 = std::thread::hardware_concurrency()
-  // Called after each finished cell with (done, total).
+  // Called after each finished unit of work (an optimum solve of one
+  // (trace, size) or a replay cell) with (done, total); total ==
+  // ExperimentWork(spec).
   std::function<void(uint64_t, uint64_t)> progress;
 };
 
@@ -77,16 +86,28 @@ struct RunRecord {
   // Present when the optimum was solved (and is > 0).
   std::optional<double> saved_latency_fraction_of_opt;
   std::optional<double> saved_cost_fraction_of_opt;
-  std::string optimum_method;  // "" when not solved
+  // How each optimum was obtained (OptimumResult::method; "" when not
+  // solved): the latency objective's and the cost objective's.
+  std::string optimum_method;
+  std::string optimum_cost_method;
+  // True when every optimum behind a present fraction is the exact 0/1
+  // optimum; false when one is an upper bound (LP relaxation, a time limit
+  // or dropped run rows), so the fraction is understated, never overstated.
+  bool optimum_exact = false;
 };
 
 // True when the limits helper's SolveOptimum is compiled in.
 bool OptimumAvailable();
 
+// Units of work RunExperiment reports through `progress`: one per optimum
+// solve pair (source x size, when solved) plus one per replay cell.
+uint64_t ExperimentWork(const ExperimentSpec& spec);
+
 // Runs the grid. Records come in the order workload (synthetic in spec order,
 // then traces), policy, size, seed. Errors: an invalid spec (no policies, a
-// size outside (0, 100]), an unknown policy or knob, a trace that does not
-// prepare, a failing solver; the first failing cell in grid order wins.
+// size outside (0, 100], an empty trace, bad optimum options), an unknown
+// policy or knob, a trace that does not prepare, a failing solver; the first
+// failing cell in grid order wins.
 Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec);
 
 // Runs fn(0..count-1) on `jobs` threads; returns the error of the lowest

@@ -6,8 +6,10 @@
 //  - the flow model has one node per distinct interval end point (sorted);
 //    central arc j carries the free capacity between node j and j+1, scaled
 //    so the capacity is 1; interval arcs carry size/capacity * x.
-//  - every GLPK call happens while holding GlpkMutex(); each problem object
-//    is deleted before the lock is released.
+//  - every GLPK call happens while SolveOptimum holds GlpkMutex() (one lock
+//    around the whole solve phase); each problem object is deleted before
+//    the lock is released. The time limit counts from the lock, not from
+//    the wait for it.
 #include "src/sim/optimum.h"
 
 #include <glpk.h>
@@ -32,6 +34,16 @@ struct Interval {
   double latency;
   double cost;
   bool fixed = false;  // provably chosen in an optimum (never binds)
+};
+
+// A run row: the intervals `members` (consecutive intervals k..l of one
+// object) cannot all be chosen unless the run continues from an earlier
+// fetch: sum(x_members) - x_pred <= |members| - 1. pred = kNoPred when no
+// interval ends where k starts (then k always starts a run).
+constexpr size_t kNoPred = std::numeric_limits<size_t>::max();
+struct RunRow {
+  std::vector<size_t> members;
+  size_t pred = kNoPred;
 };
 
 std::mutex& GlpkMutex() {
@@ -85,11 +97,30 @@ struct Solution {
   std::optional<double> lower;  // best 0/1 value found, when known
 };
 
+// glp_simplex, and once more with the dual simplex when the primal one fails
+// numerically (GLPK 5's primal simplex can stop with "trow[q] = 0.0",
+// GLP_EFAIL, on the highly degenerate 0/±1 run rows). True when optimal.
+bool SimplexWithRetry(glp_prob* lp, glp_smcp* sp) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int rc = glp_simplex(lp, sp);
+  if (rc != 0 && rc != GLP_ETMLIM) {
+    const double used_ms = std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - t0)
+                               .count();
+    if (used_ms >= sp->tm_lim) return false;  // the budget is spent
+    sp->tm_lim = std::max(1, static_cast<int>(sp->tm_lim - used_ms));
+    glp_std_basis(lp);
+    sp->meth = GLP_DUALP;
+    rc = glp_simplex(lp, sp);
+  }
+  return rc == 0 && glp_get_status(lp) == GLP_OPT;
+}
+
 // The LP path: the flow model of the non-fixed intervals, solved as an LP
 // (x in [0, 1]); its value bounds the 0/1 optimum from above.
 Solution SolveLp(const std::vector<Interval>& iv,
-                 const std::vector<std::vector<size_t>>& ttl_rows,
-                 uint64_t capacity, double time_limit_seconds) {
+                 const std::vector<RunRow>& run_rows, uint64_t capacity,
+                 double time_limit_seconds) {
   Solution sol;
   sol.x.assign(iv.size(), 0);
   std::vector<size_t> free_iv;
@@ -117,8 +148,7 @@ Solution SolveLp(const std::vector<Interval>& iv,
   const int m = static_cast<int>(points.size());  // nodes; m >= 2
   const double cap = static_cast<double>(capacity);
 
-  std::lock_guard<std::mutex> lock(GlpkMutex());
-  glp_term_out(GLP_OFF);
+  glp_term_out(GLP_OFF);  // REQUIRES: GlpkMutex() held (SolveOptimum)
   glp_prob* lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MAX);
   // Rows 1..m-1: conservation at nodes 0..m-2 (the last one is implied).
@@ -157,21 +187,26 @@ Solution SolveLp(const std::vector<Interval>& iv,
     put(node_of(v.start), col, -s);
     put(node_of(v.end), col, s);
   }
-  // TTL chain rows: not all intervals of a chain that outlives its fetch.
-  if (!ttl_rows.empty()) {
+  // Run rows: not all intervals of a run that outlives its fetch.
+  if (!run_rows.empty()) {
     std::unordered_map<size_t, int> col_of;
     for (size_t c = 0; c < free_iv.size(); ++c) {
       col_of[free_iv[c]] = n_central + 1 + static_cast<int>(c);
     }
-    const int first = glp_add_rows(lp, static_cast<int>(ttl_rows.size()));
-    for (size_t r = 0; r < ttl_rows.size(); ++r) {
+    const int first = glp_add_rows(lp, static_cast<int>(run_rows.size()));
+    for (size_t r = 0; r < run_rows.size(); ++r) {
       const int row = first + static_cast<int>(r);
       glp_set_row_bnds(lp, row, GLP_UP, 0.0,
-                       static_cast<double>(ttl_rows[r].size() - 1));
-      for (size_t k : ttl_rows[r]) {
+                       static_cast<double>(run_rows[r].members.size() - 1));
+      for (size_t k : run_rows[r].members) {
         ia.push_back(row);
         ja.push_back(col_of.at(k));
         ar.push_back(1.0);
+      }
+      if (run_rows[r].pred != kNoPred) {
+        ia.push_back(row);
+        ja.push_back(col_of.at(run_rows[r].pred));
+        ar.push_back(-1.0);
       }
     }
   }
@@ -189,10 +224,12 @@ Solution SolveLp(const std::vector<Interval>& iv,
   glp_smcp sp;
   glp_init_smcp(&sp);
   sp.msg_lev = GLP_MSG_OFF;
-  sp.presolve = GLP_ON;
+  // Choice: no presolver. It scales the problem first (glp_scale_prob),
+  // which ignores tm_lim and took minutes on 50k requests; the matrix is
+  // already scaled (coefficients in [-1, 1], capacity 1).
+  sp.presolve = GLP_OFF;
   sp.tm_lim = remaining_ms();
-  const int lp_rc = glp_simplex(lp, &sp);
-  const bool lp_ok = lp_rc == 0 && glp_get_status(lp) == GLP_OPT;
+  const bool lp_ok = SimplexWithRetry(lp, &sp);
   std::vector<double> lp_x(free_iv.size(), 0);
   if (lp_ok) {
     for (size_t c = 0; c < free_iv.size(); ++c) {
@@ -208,10 +245,10 @@ Solution SolveLp(const std::vector<Interval>& iv,
     sol.method = "lp-relaxation";
     return sol;
   }
-  // Neither finished: every interval, the infinite-capacity bound.
+  // The LP did not finish: every interval, the loosest valid bound.
   for (size_t k : free_iv) sol.x[k] = 1;
   sol.exact = false;
-  sol.method = "infinite-capacity bound (lp time limit)";
+  sol.method = "all-intervals bound (lp time limit)";
   return sol;
 }
 
@@ -323,7 +360,7 @@ void OnSearchEvent(glp_tree* tree, void* info) {
 ComponentResult SolveComponent(const std::vector<Interval>& iv,
                                const std::vector<size_t>& cols,
                                const std::vector<Row>& rows,
-                               const std::vector<Row>& ttl_rows,
+                               const std::vector<RunRow>& run_rows,
                                uint64_t capacity, int time_limit_ms,
                                std::vector<double>& x) {
   ComponentResult res;
@@ -332,8 +369,7 @@ ComponentResult SolveComponent(const std::vector<Interval>& iv,
     col_of[cols[c]] = static_cast<int>(c) + 1;
   }
   const double cap = static_cast<double>(capacity);
-  std::lock_guard<std::mutex> lock(GlpkMutex());
-  glp_term_out(GLP_OFF);
+  glp_term_out(GLP_OFF);  // REQUIRES: GlpkMutex() held (SolveOptimum)
   glp_prob* lp = glp_create_prob();
   glp_set_obj_dir(lp, GLP_MAX);
   glp_add_cols(lp, static_cast<int>(cols.size()));
@@ -347,23 +383,38 @@ ComponentResult SolveComponent(const std::vector<Interval>& iv,
   std::vector<int> ia{0}, ja{0};
   std::vector<double> ar{0};
   for (size_t r = 0; r < rows.size(); ++r) {
-    glp_set_row_bnds(lp, static_cast<int>(r) + 1, GLP_UP, 0.0, 1.0);
+    // A row whose intervals all have one size s is a cardinality row:
+    // "at most floor(capacity / s) of them" is the same 0/1 set and has an
+    // integral LP (interval rows are consecutive-ones), which GLPK's cuts
+    // did not find: a 542-request trace of equal sizes went from a 60 s
+    // time-limit bound to exact.
+    const uint64_t s0 = iv[rows[r].front()].size;
+    const bool uniform =
+        std::all_of(rows[r].begin(), rows[r].end(),
+                    [&](size_t k) { return iv[k].size == s0; });
+    glp_set_row_bnds(lp, static_cast<int>(r) + 1, GLP_UP, 0.0,
+                     uniform ? static_cast<double>(capacity / s0) : 1.0);
     for (size_t k : rows[r]) {
       ia.push_back(static_cast<int>(r) + 1);
       ja.push_back(col_of[k]);
-      ar.push_back(static_cast<double>(iv[k].size) / cap);
+      ar.push_back(uniform ? 1.0 : static_cast<double>(iv[k].size) / cap);
     }
   }
-  if (!ttl_rows.empty()) {
-    const int first = glp_add_rows(lp, static_cast<int>(ttl_rows.size()));
-    for (size_t r = 0; r < ttl_rows.size(); ++r) {
+  if (!run_rows.empty()) {
+    const int first = glp_add_rows(lp, static_cast<int>(run_rows.size()));
+    for (size_t r = 0; r < run_rows.size(); ++r) {
       const int row = first + static_cast<int>(r);
       glp_set_row_bnds(lp, row, GLP_UP, 0.0,
-                       static_cast<double>(ttl_rows[r].size() - 1));
-      for (size_t k : ttl_rows[r]) {
+                       static_cast<double>(run_rows[r].members.size() - 1));
+      for (size_t k : run_rows[r].members) {
         ia.push_back(row);
         ja.push_back(col_of.at(k));
         ar.push_back(1.0);
+      }
+      if (run_rows[r].pred != kNoPred) {
+        ia.push_back(row);
+        ja.push_back(col_of.at(run_rows[r].pred));
+        ar.push_back(-1.0);
       }
     }
   }
@@ -381,7 +432,7 @@ ComponentResult SolveComponent(const std::vector<Interval>& iv,
   glp_init_smcp(&sp);
   sp.msg_lev = GLP_MSG_OFF;
   sp.tm_lim = remaining_ms();
-  res.lp_ok = glp_simplex(lp, &sp) == 0 && glp_get_status(lp) == GLP_OPT;
+  res.lp_ok = SimplexWithRetry(lp, &sp);
   if (res.lp_ok) {
     res.bound = glp_get_obj_val(lp);
     // Rounding the LP's fractional intervals down is feasible.
@@ -434,8 +485,9 @@ ComponentResult SolveComponent(const std::vector<Interval>& iv,
 
 // The exact path: split the free intervals into independent components
 // (intervals sharing a binding row) and solve each component's ILP.
-Solution SolveExact(std::vector<Interval>& iv, const std::vector<Row>& ttl_rows,
-                    uint64_t capacity, double time_limit_seconds) {
+Solution SolveExact(std::vector<Interval>& iv,
+                    const std::vector<RunRow>& run_rows, uint64_t capacity,
+                    double time_limit_seconds) {
   Solution sol;
   sol.x.assign(iv.size(), 0);
   std::vector<size_t> free_iv;
@@ -450,12 +502,20 @@ Solution SolveExact(std::vector<Interval>& iv, const std::vector<Row>& ttl_rows,
   // Intervals in no binding row can all be taken.
   std::vector<uint8_t> in_row(iv.size(), 0);
   Components comp(iv.size());
-  for (const std::vector<Row>* set : {&rows, &ttl_rows}) {
-    for (const Row& row : *set) {
-      for (size_t k : row) {
-        in_row[k] = 1;
-        comp.Union(k, row.front());
-      }
+  for (const Row& row : rows) {
+    for (size_t k : row) {
+      in_row[k] = 1;
+      comp.Union(k, row.front());
+    }
+  }
+  for (const RunRow& row : run_rows) {
+    for (size_t k : row.members) {
+      in_row[k] = 1;
+      comp.Union(k, row.members.front());
+    }
+    if (row.pred != kNoPred) {
+      in_row[row.pred] = 1;
+      comp.Union(row.pred, row.members.front());
     }
   }
   std::unordered_map<size_t, std::vector<size_t>> cols_of;
@@ -468,9 +528,9 @@ Solution SolveExact(std::vector<Interval>& iv, const std::vector<Row>& ttl_rows,
   }
   std::unordered_map<size_t, std::vector<Row>> rows_of;
   for (const Row& row : rows) rows_of[comp.Find(row.front())].push_back(row);
-  std::unordered_map<size_t, std::vector<Row>> ttl_rows_of;
-  for (const Row& row : ttl_rows) {
-    ttl_rows_of[comp.Find(row.front())].push_back(row);
+  std::unordered_map<size_t, std::vector<RunRow>> run_rows_of;
+  for (const RunRow& row : run_rows) {
+    run_rows_of[comp.Find(row.members.front())].push_back(row);
   }
   if (cols_of.empty()) {
     sol.exact = true;
@@ -501,7 +561,7 @@ Solution SolveExact(std::vector<Interval>& iv, const std::vector<Row>& ttl_rows,
         std::max(0.001, (time_limit_seconds - used) /
                             static_cast<double>(order.size() - c));
     const ComponentResult r =
-        SolveComponent(iv, cols_of[root], rows_of[root], ttl_rows_of[root],
+        SolveComponent(iv, cols_of[root], rows_of[root], run_rows_of[root],
                        capacity, static_cast<int>(share * 1000.0), sol.x);
     if (!r.lp_ok) {
       // No bound either: take every interval of the component.
@@ -552,6 +612,23 @@ Result<OptimumResult> SolveOptimum(std::span<const Request> reqs,
     }
   }
 
+  if (!options.dies_at.empty() && options.dies_at.size() != reqs.size()) {
+    return InvalidArgument(
+        "SolveOptimum: " + std::to_string(reqs.size()) + " requests but " +
+        std::to_string(options.dies_at.size()) + " dies_at entries");
+  }
+  auto dies_at = [&](uint64_t p) {
+    return options.dies_at.empty() ? std::numeric_limits<uint64_t>::max()
+                                   : options.dies_at[p];
+  };
+  for (size_t p = 0; p < options.dies_at.size(); ++p) {
+    if (cacheable[p] && options.dies_at[p] <= p) {
+      return InvalidArgument("SolveOptimum: dies_at of request " +
+                             std::to_string(p) + " is not after it");
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+
   // Intervals between consecutive cacheable requests of the same id.
   std::vector<Interval> iv;
   std::unordered_map<ObjectId, uint64_t> last;
@@ -567,45 +644,123 @@ Result<OptimumResult> SolveOptimum(std::span<const Request> reqs,
     const uint64_t size = std::max<uint64_t>(f.size, 1);
     const double weight = WeightOf(r, objective);
     // Paper-silent: stale from its own start -> dropped (runs of hits are
-    // limited by the TTL-run rows below); the size is the one fetched at p.
+    // limited by the run rows below); the size is the one fetched at p.
     const bool fresh_enough = r.now < f.now + f.ttl;
-    if (size > capacity_bytes || !fresh_enough || !(weight > 0)) continue;
-    iv.push_back({p, i, size, weight, r.latency, r.cost});
+    // A worthless hit is dropped (a refetch at i is never worse: a later
+    // expiry and death), unless i cannot start a run of its own (an error
+    // result is never inserted): then keeping p's entry through i may be
+    // the only way to the hits after i.
+    const bool needed_as_link = dies_at(i) <= i + 1;
+    if (size > capacity_bytes || !fresh_enough ||
+        (!(weight > 0) && !needed_as_link)) {
+      continue;
+    }
+    iv.push_back({p, i, size, std::max(weight, 0.0), r.latency, r.cost});
   }
 
-  // TTL chains: consecutive chosen intervals of one object are one cached
-  // entry whose fetch is the first interval's start, so a run k..l ending
-  // at or after start(k) + ttl(start(k)) cannot be chosen entirely.
-  std::vector<std::vector<size_t>> ttl_rows;
+  // Run rows: consecutive chosen intervals k..l of one object are one cached
+  // entry fetched at start(k) when the interval ending at start(k) (pred) is
+  // not chosen; that entry is gone once its TTL expires (time) or the
+  // replay's invalidation rule erases it (dies_at, a request index), so the
+  // shortest run k..l ending at or after either gets
+  //   x_k + ... + x_l - x_pred <= l - k,
+  // which binds only when k really starts a run. Intervals are not dropped
+  // for invalidation: an error request cannot start a run but can be a hit
+  // inside one.
+  std::vector<RunRow> run_rows;
   std::vector<uint8_t> linked(iv.size(), 0);
+  uint64_t dropped_rows = 0;
   {
-    std::unordered_map<uint64_t, size_t> starting_at;  // request -> interval
-    for (size_t k = 0; k < iv.size(); ++k) starting_at[iv[k].start] = k;
+    std::vector<size_t> starting_at(reqs.size(), kNoPred);
+    std::vector<size_t> ending_at(reqs.size(), kNoPred);
     for (size_t k = 0; k < iv.size(); ++k) {
-      const Request& f = reqs[iv[k].start];
-      if (!std::isfinite(f.ttl)) continue;
-      const double expiry = f.now + f.ttl;
-      std::vector<size_t> run{k};
+      starting_at[iv[k].start] = k;
+      ending_at[iv[k].end] = k;
+    }
+    const bool exact_path = reqs.size() <= options.max_exact_requests;
+    // Choice: run rows longer than this are dropped (each dropped row can
+    // only raise the value, so the result stays an upper bound and is
+    // reported as not exact): 4096 intervals on the exact path (bounded
+    // work on hot objects), 64 on the LP path (bounded memory).
+    const size_t max_run = exact_path ? 4096 : 64;
+    // Choice: at most 4M run-row non-zeros (~250 MB in GLPK); the shortest
+    // rows are kept.
+    constexpr size_t kMaxRunNonZeros = 4'000'000;
+    size_t nonzeros = 0;
+    // Per interval: the latest expiry / death of any earlier fetch in its
+    // chain (intervals linked through pred), to tell when a run through k
+    // that started earlier must die no later than one started at k.
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    auto expiry_of = [&](uint64_t p) {
+      const Request& f = reqs[p];
+      return std::isfinite(f.ttl) ? f.now + f.ttl : kInf;
+    };
+    std::vector<double> earlier_expiry(iv.size(), -kInf);
+    std::vector<uint64_t> earlier_death(iv.size(), 0);
+    for (size_t k = 0; k < iv.size(); ++k) {
+      const size_t pred = ending_at[iv[k].start];
+      if (pred == kNoPred) continue;  // iv is sorted by end: pred < k
+      earlier_expiry[k] =
+          std::max(earlier_expiry[pred], expiry_of(iv[pred].start));
+      earlier_death[k] = std::max(earlier_death[pred], dies_at(iv[pred].start));
+    }
+    for (size_t k = 0; k < iv.size(); ++k) {
+      const double expiry = expiry_of(iv[k].start);
+      const uint64_t death = dies_at(iv[k].start);
+      RunRow row;
+      row.pred = ending_at[iv[k].start];
+      // The row may drop its -x_pred term (the stronger, classic "not all
+      // of k..l") when every run reaching k from an earlier fetch dies no
+      // later: earlier expiries and deaths are <= k's, and k's death is not
+      // the "cannot start" p + 1 of an error result (or a COMMAND right
+      // after it, which is indistinguishable and equally safe to keep).
+      if (row.pred != kNoPred && death > iv[k].start + 1 &&
+          earlier_expiry[k] <= expiry && earlier_death[k] <= death) {
+        row.pred = kNoPred;
+      }
       size_t l = k;
-      // Choice: chains longer than kMaxChain are left unconstrained (the
-      // result stays an upper bound) to bound the work on hot objects.
-      constexpr size_t kMaxChain = 4096;
-      while (run.size() <= kMaxChain) {
-        auto it = starting_at.find(iv[l].end);
-        if (it == starting_at.end()) break;
-        l = it->second;
-        run.push_back(l);
-        if (reqs[iv[l].end].now >= expiry) {
-          for (size_t j : run) linked[j] = 1;
-          ttl_rows.push_back(std::move(run));
+      bool ends = false;
+      while (true) {
+        row.members.push_back(l);
+        if (iv[l].end >= death || reqs[iv[l].end].now >= expiry) {
+          ends = true;
           break;
         }
+        if (row.members.size() > max_run) break;
+        const size_t next = starting_at[iv[l].end];
+        if (next == kNoPred) break;
+        l = next;
       }
+      if (!ends) {
+        if (row.members.size() > max_run) ++dropped_rows;
+        continue;
+      }
+      nonzeros += row.members.size() + (row.pred != kNoPred);
+      run_rows.push_back(std::move(row));
+    }
+    if (nonzeros > kMaxRunNonZeros) {
+      std::stable_sort(run_rows.begin(), run_rows.end(),
+                       [](const RunRow& a, const RunRow& b) {
+                         return a.members.size() < b.members.size();
+                       });
+      size_t kept = 0, used = 0;
+      while (kept < run_rows.size()) {
+        const size_t w = run_rows[kept].members.size() + 1;
+        if (used + w > kMaxRunNonZeros) break;
+        used += w;
+        ++kept;
+      }
+      dropped_rows += run_rows.size() - kept;
+      run_rows.resize(kept);
+    }
+    for (const RunRow& row : run_rows) {
+      for (size_t j : row.members) linked[j] = 1;
+      if (row.pred != kNoPred) linked[row.pred] = 1;
     }
   }
 
   // Fix intervals that cannot bind: the load with every interval cached
-  // never exceeds the capacity anywhere inside them (and no TTL chain row
+  // never exceeds the capacity anywhere inside them (and no run row
   // involves them).
   if (!iv.empty()) {
     std::vector<double> diff(reqs.size() + 1, 0);
@@ -627,11 +782,28 @@ Result<OptimumResult> SolveOptimum(std::span<const Request> reqs,
     }
   }
 
+  // GLPK is serialized: hold the lock for the whole solve, and start the
+  // solver's share of the budget once it is held, so that concurrent
+  // solves do not spend each other's time limit waiting.
+  const double used =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+  std::unique_lock<std::mutex> glpk(GlpkMutex());
+  const double left = std::max(0.001, options.time_limit_seconds - used);
   const bool integer = reqs.size() <= options.max_exact_requests;
-  const Solution sol =
-      integer
-          ? SolveExact(iv, ttl_rows, capacity_bytes, options.time_limit_seconds)
-          : SolveLp(iv, ttl_rows, capacity_bytes, options.time_limit_seconds);
+  Solution sol = integer ? SolveExact(iv, run_rows, capacity_bytes, left)
+                         : SolveLp(iv, run_rows, capacity_bytes, left);
+  glpk.unlock();
+  if (dropped_rows > 0) {
+    // The value is an upper bound, not the optimum.
+    if (sol.exact) {
+      double value = 0;
+      for (size_t k = 0; k < iv.size(); ++k) value += sol.x[k] * iv[k].weight;
+      sol.bound = value;
+    }
+    sol.exact = false;
+    sol.method += " (" + std::to_string(dropped_rows) + " run rows dropped)";
+  }
 
   OptimumResult out;
   out.exact = sol.exact;
@@ -648,7 +820,7 @@ Result<OptimumResult> SolveOptimum(std::span<const Request> reqs,
   out.hits = static_cast<uint64_t>(std::floor(hits + 1e-6));
   out.lower_bound = out.exact ? out.objective : 0;
   if (sol.lower.has_value()) out.lower_bound = *sol.lower;
-  if (!sol.exact && sol.method == "lp-relaxation") {
+  if (!sol.exact && sol.method.starts_with("lp-relaxation")) {
     // Rounding the fractional intervals down is feasible.
     double lower = 0;
     for (size_t k = 0; k < iv.size(); ++k) {
@@ -671,9 +843,11 @@ Result<OptimumResult> SolveOptimum(std::span<const Request> reqs,
         break;
     }
   }
+  if (dropped_rows > 0) out.lower_bound = 0;  // x may break a dropped row
   if (iv.empty()) {
     out.exact = true;
     out.method = "all-intervals-fit";
+    out.lower_bound = 0;
   }
   return out;
 }

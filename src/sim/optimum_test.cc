@@ -4,6 +4,7 @@
 #include "src/sim/optimum.h"
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -270,6 +271,87 @@ TEST(SolveOptimum, BoundsEveryRegisteredPolicy) {
   }
 }
 
+TEST(SolveOptimum, AnErrorResultCannotStartARunButCanBeServedInsideOne) {
+  // x at 0 (ok), 1 (error result), 2 (ok): a cache keeps 0's entry and
+  // serves 1 and 2 (2 hits). If 0 is the error instead, nothing is
+  // inserted at 0; 1 inserts and 2 hits (1 hit).
+  const std::vector<Request> reqs = {R(1, 1, 1, 0), R(1, 1, 1, 1),
+                                     R(1, 1, 1, 2)};
+  constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  const std::vector<uint64_t> error_at_1 = {kNever, 2, kNever};
+  const std::vector<uint64_t> error_at_0 = {1, kNever, kNever};
+  for (const uint64_t max_exact : {5000u, 0u}) {
+    Result<OptimumResult> r =
+        SolveOptimum(reqs, AllCacheable(3), 100, OptimumObjective::kHits,
+                     {.max_exact_requests = max_exact, .dies_at = error_at_1});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_NEAR(r->objective, 2.0, 1e-9) << max_exact;
+    r = SolveOptimum(reqs, AllCacheable(3), 100, OptimumObjective::kHits,
+                     {.max_exact_requests = max_exact, .dies_at = error_at_0});
+    ASSERT_TRUE(r.ok());
+    EXPECT_NEAR(r->objective, 1.0, 1e-9) << max_exact;
+  }
+}
+
+TEST(SolveOptimum, AnErrorInsideARunKeepsItsWorthlessLink) {
+  // The error request 1 is worth nothing (latency 0), yet its interval must
+  // stay: it is the only way to the hit at 2 (worth 5).
+  const std::vector<Request> reqs = {R(1, 1, 1, 0), R(1, 1, 0, 1),
+                                     R(1, 1, 5, 2)};
+  constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  const std::vector<uint64_t> dies = {kNever, 2, kNever};
+  Result<OptimumResult> r =
+      SolveOptimum(reqs, AllCacheable(3), 100, OptimumObjective::kLatency,
+                   {.dies_at = dies});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->exact);
+  EXPECT_DOUBLE_EQ(r->saved_latency, 5.0);
+}
+
+TEST(SolveOptimum, InvalidationEndsARunAtDiesAt) {
+  // x at 0, 1, 3, 4; an invalidation at index 2 kills the entry fetched at
+  // 0 (and at 1): 3 must miss and refetch, 4 hits: 2 hits, not 3.
+  const std::vector<Request> reqs = {R(1, 1, 1, 0), R(1, 1, 1, 1),
+                                     R(2, 1, 1, 2), R(1, 1, 1, 3),
+                                     R(1, 1, 1, 4)};
+  const std::vector<uint8_t> flags = {1, 1, 0, 1, 1};
+  constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  const std::vector<uint64_t> dies = {2, 2, kNever, kNever, kNever};
+  for (const uint64_t max_exact : {5000u, 0u}) {
+    Result<OptimumResult> r =
+        SolveOptimum(reqs, flags, kUnlimitedBytes, OptimumObjective::kHits,
+                     {.max_exact_requests = max_exact, .dies_at = dies});
+    ASSERT_TRUE(r.ok());
+    EXPECT_NEAR(r->objective, 2.0, 1e-9) << max_exact;
+  }
+  Result<OptimumResult> r =
+      SolveOptimum(reqs, flags, kUnlimitedBytes, OptimumObjective::kHits);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->hits, 3u);  // without dies_at, nothing ends the run
+}
+
+TEST(SolveOptimum, LongRunRowsAreDroppedOnTheLpPathAndReportedAsABound) {
+  // One hot object requested every second with TTL 100: each run row spans
+  // ~100 intervals, beyond the LP path's 64, so the rows are dropped, the
+  // result is an upper bound (>= the exact value) and says so.
+  std::vector<Request> reqs;
+  for (int i = 0; i < 400; ++i) reqs.push_back(R(1, 1, 1, i, 100));
+  Result<OptimumResult> exact =
+      SolveOptimum(reqs, AllCacheable(reqs.size()), kUnlimitedBytes,
+                   OptimumObjective::kHits);
+  Result<OptimumResult> lp =
+      SolveOptimum(reqs, AllCacheable(reqs.size()), kUnlimitedBytes,
+                   OptimumObjective::kHits, {.max_exact_requests = 0});
+  ASSERT_TRUE(exact.ok() && lp.ok());
+  EXPECT_TRUE(exact->exact) << exact->method;
+  EXPECT_EQ(exact->hits, 396u);  // misses at 0, 100, 200, 300
+  EXPECT_FALSE(lp->exact);
+  EXPECT_NE(lp->method.find("run rows dropped"), std::string::npos)
+      << lp->method;
+  EXPECT_GE(lp->objective, exact->objective - 1e-9);
+  EXPECT_EQ(lp->lower_bound, 0);
+}
+
 TEST(SolveOptimum, RejectsBadInputWithAMessage) {
   const std::vector<Request> reqs = {R(1, 1, 1, 0), R(1, 1, 1, 1)};
   Result<OptimumResult> r =
@@ -285,6 +367,16 @@ TEST(SolveOptimum, RejectsBadInputWithAMessage) {
   r = SolveOptimum(reqs, AllCacheable(2), 10, OptimumObjective::kHits,
                    {.time_limit_seconds = 0});
   EXPECT_FALSE(r.ok());
+  const std::vector<uint64_t> short_dies = {5};
+  r = SolveOptimum(reqs, AllCacheable(2), 10, OptimumObjective::kHits,
+                   {.dies_at = short_dies});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("dies_at"), std::string::npos);
+  const std::vector<uint64_t> not_after = {0, 5};
+  r = SolveOptimum(reqs, AllCacheable(2), 10, OptimumObjective::kHits,
+                   {.dies_at = not_after});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("request 0"), std::string::npos);
 }
 
 }  // namespace

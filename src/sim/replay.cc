@@ -8,12 +8,19 @@
 //   - Object identity is exact interning of (scope, tool, canonical
 //     arguments), mixed by a bijection: no two distinct keys share an id, so
 //     the simulator needs no full-key compare (the proxies do it).
-//   - slot_session_/slot_digest_ describe the entry now in each slot; they
-//     are rewritten on every successful insert, before any later read.
+//   - slot_incarnation/slot_digest describe the entry now in each slot; they
+//     are rewritten on every successful insert, before any later read. An
+//     incarnation number is unique per insert, so a session's touched list
+//     (object, incarnation) never erases a later re-insert of the object
+//     that the session did not touch.
+//   - EntryDeathIndices mirrors the kSession rule: a run of hits on one
+//     incarnation dies at the first COMMAND of any session that created or
+//     was served it, which is the suffix minimum it computes.
 #include "src/sim/replay.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_map>
@@ -57,6 +64,18 @@ bool ParamCategory(const std::string& tool, const std::string& args,
   return true;
 }
 
+// Offline hints for policies (Belady) when the Request struct carries them:
+// the time of the next access, and the index at which an entry touched by
+// this request is invalidated. Compiled only if the fields exist.
+template <typename R>
+void SetNextAccessTime(R& r, double time) {
+  if constexpr (requires { r.next_access_time; }) r.next_access_time = time;
+}
+template <typename R>
+void SetDiesAt(R& r, uint64_t index) {
+  if constexpr (requires { r.dies_at; }) r.dies_at = index;
+}
+
 }  // namespace
 
 Result<PreparedTrace> PrepareTrace(const Trace& trace,
@@ -87,9 +106,21 @@ Result<PreparedTrace> PrepareTrace(const Trace& trace,
       return InvalidArgument(trace.name + ": record " + std::to_string(i + 1) +
                              ": empty tool name");
     }
-    if (!(r.latency >= 0) || !(r.cost >= 0)) {
+    if (!(r.latency >= 0 && r.latency <= kMaxTraceLatencySeconds) ||
+        !(r.cost >= 0 && r.cost <= kMaxTraceCost)) {
+      return InvalidArgument(
+          trace.name + ": record " + std::to_string(i + 1) +
+          ": latency and cost must be finite, >= 0 and at most " +
+          nlohmann::json(kMaxTraceLatencySeconds).dump() + " s / " +
+          nlohmann::json(kMaxTraceCost).dump());
+    }
+    if (r.result_size > kMaxTraceResultSize) {
       return InvalidArgument(trace.name + ": record " + std::to_string(i + 1) +
-                             ": latency and cost must be >= 0");
+                             ": result_size exceeds 1 TiB");
+    }
+    if (std::isinf(r.time) || r.time > kMaxTraceTimeSeconds || r.time < 0) {
+      return InvalidArgument(trace.name + ": record " + std::to_string(i + 1) +
+                             ": time must be in [0, 1e12] s (or absent)");
     }
     // Choice: a record without a clock starts when the previous call ended.
     double t = std::isfinite(r.time) ? r.time : now + prev_latency;
@@ -107,8 +138,11 @@ Result<PreparedTrace> PrepareTrace(const Trace& trace,
         scope = "s:" + r.session;
         break;
     }
-    q.id = Mix64(
-        objects.Intern(scope + '\x1f' + r.tool + '\x1f' + r.arguments) + 1);
+    // The tenant joins the identity (a default "" tenant leaves the
+    // interning order, hence every id, as it was before tenants existed).
+    q.id = Mix64(objects.Intern(scope + '\x1e' + r.tenant + '\x1f' + r.tool +
+                                '\x1f' + r.arguments) +
+                 1);
     q.tool = tools.Intern(r.tool);
     if (!ParamCategory(r.tool, r.arguments, &q.param_category)) {
       return InvalidArgument(trace.name + ": record " + std::to_string(i + 1) +
@@ -137,16 +171,56 @@ Result<PreparedTrace> PrepareTrace(const Trace& trace,
       p.unique_cacheable_bytes += q.size;
     }
   }
-  // next_access: the next cacheable request of the same object.
+  // next_access: the next cacheable request of the same object;
+  // next_command: the next COMMAND of the same session.
   std::unordered_map<ObjectId, uint64_t> next;
+  std::unordered_map<uint32_t, uint64_t> next_command;
+  p.next_command.assign(n, kNoNextAccess);
   for (size_t i = n; i-- > 0;) {
     Request& q = p.requests[i];
+    if (p.command[i]) {
+      next_command[p.session[i]] = i;
+      continue;
+    }
+    if (auto c = next_command.find(p.session[i]); c != next_command.end()) {
+      p.next_command[i] = c->second;
+    }
     if (!p.cacheable[i]) continue;
     auto it = next.find(q.id);
     q.next_access = it == next.end() ? kNoNextAccess : it->second;
+    SetNextAccessTime(
+        q, it == next.end() ? kNoExpiry : p.requests[it->second].now);
     next[q.id] = i;
   }
   return p;
+}
+
+std::vector<uint64_t> EntryDeathIndices(const PreparedTrace& trace,
+                                        InvalidationRule rule) {
+  constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  const size_t n = trace.requests.size();
+  std::vector<uint64_t> dies(n, kNever);
+  std::unordered_map<uint32_t, uint64_t> next_command;  // session -> index
+  std::unordered_map<ObjectId, uint64_t> suffix;        // object -> min death
+  for (size_t i = n; i-- > 0;) {
+    if (trace.command[i]) {
+      if (rule == InvalidationRule::kSession) {
+        next_command[trace.session[i]] = i;
+      }
+      continue;
+    }
+    if (!trace.cacheable[i]) continue;
+    uint64_t d = kNever;
+    if (rule == InvalidationRule::kSession) {
+      auto it = next_command.find(trace.session[i]);
+      if (it != next_command.end()) d = it->second;
+      auto [s, fresh] = suffix.try_emplace(trace.requests[i].id, d);
+      if (!fresh) s->second = std::min(s->second, d);
+      d = s->second;
+    }
+    dies[i] = trace.error[i] ? i + 1 : d;
+  }
+  return dies;
 }
 
 uint64_t CapacityForPercent(const PreparedTrace& trace, double percent) {
@@ -192,10 +266,39 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
                  std::move(*policy));
 
   ReplayMetrics m;
-  std::vector<uint32_t> slot_session;
+  std::vector<uint64_t> slot_incarnation;
   std::vector<uint32_t> slot_digest;
-  std::unordered_map<uint32_t, std::vector<ObjectId>> created;  // by session
+  uint64_t incarnations = 0;
+  struct Touch {
+    ObjectId id;
+    uint64_t incarnation;
+  };
+  // Per session (interned ids are dense): the entries it created or was
+  // served since its last COMMAND (kSession only). A touch is recorded only
+  // if the session has a COMMAND still to come (next_command), so traces
+  // without COMMANDs pay nothing for the rule.
+  uint32_t sessions = 0;
+  for (uint32_t sid : trace.session) sessions = std::max(sessions, sid + 1);
+  const bool track = options.invalidation == InvalidationRule::kSession;
+  std::vector<std::vector<Touch>> touched(track ? sessions : 0);
   const bool broken = options.test_only_serve_commands;
+  // A session whose next COMMAND is far away grows its list by one per hit:
+  // when a list doubles past the live entries, drop the touches of entries
+  // that are gone and duplicates (amortized O(1) per request; memory stays
+  // O(entries) per session).
+  auto compact = [&](std::vector<Touch>& list) {
+    const size_t limit = std::max<size_t>(1024, 2 * core.view().entry_count());
+    if (list.size() <= limit) return;
+    std::unordered_map<ObjectId, uint64_t> live;
+    size_t kept = 0;
+    for (const Touch& t : list) {
+      const Slot s = core.Find(t.id);
+      if (s == kNoSlot || slot_incarnation[s] != t.incarnation) continue;
+      if (!live.emplace(t.id, t.incarnation).second) continue;
+      list[kept++] = t;
+    }
+    list.resize(kept);
+  };
 
   for (size_t i = 0; i < trace.requests.size(); ++i) {
     const Request& req = trace.requests[i];
@@ -204,19 +307,22 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
     ++m.requests;
     m.total_bytes += req.size;
     bool served = false;
-    if (is_command && options.invalidation == InvalidationRule::kSession) {
-      auto it = created.find(session);
-      if (it != created.end()) {
-        for (ObjectId id : it->second) {
-          Slot s = core.Find(id);
-          // Only the entry this session created: the id may since have been
-          // evicted and re-created by another session.
-          if (s != kNoSlot && slot_session[s] == session && core.Erase(id)) {
-            ++m.invalidations;
-          }
+    // A hand-built PreparedTrace may lack next_command: then record all.
+    const uint64_t next_command =
+        i < trace.next_command.size() ? trace.next_command[i] : uint64_t{0};
+    const bool record_touch = track && next_command != kNoNextAccess;
+    if (is_command && track) {
+      std::vector<Touch>& list = touched[session];
+      for (const Touch& t : list) {
+        Slot s = core.Find(t.id);
+        // Only the incarnation this session touched: the object may since
+        // have been evicted and re-inserted by a session that did not.
+        if (s != kNoSlot && slot_incarnation[s] == t.incarnation &&
+            core.Erase(t.id)) {
+          ++m.invalidations;
         }
-        created.erase(it);
       }
+      list.clear();
     }
     if (is_command) ++m.command_requests;
     const bool looked_up = trace.cacheable[i] || (is_command && broken);
@@ -224,6 +330,9 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
       if (!is_command) ++m.cacheable_requests;
       Request lookup = req;
       if (is_command) lookup.ttl = 3600;  // broken path only
+      SetDiesAt(lookup, track && i < trace.next_command.size()
+                            ? trace.next_command[i]
+                            : kNoNextAccess);
       LookupOutcome outcome = core.Lookup(lookup);
       if (outcome == LookupOutcome::kHit) {
         served = true;
@@ -231,6 +340,14 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
         if (s != kNoSlot && s < slot_digest.size() && slot_digest[s] != 0 &&
             trace.digest[i] != 0 && slot_digest[s] != trace.digest[i]) {
           ++m.stale_served;
+        }
+        if (record_touch && s != kNoSlot && s < slot_incarnation.size()) {
+          std::vector<Touch>& list = touched[session];
+          if (list.empty() || list.back().id != req.id ||
+              list.back().incarnation != slot_incarnation[s]) {
+            list.push_back({req.id, slot_incarnation[s]});
+            compact(list);
+          }
         }
       } else {
         if (outcome == LookupOutcome::kExpired) ++m.expired_misses;
@@ -240,14 +357,16 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
             ++m.rejections;
           } else {
             ++m.admissions;
-            if (s >= slot_session.size()) {
-              slot_session.resize(s + 1, 0);
+            if (s >= slot_incarnation.size()) {
+              slot_incarnation.resize(s + 1, 0);
               slot_digest.resize(s + 1, 0);
             }
-            slot_session[s] = session;
+            slot_incarnation[s] = ++incarnations;
             slot_digest[s] = trace.digest[i];
-            if (options.invalidation == InvalidationRule::kSession) {
-              created[session].push_back(req.id);
+            if (record_touch) {
+              std::vector<Touch>& list = touched[session];
+              list.push_back({req.id, incarnations});
+              compact(list);
             }
           }
         }

@@ -9,7 +9,8 @@
 // Per record, in order (libCacheSim's loop):
 //   COMMAND            -> never looked up, never inserted: a miss with full
 //                         latency/cost; under InvalidationRule::kSession it
-//                         erases every entry created in its session
+//                         erases every entry its session created or was
+//                         served (see InvalidationRule)
 //   not cacheable      -> (TTL <= min_cacheable_ttl) bypass: a miss
 //   otherwise          -> CacheCore::Lookup: hit (served; counts saved
 //                         latency/cost/bytes and stale results) | miss or
@@ -43,11 +44,16 @@ enum class InvalidationRule {
   // Nothing: the workload's COMMAND tools change no state any informational
   // tool reads (the synthetic send_message writes to an outbox).
   kNone,
-  // Choice: every cached entry created (inserted) in the COMMAND's session,
-  // whichever session has hit it since. A `cd` therefore drops the `ls`
-  // results its session cached. Entries created by other sessions stay.
+  // Choice: every cached entry the COMMAND's session has touched -- created
+  // (inserted) or been served from cache -- since the entry was inserted.
+  // A `cd` therefore drops every `ls` result its session cached or read,
+  // including one another session created. Entries the session never
+  // touched stay (their staleness, if any, is counted by stale_served).
   kSession,
 };
+
+// Object identity (PrepareTrace): scope (--scope) + the record's tenant +
+// tool + canonical arguments, interned exactly.
 
 // Who may share a cached result: part of the object identity.
 enum class Scope { kGlobal, kUser, kSession };
@@ -66,20 +72,40 @@ struct PrepareOptions {
 struct PreparedTrace {
   std::string name;
   std::vector<Request> requests;   // id, features, size, latency, cost,
-                                   // ttl, now, index, next_access
+                                   // ttl, now, index, next_access (and its
+                                   // time, when Request has the field)
   std::vector<uint8_t> cacheable;  // 1 = looked up and maybe inserted
   std::vector<uint8_t> command;    // 1 = COMMAND (never served)
   std::vector<uint8_t> error;      // 1 = error result (never inserted)
   std::vector<uint32_t> session;   // interned session
   std::vector<uint32_t> digest;    // interned result digest, 0 = unknown
+  // Index of the next COMMAND in the record's session (UINT64_MAX = none):
+  // what a hit or insert of this record exposes its entry to under
+  // InvalidationRule::kSession (Request::dies_at for offline policies).
+  std::vector<uint64_t> next_command;
   uint64_t unique_cacheable_objects = 0;
   uint64_t unique_cacheable_bytes = 0;  // first-seen size of each object
   uint64_t total_bytes = 0;             // sum over all records
 };
 
-// Interns identities and features. Errors name the offending record.
+// Interns identities and features. Errors (InvalidArgument) name the
+// offending record: empty tool, arguments not an object, latency / cost
+// negative, non-finite or above the trace bounds (kMaxTrace* in trace.h),
+// result_size above kMaxTraceResultSize.
 Result<PreparedTrace> PrepareTrace(const Trace& trace,
                                    const PrepareOptions& options);
+
+// The replay's invalidation rule seen from one fetch: for each request p,
+// the first request index at which an entry inserted by p is gone under
+// `rule` (whatever the capacity): p + 1 when p is an error result (never
+// inserted); under kSession the first COMMAND, after some request q >= p of
+// the same object, in q's session (a hit at q touches the entry, so q's
+// session's next COMMAND erases it); otherwise UINT64_MAX (never). Only
+// meaningful for cacheable requests (others hold UINT64_MAX). Non-
+// decreasing along an object's non-error requests. The offline optimum uses
+// it so that it never counts a hit the replay's rule forbids.
+std::vector<uint64_t> EntryDeathIndices(const PreparedTrace& trace,
+                                        InvalidationRule rule);
 
 // Paper-silent: capacity for `percent` of the unique cacheable objects: the
 // summed first-seen size of them
@@ -118,7 +144,7 @@ struct ReplayMetrics {
   uint64_t rejections = 0;  // results refused by Admit (or oversized)
   uint64_t evictions = 0;
   uint64_t expired_misses = 0;  // lookups that found an expired entry
-  uint64_t invalidations = 0;   // entries erased by a COMMAND
+  uint64_t invalidations = 0;   // entries erased by a COMMAND (session rule)
   uint64_t command_served = 0;  // COMMANDs answered from cache: must be 0
   uint64_t stale_served = 0;    // hits whose digest differs from the trace's
 

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "src/sim/workloads.h"
 
@@ -134,6 +136,107 @@ TEST(ReplayTest, CommandInvalidatesEntriesCreatedInItsSession) {
   EXPECT_EQ(none.hits, 2u);
 }
 
+TEST(ReplayTest, CommandInvalidatesEntriesItsSessionWasServed) {
+  // /tmp/audit3/cross.jsonl: A lists, B lists (a hit on A's entry), B runs
+  // cd, B lists again: B's view changed, so the last ls must miss.
+  Trace t;
+  TraceRecord a_ls = Info("ls", "{}", 0);
+  a_ls.session = "A";
+  TraceRecord b_ls = Info("ls", "{}", 1);
+  b_ls.session = "B";
+  TraceRecord b_cd = Cmd("cd", "{\"folder\":\"x\"}", 2);
+  b_cd.session = "B";
+  TraceRecord b_ls2 = b_ls;
+  b_ls2.time = 3;
+  t.records = {a_ls, b_ls, b_cd, b_ls2};
+  for (const char* policy : {"lru", "infinite", "vaac", "w-tinylfu"}) {
+    ReplayMetrics m = RunLru(Prep(t), 1000, InvalidationRule::kSession, policy);
+    EXPECT_EQ(m.hits, 1u) << policy;  // B's first ls only
+    EXPECT_EQ(m.invalidations, 1u) << policy;
+    EXPECT_EQ(m.admissions, 2u) << policy;  // A's ls, B's last ls
+  }
+}
+
+TEST(ReplayTest, InvalidationSparesAReinsertTheSessionDidNotTouch) {
+  // A inserts x; x expires; B re-inserts x (a new entry A never touched);
+  // A's COMMAND must leave B's entry alone, so C still hits it.
+  Trace t;
+  TraceRecord a = Info("get", "{}", 0, 100, 100);
+  a.session = "A";
+  TraceRecord b = Info("get", "{}", 150, 100, 100);
+  b.session = "B";
+  TraceRecord cmd = Cmd("cd", "{}", 160);
+  cmd.session = "A";
+  TraceRecord c = Info("get", "{}", 170, 100, 100);
+  c.session = "C";
+  t.records = {a, b, cmd, c};
+  ReplayMetrics m = RunLru(Prep(t), 1000);
+  EXPECT_EQ(m.expired_misses, 1u);
+  EXPECT_EQ(m.invalidations, 0u);
+  EXPECT_EQ(m.hits, 1u);
+}
+
+TEST(ReplayTest, TenantsNeverShareAndDefaultTenantKeepsIds) {
+  Trace t;
+  t.records = {Info("ls", "{}", 0), Info("ls", "{}", 1), Info("ls", "{}", 2)};
+  const PreparedTrace plain = Prep(t);
+  t.records[1].tenant = "world-2";
+  const PreparedTrace tenants = Prep(t);
+  EXPECT_EQ(plain.requests[0].id, tenants.requests[0].id);  // "" unchanged
+  EXPECT_NE(tenants.requests[0].id, tenants.requests[1].id);
+  EXPECT_EQ(tenants.requests[0].id, tenants.requests[2].id);
+  EXPECT_EQ(RunLru(plain, 1000).hits, 2u);
+  EXPECT_EQ(RunLru(tenants, 1000).hits, 1u);  // record 3 hits record 1 only
+  EXPECT_EQ(tenants.unique_cacheable_objects, 2u);
+}
+
+TEST(ReplayTest, EntryDeathIndicesMirrorTheSessionRule) {
+  // 0 A get x | 1 B get x | 2 A get y (error) | 3 B cmd | 4 A get x
+  // 5 A cmd | 6 C get x
+  Trace t;
+  auto at = [](TraceRecord r, const char* session) {
+    r.session = session;
+    return r;
+  };
+  t.records = {at(Info("get", "{\"k\":\"x\"}", 0), "A"),
+               at(Info("get", "{\"k\":\"x\"}", 1), "B"),
+               at(Info("get", "{\"k\":\"y\"}", 2), "A"),
+               at(Cmd("cmd", "{}", 3), "B"),
+               at(Info("get", "{\"k\":\"x\"}", 4), "A"),
+               at(Cmd("cmd", "{}", 5), "A"),
+               at(Info("get", "{\"k\":\"x\"}", 6), "C")};
+  t.records[2].error = true;
+  const PreparedTrace p = Prep(t);
+  constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  const std::vector<uint64_t> session =
+      EntryDeathIndices(p, InvalidationRule::kSession);
+  // x fetched at 0 is served to B at 1, and B's cmd at 3 erases it; x
+  // fetched at 1 likewise; at 4 A's cmd at 5 does; at 6 nothing.
+  EXPECT_EQ(session,
+            (std::vector<uint64_t>{3, 3, 3, kNever, 5, kNever, kNever}));
+  const std::vector<uint64_t> none =
+      EntryDeathIndices(p, InvalidationRule::kNone);
+  EXPECT_EQ(none, (std::vector<uint64_t>{kNever, kNever, 3, kNever, kNever,
+                                         kNever, kNever}));
+}
+
+TEST(ReplayTest, PrepareRejectsValuesBeyondTheTraceBounds) {
+  for (int which = 0; which < 4; ++which) {
+    Trace t;
+    t.name = "big";
+    t.records = {Info("w", "{}", 0)};
+    TraceRecord& r = t.records[0];
+    if (which == 0) r.latency = 1e308;
+    if (which == 1) r.cost = std::numeric_limits<double>::infinity();
+    if (which == 2) r.result_size = std::numeric_limits<uint64_t>::max();
+    if (which == 3) r.time = 1e300;
+    Result<PreparedTrace> p = PrepareTrace(t, {});
+    ASSERT_FALSE(p.ok()) << which;
+    EXPECT_NE(p.status().message().find("big: record 1"), std::string::npos)
+        << p.status().message();
+  }
+}
+
 TEST(ReplayTest, StaleResultsServedAreCounted) {
   Trace t;
   t.records = {Info("ls", "{}", 0), Info("ls", "{}", 1), Info("ls", "{}", 2)};
@@ -251,10 +354,21 @@ TEST(ReplayTest, PinnedHitCountsOnTheZipfWorkload) {
       {"vaac", 10, 438}, {"vaac", 35, 523}, {"vaac", 90, 567},
       {"vaac-sampled", 10, 438}, {"vaac-sampled", 35, 523},
       {"vaac-sampled", 90, 567},
+      {"vaac-plus", 10, 487}, {"vaac-plus", 35, 548}, {"vaac-plus", 90, 567},
+      {"gdsf", 10, 465}, {"gdsf", 35, 550}, {"gdsf", 90, 567},
+      {"gdsf-cost", 10, 418}, {"gdsf-cost", 35, 536},
+      {"gdsf-cost", 90, 567},
+      {"w-tinylfu", 10, 445}, {"w-tinylfu", 35, 527},
+      {"w-tinylfu", 90, 567},
+      {"s3fifo", 10, 307}, {"s3fifo", 35, 535}, {"s3fifo", 90, 567},
+      {"belady", 10, 511}, {"belady", 35, 567}, {"belady", 90, 567},
       // clang-format on
   };
   for (const Pin& pin : pins) {
-    if (FindPolicy(pin.policy) == nullptr) continue;
+    // A pinned row whose policy left the registry is a failure, not a skip:
+    // removing a policy must remove (or move) its pins deliberately.
+    ASSERT_NE(FindPolicy(pin.policy), nullptr)
+        << pin.policy << " is pinned but not registered";
     ReplayMetrics m = RunLru(p, CapacityForPercent(p, pin.pct),
                              InvalidationRule::kNone, pin.policy);
     EXPECT_EQ(m.hits, pin.hits) << pin.policy << " at " << pin.pct << "%";

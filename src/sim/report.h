@@ -8,7 +8,11 @@
 // capacity_bytes, capacity_entries, unique_objects, rejections,
 // invalidations, saved_latency, saved_cost; records from traces (or with an
 // optimum) add saved_latency_fraction_of_opt, saved_cost_fraction_of_opt
-// (null when unsolved) and stale_served.
+// (null when unsolved), stale_served, optimum_method, optimum_cost_method
+// (OptimumResult::method of each objective) and optimum_exact (false = the
+// fractions are against an upper bound), all three null when unsolved.
+// Tables and plots say "% of unique cacheable entries" when the runs used
+// an entry capacity, else bytes.
 //
 // Thread-safety: pure functions (WritePlots runs the gnuplot process).
 //
@@ -19,6 +23,7 @@
 #define TOOLCACHE_SRC_SIM_REPORT_H_
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,14 +69,32 @@ std::string UserGroupingTable(std::span<const RunRecord> runs,
                               const std::string& workload,
                               const std::string& with_label,
                               const std::string& without_label);
+// Synthetic workloads solved with --optimum: saved latency / cost as a
+// fraction of the optimum (mean over seeds) per workload x policy x size,
+// and how many solves were upper bounds. "" when no synthetic run has one.
+std::string OptimumTable(std::span<const RunRecord> runs);
+// Traces: hit ratio, fractions of the optimum and whether the optimum is
+// exact or a bound, stale results served, invalidations. "" without traces.
+std::string TraceTable(std::span<const RunRecord> runs);
+// Every metric per workload x policy x size (means over seeds): hit ratio,
+// byte hit ratio, total latency / size / cost, admissions, evictions,
+// expired misses, command_served, and when an optimum was solved the
+// fractions of it, its method and stale_served.
+std::string DetailsTable(std::span<const RunRecord> runs);
+// "exact", "ilp-bound", "lp-bound", "all-bound" (the optimum behind a
+// record's fractions), or "-" when none was solved.
+std::string OptimumLabel(const RunRecord& record);
 // Safety counters summed over all runs: command_served (must be 0),
 // stale_served, invalidations, expired misses.
 std::string SafetyLine(std::span<const RunRecord> runs);
 
-// Writes fig3.dat/.gp/.png (hit ratio vs size, one panel per workload) and,
-// when `cost_workload` is present, fig4.dat/.gp/.png (latency, size, cost vs
-// size) into `dir`, then runs gnuplot. Error when gnuplot is missing or
-// fails (the .dat and .gp files are still written).
+// Writes into `dir`, then runs gnuplot on plots.gp: fig3.png (hit ratio vs
+// size, one panel per workload), paid.png (total latency and total cost vs
+// size per workload), optimum.png (saved latency and cost as a fraction of
+// the offline optimum, when one was solved) and, when `cost_workload` is
+// present, fig4.png (the paper's latency, size and cost of that workload);
+// each with its .dat file. Error when gnuplot is missing or fails (the .dat
+// and .gp files are still written).
 Status WritePlots(std::span<const RunRecord> runs, const std::string& dir,
                   const std::string& cost_workload = "zipf");
 

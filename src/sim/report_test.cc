@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "src/sim/progress.h"
 
@@ -77,6 +80,93 @@ TEST(ReportTest, TablesShowMeansAndTheFocusPolicysMargins) {
   std::string u = UserGroupingTable(runs, "zipf", "vaac", "lru");
   EXPECT_NE(u.find("+50.0%"), std::string::npos) << u;  // 15 vs 10 hits
   EXPECT_NE(SafetyLine(runs).find("command_served=0"), std::string::npos);
+}
+
+TEST(ReportTest, JsonAndTablesSayWhetherTheOptimumIsExactOrABound) {
+  RunRecord t = Rec("lru", 10, 1, 5);
+  t.from_trace = true;
+  nlohmann::json unsolved = nlohmann::json::parse(RecordToJson(t));
+  EXPECT_TRUE(unsolved["optimum_method"].is_null());
+  EXPECT_TRUE(unsolved["optimum_exact"].is_null());
+  t.saved_latency_fraction_of_opt = 0.5;
+  t.optimum_method = "lp-relaxation (3 run rows dropped)";
+  t.optimum_cost_method = "all-intervals-fit";
+  t.optimum_exact = false;
+  nlohmann::json j = nlohmann::json::parse(RecordToJson(t));
+  EXPECT_EQ(j["optimum_method"], "lp-relaxation (3 run rows dropped)");
+  EXPECT_EQ(j["optimum_cost_method"], "all-intervals-fit");
+  EXPECT_EQ(j["optimum_exact"], false);
+  EXPECT_EQ(OptimumLabel(t), "lp-bound");
+  const std::string traces = TraceTable(std::vector<RunRecord>{t});
+  EXPECT_NE(traces.find("lp-bound"), std::string::npos) << traces;
+  EXPECT_NE(traces.find("0.500"), std::string::npos) << traces;
+  t.optimum_method = "ilp";
+  t.optimum_exact = true;
+  EXPECT_EQ(OptimumLabel(t), "exact");
+  t.optimum_method = "ilp bound (time limit)";
+  t.optimum_exact = false;
+  EXPECT_EQ(OptimumLabel(t), "ilp-bound");
+}
+
+TEST(ReportTest, DetailsTableHasEveryMetricAndEntryUnits) {
+  std::vector<RunRecord> runs = {Rec("lru", 10, 1, 10), Rec("lru", 10, 2, 20)};
+  runs[0].metrics.admissions = 7;
+  runs[1].metrics.admissions = 8;
+  runs[0].metrics.expired_misses = 3;
+  std::string d = DetailsTable(runs);
+  for (const char* col : {"hit%", "bhit%", "latency_s", "size_KB", "cost_usd",
+                          "admit", "evict", "expired", "cmd_srv"}) {
+    EXPECT_NE(d.find(col), std::string::npos) << col << "\n" << d;
+  }
+  EXPECT_NE(d.find("7.5"), std::string::npos) << d;  // mean admissions
+  EXPECT_EQ(d.find("lat/opt"), std::string::npos);   // no optimum solved
+  EXPECT_NE(d.find("unique cacheable bytes"), std::string::npos);
+  for (RunRecord& r : runs) r.capacity_entries = 5;
+  EXPECT_NE(DetailsTable(runs).find("unique cacheable entries"),
+            std::string::npos);
+  EXPECT_NE(HitRatioTable(runs).find("unique cacheable entries"),
+            std::string::npos);
+  EXPECT_EQ(OptimumTable(runs), "");  // synthetic without --optimum
+  for (RunRecord& r : runs) {
+    r.optimum_method = "ilp";
+    r.optimum_exact = true;
+    r.saved_latency_fraction_of_opt = 0.8;
+    r.saved_cost_fraction_of_opt = 0.6;
+  }
+  const std::string o = OptimumTable(runs);
+  EXPECT_NE(o.find("0.80 / 0.60"), std::string::npos) << o;
+  EXPECT_NE(DetailsTable(runs).find("lat/opt"), std::string::npos);
+}
+
+TEST(ReportTest, PlotsDrawOnlyFiguresWithDataAndDropStaleOnes) {
+  const std::string dir = ::testing::TempDir() + "/toolcache_plots";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // A free trace-like workload with an optimum: no cost panel anywhere.
+  std::vector<RunRecord> runs = {Rec("lru", 10, 1, 20), Rec("vaac", 10, 1, 30),
+                                 Rec("lru", 50, 1, 40), Rec("vaac", 50, 1, 45)};
+  for (RunRecord& r : runs) {
+    r.workload = "movie";
+    r.metrics.total_cost = 0;
+    r.saved_latency_fraction_of_opt = 0.5;
+  }
+  ASSERT_TRUE(WritePlots(runs, dir).ok());
+  std::ifstream gp_file(dir + "/plots.gp");
+  std::stringstream gp;
+  gp << gp_file.rdbuf();
+  EXPECT_NE(gp.str().find("movie: total latency (s)"), std::string::npos);
+  EXPECT_EQ(gp.str().find("movie: total cost (USD)"), std::string::npos);
+  EXPECT_NE(gp.str().find("movie: saved latency / optimum"), std::string::npos);
+  EXPECT_EQ(gp.str().find("saved cost / optimum"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/optimum.png"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/fig4.png"));  // no zipf
+  // The same directory without an optimum: the old optimum.png goes.
+  for (RunRecord& r : runs) r.saved_latency_fraction_of_opt.reset();
+  ASSERT_TRUE(WritePlots(runs, dir).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir + "/optimum.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/fig3.png"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/paid.png"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ProgressBarTest, RendersAndStaysQuietForShortRuns) {

@@ -5,7 +5,8 @@
 //   field, an unknown field (other than the "x_" extension prefix) or a
 //   duplicate member rejects the whole trace with "<source>:<line>: <reason>".
 // - Every record it returns has a non-empty tool, canonical arguments (an
-//   object), and finite non-negative latency/cost/ttl.
+//   object), finite non-negative latency/cost/ttl, and result_size, latency,
+//   cost and time within the documented bounds (kMaxTrace* in trace.h).
 // - `time` is all-or-nothing: either every record carries it (non-decreasing)
 //   or none does.
 // - WriteTrace(ReadTrace(x)) is a fixed point: reading what it writes gives
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <fstream>
 #include <istream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
@@ -33,14 +35,16 @@ constexpr std::string_view kExtensionPrefix = "x_";
 
 const std::set<std::string, std::less<>>& KnownFields() {
   static const auto* fields = new std::set<std::string, std::less<>>{
-      "time",    "session", "user", "tool",  "arguments",    "result_size",
-      "latency", "cost",    "ttl",  "error", "request_type", "result_digest"};
+      "time",      "session",      "user",         "tenant", "tool",
+      "arguments", "result_size",  "latency",      "cost",   "ttl",
+      "error",     "request_type", "result_digest"};
   return *fields;
 }
 
-// Returns "" when `v` is a finite number >= 0 and stores it in *out.
+// Returns "" when `v` is a finite number in [0, max] and stores it in *out.
 std::string NonNegativeNumber(const json& v, std::string_view field,
-                              double* out) {
+                              double* out,
+                              double max = std::numeric_limits<double>::max()) {
   if (!v.is_number()) {
     return "'" + std::string(field) + "' must be a non-negative number, got " +
            v.type_name();
@@ -49,6 +53,10 @@ std::string NonNegativeNumber(const json& v, std::string_view field,
   if (!std::isfinite(d) || d < 0) {
     return "'" + std::string(field) + "' must be a non-negative number, got " +
            trace_internal::SafeDump(v);
+  }
+  if (d > max) {
+    return "'" + std::string(field) + "' " + trace_internal::SafeDump(v) +
+           " exceeds the maximum " + json(max).dump() + " (docs/TRACES.md)";
   }
   *out = d;
   return "";
@@ -102,14 +110,21 @@ std::string ParseRecord(std::string_view line, TraceRecord* rec) {
            trace_internal::SafeDump(size);
   }
   rec->result_size = size.get<uint64_t>();
+  if (rec->result_size > kMaxTraceResultSize) {
+    return "'result_size' " + std::to_string(rec->result_size) +
+           " exceeds the maximum " + std::to_string(kMaxTraceResultSize) +
+           " (1 TiB)";
+  }
   // Optional.
   std::string err;
   if (j.contains("time") && !j["time"].is_null()) {
-    if (!(err = NonNegativeNumber(j["time"], "time", &rec->time)).empty()) {
+    if (!(err = NonNegativeNumber(j["time"], "time", &rec->time,
+                                  kMaxTraceTimeSeconds))
+             .empty()) {
       return err;
     }
   }
-  for (const char* f : {"session", "user", "result_digest"}) {
+  for (const char* f : {"session", "user", "tenant", "result_digest"}) {
     if (!j.contains(f)) continue;
     if (!j[f].is_string()) {
       return "'" + std::string(f) + "' must be a string, got " +
@@ -118,16 +133,19 @@ std::string ParseRecord(std::string_view line, TraceRecord* rec) {
   }
   if (j.contains("session")) rec->session = j["session"].get<std::string>();
   if (j.contains("user")) rec->user = j["user"].get<std::string>();
+  if (j.contains("tenant")) rec->tenant = j["tenant"].get<std::string>();
   if (j.contains("result_digest")) {
     rec->result_digest = j["result_digest"].get<std::string>();
   }
   if (j.contains("latency") &&
-      !(err = NonNegativeNumber(j["latency"], "latency", &rec->latency))
+      !(err = NonNegativeNumber(j["latency"], "latency", &rec->latency,
+                                kMaxTraceLatencySeconds))
            .empty()) {
     return err;
   }
   if (j.contains("cost") &&
-      !(err = NonNegativeNumber(j["cost"], "cost", &rec->cost)).empty()) {
+      !(err = NonNegativeNumber(j["cost"], "cost", &rec->cost, kMaxTraceCost))
+           .empty()) {
     return err;
   }
   if (j.contains("ttl") && !j["ttl"].is_null() &&
@@ -220,8 +238,11 @@ void WriteTrace(const Trace& trace, std::ostream& out) {
       out << ',';
     }
     out << "\"session\":" << trace_internal::SafeDump(r.session)
-        << ",\"user\":" << trace_internal::SafeDump(r.user)
-        << ",\"tool\":" << trace_internal::SafeDump(r.tool)
+        << ",\"user\":" << trace_internal::SafeDump(r.user);
+    if (!r.tenant.empty()) {
+      out << ",\"tenant\":" << trace_internal::SafeDump(r.tenant);
+    }
+    out << ",\"tool\":" << trace_internal::SafeDump(r.tool)
         << ",\"arguments\":" << (r.arguments.empty() ? "{}" : r.arguments)
         << ",\"result_size\":" << r.result_size << ",\"latency\":";
     WriteNumber(out, r.latency);

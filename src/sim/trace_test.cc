@@ -113,7 +113,30 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{R"({"tool":"f","arguments":{},"result_size":1,"session":3})",
                 "'session' must be a string"},
         BadCase{R"({"tool":"f","arguments":{},"result_size":1,"time":5})",
-                "'time' is present here but missing on earlier records"}));
+                "'time' is present here but missing on earlier records"},
+        // Bounds (trace.h): sums stay finite, capacities cannot wrap.
+        BadCase{
+            R"({"tool":"f","arguments":{},"result_size":18446744073709551615})",
+            "'result_size' 18446744073709551615 exceeds the maximum "
+            "1099511627776 (1 TiB)"},
+        BadCase{R"({"tool":"f","arguments":{},"result_size":1099511627777})",
+                "exceeds the maximum 1099511627776"},
+        BadCase{
+            R"({"tool":"f","arguments":{},"result_size":1,"latency":1e308})",
+            "'latency' 1e+308 exceeds the maximum 1000000.0"},
+        BadCase{R"({"tool":"f","arguments":{},"result_size":1,"cost":1e7})",
+                "'cost' 10000000.0 exceeds the maximum 1000000.0"},
+        BadCase{R"({"tool":"f","arguments":{},"result_size":1,"tenant":7})",
+                "'tenant' must be a string"}));
+
+TEST(TraceReaderTest, AcceptsTheLargestAllowedValuesAndTenant) {
+  Result<Trace> t = ReadString(
+      R"({"tool":"f","arguments":{},"result_size":1099511627776,"latency":1e6,"cost":1e6,"tenant":"w1"})"
+      "\n");
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->records[0].result_size, kMaxTraceResultSize);
+  EXPECT_EQ(t->records[0].tenant, "w1");
+}
 
 TEST(TraceReaderTest, RejectsTimeGoingBackwards) {
   Result<Trace> t =
@@ -158,7 +181,9 @@ TEST(TraceWriterTest, RoundTripPreservesEveryField) {
   a.error = true;
   a.request_type = RequestType::kInformational;
   a.result_digest = "sha256:00";
+  a.tenant = "bfcl:abc+def";
   TraceRecord b = a;
+  b.tenant.clear();
   b.time = 2.25;
   b.ttl = std::nan("");
   b.request_type.reset();
@@ -178,6 +203,7 @@ TEST(TraceWriterTest, RoundTripPreservesEveryField) {
     EXPECT_EQ(x.time, y.time);
     EXPECT_EQ(x.session, y.session);
     EXPECT_EQ(x.user, y.user);
+    EXPECT_EQ(x.tenant, y.tenant);
     EXPECT_EQ(x.tool, y.tool);
     EXPECT_EQ(x.arguments, y.arguments);
     EXPECT_EQ(x.result_size, y.result_size);

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -78,9 +79,45 @@ struct Key {
 
 std::string Str(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-// Canonical arguments of key `j` of tool `t`.
+// "YYYY-MM-DD" of 2025-06-01 + `days` (proleptic Gregorian; Howard
+// Hinnant's civil_from_days).
+std::string DateAfterJune1(uint64_t days) {
+  int64_t z = 20240 + static_cast<int64_t>(days) + 719468;  // 2025-06-01
+  const int64_t era = z / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t y = yoe + era * 400 + (m <= 2);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04lld-%02lld-%02lld",
+                static_cast<long long>(y), static_cast<long long>(m),
+                static_cast<long long>(d));
+  return buf;
+}
+
+// Canonical arguments of key `j` of tool `t`. Keys beyond the tool's base
+// count (keys_scale > 1) repeat the base key's category with a different
+// second parameter; the other tools' formulas are unique for any j.
 std::string Arguments(size_t t, uint32_t j) {
   const std::string n = std::to_string(j);
+  if (t == 2 && j >= kTools[2].keys) {
+    // Choice: scaled route keys go to a numbered district of the city.
+    const uint32_t base = j % kTools[2].keys, rep = j / kTools[2].keys;
+    uint32_t from = base / 9, to = base % 9;
+    if (to >= from) ++to;
+    return "{\"from\":" + Str(kCities[from]) + ",\"to\":" +
+           Str(std::string(kCities[to]) + " district " + std::to_string(rep)) +
+           "}";
+  }
+  if (t == 3 && j >= kTools[3].keys) {
+    // Choice: scaled weather keys ask about later dates (6 per scale step).
+    const uint32_t base = j % kTools[3].keys, rep = j / kTools[3].keys;
+    return "{\"city\":" + Str(kCities[base / 6]) +
+           ",\"date\":" + Str(DateAfterJune1(base % 6 + 6ull * rep)) + "}";
+  }
   switch (t) {
     case 0: {  // category first
       std::string_view topic = kTopics[j % kTopics.size()];
@@ -111,12 +148,12 @@ std::string Arguments(size_t t, uint32_t j) {
   }
 }
 
-std::vector<Key> BuildUniverse(uint64_t seed) {
+std::vector<Key> BuildUniverse(uint64_t seed, uint32_t keys_scale) {
   Rng rng(seed ^ kAttrStream);
   std::vector<Key> keys;
   for (size_t t = 0; t < kTools.size(); ++t) {
     const ToolModel& m = kTools[t];
-    for (uint32_t j = 0; j < m.keys; ++j) {
+    for (uint32_t j = 0; j < m.keys * keys_scale; ++j) {
       double size = std::clamp(rng.LogNormal(m.size_median, m.size_sigma), 32.0,
                                1048576.0);
       keys.push_back({static_cast<uint32_t>(t), Arguments(t, j),
@@ -247,7 +284,8 @@ std::span<const ToolModel> PaperTools() { return kTools; }
 Trace GenerateWorkload(WorkloadKind kind, const WorkloadOptions& options) {
   WorkloadOptions opt = options;
   if (opt.users == 0) opt.users = 1;
-  const std::vector<Key> universe = BuildUniverse(opt.seed);
+  if (opt.keys_scale == 0) opt.keys_scale = 1;
+  const std::vector<Key> universe = BuildUniverse(opt.seed, opt.keys_scale);
   KeyPicker picker(kind, opt, universe.size());
   Rng time_rng(opt.seed ^ kTimeStream);
   Rng command_rng(opt.seed ^ kCommandStream);

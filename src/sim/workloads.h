@@ -73,6 +73,11 @@ struct WorkloadOptions {
   // Paper-silent: share of calls that are the COMMAND tool (send_message).
   double command_fraction = 0.03;
   uint32_t users = 10;  // multiuser only (the paper's 10)
+  // Multiplies every tool's key count (ToolModel::keys), so a cache can hold
+  // thousands of entries. 1 = the paper-shaped universe of 600 keys (540
+  // cacheable); the first `keys` keys of each tool keep their arguments for
+  // any scale, the others vary the non-category parameter. Must be >= 1.
+  uint32_t keys_scale = 1;
 };
 
 // Generates `options.requests` records. Deterministic in (kind, options) on

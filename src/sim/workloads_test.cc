@@ -139,5 +139,38 @@ TEST(WorkloadsTest, ParseWorkloadNamesTheKnownOnes) {
   EXPECT_NE(bad.status().message().find("multiuser"), std::string::npos);
 }
 
+TEST(WorkloadsTest, KeysScaleMultipliesTheUniverseAndKeepsTheBaseKeys) {
+  // Uniform over the universe with many requests: every key shows up.
+  const WorkloadOptions base{
+      .requests = 60000, .seed = 2, .command_fraction = 0};
+  WorkloadOptions scaled = base;
+  scaled.keys_scale = 5;
+  const Trace t1 = GenerateWorkload(WorkloadKind::kUniform, base);
+  const Trace t5 = GenerateWorkload(WorkloadKind::kUniform, scaled);
+  std::set<std::string> k1, k5;
+  for (const TraceRecord& r : t1.records) k1.insert(Key(r));
+  for (const TraceRecord& r : t5.records) k5.insert(Key(r));
+  EXPECT_EQ(k1.size(), 600u);
+  EXPECT_EQ(k5.size(), 3000u);
+  // The scale-1 keys are a subset of the scaled universe (same arguments).
+  for (const std::string& k : k1) EXPECT_TRUE(k5.contains(k)) << k;
+  // Scaled keys are valid canonical JSON in the same parameter categories.
+  bool district = false, later_date = false;
+  for (const std::string& k : k5) {
+    district |= k.find(" district 4\"") != std::string::npos;
+    later_date |= k.find("2025-06-30") != std::string::npos;
+  }
+  EXPECT_TRUE(district);
+  EXPECT_TRUE(later_date);
+  // Default scale: the trace is the one of keys_scale = 1 explicitly.
+  WorkloadOptions one = base;
+  one.keys_scale = 1;
+  const Trace again = GenerateWorkload(WorkloadKind::kUniform, one);
+  ASSERT_EQ(again.records.size(), t1.records.size());
+  for (size_t i = 0; i < t1.records.size(); ++i) {
+    ASSERT_EQ(Key(again.records[i]), Key(t1.records[i]));
+  }
+}
+
 }  // namespace
 }  // namespace toolcache::sim

@@ -12,10 +12,10 @@ import {
   EmptyResultSchema,
   ListRootsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import {
-  existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync,
+  chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -58,6 +58,17 @@ function serverLog(log) {
 function serverCalls(log, tool) {
   return serverLog(log).filter((m) => m.method === 'tools/call' && m.params?.name === tool).length;
 }
+// The proxy's own tools/list requests (sent after notifications/tools/list_changed).
+function refreshRequests(log) {
+  return serverLog(log).filter((m) => m.method === 'tools/list' && String(m.id).startsWith('toolcache-refresh-'));
+}
+async function until(pred, what, ms = TIMEOUT_MS) {
+  const started = Date.now();
+  while (!pred()) {
+    if (Date.now() - started > ms) throw new Error(`timeout: ${what} after ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 async function connect(p, { capabilities = {}, env = {}, setup } = {}) {
   const client = new Client({ name: 'toolcache-e2e', version: '1.0.0' }, { capabilities });
@@ -97,7 +108,8 @@ function rawSession(p, env = {}) {
       const line = buf.slice(0, nl);
       buf = buf.slice(nl + 1);
       if (!line.trim()) continue;
-      const m = JSON.parse(line);
+      let m;
+      try { m = JSON.parse(line); } catch { m = { unparsable: line }; }
       messages.push(m);
       for (const w of [...waiters]) {
         if (w.pred(m)) {
@@ -112,7 +124,12 @@ function rawSession(p, env = {}) {
     child,
     messages,
     exited,
-    send(obj) { child.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n'); },
+    send(obj) {
+      if (Buffer.isBuffer(obj)) child.stdin.write(Buffer.concat([obj, Buffer.from('\n')]));
+      else child.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n');
+    },
+    // Several messages in one write (one read on the proxy's side).
+    sendAll(objs) { child.stdin.write(objs.map((o) => JSON.stringify(o) + '\n').join('')); },
     wait(pred, what) {
       const found = messages.find(pred);
       if (found) return Promise.resolve(found);
@@ -213,13 +230,53 @@ test('filesystem: identical concurrent calls make one upstream call, each id ans
   s.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
   await s.wait((m) => m.id === 1, 'tools/list');
   const call = (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'read_text_file', arguments: { path: file } } });
-  s.send(call(10));
-  s.send(call('eleven'));
-  s.send(call(12));
+  // One write: the proxy reads all three before the server can answer, so
+  // the second and third join the first call's flight.
+  s.sendAll([call(10), call('eleven'), call(12)]);
   const replies = await Promise.all([10, 'eleven', 12].map((id) => s.wait((m) => m.id === id, `reply ${id}`)));
-  for (const r of replies) assert.equal(r.result.content[0].text, 'shared');
+  for (const r of replies) {
+    assert.equal(r.result.content[0].text, 'shared');
+    // Answered by the single flight, not served from the store.
+    assert.equal(r.result._meta?.['toolcache/cache'], undefined, JSON.stringify(r));
+  }
+  assert.equal(serverCalls(p.log, 'read_text_file'), 1);
+  // The result was stored: a later call is a hit (so the three above were
+  // coalesced, not three misses of an uncacheable tool).
+  s.send(call(13));
+  const hit = await s.wait((m) => m.id === 13, 'reply 13');
+  assert.equal(hit.result._meta?.['toolcache/cache']?.hit, true);
   assert.equal(serverCalls(p.log, 'read_text_file'), 1);
   await s.close();
+});
+
+test('filesystem: a result over --max-line-bytes is streamed through, and identical calls still get answers', async () => {
+  const dir = mkdtempSync(join(work, 'fs-'));
+  const file = join(dir, 'big.txt');
+  const body = 'z'.repeat(5000);
+  writeFileSync(file, body);
+  const p = proxied('filesystem', [dir], ['--max-line-bytes', '2048']);
+  const s = rawSession(p);
+  await s.initialize();
+  s.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  await s.wait((m) => m.id === 1, 'tools/list');
+  const call = (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'read_text_file', arguments: { path: file } } });
+  s.send(call(2));
+  assert.equal((await s.wait((m) => m.id === 2, 'big reply 2')).result.content[0].text, body);
+  // Not cached (it was never parsed), and the flight is over: an identical
+  // call gets its own answer instead of waiting forever.
+  s.send(call(3));
+  assert.equal((await s.wait((m) => m.id === 3, 'big reply 3')).result.content[0].text, body);
+  // Coalesced waiters of an over-long answer are re-sent upstream.
+  s.sendAll([call(4), call(5), call(6)]);
+  for (const id of [4, 5, 6]) {
+    assert.equal((await s.wait((m) => m.id === id, `big reply ${id}`)).result.content[0].text, body);
+  }
+  assert.equal(serverCalls(p.log, 'read_text_file'), 5);
+  s.send({ jsonrpc: '2.0', id: 7, method: 'ping' });
+  await s.wait((m) => m.id === 7, 'ping');
+  await s.close();
+  // Every id was answered exactly once (no late duplicate error on exit).
+  for (const id of [2, 3, 4, 5, 6]) assert.equal(s.messages.filter((m) => m.id === id).length, 1, `id ${id}`);
 });
 
 // --- server-everything ---------------------------------------------------
@@ -273,7 +330,15 @@ test('everything: progress notifications pass through', async () => {
 
 test('everything: repeated echo is served from cache; unknown method passes to the server', async () => {
   const p = proxied('everything');
+  const errors = [];
   const { client } = await connect(p);
+  client.onerror = (e) => errors.push(e);
+  await client.listTools();
+  // server-everything announces notifications/tools/list_changed at start:
+  // the proxy lists the tools itself (its replies never reach the client)
+  // and caches nothing until the new list is in. A second listing is
+  // answered after the proxy's, so the refresh is over by then.
+  await until(() => refreshRequests(p.log).length >= 1, 'the proxy refreshing the tool list');
   await client.listTools();
   const a = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
   const b = await client.callTool({ name: 'echo', arguments: { message: 'hello' } });
@@ -282,7 +347,46 @@ test('everything: repeated echo is served from cache; unknown method passes to t
   await assert.rejects(client.request({ method: 'toolcache/e2e-unknown', params: { x: 1 } }, EmptyResultSchema),
     (e) => e.code === -32601);
   assert.equal(serverLog(p.log).filter((m) => m.method === 'toolcache/e2e-unknown').length, 1);
+  assert.deepEqual(errors, [], 'no reply to the proxy\'s own requests reached the client');
   await client.close();
+});
+
+test('everything: while a task-augmented write runs, nothing is cached; after it ends, caching resumes', async () => {
+  const p = proxied('everything');
+  const s = rawSession(p);
+  await s.initialize('2025-11-25');
+  await until(() => refreshRequests(p.log).length >= 1, 'the proxy refreshing the tool list');
+  s.send({ jsonrpc: '2.0', id: 'tl', method: 'tools/list' });
+  await s.wait((m) => m.id === 'tl', 'tools/list');
+  const echo = (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: 'during' } } });
+  // simulate-research-query: readOnlyHint false, taskSupport required; its
+  // work (about 4 s) goes on after the task handle returns.
+  s.send({ jsonrpc: '2.0', id: 'task', method: 'tools/call', params: { name: 'simulate-research-query', arguments: { topic: 'caching' }, task: { ttl: 60000 } } });
+  const handle = await s.wait((m) => m.id === 'task', 'task handle');
+  const taskId = handle.result?.task?.taskId;
+  assert.ok(taskId, JSON.stringify(handle));
+  assert.notEqual(handle.result.task.status, 'completed');
+  for (const id of ['e1', 'e2']) {
+    s.send(echo(id));
+    const r = await s.wait((m) => m.id === id, id);
+    assert.equal(r.result._meta?.['toolcache/cache'], undefined, 'not served from cache while the task runs');
+  }
+  assert.equal(serverCalls(p.log, 'echo'), 2);
+  // Poll as a client does, until the task is terminal.
+  let status = 'working';
+  for (let i = 0; status !== 'completed' && i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 200));
+    s.send({ jsonrpc: '2.0', id: `get${i}`, method: 'tasks/get', params: { taskId } });
+    status = (await s.wait((m) => m.id === `get${i}`, 'tasks/get')).result?.status;
+  }
+  assert.equal(status, 'completed');
+  for (const id of ['e3', 'e4']) {
+    s.send(echo(id));
+    await s.wait((m) => m.id === id, id);
+  }
+  assert.equal(serverCalls(p.log, 'echo'), 3, 'cached again once the task ended');
+  assert.equal(s.messages.find((m) => m.id === 'e4').result._meta?.['toolcache/cache']?.hit, true);
+  await s.close();
 });
 
 test('everything: malformed client line gets -32700 and the session continues; unknown protocol messages pass', async () => {
@@ -292,6 +396,13 @@ test('everything: malformed client line gets -32700 and the session continues; u
   s.send('this is { not json');
   const err = await s.wait((m) => m.error?.code === -32700, 'parse error');
   assert.equal(err.id, null);
+  // Invalid UTF-8 never reaches the server; the request is answered under
+  // its own id.
+  s.send(Buffer.from('{"jsonrpc":"2.0","id":"u8","method":"tools/call","params":{"name":"echo","arguments":{"message":"bad \xff\xfe"}}}', 'latin1'));
+  const u8 = await s.wait((m) => m.id === 'u8', 'invalid UTF-8 reply');
+  assert.equal(u8.error?.code, -32700);
+  assert.match(u8.error.message, /invalid UTF-8/);
+  assert.ok(!readFileSync(p.log, 'utf8').includes('"u8"'), 'not forwarded');
   // Unknown fields, odd spacing and _meta reach the server byte for byte
   // (this server drops messages with unknown top-level fields silently).
   const odd = '{"jsonrpc":"2.0",  "id":"odd","method":"x/unknown","params":{"_meta":{"x/y":1.0}},"extra":[1, 2]}';
@@ -308,19 +419,67 @@ test('everything: malformed client line gets -32700 and the session continues; u
   await s.close();
 });
 
-test('everything: killing the server mid-call gives the client an error, not a hang', async () => {
+test('everything: killing the server mid-call gives the client an error naming the signal, and the proxy exits 137', async () => {
   const p = proxied('everything');
-  const { client } = await connect(p);
-  await client.listTools();
-  const call = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 30 } },
-    undefined, { timeout: 60000 });
-  await new Promise((r) => setTimeout(r, 700));
+  const s = rawSession(p);
+  await s.initialize();
+  s.send({ jsonrpc: '2.0', id: 'tl', method: 'tools/list' });
+  await s.wait((m) => m.id === 'tl', 'tools/list');
+  s.send({ jsonrpc: '2.0', id: 'long', method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 30 } } });
+  await until(() => serverCalls(p.log, 'trigger-long-running-operation') === 1, 'the call reaching the server');
   const pid = Number(readFileSync(`${p.log}.pid`, 'utf8'));
   process.kill(pid, 'SIGKILL');
   const started = Date.now();
-  await assert.rejects(withTimeout(call, 10000, 'call after kill'), (e) => !String(e.message).startsWith('timeout'));
+  const reply = await s.wait((m) => m.id === 'long', 'reply after kill');
   assert.ok(Date.now() - started < 10000);
-  await client.close().catch(() => {});
+  assert.equal(reply.error?.code, -32000);
+  // The cause is named (a direct connection would only see a closed pipe).
+  assert.match(reply.error.message, /killed by signal 9/);
+  // The proxy ends with the server's status: 128 + SIGKILL.
+  const exit = await withTimeout(s.exited, 10000, 'proxy exit');
+  assert.equal(exit.code, 137);
+  assert.equal(s.messages.filter((m) => m.id === 'long').length, 1);
+});
+
+test('cli: configuration errors name the file line and exit 2', async () => {
+  const dir = mkdtempSync(join(work, 'cfg-'));
+  const cases = [
+    ['capacityBytes: 1MiB\npolicy: vaacc\n', /cfg\.yaml:2: unknown policy 'vaacc' \(did you mean 'vaac'\?\)/],
+    ['policy: vaac\npolicyParams:\n  lamda1: 1\n', /cfg\.yaml:3: policy 'vaac' has no knob 'lamda1' \(did you mean 'lambda1'\?\)/],
+    ['ttlSeconds: 60\nttlSeconds: 600\n', /cfg\.yaml:2: duplicate key 'ttlSeconds' \(first given on line 1/],
+    ['capacityBytes: 0\n', /cfg\.yaml:1: 'capacityBytes' must be > 0/],
+  ];
+  for (const [yaml, expected] of cases) {
+    const cfg = join(dir, 'cfg.yaml');
+    writeFileSync(cfg, yaml);
+    const r = spawnSync(BIN, ['mcp', '--config', cfg, '--', 'cat'], { encoding: 'utf8', input: '' });
+    assert.equal(r.status, 2, yaml);
+    assert.match(r.stderr, expected);
+  }
+});
+
+test('wrap: the rewritten file and its backups keep a 0600 mode', async () => {
+  const dir = mkdtempSync(join(work, 'wrap-'));
+  const file = join(dir, 'claude_desktop_config.json');
+  writeFileSync(file, JSON.stringify({ mcpServers: { gh: { command: 'gh-mcp', env: { GITHUB_TOKEN: 'secret' } } } }));
+  chmodSync(file, 0o600);
+  const mode = (f) => statSync(f).mode & 0o777;
+  const run = (...args) => spawnSync(BIN, ['wrap', ...args, file], { encoding: 'utf8' });
+  const w = run();
+  assert.equal(w.status, 0, w.stderr);
+  assert.equal(mode(file), 0o600);
+  assert.equal(mode(`${file}.bak`), 0o600);
+  assert.equal(JSON.parse(readFileSync(file, 'utf8')).mcpServers.gh.args[0], 'mcp');
+  const u = run('--unwrap');
+  assert.equal(u.status, 0, u.stderr);
+  assert.equal(mode(file), 0o600);
+  assert.equal(mode(`${file}.bak.1`), 0o600);
+  assert.equal(JSON.parse(readFileSync(file, 'utf8')).mcpServers.gh.command, 'gh-mcp');
+  // A group-readable file stays exactly that.
+  chmodSync(file, 0o640);
+  assert.equal(run().status, 0);
+  assert.equal(mode(file), 0o640);
+  assert.equal(mode(`${file}.bak.2`), 0o640);
 });
 
 test('stats: --stats FILE reports hits and bypass reasons on SIGUSR1 and on exit', async () => {

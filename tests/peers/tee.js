@@ -7,6 +7,9 @@
 // side instead of trusting toolcache's own statistics. The server's stdout
 // goes straight to ours; its pid is written to LOG.pid (so a test can kill
 // the real server mid-call); when it exits, tee exits with its status.
+// SIGTERM/SIGINT/SIGHUP sent to tee (the proxy's shutdown) are passed on to
+// the server, so a server that outlives its stdin EOF (e.g. one with a task
+// still running) is stopped too instead of being orphaned.
 import { spawn } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
 
@@ -36,7 +39,13 @@ process.stdin.on('end', () => {
   child.stdin.end();
 });
 child.stdin.on('error', () => {});
+for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+  process.on(sig, () => { if (child.exitCode === null && child.signalCode === null) child.kill(sig); });
+}
 child.on('exit', (code, signal) => {
-  if (signal) process.kill(process.pid, signal);
+  if (signal) {
+    process.removeAllListeners(signal);  // die of it, as the server did
+    process.kill(process.pid, signal);
+  }
   process.exit(code ?? 1);
 });
