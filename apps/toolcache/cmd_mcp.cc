@@ -26,6 +26,7 @@ struct McpArgs {
   std::string log_level;
   double grace_seconds = 2.0;
   uint64_t max_line_bytes = uint64_t{64} << 20;
+  uint64_t max_buffered_bytes = uint64_t{16} << 20;
   bool no_cache = false;
   std::vector<std::string> command;
 };
@@ -81,6 +82,7 @@ int Run(const McpArgs& a) {
   o.stats_path = a.stats_path;
   o.grace_seconds = a.grace_seconds;
   o.max_line_bytes = a.max_line_bytes;
+  o.max_buffered_bytes = a.max_buffered_bytes;
   Result<int> code = RunMcpProxy(o);
   if (!code.ok()) {
     std::cerr << "toolcache mcp: " << code.status().message() << "\n";
@@ -124,6 +126,11 @@ Command AddMcpCommand(CLI::App& root) {
                    "MiB): a longer client message is rejected, a longer "
                    "server message streamed through uncached")
       ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 34));
+  c.app
+      ->add_option("--max-buffered-bytes", args->max_buffered_bytes,
+                   "bytes queued for a peer that is not reading before the "
+                   "proxy stops reading its counterpart (default 16 MiB)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34));
   c.app->add_flag("--no-cache", args->no_cache,
                   "forward everything untouched (no caching)");
   c.app->add_option("command", args->command,

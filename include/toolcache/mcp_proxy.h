@@ -6,7 +6,8 @@
 // Lines are JSON-RPC messages; the protocol logic (forwarding, caching,
 // single-flight, invalidation) is the Session in src/mcp/session.h. Output
 // is buffered per fd and written when poll reports POLLOUT, so a slow peer
-// never deadlocks the other direction.
+// never deadlocks the other direction; past `max_buffered_bytes` queued for
+// a peer, the proxy stops reading the side that feeds it (backpressure).
 //
 // Lifecycle: client EOF -> the server's stdin is closed once everything
 // queued for it is written -> SIGTERM after `grace_seconds` -> SIGKILL after
@@ -59,6 +60,14 @@ struct McpProxyOptions {
   // answer (found by its id) is retired and its waiting duplicates are
   // re-sent upstream. Default 64 MiB.
   uint64_t max_line_bytes = uint64_t{64} << 20;
+  // Backpressure: while more than this many bytes wait to be written to the
+  // client, the proxy stops reading the server (and the client, whose cache
+  // hits would queue there too); while more wait for the server, it stops
+  // reading the client. A peer that stops reading then stalls its
+  // counterpart through the pipes, as a direct connection would, instead of
+  // growing the proxy's memory. Once the server has exited its remaining
+  // output is still drained. Choice: default 16 MiB.
+  uint64_t max_buffered_bytes = uint64_t{16} << 20;
   int client_in_fd = 0;
   int client_out_fd = 1;
 };

@@ -60,6 +60,7 @@ struct OutBuffer {
   bool broken = false;  // EPIPE or another write error
 
   bool pending() const { return !broken && offset < data.size(); }
+  size_t queued() const { return broken ? 0 : data.size() - offset; }
   void Append(std::string_view line) {
     if (broken) return;
     data.append(line);
@@ -318,6 +319,9 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   bool shutting_down = false;  // client gone or proxy told to stop
   double term_at = 0;          // when to send SIGTERM (0 = not scheduled)
   double kill_at = 0;
+  bool client_was_full = false;  // backpressure state last logged
+  bool server_was_full = false;
+  bool backpressure_seen = false;
   std::vector<char> chunk(kReadChunk);
 
   auto close_server_in = [&] {
@@ -367,10 +371,29 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
       kill_at = now + 3600;
     }
 
+    // Backpressure: do not read a side whose output would queue behind a
+    // peer that is not reading.
+    bool client_full = client_out.queued() > o.max_buffered_bytes;
+    bool server_full = server_in.queued() > o.max_buffered_bytes;
+    if (client_full != client_was_full || server_full != server_was_full) {
+      // The first pause is worth an info line; a slow reader makes the state
+      // flip per chunk after that, so later flips are debug.
+      bool first = !backpressure_seen && (client_full || server_full);
+      backpressure_seen = backpressure_seen || first;
+      spdlog::log(first ? spdlog::level::info : spdlog::level::debug,
+                  "backpressure: {} bytes queued for the client, {} for the "
+                  "server (limit {}): reading client {}, server {}",
+                  client_out.queued(), server_in.queued(), o.max_buffered_bytes,
+                  client_full || server_full ? "paused" : "resumed",
+                  client_full && !exited ? "paused" : "resumed");
+      client_was_full = client_full;
+      server_was_full = server_full;
+    }
+
     std::vector<pollfd> fds;
     fds.push_back({sig_fd, POLLIN, 0});
     int ci = -1, so = -1;
-    if (client_in_open && !shutting_down) {
+    if (client_in_open && !shutting_down && !client_full && !server_full) {
       ci = static_cast<int>(fds.size());
       fds.push_back({o.client_in_fd, POLLIN, 0});
     }
@@ -378,7 +401,8 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     if (server_in_open && server_in.pending()) {
       fds.push_back({to_child[1], POLLOUT, 0});
     }
-    if (server_out_open) {
+    // Once the server exited, drain it regardless: its output is finite.
+    if (server_out_open && (exited || !client_full)) {
       so = static_cast<int>(fds.size());
       fds.push_back({from_child[0], POLLIN, 0});
     }
@@ -391,7 +415,7 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     if (exited && server_out_open) timeout_ms = 0;  // drain what is left
     // Reap by polling too: SIGCHLD may go to another thread of an embedding
     // process (tests) instead of our signalfd.
-    if (!exited && (!server_out_open || shutting_down) &&
+    if (!exited && (so < 0 || shutting_down) &&
         (timeout_ms < 0 || timeout_ms > 50)) {
       timeout_ms = 50;
     }

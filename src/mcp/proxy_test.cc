@@ -6,6 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -105,6 +111,148 @@ while read l; do :; done)";
   EXPECT_EQ(lines[1]["error"]["code"], -32700);
   // Request 1 was answered by the streamed line: no second answer (an
   // error for a "request in flight") when the server exits.
+}
+
+// A proxy running on pipes: `client_in` is what the test writes, `client_out`
+// what it reads. The destructor closes the client's side and joins.
+class PipeProxy {
+ public:
+  explicit PipeProxy(McpProxyOptions o) {
+    EXPECT_EQ(pipe2(to_proxy_, O_CLOEXEC), 0);
+    EXPECT_EQ(pipe2(from_proxy_, O_CLOEXEC), 0);
+    o.client_in_fd = to_proxy_[0];
+    o.client_out_fd = from_proxy_[1];
+    thread_ = std::thread([this, o] { code_ = RunMcpProxy(o); });
+  }
+  ~PipeProxy() { (void)Finish(); }
+  int client_in() const { return to_proxy_[1]; }
+  int client_out() const { return from_proxy_[0]; }
+  void CloseClientIn() {
+    if (to_proxy_[1] >= 0) close(to_proxy_[1]);
+    to_proxy_[1] = -1;
+  }
+  // Client EOF, then waits for the proxy while draining what it writes.
+  Result<int> Finish() {
+    CloseClientIn();
+    if (thread_.joinable()) {
+      std::thread drain([fd = from_proxy_[0]] {
+        char buf[65536];
+        while (read(fd, buf, sizeof buf) > 0) {
+        }
+      });
+      thread_.join();
+      close(from_proxy_[1]);
+      drain.join();
+      close(from_proxy_[0]);
+      close(to_proxy_[0]);
+    }
+    return code_;
+  }
+
+ private:
+  int to_proxy_[2] = {-1, -1};
+  int from_proxy_[2] = {-1, -1};
+  std::thread thread_;
+  Result<int> code_ = InvalidArgument("not run");
+};
+
+std::string TempDir() {
+  std::string t = ::testing::TempDir() + "proxy_test_XXXXXX";
+  EXPECT_NE(mkdtemp(t.data()), nullptr);
+  return t;
+}
+
+TEST(McpProxyTest, ClientThatStopsReadingStallsTheServerLosingNothing) {
+  const std::string dir = TempDir();
+  const int kLines = 20000;  // ~1.3 MB, far above pipes + the 4 KiB limit
+  McpProxyOptions o;
+  o.command = {"sh", "-c",
+               "i=0; while [ $i -lt " + std::to_string(kLines) +
+                   " ]; do printf "
+                   "'{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                   "message\",\"params\":{\"i\":%d}}\\n' $i; i=$((i+1)); "
+                   "done; : > " +
+                   dir + "/done; while read l; do :; done"};
+  o.max_buffered_bytes = 4096;
+  PipeProxy proxy(o);
+  // The client reads nothing for a while: the server must be held back.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/done"))
+      << "the proxy buffered all of the server's output";
+  // Then it reads: every line arrives, in order.
+  std::string out;
+  ReadUntil(proxy.client_out(), out, kLines);
+  size_t start = 0;
+  int expected = 0;
+  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos;
+       start = nl + 1) {
+    json j = json::parse(out.substr(start, nl - start));
+    ASSERT_EQ(j["params"]["i"], expected) << "line " << expected;
+    ++expected;
+  }
+  EXPECT_EQ(expected, kLines);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/done"));
+  Result<int> code = proxy.Finish();
+  ASSERT_TRUE(code.ok()) << code.status().message();
+  EXPECT_EQ(*code, 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(McpProxyTest, ServerThatStopsReadingStallsTheClientLosingNothing) {
+  const std::string dir = TempDir();
+  McpProxyOptions o;
+  // Reads nothing until `go` exists, then counts the lines it gets.
+  o.command = {"sh", "-c",
+               "while [ ! -e " + dir + "/go ]; do sleep 0.05; done; wc -l > " +
+                   dir + "/count"};
+  o.max_buffered_bytes = 4096;
+  o.grace_seconds = 10;
+  PipeProxy proxy(o);
+  const std::string line =
+      R"({"jsonrpc":"2.0","method":"notifications/x","params":{"pad":")" +
+      std::string(200, 'p') + "\"}}\n";
+  // Write without blocking until the pipe refuses: the proxy must stop
+  // taking lines well before 8 MB.
+  int flags = fcntl(proxy.client_in(), F_GETFL);
+  ASSERT_EQ(fcntl(proxy.client_in(), F_SETFL, flags | O_NONBLOCK), 0);
+  size_t sent = 0;  // whole lines written
+  std::string rest;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (sent * line.size() < (size_t{8} << 20) &&
+         std::chrono::steady_clock::now() < deadline) {
+    ssize_t n = write(proxy.client_in(), line.data(), line.size());
+    if (n == static_cast<ssize_t>(line.size())) {
+      ++sent;
+      continue;
+    }
+    if (n > 0) {
+      rest = line.substr(static_cast<size_t>(n));
+      ++sent;
+      break;
+    }
+    ASSERT_TRUE(n < 0 && errno == EAGAIN) << std::strerror(errno);
+    // The proxy may still be reading: give it a moment, then try again.
+    pollfd p{proxy.client_in(), POLLOUT, 0};
+    if (poll(&p, 1, 200) == 0) break;
+  }
+  EXPECT_LT(sent * line.size(), size_t{1} << 20)
+      << "the proxy buffered everything the client wrote";
+  // The server starts reading: every line reaches it.
+  std::ofstream(dir + "/go").put('\n');
+  ASSERT_EQ(fcntl(proxy.client_in(), F_SETFL, flags), 0);
+  if (!rest.empty()) {
+    ASSERT_EQ(write(proxy.client_in(), rest.data(), rest.size()),
+              static_cast<ssize_t>(rest.size()));
+  }
+  Result<int> code = proxy.Finish();
+  ASSERT_TRUE(code.ok()) << code.status().message();
+  EXPECT_EQ(*code, 0);
+  std::ifstream count(dir + "/count");
+  size_t got = 0;
+  count >> got;
+  EXPECT_EQ(got, sent);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
