@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -582,6 +583,33 @@ std::string PlotPanel(const std::string& dat, size_t index,
   return gp.str();
 }
 
+// The y range of one auto-scaled panel: "[*:*]" unless every value drawn
+// (mean, +- sd with error bars) is the same, where gnuplot would warn "empty
+// y range"; then a band around it. Choice: +-10% of the value (+-1 around
+// 0), never below 0 for a value that is not negative.
+std::string PanelYRange(std::span<const RunRecord> runs,
+                        const std::string& workload,
+                        const std::vector<std::string>& policies,
+                        const std::vector<double>& sizes, const Metric& metric,
+                        bool with_sd, const std::function<bool(size_t)>& keep) {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -lo;
+  for (size_t p = 0; p < policies.size(); ++p) {
+    if (!keep(p)) continue;
+    for (double z : sizes) {
+      Stat s = Summarize(runs, workload, policies[p], z, metric);
+      if (s.n == 0) continue;
+      const double sd = with_sd ? s.sd : 0;
+      lo = std::min(lo, s.mean - sd);
+      hi = std::max(hi, s.mean + sd);
+    }
+  }
+  if (!(lo == hi) || !std::isfinite(lo)) return "[*:*]";
+  const double pad = lo != 0 ? 0.1 * std::abs(lo) : 1;
+  const double bottom = lo >= 0 ? std::max(0.0, lo - pad) : lo - pad;
+  return fmt::format("[{:g}:{:g}]", bottom, lo + pad);
+}
+
 }  // namespace
 
 Status WritePlots(std::span<const RunRecord> runs, const std::string& dir,
@@ -653,6 +681,9 @@ Status WritePlots(std::span<const RunRecord> runs, const std::string& dir,
      << "set xrange [0:100]\nset yrange [*:*]\n";
   for (size_t i = 0; i < n; ++i) {
     gp << "set title " << GpQuote(workloads[i]) << "\n"
+       << "set yrange "
+       << PanelYRange(runs, workloads[i], policies, sizes, HitPct, errors, all)
+       << "\n"
        << PlotPanel(
               fig3_dat, i, policies, [](size_t p) { return 2 + 2 * p; }, all,
               errors);
@@ -679,9 +710,10 @@ Status WritePlots(std::span<const RunRecord> runs, const std::string& dir,
   // panel removes a stale `png` of an earlier run instead.
   auto grid = [&](const std::string& dat, const std::string& png,
                   const std::string& title, const Panels& panels,
+                  const std::vector<Metric>& metrics,
                   const std::vector<std::string>& what,
                   const std::string& ylabel, const std::string& yrange,
-                  auto keep) {
+                  const std::function<bool(size_t)>& keep) {
     if (panels.empty()) {
       std::filesystem::remove(dir + "/" + png, ignored);
       return;
@@ -692,9 +724,14 @@ Status WritePlots(std::span<const RunRecord> runs, const std::string& dir,
        << "set output '" << dir << "/" << png << "'\n"
        << "set multiplot layout " << prow << ",2 title " << GpQuote(title)
        << "\n"
-       << "set key outside right top\nset yrange " << yrange << "\n";
+       << "set key outside right top\n";
     for (const auto& [i, k] : panels) {
       gp << "set title " << GpQuote(workloads[i] + ": " + what[k]) << "\n"
+         << "set yrange "
+         << (yrange == "[*:*]" ? PanelYRange(runs, workloads[i], policies,
+                                             sizes, metrics[k], false, keep)
+                               : yrange)
+         << "\n"
          << "set ylabel " << GpQuote(ylabel.empty() ? what[k] : ylabel) << "\n"
          << PlotPanel(
                 dat, i, policies,
@@ -716,7 +753,7 @@ Status WritePlots(std::span<const RunRecord> runs, const std::string& dir,
   grid(paid_dat, "paid.png",
        "Paid upstream (requests not served from cache) vs cache size, mean "
        "over seeds",
-       panels_with(paid, [](double v) { return v > 0; }),
+       panels_with(paid, [](double v) { return v > 0; }), paid,
        {"total latency (s)", "total cost (USD)"}, "", "[*:*]", all);
 
   // Fractions of the optimum, a panel per workload and metric that has any
@@ -741,7 +778,8 @@ Status WritePlots(std::span<const RunRecord> runs, const std::string& dir,
     grid(opt_dat, "optimum.png",
          "Saved latency and saved cost as a fraction of the offline optimum "
          "(1 = best possible)",
-         optimum_panels, {"saved latency / optimum", "saved cost / optimum"},
+         optimum_panels, fractions,
+         {"saved latency / optimum", "saved cost / optimum"},
          "fraction of the optimum", "[0:1.05]",
          [&](size_t p) { return policies[p] != "infinite"; });
   } else {
@@ -769,11 +807,14 @@ Status WritePlots(std::span<const RunRecord> runs, const std::string& dir,
        << GpQuote(cost_workload +
                   ": paid upstream vs cache size (mean over seeds)")
        << "\n"
-       << "set yrange [*:*]\nset key top right\n"
+       << "set key top right\n"
        << "set xlabel 'cache size (% of unique cacheable " << unit << ")'\n";
     for (size_t k = 0; k < 3; ++k) {
       gp << "set title '" << titles[k] << "'\nset ylabel '" << titles[k]
-         << "'\n"
+         << "'\nset yrange "
+         << PanelYRange(runs, cost_workload, policies, sizes, metrics[k], false,
+                        all)
+         << "\n"
          << PlotPanel(
                 fig4_dat, 0, policies,
                 [k, np](size_t p) { return 2 + 2 * (k * np + p); }, all, false);

@@ -169,6 +169,35 @@ TEST(ReportTest, PlotsDrawOnlyFiguresWithDataAndDropStaleOnes) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(ReportTest, FlatPanelsGetAPaddedRangeInsteadOfAnEmptyOne) {
+  const std::string dir = ::testing::TempDir() + "/toolcache_flat_plots";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // "bfcl": no hit anywhere (flat 0 % hit ratio, flat latency 100 s);
+  // "zipf": varies.
+  std::vector<RunRecord> runs = {Rec("lru", 10, 1, 0), Rec("lru", 50, 1, 0),
+                                 Rec("lru", 10, 1, 20), Rec("lru", 50, 1, 40)};
+  runs[0].workload = runs[1].workload = "bfcl";
+  ASSERT_TRUE(WritePlots(runs, dir).ok());
+  std::ifstream gp_file(dir + "/plots.gp");
+  std::stringstream gp;
+  gp << gp_file.rdbuf();
+  const std::string s = gp.str();
+  // The range set right before each panel's title.
+  auto range_of = [&](const std::string& title) {
+    size_t t = s.find("set title '" + title + "'");
+    EXPECT_NE(t, std::string::npos) << title;
+    size_t r = s.find("set yrange ", t);
+    return s.substr(r + 11, s.find('\n', r) - r - 11);
+  };
+  EXPECT_EQ(range_of("bfcl"), "[0:1]");  // hit ratio 0 %: never negative
+  EXPECT_EQ(range_of("bfcl: total latency (s)"), "[90:110]");
+  EXPECT_EQ(range_of("bfcl: total cost (USD)"), "[0.45:0.55]");
+  EXPECT_EQ(range_of("zipf"), "[*:*]");
+  EXPECT_EQ(range_of("zipf: total latency (s)"), "[*:*]");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ProgressBarTest, RendersAndStaysQuietForShortRuns) {
   EXPECT_EQ(ProgressBar::Render(5, 10, 10, "x"), "[#####-----]  50% 5/10 x");
   std::ostringstream quiet;
