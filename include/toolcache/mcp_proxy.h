@@ -10,7 +10,8 @@
 // a peer, the proxy stops reading the side that feeds it (backpressure).
 //
 // Lifecycle: client EOF -> the server's stdin is closed once everything
-// queued for it is written -> SIGTERM after `grace_seconds` -> SIGKILL after
+// queued for it is written; SIGTERM `grace_seconds` after the EOF (not the
+// close, so a server that stops reading is still stopped) -> SIGKILL after
 // another `grace_seconds`. When the server exits (or closes its stdout),
 // every request still in flight is answered with a JSON-RPC error naming the
 // cause, and the proxy returns the server's exit status (128 + signal for a

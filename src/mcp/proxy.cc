@@ -119,6 +119,7 @@ class ProxyOutput final : public mcp::SessionOutput {
     held_.clear();
   }
   bool streaming() const { return streaming_; }
+  size_t held_bytes() const { return held_.size(); }
   bool server_open = true;
 
  private:
@@ -372,18 +373,23 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     }
 
     // Backpressure: do not read a side whose output would queue behind a
-    // peer that is not reading.
+    // peer that is not reading. What is held behind a streamed over-long
+    // line pauses only the client (its source): the server must still be
+    // read for that line to end.
     bool client_full = client_out.queued() > o.max_buffered_bytes;
-    bool server_full = server_in.queued() > o.max_buffered_bytes;
+    bool server_full = server_in.queued() > o.max_buffered_bytes ||
+                       output.held_bytes() > o.max_buffered_bytes;
     if (client_full != client_was_full || server_full != server_was_full) {
       // The first pause is worth an info line; a slow reader makes the state
       // flip per chunk after that, so later flips are debug.
       bool first = !backpressure_seen && (client_full || server_full);
       backpressure_seen = backpressure_seen || first;
       spdlog::log(first ? spdlog::level::info : spdlog::level::debug,
-                  "backpressure: {} bytes queued for the client, {} for the "
-                  "server (limit {}): reading client {}, server {}",
-                  client_out.queued(), server_in.queued(), o.max_buffered_bytes,
+                  "backpressure: {} bytes queued for the client ({} held "
+                  "behind a streamed line), {} for the server (limit {}): "
+                  "reading client {}, server {}",
+                  client_out.queued(), output.held_bytes(), server_in.queued(),
+                  o.max_buffered_bytes,
                   client_full || server_full ? "paused" : "resumed",
                   client_full && !exited ? "paused" : "resumed");
       client_was_full = client_full;

@@ -255,5 +255,62 @@ TEST(McpProxyTest, ServerThatStopsReadingStallsTheClientLosingNothing) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(McpProxyTest, AnswersHeldBehindAStreamedLineAlsoPauseTheClient) {
+  const std::string dir = TempDir();
+  // Request 1 gets an over-long answer whose end waits for `go`.
+  const std::string script = R"(read l
+printf '%s' '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"'
+head -c 3000 /dev/zero | tr '\000' a
+while [ ! -e )" + dir + R"(/go ]; do sleep 0.05; done
+printf '%s\n' '"}]}}'
+while read l; do :; done)";
+  McpProxyOptions o;
+  o.command = {"sh", "-c", script};
+  o.max_line_bytes = 1024;
+  o.max_buffered_bytes = 4096;
+  PipeProxy proxy(o);
+  const std::string request =
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}})"
+      "\n";
+  ASSERT_EQ(write(proxy.client_in(), request.data(), request.size()),
+            static_cast<ssize_t>(request.size()));
+  std::string out;
+  ReadUntil(proxy.client_out(), out, 0, 1100);  // the line is streaming
+  ASSERT_EQ(out.find('\n'), std::string::npos);
+  // Malformed lines: each one's -32700 is held until the long line ends.
+  // The proxy must stop taking them well before 2 MB.
+  const std::string junk = std::string(199, 'x') + "\n";
+  int flags = fcntl(proxy.client_in(), F_GETFL);
+  ASSERT_EQ(fcntl(proxy.client_in(), F_SETFL, flags | O_NONBLOCK), 0);
+  size_t sent = 0;
+  while (sent * junk.size() < (size_t{2} << 20)) {
+    ssize_t n = write(proxy.client_in(), junk.data(), junk.size());
+    if (n == static_cast<ssize_t>(junk.size())) {
+      ++sent;
+      continue;
+    }
+    ASSERT_TRUE(n < 0 && errno == EAGAIN) << "n=" << n;
+    pollfd p{proxy.client_in(), POLLOUT, 0};
+    if (poll(&p, 1, 200) == 0) break;
+  }
+  EXPECT_LT(sent * junk.size(), size_t{1} << 20)
+      << "the proxy held every answer while the line streamed";
+  std::ofstream(dir + "/go").put('\n');
+  // Everything arrives: the long answer, then one -32700 per junk line.
+  ReadUntil(proxy.client_out(), out, sent + 1);
+  std::vector<json> lines;
+  size_t start = 0;
+  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos;
+       start = nl + 1) {
+    lines.push_back(json::parse(out.substr(start, nl - start)));
+  }
+  ASSERT_EQ(lines.size(), sent + 1);
+  EXPECT_EQ(lines[0]["id"], 1);
+  EXPECT_EQ(lines.back()["error"]["code"], -32700);
+  Result<int> code = proxy.Finish();
+  ASSERT_TRUE(code.ok()) << code.status().message();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -32,6 +32,11 @@ constexpr uint64_t kMinGhost = 16;
 constexpr uint64_t kGhostBudget = 2048;
 constexpr uint64_t kGhostSalt = 0x9e3779b97f4a7c15ULL;
 
+// A latency or cost as the value model uses it: NaN, infinite or negative
+// measurements count as 0, so they never corrupt the running means or put a
+// NaN priority into the heap.
+double Measured(double x) { return std::isfinite(x) && x > 0 ? x : 0; }
+
 }  // namespace
 
 void VaacPlusPolicy::Ghost::Add(ObjectId id, uint32_t tag, uint64_t capacity) {
@@ -98,11 +103,11 @@ double VaacPlusPolicy::Benefit(const Request& req) const {
   // it) drops out and the other's weight becomes 1, so a free workload is
   // ranked by latency alone and a workload without timings by cost alone.
   if (mean_latency > 0) {
-    b += l1 * std::max(0.0, req.latency) / mean_latency;
+    b += l1 * Measured(req.latency) / mean_latency;
     weight += l1;
   }
   if (mean_cost > 0) {
-    b += l2 * std::max(0.0, req.cost) / mean_cost;
+    b += l2 * Measured(req.cost) / mean_cost;
     weight += l2;
   }
   // Neither latency nor cost known: every hit is worth the same (hit ratio).
@@ -120,9 +125,8 @@ double VaacPlusPolicy::Observe(const Request& req, bool cached) {
   const uint32_t before = sketch_.Frequency(req.id);
   sketch_.Increment(req.id);
   ++observed_;
-  // NaN or negative measurements count as 0 (never corrupt the means).
-  latency_sum_ += req.latency > 0 ? req.latency : 0;
-  cost_sum_ += req.cost > 0 ? req.cost : 0;
+  latency_sum_ += Measured(req.latency);
+  cost_sum_ += Measured(req.cost);
   // A hit is a re-reference even when the sketch has halved it away.
   const bool reref = cached || before > 0;
   const uint32_t g = grouping_.Record(req, reref, 0.0);
@@ -158,6 +162,13 @@ bool VaacPlusPolicy::Admit(const Request& req) {
   if (options_.admission == PlusAdmission::kAll || heap_.empty() ||
       !NeedsEviction(req)) {
     return true;  // free space costs nothing
+  }
+  // An object the core refuses anyway (larger than the whole cache, or
+  // already expired) is no refusal of ours: no duel, no regret memory, so
+  // its repeats cannot drive gamma down.
+  if (std::max<uint64_t>(req.size, 1) > view_->capacity_bytes() ||
+      !(req.ttl > 0)) {
+    return true;
   }
   // Paper-silent (ours): duel with the first victim only, by density, even
   // when the result would displace several entries.

@@ -4,6 +4,7 @@
 #include "src/policy/vaac_plus_policy.h"
 
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -164,6 +165,38 @@ TEST(VaacPlusPolicy, EvictedEntryThatReturnsRaisesGamma) {
   ASSERT_EQ(core.Find(1), kNoSlot);
   Access(core, Req(1, 1, 10, 1.0));  // returns: evicting it cost a hit
   EXPECT_DOUBLE_EQ(Plus(core)->gamma(), 0.5 + 0.1 * 0.5);
+}
+
+TEST(VaacPlusPolicy, ObjectsTheCoreRefusesAnywayDoNotMoveGamma) {
+  CacheCore core({.capacity_bytes = 20}, Make(20, /*adaptive*/ 2, 0));
+  Access(core, Req(1, 1, 10, 2.0));
+  Access(core, Req(2, 1, 10, 2.0));
+  Request huge = Req(3, 1, 50, 0.1);  // larger than the whole cache
+  Request expired = Req(4, 1, 10, 0.1);
+  expired.ttl = 0;
+  for (int i = 0; i < 30; ++i) {
+    EXPECT_FALSE(Access(core, huge));
+    EXPECT_FALSE(Access(core, expired));
+  }
+  EXPECT_DOUBLE_EQ(Plus(core)->gamma(), 0.5);
+  EXPECT_EQ(Plus(core)->refusals(), 0u);
+  EXPECT_NE(core.Find(1), kNoSlot);
+  EXPECT_NE(core.Find(2), kNoSlot);
+}
+
+TEST(VaacPlusPolicy, NonFiniteMeasurementsCountAsZero) {
+  CacheCore core({.capacity_bytes = 30}, Make(30, /*all*/ 0, 0));
+  // A finite measurement first (with no mean yet every benefit is 1).
+  Access(core, Req(2, 1, 10, 5.0));
+  Access(core, Req(1, 1, 10, std::numeric_limits<double>::infinity()));
+  Access(core, Req(3, 1, 10, std::numeric_limits<double>::quiet_NaN()));
+  Access(core, Req(4, 1, 10, 1.0));  // evicts one of the two zero-benefit
+  Access(core, Req(5, 1, 10, 1.0));  // and then the other
+  EXPECT_EQ(core.Find(1), kNoSlot);
+  EXPECT_EQ(core.Find(3), kNoSlot);
+  EXPECT_NE(core.Find(2), kNoSlot);
+  EXPECT_NE(core.Find(4), kNoSlot);
+  EXPECT_NE(core.Find(5), kNoSlot);
 }
 
 TEST(VaacPlusPolicy, OneOffScanDoesNotFlushTheHotSet) {
