@@ -42,6 +42,17 @@ void ReadUntil(int fd, std::string& out, size_t lines, size_t bytes = 0) {
   }
 }
 
+// Every complete line of `out`, parsed.
+std::vector<json> ParseLines(const std::string& out) {
+  std::vector<json> lines;
+  size_t start = 0;
+  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos;
+       start = nl + 1) {
+    lines.push_back(json::parse(out.substr(start, nl - start)));
+  }
+  return lines;
+}
+
 TEST(McpProxyTest, OverlongServerLineIsNotInterleavedWithTheProxysOwnAnswers) {
   int to_proxy[2], from_proxy[2];
   ASSERT_EQ(pipe2(to_proxy, O_CLOEXEC), 0);
@@ -98,12 +109,7 @@ while read l; do :; done)";
 
   ASSERT_TRUE(code.ok()) << code.status().message();
   EXPECT_EQ(*code, 0);
-  std::vector<json> lines;
-  size_t start = 0;
-  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos;
-       start = nl + 1) {
-    lines.push_back(json::parse(out.substr(start, nl - start)));
-  }
+  const std::vector<json> lines = ParseLines(out);
   ASSERT_EQ(lines.size(), 2u) << out.substr(0, 300);
   EXPECT_EQ(lines[0]["id"], 1);
   EXPECT_EQ(lines[0]["result"]["content"][0]["text"].get<std::string>(),
@@ -298,12 +304,7 @@ while read l; do :; done)";
   std::ofstream(dir + "/go").put('\n');
   // Everything arrives: the long answer, then one -32700 per junk line.
   ReadUntil(proxy.client_out(), out, sent + 1);
-  std::vector<json> lines;
-  size_t start = 0;
-  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos;
-       start = nl + 1) {
-    lines.push_back(json::parse(out.substr(start, nl - start)));
-  }
+  const std::vector<json> lines = ParseLines(out);
   ASSERT_EQ(lines.size(), sent + 1);
   EXPECT_EQ(lines[0]["id"], 1);
   EXPECT_EQ(lines.back()["error"]["code"], -32700);
