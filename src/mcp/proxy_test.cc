@@ -2,6 +2,7 @@
 // poll loop can get wrong (framing of streamed lines, shutdown).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <limits.h>
 #include <poll.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -53,72 +55,6 @@ std::vector<json> ParseLines(const std::string& out) {
   return lines;
 }
 
-TEST(McpProxyTest, OverlongServerLineIsNotInterleavedWithTheProxysOwnAnswers) {
-  int to_proxy[2], from_proxy[2];
-  ASSERT_EQ(pipe2(to_proxy, O_CLOEXEC), 0);
-  ASSERT_EQ(pipe2(from_proxy, O_CLOEXEC), 0);
-  // The server answers request 1 with a 3000-byte line in two parts, a
-  // second apart, then waits for EOF.
-  const std::string script = R"(read l
-printf '%s' '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"'
-head -c 3000 /dev/zero | tr '\000' a
-sleep 1
-printf '%s\n' '"}]}}'
-while read l; do :; done)";
-  McpProxyOptions o;
-  o.command = {"sh", "-c", script};
-  o.max_line_bytes = 1024;
-  o.grace_seconds = 5;
-  o.client_in_fd = to_proxy[0];
-  o.client_out_fd = from_proxy[1];
-  Result<int> code = InvalidArgument("not run");
-  std::thread proxy([&] { code = RunMcpProxy(o); });
-  // However the test ends: client EOF, then wait for the proxy to stop.
-  int client_in = to_proxy[1];
-  struct Stop {
-    std::thread& proxy;
-    int& client_in;
-    ~Stop() {
-      if (client_in >= 0) close(client_in);
-      client_in = -1;
-      if (proxy.joinable()) proxy.join();
-    }
-  } stop{proxy, client_in};
-
-  const std::string request =
-      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}})"
-      "\n";
-  ASSERT_EQ(write(client_in, request.data(), request.size()),
-            static_cast<ssize_t>(request.size()));
-  std::string out;
-  ReadUntil(from_proxy[0], out, 0, 1100);  // the first part is streaming
-  ASSERT_GE(out.size(), 1100u);
-  ASSERT_EQ(out.find('\n'), std::string::npos);
-  // The proxy answers this one itself, while the long line is half sent.
-  const std::string junk = "not json\n";
-  ASSERT_EQ(write(client_in, junk.data(), junk.size()),
-            static_cast<ssize_t>(junk.size()));
-  ReadUntil(from_proxy[0], out, 2);
-  close(client_in);  // client EOF: the server's read loop ends
-  client_in = -1;
-  proxy.join();
-  close(to_proxy[0]);
-  close(from_proxy[1]);
-  ReadUntil(from_proxy[0], out, 3);  // anything written after the exit
-  close(from_proxy[0]);
-
-  ASSERT_TRUE(code.ok()) << code.status().message();
-  EXPECT_EQ(*code, 0);
-  const std::vector<json> lines = ParseLines(out);
-  ASSERT_EQ(lines.size(), 2u) << out.substr(0, 300);
-  EXPECT_EQ(lines[0]["id"], 1);
-  EXPECT_EQ(lines[0]["result"]["content"][0]["text"].get<std::string>(),
-            std::string(3000, 'a'));
-  EXPECT_EQ(lines[1]["error"]["code"], -32700);
-  // Request 1 was answered by the streamed line: no second answer (an
-  // error for a "request in flight") when the server exits.
-}
-
 // A proxy running on pipes: `client_in` is what the test writes, `client_out`
 // what it reads. The destructor closes the client's side and joins.
 class PipeProxy {
@@ -137,13 +73,15 @@ class PipeProxy {
     if (to_proxy_[1] >= 0) close(to_proxy_[1]);
     to_proxy_[1] = -1;
   }
-  // Client EOF, then waits for the proxy while draining what it writes.
-  Result<int> Finish() {
+  // Client EOF, then waits for the proxy while draining what it writes
+  // (appended to `rest` when given).
+  Result<int> Finish(std::string* rest = nullptr) {
     CloseClientIn();
     if (thread_.joinable()) {
-      std::thread drain([fd = from_proxy_[0]] {
+      std::thread drain([fd = from_proxy_[0], rest] {
         char buf[65536];
-        while (read(fd, buf, sizeof buf) > 0) {
+        for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
+          if (rest != nullptr) rest->append(buf, static_cast<size_t>(n));
         }
       });
       thread_.join();
@@ -168,6 +106,85 @@ std::string TempDir() {
   return t;
 }
 
+// A server script that reads one request and answers it (id 1) with a
+// 3000-byte line in two parts, running `pause` between them, then reads
+// until EOF.
+std::string StreamedAnswerScript(const std::string& pause) {
+  return R"(read l
+printf '%s' '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"'
+head -c 3000 /dev/zero | tr '\000' a
+)" + pause +
+         R"(
+printf '%s\n' '"}]}}'
+while read l; do :; done)";
+}
+
+constexpr std::string_view kCallRequest =
+    R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}})"
+    "\n";
+
+// Writes `line` to `fd` without blocking, again and again, until the pipe
+// stays full for 200 ms, `max_bytes` are written, or 5 s pass; returns the
+// lines written. Lines up to PIPE_BUF are written whole or not at all.
+size_t WriteUntilRefused(int fd, const std::string& line, size_t max_bytes) {
+  EXPECT_LE(line.size(), size_t{PIPE_BUF});
+  const int flags = fcntl(fd, F_GETFL);
+  EXPECT_EQ(fcntl(fd, F_SETFL, flags | O_NONBLOCK), 0);
+  size_t sent = 0;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (sent * line.size() < max_bytes &&
+         std::chrono::steady_clock::now() < deadline) {
+    ssize_t n = write(fd, line.data(), line.size());
+    if (n == static_cast<ssize_t>(line.size())) {
+      ++sent;
+      continue;
+    }
+    if (!(n < 0 && errno == EAGAIN)) {
+      ADD_FAILURE() << "write returned " << n << ": " << std::strerror(errno);
+      break;
+    }
+    // The proxy may still be reading: give it a moment, then try again.
+    pollfd p{fd, POLLOUT, 0};
+    if (poll(&p, 1, 200) == 0) break;
+  }
+  EXPECT_EQ(fcntl(fd, F_SETFL, flags), 0);
+  return sent;
+}
+
+TEST(McpProxyTest, OverlongServerLineIsNotInterleavedWithTheProxysOwnAnswers) {
+  McpProxyOptions o;
+  o.command = {"sh", "-c", StreamedAnswerScript("sleep 1")};
+  o.max_line_bytes = 1024;
+  o.grace_seconds = 5;
+  PipeProxy proxy(o);
+  ASSERT_EQ(write(proxy.client_in(), kCallRequest.data(), kCallRequest.size()),
+            static_cast<ssize_t>(kCallRequest.size()));
+  std::string out;
+  ReadUntil(proxy.client_out(), out, 0, 1100);  // the first part is streaming
+  ASSERT_GE(out.size(), 1100u);
+  ASSERT_EQ(out.find('\n'), std::string::npos);
+  // The proxy answers this one itself, while the long line is half sent.
+  const std::string junk = "not json\n";
+  ASSERT_EQ(write(proxy.client_in(), junk.data(), junk.size()),
+            static_cast<ssize_t>(junk.size()));
+  ReadUntil(proxy.client_out(), out, 2);
+  // Client EOF: the server's read loop ends; anything written after the
+  // exit is collected too.
+  Result<int> code = proxy.Finish(&out);
+
+  ASSERT_TRUE(code.ok()) << code.status().message();
+  EXPECT_EQ(*code, 0);
+  const std::vector<json> lines = ParseLines(out);
+  ASSERT_EQ(lines.size(), 2u) << out.substr(0, 300);
+  EXPECT_EQ(lines[0]["id"], 1);
+  EXPECT_EQ(lines[0]["result"]["content"][0]["text"].get<std::string>(),
+            std::string(3000, 'a'));
+  EXPECT_EQ(lines[1]["error"]["code"], -32700);
+  // Request 1 was answered by the streamed line: no second answer (an
+  // error for a "request in flight") when the server exits.
+}
+
 TEST(McpProxyTest, ClientThatStopsReadingStallsTheServerLosingNothing) {
   const std::string dir = TempDir();
   const int kLines = 20000;  // ~1.3 MB, far above pipes + the 4 KiB limit
@@ -188,11 +205,8 @@ TEST(McpProxyTest, ClientThatStopsReadingStallsTheServerLosingNothing) {
   // Then it reads: every line arrives, in order.
   std::string out;
   ReadUntil(proxy.client_out(), out, kLines);
-  size_t start = 0;
   int expected = 0;
-  for (size_t nl; (nl = out.find('\n', start)) != std::string::npos;
-       start = nl + 1) {
-    json j = json::parse(out.substr(start, nl - start));
+  for (const json& j : ParseLines(out)) {
     ASSERT_EQ(j["params"]["i"], expected) << "line " << expected;
     ++expected;
   }
@@ -219,38 +233,12 @@ TEST(McpProxyTest, ServerThatStopsReadingStallsTheClientLosingNothing) {
       std::string(200, 'p') + "\"}}\n";
   // Write without blocking until the pipe refuses: the proxy must stop
   // taking lines well before 8 MB.
-  int flags = fcntl(proxy.client_in(), F_GETFL);
-  ASSERT_EQ(fcntl(proxy.client_in(), F_SETFL, flags | O_NONBLOCK), 0);
-  size_t sent = 0;  // whole lines written
-  std::string rest;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (sent * line.size() < (size_t{8} << 20) &&
-         std::chrono::steady_clock::now() < deadline) {
-    ssize_t n = write(proxy.client_in(), line.data(), line.size());
-    if (n == static_cast<ssize_t>(line.size())) {
-      ++sent;
-      continue;
-    }
-    if (n > 0) {
-      rest = line.substr(static_cast<size_t>(n));
-      ++sent;
-      break;
-    }
-    ASSERT_TRUE(n < 0 && errno == EAGAIN) << std::strerror(errno);
-    // The proxy may still be reading: give it a moment, then try again.
-    pollfd p{proxy.client_in(), POLLOUT, 0};
-    if (poll(&p, 1, 200) == 0) break;
-  }
+  const size_t sent =
+      WriteUntilRefused(proxy.client_in(), line, size_t{8} << 20);
   EXPECT_LT(sent * line.size(), size_t{1} << 20)
       << "the proxy buffered everything the client wrote";
   // The server starts reading: every line reaches it.
   std::ofstream(dir + "/go").put('\n');
-  ASSERT_EQ(fcntl(proxy.client_in(), F_SETFL, flags), 0);
-  if (!rest.empty()) {
-    ASSERT_EQ(write(proxy.client_in(), rest.data(), rest.size()),
-              static_cast<ssize_t>(rest.size()));
-  }
   Result<int> code = proxy.Finish();
   ASSERT_TRUE(code.ok()) << code.status().message();
   EXPECT_EQ(*code, 0);
@@ -264,41 +252,23 @@ TEST(McpProxyTest, ServerThatStopsReadingStallsTheClientLosingNothing) {
 TEST(McpProxyTest, AnswersHeldBehindAStreamedLineAlsoPauseTheClient) {
   const std::string dir = TempDir();
   // Request 1 gets an over-long answer whose end waits for `go`.
-  const std::string script = R"(read l
-printf '%s' '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"'
-head -c 3000 /dev/zero | tr '\000' a
-while [ ! -e )" + dir + R"(/go ]; do sleep 0.05; done
-printf '%s\n' '"}]}}'
-while read l; do :; done)";
   McpProxyOptions o;
-  o.command = {"sh", "-c", script};
+  o.command = {"sh", "-c",
+               StreamedAnswerScript("while [ ! -e " + dir +
+                                    "/go ]; do sleep 0.05; done")};
   o.max_line_bytes = 1024;
   o.max_buffered_bytes = 4096;
   PipeProxy proxy(o);
-  const std::string request =
-      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{}}})"
-      "\n";
-  ASSERT_EQ(write(proxy.client_in(), request.data(), request.size()),
-            static_cast<ssize_t>(request.size()));
+  ASSERT_EQ(write(proxy.client_in(), kCallRequest.data(), kCallRequest.size()),
+            static_cast<ssize_t>(kCallRequest.size()));
   std::string out;
   ReadUntil(proxy.client_out(), out, 0, 1100);  // the line is streaming
   ASSERT_EQ(out.find('\n'), std::string::npos);
   // Malformed lines: each one's -32700 is held until the long line ends.
   // The proxy must stop taking them well before 2 MB.
   const std::string junk = std::string(199, 'x') + "\n";
-  int flags = fcntl(proxy.client_in(), F_GETFL);
-  ASSERT_EQ(fcntl(proxy.client_in(), F_SETFL, flags | O_NONBLOCK), 0);
-  size_t sent = 0;
-  while (sent * junk.size() < (size_t{2} << 20)) {
-    ssize_t n = write(proxy.client_in(), junk.data(), junk.size());
-    if (n == static_cast<ssize_t>(junk.size())) {
-      ++sent;
-      continue;
-    }
-    ASSERT_TRUE(n < 0 && errno == EAGAIN) << "n=" << n;
-    pollfd p{proxy.client_in(), POLLOUT, 0};
-    if (poll(&p, 1, 200) == 0) break;
-  }
+  const size_t sent =
+      WriteUntilRefused(proxy.client_in(), junk, size_t{2} << 20);
   EXPECT_LT(sent * junk.size(), size_t{1} << 20)
       << "the proxy held every answer while the line streamed";
   std::ofstream(dir + "/go").put('\n');

@@ -21,6 +21,7 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -285,9 +286,9 @@ void Session::HandleCancelled(std::string_view line, std::string_view params) {
   if (auto f = follower_ids_.find(nid); f != follower_ids_.end()) {
     // The server never saw this id: drop the waiter, do not forward.
     const WaiterId waiter = f->second;
-    const TicketId ticket = followers_[waiter].ticket;
     follower_ids_.erase(f);
-    followers_.erase(waiter);
+    std::optional<Follower> taken = TakeFollower(waiter);
+    const TicketId ticket = taken ? taken->ticket : 0;
     CancelOutcome c;
     if (cache_ != nullptr) c = cache_->Cancel(waiter);
     spdlog::debug("cancelled coalesced waiter id={}", request_id);
@@ -360,13 +361,12 @@ void Session::OnServerLine(std::string_view line) {
         OnRefreshReply(generation, m);
         return;
       }
-      auto it = pending_.find(nid);
-      if (it == pending_.end()) {
+      std::optional<Pending> taken = TakePending(nid);
+      if (!taken) {
         out_->ToClient(line);
         return;
       }
-      Pending p = std::move(it->second);
-      pending_.erase(it);
+      Pending& p = *taken;
       if (p.what == Tracked::kToolsList && cache_ != nullptr &&
           !m.result.empty()) {
         if (refreshing_) {
@@ -433,14 +433,12 @@ void Session::HandleMalformedServerLine(std::string_view line,
           problem, options_.server);
       return;
     }
-    if (auto it = pending_.find(nid); it != pending_.end()) {
-      Pending p = std::move(it->second);
-      pending_.erase(it);
+    if (std::optional<Pending> p = TakePending(nid)) {
       spdlog::error(
           "malformed response from server for id {} ({}): answered with "
           "an error: {}",
-          p.raw_id, problem, Truncated(line));
-      FailPending(p, kInternalError,
+          p->raw_id, problem, Truncated(line));
+      FailPending(*p, kInternalError,
                   "toolcache: the MCP server's response to this request was "
                   "not valid JSON (" +
                       problem + "); it could not be forwarded");
@@ -457,15 +455,9 @@ void Session::OnServerLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
                                   uint64_t limit) {
   ++counters_.server_lines;
   ++counters_.server_lines_too_long;
-  if (!sniffed.is_response()) {
-    spdlog::warn(
-        "server line of {} bytes exceeds --max-line-bytes ({}): streamed "
-        "through unparsed",
-        bytes, limit);
-    return;
-  }
-  const std::string nid = NormalizeId(sniffed.id());
-  if (internal_.erase(nid) > 0) {
+  const std::string nid =
+      sniffed.is_response() ? NormalizeId(sniffed.id()) : std::string();
+  if (sniffed.is_response() && internal_.erase(nid) > 0) {
     // It already went to the client (streamed before its id was seen).
     spdlog::error(
         "the server's answer to the proxy's tools/list ({} bytes) exceeds "
@@ -474,16 +466,16 @@ void Session::OnServerLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
         bytes, options_.server);
     return;
   }
-  auto it = pending_.find(nid);
-  if (it == pending_.end()) {
+  std::optional<Pending> taken =
+      sniffed.is_response() ? TakePending(nid) : std::nullopt;
+  if (!taken) {
     spdlog::warn(
         "server line of {} bytes exceeds --max-line-bytes ({}): streamed "
         "through unparsed",
         bytes, limit);
     return;
   }
-  Pending p = std::move(it->second);
-  pending_.erase(it);
+  Pending& p = *taken;
   spdlog::warn(
       "server answer to id {} ({} bytes) exceeds --max-line-bytes ({}): "
       "streamed through unparsed, not cached",
@@ -505,24 +497,37 @@ void Session::OnServerLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
   Resend(c.waiters, p.waiter);
 }
 
+std::optional<Session::Pending> Session::TakePending(const std::string& nid) {
+  auto it = pending_.find(nid);
+  if (it == pending_.end()) return std::nullopt;
+  Pending p = std::move(it->second);
+  pending_.erase(it);
+  return p;
+}
+
+std::optional<Session::Follower> Session::TakeFollower(WaiterId waiter) {
+  auto it = followers_.find(waiter);
+  if (it == followers_.end()) return std::nullopt;
+  Follower f = std::move(it->second);
+  followers_.erase(it);
+  follower_ids_.erase(NormalizeId(f.raw_id));
+  return f;
+}
+
 void Session::Resend(const std::vector<WaiterId>& waiters, WaiterId leader) {
   for (WaiterId w : waiters) {
     if (w == leader) continue;
-    auto f = followers_.find(w);
-    if (f == followers_.end()) continue;
+    std::optional<Follower> f = TakeFollower(w);
+    if (!f) continue;
     // Choice: the streamed answer was not kept, so a coalesced waiter's own
     // request goes upstream (uncached) and gets its own answer.
-    spdlog::info("re-sending coalesced request id={} upstream",
-                 f->second.raw_id);
+    spdlog::info("re-sending coalesced request id={} upstream", f->raw_id);
     Pending p;
-    p.raw_id = f->second.raw_id;
+    p.raw_id = f->raw_id;
     p.what = Tracked::kToolsCall;
     p.started = clock_->NowSeconds();
-    const std::string nid = NormalizeId(p.raw_id);
-    follower_ids_.erase(nid);
-    out_->ToServer(f->second.line);
-    pending_[nid] = std::move(p);
-    followers_.erase(f);
+    out_->ToServer(f->line);
+    pending_[NormalizeId(p.raw_id)] = std::move(p);
   }
 }
 
@@ -550,11 +555,9 @@ void Session::FailPending(Pending& p, int code, std::string_view message) {
       Completion c = cache_->Complete(p.ticket, r);
       for (WaiterId w : c.waiters) {
         if (w == p.waiter) continue;
-        auto f = followers_.find(w);
-        if (f == followers_.end()) continue;
-        SendError(true, f->second.raw_id, code, message);
-        follower_ids_.erase(NormalizeId(f->second.raw_id));
-        followers_.erase(f);
+        if (std::optional<Follower> f = TakeFollower(w)) {
+          SendError(true, f->raw_id, code, message);
+        }
       }
     }
   }
@@ -615,11 +618,11 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
       leader_answered = true;
       continue;
     }
-    auto f = followers_.find(w);
-    if (f == followers_.end()) continue;
+    std::optional<Follower> f = TakeFollower(w);
+    if (!f) continue;
     // Choice: a coalesced waiter gets the upstream answer verbatim under its
     // own id (no provenance: it was not served from the store).
-    std::string reply = R"({"jsonrpc":"2.0","id":)" + f->second.raw_id;
+    std::string reply = R"({"jsonrpc":"2.0","id":)" + f->raw_id;
     if (!error.empty()) {
       reply += R"(,"error":)";
       reply.append(error);
@@ -629,8 +632,6 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
     }
     reply += '}';
     out_->ToClient(reply);
-    follower_ids_.erase(NormalizeId(f->second.raw_id));
-    followers_.erase(f);
   }
   if (!leader_answered && !p.cancelled) {
     // The cache did not list the leader (e.g. a bypass ticket it already

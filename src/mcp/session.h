@@ -44,6 +44,7 @@
 #define TOOLCACHE_SRC_MCP_SESSION_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -157,6 +158,11 @@ class Session {
   // Answers the flight of `p` (already removed from pending_) with an error
   // object and completes its ticket as an error.
   void FailPending(Pending& p, int code, std::string_view message);
+  // Removes the request `nid` from pending_ and returns it (nullopt: none).
+  std::optional<Pending> TakePending(const std::string& nid);
+  // Removes the follower `waiter` (from followers_ and follower_ids_) and
+  // returns it (nullopt: none).
+  std::optional<Follower> TakeFollower(WaiterId waiter);
   // Sends the followers of a completed flight upstream as plain requests.
   void Resend(const std::vector<WaiterId>& waiters, WaiterId leader);
   // A task-augmented write whose task cannot be followed: its ticket stays
