@@ -357,7 +357,10 @@ int Run(const SimFlags& f) {
   if (!optimum.empty()) tables += optimum + "\n";
   std::string traces = sim::TraceTable(*runs);
   if (!traces.empty()) tables += traces + "\n";
-  const std::string details = sim::DetailsTable(*runs) + "\n";
+  // Printed with --details, always in summary.txt.
+  const std::string details = f.details || !f.out.empty()
+                                  ? sim::DetailsTable(*runs) + "\n"
+                                  : std::string();
   const std::string safety = sim::SafetyLine(*runs);
 
   if (json) {

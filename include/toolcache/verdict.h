@@ -12,6 +12,7 @@
 #ifndef TOOLCACHE_VERDICT_H_
 #define TOOLCACHE_VERDICT_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -60,6 +61,9 @@ struct Verdict {
 std::string_view VerdictReasonName(VerdictReason reason);
 // "INFORMATIONAL" or "COMMAND".
 std::string_view RequestTypeName(RequestType type);
+// The inverse of RequestTypeName (exact, case-sensitive); nullopt for any
+// other string.
+std::optional<RequestType> ParseRequestType(std::string_view name);
 // "hard_list", "config", "annotations", "heuristic", "llm", "trace".
 std::string_view FeatureSourceName(FeatureSource source);
 

@@ -29,6 +29,12 @@ std::string_view RequestTypeName(RequestType type) {
   return type == RequestType::kInformational ? "INFORMATIONAL" : "COMMAND";
 }
 
+std::optional<RequestType> ParseRequestType(std::string_view name) {
+  if (name == "INFORMATIONAL") return RequestType::kInformational;
+  if (name == "COMMAND") return RequestType::kCommand;
+  return std::nullopt;
+}
+
 std::string_view FeatureSourceName(FeatureSource source) {
   switch (source) {
     case FeatureSource::kHardList:

@@ -387,6 +387,16 @@ std::string DescriptionVerb(const std::string& description) {
   return "";
 }
 
+// 12 hex digits of the SHA-256 of `bytes` (after "sha256:"): a short,
+// stable name for a world or an episode's command history.
+std::string ShortDigest(std::string_view bytes) {
+  return trace_internal::ResultDigest(bytes).substr(7, 12);
+}
+
+Status QuestionFileMissing(const std::string& path) {
+  return NotFound(path + ": cannot open the BFCL question file");
+}
+
 }  // namespace
 
 Result<PythonCall> ParsePythonCall(std::string_view text) {
@@ -498,7 +508,7 @@ std::string LocateBfclQuestions(const std::string& input_path) {
 Result<std::map<std::string, std::string>> LoadBfclWorlds(
     const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open the BFCL question file");
+  if (!in) return QuestionFileMissing(path);
   std::map<std::string, std::string> worlds;
   std::string line;
   uint64_t line_no = 0;
@@ -535,7 +545,7 @@ Result<std::map<std::string, std::string>> LoadBfclWorlds(
       return InvalidArgument(where +
                              ": 'initial_config': " + canon.status().message());
     }
-    worlds[q["id"].get<std::string>()] = ResultDigest(*canon).substr(7, 12);
+    worlds[q["id"].get<std::string>()] = ShortDigest(*canon);
   }
   if (worlds.empty()) return InvalidArgument(path + ": no questions");
   return worlds;
@@ -543,7 +553,7 @@ Result<std::map<std::string, std::string>> LoadBfclWorlds(
 
 Status LoadBfclFunctionDefs(const std::string& path, ToolDefs* defs) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return NotFound(path + ": cannot open the BFCL question file");
+  if (!in) return QuestionFileMissing(path);
   std::string line;
   while (std::getline(in, line)) {
     json q = json::parse(line, nullptr, false);
@@ -589,7 +599,7 @@ Result<ConvertResult> ConvertBfcl(std::istream& in,
   if (questions_given) {
     std::error_code ec;
     if (!fs::is_regular_file(questions, ec)) {
-      return NotFound(questions + ": cannot open the BFCL question file");
+      return QuestionFileMissing(questions);
     }
   }
   std::optional<std::map<std::string, std::string>> worlds;
@@ -755,9 +765,8 @@ Result<ConvertResult> ConvertBfcl(std::istream& in,
         ++untyped_calls;
       }
       if (!world.empty()) {
-        rec.tenant = commands_so_far == 0
-                         ? world
-                         : world + "+" + ResultDigest(history).substr(7, 12);
+        rec.tenant =
+            commands_so_far == 0 ? world : world + "+" + ShortDigest(history);
         tenants.insert(rec.tenant);
         // Choice: a COMMAND (or an untyped call, which the replay treats as
         // one) moves the episode to a new state, whether or not the tool

@@ -100,10 +100,10 @@ std::string AddRow(const std::string& tool, const json& row,
     }
     if (v.is_null()) continue;
     if (k == "request_type") {
-      if (v == "INFORMATIONAL") {
-        p.request_type = RequestType::kInformational;
-      } else if (v == "COMMAND") {
-        p.request_type = RequestType::kCommand;
+      std::optional<RequestType> type;
+      if (v.is_string()) type = ParseRequestType(v.get<std::string>());
+      if (type) {
+        p.request_type = *type;
       } else {
         return "'request_type' of tool '" + tool +
                "' must be INFORMATIONAL or COMMAND, got " +

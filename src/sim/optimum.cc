@@ -100,6 +100,31 @@ struct Solution {
 // glp_simplex, and once more with the dual simplex when the primal one fails
 // numerically (GLPK 5's primal simplex can stop with "trow[q] = 0.0",
 // GLP_EFAIL, on the highly degenerate 0/±1 run rows). True when optimal.
+// Adds one row per run to `lp` ("not all intervals of the run, unless its
+// predecessor is kept too") and its coefficients to the (ia, ja, ar)
+// triplets; `col_of` maps an interval to its column.
+void AppendRunRows(glp_prob* lp, const std::vector<RunRow>& run_rows,
+                   const std::unordered_map<size_t, int>& col_of,
+                   std::vector<int>& ia, std::vector<int>& ja,
+                   std::vector<double>& ar) {
+  const int first = glp_add_rows(lp, static_cast<int>(run_rows.size()));
+  for (size_t r = 0; r < run_rows.size(); ++r) {
+    const int row = first + static_cast<int>(r);
+    glp_set_row_bnds(lp, row, GLP_UP, 0.0,
+                     static_cast<double>(run_rows[r].members.size() - 1));
+    for (size_t k : run_rows[r].members) {
+      ia.push_back(row);
+      ja.push_back(col_of.at(k));
+      ar.push_back(1.0);
+    }
+    if (run_rows[r].pred != kNoPred) {
+      ia.push_back(row);
+      ja.push_back(col_of.at(run_rows[r].pred));
+      ar.push_back(-1.0);
+    }
+  }
+}
+
 bool SimplexWithRetry(glp_prob* lp, glp_smcp* sp) {
   const auto t0 = std::chrono::steady_clock::now();
   int rc = glp_simplex(lp, sp);
@@ -193,22 +218,7 @@ Solution SolveLp(const std::vector<Interval>& iv,
     for (size_t c = 0; c < free_iv.size(); ++c) {
       col_of[free_iv[c]] = n_central + 1 + static_cast<int>(c);
     }
-    const int first = glp_add_rows(lp, static_cast<int>(run_rows.size()));
-    for (size_t r = 0; r < run_rows.size(); ++r) {
-      const int row = first + static_cast<int>(r);
-      glp_set_row_bnds(lp, row, GLP_UP, 0.0,
-                       static_cast<double>(run_rows[r].members.size() - 1));
-      for (size_t k : run_rows[r].members) {
-        ia.push_back(row);
-        ja.push_back(col_of.at(k));
-        ar.push_back(1.0);
-      }
-      if (run_rows[r].pred != kNoPred) {
-        ia.push_back(row);
-        ja.push_back(col_of.at(run_rows[r].pred));
-        ar.push_back(-1.0);
-      }
-    }
+    AppendRunRows(lp, run_rows, col_of, ia, ja, ar);
   }
   glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(),
                   ar.data());
@@ -401,22 +411,7 @@ ComponentResult SolveComponent(const std::vector<Interval>& iv,
     }
   }
   if (!run_rows.empty()) {
-    const int first = glp_add_rows(lp, static_cast<int>(run_rows.size()));
-    for (size_t r = 0; r < run_rows.size(); ++r) {
-      const int row = first + static_cast<int>(r);
-      glp_set_row_bnds(lp, row, GLP_UP, 0.0,
-                       static_cast<double>(run_rows[r].members.size() - 1));
-      for (size_t k : run_rows[r].members) {
-        ia.push_back(row);
-        ja.push_back(col_of.at(k));
-        ar.push_back(1.0);
-      }
-      if (run_rows[r].pred != kNoPred) {
-        ia.push_back(row);
-        ja.push_back(col_of.at(run_rows[r].pred));
-        ar.push_back(-1.0);
-      }
-    }
+    AppendRunRows(lp, run_rows, col_of, ia, ja, ar);
   }
   glp_load_matrix(lp, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(),
                   ar.data());
@@ -667,6 +662,8 @@ Result<OptimumResult> SolveOptimum(std::span<const Request> reqs,
   // which binds only when k really starts a run. Intervals are not dropped
   // for invalidation: an error request cannot start a run but can be a hit
   // inside one.
+  // Exact 0/1 solve (ILP) up to max_exact_requests, LP relaxation above.
+  const bool exact_path = reqs.size() <= options.max_exact_requests;
   std::vector<RunRow> run_rows;
   std::vector<uint8_t> linked(iv.size(), 0);
   uint64_t dropped_rows = 0;
@@ -677,7 +674,6 @@ Result<OptimumResult> SolveOptimum(std::span<const Request> reqs,
       starting_at[iv[k].start] = k;
       ending_at[iv[k].end] = k;
     }
-    const bool exact_path = reqs.size() <= options.max_exact_requests;
     // Choice: run rows longer than this are dropped (each dropped row can
     // only raise the value, so the result stays an upper bound and is
     // reported as not exact): 4096 intervals on the exact path (bounded
@@ -790,9 +786,8 @@ Result<OptimumResult> SolveOptimum(std::span<const Request> reqs,
           .count();
   std::unique_lock<std::mutex> glpk(GlpkMutex());
   const double left = std::max(0.001, options.time_limit_seconds - used);
-  const bool integer = reqs.size() <= options.max_exact_requests;
-  Solution sol = integer ? SolveExact(iv, run_rows, capacity_bytes, left)
-                         : SolveLp(iv, run_rows, capacity_bytes, left);
+  Solution sol = exact_path ? SolveExact(iv, run_rows, capacity_bytes, left)
+                            : SolveLp(iv, run_rows, capacity_bytes, left);
   glpk.unlock();
   if (dropped_rows > 0) {
     // The value is an upper bound, not the optimum.

@@ -64,18 +64,6 @@ bool ParamCategory(const std::string& tool, const std::string& args,
   return true;
 }
 
-// Offline hints for policies (Belady) when the Request struct carries them:
-// the time of the next access, and the index at which an entry touched by
-// this request is invalidated. Compiled only if the fields exist.
-template <typename R>
-void SetNextAccessTime(R& r, double time) {
-  if constexpr (requires { r.next_access_time; }) r.next_access_time = time;
-}
-template <typename R>
-void SetDiesAt(R& r, uint64_t index) {
-  if constexpr (requires { r.dies_at; }) r.dies_at = index;
-}
-
 }  // namespace
 
 Result<PreparedTrace> PrepareTrace(const Trace& trace,
@@ -188,8 +176,8 @@ Result<PreparedTrace> PrepareTrace(const Trace& trace,
     if (!p.cacheable[i]) continue;
     auto it = next.find(q.id);
     q.next_access = it == next.end() ? kNoNextAccess : it->second;
-    SetNextAccessTime(
-        q, it == next.end() ? kNoExpiry : p.requests[it->second].now);
+    q.next_access_time =
+        it == next.end() ? kNoExpiry : p.requests[it->second].now;
     next[q.id] = i;
   }
   return p;
@@ -200,22 +188,15 @@ std::vector<uint64_t> EntryDeathIndices(const PreparedTrace& trace,
   constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
   const size_t n = trace.requests.size();
   std::vector<uint64_t> dies(n, kNever);
-  std::unordered_map<uint32_t, uint64_t> next_command;  // session -> index
-  std::unordered_map<ObjectId, uint64_t> suffix;        // object -> min death
+  std::unordered_map<ObjectId, uint64_t> suffix;  // object -> min death
   for (size_t i = n; i-- > 0;) {
-    if (trace.command[i]) {
-      if (rule == InvalidationRule::kSession) {
-        next_command[trace.session[i]] = i;
-      }
-      continue;
-    }
-    if (!trace.cacheable[i]) continue;
+    if (trace.command[i] || !trace.cacheable[i]) continue;
     uint64_t d = kNever;
     if (rule == InvalidationRule::kSession) {
-      auto it = next_command.find(trace.session[i]);
-      if (it != next_command.end()) d = it->second;
-      auto [s, fresh] = suffix.try_emplace(trace.requests[i].id, d);
-      if (!fresh) s->second = std::min(s->second, d);
+      // The next COMMAND of this request's session (PrepareTrace).
+      const uint64_t own = trace.next_command[i];
+      auto [s, fresh] = suffix.try_emplace(trace.requests[i].id, own);
+      if (!fresh) s->second = std::min(s->second, own);
       d = s->second;
     }
     dies[i] = trace.error[i] ? i + 1 : d;
@@ -307,10 +288,10 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
     ++m.requests;
     m.total_bytes += req.size;
     bool served = false;
-    // A hand-built PreparedTrace may lack next_command: then record all.
-    const uint64_t next_command =
-        i < trace.next_command.size() ? trace.next_command[i] : uint64_t{0};
-    const bool record_touch = track && next_command != kNoNextAccess;
+    // The index at which this session's next COMMAND would erase what the
+    // request touches (kSession only).
+    const uint64_t dies_at = track ? trace.next_command[i] : kNoNextAccess;
+    const bool record_touch = dies_at != kNoNextAccess;
     if (is_command && track) {
       std::vector<Touch>& list = touched[session];
       for (const Touch& t : list) {
@@ -330,9 +311,7 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
       if (!is_command) ++m.cacheable_requests;
       Request lookup = req;
       if (is_command) lookup.ttl = 3600;  // broken path only
-      SetDiesAt(lookup, track && i < trace.next_command.size()
-                            ? trace.next_command[i]
-                            : kNoNextAccess);
+      lookup.dies_at = dies_at;
       LookupOutcome outcome = core.Lookup(lookup);
       if (outcome == LookupOutcome::kHit) {
         served = true;

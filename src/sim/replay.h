@@ -72,8 +72,8 @@ struct PrepareOptions {
 struct PreparedTrace {
   std::string name;
   std::vector<Request> requests;   // id, features, size, latency, cost,
-                                   // ttl, now, index, next_access (and its
-                                   // time, when Request has the field)
+                                   // ttl, now, index, next_access and
+                                   // next_access_time
   std::vector<uint8_t> cacheable;  // 1 = looked up and maybe inserted
   std::vector<uint8_t> command;    // 1 = COMMAND (never served)
   std::vector<uint8_t> error;      // 1 = error result (never inserted)

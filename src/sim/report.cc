@@ -44,6 +44,17 @@ bool Has(const std::vector<std::string>& v, const std::string& x) {
 
 double HitPct(const RunRecord& r) { return 100.0 * r.metrics.HitRatio(); }
 
+// The fractions of the optimum as metrics: NaN for a run without one, so a
+// mean over runs is NaN (printed "n/a") unless every run has it.
+double SavedLatencyFraction(const RunRecord& r) {
+  return r.saved_latency_fraction_of_opt.value_or(
+      std::numeric_limits<double>::quiet_NaN());
+}
+double SavedCostFraction(const RunRecord& r) {
+  return r.saved_cost_fraction_of_opt.value_or(
+      std::numeric_limits<double>::quiet_NaN());
+}
+
 // "bytes" or "entries": what the size percentages are a share of.
 std::string CapacityUnit(std::span<const RunRecord> runs) {
   for (const RunRecord& r : runs) {
@@ -348,14 +359,6 @@ std::string OptimumTable(std::span<const RunRecord> runs) {
   const auto workloads = Workloads(synthetic);
   const auto policies = PolicyLabels(synthetic);
   const auto sizes = Sizes(synthetic);
-  auto lat = [](const RunRecord& r) {
-    return r.saved_latency_fraction_of_opt.value_or(
-        std::numeric_limits<double>::quiet_NaN());
-  };
-  auto cost = [](const RunRecord& r) {
-    return r.saved_cost_fraction_of_opt.value_or(
-        std::numeric_limits<double>::quiet_NaN());
-  };
   std::ostringstream out;
   out << fmt::format(
       "Fraction of the offline optimum - saved latency / saved cost, mean "
@@ -369,8 +372,8 @@ std::string OptimumTable(std::span<const RunRecord> runs) {
       out << fmt::format("{:<12}{:<14}", w, p);
       uint32_t bounds = 0, solved = 0;
       for (double z : sizes) {
-        Stat l = Summarize(synthetic, w, p, z, lat);
-        Stat c = Summarize(synthetic, w, p, z, cost);
+        Stat l = Summarize(synthetic, w, p, z, SavedLatencyFraction);
+        Stat c = Summarize(synthetic, w, p, z, SavedCostFraction);
         auto f = [](double v) {
           return std::isfinite(v) ? fmt::format("{:.2f}", v)
                                   : std::string("n/a");
@@ -487,25 +490,9 @@ std::string DetailsTable(std::span<const RunRecord> runs) {
                 }).mean,
                 n));
         if (any_opt) {
-          auto frac_mean = [&](bool latency) -> std::optional<double> {
-            double sum = 0;
-            uint32_t k = 0;
-            for (const RunRecord& r : runs) {
-              if (r.workload != w || r.policy != p || r.cache_size_pct != z) {
-                continue;
-              }
-              const auto& f = latency ? r.saved_latency_fraction_of_opt
-                                      : r.saved_cost_fraction_of_opt;
-              if (!f) return std::nullopt;
-              sum += *f;
-              ++k;
-            }
-            if (k == 0) return std::nullopt;
-            return sum / k;
-          };
           out << fmt::format(
-              " {} {}{:>10}{:>7}", Frac(frac_mean(true), 8),
-              Frac(frac_mean(false), 8),
+              " {} {}{:>10}{:>7}", Frac(mean(SavedLatencyFraction).mean, 8),
+              Frac(mean(SavedCostFraction).mean, 8),
               first != nullptr ? OptimumLabel(*first) : std::string("-"),
               num(mean([](const RunRecord& r) {
                     return static_cast<double>(r.metrics.stale_served);
@@ -758,15 +745,8 @@ Status WritePlots(std::span<const RunRecord> runs, const std::string& dir,
 
   // Fractions of the optimum, a panel per workload and metric that has any
   // (a trace without costs, or with no possible hit, has none).
-  const std::vector<Metric> fractions = {
-      [](const RunRecord& r) {
-        return r.saved_latency_fraction_of_opt.value_or(
-            std::numeric_limits<double>::quiet_NaN());
-      },
-      [](const RunRecord& r) {
-        return r.saved_cost_fraction_of_opt.value_or(
-            std::numeric_limits<double>::quiet_NaN());
-      }};
+  const std::vector<Metric> fractions = {SavedLatencyFraction,
+                                         SavedCostFraction};
   const Panels optimum_panels =
       panels_with(fractions, [](double v) { return std::isfinite(v); });
   if (!optimum_panels.empty()) {

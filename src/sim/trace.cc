@@ -161,14 +161,13 @@ std::string ParseRecord(std::string_view line, TraceRecord* rec) {
   }
   if (j.contains("request_type") && !j["request_type"].is_null()) {
     const json& t = j["request_type"];
-    if (t == "INFORMATIONAL") {
-      rec->request_type = RequestType::kInformational;
-    } else if (t == "COMMAND") {
-      rec->request_type = RequestType::kCommand;
-    } else {
+    std::optional<RequestType> type;
+    if (t.is_string()) type = ParseRequestType(t.get<std::string>());
+    if (!type) {
       return "'request_type' must be \"INFORMATIONAL\" or \"COMMAND\", got " +
              trace_internal::SafeDump(t);
     }
+    rec->request_type = type;
   }
   return "";
 }

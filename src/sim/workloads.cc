@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -79,22 +80,15 @@ struct Key {
 
 std::string Str(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-// "YYYY-MM-DD" of 2025-06-01 + `days` (proleptic Gregorian; Howard
-// Hinnant's civil_from_days).
+// "YYYY-MM-DD" of 2025-06-01 + `days`.
 std::string DateAfterJune1(uint64_t days) {
-  int64_t z = 20240 + static_cast<int64_t>(days) + 719468;  // 2025-06-01
-  const int64_t era = z / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  const int64_t y = yoe + era * 400 + (m <= 2);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04lld-%02lld-%02lld",
-                static_cast<long long>(y), static_cast<long long>(m),
-                static_cast<long long>(d));
+  using namespace std::chrono;
+  const year_month_day d{sys_days{year{2025} / June / 1} +
+                         std::chrono::days{static_cast<int64_t>(days)}};
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%04d-%02u-%02u", static_cast<int>(d.year()),
+                static_cast<unsigned>(d.month()),
+                static_cast<unsigned>(d.day()));
   return buf;
 }
 
@@ -103,21 +97,6 @@ std::string DateAfterJune1(uint64_t days) {
 // second parameter; the other tools' formulas are unique for any j.
 std::string Arguments(size_t t, uint32_t j) {
   const std::string n = std::to_string(j);
-  if (t == 2 && j >= kTools[2].keys) {
-    // Choice: scaled route keys go to a numbered district of the city.
-    const uint32_t base = j % kTools[2].keys, rep = j / kTools[2].keys;
-    uint32_t from = base / 9, to = base % 9;
-    if (to >= from) ++to;
-    return "{\"from\":" + Str(kCities[from]) + ",\"to\":" +
-           Str(std::string(kCities[to]) + " district " + std::to_string(rep)) +
-           "}";
-  }
-  if (t == 3 && j >= kTools[3].keys) {
-    // Choice: scaled weather keys ask about later dates (6 per scale step).
-    const uint32_t base = j % kTools[3].keys, rep = j / kTools[3].keys;
-    return "{\"city\":" + Str(kCities[base / 6]) +
-           ",\"date\":" + Str(DateAfterJune1(base % 6 + 6ull * rep)) + "}";
-  }
   switch (t) {
     case 0: {  // category first
       std::string_view topic = kTopics[j % kTopics.size()];
@@ -129,14 +108,22 @@ std::string Arguments(size_t t, uint32_t j) {
     case 1:
       return "{\"title\":" + Str("Article_" + n) + "}";
     case 2: {  // "from" sorts before "to"
-      uint32_t from = j / 9, to = j % 9;
+      // Scale step of the key (0 for the paper's keys) and its base key.
+      const uint32_t rep = j / kTools[t].keys, base = j % kTools[t].keys;
+      uint32_t from = base / 9, to = base % 9;
       if (to >= from) ++to;
-      return "{\"from\":" + Str(kCities[from]) + ",\"to\":" + Str(kCities[to]) +
-             "}";
+      // Choice: scaled route keys go to a numbered district of the city.
+      const std::string dest =
+          std::string(kCities[to]) +
+          (rep == 0 ? "" : " district " + std::to_string(rep));
+      return "{\"from\":" + Str(kCities[from]) + ",\"to\":" + Str(dest) + "}";
     }
-    case 3:  // "city" sorts before "date"
-      return "{\"city\":" + Str(kCities[j / 6]) +
-             ",\"date\":" + Str("2025-06-0" + std::to_string(j % 6 + 1)) + "}";
+    case 3: {  // "city" sorts before "date"
+      // Choice: scaled weather keys ask about later dates (6 per scale step).
+      const uint32_t rep = j / kTools[t].keys, base = j % kTools[t].keys;
+      return "{\"city\":" + Str(kCities[base / 6]) +
+             ",\"date\":" + Str(DateAfterJune1(base % 6 + 6ull * rep)) + "}";
+    }
     case 4:
       return "{\"expression\":" +
              Str(std::to_string(j % 17 + 2) + "*" + std::to_string(j + 11)) +
