@@ -33,20 +33,10 @@ namespace {
 
 std::vector<uint32_t> ZipfIndices(uint64_t n, uint64_t keys, double alpha,
                                   uint64_t seed) {
-  std::vector<double> cdf(keys);
-  double sum = 0;
-  for (uint64_t r = 0; r < keys; ++r) {
-    sum += std::pow(static_cast<double>(r + 1), -alpha);
-    cdf[r] = sum;
-  }
+  const bench::ZipfSampler zipf(keys, alpha);
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0, sum);
   std::vector<uint32_t> out(n);
-  for (auto& x : out) {
-    x = static_cast<uint32_t>(std::min<uint64_t>(
-        keys - 1,
-        std::lower_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin()));
-  }
+  for (auto& x : out) x = static_cast<uint32_t>(zipf.Next(rng));
   return out;
 }
 

@@ -67,20 +67,13 @@ bool ReadInput(const std::string& file, std::string* text, std::string* error) {
     *error = "is a directory, not a file of tool definitions";
     return false;
   }
-  char buf[1 << 16];
-  while (true) {
-    const size_t n = std::fread(buf, 1, sizeof(buf), in);
-    text->append(buf, n);
-    if (text->size() > kMaxInputBytes) {
-      *error = "larger than the 64 MiB limit for tool definitions";
-      return false;
-    }
-    if (n < sizeof(buf)) {
-      if (std::ferror(in) == 0) return true;
-      *error = std::strerror(errno);
-      return false;
-    }
+  bool too_long = false;
+  if (!ReadCapped(in, kMaxInputBytes, text, &too_long, error)) return false;
+  if (too_long) {
+    *error = "larger than the 64 MiB limit for tool definitions";
+    return false;
   }
+  return true;
 }
 
 std::string Fixed(double v, int digits) {
@@ -124,14 +117,6 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
 
 int Run(const ClassifyArgs& args) {
   Config config;
-  if (struct stat st{}; !args.config.empty() &&
-                        stat(args.config.c_str(), &st) == 0 &&
-                        S_ISDIR(st.st_mode)) {
-    // LoadConfigFile (config.cc) would read a directory as an empty file.
-    std::cerr << "toolcache classify: cannot read configuration file '"
-              << args.config << "': is a directory\n";
-    return kExitUsage;
-  }
   if (!args.config.empty()) {
     Result<Config> c = LoadConfigFile(args.config);
     if (!c.ok()) {

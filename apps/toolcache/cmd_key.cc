@@ -14,9 +14,7 @@
 // apply to --canonical -> a message and exit 2 as well.
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -44,27 +42,6 @@ struct KeyFlags {
   // Options that only make sense for a key; --canonical rejects them.
   std::vector<const CLI::Option*> key_only;
 };
-
-// Reads all of stdin, stopping once it is longer than `limit` (0 = no
-// limit; then sets *too_long). On a read error (stdin is a directory, EIO)
-// returns false with errno's text in *error.
-bool ReadStdin(uint64_t limit, std::string* out, bool* too_long,
-               std::string* error) {
-  char buf[1 << 16];
-  while (true) {
-    const size_t n = std::fread(buf, 1, sizeof(buf), stdin);
-    out->append(buf, n);
-    if (limit != 0 && out->size() > limit) {
-      *too_long = true;
-      return true;
-    }
-    if (n < sizeof(buf)) {
-      if (std::ferror(stdin) == 0) return true;
-      *error = std::strerror(errno);
-      return false;
-    }
-  }
-}
 
 bool WriteStdout(std::string_view bytes) {
   return std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size() &&
@@ -99,7 +76,7 @@ int Run(const KeyFlags& f) {
   if (from_stdin) {
     std::string error;
     bool too_long = false;
-    if (!ReadStdin(f.max_bytes, &input, &too_long, &error)) {
+    if (!ReadCapped(stdin, f.max_bytes, &input, &too_long, &error)) {
       std::cerr << "toolcache key: cannot read stdin: " << error << "\n";
       return kExitUsage;
     }

@@ -68,11 +68,6 @@ bool Usage(const std::string& msg) {
   return false;
 }
 
-bool RowHasKnob(const PolicyInfo& info, std::string_view knob) {
-  const std::vector<std::string_view> names = KnobNames(info);
-  return std::find(names.begin(), names.end(), knob) != names.end();
-}
-
 // Splits "a,b" lists (CLI11 already splits repeated flags); duplicates are
 // dropped. An empty item ("10,,20", a trailing comma) is an error: false.
 bool SplitAll(const std::vector<std::string>& in, const std::string& flag,
@@ -284,7 +279,7 @@ int Run(const SimFlags& f) {
   sim::ExperimentSpec ablation;
   const PolicyInfo* vaac = FindPolicy("vaac");
   bool run_ablation =
-      vaac != nullptr && RowHasKnob(*vaac, kUserGroupingKnob) &&
+      vaac != nullptr && FindKnob(*vaac, kUserGroupingKnob) &&
       std::find(spec.workloads.begin(), spec.workloads.end(),
                 sim::WorkloadKind::kMultiUser) != spec.workloads.end() &&
       std::any_of(

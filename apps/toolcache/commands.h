@@ -6,7 +6,10 @@
 #define TOOLCACHE_APPS_TOOLCACHE_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <cstdio>
 #include <functional>
+#include <string>
 
 namespace toolcache::cli {
 
@@ -23,6 +26,12 @@ Command AddSimCommand(CLI::App& root);
 Command AddTraceCommand(CLI::App& root);
 Command AddMcpCommand(CLI::App& root);
 Command AddWrapCommand(CLI::App& root);
+
+// Reads all of `in`, stopping once it is longer than `limit` (0 = no
+// limit; then sets *too_long). On a read error (a directory, EIO) returns
+// false with errno's text in *error. (read_input.cc)
+bool ReadCapped(std::FILE* in, uint64_t limit, std::string* out, bool* too_long,
+                std::string* error);
 
 // Exit codes shared by every command.
 inline constexpr int kExitOk = 0;

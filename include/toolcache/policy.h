@@ -23,12 +23,14 @@
 #ifndef TOOLCACHE_POLICY_H_
 #define TOOLCACHE_POLICY_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -99,6 +101,15 @@ class EntryView {
   virtual uint64_t entry_count() const = 0;
   // The entry limit, 0 = unlimited. (Added later: default body for fakes.)
   virtual uint64_t capacity_entries() const { return 0; }
+  // Whether a result of `size` bytes (0 counts as 1) fits without evicting
+  // anything (overflow-safe).
+  bool Fits(uint64_t size) const {
+    const uint64_t need = std::max<uint64_t>(size, 1);
+    const uint64_t cap = capacity_bytes(), used = used_bytes();
+    const uint64_t max_entries = capacity_entries();
+    return used <= cap && need <= cap - used &&
+           (max_entries == 0 || entry_count() < max_entries);
+  }
 };
 
 // Admission + eviction decisions. Implementations live in src/policy/ behind
@@ -211,6 +222,14 @@ inline std::vector<std::string_view> KnobNames(const PolicyInfo& info) {
   std::vector<std::string_view> names;
   for (const KnobSpec& spec : KnobSpecs(info)) names.push_back(spec.name);
   return names;
+}
+// The row's knob `name` with its range, or nullopt when it has none.
+inline std::optional<KnobSpec> FindKnob(const PolicyInfo& info,
+                                        std::string_view name) {
+  for (const KnobSpec& spec : KnobSpecs(info)) {
+    if (spec.name == name) return spec;
+  }
+  return std::nullopt;
 }
 // params.knobs[name] if present, else `fallback` (for policy factories; the
 // name was already validated against the row by MakePolicy).

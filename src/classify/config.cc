@@ -462,14 +462,17 @@ Result<Config> LoadConfigFile(const std::string& path) {
   // Choice: a configuration is a few KB; reading stops past kMaxConfigBytes
   // so a wrong path (/dev/zero, a huge log) fails fast instead of filling
   // memory.
-  constexpr std::streamsize kMaxConfigBytes = 4 << 20;
-  std::string text(static_cast<size_t>(kMaxConfigBytes) + 1, '\0');
-  in.read(text.data(), kMaxConfigBytes + 1);
+  constexpr size_t kMaxConfigBytes = 4 << 20;
+  std::string text;
+  char buf[1 << 16];
+  while (text.size() <= kMaxConfigBytes &&
+         (in.read(buf, sizeof(buf)) || in.gcount() > 0)) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+  }
   if (in.bad()) {
     return NotFound("error reading configuration file '" + path + "'");
   }
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (in.gcount() > kMaxConfigBytes) {
+  if (text.size() > kMaxConfigBytes) {
     return InvalidArgument("configuration file '" + path +
                            "' is larger than 4 MiB; is it the right file?");
   }
@@ -512,18 +515,13 @@ Status CheckPolicyConfig(const Config& config,
     }
     return InvalidArgument(msg + "; usable policies: " + known);
   }
-  const std::vector<std::string_view> knobs = KnobNames(*row);
-  const std::vector<KnobSpec> specs = KnobSpecs(*row);
   for (const auto& entry : config.policy_params) {
     const std::string& knob = entry.first;
     const auto line = config.policy_param_lines.find(knob);
     const std::string at =
         where(line == config.policy_param_lines.end() ? config.policy_line
                                                       : line->second);
-    const auto spec =
-        std::find_if(specs.begin(), specs.end(),
-                     [&](const KnobSpec& k) { return k.name == knob; });
-    if (spec != specs.end()) {
+    if (const std::optional<KnobSpec> spec = FindKnob(*row, knob)) {
       if (entry.second >= spec->lo && entry.second <= spec->hi) continue;
       std::ostringstream range;
       range << "[" << spec->lo << ", " << spec->hi << "]";
@@ -532,7 +530,7 @@ Status CheckPolicyConfig(const Config& config,
     }
     std::string msg =
         at + "policy '" + config.policy + "' has no knob '" + knob + "'";
-    std::string_view hint = Closest(knob, knobs);
+    std::string_view hint = Closest(knob, KnobNames(*row));
     if (!hint.empty()) msg += " (did you mean '" + std::string(hint) + "'?)";
     msg += "; its knobs: ";
     msg += row->knobs.empty() ? std::string("(none)") : std::string(row->knobs);

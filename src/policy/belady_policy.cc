@@ -36,7 +36,6 @@ class BeladyPolicy final : public Policy {
   // Paper-silent: MIN with bypass (a cache, unlike demand paging, may
   // decline to store), which is what makes it the hit-ratio optimum.
   bool Admit(const Request& req) override {
-    pending_death_ = req.dies_at;
     // Never requested again while the entry would live (expired or
     // invalidated first): caching it cannot produce a hit.
     if (Useful(req, req.now + req.ttl, req.dies_at) == kNoNextAccess) {
@@ -45,13 +44,8 @@ class BeladyPolicy final : public Policy {
     // Bypass: if room must be made and the newcomer would be the first
     // victim, keep the cache as it is.
     if (heap_.empty() || view_ == nullptr) return true;
-    const uint64_t size = std::max<uint64_t>(req.size, 1);
-    const bool must_evict =
-        size > view_->capacity_bytes() -
-                   std::min(view_->used_bytes(), view_->capacity_bytes()) ||
-        (view_->capacity_entries() != 0 &&
-         view_->entry_count() >= view_->capacity_entries());
-    if (must_evict && req.next_access > heap_.KeyOf(heap_.Top()).next) {
+    if (!view_->Fits(req.size) &&
+        req.next_access > heap_.KeyOf(heap_.Top()).next) {
       return false;
     }
     return true;
@@ -61,7 +55,7 @@ class BeladyPolicy final : public Policy {
     if (slot >= death_.size()) {
       death_.resize(std::max<size_t>(64, 2 * (static_cast<size_t>(slot) + 1)));
     }
-    death_[slot] = pending_death_;
+    death_[slot] = req.dies_at;
     heap_.Set(
         slot,
         NextUse{Useful(req, view_->meta(slot).expires_at, death_[slot]), slot});
@@ -97,7 +91,6 @@ class BeladyPolicy final : public Policy {
   }
 
   std::vector<uint64_t> death_;  // per slot: min dies_at since insertion
-  uint64_t pending_death_ = kNoNextAccess;
   SlotHeap<NextUse, FartherFirst> heap_;
 };
 

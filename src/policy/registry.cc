@@ -56,14 +56,6 @@ constexpr PolicyInfo kPolicies[] = {
 // clang-format on
 
 // The spec of `knob` in the row, or nullopt when the row does not accept it.
-std::optional<KnobSpec> FindKnob(const PolicyInfo& info,
-                                 std::string_view knob) {
-  for (const KnobSpec& spec : KnobSpecs(info)) {
-    if (spec.name == knob) return spec;
-  }
-  return std::nullopt;
-}
-
 std::string FormatBound(double v) {
   std::ostringstream out;
   out << v;

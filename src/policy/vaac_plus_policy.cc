@@ -140,13 +140,6 @@ double VaacPlusPolicy::Observe(const Request& req, bool cached) {
   return r + prior;
 }
 
-bool VaacPlusPolicy::NeedsEviction(const Request& req) const {
-  const uint64_t size = std::max<uint64_t>(req.size, 1);
-  if (view_->used_bytes() + size > view_->capacity_bytes()) return true;
-  return view_->capacity_entries() > 0 &&
-         view_->entry_count() >= view_->capacity_entries();
-}
-
 bool VaacPlusPolicy::Admit(const Request& req) {
   reuse_ = Observe(req, /*cached=*/false);
   if (options_.admission == PlusAdmission::kAdaptive) {
@@ -160,7 +153,7 @@ bool VaacPlusPolicy::Admit(const Request& req) {
     gamma_ = std::clamp(gamma_, 0.0, 1.0);
   }
   if (options_.admission == PlusAdmission::kAll || heap_.empty() ||
-      !NeedsEviction(req)) {
+      view_->Fits(req.size)) {
     return true;  // free space costs nothing
   }
   // An object the core refuses anyway (larger than the whole cache, or

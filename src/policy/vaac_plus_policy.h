@@ -139,7 +139,6 @@ class VaacPlusPolicy final : public Policy {
   // Updates the statistics with one request and returns its F.
   double Observe(const Request& req, bool cached);
   double Density(const Request& req) const;
-  bool NeedsEviction(const Request& req) const;
   // Remembers `id` with `tag` if the sample covers it.
   void Remember(ObjectId id, uint32_t tag);
   // Whether the ghost sample covers `id` at the current cache size.

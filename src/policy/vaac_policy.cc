@@ -191,15 +191,7 @@ bool GroupBanditPolicy::Admit(const Request& req) {
   pending_value_ = v;
   has_pending_ = true;
 
-  const uint64_t size = std::max<uint64_t>(req.size, 1);
-  bool fits = false;
-  if (view_ != nullptr) {
-    const uint64_t cap = view_->capacity_bytes();
-    const uint64_t used = view_->used_bytes();
-    const uint64_t max_entries = view_->capacity_entries();
-    fits = used <= cap && size <= cap - used &&
-           (max_entries == 0 || view_->entry_count() < max_entries);
-  }
+  const bool fits = view_ != nullptr && view_->Fits(req.size);
   bool admit;
   uint32_t selected;
   if (fits) {
