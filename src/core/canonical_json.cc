@@ -184,10 +184,13 @@ bool Utf16Less(std::string_view a, std::string_view b) {
   return i == a.size() && j < b.size();
 }
 
-size_t Utf8SequenceLength(std::string_view s, size_t pos,
-                          const char** problem) {
+size_t Utf8SequenceLength(std::string_view s, size_t pos, const char** problem,
+                          size_t* subpart) {
   const auto b0 = static_cast<unsigned char>(s[pos]);
   if (b0 < 0x80) return 1;
+  // Every failure below is at byte j of the sequence: bytes 0..j-1 form its
+  // maximal ill-formed subpart.
+  if (subpart != nullptr) *subpart = 1;
   auto at = [&](size_t j) -> int {
     return pos + j < s.size() ? static_cast<unsigned char>(s[pos + j]) : -1;
   };
@@ -240,6 +243,7 @@ size_t Utf8SequenceLength(std::string_view s, size_t pos,
     return 0;
   }
   for (int j = 2; j < len; ++j) {
+    if (subpart != nullptr) *subpart = static_cast<size_t>(j);
     const int b = at(static_cast<size_t>(j));
     if (b < 0) {
       *problem = "invalid UTF-8: truncated multi-byte sequence";

@@ -37,9 +37,12 @@ void AppendUtf8(uint32_t cp, std::string* out);
 bool Utf16Less(std::string_view a, std::string_view b);
 
 // Length (1-4) of the well-formed UTF-8 sequence starting at s[pos]
-// (Unicode table 3-7), or 0 if it is ill-formed; then *problem names why.
+// (Unicode table 3-7), or 0 if it is ill-formed; then *problem names why
+// and, when `subpart` is given, *subpart is the length (>= 1) of the
+// maximal ill-formed subpart there (what one U+FFFD replaces).
 // REQUIRES: pos < s.size().
-size_t Utf8SequenceLength(std::string_view s, size_t pos, const char** problem);
+size_t Utf8SequenceLength(std::string_view s, size_t pos, const char** problem,
+                          size_t* subpart = nullptr);
 
 // Offset of the first ill-formed UTF-8 byte of `s`, or s.size() if none;
 // *problem is set as for Utf8SequenceLength.

@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "src/core/canonical_json_internal.h"
+
 namespace toolcache::mcp {
 namespace {
 
@@ -27,43 +29,8 @@ constexpr int kMaxDepth = 512;
 // well-formed (Unicode Table 3-7), else 0; `*subpart` gets the length of its
 // maximal ill-formed subpart (>= 1), for replacement.
 size_t Utf8At(std::string_view text, size_t i, size_t* subpart) {
-  const unsigned char c = static_cast<unsigned char>(text[i]);
-  size_t need = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    need = 1;
-  } else if (c == 0xE0) {
-    need = 2;
-    lo = 0xA0;
-  } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-    need = 2;
-  } else if (c == 0xED) {
-    need = 2;
-    hi = 0x9F;
-  } else if (c == 0xF0) {
-    need = 3;
-    lo = 0x90;
-  } else if (c >= 0xF1 && c <= 0xF3) {
-    need = 3;
-  } else if (c == 0xF4) {
-    need = 3;
-    hi = 0x8F;
-  } else {
-    *subpart = 1;
-    return 0;
-  }
-  for (size_t k = 1; k <= need; ++k) {
-    const unsigned char b =
-        i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0;
-    const unsigned char min = k == 1 ? lo : 0x80;
-    const unsigned char max = k == 1 ? hi : 0xBF;
-    if (i + k >= text.size() || b < min || b > max) {
-      *subpart = k;
-      return 0;
-    }
-  }
-  *subpart = need + 1;
-  return need + 1;
+  const char* problem = nullptr;
+  return jcs::Utf8SequenceLength(text, i, &problem, subpart);
 }
 
 class Scanner {
@@ -396,18 +363,8 @@ std::string_view FindMember(std::string_view object, std::string_view name) {
 }
 
 bool IsValidUtf8(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    if (static_cast<unsigned char>(text[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t subpart = 0;
-    const size_t n = Utf8At(text, i, &subpart);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
+  const char* problem = nullptr;
+  return jcs::FindInvalidUtf8(text, &problem) == text.size();
 }
 
 std::string RepairUtf8(std::string_view text) {
