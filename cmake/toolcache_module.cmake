@@ -16,7 +16,6 @@ function(toolcache_module name)
       PRIVATE ${PROJECT_SOURCE_DIR})
     target_link_libraries(toolcache_${name} PUBLIC ${ARG_DEPS} Threads::Threads)
     target_compile_definitions(toolcache_${name} PRIVATE
-      TOOLCACHE_SHARED_DIR="${TOOLCACHE_SHARED_DIR}"
       TOOLCACHE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   else()
     # A module with no sources yet: headers and dependencies only.
@@ -30,7 +29,6 @@ function(toolcache_module name)
     target_link_libraries(toolcache_${name}_test PRIVATE toolcache_${name}
       ${ARG_TEST_DEPS} GTest::gmock GTest::gtest_main)
     target_compile_definitions(toolcache_${name}_test PRIVATE
-      TOOLCACHE_SHARED_DIR="${TOOLCACHE_SHARED_DIR}"
       TOOLCACHE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
       TOOLCACHE_BINARY_DIR="${PROJECT_BINARY_DIR}")
     add_test(NAME ${name} COMMAND toolcache_${name}_test --gtest_brief=1)

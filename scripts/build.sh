@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 dir=${1:-build}
 shift || true
 args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+# ccache, when installed, makes rebuilds cheap; it is optional.
+if command -v ccache >/dev/null 2>&1; then
+  args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 if [ "${TOOLCACHE_SANITIZE:-0}" = 1 ]; then
   args+=(-DTOOLCACHE_SANITIZE=ON -DTOOLCACHE_BUILD_BENCH=OFF)
 fi

@@ -4,8 +4,9 @@
 # codes on bad input.
 set -u
 BIN="${TOOLCACHE_BIN:?TOOLCACHE_BIN not set}"
-SHARED="${TOOLCACHE_SHARED_DIR:?TOOLCACHE_SHARED_DIR not set}"
-CSV="$SHARED/data/classify/github-mcp-server-tools.csv"
+SRC="${TOOLCACHE_SOURCE_DIR:?TOOLCACHE_SOURCE_DIR not set}"
+CSV="$SRC/tests/data/classify/github-mcp-server-tools.csv"
+[ -r "$CSV" ] || { echo "FAIL: test data file missing: $CSV" >&2; exit 1; }
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 fails=0

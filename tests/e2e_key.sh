@@ -4,8 +4,9 @@
 # position and the problem), and digest equality / inequality of calls.
 set -u
 : "${TOOLCACHE_BIN:?set TOOLCACHE_BIN to the toolcache binary}"
-: "${TOOLCACHE_SHARED_DIR:?set TOOLCACHE_SHARED_DIR to the shared directory}"
-JCS="$TOOLCACHE_SHARED_DIR/data/jcs"
+: "${TOOLCACHE_SOURCE_DIR:?set TOOLCACHE_SOURCE_DIR to the checkout}"
+JCS="$TOOLCACHE_SOURCE_DIR/tests/data/jcs"
+[ -d "$JCS/input" ] || { echo "FAIL: test data folder missing: $JCS/input" >&2; exit 1; }
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 fails=0

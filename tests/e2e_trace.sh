@@ -6,9 +6,12 @@
 set -u
 BIN="${TOOLCACHE_BIN:?TOOLCACHE_BIN not set}"
 SRC="${TOOLCACHE_SOURCE_DIR:?TOOLCACHE_SOURCE_DIR not set}"
-SHARED="${TOOLCACHE_SHARED_DIR:?TOOLCACHE_SHARED_DIR not set}"
 FIX="$SRC/tests/data/traces"
-DATA="$SHARED/data/traces"
+DATA="$SRC/tests/data/traces"
+for f in bfcl/possible_answer_BFCL_v3_multi_turn_base.json bfcl/BFCL_v3_multi_turn_base.json \
+  llmcompiler/movie_recommendations_formatted.json llmcompiler/parallelqa_dataset.json; do
+  [ -r "$DATA/$f" ] || { echo "FAIL: test data file missing: $DATA/$f" >&2; exit 1; }
+done
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 fails=0

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/test_data.h"
+
 namespace toolcache::classify {
 namespace {
 
@@ -136,12 +138,11 @@ TEST(ToolInputTest, ConfusionMetrics) {
 }
 
 std::vector<LabeledTool> GithubTools() {
-  const std::string path = std::string(TOOLCACHE_SHARED_DIR) +
-                           "/data/classify/github-mcp-server-tools.csv";
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  Result<std::vector<LabeledTool>> t = ParseToolDefinitions(text.str(), path);
+  const std::string path =
+      testing::TestDataPath("classify/github-mcp-server-tools.csv");
+  const std::optional<std::string> text = testing::ReadFileOrFail(path);
+  if (!text) return {};
+  Result<std::vector<LabeledTool>> t = ParseToolDefinitions(*text, path);
   EXPECT_TRUE(t.ok()) << t.status().message();
   return t.ok() ? *t : std::vector<LabeledTool>();
 }

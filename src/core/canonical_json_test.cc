@@ -16,24 +16,22 @@
 #include <vector>
 
 #include "src/core/canonical_json_internal.h"
+#include "tests/support/test_data.h"
 
 namespace toolcache {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::filesystem::path kJcsDir =
-    std::filesystem::path(TOOLCACHE_SHARED_DIR) / "data" / "jcs";
+using ::toolcache::testing::ReadTestData;
 
-std::string ReadFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+const std::filesystem::path kJcsDir = testing::TestDataPath("jcs");
 
+// The file name of every JCS test vector; empty (after a test failure naming
+// the folder) when the folder is missing.
 std::vector<std::string> VectorNames() {
   std::vector<std::string> names;
+  if (!testing::TestDataDirOrFail("jcs/input")) return names;
   for (const auto& e : std::filesystem::directory_iterator(kJcsDir / "input")) {
     names.push_back(e.path().filename().string());
   }
@@ -63,30 +61,37 @@ TEST(CanonicalJson, ReproducesEveryJcsVectorByteForByte) {
   const std::vector<std::string> names = VectorNames();
   ASSERT_GE(names.size(), 6u);
   for (const std::string& name : names) {
-    const std::string input = ReadFile(kJcsDir / "input" / name);
-    const std::string expected = ReadFile(kJcsDir / "output" / name);
-    Result<std::string> got = CanonicalizeJson(input, Plain());
+    const std::optional<std::string> input = ReadTestData("jcs/input/" + name);
+    const std::optional<std::string> expected =
+        ReadTestData("jcs/output/" + name);
+    ASSERT_TRUE(input && expected) << name;
+    Result<std::string> got = CanonicalizeJson(*input, Plain());
     ASSERT_TRUE(got.ok()) << name << ": " << got.status().ToString();
-    EXPECT_EQ(*got, expected) << name;
+    EXPECT_EQ(*got, *expected) << name;
     // Canonical output is a fixed point.
-    EXPECT_EQ(Canon(expected, Plain()), expected) << name;
+    EXPECT_EQ(Canon(*expected, Plain()), *expected) << name;
   }
 }
 
 TEST(CanonicalJson, TextAndValuePathsAgreeOnEveryJcsVector) {
-  for (const std::string& name : VectorNames()) {
-    const std::string input = ReadFile(kJcsDir / "input" / name);
-    const std::string expected = ReadFile(kJcsDir / "output" / name);
+  const std::vector<std::string> names = VectorNames();
+  ASSERT_GE(names.size(), 6u);
+  for (const std::string& name : names) {
+    const std::optional<std::string> input = ReadTestData("jcs/input/" + name);
+    const std::optional<std::string> expected =
+        ReadTestData("jcs/output/" + name);
+    ASSERT_TRUE(input && expected) << name;
     Result<std::string> got =
-        CanonicalizeJsonValue(nlohmann::json::parse(input), Plain());
+        CanonicalizeJsonValue(nlohmann::json::parse(*input), Plain());
     ASSERT_TRUE(got.ok()) << name << ": " << got.status().ToString();
-    EXPECT_EQ(*got, expected) << name;
+    EXPECT_EQ(*got, *expected) << name;
   }
 }
 
 TEST(CanonicalJson, FormatsAll100kNumberLinesLikeEcmaScript) {
   std::ifstream in(kJcsDir / "es6-numbers-100k.txt");
-  ASSERT_TRUE(in.good());
+  ASSERT_TRUE(in.good()) << "test data file missing: "
+                         << (kJcsDir / "es6-numbers-100k.txt");
   std::string line;
   int64_t lines = 0;
   int64_t mismatches = 0;

@@ -15,6 +15,7 @@
 
 #include "src/sim/convert_bfcl.h"
 #include "src/sim/convert_sources.h"
+#include "tests/support/test_data.h"
 #include "toolcache/trace.h"
 #include "toolcache/trace_convert.h"
 
@@ -23,14 +24,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kFixtures =
-    std::string(TOOLCACHE_SOURCE_DIR) + "/tests/data/traces/";
-const std::string kShared = std::string(TOOLCACHE_SHARED_DIR) + "/data/traces/";
+const std::string kFixtures = testing::TestDataPath("traces/");
 
+// Converts the file at `path`; a missing file is a test failure naming it
+// and an error Result (callers ASSERT on ok() before using the trace).
 Result<ConvertResult> ConvertFile(TraceSource source, const std::string& path,
                                   ConvertOptions opts = {}) {
   std::ifstream in(path);
-  EXPECT_TRUE(in.good()) << path;
+  if (!in.good()) {
+    ADD_FAILURE() << "test data file missing: " << path;
+    return NotFound("test data file missing: " + path);
+  }
   opts.input_path = path;
   return ConvertTrace(source, in, path, opts);
 }
@@ -240,7 +244,7 @@ TEST(OpenAiConverterTest, ToolTableRequestTypeOverridesEverything) {
   bopts.tool_table = std::make_shared<const ToolTable>(std::move(*cd));
   Result<ConvertResult> b = ConvertFile(
       TraceSource::kBfcl,
-      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json", bopts);
+      kFixtures + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json", bopts);
   ASSERT_TRUE(b.ok()) << b.status().message();
   EXPECT_EQ(b->trace.records[0].tool, "cd");
   EXPECT_EQ(b->trace.records[0].request_type, RequestType::kInformational);
@@ -446,7 +450,7 @@ TEST(PythonCallTest, EveryTruncationOfACallIsRejectedCleanly) {
 
 TEST(BfclConverterTest, RequestTypeRuleOverTheFuncDocs) {
   Result<std::map<std::string, trace_internal::BfclToolDoc>> docs =
-      trace_internal::LoadBfclFuncDocs(kShared + "bfcl/multi_turn_func_doc");
+      trace_internal::LoadBfclFuncDocs(kFixtures + "bfcl/multi_turn_func_doc");
   ASSERT_TRUE(docs.ok()) << docs.status().message();
   using Type = trace_internal::BfclToolDoc::Type;
   auto type = [&](const char* name) { return docs->at(name).type; };
@@ -476,7 +480,7 @@ TEST(BfclConverterTest, RequestTypeRuleOverTheFuncDocs) {
 TEST(BfclConverterTest, MultiTurnGroundTruthCountsArePinned) {
   Result<ConvertResult> r = ConvertFile(
       TraceSource::kBfcl,
-      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
+      kFixtures + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Trace& t = r->trace;
   ASSERT_EQ(t.records.size(), 1161u);
@@ -515,7 +519,7 @@ TEST(BfclConverterTest, PositionalArgumentWithoutDocsIsAnError) {
 
 TEST(BfclConverterTest, RejectsQuestionFileAndBadCalls) {
   Result<ConvertResult> r = ConvertFile(
-      TraceSource::kBfcl, kShared + "bfcl/BFCL_v3_multi_turn_base.json");
+      TraceSource::kBfcl, kFixtures + "bfcl/BFCL_v3_multi_turn_base.json");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr(":1: no 'ground_truth'"));
   r = ConvertText(TraceSource::kBfcl,
@@ -527,7 +531,7 @@ TEST(BfclConverterTest, RejectsQuestionFileAndBadCalls) {
 TEST(BfclConverterTest, TenantIsTheInitialWorldPlusTheCommandsSoFar) {
   Result<ConvertResult> r = ConvertFile(
       TraceSource::kBfcl,
-      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
+      kFixtures + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
   ASSERT_TRUE(r.ok()) << r.status().message();
   const auto& recs = r->trace.records;
   // Episode 0 starts with cd (COMMAND): cd reads the initial world; the
@@ -567,8 +571,8 @@ TEST(BfclConverterTest, TenantIsTheInitialWorldPlusTheCommandsSoFar) {
 TEST(BfclConverterTest, QuestionFileIsFoundOrGivenOrEpisodesStayApart) {
   namespace fs = std::filesystem;
   const std::string answers =
-      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json";
-  const std::string questions = kShared + "bfcl/BFCL_v3_multi_turn_base.json";
+      kFixtures + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json";
+  const std::string questions = kFixtures + "bfcl/BFCL_v3_multi_turn_base.json";
   EXPECT_EQ(trace_internal::LocateBfclQuestions(answers), questions);
   // BFCL's own layout: possible_answer/X.json below X.json.
   const fs::path dir =
@@ -599,7 +603,7 @@ TEST(BfclConverterTest, QuestionFileIsFoundOrGivenOrEpisodesStayApart) {
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(),
               HasSubstr("episode 'a' is not in the question file"));
-  opts.bfcl_questions_path = kShared + "bfcl/nope.json";
+  opts.bfcl_questions_path = kFixtures + "bfcl/nope.json";
   r = ConvertText(TraceSource::kBfcl, two, opts);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("cannot open the BFCL question"));
@@ -611,8 +615,9 @@ TEST(BfclConverterTest, QuestionFileIsFoundOrGivenOrEpisodesStayApart) {
 }
 
 TEST(BfclConverterTest, SimpleSetTakesFirstAcceptableValueAndClassifies) {
-  Result<ConvertResult> r = ConvertFile(
-      TraceSource::kBfcl, kShared + "bfcl/possible_answer_BFCL_v3_simple.json");
+  Result<ConvertResult> r =
+      ConvertFile(TraceSource::kBfcl,
+                  kFixtures + "bfcl/possible_answer_BFCL_v3_simple.json");
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->trace.records.size(), 400u);
   const TraceRecord& first = r->trace.records[0];
@@ -636,9 +641,9 @@ TEST(BfclConverterTest, SimpleSetTakesFirstAcceptableValueAndClassifies) {
 // ---------------------------------------------------------------- LLMCompiler
 
 TEST(LlmCompilerConverterTest, MovieWorkloadCountsAndRepeatsArePinned) {
-  Result<ConvertResult> r =
-      ConvertFile(TraceSource::kLlmCompiler,
-                  kShared + "llmcompiler/movie_recommendations_formatted.json");
+  Result<ConvertResult> r = ConvertFile(
+      TraceSource::kLlmCompiler,
+      kFixtures + "llmcompiler/movie_recommendations_formatted.json");
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Trace& t = r->trace;
   ASSERT_EQ(t.records.size(), 4000u);  // 500 questions x 8 titles
@@ -668,7 +673,7 @@ TEST(LlmCompilerConverterTest, MovieWorkloadCountsAndRepeatsArePinned) {
 TEST(LlmCompilerConverterTest, ParallelQaCountsArePinned) {
   Result<ConvertResult> r =
       ConvertFile(TraceSource::kLlmCompiler,
-                  kShared + "llmcompiler/parallelqa_dataset.json");
+                  kFixtures + "llmcompiler/parallelqa_dataset.json");
   ASSERT_TRUE(r.ok()) << r.status().message();
   const Trace& t = r->trace;
   size_t searches = 0, maths = 0;
@@ -731,7 +736,7 @@ TEST(LlmCompilerConverterTest, RejectsWhatIsNotTheDataset) {
 TEST(ConvertRoundTripTest, ConvertedTracesReadBackUnchanged) {
   Result<ConvertResult> r = ConvertFile(
       TraceSource::kBfcl,
-      kShared + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
+      kFixtures + "bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
   ASSERT_TRUE(r.ok());
   std::stringstream buf;
   WriteTrace(r->trace, buf);

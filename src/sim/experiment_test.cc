@@ -13,6 +13,7 @@
 
 #include "src/sim/optimum.h"
 #include "src/sim/report.h"
+#include "tests/support/test_data.h"
 #include "toolcache/trace_convert.h"
 
 namespace toolcache::sim {
@@ -179,14 +180,18 @@ Trace RandomSessionTrace(uint64_t seed, int n, int objects = 40,
 }
 
 Trace BfclWithoutTenants() {
-  const std::string path = std::string(TOOLCACHE_SHARED_DIR) +
-                           "/data/traces/bfcl/"
-                           "possible_answer_BFCL_v3_multi_turn_base.json";
+  const std::string path = testing::TestDataPath(
+      "traces/bfcl/possible_answer_BFCL_v3_multi_turn_base.json");
   std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "test data file missing: " << path;
   ConvertOptions opts;
   opts.input_path = path;
   Result<ConvertResult> r = ConvertTrace(TraceSource::kBfcl, in, path, opts);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok() || r->trace.records.empty()) {
+    ADD_FAILURE() << "no BFCL trace from " << path;
+    return Trace{};
+  }
   // The audit's setting: episodes share across worlds; the replay and the
   // optimum must still agree on what that sharing allows.
   for (TraceRecord& rec : r->trace.records) rec.tenant.clear();
@@ -197,7 +202,7 @@ Trace BfclWithoutTenants() {
 PreparedTrace Prepared(const Trace& t) {
   Result<PreparedTrace> p = PrepareTrace(t, {});
   EXPECT_TRUE(p.ok()) << p.status().ToString();
-  return std::move(*p);
+  return p.ok() ? std::move(*p) : PreparedTrace{};
 }
 
 ReplayMetrics ReplayAt(const PreparedTrace& p, const std::string& policy,
@@ -207,7 +212,7 @@ ReplayMetrics ReplayAt(const PreparedTrace& p, const std::string& policy,
   o.capacity_bytes = capacity;
   Result<ReplayMetrics> m = Replay(p, o);
   EXPECT_TRUE(m.ok()) << m.status().ToString();
-  return *m;
+  return m.ok() ? *m : ReplayMetrics{};
 }
 
 Result<OptimumResult> Optimum(const PreparedTrace& p, uint64_t capacity,

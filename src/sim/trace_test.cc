@@ -8,13 +8,14 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/test_data.h"
+
 namespace toolcache {
 namespace {
 
 using ::testing::HasSubstr;
 
-const std::string kDataDir =
-    std::string(TOOLCACHE_SOURCE_DIR) + "/tests/data/traces/";
+const std::string kDataDir = testing::TestDataPath("traces/");
 
 Result<Trace> ReadString(const std::string& text) {
   std::istringstream in(text);
