@@ -28,13 +28,17 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# npm test peers (MCP servers and the official SDK client), pinned by the lock.
-if [ -f tests/peers/package-lock.json ]; then
-  stamp=tests/peers/node_modules/.toolcache-lock
-  if [ ! -f "$stamp" ] || ! cmp -s tests/peers/package-lock.json "$stamp"; then
-    echo "setup: installing npm test peers from tests/peers/package-lock.json"
-    (cd tests/peers && npm ci --no-audit --no-fund --loglevel=error)
-    cp tests/peers/package-lock.json "$stamp"
+# npm packages (test peers, SDK clients, tools), each folder pinned by its own
+# lock file: tests/peers (MCP servers and the SDK client) and any other
+# folder listed here. `npm ci` runs only when a lock file changed.
+NPM_DIRS=(tests/peers)
+for d in "${NPM_DIRS[@]}"; do
+  [ -f "$d/package-lock.json" ] || continue
+  stamp=$d/node_modules/.toolcache-lock
+  if [ ! -f "$stamp" ] || ! cmp -s "$d/package-lock.json" "$stamp"; then
+    echo "setup: installing npm packages from $d/package-lock.json"
+    (cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+    cp "$d/package-lock.json" "$stamp"
   fi
-fi
+done
 echo "setup: ok"
