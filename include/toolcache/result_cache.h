@@ -138,6 +138,13 @@ class ResultCache {
   // removed and reported as kExpired.
   virtual LookupResult Lookup(const CacheKey& key,
                               const LookupContext& ctx) = 0;
+  // Like Lookup, but changes nothing: no policy access, no counters, an
+  // expired entry stays (reported as kExpired). For observers that must not
+  // teach the policy an access that did not happen. Default: a miss.
+  virtual LookupResult Peek(const CacheKey& key) const {
+    (void)key;
+    return {};
+  }
   // Offers a result for `key` (after a miss). Returns whether it was stored:
   // false when the policy declined, the entry is larger than a shard, or the
   // TTL is not positive. Replaces any entry stored under the same id.

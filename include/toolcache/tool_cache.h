@@ -32,6 +32,11 @@
 // would split the byte budget and the policy's statistics (VAAC's value
 // model, grouping and bandit) N ways.
 //
+// Faces that only observe calls made elsewhere (the LLM API proxy sees the
+// client run its own tools) use Peek ("would this be a hit?") and Record
+// (a completed call and its result) on the same path: same classifier,
+// scopes, keys, policy and invalidation, with no flight.
+//
 // The face never re-decides cacheability; it translates its protocol into
 // ToolCall / UpstreamResult and back.
 //
@@ -128,6 +133,37 @@ struct CancelOutcome {
   uint32_t others_waiting = 0;  // waiters still waiting on that flight
 };
 
+// What Peek found: the cache's decision for a call, made without acting on
+// it (the LLM API face's observation mode: "would this call have been a
+// hit?").
+struct Probe {
+  Verdict verdict;
+  // Statistics / log name of the reason the call is not cacheable ("" when
+  // it is): the same names as CallPlan::bypass_reason.
+  std::string bypass_reason;
+  // A fresh entry stored under the call's full key, in its scope.
+  bool would_hit = false;
+  std::shared_ptr<const std::string> result_json;  // when would_hit
+  double age_seconds = 0;                          // when would_hit
+};
+
+// What Record did with a call the face saw completed elsewhere.
+struct RecordOutcome {
+  Verdict verdict;
+  std::string bypass_reason;  // as in Probe; "" when cacheable
+  // An equal result was already stored: the call counts as a (would-be) hit
+  // for the policy and nothing is stored again.
+  bool already_cached = false;
+  // A different result was stored under the key: serving it would have
+  // returned stale content. The new result replaces it (if admitted).
+  bool stale = false;
+  bool admitted = false;  // the result is stored now
+  // Why a cacheable call's result was not stored (kErrorResult,
+  // kIncompleteResult, kCommand for a write that overlapped, or kCacheable
+  // when the policy declined).
+  VerdictReason reason = VerdictReason::kCacheable;
+};
+
 struct ToolCacheStats {
   uint64_t calls = 0;
   uint64_t hits = 0;
@@ -138,6 +174,13 @@ struct ToolCacheStats {
   uint64_t not_admitted = 0;
   uint64_t invalidations = 0;  // invalidation events
   uint64_t entries_invalidated = 0;
+  // Observation (Peek / Record): calls probed, of them would-hits; calls
+  // recorded, of them already cached with an equal / a different result.
+  uint64_t peeks = 0;
+  uint64_t would_hits = 0;
+  uint64_t recorded = 0;
+  uint64_t recorded_already_cached = 0;
+  uint64_t recorded_stale = 0;
   double latency_saved_seconds = 0;  // sum of stored upstream latency of hits
   uint64_t bytes_served = 0;         // result bytes served from cache
   uint64_t entries = 0;              // now cached
@@ -183,6 +226,33 @@ class ToolCache {
   // In-flight calls of the server are no longer joinable.
   virtual void Invalidate(std::string_view server,
                           std::string_view resource) = 0;
+  // Observation: what Begin would decide for `call` now, without serving,
+  // joining a flight, invalidating or teaching the policy an access. A
+  // COMMAND call is reported with its bypass reason and changes nothing
+  // (its effect is applied when it is Recorded). Counts `peeks` and
+  // `would_hits` only. Default: nothing known.
+  virtual Probe Peek(const ToolCall& call) {
+    (void)call;
+    Probe p;
+    p.bypass_reason = "not_supported";
+    return p;
+  }
+  // Observation: a call and its result that the face saw complete without
+  // going through Begin (the LLM API face sees the client run its tools).
+  // The same path as Begin + Complete of a forwarded call: a COMMAND
+  // invalidates what it may have changed; a cacheable call's result is
+  // offered to the policy (errors and partial results never), or, when an
+  // entry already exists, counts as an access of it (an equal result) or
+  // replaces it (a different one: `stale`). Never serves or coalesces.
+  // Default: nothing recorded.
+  virtual RecordOutcome Record(const ToolCall& call,
+                               const UpstreamResult& result) {
+    (void)call;
+    (void)result;
+    RecordOutcome r;
+    r.bypass_reason = "not_supported";
+    return r;
+  }
   virtual ToolCacheStats Stats() const = 0;
 };
 

@@ -155,6 +155,26 @@ class ShardedResultCache final : public ResultCache {
     return result;
   }
 
+  LookupResult Peek(const CacheKey& key) const override {
+    const ObjectId id = IdOf(key);
+    Shard& sh = ShardOf(id);
+    const double now = clock_->NowSeconds();
+    LookupResult result;
+    ShardLock lock(sh);
+    const Slot s = sh.core->Find(id);
+    if (s == kNoSlot || sh.payload[s]->key != key) return result;
+    const Payload& value = sh.payload[s];
+    // The core's freshness rule (CacheCore::Lookup): stale at expires_at.
+    if (sh.core->view().meta(s).expires_at <= now) {
+      result.outcome = LookupOutcome::kExpired;
+      return result;
+    }
+    result.outcome = LookupOutcome::kHit;
+    result.age_seconds = now - value->stored_at;
+    result.value = value;
+    return result;
+  }
+
   bool Insert(const CacheKey& key, CachedValue value,
               const InsertContext& ctx) override {
     const ObjectId id = IdOf(key);
@@ -256,7 +276,7 @@ class ShardedResultCache final : public ResultCache {
   ObjectId IdOf(const CacheKey& key) const {
     return options_.key_id ? options_.key_id(key) : key.Id();
   }
-  Shard& ShardOf(ObjectId id) {
+  Shard& ShardOf(ObjectId id) const {
     if (shard_shift_ == 0) return *shards_[0];
     return *shards_[MixId(id) >> (64 - shard_shift_)];
   }

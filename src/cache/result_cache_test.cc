@@ -35,6 +35,38 @@ std::unique_ptr<ResultCache> Make(ResultCacheOptions options,
   return std::move(*cache);
 }
 
+TEST(ResultCacheTest, PeekSeesFreshEntriesButTeachesThePolicyNothing) {
+  ManualClock clock(0);
+  // Room for two entries of this size under LRU.
+  auto cache =
+      Make({.capacity_bytes = 2 * (1000 + 6), .policy = "lru"}, &clock);
+  const CacheKey a = Key("s", "t", "a"), b = Key("s", "t", "b"),
+                 c = Key("s", "t", "c");
+  ASSERT_TRUE(
+      cache->Insert(a, Value(std::string(1000, 'a')), {.ttl_seconds = 10}));
+  clock.Advance(1);
+  ASSERT_TRUE(cache->Insert(b, Value(std::string(1000, 'b')), {}));
+  const LookupResult p = cache->Peek(a);
+  ASSERT_TRUE(p.hit());
+  EXPECT_EQ(p.value->result, std::string(1000, 'a'));
+  EXPECT_EQ(p.age_seconds, 1);
+  EXPECT_FALSE(cache->Peek(Key("s", "t", "a", "other-scope")).hit());
+  const ResultCacheStats before = cache->Stats();
+  EXPECT_EQ(before.hits, 0u);
+  // Had Peek been an access, LRU would now evict b instead of a.
+  ASSERT_TRUE(cache->Insert(c, Value(std::string(1000, 'c')), {}));
+  EXPECT_FALSE(cache->Peek(a).hit());
+  EXPECT_TRUE(cache->Peek(b).hit());
+  // Expiry: reported, not removed.
+  ASSERT_TRUE(cache->Insert(a, Value("x"), {.ttl_seconds = 5}));
+  clock.Advance(5);
+  const uint64_t entries = cache->Stats().entries;
+  EXPECT_EQ(cache->Peek(a).outcome, LookupOutcome::kExpired);
+  EXPECT_EQ(cache->Stats().entries, entries);
+  EXPECT_EQ(cache->Lookup(a, {}).outcome, LookupOutcome::kExpired);
+  EXPECT_EQ(cache->Stats().entries, entries - 1);
+}
+
 TEST(ResultCacheTest, HitReturnsStoredValueWithAgeAndFeatures) {
   ManualClock clock(100);
   auto cache = Make({.capacity_bytes = 1 << 20}, &clock);

@@ -240,31 +240,8 @@ class ToolCacheImpl final : public ToolCache {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.calls;
     CallPlan plan;
-    ToolInfo info;
-    auto server_tools = tools_.find(std::string(call.server));
-    bool known = false;
-    if (server_tools != tools_.end()) {
-      auto t = server_tools->second.find(std::string(call.tool));
-      if (t != server_tools->second.end()) {
-        info = t->second;
-        known = true;
-      }
-    }
-    if (!known) {
-      // Choice: a tool not (yet) learned from tools/list is classified from
-      // its name alone (hard list, configuration, heuristic; unknown =
-      // COMMAND).
-      info.name = std::string(call.tool);
-      info.server = std::string(call.server);
-    }
-    // Choice: absent arguments and "arguments": null both mean "no
-    // arguments", the same call as {} (MCP's arguments is an optional
-    // object; some clients send null).
-    std::string_view args = call.arguments_json;
-    while (!args.empty() && IsJsonSpace(args.front())) args.remove_prefix(1);
-    while (!args.empty() && IsJsonSpace(args.back())) args.remove_suffix(1);
-    if (args.empty() || args == "null") args = "{}";
-    plan.verdict = classifier_.ClassifyCall(info, args);
+    std::string_view args;
+    plan.verdict = ClassifyLocked(call, &args);
 
     Flight f;
     f.server = std::string(call.server);
@@ -275,11 +252,7 @@ class ToolCacheImpl final : public ToolCache {
     if (refreshing_.contains(f.server)) {
       // Choice: while the new tool list is unknown, any call may be a write
       // (a read-looking name proves nothing): invalidate like a COMMAND.
-      plan.verdict.cacheable = false;
-      plan.verdict.reason = VerdictReason::kCommand;
-      plan.verdict.request_type = RequestType::kCommand;
-      plan.verdict.detail =
-          "the server's tool list changed; the new one is being fetched";
+      MarkRefreshing(plan.verdict);
       f.command = true;
       InvalidateLocked(f.server, {});
       if (call.task_augmented) BlockServer(f, plan);
@@ -295,28 +268,10 @@ class ToolCacheImpl final : public ToolCache {
       return Bypass(std::move(plan), std::move(f), waiter,
                     VerdictReasonName(plan.verdict.reason));
     }
-    if (call.task_augmented) {
-      plan.verdict.cacheable = false;
-      plan.verdict.reason = VerdictReason::kIncompleteResult;
-      plan.verdict.detail = "task-augmented call";
-      return Bypass(std::move(plan), std::move(f), waiter,
-                    VerdictReasonName(plan.verdict.reason));
-    }
-    if (auto t = task_writes_.find(f.server); t != task_writes_.end()) {
-      // The write's work goes on after its task handle returned: neither a
-      // stored result nor one read now can be trusted until it ends.
-      plan.verdict.cacheable = false;
-      plan.verdict.detail = "a task-augmented write is still running";
-      return Bypass(std::move(plan), std::move(f), waiter, "task_in_progress");
-    }
-    Result<CacheKey> key =
-        MakeCacheKey(call.scope, call.server, call.tool, args);
+    Result<CacheKey> key = CacheableKeyLocked(call, args, plan.verdict);
     if (!key.ok()) {
-      plan.verdict.cacheable = false;
-      plan.verdict.detail = key.status().message();
-      // Choice: arguments without a canonical form bypass under their own
-      // statistics name (Verdict has no reason for it).
-      return Bypass(std::move(plan), std::move(f), waiter, "invalid_arguments");
+      return Bypass(std::move(plan), std::move(f), waiter,
+                    key.status().message());
     }
     f.key = std::move(*key);
     f.category =
@@ -440,6 +395,112 @@ class ToolCacheImpl final : public ToolCache {
     InvalidateLocked(server, resources);
   }
 
+  Probe Peek(const ToolCall& call) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.peeks;
+    Probe p;
+    std::string_view args;
+    p.verdict = ClassifyLocked(call, &args);
+    if (refreshing_.contains(std::string(call.server))) {
+      MarkRefreshing(p.verdict);
+      p.bypass_reason = "tools_refreshing";
+      return p;
+    }
+    if (!p.verdict.cacheable) {
+      p.bypass_reason = VerdictReasonName(p.verdict.reason);
+      return p;
+    }
+    Result<CacheKey> key = CacheableKeyLocked(call, args, p.verdict);
+    if (!key.ok()) {
+      p.bypass_reason = key.status().message();
+      return p;
+    }
+    LookupResult hit = store_->Peek(*key);
+    if (hit.hit()) {
+      ++stats_.would_hits;
+      p.would_hit = true;
+      p.result_json =
+          std::shared_ptr<const std::string>(hit.value, &hit.value->result);
+      p.age_seconds = hit.age_seconds;
+    }
+    return p;
+  }
+
+  RecordOutcome Record(const ToolCall& call, const UpstreamResult& r) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.recorded;
+    RecordOutcome out;
+    std::string_view args;
+    out.verdict = ClassifyLocked(call, &args);
+    const std::string server(call.server);
+    if (refreshing_.contains(server)) {
+      MarkRefreshing(out.verdict);
+      out.bypass_reason = "tools_refreshing";
+      ++stats_.bypasses[out.bypass_reason];
+      InvalidateLocked(server, {});
+      return out;
+    }
+    if (!out.verdict.cacheable) {
+      out.bypass_reason = VerdictReasonName(out.verdict.reason);
+      ++stats_.bypasses[out.bypass_reason];
+      // A write seen completed: what it may have changed is dropped (its
+      // effect is already there, so once is enough).
+      if (out.verdict.request_type == RequestType::kCommand) {
+        InvalidateLocked(server, ResourceValues(args));
+      }
+      return out;
+    }
+    Result<CacheKey> key = CacheableKeyLocked(call, args, out.verdict);
+    if (!key.ok()) {
+      out.bypass_reason = key.status().message();
+      ++stats_.bypasses[out.bypass_reason];
+      return out;
+    }
+    if (r.is_error) {
+      out.reason = VerdictReason::kErrorResult;
+      ++stats_.not_admitted;
+      return out;
+    }
+    if (!r.complete) {
+      out.reason = VerdictReason::kIncompleteResult;
+      ++stats_.not_admitted;
+      return out;
+    }
+    const std::string category =
+        CategoryValue(key->canonical_args, out.verdict.parameter_category);
+    // The client ran the call: for the policy that is an access of the
+    // entry, when there is one (a hit had serving been on).
+    LookupResult existing = store_->Lookup(
+        *key, {.user = call.scope, .parameter_category = category});
+    if (existing.hit()) {
+      if (existing.value->result == r.result_json) {
+        out.already_cached = true;
+        out.admitted = true;
+        ++stats_.recorded_already_cached;
+        return out;
+      }
+      out.stale = true;
+      ++stats_.recorded_stale;
+    }
+    CachedValue v;
+    v.result = std::string(r.result_json);
+    out.admitted = store_->Insert(*key, std::move(v),
+                                  {.ttl_seconds = out.verdict.ttl_seconds,
+                                   .latency_seconds = r.latency_seconds,
+                                   .cost = 0,
+                                   .user = call.scope,
+                                   .parameter_category = category,
+                                   .request_type = out.verdict.request_type});
+    if (out.admitted) {
+      ++stats_.admitted;
+      ++admitted_since_clear_[server];
+    } else {
+      ++stats_.not_admitted;
+      if (out.stale) store_->Erase(*key);  // never leave the outdated one
+    }
+    return out;
+  }
+
   ToolCacheStats Stats() const override {
     std::lock_guard<std::mutex> lock(mu_);
     ToolCacheStats s = stats_;
@@ -466,6 +527,76 @@ class ToolCacheImpl final : public ToolCache {
     bool command = false;
     bool blocks_server = false;  // counted in task_writes_ until Complete
   };
+
+  // REQUIRES: mu_ held. The verdict for `call` from the tool's learned
+  // definition (or its name alone) and, in `args`, its arguments text with
+  // absent / null arguments as "{}".
+  Verdict ClassifyLocked(const ToolCall& call, std::string_view* args) const {
+    ToolInfo info;
+    bool known = false;
+    auto server_tools = tools_.find(std::string(call.server));
+    if (server_tools != tools_.end()) {
+      auto t = server_tools->second.find(std::string(call.tool));
+      if (t != server_tools->second.end()) {
+        info = t->second;
+        known = true;
+      }
+    }
+    if (!known) {
+      // Choice: a tool not (yet) learned from tools/list is classified from
+      // its name alone (hard list, configuration, heuristic; unknown =
+      // COMMAND).
+      info.name = std::string(call.tool);
+      info.server = std::string(call.server);
+    }
+    // Choice: absent arguments and "arguments": null both mean "no
+    // arguments", the same call as {} (MCP's arguments is an optional
+    // object; some clients send null).
+    std::string_view a = call.arguments_json;
+    while (!a.empty() && IsJsonSpace(a.front())) a.remove_prefix(1);
+    while (!a.empty() && IsJsonSpace(a.back())) a.remove_suffix(1);
+    if (a.empty() || a == "null") a = "{}";
+    *args = a;
+    return classifier_.ClassifyCall(info, a);
+  }
+
+  // The verdict of any call of a server whose tool list is being fetched.
+  static void MarkRefreshing(Verdict& v) {
+    v.cacheable = false;
+    v.reason = VerdictReason::kCommand;
+    v.request_type = RequestType::kCommand;
+    v.detail = "the server's tool list changed; the new one is being fetched";
+  }
+
+  // REQUIRES: mu_ held; `v` cacheable. The call's full key, or the
+  // statistics name of why the call cannot use the cache now (as the error
+  // message; `v` then says why, uncacheable).
+  Result<CacheKey> CacheableKeyLocked(const ToolCall& call,
+                                      std::string_view args, Verdict& v) const {
+    if (call.task_augmented) {
+      v.cacheable = false;
+      v.reason = VerdictReason::kIncompleteResult;
+      v.detail = "task-augmented call";
+      return FailedPrecondition(std::string(VerdictReasonName(v.reason)));
+    }
+    if (task_writes_.contains(std::string(call.server))) {
+      // The write's work goes on after its task handle returned: neither a
+      // stored result nor one read now can be trusted until it ends.
+      v.cacheable = false;
+      v.detail = "a task-augmented write is still running";
+      return FailedPrecondition("task_in_progress");
+    }
+    Result<CacheKey> key =
+        MakeCacheKey(call.scope, call.server, call.tool, args);
+    if (!key.ok()) {
+      v.cacheable = false;
+      v.detail = key.status().message();
+      // Choice: arguments without a canonical form bypass under their own
+      // statistics name (Verdict has no reason for it).
+      return InvalidArgument("invalid_arguments");
+    }
+    return key;
+  }
 
   // REQUIRES: mu_ held. `f` is a task-augmented possible write.
   void BlockServer(Flight& f, CallPlan& plan) {

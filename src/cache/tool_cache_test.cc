@@ -89,6 +89,105 @@ TEST_F(ToolCacheTest, WriteDetachesInFlightReadsAndInvalidates) {
   EXPECT_EQ(cache_->Begin(Read(), 5).action, CallAction::kServe);
 }
 
+TEST_F(ToolCacheTest, PeekReportsAWouldHitWithoutServingIt) {
+  EXPECT_FALSE(cache_->Peek(Read()).would_hit);
+  CallPlan miss = cache_->Begin(Read(), 1);
+  ASSERT_EQ(miss.action, CallAction::kForward);
+  ASSERT_TRUE(
+      cache_->Complete(miss.ticket, {.result_json = R"({"content":[7]})"})
+          .admitted);
+  const ToolCacheStats before = cache_->Stats();
+  Probe p = cache_->Peek(Read());
+  ASSERT_TRUE(p.would_hit);
+  EXPECT_EQ(*p.result_json, R"({"content":[7]})");
+  EXPECT_TRUE(p.bypass_reason.empty());
+  EXPECT_FALSE(cache_->Peek(Read(R"({"id":2})")).would_hit);
+  const ToolCacheStats after = cache_->Stats();
+  EXPECT_EQ(after.calls, before.calls);
+  EXPECT_EQ(after.hits, before.hits);
+  EXPECT_EQ(after.peeks, before.peeks + 2);
+  EXPECT_EQ(after.would_hits, before.would_hits + 1);
+  // Another scope never sees the entry.
+  ToolCall other = Read();
+  other.scope = "tenant-b";
+  EXPECT_FALSE(cache_->Peek(other).would_hit);
+}
+
+TEST_F(ToolCacheTest, PeekOfAWriteChangesNothing) {
+  (void)cache_->Record(Read(), {.result_json = R"({"content":[1]})"});
+  Probe w = cache_->Peek(
+      {.server = "s", .tool = "put_doc", .arguments_json = R"({"id":1})"});
+  EXPECT_FALSE(w.would_hit);
+  EXPECT_EQ(w.bypass_reason, "command");
+  EXPECT_TRUE(cache_->Peek(Read()).would_hit) << "a peeked write invalidated";
+}
+
+TEST_F(ToolCacheTest, PeekIsNoHitOnceTheTtlRanOut) {
+  RecordOutcome r =
+      cache_->Record(Read(), {.result_json = R"({"content":[1]})"});
+  ASSERT_TRUE(r.admitted);
+  ASSERT_GT(r.verdict.ttl_seconds, 0);
+  clock_.Advance(r.verdict.ttl_seconds - 1);
+  ASSERT_TRUE(cache_->Peek(Read()).would_hit);
+  clock_.Advance(2);
+  EXPECT_FALSE(cache_->Peek(Read()).would_hit);
+}
+
+TEST_F(ToolCacheTest, RecordStoresReadsNeverErrorsAndWritesInvalidate) {
+  RecordOutcome err = cache_->Record(
+      Read(), {.result_json = R"({"isError":true})", .is_error = true});
+  EXPECT_FALSE(err.admitted);
+  EXPECT_EQ(err.reason, VerdictReason::kErrorResult);
+  EXPECT_FALSE(cache_->Peek(Read()).would_hit) << "an error was stored";
+  RecordOutcome partial = cache_->Record(
+      Read(), {.result_json = R"({"content":[]})", .complete = false});
+  EXPECT_FALSE(partial.admitted);
+  EXPECT_FALSE(cache_->Peek(Read()).would_hit);
+
+  RecordOutcome ok = cache_->Record(
+      Read(), {.result_json = R"({"content":[1]})", .latency_seconds = 2});
+  EXPECT_TRUE(ok.admitted);
+  EXPECT_FALSE(ok.already_cached);
+  // Served through the MCP face's path too: one store for every face.
+  CallPlan served = cache_->Begin(Read(), 1);
+  ASSERT_EQ(served.action, CallAction::kServe);
+  EXPECT_EQ(*served.result_json, R"({"content":[1]})");
+
+  RecordOutcome again =
+      cache_->Record(Read(), {.result_json = R"({"content":[1]})"});
+  EXPECT_TRUE(again.already_cached);
+  RecordOutcome changed =
+      cache_->Record(Read(), {.result_json = R"({"content":[2]})"});
+  EXPECT_TRUE(changed.stale);
+  EXPECT_TRUE(changed.admitted);
+  EXPECT_EQ(*cache_->Peek(Read()).result_json, R"({"content":[2]})");
+
+  RecordOutcome write = cache_->Record(
+      {.server = "s", .tool = "put_doc", .arguments_json = R"({"id":1})"},
+      {.result_json = R"({"content":[]})"});
+  EXPECT_EQ(write.bypass_reason, "command");
+  EXPECT_FALSE(write.admitted);
+  EXPECT_FALSE(cache_->Peek(Read()).would_hit)
+      << "the write did not invalidate";
+  const ToolCacheStats st = cache_->Stats();
+  EXPECT_EQ(st.recorded, 6u);
+  EXPECT_EQ(st.recorded_already_cached, 1u);
+  EXPECT_EQ(st.recorded_stale, 1u);
+  EXPECT_EQ(st.bypasses.at("command"), 1u);
+}
+
+TEST_F(ToolCacheTest, RecordOfAnUnknownToolIsNeverStored) {
+  RecordOutcome r = cache_->Record(
+      {.server = "s", .tool = "frobnicate", .arguments_json = "{}"},
+      {.result_json = R"({"content":[]})"});
+  EXPECT_FALSE(r.admitted);
+  EXPECT_FALSE(r.bypass_reason.empty());
+  EXPECT_FALSE(
+      cache_
+          ->Peek({.server = "s", .tool = "frobnicate", .arguments_json = "{}"})
+          .would_hit);
+}
+
 TEST_F(ToolCacheTest, InvalidArgumentsBypassWithTheirOwnReason) {
   CallPlan p = cache_->Begin(Read(R"({"a":1,"a":2})"), 1);
   EXPECT_TRUE(p.bypass);
