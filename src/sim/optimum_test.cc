@@ -120,8 +120,11 @@ TEST(SolveOptimum, LpBoundIsAtLeastIlpOnRandomTraces) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     const std::vector<Request> reqs = RandomTrace(300, 40, seed, true);
     const auto flags = AllCacheable(reqs.size());
+    // An hour: the test needs the exact optimum, and the limit is wall
+    // clock (a loaded or sanitizer build must not turn it into a bound).
     Result<OptimumResult> ilp =
-        SolveOptimum(reqs, flags, 200, OptimumObjective::kLatency);
+        SolveOptimum(reqs, flags, 200, OptimumObjective::kLatency,
+                     {.time_limit_seconds = 3600});
     Result<OptimumResult> lp =
         SolveOptimum(reqs, flags, 200, OptimumObjective::kLatency,
                      {.max_exact_requests = 0});
