@@ -14,7 +14,8 @@
 //   the server is in refreshing_, no call of the server is served or
 //   joins/starts a cacheable flight.
 // - Resource strings (arguments and invalidation targets) are compared only
-//   in their normalized form (NormalizeResource).
+//   in their normalized form (NormalizeResource); a relative path on either
+//   side matches everything of its server (IsUnanchored).
 #include "toolcache/tool_cache.h"
 
 #include <algorithm>
@@ -166,6 +167,16 @@ std::vector<std::string> ResourceValues(std::string_view args_json) {
   return out;
 }
 
+// True when a normalized resource cannot be placed in the file system
+// without knowing the server: a path that is not absolute ("a.txt", ".",
+// "~/x", "C:/x"). The server resolves it against its working directory,
+// its allowed folders or its roots (server-filesystem: the first allowed
+// folder, which changes with the roots), so it may be any path.
+bool IsUnanchored(std::string_view normalized) {
+  return UriScheme(normalized).empty() &&
+         (normalized.empty() || normalized.front() != '/');
+}
+
 // True when `a` and `b` name the same resource or one contains the other
 // (a directory and a file below it).
 bool ResourcesOverlap(std::string_view a, std::string_view b) {
@@ -267,6 +278,12 @@ class ToolCacheImpl final : public ToolCache {
       }
       return Bypass(std::move(plan), std::move(f), waiter,
                     VerdictReasonName(plan.verdict.reason));
+    }
+    if (!call.bypass_reason.empty()) {
+      // The face cannot share this call's answer (ToolCall::bypass_reason).
+      plan.verdict.cacheable = false;
+      plan.verdict.detail = "the face cannot share this call's answer";
+      return Bypass(std::move(plan), std::move(f), waiter, call.bypass_reason);
     }
     Result<CacheKey> key = CacheableKeyLocked(call, args, plan.verdict);
     if (!key.ok()) {
@@ -633,8 +650,13 @@ class ToolCacheImpl final : public ToolCache {
     for (auto& [ticket, f] : flights_) {
       if (f.server == server) Detach(f, ticket);
     }
-    bool narrow = config_.invalidation == InvalidationScope::kResource &&
-                  !resources.empty();
+    // Choice: a written resource the proxy cannot resolve (a relative path)
+    // may be any path: the whole server is invalidated.
+    bool narrow =
+        config_.invalidation == InvalidationScope::kResource &&
+        !resources.empty() &&
+        std::none_of(resources.begin(), resources.end(),
+                     [](const std::string& r) { return IsUnanchored(r); });
     ++stats_.invalidations;
     auto admitted = admitted_since_clear_.find(std::string(server));
     if (admitted == admitted_since_clear_.end() || admitted->second == 0) {
@@ -645,6 +667,8 @@ class ToolCacheImpl final : public ToolCache {
       if (k.server != server) return false;
       if (!narrow) return true;
       for (const std::string& mine : ResourceValues(k.canonical_args)) {
+        // An entry read through a relative path may be the written one.
+        if (IsUnanchored(mine)) return true;
         for (const std::string& written : resources) {
           if (ResourcesOverlap(mine, written)) return true;
         }
