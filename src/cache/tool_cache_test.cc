@@ -376,6 +376,43 @@ TEST(ToolCacheResourceTest, RelativePathsCouldBeAnyPathOfTheServer) {
   EXPECT_FALSE(cached(R"({"path":"/other/b"})"));
 }
 
+TEST(ToolCacheResourceTest, ResourceArgumentsAreReadAtTheTopLevelOnly) {
+  ManualClock clock{0};
+  Config config;
+  config.policy = "lru";
+  config.invalidation = InvalidationScope::kResource;
+  auto made = NewToolCache(config, &clock);
+  ASSERT_TRUE(made.ok());
+  ToolCache& cache = **made;
+  ToolInfo read{.name = "read"};
+  read.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  ToolInfo write{.name = "write"};
+  write.annotations = ToolAnnotations{.read_only = false};
+  std::vector<ToolInfo> tools = {read, write};
+  cache.LearnTools("s", tools, true);
+  WaiterId next = 1;
+  auto call = [&](std::string tool, std::string args) {
+    CallPlan p = cache.Begin(
+        {.server = "s", .tool = tool, .arguments_json = args}, next++);
+    if (p.action == CallAction::kForward) {
+      (void)cache.Complete(p.ticket, {.result_json = R"({"content":[]})"});
+    }
+    return p.action;
+  };
+  call("read", R"({"path":"/a"})");
+  call("read", R"({"path":"/b"})");
+  call("read", R"({"path":"/c"})");
+  // A write naming /a (escaped member name, an array of paths, nested
+  // "path" members and a large content that are not resources).
+  const std::string content(1 << 20, 'z');
+  call("write",
+       R"({"opts":{"path":"/b"},"content":")" + content +
+           R"(","list":[{"path":"/c"}],"p\u0061ths":["/x", 7, "/a"]})");
+  EXPECT_EQ(call("read", R"({"path":"/a"})"), CallAction::kForward);
+  EXPECT_EQ(call("read", R"({"path":"/b"})"), CallAction::kServe);
+  EXPECT_EQ(call("read", R"({"path":"/c"})"), CallAction::kServe);
+}
+
 TEST(ToolCacheBypassTest, AFaceBypassNeverServesNorJoinsButStillInvalidates) {
   ManualClock clock{0};
   Config config;

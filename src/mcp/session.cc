@@ -86,40 +86,54 @@ std::string Truncated(std::string_view line) {
 
 }  // namespace
 
-std::string BuildHitResponse(std::string_view raw_id, std::string_view result,
-                             double age_seconds) {
+HitPieces PlanHitResponse(std::string_view raw_id, std::string_view result,
+                          double age_seconds) {
   char age[64];
   std::snprintf(age, sizeof age, "%.3f", age_seconds < 0 ? 0.0 : age_seconds);
-  std::string provenance =
+  const std::string provenance =
       std::string(R"("toolcache/cache":{"hit":true,"ageSeconds":)") + age + "}";
-  std::string out;
-  out.reserve(result.size() + raw_id.size() + provenance.size() + 64);
-  out += R"({"jsonrpc":"2.0","id":)";
-  out += raw_id;
-  out += R"(,"result":)";
+  HitPieces h;
+  h.head = R"({"jsonrpc":"2.0","id":)";
+  h.head += raw_id;
+  h.head += R"(,"result":)";
   std::string_view meta = FindMember(result, "_meta");
   size_t open = result.find('{');
   if (!meta.empty() && meta.front() == '{') {
     // Splice into the existing _meta object.
-    size_t at = static_cast<size_t>(meta.data() - result.data()) + 1;
+    h.split = static_cast<size_t>(meta.data() - result.data()) + 1;
     bool empty = meta.find_first_not_of(" \t\r\n", 1) == meta.size() - 1;
-    out.append(result.substr(0, at));
-    out += provenance;
-    if (!empty) out += ',';
-    out.append(result.substr(at));
+    h.insert = provenance;
+    if (!empty) h.insert += ',';
   } else if (meta.empty() && open != std::string_view::npos) {
     bool empty =
         result.find_first_not_of(" \t\r\n", open + 1) == result.rfind('}');
-    out.append(result.substr(0, open + 1));
-    out += R"("_meta":{)" + provenance + "}";
-    if (!empty) out += ',';
-    out.append(result.substr(open + 1));
+    h.split = open + 1;
+    h.insert = R"("_meta":{)" + provenance + "}";
+    if (!empty) h.insert += ',';
   } else {
     // Choice: a non-object _meta is left alone; provenance is then omitted.
-    out.append(result);
+    h.split = result.size();
   }
+  return h;
+}
+
+std::string BuildHitResponse(std::string_view raw_id, std::string_view result,
+                             double age_seconds) {
+  const HitPieces h = PlanHitResponse(raw_id, result, age_seconds);
+  std::string out;
+  out.reserve(h.head.size() + result.size() + h.insert.size() + 1);
+  out += h.head;
+  out.append(result.substr(0, h.split));
+  out += h.insert;
+  out.append(result.substr(h.split));
   out += '}';
   return out;
+}
+
+void SessionOutput::ToClientParts(std::span<const MessagePart> parts) {
+  std::string line;
+  for (const MessagePart& p : parts) line.append(p.bytes);
+  ToClient(line);
 }
 
 Session::Session(SessionOptions options, ToolCache* cache, const Clock* clock,
@@ -381,8 +395,16 @@ void Session::HandleToolsCall(std::string_view line, const RawMessage& m) {
   switch (plan.action) {
     case CallAction::kServe: {
       spdlog::debug("hit tool={} age={:.3f}s", name, plan.age_seconds);
-      out_->ToClient(
-          BuildHitResponse(raw_id, *plan.result_json, plan.age_seconds));
+      // The stored bytes are queued where they are, never copied.
+      const std::string_view result = *plan.result_json;
+      const HitPieces h = PlanHitResponse(raw_id, result, plan.age_seconds);
+      const MessagePart parts[] = {
+          {h.head, nullptr},
+          {result.substr(0, h.split), plan.result_json},
+          {h.insert, nullptr},
+          {result.substr(h.split), plan.result_json},
+          {"}", nullptr}};
+      out_->ToClientParts(parts);
       return;
     }
     case CallAction::kWait:

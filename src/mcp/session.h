@@ -61,7 +61,9 @@
 #define TOOLCACHE_SRC_MCP_SESSION_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -82,12 +84,23 @@ inline constexpr int kInternalError = -32603;
 // MCP SDK's ErrorCode.ConnectionClosed.
 inline constexpr int kConnectionClosed = -32000;
 
+// One piece of a message: bytes, and the stored result they lie in, if any
+// (shared so the output can queue the bytes without copying them).
+struct MessagePart {
+  std::string_view bytes;
+  std::shared_ptr<const std::string> keep;
+};
+
 class SessionOutput {
  public:
   virtual ~SessionOutput() = default;
-  // One JSON-RPC message, without the trailing newline.
+  // One JSON-RPC message, without the trailing newline. `line` is valid
+  // during the call only.
   virtual void ToClient(std::string_view line) = 0;
   virtual void ToServer(std::string_view line) = 0;
+  // One message to the client made of `parts` in order (cache hits: most of
+  // it lies in the stored result). Default: concatenates and calls ToClient.
+  virtual void ToClientParts(std::span<const MessagePart> parts);
 };
 
 struct SessionOptions {
@@ -279,6 +292,16 @@ class Session {
 // spliced in; every other byte of `result` is kept.
 std::string BuildHitResponse(std::string_view raw_id, std::string_view result,
                              double age_seconds);
+
+// The same response in pieces, so the stored result need not be copied:
+// head + result[0, split) + insert + result[split, end) + "}".
+struct HitPieces {
+  std::string head;    // {"jsonrpc":"2.0","id":<raw_id>,"result":
+  size_t split = 0;    // where the provenance goes into the result
+  std::string insert;  // the provenance ("" when it cannot be spliced)
+};
+HitPieces PlanHitResponse(std::string_view raw_id, std::string_view result,
+                          double age_seconds);
 
 // One tools/list result page: its tools and the raw `nextCursor` string
 // literal ("" on the last page). ok = false when it has no tools array.
