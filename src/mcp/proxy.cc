@@ -99,7 +99,9 @@ class ProxyOutput final : public mcp::SessionOutput {
     if (client_->broken) return;
     mcp::OutQueue& q = ClientQueue();
     for (const mcp::MessagePart& p : parts) {
-      if (p.keep) {
+      // Small pieces are copied into the gathered block: one write() for a
+      // small hit instead of one per piece.
+      if (p.keep && p.bytes.size() >= kMoveBytes) {
         q.PushShared(p.bytes, p.keep);
       } else {
         q.Push(p.bytes);
@@ -134,8 +136,9 @@ class ProxyOutput final : public mcp::SessionOutput {
   bool server_open = true;
 
  private:
-  // Choice: lines from 64 KiB on are moved rather than copied (smaller ones
-  // are gathered into shared blocks, and the reader keeps its buffer).
+  // Choice: lines and stored results from 64 KiB on are moved or shared
+  // rather than copied (smaller ones are gathered into one block per write,
+  // and the reader keeps its buffer).
   static constexpr size_t kMoveBytes = 64 * 1024;
 
   mcp::OutQueue& ClientQueue() { return streaming_ ? held_ : client_->queue; }
