@@ -133,6 +133,24 @@ dg="$(digest --server fs read_file '{"path":"/etc/hosts"}')"
 "$TOOLCACHE_BIN" key --format json --server fs read_file '{"path":"/etc/hosts"}' >"$TMP/j"
 grep -qF "\"digest\":\"$dg\"" "$TMP/j" || fail "--format json: $(cat "$TMP/j")"
 
+# 3b. Integers a double cannot hold: RFC 8785 (--canonical) rounds them, the
+# key keeps them exact (different calls for a Python/Go/Rust/Java server) and
+# says so; spellings of one integer still share the key.
+d7="$(digest t '{"n":9007199254740993}')"
+d8="$(digest t '{"n":9007199254740992}')"
+d9="$(digest t '{"n":9.007199254740993e15}')"
+[ "$d7" != "$d8" ] || fail "9007199254740993 and 9007199254740992 share a key"
+[ "$d7" = "$d9" ] || fail "two spellings of 9007199254740993 differ"
+"$TOOLCACHE_BIN" key t '{"n":9007199254740993}' >"$TMP/out"
+grep -qxF 'canonical: {"n":9007199254740993}' "$TMP/out" || fail "exact key: $(cat "$TMP/out")"
+grep -qF 'numbers: exact integer digits kept at "/n"' "$TMP/out" || fail "exact integers not named: $(cat "$TMP/out")"
+"$TOOLCACHE_BIN" key t '{"n":9007199254740992}' >"$TMP/out"
+! grep -q '^numbers:' "$TMP/out" || fail "numbers line for an ordinary integer: $(cat "$TMP/out")"
+"$TOOLCACHE_BIN" key --format json t '{"a":[1,9007199254740993]}' >"$TMP/j"
+grep -qF '"exact_integers":["/a/1"]' "$TMP/j" || fail "--format json exact_integers: $(cat "$TMP/j")"
+printf '{"n":9007199254740993}' | "$TOOLCACHE_BIN" key --canonical >"$TMP/out"
+printf '{"n":9007199254740992}' | cmp -s - "$TMP/out" || fail "--canonical is no longer RFC 8785: $(cat "$TMP/out")"
+
 if [ "$fails" -ne 0 ]; then
   echo "e2e_key: $fails failure(s)" >&2
   exit 1

@@ -5,6 +5,8 @@
 //                 [--format text|json] <tool> ['<json arguments>' | -]
 //       prints the canonical arguments, the SHA-256 digest and the 64-bit id.
 //       The arguments must be a JSON object; "_meta" is always dropped.
+//       Integers a double cannot hold keep their exact digits in the key (a
+//       "numbers:" line / "exact_integers" names them), unlike RFC 8785.
 //   toolcache key --canonical < in.json
 //       writes exactly the RFC 8785 form of any JSON value (nothing dropped,
 //       no trailing newline) on stdout.
@@ -108,27 +110,33 @@ int Run(const KeyFlags& f) {
   }
 
   // Step 2: the engine's own key builder (drops _meta and --ignore, requires
-  // an object), so the CLI shows exactly the key the engine computes. The
-  // input is already canonical: only the object check can fail here.
+  // an object, keeps integers a double cannot hold exactly), on the input
+  // itself: the RFC 8785 text of step 1 has already rounded such integers.
   CanonicalOptions key_options;
   key_options.ignore_fields = f.ignore;
   key_options.max_depth = f.max_depth;
-  key_options.max_bytes = 0;  // checked in step 1; canonical can be longer
+  key_options.max_bytes = f.max_bytes;
   Result<CacheKey> made =
-      MakeCacheKey(f.scope, f.server, f.tool, *canonical, key_options);
+      MakeCacheKey(f.scope, f.server, f.tool, input, key_options);
   if (!made.ok()) {
     std::cerr << "toolcache key: tool " << made.status().message()
               << (from_stdin ? " on <stdin>" : "")
               << "; use --canonical to canonicalize any JSON value\n";
     return kExitUsage;
   }
+  // Where the key departs from RFC 8785 (integers beyond a double), say so.
+  Result<std::vector<std::string>> exact =
+      FindInexactIntegers(input, key_options);
+  const std::vector<std::string> exact_at =
+      exact.ok() ? *exact : std::vector<std::string>();
   const CacheKey& key = *made;
   std::string out;
   if (f.format == "json") {
     nlohmann::json j = {
-        {"scope", key.scope},        {"server", key.server},
-        {"tool", key.tool},          {"canonical_args", key.canonical_args},
-        {"digest", key.DigestHex()}, {"id", Hex64(key.Id())}};
+        {"scope", key.scope},         {"server", key.server},
+        {"tool", key.tool},           {"canonical_args", key.canonical_args},
+        {"exact_integers", exact_at}, {"digest", key.DigestHex()},
+        {"id", Hex64(key.Id())}};
     out = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     out += "\n";
   } else {
@@ -137,10 +145,24 @@ int Run(const KeyFlags& f) {
       return nlohmann::json(s).dump(-1, ' ', false,
                                     nlohmann::json::error_handler_t::replace);
     };
-    out = fmt::format(
-        "scope: {}\nserver: {}\ntool: {}\ncanonical: {}\ndigest: {}\nid: {}\n",
-        quoted(key.scope), quoted(key.server), quoted(key.tool),
-        key.canonical_args, key.DigestHex(), Hex64(key.Id()));
+    out = fmt::format("scope: {}\nserver: {}\ntool: {}\ncanonical: {}\n",
+                      quoted(key.scope), quoted(key.server), quoted(key.tool),
+                      key.canonical_args);
+    if (!exact_at.empty()) {
+      std::string where;
+      for (const std::string& p : exact_at) {
+        if (!where.empty()) where += ", ";
+        where += quoted(p);
+      }
+      // Choice: said only when it happens, so ordinary output is unchanged.
+      out += fmt::format(
+          "numbers: exact integer digits kept at {} (a double cannot hold "
+          "them; RFC 8785, as --canonical prints it, would round them and "
+          "equate calls a server tells apart)\n",
+          where);
+    }
+    out +=
+        fmt::format("digest: {}\nid: {}\n", key.DigestHex(), Hex64(key.Id()));
   }
   return WriteStdout(out) ? kExitOk : kExitFailure;
 }

@@ -14,6 +14,13 @@
 // longer than `max_bytes`. Numbers are IEEE-754 doubles: 1.0 -> 1,
 // -0 -> 0, 9007199254740993 -> 9007199254740992.
 //
+// Cache keys need one refinement (NumberForm::kExactIntegers, forced by the
+// key builders): an integer that the RFC 8785 text would not denote exactly
+// (9007199254740993 would become 9007199254740992) keeps its exact decimal
+// digits, because servers in Python, Go, Rust or Java parse it exactly and
+// answer the two calls differently. Every document without such an integer
+// is written byte for byte as RFC 8785 writes it.
+//
 // Thread-safety: free functions without shared state; call from any thread.
 // Ownership: inputs are borrowed for the duration of the call; outputs are
 // returned by value.
@@ -50,6 +57,24 @@ inline constexpr int32_t kDefaultMaxJsonDepth = 128;
 // a cache key; the call simply bypasses the cache.
 inline constexpr uint64_t kDefaultMaxJsonBytes = uint64_t{16} << 20;
 
+// How numbers are written.
+enum class NumberForm {
+  // RFC 8785: every number as the IEEE-754 double nearest to it, in
+  // ECMAScript notation (9007199254740993 -> 9007199254740992).
+  kRfc8785,
+  // For cache keys: as kRfc8785, except that a number whose exact value is
+  // an integer that the kRfc8785 text does not denote exactly is written as
+  // that integer's plain decimal digits (9007199254740993,
+  // 9.007199254740993e15 and 9007199254740993.0 -> 9007199254740993;
+  // 1152921504606846976 = 2^60, which RFC 8785 prints 1152921504606847000,
+  // -> 1152921504606846976). The mapping from exact value to text is
+  // one-to-one over integers, spellings of one integer (1e16,
+  // 10000000000000000) still agree, and a document without such an integer
+  // is written byte for byte as kRfc8785. Non-integers keep kRfc8785's
+  // double semantics (servers parse fractions as doubles).
+  kExactIntegers,
+};
+
 struct CanonicalOptions {
   // Maximum nesting of arrays/objects; a top-level scalar has depth 0, `[]`
   // and `{}` have depth 1. Deeper input fails with kResourceExhausted.
@@ -70,6 +95,9 @@ struct CanonicalOptions {
   // argument fields such as a request id or a nonce). Nested members with
   // these names are kept. Default empty.
   std::vector<std::string> ignore_fields;
+  // How numbers are written. Default kRfc8785 (plain RFC 8785). The key
+  // builders below always use kExactIntegers, whatever this says.
+  NumberForm numbers = NumberForm::kRfc8785;
 };
 
 // Returns the RFC 8785 canonical form of `json` (no trailing newline), minus
@@ -80,18 +108,33 @@ struct CanonicalOptions {
 Result<std::string> CanonicalizeJson(std::string_view json,
                                      const CanonicalOptions& options = {});
 
+// The JSON Pointers (RFC 6901: "/n", "/a/0") of the numbers that
+// NumberForm::kExactIntegers writes differently from RFC 8785 (integers a
+// double cannot hold), in document order, skipping dropped top-level members
+// (`options` as for CanonicalizeJson; its `numbers` is ignored). Errors are
+// those of CanonicalizeJson. For `toolcache key`, to say why a key differs
+// from the RFC 8785 text.
+Result<std::vector<std::string>> FindInexactIntegers(
+    std::string_view json, const CanonicalOptions& options = {});
+
 // The same canonical form for an already parsed document, for callers that
-// hold one (the MCP proxy). Every number goes through double, exactly like the
+// hold one. With kRfc8785 every number goes through double, exactly like the
 // text path, so both agree on every input both accept. Object members are
 // re-sorted by UTF-16 code units (nlohmann's own order is by UTF-8 bytes).
 // Fails with kInvalidArgument for non-finite numbers, strings that are not
 // valid UTF-8, and binary values; kResourceExhausted for the limits. Note that
 // a document parsed by nlohmann has already lost any duplicate member names.
+// With kExactIntegers, int64/uint64 values are written exactly; a
+// floating-point value that is an integer of magnitude >= 2^53 fails with
+// kInvalidArgument (the parser may have rounded its digits away, e.g.
+// 9007199254740993.0 or 18446744073709551617): use the text path.
 Result<std::string> CanonicalizeJsonValue(const nlohmann::json& value,
                                           const CanonicalOptions& options = {});
 
 // Builds the CacheKey {scope, server, tool, CanonicalizeJson(arguments_json,
-// options with drop_meta forced to true)}: "_meta" is never part of a key.
+// options with drop_meta forced to true and numbers forced to
+// kExactIntegers)}: "_meta" is never part of a key, and two calls whose
+// integers differ beyond a double's precision get different keys.
 // The arguments must be a JSON object, as they are in MCP (tools/call
 // "arguments") and in the LLM APIs (tool_use "input", function-call
 // "arguments"); any other value fails with kInvalidArgument
@@ -104,7 +147,8 @@ Result<CacheKey> MakeCacheKey(std::string_view scope, std::string_view server,
                               const CanonicalOptions& options = {});
 
 // As MakeCacheKey, from an already parsed arguments document (the same
-// object requirement and the same forced "_meta" dropping).
+// object requirement, the same forced "_meta" dropping and exact integers;
+// see CanonicalizeJsonValue for the integers it must refuse).
 Result<CacheKey> MakeCacheKeyFromValue(std::string_view scope,
                                        std::string_view server,
                                        std::string_view tool,

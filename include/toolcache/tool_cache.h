@@ -82,6 +82,12 @@ struct ToolCall {
   std::string_view tool;            // tool name
   std::string_view arguments_json;  // raw JSON arguments; "" or null = {}
   bool task_augmented = false;      // MCP `task` parameter: never cached
+  // Non-empty: the face cannot let this call share an answer (for example
+  // an MCP request whose id the server may not answer or may echo in
+  // another spelling, so a coalesced waiter could never be answered). Begin
+  // forwards it as a bypass under this statistics name: no hit, no flight,
+  // nothing stored; a possible write still invalidates. Default "".
+  std::string_view bypass_reason;
 };
 
 enum class CallAction {

@@ -14,7 +14,8 @@
 //   the server is in refreshing_, no call of the server is served or
 //   joins/starts a cacheable flight.
 // - Resource strings (arguments and invalidation targets) are compared only
-//   in their normalized form (NormalizeResource).
+//   in their normalized form (NormalizeResource); a relative path on either
+//   side matches everything of its server (IsUnanchored).
 #include "toolcache/tool_cache.h"
 
 #include <algorithm>
@@ -143,27 +144,123 @@ std::optional<std::string> NormalizeResource(std::string_view value) {
   return std::string(value);
 }
 
+// Position just after the JSON string literal starting at text[pos] (a
+// '"'), or npos when it is not terminated.
+size_t SkipString(std::string_view text, size_t pos) {
+  for (size_t i = pos + 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == '"') {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Position just after the JSON value starting at text[pos], or npos. The
+// value is walked, never copied (strings, nesting); scalars end at the next
+// ',', '}', ']' or whitespace.
+size_t SkipValue(std::string_view text, size_t pos) {
+  if (pos >= text.size()) return std::string_view::npos;
+  const char c = text[pos];
+  if (c == '"') return SkipString(text, pos);
+  if (c != '{' && c != '[') {
+    while (pos < text.size() && text[pos] != ',' && text[pos] != '}' &&
+           text[pos] != ']' && !IsJsonSpace(text[pos])) {
+      ++pos;
+    }
+    return pos;
+  }
+  int depth = 0;
+  for (size_t i = pos; i < text.size(); ++i) {
+    const char d = text[i];
+    if (d == '"') {
+      i = SkipString(text, i);
+      if (i == std::string_view::npos) return i;
+      --i;
+    } else if (d == '{' || d == '[') {
+      ++depth;
+    } else if ((d == '}' || d == ']') && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return std::string_view::npos;
+}
+
+size_t SkipSpace(std::string_view text, size_t pos) {
+  while (pos < text.size() && IsJsonSpace(text[pos])) ++pos;
+  return pos;
+}
+
+// The decoded text of a JSON string literal (nullopt when it is not one).
+std::optional<std::string> DecodeLiteral(std::string_view literal) {
+  if (literal.size() < 2 || literal.front() != '"') return std::nullopt;
+  if (literal.find('\\') == std::string_view::npos) {
+    return std::string(literal.substr(1, literal.size() - 2));
+  }
+  nlohmann::json j = nlohmann::json::parse(literal, nullptr, false);
+  if (!j.is_string()) return std::nullopt;
+  return j.get<std::string>();
+}
+
 // Normalized string values of the resource-named top-level arguments
-// (strings or arrays of strings) of a JSON arguments document.
+// (strings or arrays of strings) of a JSON arguments document. Only the
+// top level is walked and only resource values are decoded: a 60 MiB
+// "content" beside a "path" is skipped in place, never copied (a DOM parse
+// held it twice more). A document that is not a well-formed object yields
+// what was found before the problem (nothing, when it is not an object).
 std::vector<std::string> ResourceValues(std::string_view args_json) {
   std::vector<std::string> out;
-  nlohmann::json j = nlohmann::json::parse(args_json, nullptr, false);
-  if (!j.is_object()) return out;
-  auto add = [&](const std::string& v) {
-    std::optional<std::string> n = NormalizeResource(v);
-    out.push_back(n ? std::move(*n) : v);
+  auto add = [&](std::string_view literal) {
+    std::optional<std::string> v = DecodeLiteral(literal);
+    if (!v) return;
+    std::optional<std::string> n = NormalizeResource(*v);
+    out.push_back(n ? std::move(*n) : std::move(*v));
   };
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!IsResourceArg(it.key())) continue;
-    if (it->is_string()) {
-      add(it->get<std::string>());
-    } else if (it->is_array()) {
-      for (const auto& v : *it) {
-        if (v.is_string()) add(v.get<std::string>());
+  size_t pos = SkipSpace(args_json, 0);
+  if (pos >= args_json.size() || args_json[pos] != '{') return out;
+  pos = SkipSpace(args_json, pos + 1);
+  while (pos < args_json.size() && args_json[pos] == '"') {
+    const size_t name_end = SkipString(args_json, pos);
+    if (name_end == std::string_view::npos) return out;
+    const std::optional<std::string> name =
+        DecodeLiteral(args_json.substr(pos, name_end - pos));
+    pos = SkipSpace(args_json, name_end);
+    if (pos >= args_json.size() || args_json[pos] != ':') return out;
+    pos = SkipSpace(args_json, pos + 1);
+    const size_t value_end = SkipValue(args_json, pos);
+    if (value_end == std::string_view::npos) return out;
+    const std::string_view value = args_json.substr(pos, value_end - pos);
+    if (name && IsResourceArg(*name)) {
+      if (value.front() == '"') {
+        add(value);
+      } else if (value.front() == '[') {
+        size_t e = SkipSpace(value, 1);
+        while (e < value.size() && value[e] != ']') {
+          const size_t end = SkipValue(value, e);
+          if (end == std::string_view::npos) break;
+          if (value[e] == '"') add(value.substr(e, end - e));
+          e = SkipSpace(value, end);
+          if (e < value.size() && value[e] == ',') e = SkipSpace(value, e + 1);
+        }
       }
+    }
+    pos = SkipSpace(args_json, value_end);
+    if (pos < args_json.size() && args_json[pos] == ',') {
+      pos = SkipSpace(args_json, pos + 1);
     }
   }
   return out;
+}
+
+// True when a normalized resource cannot be placed in the file system
+// without knowing the server: a path that is not absolute ("a.txt", ".",
+// "~/x", "C:/x"). The server resolves it against its working directory,
+// its allowed folders or its roots (server-filesystem: the first allowed
+// folder, which changes with the roots), so it may be any path.
+bool IsUnanchored(std::string_view normalized) {
+  return UriScheme(normalized).empty() &&
+         (normalized.empty() || normalized.front() != '/');
 }
 
 // True when `a` and `b` name the same resource or one contains the other
@@ -267,6 +364,12 @@ class ToolCacheImpl final : public ToolCache {
       }
       return Bypass(std::move(plan), std::move(f), waiter,
                     VerdictReasonName(plan.verdict.reason));
+    }
+    if (!call.bypass_reason.empty()) {
+      // The face cannot share this call's answer (ToolCall::bypass_reason).
+      plan.verdict.cacheable = false;
+      plan.verdict.detail = "the face cannot share this call's answer";
+      return Bypass(std::move(plan), std::move(f), waiter, call.bypass_reason);
     }
     Result<CacheKey> key = CacheableKeyLocked(call, args, plan.verdict);
     if (!key.ok()) {
@@ -633,8 +736,13 @@ class ToolCacheImpl final : public ToolCache {
     for (auto& [ticket, f] : flights_) {
       if (f.server == server) Detach(f, ticket);
     }
-    bool narrow = config_.invalidation == InvalidationScope::kResource &&
-                  !resources.empty();
+    // Choice: a written resource the proxy cannot resolve (a relative path)
+    // may be any path: the whole server is invalidated.
+    bool narrow =
+        config_.invalidation == InvalidationScope::kResource &&
+        !resources.empty() &&
+        std::none_of(resources.begin(), resources.end(),
+                     [](const std::string& r) { return IsUnanchored(r); });
     ++stats_.invalidations;
     auto admitted = admitted_since_clear_.find(std::string(server));
     if (admitted == admitted_since_clear_.end() || admitted->second == 0) {
@@ -645,6 +753,8 @@ class ToolCacheImpl final : public ToolCache {
       if (k.server != server) return false;
       if (!narrow) return true;
       for (const std::string& mine : ResourceValues(k.canonical_args)) {
+        // An entry read through a relative path may be the written one.
+        if (IsUnanchored(mine)) return true;
         for (const std::string& written : resources) {
           if (ResourcesOverlap(mine, written)) return true;
         }

@@ -326,6 +326,141 @@ TEST(ToolCacheResourceTest, ResourceScopeNormalizesPathsAndFileUris) {
   EXPECT_FALSE(cached(R"({"path":"/f"})"));
 }
 
+TEST(ToolCacheResourceTest, RelativePathsCouldBeAnyPathOfTheServer) {
+  // server-filesystem resolves write_file {"path":"a.txt"} against its
+  // allowed folder: the proxy cannot, so relative paths match everything.
+  ManualClock clock{0};
+  Config config;
+  config.policy = "lru";
+  config.invalidation = InvalidationScope::kResource;
+  auto made = NewToolCache(config, &clock);
+  ASSERT_TRUE(made.ok());
+  ToolCache& cache = **made;
+  ToolInfo read{.name = "read"};
+  read.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  ToolInfo write{.name = "write"};
+  write.annotations = ToolAnnotations{.read_only = false};
+  std::vector<ToolInfo> tools = {read, write};
+  cache.LearnTools("s", tools, true);
+  WaiterId next = 1;
+  auto call = [&](std::string tool, std::string args) {
+    CallPlan p = cache.Begin(
+        {.server = "s", .tool = tool, .arguments_json = args}, next++);
+    if (p.action == CallAction::kForward) {
+      (void)cache.Complete(p.ticket, {.result_json = R"({"content":[]})"});
+    }
+    return p.action;
+  };
+  // Served from the store? (A miss is completed, so it is stored again.)
+  auto cached = [&](std::string args) {
+    return call("read", args) == CallAction::kServe;
+  };
+  // A relative write drops the absolute read it may have changed.
+  call("read", R"({"path":"/srv/a.txt"})");
+  call("read", R"({"path":"/other/b"})");
+  ASSERT_TRUE(cached(R"({"path":"/srv/a.txt"})"));
+  call("write", R"({"path":"a.txt","content":"x"})");
+  EXPECT_FALSE(cached(R"({"path":"/srv/a.txt"})"));
+  EXPECT_FALSE(cached(R"({"path":"/other/b"})"));
+  // A read keyed by a relative (or home-relative) path is dropped by any
+  // write of the server; an unrelated absolute read is not.
+  call("read", R"({"path":"b.txt"})");
+  call("read", R"({"path":"~/notes"})");
+  call("read", R"({"path":"/other/b"})");
+  call("write", R"({"path":"/srv/z","content":"x"})");
+  EXPECT_FALSE(cached(R"({"path":"b.txt"})"));
+  EXPECT_FALSE(cached(R"({"path":"~/notes"})"));
+  EXPECT_TRUE(cached(R"({"path":"/other/b"})"));
+  // Same for an invalidation target.
+  cache.Invalidate("s", "./c");
+  EXPECT_FALSE(cached(R"({"path":"/other/b"})"));
+}
+
+TEST(ToolCacheResourceTest, ResourceArgumentsAreReadAtTheTopLevelOnly) {
+  ManualClock clock{0};
+  Config config;
+  config.policy = "lru";
+  config.invalidation = InvalidationScope::kResource;
+  auto made = NewToolCache(config, &clock);
+  ASSERT_TRUE(made.ok());
+  ToolCache& cache = **made;
+  ToolInfo read{.name = "read"};
+  read.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  ToolInfo write{.name = "write"};
+  write.annotations = ToolAnnotations{.read_only = false};
+  std::vector<ToolInfo> tools = {read, write};
+  cache.LearnTools("s", tools, true);
+  WaiterId next = 1;
+  auto call = [&](std::string tool, std::string args) {
+    CallPlan p = cache.Begin(
+        {.server = "s", .tool = tool, .arguments_json = args}, next++);
+    if (p.action == CallAction::kForward) {
+      (void)cache.Complete(p.ticket, {.result_json = R"({"content":[]})"});
+    }
+    return p.action;
+  };
+  call("read", R"({"path":"/a"})");
+  call("read", R"({"path":"/b"})");
+  call("read", R"({"path":"/c"})");
+  // A write naming /a (escaped member name, an array of paths, nested
+  // "path" members and a large content that are not resources).
+  const std::string content(1 << 20, 'z');
+  call("write",
+       R"({"opts":{"path":"/b"},"content":")" + content +
+           R"(","list":[{"path":"/c"}],"p\u0061ths":["/x", 7, "/a"]})");
+  EXPECT_EQ(call("read", R"({"path":"/a"})"), CallAction::kForward);
+  EXPECT_EQ(call("read", R"({"path":"/b"})"), CallAction::kServe);
+  EXPECT_EQ(call("read", R"({"path":"/c"})"), CallAction::kServe);
+}
+
+TEST(ToolCacheBypassTest, AFaceBypassNeverServesNorJoinsButStillInvalidates) {
+  ManualClock clock{0};
+  Config config;
+  config.policy = "lru";
+  auto made = NewToolCache(config, &clock);
+  ASSERT_TRUE(made.ok());
+  ToolCache& cache = **made;
+  ToolInfo read{.name = "read"};
+  read.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  ToolInfo write{.name = "write"};
+  write.annotations = ToolAnnotations{.read_only = false};
+  std::vector<ToolInfo> tools = {read, write};
+  cache.LearnTools("s", tools, true);
+  const ToolCall odd{.server = "s",
+                     .tool = "read",
+                     .arguments_json = R"({"p":1})",
+                     .bypass_reason = "nonstandard_id"};
+  const ToolCall plain{
+      .server = "s", .tool = "read", .arguments_json = R"({"p":1})"};
+  // Its flight cannot be joined...
+  CallPlan a = cache.Begin(odd, 1);
+  EXPECT_EQ(a.action, CallAction::kForward);
+  EXPECT_TRUE(a.bypass);
+  EXPECT_EQ(a.bypass_reason, "nonstandard_id");
+  CallPlan b = cache.Begin(plain, 2);
+  EXPECT_EQ(b.action, CallAction::kForward) << "did not join the odd flight";
+  EXPECT_FALSE(b.bypass);
+  // ...and its result is not stored.
+  EXPECT_FALSE(
+      cache.Complete(a.ticket, {.result_json = R"({"content":[]})"}).admitted);
+  EXPECT_TRUE(
+      cache.Complete(b.ticket, {.result_json = R"({"content":[]})"}).admitted);
+  // A stored entry is not served to it.
+  CallPlan c = cache.Begin(odd, 3);
+  EXPECT_EQ(c.action, CallAction::kForward);
+  (void)cache.Complete(c.ticket, {});
+  EXPECT_EQ(cache.Begin(plain, 4).action, CallAction::kServe);
+  // A write under a face bypass still invalidates.
+  CallPlan w = cache.Begin({.server = "s",
+                            .tool = "write",
+                            .arguments_json = "{}",
+                            .bypass_reason = "nonstandard_id"},
+                           5);
+  (void)cache.Complete(w.ticket, {});
+  EXPECT_EQ(cache.Begin(plain, 6).action, CallAction::kForward);
+  EXPECT_EQ(cache.Stats().bypasses.at("nonstandard_id"), 2u);
+}
+
 TEST(ToolCacheConfigTest, BadPolicyConfigurationNamesTheFileLine) {
   ManualClock clock{0};
   Result<Config> typo =

@@ -12,6 +12,11 @@
 //     validate: strings are valid UTF-8, numbers are finite doubles.
 //   - the first failure wins: error_ is set once, then every function returns
 //     false up the stack without touching out_ again.
+//   - a number is written as AppendEs6Number writes it, except under
+//     NumberForm::kExactIntegers for an integer that text would not denote
+//     exactly (ExactIntegerText); such a literal has more than 15
+//     significant digits, so shorter literals skip the check entirely and
+//     ordinary documents produce exactly the RFC 8785 bytes.
 #include "toolcache/canonical_json.h"
 
 #include <fmt/format.h>
@@ -271,6 +276,76 @@ size_t FindInvalidUtf8(std::string_view s, const char** problem) {
   return s.size();
 }
 
+DecimalParts ParseDecimal(std::string_view number) {
+  DecimalParts d;
+  size_t i = 0;
+  if (i < number.size() && number[i] == '-') {
+    d.negative = true;
+    ++i;
+  }
+  int64_t fraction_digits = 0;
+  bool in_fraction = false;
+  for (; i < number.size(); ++i) {
+    const char c = number[i];
+    if (c == '.') {
+      in_fraction = true;
+    } else if (c >= '0' && c <= '9') {
+      if (!(d.digits.empty() && c == '0')) d.digits.push_back(c);
+      if (in_fraction) ++fraction_digits;
+    } else {
+      break;  // 'e' / 'E'
+    }
+  }
+  int64_t exp10 = 0;
+  if (i < number.size()) {
+    ++i;  // 'e'
+    bool negative_exp = false;
+    if (i < number.size() && (number[i] == '+' || number[i] == '-')) {
+      negative_exp = number[i++] == '-';
+    }
+    constexpr int64_t kCap = int64_t{1} << 40;
+    for (; i < number.size(); ++i) {
+      exp10 = std::min<int64_t>(exp10 * 10 + (number[i] - '0'), kCap);
+    }
+    if (negative_exp) exp10 = -exp10;
+  }
+  d.exponent = exp10 - fraction_digits;
+  size_t keep = d.digits.size();
+  while (keep > 0 && d.digits[keep - 1] == '0') --keep;
+  d.exponent += static_cast<int64_t>(d.digits.size() - keep);
+  d.digits.resize(keep);
+  if (d.digits.empty()) {
+    d.negative = false;
+    d.exponent = 0;
+  }
+  return d;
+}
+
+bool ExactIntegerText(std::string_view literal, std::string_view es6,
+                      std::string* exact) {
+  DecimalParts lit = ParseDecimal(literal);
+  // Zero and non-integers keep the double; up to 15 significant digits a
+  // double round-trips the decimal (DBL_DIG), so ECMAScript's shortest
+  // digits are exactly these.
+  if (lit.digits.empty() || lit.exponent < 0 || lit.digits.size() <= 15) {
+    return false;
+  }
+  const DecimalParts shown = ParseDecimal(es6);
+  if (shown.negative == lit.negative && shown.digits == lit.digits &&
+      shown.exponent == lit.exponent) {
+    return false;
+  }
+  // A finite double is below 2^1024 (309 digits): the string stays small.
+  if (static_cast<int64_t>(lit.digits.size()) + lit.exponent > 400) {
+    return false;
+  }
+  exact->clear();
+  if (lit.negative) exact->push_back('-');
+  exact->append(lit.digits);
+  exact->append(static_cast<size_t>(lit.exponent), '0');
+  return true;
+}
+
 void AppendUtf8(uint32_t cp, std::string* out) {
   if (cp < 0x80) {
     out->push_back(static_cast<char>(cp));
@@ -322,8 +397,14 @@ std::string Truncated(std::string_view s) {
 
 class Parser {
  public:
-  Parser(std::string_view in, const CanonicalOptions& options)
-      : in_(in), options_(options) {}
+  // `report`, when given, receives the JSON Pointers of the integers
+  // kExactIntegers writes differently from RFC 8785.
+  Parser(std::string_view in, const CanonicalOptions& options,
+         std::vector<std::string>* report = nullptr)
+      : in_(in),
+        options_(options),
+        exact_(options.numbers == NumberForm::kExactIntegers),
+        report_(report) {}
 
   Result<std::string> Run() {
     if (options_.max_bytes != 0 && in_.size() > options_.max_bytes) {
@@ -449,9 +530,11 @@ class Parser {
       out_.push_back(']');
       return true;
     }
-    while (true) {
+    for (size_t index = 0;; ++index) {
       SkipWhitespace();
+      if (report_ != nullptr) path_.push_back(std::to_string(index));
       if (!ParseValue(depth + 1)) return false;
+      if (report_ != nullptr) path_.pop_back();
       SkipWhitespace();
       const int c = Peek();
       if (c == ',') {
@@ -521,10 +604,15 @@ class Parser {
       AppendJcsString(m.name, &out_);
       out_.push_back(':');
       m.value_begin = out_.size();
-      if (!ParseValue(depth + 1)) return false;
-      m.end = out_.size();
       // Choice: dropped members are validated like the rest (strictness).
       m.dropped = depth == 0 && IsDroppedTopLevelMember(m.name, options_);
+      if (report_ != nullptr) {
+        path_.push_back(m.name);
+        if (depth == 0) in_dropped_ = m.dropped;
+      }
+      if (!ParseValue(depth + 1)) return false;
+      if (report_ != nullptr) path_.pop_back();
+      m.end = out_.size();
       if (m.dropped ||
           (!members.empty() && !Utf16Less(members.back().name, m.name))) {
         in_order = false;
@@ -777,8 +865,42 @@ class Parser {
                !std::isfinite(v)) {
       return Fail(start, "invalid number");
     }
+    const size_t written = out_.size();
     AppendEs6Number(v, &out_);
+    // Only a literal of more than 15 significant digits can be an integer a
+    // double does not hold (ExactIntegerText): shorter ones skip the check.
+    if ((exact_ || report_ != nullptr) &&
+        (int_end - int_begin) + (frac_end - frac_begin) > 15) {
+      std::string exact;
+      if (jcs::ExactIntegerText(in_.substr(start, pos_ - start),
+                                std::string_view(out_).substr(written),
+                                &exact)) {
+        if (report_ != nullptr && !in_dropped_) report_->push_back(Pointer());
+        if (exact_) {
+          out_.resize(written);
+          out_.append(exact);
+        }
+      }
+    }
     return true;
+  }
+
+  // RFC 6901 pointer of the value being parsed.
+  std::string Pointer() const {
+    std::string p;
+    for (const std::string& seg : path_) {
+      p += '/';
+      for (char c : seg) {
+        if (c == '~') {
+          p += "~0";
+        } else if (c == '/') {
+          p += "~1";
+        } else {
+          p += c;
+        }
+      }
+    }
+    return p;
   }
 
   // Decimal exponent of the leading significant digit of the number whose
@@ -807,6 +929,10 @@ class Parser {
 
   std::string_view in_;
   const CanonicalOptions& options_;
+  const bool exact_;  // NumberForm::kExactIntegers
+  std::vector<std::string>* report_;
+  std::vector<std::string> path_;  // only maintained with report_
+  bool in_dropped_ = false;        // inside a dropped top-level member
   size_t pos_ = 0;
   std::string out_;
   std::string scratch_;
@@ -877,15 +1003,27 @@ class ValueWriter {
         out->append(v.get<bool>() ? "true" : "false");
         return true;
       case Type::number_integer:
-        AppendEs6Number(static_cast<double>(v.get<int64_t>()), out);
+        AppendInteger(v.get<int64_t>(), out);
         return true;
       case Type::number_unsigned:
-        AppendEs6Number(static_cast<double>(v.get<uint64_t>()), out);
+        AppendInteger(v.get<uint64_t>(), out);
         return true;
       case Type::number_float: {
         const double d = v.get<double>();
         if (!std::isfinite(d)) {
           return Fail("NaN and Infinity are not valid JSON numbers");
+        }
+        if (options_.numbers == NumberForm::kExactIntegers &&
+            std::fabs(d) >= 9007199254740992.0 && std::floor(d) == d) {
+          // Choice: refuse rather than guess. nlohmann keeps integer
+          // literals up to 2^64 exact but stores 9007199254740993.0 or
+          // 18446744073709551617 as a rounded double: the digits a server
+          // would see are gone, and a key from them could equate two calls.
+          return Fail(fmt::format(
+              "the integer {} was stored as a double by the JSON parser and "
+              "may have lost digits (beyond 2^53); build the key from the "
+              "raw text instead",
+              nlohmann::json(d).dump()));
         }
         AppendEs6Number(d, out);
         return true;
@@ -952,6 +1090,22 @@ class ValueWriter {
     return Fail("unknown value type");
   }
 
+  // An int64/uint64 value: RFC 8785 writes its double; kExactIntegers its
+  // exact digits when that double's text would not denote it.
+  template <typename Int>
+  void AppendInteger(Int i, std::string* out) {
+    const size_t written = out->size();
+    AppendEs6Number(static_cast<double>(i), out);
+    if (options_.numbers != NumberForm::kExactIntegers) return;
+    const std::string literal = std::to_string(i);
+    std::string exact;
+    if (jcs::ExactIntegerText(literal, std::string_view(*out).substr(written),
+                              &exact)) {
+      out->resize(written);
+      out->append(exact);
+    }
+  }
+
   bool DepthExceeded() {
     return Fail(fmt::format("nesting depth exceeds the limit of {} levels",
                             options_.max_depth),
@@ -974,6 +1128,16 @@ Result<std::string> CanonicalizeJson(std::string_view json,
 Result<std::string> CanonicalizeJsonValue(const nlohmann::json& value,
                                           const CanonicalOptions& options) {
   return ValueWriter(options).Run(value);
+}
+
+Result<std::vector<std::string>> FindInexactIntegers(
+    std::string_view json, const CanonicalOptions& options) {
+  std::vector<std::string> found;
+  CanonicalOptions rfc = options;
+  rfc.numbers = NumberForm::kRfc8785;
+  Result<std::string> parsed = Parser(json, rfc, &found).Run();
+  if (!parsed.ok()) return parsed.status();
+  return found;
 }
 
 }  // namespace toolcache

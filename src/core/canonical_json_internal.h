@@ -48,6 +48,26 @@ size_t Utf8SequenceLength(std::string_view s, size_t pos, const char** problem,
 // *problem is set as for Utf8SequenceLength.
 size_t FindInvalidUtf8(std::string_view s, const char** problem);
 
+// The exact decimal value of a JSON number text (RFC 8259 grammar, or what
+// AppendEs6Number writes): its sign, its significant digits without leading
+// or trailing zeros, and the power of ten of the last of them. Zero has no
+// digits (and is not negative). The exponent saturates at +-2^40.
+struct DecimalParts {
+  bool negative = false;
+  std::string digits;
+  int64_t exponent = 0;
+};
+DecimalParts ParseDecimal(std::string_view number);
+
+// NumberForm::kExactIntegers for one number: when the exact value of the
+// JSON number text `literal` is an integer that `es6` (AppendEs6Number of
+// the double it parses to) does not denote exactly, sets *exact to that
+// integer's plain decimal digits ("-" first when negative) and returns true;
+// otherwise returns false and leaves *exact alone.
+// REQUIRES: `literal` is a valid JSON number of a finite double.
+bool ExactIntegerText(std::string_view literal, std::string_view es6,
+                      std::string* exact);
+
 }  // namespace toolcache::jcs
 
 #endif  // TOOLCACHE_SRC_CORE_CANONICAL_JSON_INTERNAL_H_

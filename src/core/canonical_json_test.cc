@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -358,6 +360,186 @@ TEST(CanonicalJson, ValuePathRoutesEveryIntegerThroughDouble) {
   EXPECT_EQ(
       Canon(in),
       "[9007199254740992,-9223372036854776000,18446744073709552000,1.5,0]");
+}
+
+// --- NumberForm::kExactIntegers (cache keys) -----------------------------
+
+CanonicalOptions Exact() {
+  CanonicalOptions o = Plain();
+  o.numbers = NumberForm::kExactIntegers;
+  return o;
+}
+
+TEST(ExactIntegers, KeepIntegersADoubleCannotHold) {
+  // RFC 8785 equates them (one double); a Python/Go/Rust/Java server does not.
+  EXPECT_EQ(Canon("9007199254740993"), Canon("9007199254740992"));
+  EXPECT_EQ(Canon("9007199254740993", Exact()), "9007199254740993");
+  EXPECT_EQ(Canon("9007199254740992", Exact()), "9007199254740992");
+  EXPECT_EQ(Canon("-9007199254740993", Exact()), "-9007199254740993");
+  EXPECT_EQ(Canon("18446744073709551617", Exact()), "18446744073709551617");
+  EXPECT_EQ(Canon("[123456789012345678901234567890]", Exact()),
+            "[123456789012345678901234567890]");
+}
+
+TEST(ExactIntegers, SpellingsOfOneIntegerStillAgree) {
+  for (const char* spelling :
+       {"9007199254740993", "9007199254740993.0", "9.007199254740993e15",
+        "90071992547409930e-1", "0.9007199254740993E+16"}) {
+    EXPECT_EQ(Canon(spelling, Exact()), "9007199254740993") << spelling;
+  }
+  // Exactly representable integers keep their RFC 8785 text, so 1e16-style
+  // and plain spellings share it.
+  EXPECT_EQ(Canon("1e16", Exact()), "10000000000000000");
+  EXPECT_EQ(Canon("10000000000000000", Exact()), "10000000000000000");
+  EXPECT_EQ(Canon("1e300", Exact()), "1e+300");
+  EXPECT_EQ(Canon("1" + std::string(300, '0'), Exact()), "1e+300");
+  EXPECT_EQ(Canon("1e21", Exact()), "1e+21");
+}
+
+TEST(ExactIntegers, TextIsOneToOneOverIntegers) {
+  // 2^60 is a double, but RFC 8785 prints it 1152921504606847000, which is
+  // another integer: each keeps its own text.
+  EXPECT_EQ(Canon("1152921504606846976", Exact()), "1152921504606846976");
+  EXPECT_EQ(Canon("1152921504606847000", Exact()), "1152921504606847000");
+  // Beyond 1e21 RFC 8785 writes exponents: 10^21 + 1 is not 1e+21.
+  EXPECT_EQ(Canon("1000000000000000000001", Exact()), "1000000000000000000001");
+}
+
+TEST(ExactIntegers, NonIntegersKeepDoubleSemantics) {
+  EXPECT_EQ(Canon("9007199254740993.5", Exact()), "9007199254740994");
+  EXPECT_EQ(Canon("0.1000000000000000000001", Exact()), "0.1");
+  EXPECT_EQ(Canon("1.0", Exact()), "1");
+  EXPECT_EQ(Canon("-0", Exact()), "0");
+  EXPECT_EQ(Canon("0e999999999", Exact()), "0");
+  // Overflow is still an error, as in RFC 8785 (I-JSON).
+  EXPECT_THAT(Err("1e400", Exact()).message(), HasSubstr("out of the range"));
+}
+
+// The exact value a canonical number text denotes, for the property tests.
+jcs::DecimalParts Value(std::string_view number) {
+  return jcs::ParseDecimal(number);
+}
+bool SameValue(std::string_view a, std::string_view b) {
+  const jcs::DecimalParts x = Value(a);
+  const jcs::DecimalParts y = Value(b);
+  return x.negative == y.negative && x.digits == y.digits &&
+         x.exponent == y.exponent;
+}
+
+// The proof that keys of ordinary input did not change: whenever a document
+// holds no integer a double cannot hold (FindInexactIntegers is empty), the
+// key form is byte for byte the RFC 8785 form; where it differs, each
+// integer text denotes the input's exact value.
+TEST(ExactIntegers, OrdinaryDocumentsAreByteForByteRfc8785) {
+  // Every JCS vector.
+  for (const std::string& name : VectorNames()) {
+    const std::optional<std::string> input = ReadTestData("jcs/input/" + name);
+    ASSERT_TRUE(input) << name;
+    Result<std::vector<std::string>> found = FindInexactIntegers(*input);
+    ASSERT_TRUE(found.ok()) << name;
+    EXPECT_TRUE(found->empty()) << name;
+    EXPECT_EQ(Canon(*input, Exact()), Canon(*input, Plain())) << name;
+  }
+  // Every one of the 100k ECMAScript number texts, and the 17-digit
+  // spelling of the same double (what %.17g clients send).
+  std::ifstream in(kJcsDir / "es6-numbers-100k.txt");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  int64_t checked = 0;
+  int64_t changed = 0;
+  while (std::getline(in, line)) {
+    const size_t comma = line.find(',');
+    const std::string shown = line.substr(comma + 1);
+    const double d =
+        std::bit_cast<double>(std::stoull(line.substr(0, comma), nullptr, 16));
+    char g17[40];
+    std::snprintf(g17, sizeof g17, "%.17g", d);
+    for (const std::string& literal : {shown, std::string(g17)}) {
+      const std::string rfc = Canon(literal, Plain());
+      const std::string key = Canon(literal, Exact());
+      const Result<std::vector<std::string>> found =
+          FindInexactIntegers(literal);
+      ASSERT_TRUE(found.ok()) << literal;
+      if (found->empty()) {
+        if (key != rfc && ++changed <= 5) ADD_FAILURE() << literal;
+      } else if (!SameValue(key, literal) && ++changed <= 5) {
+        ADD_FAILURE() << literal << " -> " << key;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 200000);
+  EXPECT_EQ(changed, 0);
+}
+
+TEST(ExactIntegers, EveryIntegerGetsATextDenotingExactlyIt) {
+  std::mt19937_64 rng(20261122);
+  std::vector<std::string> literals;
+  for (int64_t base :
+       {int64_t{1} << 53, int64_t{1} << 60, int64_t{1} << 62,
+        int64_t{999999999999999}, int64_t{1000000000000000000}}) {
+    for (int64_t d = -3; d <= 3; ++d) {
+      literals.push_back(std::to_string(base + d));
+      literals.push_back(std::to_string(-(base + d)));
+    }
+  }
+  literals.push_back("18446744073709551615");
+  literals.push_back("-9223372036854775808");
+  for (int i = 0; i < 20000; ++i) {
+    literals.push_back(std::to_string(rng() >> (rng() % 64)));
+  }
+  std::set<std::string> texts;
+  std::set<std::string> values;
+  for (const std::string& literal : literals) {
+    const std::string key = Canon(literal, Exact());
+    EXPECT_TRUE(SameValue(key, literal)) << literal << " -> " << key;
+    // One-to-one: distinct integers, distinct texts.
+    const jcs::DecimalParts v = Value(literal);
+    const std::string value_id =
+        (v.negative ? "-" : "") + v.digits + "e" + std::to_string(v.exponent);
+    if (values.insert(value_id).second) {
+      EXPECT_TRUE(texts.insert(key).second) << literal << " -> " << key;
+    }
+    // The value path writes nlohmann's exact integers the same way.
+    EXPECT_EQ(*CanonicalizeJsonValue(nlohmann::json::parse(literal), Exact()),
+              key)
+        << literal;
+  }
+}
+
+TEST(ExactIntegers, DefaultOptionsStayPlainRfc8785) {
+  EXPECT_EQ(CanonicalOptions().numbers, NumberForm::kRfc8785);
+  EXPECT_EQ(Canon("[9007199254740993]"), "[9007199254740992]");
+  EXPECT_EQ(*CanonicalizeJsonValue(nlohmann::json::parse("9007199254740993")),
+            "9007199254740992");
+}
+
+TEST(ExactIntegers, ValuePathRefusesIntegersTheParserRounded) {
+  // nlohmann stores these as doubles: their digits are gone.
+  for (const char* in : {"9007199254740993.0", "18446744073709551617", "1e16",
+                         "-9223372036854775809"}) {
+    Result<std::string> r =
+        CanonicalizeJsonValue(nlohmann::json::parse(in), Exact());
+    ASSERT_FALSE(r.ok()) << in;
+    EXPECT_THAT(r.status().message(), HasSubstr("may have lost digits"));
+    // Plain RFC 8785 has nothing to lose.
+    EXPECT_TRUE(CanonicalizeJsonValue(nlohmann::json::parse(in)).ok());
+  }
+  EXPECT_EQ(
+      *CanonicalizeJsonValue(nlohmann::json::parse("[1.5,1e15]"), Exact()),
+      "[1.5,1000000000000000]");
+}
+
+TEST(ExactIntegers, FindInexactIntegersNamesPointersInDocumentOrder) {
+  Result<std::vector<std::string>> found = FindInexactIntegers(
+      R"({"x~/y":18014398509481985,"a":[1,9007199254740993.0,2],)"
+      R"("_meta":{"n":9007199254740993},"ok":9007199254740992})");
+  ASSERT_TRUE(found.ok());
+  // _meta is dropped from keys by default, so it is not reported.
+  EXPECT_EQ(*found, (std::vector<std::string>{"/x~0~1y", "/a/1"}));
+  EXPECT_EQ(*FindInexactIntegers("9007199254740993"),
+            std::vector<std::string>{""});
+  EXPECT_FALSE(FindInexactIntegers("[1,").ok());
 }
 
 }  // namespace

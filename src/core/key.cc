@@ -4,8 +4,9 @@
 // then four length-prefixed fields); Digest() streams the same bytes without
 // building the string. The encoding is version-stable: any change needs a new
 // tag (docs/KEYS.md), and key_test.cc pins a golden digest to catch it.
-// Every key built here has object arguments without "_meta": both builders
-// force drop_meta and reject any other JSON value.
+// Every key built here has object arguments without "_meta", with integers
+// written exactly: both builders force drop_meta and kExactIntegers and
+// reject any other JSON value than an object.
 #include "toolcache/key.h"
 
 #include <array>
@@ -81,6 +82,8 @@ Status NotAnObject(std::string_view type_name) {
 CanonicalOptions KeyOptions(const CanonicalOptions& options) {
   CanonicalOptions o = options;
   o.drop_meta = true;  // "_meta is never part of the key" (DESIGN.md 3)
+  // Calls a server tells apart (an integer beyond 2^53) never share a key.
+  o.numbers = NumberForm::kExactIntegers;
   return o;
 }
 

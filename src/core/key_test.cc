@@ -160,5 +160,43 @@ TEST(MakeCacheKey, NeverKeepsMetaEvenWhenAskedTo) {
   EXPECT_EQ(*plain, R"({"_meta":{"progressToken":1},"q":"a"})");
 }
 
+TEST(MakeCacheKey, IntegersADoubleCannotHoldGetDifferentKeys) {
+  Result<CacheKey> a = MakeCacheKey("", "s", "t", R"({"n":9007199254740993})");
+  Result<CacheKey> b = MakeCacheKey("", "s", "t", R"({"n":9007199254740992})");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->canonical_args, b->canonical_args);
+  EXPECT_NE(a->Digest(), b->Digest());
+  EXPECT_EQ(a->canonical_args, R"({"n":9007199254740993})");
+  // Spellings of the same integer share the key.
+  Result<CacheKey> c =
+      MakeCacheKey("", "s", "t", R"({"n":9.007199254740993e15})");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->canonical_args, a->canonical_args);
+  // The value path agrees where the parser kept the integer...
+  Result<CacheKey> v = MakeCacheKeyFromValue(
+      "", "s", "t", nlohmann::json::parse(R"({"n":9007199254740993})"));
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(*v, *a);
+  // ...and refuses (the call bypasses) where it did not.
+  EXPECT_FALSE(
+      MakeCacheKeyFromValue(
+          "", "s", "t", nlohmann::json::parse(R"({"n":9007199254740993.0})"))
+          .ok());
+}
+
+TEST(MakeCacheKey, OrdinaryArgumentsKeepTheirV1Digest) {
+  // The pinned v1 digests still come out of the builder itself.
+  Result<CacheKey> fs =
+      MakeCacheKey("", "fs", "read_file", R"({ "path" : "/etc/hosts" })");
+  ASSERT_TRUE(fs.ok());
+  EXPECT_EQ(fs->DigestHex(),
+            "fdbd8abc53b81eef74154ac4f132b0a81296b5e5a4cca72bf3240204903da4e2");
+  Result<CacheKey> w = MakeCacheKey("tenant-a", "weather", "get_forecast",
+                                    R"({"days":3.0,"city":"Paris"})");
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(w->DigestHex(),
+            "2a4e83c324db0ab71d3e044300cedba61f042ffef094839946e709f26ee92ec6");
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -216,7 +216,9 @@ class Scanner {
       decoded = DecodeString(raw_name);
       name = decoded;
     }
-    if (name == "id") {
+    if (name == "jsonrpc") {
+      m->jsonrpc = value;
+    } else if (name == "id") {
       m->id = value;
     } else if (name == "method") {
       m->method = value;
@@ -226,6 +228,8 @@ class Scanner {
       m->result = value;
     } else if (name == "error") {
       m->error = value;
+    } else {
+      m->other_members = true;
     }
   }
 
@@ -519,16 +523,39 @@ std::string NormalizeId(std::string_view raw_id) {
     return j.is_discarded() ? std::string(raw_id) : j.dump();
   }
   nlohmann::json j = nlohmann::json::parse(raw_id, nullptr, false);
+  if (j.is_discarded()) return std::string(raw_id);
   if (j.is_number()) {
-    double d = j.get<double>();
-    // Choice: integral ids compare as integers so 1.0 matches 1 (a peer
-    // that parses ids as JS numbers echoes 1.0 back as 1).
-    if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9.0e15) {
-      return std::to_string(static_cast<int64_t>(d));
-    }
-    return j.dump();
+    // Choice: numbers compare as the double they parse to, the coarsest
+    // reading any peer applies: 1.0 matches 1, and a JavaScript server's
+    // echo 9007199254740992 of 9007199254740993 matches its request (the
+    // session keeps such look-alikes from being in flight together).
+    const double d = j.get<double>();
+    if (!std::isfinite(d)) return std::string(raw_id);
+    std::string out;
+    jcs::AppendEs6Number(d, &out);
+    return out;
   }
-  return std::string(raw_id);
+  return j.dump();
+}
+
+IdKind ClassifyId(std::string_view raw_id) {
+  if (raw_id.empty()) return IdKind::kOther;
+  const char c = raw_id.front();
+  if (c == '"') return IdKind::kString;
+  if (c == 'n') return IdKind::kNull;
+  if (c != '-' && (c < '0' || c > '9')) return IdKind::kOther;
+  std::string_view digits = raw_id;
+  if (digits.front() == '-') digits.remove_prefix(1);
+  if (digits.empty() || digits.size() > 16) return IdKind::kOtherNumber;
+  uint64_t v = 0;
+  for (char d : digits) {
+    if (d < '0' || d > '9') return IdKind::kOtherNumber;  // '.', 'e'
+    v = v * 10 + static_cast<uint64_t>(d - '0');
+  }
+  // Number.MAX_SAFE_INTEGER: every parser, a double included, reads it
+  // exactly and echoes the same digits.
+  constexpr uint64_t kMaxSafe = (uint64_t{1} << 53) - 1;
+  return v <= kMaxSafe ? IdKind::kSafeInteger : IdKind::kOtherNumber;
 }
 
 }  // namespace toolcache::mcp

@@ -46,12 +46,16 @@ enum class MessageKind {
 // Spans of one JSON-RPC message's top-level members (empty = absent).
 struct RawMessage {
   bool is_object = false;
-  std::string_view id;      // raw JSON value text: 7, "abc", null
-  std::string_view method;  // raw JSON string literal including quotes
-  std::string method_name;  // decoded method (empty when absent)
+  std::string_view jsonrpc;  // raw JSON value text of "jsonrpc"
+  std::string_view id;       // raw JSON value text: 7, "abc", null
+  std::string_view method;   // raw JSON string literal including quotes
+  std::string method_name;   // decoded method (empty when absent)
   std::string_view params;
   std::string_view result;
   std::string_view error;
+  // A top-level member other than jsonrpc, id, method, params, result and
+  // error (JSON-RPC 2.0 section 4 defines no other).
+  bool other_members = false;
 
   MessageKind kind() const;
 };
@@ -133,10 +137,29 @@ std::string_view FindMember(std::string_view object, std::string_view name);
 // Decodes a raw JSON string literal (with quotes). Empty on malformed input.
 std::string DecodeString(std::string_view literal);
 
-// The id in a stable textual form for matching a response to its request:
-// numbers as nlohmann dumps them (1.0 and 1 differ in JSON-RPC only by
-// spelling, so they match), strings re-escaped minimally.
+// The id in a stable textual form for matching a response to its request,
+// coarse enough that every spelling a peer may echo maps to it: a number by
+// the IEEE-754 double it parses to, written as ECMAScript does (1, 1.0, 1e0
+// -> "1"; 9007199254740993 -> "9007199254740992", what a JavaScript server
+// echoes; a Python server's exact echo maps there too), a string re-escaped
+// minimally, anything else as compact JSON. Two ids with one normal form
+// cannot be told apart in answers, so the session never has two such
+// requests in flight upstream (it remaps the later one).
 std::string NormalizeId(std::string_view raw_id);
+
+// What kind of JSON-RPC id a request carries, for deciding whether the
+// session can rely on the server answering it under an id it recognizes.
+enum class IdKind {
+  kString,       // a JSON string
+  kSafeInteger,  // an integer literal (no fraction, no exponent) within
+                 // +-(2^53 - 1): every JSON parser reads it exactly
+  kOtherNumber,  // 1.5, 1.0, 1e3, 9007199254740993: MCP allows integers
+                 // only, and such numbers are echoed in other spellings or
+                 // rejected (a TypeScript SDK server drops the message)
+  kNull,         // JSON-RPC 2.0 allows but discourages it; MCP forbids it
+  kOther,        // true, {"x":1}, [1]: not a JSON-RPC id at all
+};
+IdKind ClassifyId(std::string_view raw_id);
 
 }  // namespace toolcache::mcp
 

@@ -98,6 +98,41 @@ TEST(JsonScanTest, NormalizedIdsMatchAcrossSpellings) {
   EXPECT_NE(NormalizeId("1"), NormalizeId("\"1\""));
   EXPECT_EQ(NormalizeId(R"("a")"), NormalizeId(R"("\u0061")"));
   EXPECT_NE(NormalizeId("1.5"), NormalizeId("1"));
+  // Every echo a peer may produce maps to its request's form: a JavaScript
+  // server echoes 9007199254740993 as 9007199254740992.
+  EXPECT_EQ(NormalizeId("9007199254740993"), NormalizeId("9007199254740992"));
+  EXPECT_EQ(NormalizeId("0.99999999999999999"), NormalizeId("1"));
+  EXPECT_EQ(NormalizeId(R"({"x" : 1})"), NormalizeId(R"({"x":1})"));
+  EXPECT_NE(NormalizeId("true"), NormalizeId(R"("true")"));
+}
+
+TEST(JsonScanTest, ClassifiesIdsByWhetherEveryServerEchoesThem) {
+  EXPECT_EQ(ClassifyId(R"("a")"), IdKind::kString);
+  EXPECT_EQ(ClassifyId("0"), IdKind::kSafeInteger);
+  EXPECT_EQ(ClassifyId("-42"), IdKind::kSafeInteger);
+  EXPECT_EQ(ClassifyId("9007199254740991"), IdKind::kSafeInteger);
+  EXPECT_EQ(ClassifyId("-9007199254740991"), IdKind::kSafeInteger);
+  EXPECT_EQ(ClassifyId("9007199254740992"), IdKind::kOtherNumber);
+  EXPECT_EQ(ClassifyId("99999999999999999999"), IdKind::kOtherNumber);
+  EXPECT_EQ(ClassifyId("1.5"), IdKind::kOtherNumber);
+  EXPECT_EQ(ClassifyId("1.0"), IdKind::kOtherNumber);
+  EXPECT_EQ(ClassifyId("1e3"), IdKind::kOtherNumber);
+  EXPECT_EQ(ClassifyId("null"), IdKind::kNull);
+  EXPECT_EQ(ClassifyId("true"), IdKind::kOther);
+  EXPECT_EQ(ClassifyId(R"({"x":1})"), IdKind::kOther);
+  EXPECT_EQ(ClassifyId("[1]"), IdKind::kOther);
+}
+
+TEST(JsonScanTest, FlagsMembersJsonRpcDoesNotDefine) {
+  Result<RawMessage> plain =
+      ScanMessage(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{}})");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->other_members);
+  EXPECT_EQ(plain->jsonrpc, R"("2.0")");
+  Result<RawMessage> extra =
+      ScanMessage(R"({"jsonrpc":"2.0","id":1,"method":"m","x":[]})");
+  ASSERT_TRUE(extra.ok());
+  EXPECT_TRUE(extra->other_members);
 }
 
 TEST(JsonScanTest, DecodeStringHandlesEscapes) {

@@ -6,7 +6,10 @@
 // (one read or many). An over-long line is never buffered whole: its bytes
 // go to on_long(part, end, total) in order as they arrive, with end = true
 // exactly once, on its last piece (total = the line's size); the caller
-// streams or discards them. At most `limit` bytes are ever buffered.
+// streams or discards them. At most `limit` bytes are ever buffered, in a
+// ByteBuffer (grown without a second copy); a line handed out of that buffer
+// can be taken over by the caller (TakeLine) instead of being copied, and a
+// block larger than 1 MiB is not kept once its line is done.
 //
 // Thread-safety: none. Ownership: callbacks' views are valid during the call.
 //
@@ -21,6 +24,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+
+#include "src/mcp/byte_buffer.h"
 
 namespace toolcache::mcp {
 
@@ -47,18 +53,18 @@ class LineReader {
         overflow_ = !end;
         long_bytes_ = buffer_.size() + part.size();
         if (!buffer_.empty()) {
-          on_long(std::string_view(buffer_), false, buffer_.size());
-          buffer_.clear();
+          on_long(buffer_.view(), false, buffer_.size());
+          buffer_.Clear(kKeepBytes);
         }
         on_long(part, end, long_bytes_);
       } else if (!end) {
-        buffer_.append(part);
+        buffer_.Append(part);
       } else if (buffer_.empty()) {
         on_line(part);
       } else {
-        buffer_.append(part);
-        on_line(std::string_view(buffer_));
-        buffer_.clear();
+        buffer_.Append(part);
+        on_line(buffer_.view());
+        buffer_.Clear(kKeepBytes);
       }
       if (!end) return;
       bytes.remove_prefix(nl + 1);
@@ -76,10 +82,22 @@ class LineReader {
       on_long(std::string_view(), true, long_bytes_);
       truncated_ = false;
     } else if (!buffer_.empty()) {
-      std::string last = std::move(buffer_);
-      buffer_.clear();
-      on_line(std::string_view(last));
+      on_line(buffer_.view());
+      buffer_.Clear(kKeepBytes);
     }
+  }
+
+  // When `line` (as just passed to on_line) is the whole content of the
+  // reader's buffer, moves that buffer out to the caller, who then owns the
+  // line's bytes (still at the same address); the reader starts its next
+  // line in a new buffer. Otherwise (the line lies in the caller's chunk)
+  // returns an empty buffer. Call only from inside on_line.
+  ByteBuffer TakeLine(std::string_view line) {
+    if (line.empty() || line.data() != buffer_.view().data() ||
+        line.size() != buffer_.size()) {
+      return ByteBuffer();
+    }
+    return std::exchange(buffer_, ByteBuffer());
   }
 
   // True while an over-long line's bytes are being handed out.
@@ -88,8 +106,11 @@ class LineReader {
   bool truncated() const { return truncated_; }
 
  private:
+  // Choice: a buffer up to 1 MiB is kept for the next line; a larger one
+  // (a rare big message) is freed, so it does not stay resident.
+  static constexpr size_t kKeepBytes = size_t{1} << 20;
   uint64_t limit_;
-  std::string buffer_;
+  ByteBuffer buffer_;
   bool overflow_ = false;
   bool truncated_ = false;
   uint64_t long_bytes_ = 0;

@@ -116,5 +116,35 @@ TEST(LineReaderTest, OverlongLineCutOffByEndOfInputIsReportedTruncated) {
   EXPECT_FALSE(r.truncated());
 }
 
+TEST(LineReaderTest, ABufferedLineCanBeTakenWithoutACopy) {
+  LineReader r(1 << 20);
+  std::vector<std::string> lines;
+  ByteBuffer taken;
+  const char* taken_at = nullptr;
+  auto on_line = [&](std::string_view l) {
+    lines.emplace_back(l);
+    ByteBuffer b = r.TakeLine(l);
+    if (!b.empty() && taken.empty()) {
+      taken_at = l.data();
+      taken = std::move(b);
+    }
+  };
+  auto on_long = [](std::string_view, bool, uint64_t) { FAIL(); };
+  // A line inside one chunk lies in the caller's bytes: nothing to take.
+  r.Feed("short\n", on_line, on_long);
+  EXPECT_TRUE(taken.empty());
+  // A line assembled from pieces lies in the reader's buffer: taken whole,
+  // at the address the line had.
+  r.Feed("pie", on_line, on_long);
+  r.Feed("ces\nnext", on_line, on_long);
+  ASSERT_FALSE(taken.empty());
+  EXPECT_EQ(taken.view(), "pieces");
+  EXPECT_EQ(taken.view().data(), taken_at);
+  // The reader goes on with a fresh buffer.
+  r.Feed(" line\n", on_line, on_long);
+  EXPECT_EQ(lines, (std::vector<std::string>{"short", "pieces", "next line"}));
+  EXPECT_EQ(taken.view(), "pieces");
+}
+
 }  // namespace
 }  // namespace toolcache::mcp

@@ -11,6 +11,12 @@
 // - The server's stdin is closed only after its buffer drained (or the
 //   server stopped reading); the proxy returns only after waitpid() reaped
 //   the server.
+// - Memory: a line is held once. A line the session forwards verbatim is
+//   moved from its LineReader into the peer's OutQueue (ProxyOutput::Offer);
+//   a cache hit queues the stored result where it is (shared, not copied);
+//   blocks leave the queue as soon as they are written. A message therefore
+//   costs about its own size while it passes, plus the stored copy when it
+//   is admitted.
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -26,6 +32,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,38 +59,27 @@ void SetNonBlocking(int fd) {
   if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
-// Output buffer of one fd.
+// Output queue of one fd.
 struct OutBuffer {
   int fd = -1;
-  std::string data;
-  size_t offset = 0;
+  mcp::OutQueue queue;
   bool broken = false;  // EPIPE or another write error
 
-  bool pending() const { return !broken && offset < data.size(); }
-  size_t queued() const { return broken ? 0 : data.size() - offset; }
-  void Append(std::string_view line) {
-    if (broken) return;
-    data.append(line);
-    data.push_back('\n');
-  }
+  bool pending() const { return !broken && !queue.empty(); }
+  size_t queued() const { return broken ? 0 : queue.size(); }
   // Writes as much as the fd takes now.
   void Flush() {
     while (pending()) {
-      ssize_t n = write(fd, data.data() + offset, data.size() - offset);
+      const std::string_view front = queue.Front();
+      ssize_t n = write(fd, front.data(), front.size());
       if (n > 0) {
-        offset += static_cast<size_t>(n);
+        queue.Consume(static_cast<size_t>(n));
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
       broken = true;
-    }
-    if (offset == data.size()) {
-      data.clear();
-      offset = 0;
-    } else if (offset > (1u << 20) && offset * 2 > data.size()) {
-      data.erase(0, offset);
-      offset = 0;
+      queue.Clear();  // nobody will read it
     }
   }
 };
@@ -93,40 +89,81 @@ class ProxyOutput final : public mcp::SessionOutput {
   ProxyOutput(OutBuffer* client, OutBuffer* server)
       : client_(client), server_(server) {}
   void ToClient(std::string_view line) override {
-    if (!streaming_) {
-      client_->Append(line);
-      return;
-    }
-    held_.append(line);
-    held_.push_back('\n');
+    if (client_->broken) return;
+    Queue(ClientQueue(), line);
   }
   void ToServer(std::string_view line) override {
-    if (server_open) server_->Append(line);
+    if (server_open && !server_->broken) Queue(server_->queue, line);
+  }
+  void ToClientParts(std::span<const mcp::MessagePart> parts) override {
+    if (client_->broken) return;
+    mcp::OutQueue& q = ClientQueue();
+    for (const mcp::MessagePart& p : parts) {
+      // Small pieces are copied into the gathered block: one write() for a
+      // small hit instead of one per piece.
+      if (p.keep && p.bytes.size() >= kMoveBytes) {
+        q.PushShared(p.bytes, p.keep);
+      } else {
+        q.Push(p.bytes);
+      }
+    }
+    q.Push("\n");
+  }
+  // The line `reader` is handing to the session: if the session forwards it
+  // verbatim, its buffer is moved into the peer's queue instead of copied.
+  // Offer(nullptr, {}) once the session returned.
+  void Offer(mcp::LineReader* reader, std::string_view line) {
+    offer_reader_ = reader;
+    offer_line_ = line;
   }
   // Bytes of an over-long server line, passed through as they arrive.
   void StreamToClient(std::string_view part) {
     streaming_ = true;
-    if (!client_->broken) client_->data.append(part);
+    if (!client_->broken) client_->queue.Push(part);
   }
   // Ends the streamed line, then releases what was held meanwhile.
   void EndStream() {
     if (!streaming_) return;
     streaming_ = false;
     if (!client_->broken) {
-      client_->data.push_back('\n');
-      client_->data.append(held_);
+      client_->queue.Push("\n");
+      client_->queue.Splice(held_);
     }
-    held_.clear();
+    held_.Clear();
   }
   bool streaming() const { return streaming_; }
   size_t held_bytes() const { return held_.size(); }
   bool server_open = true;
 
  private:
+  // Choice: lines and stored results from 64 KiB on are moved or shared
+  // rather than copied (smaller ones are gathered into one block per write,
+  // and the reader keeps its buffer).
+  static constexpr size_t kMoveBytes = 64 * 1024;
+
+  mcp::OutQueue& ClientQueue() { return streaming_ ? held_ : client_->queue; }
+  void Queue(mcp::OutQueue& q, std::string_view line) {
+    if (offer_reader_ != nullptr && line.size() >= kMoveBytes &&
+        line.data() == offer_line_.data() &&
+        line.size() == offer_line_.size()) {
+      mcp::ByteBuffer taken = offer_reader_->TakeLine(line);
+      offer_reader_ = nullptr;  // moved once; the bytes stay where they are
+      if (!taken.empty()) {
+        q.PushOwned(std::move(taken));
+        q.Push("\n");
+        return;
+      }
+    }
+    q.Push(line);
+    q.Push("\n");
+  }
+
   OutBuffer* client_;
   OutBuffer* server_;
   bool streaming_ = false;
-  std::string held_;  // session output for the client while streaming
+  mcp::OutQueue held_;  // session output for the client while streaming
+  mcp::LineReader* offer_reader_ = nullptr;
+  std::string_view offer_line_;
 };
 
 std::string DescribeStatus(int status) {
@@ -269,7 +306,9 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   mcp::IdSniffer server_sniffer;  // over-long server line being streamed
   bool client_long = false;
   auto on_client_line = [&](std::string_view line) {
+    output.Offer(&client_reader, line);
     session.OnClientLine(line);
+    output.Offer(nullptr, {});
   };
   // Choice: an over-long client line is discarded (never forwarded) and
   // answered -32700, under its id when the sniffer saw one.
@@ -281,7 +320,9 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
       session.OnClientLineTooLong(client_sniffer, total, o.max_line_bytes);
   };
   auto on_server_line = [&](std::string_view line) {
+    output.Offer(&server_reader, line);
     session.OnServerLine(line);
+    output.Offer(nullptr, {});
   };
   // Choice: an over-long server line is streamed through unparsed (never
   // dropped, never cached; the proxy itself never holds more than

@@ -13,13 +13,17 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "toolcache/clock.h"
+#include "toolcache/config.h"
 #include "toolcache/mcp_proxy.h"
+#include "toolcache/tool_cache.h"
 
 namespace toolcache {
 namespace {
@@ -37,7 +41,7 @@ void ReadUntil(int fd, std::string& out, size_t lines, size_t bytes = 0) {
   for (int waited = 0; !done() && waited < 10000; waited += 10) {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, 10) <= 0) continue;
-    char buf[4096];
+    char buf[65536];
     ssize_t n = read(fd, buf, sizeof buf);
     if (n <= 0) return;
     out.append(buf, static_cast<size_t>(n));
@@ -280,6 +284,75 @@ TEST(McpProxyTest, AnswersHeldBehindAStreamedLineAlsoPauseTheClient) {
   EXPECT_EQ(lines.back()["error"]["code"], -32700);
   Result<int> code = proxy.Finish();
   ASSERT_TRUE(code.ok()) << code.status().message();
+  std::filesystem::remove_all(dir);
+}
+
+// Writes all of `bytes` to the blocking fd `fd`.
+void WriteAll(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = write(fd, bytes.data(), bytes.size());
+    ASSERT_GT(n, 0) << std::strerror(errno);
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// Big lines move through the proxy without being copied (the reader's
+// buffer goes to the peer's queue; a hit queues the stored result itself):
+// every byte must still arrive, in order, across many partial writes.
+TEST(McpProxyTest, BigLinesAndHitsArriveIntact) {
+  const std::string dir = TempDir();
+  McpProxyOptions o;
+  // The server keeps the first line it gets, answers it, then answers one
+  // read with a 3 MB result and reads until EOF.
+  o.command = {"sh", "-c", "head -n 1 > '" + dir + R"(/got'
+printf '%s\n' '{"jsonrpc":"2.0","id":"put","result":{"content":[]}}'
+head -n 1 > /dev/null
+printf '%s' '{"jsonrpc":"2.0","id":"get","result":{"content":[{"type":"text","text":"'
+head -c 3000000 /dev/zero | tr '\000' b
+printf '%s\n' '"}]}}'
+cat > /dev/null)"};
+  o.grace_seconds = 5;
+  ManualClock clock{0};
+  Config config;
+  config.policy = "lru";
+  auto cache = NewToolCache(config, &clock);
+  ASSERT_TRUE(cache.ok());
+  o.cache = cache->get();
+  PipeProxy proxy(o);
+
+  std::string put =
+      R"({"jsonrpc":"2.0","id":"put","method":"tools/call","params":{"name":"put_blob","arguments":{"data":")";
+  for (int i = 0; put.size() < (size_t{3} << 20); ++i) {
+    put += static_cast<char>('a' + i % 26);
+  }
+  put += R"("}}})";
+  WriteAll(proxy.client_in(), put + "\n");
+  std::string out;
+  ReadUntil(proxy.client_out(), out, 1);
+  ASSERT_EQ(ParseLines(out).size(), 1u);
+  std::ifstream got(dir + "/got", std::ios::binary);
+  const std::string received((std::istreambuf_iterator<char>(got)),
+                             std::istreambuf_iterator<char>());
+  EXPECT_TRUE(received == put + "\n")
+      << "the server got " << received.size() << " bytes of " << put.size() + 1;
+
+  const std::string get =
+      R"(,"method":"tools/call","params":{"name":"get_blob","arguments":{}}})";
+  WriteAll(proxy.client_in(), R"({"jsonrpc":"2.0","id":"get")" + get + "\n");
+  ReadUntil(proxy.client_out(), out, 2);
+  WriteAll(proxy.client_in(), R"({"jsonrpc":"2.0","id":"hit")" + get + "\n");
+  ReadUntil(proxy.client_out(), out, 3);
+  Result<int> code = proxy.Finish(&out);
+  ASSERT_TRUE(code.ok()) << code.status().message();
+  const std::vector<json> lines = ParseLines(out);
+  ASSERT_EQ(lines.size(), 3u);
+  const std::string blob(3000000, 'b');
+  EXPECT_EQ(lines[1]["id"], "get");
+  EXPECT_TRUE(lines[1]["result"]["content"][0]["text"] == blob);
+  EXPECT_EQ(lines[2]["id"], "hit");
+  EXPECT_TRUE(lines[2]["result"]["content"][0]["text"] == blob);
+  EXPECT_EQ(lines[2]["result"]["_meta"]["toolcache/cache"]["hit"], true);
+  EXPECT_EQ((*cache)->Stats().hits, 1u);
   std::filesystem::remove_all(dir);
 }
 

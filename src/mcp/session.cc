@@ -12,6 +12,15 @@
 //   cache to its pending_ key, so a Completion's waiters resolve to ids.
 // - Replies to ids in internal_ (the session's own tools/list requests) are
 //   consumed here and never reach the client.
+// - The keys of pending_ and internal_ (normal forms of the ids the server
+//   sees) never collide: a client request whose id is taken goes upstream
+//   under a fresh proxy id (SendUpstream), so an answer always belongs to
+//   exactly one request. A remapped request's answer reaches the client
+//   under the client's own id.
+// - Only a tools/call whose answer is sure to come back under an id the
+//   session recognizes (ShareBlocker: string or safe-integer id, a plain
+//   JSON-RPC 2.0 envelope) may be served, lead or join a flight, so no
+//   waiter ever waits on an answer that cannot be matched.
 // - Every ticket the cache handed out is completed exactly once: on the
 //   response, or (task-augmented writes) when the task ends, or in
 //   FailInFlight; task_tickets_ holds the ones waiting for their task.
@@ -50,6 +59,19 @@ std::string JsonString(std::string_view s) {
   return out;
 }
 
+// `line` with the id value `id_span` (a view into `line`) replaced by
+// `new_id`. REQUIRES: id_span points into line.
+std::string WithId(std::string_view line, std::string_view id_span,
+                   std::string_view new_id) {
+  const size_t at = static_cast<size_t>(id_span.data() - line.data());
+  std::string out;
+  out.reserve(line.size() - id_span.size() + new_id.size());
+  out.append(line.substr(0, at));
+  out.append(new_id);
+  out.append(line.substr(at + id_span.size()));
+  return out;
+}
+
 bool IsTerminalTaskStatus(std::string_view status) {
   return status == "completed" || status == "failed" || status == "cancelled";
 }
@@ -64,40 +86,54 @@ std::string Truncated(std::string_view line) {
 
 }  // namespace
 
-std::string BuildHitResponse(std::string_view raw_id, std::string_view result,
-                             double age_seconds) {
+HitPieces PlanHitResponse(std::string_view raw_id, std::string_view result,
+                          double age_seconds) {
   char age[64];
   std::snprintf(age, sizeof age, "%.3f", age_seconds < 0 ? 0.0 : age_seconds);
-  std::string provenance =
+  const std::string provenance =
       std::string(R"("toolcache/cache":{"hit":true,"ageSeconds":)") + age + "}";
-  std::string out;
-  out.reserve(result.size() + raw_id.size() + provenance.size() + 64);
-  out += R"({"jsonrpc":"2.0","id":)";
-  out += raw_id;
-  out += R"(,"result":)";
+  HitPieces h;
+  h.head = R"({"jsonrpc":"2.0","id":)";
+  h.head += raw_id;
+  h.head += R"(,"result":)";
   std::string_view meta = FindMember(result, "_meta");
   size_t open = result.find('{');
   if (!meta.empty() && meta.front() == '{') {
     // Splice into the existing _meta object.
-    size_t at = static_cast<size_t>(meta.data() - result.data()) + 1;
+    h.split = static_cast<size_t>(meta.data() - result.data()) + 1;
     bool empty = meta.find_first_not_of(" \t\r\n", 1) == meta.size() - 1;
-    out.append(result.substr(0, at));
-    out += provenance;
-    if (!empty) out += ',';
-    out.append(result.substr(at));
+    h.insert = provenance;
+    if (!empty) h.insert += ',';
   } else if (meta.empty() && open != std::string_view::npos) {
     bool empty =
         result.find_first_not_of(" \t\r\n", open + 1) == result.rfind('}');
-    out.append(result.substr(0, open + 1));
-    out += R"("_meta":{)" + provenance + "}";
-    if (!empty) out += ',';
-    out.append(result.substr(open + 1));
+    h.split = open + 1;
+    h.insert = R"("_meta":{)" + provenance + "}";
+    if (!empty) h.insert += ',';
   } else {
     // Choice: a non-object _meta is left alone; provenance is then omitted.
-    out.append(result);
+    h.split = result.size();
   }
+  return h;
+}
+
+std::string BuildHitResponse(std::string_view raw_id, std::string_view result,
+                             double age_seconds) {
+  const HitPieces h = PlanHitResponse(raw_id, result, age_seconds);
+  std::string out;
+  out.reserve(h.head.size() + result.size() + h.insert.size() + 1);
+  out += h.head;
+  out.append(result.substr(0, h.split));
+  out += h.insert;
+  out.append(result.substr(h.split));
   out += '}';
   return out;
+}
+
+void SessionOutput::ToClientParts(std::span<const MessagePart> parts) {
+  std::string line;
+  for (const MessagePart& p : parts) line.append(p.bytes);
+  ToClient(line);
 }
 
 Session::Session(SessionOptions options, ToolCache* cache, const Clock* clock,
@@ -163,10 +199,9 @@ void Session::OnClientLine(std::string_view line) {
       if (m.method_name != "initialize" && m.method_name != "ping") {
         MarkClientReady();
       }
-      std::string nid = NormalizeId(m.id);
       if (m.method_name == "tools/call" && cache_ != nullptr &&
           !m.params.empty() && m.params.front() == '{') {
-        HandleToolsCall(line, m.id, nid, m.params);
+        HandleToolsCall(line, m);
         return;
       }
       Pending p;
@@ -184,6 +219,16 @@ void Session::OnClientLine(std::string_view line) {
           spdlog::info("client initialize protocolVersion={}",
                        protocol_version_);
         }
+        // A new initialize may bring other capabilities and roots: what the
+        // server returns or permits may change (invalidated again when it
+        // answers, so reads in flight across it are not stored).
+        p.reinitialize = initialize_seen_;
+        initialize_seen_ = true;
+        if (p.reinitialize && cache_ != nullptr) {
+          spdlog::info("client initializes again: invalidating server={}",
+                       options_.server);
+          cache_->Invalidate(options_.server, "");
+        }
       } else if (m.method_name == "tools/call") {
         p.what = Tracked::kToolsCall;
       } else if (m.method_name == "tasks/get" ||
@@ -196,8 +241,7 @@ void Session::OnClientLine(std::string_view line) {
           p.task_id = DecodeString(FindMember(m.params, "taskId"));
         }
       }
-      pending_[nid] = std::move(p);
-      out_->ToServer(line);
+      SendUpstream(std::move(p), line, m.id);
       return;
     }
     case MessageKind::kNotification:
@@ -206,28 +250,129 @@ void Session::OnClientLine(std::string_view line) {
         HandleCancelled(line, m.params);
         return;
       }
+      if (m.method_name == "notifications/roots/list_changed") {
+        // MCP 2025-11-25 RootsListChangedNotification: "sent whenever the
+        // client adds, removes, or modifies any root"; the server then
+        // re-reads them and may permit less than before.
+        RootsChanged("the client's roots changed");
+      }
       out_->ToServer(line);
       if (m.method_name == "notifications/initialized") MarkClientReady();
       return;
     case MessageKind::kResponse:
+      if (!roots_requests_.empty()) {
+        if (auto r = roots_requests_.find(NormalizeId(m.id));
+            r != roots_requests_.end()) {
+          roots_requests_.erase(r);
+          if (!m.result.empty() && (!last_roots_ || *last_roots_ != m.result)) {
+            const bool first = !last_roots_;
+            last_roots_ = std::string(m.result);
+            RootsChanged(first ? "the client answered roots/list"
+                               : "the client answered roots/list with "
+                                 "different roots");
+          }
+        }
+      }
+      out_->ToServer(line);
+      return;
     case MessageKind::kOther:
       out_->ToServer(line);
       return;
   }
 }
 
-void Session::HandleToolsCall(std::string_view line, std::string_view raw_id,
-                              const std::string& nid, std::string_view params) {
+std::string Session::NewProxyId(std::string_view prefix) {
+  std::string id;
+  do {
+    id = "\"" + std::string(prefix) + std::to_string(++internal_seq_) + "\"";
+  } while (pending_.contains(id) || internal_.contains(id) ||
+           follower_ids_.contains(id));
+  return id;
+}
+
+std::string Session::SendUpstream(Pending p, std::string_view line,
+                                  std::string_view id_span) {
+  std::string key = NormalizeId(id_span);
+  if (!pending_.contains(key) && !internal_.contains(key)) {
+    p.client_key = key;
+    pending_[key] = std::move(p);
+    out_->ToServer(line);
+    return key;
+  }
+  // Choice: the id is taken upstream (the client reused an id in flight,
+  // against MCP's "MUST NOT have been previously used", or picked one of
+  // the proxy's own): two answers with one id could not be told apart, so
+  // this request goes upstream under a fresh proxy id and its answer is
+  // re-addressed to the client's id. A direct connection would hand the
+  // client both answers under its id; it still gets both.
+  const std::string wire = NewProxyId("toolcache-id-");
+  ++counters_.remapped_ids;
+  spdlog::info(
+      "request id {} is already in flight upstream ({}): sent as id {}",
+      p.raw_id, internal_.contains(key) ? "the proxy's own" : "the client's",
+      wire);
+  p.remapped = true;
+  p.client_key = key;
+  remapped_[key] = wire;
+  out_->ToServer(WithId(line, id_span, wire));
+  pending_[wire] = std::move(p);
+  return wire;
+}
+
+std::string_view Session::ShareBlocker(const RawMessage& m,
+                                       bool other_params) const {
+  // JSON-RPC 2.0 section 4: an id "MUST contain a String, Number, or NULL
+  // value"; "Numbers SHOULD NOT contain fractional parts". MCP (basic,
+  // "Requests"): "Requests MUST include a string or integer ID. Unlike base
+  // JSON-RPC, the ID MUST NOT be null." A server may drop a request with
+  // another id (the TypeScript SDK does), answer it with id null (JSON-RPC
+  // 5: "If there was an error in detecting the id ... it MUST be Null") or
+  // echo it in another spelling (a JavaScript server echoes
+  // 9007199254740993 as 9007199254740992, 1.0 as 1; Python rejects 1.0).
+  // Such a request is forwarded untouched, as on a direct connection, and
+  // nobody may wait on its answer.
+  const IdKind kind = ClassifyId(m.id);
+  if (kind != IdKind::kString && kind != IdKind::kSafeInteger) {
+    return "nonstandard_id";
+  }
+  // JSON-RPC 2.0 section 4: "jsonrpc ... MUST be exactly "2.0"", and a
+  // request has jsonrpc, method, params and id only. A server validating
+  // strictly drops anything else (the TypeScript SDK's schema is strict),
+  // so such a request could leave its waiters without an answer. MCP's
+  // tools/call params are name, arguments, _meta and task.
+  if (m.other_members || !m.result.empty() || !m.error.empty() ||
+      DecodeString(m.jsonrpc) != "2.0" || other_params) {
+    return "nonstandard_request";
+  }
+  if (clock_->NowSeconds() < roots_quiet_until_) return "roots_changing";
+  return {};
+}
+
+void Session::RootsChanged(std::string_view why) {
+  if (cache_ == nullptr) return;
+  roots_quiet_until_ = clock_->NowSeconds() + options_.roots_settle_seconds;
+  spdlog::info(
+      "{}: invalidating server={}; calls bypass (roots_changing) for {}s "
+      "while the server applies the new roots",
+      why, options_.server, options_.roots_settle_seconds);
+  cache_->Invalidate(options_.server, "");
+}
+
+void Session::HandleToolsCall(std::string_view line, const RawMessage& m) {
+  const std::string_view raw_id = m.id;
   std::string name;
   std::string_view arguments;
   bool task = false;
-  ForEachMember(params, [&](const std::string& key, std::string_view value) {
+  bool other_params = false;
+  ForEachMember(m.params, [&](const std::string& key, std::string_view value) {
     if (key == "name") {
       name = DecodeString(value);
     } else if (key == "arguments") {
       arguments = value;
     } else if (key == "task") {
       task = value != "null";
+    } else if (key != "_meta") {
+      other_params = true;
     }
   });
   Pending p;
@@ -236,8 +381,7 @@ void Session::HandleToolsCall(std::string_view line, std::string_view raw_id,
   p.started = clock_->NowSeconds();
   if (name.empty()) {
     // Not a well-formed call: the server answers it.
-    pending_[nid] = std::move(p);
-    out_->ToServer(line);
+    SendUpstream(std::move(p), line, raw_id);
     return;
   }
   WaiterId waiter = next_waiter_++;
@@ -245,13 +389,22 @@ void Session::HandleToolsCall(std::string_view line, std::string_view raw_id,
                 .scope = options_.scope,
                 .tool = name,
                 .arguments_json = arguments,
-                .task_augmented = task};
+                .task_augmented = task,
+                .bypass_reason = ShareBlocker(m, other_params)};
   CallPlan plan = cache_->Begin(call, waiter);
   switch (plan.action) {
     case CallAction::kServe: {
       spdlog::debug("hit tool={} age={:.3f}s", name, plan.age_seconds);
-      out_->ToClient(
-          BuildHitResponse(raw_id, *plan.result_json, plan.age_seconds));
+      // The stored bytes are queued where they are, never copied.
+      const std::string_view result = *plan.result_json;
+      const HitPieces h = PlanHitResponse(raw_id, result, plan.age_seconds);
+      const MessagePart parts[] = {
+          {h.head, nullptr},
+          {result.substr(0, h.split), plan.result_json},
+          {h.insert, nullptr},
+          {result.substr(h.split), plan.result_json},
+          {"}", nullptr}};
+      out_->ToClientParts(parts);
       return;
     }
     case CallAction::kWait:
@@ -259,7 +412,7 @@ void Session::HandleToolsCall(std::string_view line, std::string_view raw_id,
       followers_[waiter] = Follower{.raw_id = std::string(raw_id),
                                     .line = std::string(line),
                                     .ticket = plan.ticket};
-      follower_ids_[nid] = waiter;
+      follower_ids_[NormalizeId(raw_id)] = waiter;
       return;
     case CallAction::kForward:
       if (plan.bypass) {
@@ -273,9 +426,7 @@ void Session::HandleToolsCall(std::string_view line, std::string_view raw_id,
       p.waiter = waiter;
       p.bypass = plan.bypass;
       p.task_write = plan.task_write;
-      leader_ids_[waiter] = nid;
-      pending_[nid] = std::move(p);
-      out_->ToServer(line);
+      leader_ids_[waiter] = SendUpstream(std::move(p), line, raw_id);
       return;
   }
 }
@@ -307,7 +458,18 @@ void Session::HandleCancelled(std::string_view line, std::string_view params) {
     }
     return;
   }
-  auto p = pending_.find(nid);
+  // MCP cancellation: requestId "MUST correspond to the ID of a request
+  // previously issued in the same direction": for a request sent under a
+  // proxy id, that is the proxy id (the latest such request of this id).
+  std::string wire = nid;
+  std::string rewritten;
+  std::string_view forward = line;
+  if (auto r = remapped_.find(nid); r != remapped_.end()) {
+    wire = r->second;
+    rewritten = WithId(line, request_id, wire);
+    forward = rewritten;
+  }
+  auto p = pending_.find(wire);
   if (p != pending_.end() && p->second.ticket != 0 && cache_ != nullptr) {
     CancelOutcome c = cache_->Cancel(p->second.waiter);
     p->second.cancelled = true;
@@ -315,13 +477,13 @@ void Session::HandleCancelled(std::string_view line, std::string_view params) {
       // Choice: the upstream call keeps running for the other waiters; the
       // cancellation is held back (sent when the last of them leaves too)
       // and the leader's answer is dropped.
-      p->second.held_cancel = std::string(line);
+      p->second.held_cancel = std::string(forward);
       spdlog::debug("cancelled leader id={}; {} waiter(s) keep the call",
                     request_id, c.others_waiting);
       return;
     }
   }
-  out_->ToServer(line);
+  out_->ToServer(forward);
 }
 
 void Session::OnServerLine(std::string_view line) {
@@ -367,6 +529,18 @@ void Session::OnServerLine(std::string_view line) {
         return;
       }
       Pending& p = *taken;
+      // The answer to a request sent under a proxy id goes back under the
+      // client's own id; every other byte is the server's.
+      std::string readdressed;
+      std::string_view to_client = line;
+      if (p.remapped) {
+        readdressed = WithId(line, m.id, p.raw_id);
+        to_client = readdressed;
+      }
+      if (p.what == Tracked::kInitialize && p.reinitialize &&
+          cache_ != nullptr) {
+        cache_->Invalidate(options_.server, "");
+      }
       if (p.what == Tracked::kToolsList && cache_ != nullptr &&
           !m.result.empty()) {
         if (refreshing_) {
@@ -379,10 +553,10 @@ void Session::OnServerLine(std::string_view line) {
       }
       if (p.what == Tracked::kTasks) OnTaskQueryAnswered(p, m.result, m.error);
       if (p.what == Tracked::kToolsCall && p.ticket != 0) {
-        HandleCallResponse(line, p, m.result, m.error, altered);
+        HandleCallResponse(to_client, p, m.result, m.error, altered);
         return;
       }
-      out_->ToClient(line);
+      out_->ToClient(to_client);
       return;
     }
     case MessageKind::kNotification:
@@ -390,6 +564,11 @@ void Session::OnServerLine(std::string_view line) {
       out_->ToClient(line);
       return;
     case MessageKind::kRequest:
+      if (m.method_name == "roots/list") {
+        roots_requests_.insert(NormalizeId(m.id));
+      }
+      out_->ToClient(line);
+      return;
     case MessageKind::kOther:
       out_->ToClient(line);
       return;
@@ -409,6 +588,12 @@ void Session::HandleServerNotification(const RawMessage& m) {
     if (object_params) uri = DecodeString(FindMember(m.params, "uri"));
     spdlog::info("resource updated uri={}: invalidating", uri);
     cache_->Invalidate(options_.server, uri);
+  } else if (m.method_name == "notifications/resources/list_changed") {
+    // MCP: "the list of resources it can read from has changed": what a
+    // tool lists or reads may differ now.
+    spdlog::info("resource list changed: invalidating server={}",
+                 options_.server);
+    cache_->Invalidate(options_.server, "");
   } else if (m.method_name == "notifications/tasks/status" && object_params &&
              !task_tickets_.empty()) {
     const std::string id = DecodeString(FindMember(m.params, "taskId"));
@@ -480,6 +665,16 @@ void Session::OnServerLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
       "server answer to id {} ({} bytes) exceeds --max-line-bytes ({}): "
       "streamed through unparsed, not cached",
       p.raw_id, bytes, limit);
+  if (p.remapped && !p.cancelled) {
+    // Choice: the streamed bytes carried the proxy's id (its own id was
+    // taken upstream) and could not be re-addressed: the client gets an
+    // error under its own id instead of waiting forever.
+    SendError(true, p.raw_id, kInternalError,
+              "toolcache: the server's answer (" + std::to_string(bytes) +
+                  " bytes) exceeded --max-line-bytes and was streamed under "
+                  "the proxy's id " +
+                  nid + " (this request's id was already in flight)");
+  }
   if (p.what == Tracked::kTasks) OnTaskQueryAnswered(p, "", "");
   if (p.what != Tracked::kToolsCall || p.ticket == 0 || cache_ == nullptr) {
     return;
@@ -502,6 +697,10 @@ std::optional<Session::Pending> Session::TakePending(const std::string& nid) {
   if (it == pending_.end()) return std::nullopt;
   Pending p = std::move(it->second);
   pending_.erase(it);
+  if (p.remapped) {
+    auto r = remapped_.find(p.client_key);
+    if (r != remapped_.end() && r->second == nid) remapped_.erase(r);
+  }
   return p;
 }
 
@@ -522,12 +721,13 @@ void Session::Resend(const std::vector<WaiterId>& waiters, WaiterId leader) {
     // Choice: the streamed answer was not kept, so a coalesced waiter's own
     // request goes upstream (uncached) and gets its own answer.
     spdlog::info("re-sending coalesced request id={} upstream", f->raw_id);
+    Result<RawMessage> m = ScanMessage(f->line);
+    if (!m.ok()) continue;  // cannot happen: the line was scanned before
     Pending p;
     p.raw_id = f->raw_id;
     p.what = Tracked::kToolsCall;
     p.started = clock_->NowSeconds();
-    out_->ToServer(f->line);
-    pending_[NormalizeId(p.raw_id)] = std::move(p);
+    SendUpstream(std::move(p), f->line, m->id);
   }
 }
 
@@ -667,12 +867,10 @@ void Session::StartToolsRefresh() {
 
 void Session::SendRefreshPage(std::string_view cursor_literal) {
   ++refresh_pages_;
-  std::string id;
-  do {
-    // Choice: internal ids are strings "toolcache-refresh-N", skipping any
-    // the client has in flight.
-    id = "\"toolcache-refresh-" + std::to_string(++internal_seq_) + "\"";
-  } while (pending_.contains(id) || follower_ids_.contains(id));
+  // Choice: internal ids are strings "toolcache-refresh-N", skipping any
+  // in flight; a client request that later picks the same id is remapped
+  // (SendUpstream), so the two answers can never be confused.
+  const std::string id = NewProxyId("toolcache-refresh-");
   internal_[id] = refresh_generation_;
   std::string line =
       R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"tools/list")";
@@ -803,6 +1001,8 @@ void Session::FailInFlight(std::string_view cause) {
   task_tickets_.clear();
   internal_.clear();
   pending_.clear();
+  remapped_.clear();
+  roots_requests_.clear();
   followers_.clear();
   follower_ids_.clear();
   leader_ids_.clear();

@@ -15,9 +15,26 @@
 //                     notifications/tools/list_changed (invalidation, and a
 //                     refresh: the session lists the tools itself under
 //                     proxy-internal ids whose replies never reach the client)
-//                     notifications/resources/updated (invalidation)
+//                     notifications/resources/updated and
+//                     notifications/resources/list_changed (invalidation)
 //                     notifications/tasks/status (a task-augmented write
 //                     ended: invalidation)
+//                     roots/list (to see the client's answer, below)
+//   client -> server  notifications/roots/list_changed, an answer to
+//                     roots/list that differs from the last one, a second
+//                     initialize (invalidation: what the server returns or
+//                     permits may change)
+//
+// Request ids. Requests go upstream under the client's own id, byte for
+// byte, unless a request with the same normal id (NormalizeId) is already in
+// flight upstream (the client reused an id, or chose one of the proxy's own
+// such as "toolcache-refresh-1"): then the later request goes upstream under
+// a proxy id ("toolcache-id-N") and its answer is re-addressed to the
+// client's id, so every answer reaches the request it answers. A tools/call
+// takes part in caching (hit, flight, storing) only when the server is sure
+// to answer it under an id the proxy recognizes: a string or safe-integer id
+// and no members JSON-RPC 2.0 / MCP do not define; otherwise it bypasses
+// ("nonstandard_id", "nonstandard_request") and is forwarded untouched.
 //
 // Lines it cannot use as they are:
 //   * client line malformed (bad JSON, invalid UTF-8) or over-long: -32700
@@ -44,10 +61,13 @@
 #define TOOLCACHE_SRC_MCP_SESSION_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "src/mcp/json_scan.h"
@@ -64,17 +84,37 @@ inline constexpr int kInternalError = -32603;
 // MCP SDK's ErrorCode.ConnectionClosed.
 inline constexpr int kConnectionClosed = -32000;
 
+// One piece of a message: bytes, and the stored result they lie in, if any
+// (shared so the output can queue the bytes without copying them).
+struct MessagePart {
+  std::string_view bytes;
+  std::shared_ptr<const std::string> keep;
+};
+
 class SessionOutput {
  public:
   virtual ~SessionOutput() = default;
-  // One JSON-RPC message, without the trailing newline.
+  // One JSON-RPC message, without the trailing newline. `line` is valid
+  // during the call only.
   virtual void ToClient(std::string_view line) = 0;
   virtual void ToServer(std::string_view line) = 0;
+  // One message to the client made of `parts` in order (cache hits: most of
+  // it lies in the stored result). Default: concatenates and calls ToClient.
+  virtual void ToClientParts(std::span<const MessagePart> parts);
 };
 
 struct SessionOptions {
   std::string server;  // server identity for cache keys
   std::string scope;   // sharing scope ("" = global)
+  // Seconds after a roots change (the client's
+  // notifications/roots/list_changed, or an answer to the server's roots/list
+  // that differs from the last one) during which tools/call bypasses the
+  // cache ("roots_changing"): MCP defines no acknowledgement that a server
+  // applied new roots, and server-filesystem applies them asynchronously
+  // after the answer. Choice: default 2 (it applies them within
+  // milliseconds); longer costs hits after each change, shorter risks
+  // storing an answer given under the old roots.
+  double roots_settle_seconds = 2.0;
 };
 
 struct SessionCounters {
@@ -87,6 +127,9 @@ struct SessionCounters {
   uint64_t server_lines_too_long = 0;  // streamed through unparsed
   uint64_t failed_on_exit = 0;  // requests answered with an error because
                                 // the server went away
+  // Client requests sent upstream under a proxy id because their own id
+  // was already in flight there.
+  uint64_t remapped_ids = 0;
 };
 
 class Session {
@@ -128,11 +171,16 @@ class Session {
     TicketId ticket = 0;  // kToolsCall through the cache
     WaiterId waiter = 0;
     bool bypass = false;
-    bool cancelled = false;   // the client cancelled it
-    bool first_page = true;   // tools/list without a cursor
-    bool task_write = false;  // kToolsCall: CallPlan::task_write
-    std::string method;       // kTasks: tasks/get, tasks/result, ...
-    std::string task_id;      // kTasks: params.taskId
+    bool cancelled = false;     // the client cancelled it
+    bool first_page = true;     // tools/list without a cursor
+    bool task_write = false;    // kToolsCall: CallPlan::task_write
+    bool reinitialize = false;  // kInitialize: not the session's first
+    // Sent upstream under a proxy id (its pending_ key) instead of raw_id:
+    // the answer is re-addressed to raw_id. client_key = NormalizeId(raw_id).
+    bool remapped = false;
+    std::string client_key;
+    std::string method;   // kTasks: tasks/get, tasks/result, ...
+    std::string task_id;  // kTasks: params.taskId
     // A leader's notifications/cancelled held back while others wait; sent
     // upstream when the last of them leaves too.
     std::string held_cancel;
@@ -143,8 +191,20 @@ class Session {
     TicketId ticket = 0;
   };
 
-  void HandleToolsCall(std::string_view line, std::string_view raw_id,
-                       const std::string& nid, std::string_view params);
+  void HandleToolsCall(std::string_view line, const RawMessage& m);
+  // Why a tools/call cannot share an answer (ToolCall::bypass_reason), or
+  // "" when it can.
+  std::string_view ShareBlocker(const RawMessage& m, bool other_params) const;
+  // Sends a client request upstream and tracks it in pending_: under its
+  // own id (the line byte for byte), or, when that id's normal form is
+  // already in flight upstream, under a new proxy id. `id_span` is the id
+  // inside `line`. Returns the pending_ key.
+  std::string SendUpstream(Pending p, std::string_view line,
+                           std::string_view id_span);
+  // A string id "<prefix>N" not in flight upstream nor waiting on a flight.
+  std::string NewProxyId(std::string_view prefix);
+  // What the server permits may have changed with the client's roots.
+  void RootsChanged(std::string_view why);
   void HandleCancelled(std::string_view line, std::string_view params);
   void HandleCallResponse(std::string_view line, Pending& p,
                           std::string_view result, std::string_view error,
@@ -158,7 +218,8 @@ class Session {
   // Answers the flight of `p` (already removed from pending_) with an error
   // object and completes its ticket as an error.
   void FailPending(Pending& p, int code, std::string_view message);
-  // Removes the request `nid` from pending_ and returns it (nullopt: none).
+  // Removes the request `nid` (its pending_ key) from pending_ and returns it
+  // (nullopt: none).
   std::optional<Pending> TakePending(const std::string& nid);
   // Removes the follower `waiter` (from followers_ and follower_ids_) and
   // returns it (nullopt: none).
@@ -187,8 +248,12 @@ class Session {
   ToolCache* cache_;
   const Clock* clock_;
   SessionOutput* out_;
-  // Client requests forwarded upstream, by normalized id.
+  // Client requests forwarded upstream, by the normal form of the id the
+  // server sees (their own, or a proxy id when remapped).
   std::unordered_map<std::string, Pending> pending_;
+  // Normal client id -> pending_ key of the latest request with that id that
+  // went upstream under a proxy id (for notifications/cancelled).
+  std::unordered_map<std::string, std::string> remapped_;
   // Single-flight followers.
   std::unordered_map<WaiterId, Follower> followers_;
   // Normalized client id -> waiter, for followers (cancellation).
@@ -211,6 +276,13 @@ class Session {
   std::vector<ToolInfo> refresh_tools_;
   // Task-augmented writes whose task has not ended: taskId -> ticket.
   std::unordered_map<std::string, TicketId> task_tickets_;
+  // Normal ids of the server's roots/list requests not yet answered, and the
+  // raw result of the last answer to one.
+  std::unordered_set<std::string> roots_requests_;
+  std::optional<std::string> last_roots_;
+  // tools/call bypasses ("roots_changing") until this time.
+  double roots_quiet_until_ = 0;
+  bool initialize_seen_ = false;
   std::string protocol_version_;
   SessionCounters counters_;
 };
@@ -220,6 +292,16 @@ class Session {
 // spliced in; every other byte of `result` is kept.
 std::string BuildHitResponse(std::string_view raw_id, std::string_view result,
                              double age_seconds);
+
+// The same response in pieces, so the stored result need not be copied:
+// head + result[0, split) + insert + result[split, end) + "}".
+struct HitPieces {
+  std::string head;    // {"jsonrpc":"2.0","id":<raw_id>,"result":
+  size_t split = 0;    // where the provenance goes into the result
+  std::string insert;  // the provenance ("" when it cannot be spliced)
+};
+HitPieces PlanHitResponse(std::string_view raw_id, std::string_view result,
+                          double age_seconds);
 
 // One tools/list result page: its tools and the raw `nextCursor` string
 // literal ("" on the last page). ok = false when it has no tools array.

@@ -667,5 +667,242 @@ TEST_F(SessionTest, PassThroughWithoutCacheForwardsToolCalls) {
   EXPECT_EQ(ServerCalls("read_file"), 2u);
 }
 
+// --- issue 10: no false hits, no hangs, nothing stale ---------------------
+
+TEST_F(SessionTest, IntegersBeyondADoubleAreDifferentCalls) {
+  RoundTrip("1", "read_file", R"({"n":9007199254740993})",
+            R"({"content":[{"type":"text","text":"odd"}]})");
+  const std::string second =
+      RoundTrip("2", "read_file", R"({"n":9007199254740992})",
+                R"({"content":[{"type":"text","text":"even"}]})");
+  EXPECT_EQ(ServerCalls("read_file"), 2u) << "a Python server tells them apart";
+  EXPECT_THAT(second, HasSubstr("even"));
+  // Another spelling of the first integer is the same call.
+  const std::string third =
+      RoundTrip("3", "read_file", R"({"n":9.007199254740993e15})", "{}");
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  EXPECT_THAT(third, HasSubstr("odd"));
+}
+
+// For each request that a server may leave unanswered or answer under
+// another id, an identical call with a plain id must not wait on it.
+TEST_F(SessionTest, NoCallerWaitsOnACallTheServerMayNotAnswerUnderItsId) {
+  const std::vector<std::string> leaders = {
+      // Ids JSON-RPC / MCP do not allow, or that are echoed differently.
+      Call("1.5", "read_file", R"({"path":"/a"})"),
+      Call("null", "read_file", R"({"path":"/a"})"),
+      Call("true", "read_file", R"({"path":"/a"})"),
+      Call("9007199254740993", "read_file", R"({"path":"/a"})"),
+      Call(R"({"x":1})", "read_file", R"({"path":"/a"})"),
+      Call("1.0", "read_file", R"({"path":"/a"})"),
+      // Envelopes a strict server drops.
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/a"}},"extra":1})",
+      R"({"jsonrpc":"1.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/a"}}})",
+      R"({"id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/a"}}})",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"/a"},"unknown":1}})",
+  };
+  for (const std::string& leader : leaders) {
+    Build(Config());
+    session_->OnClientLine(leader);
+    ASSERT_EQ(out_.to_server.size(), 1u) << leader;
+    EXPECT_EQ(out_.to_server[0], leader) << "forwarded untouched";
+    // The server never answers it. An identical plain call is still
+    // answered, as on a direct connection.
+    session_->OnClientLine(Call(R"("plain")", "read_file", R"({"path":"/a"})"));
+    ASSERT_EQ(out_.to_server.size(), 2u) << "joined the flight of " << leader;
+    session_->OnServerLine(Result(R"("plain")", kFileResult));
+    ASSERT_EQ(out_.to_client.size(), 1u) << leader;
+    EXPECT_EQ(out_.to_client[0], Result(R"("plain")", kFileResult));
+    EXPECT_EQ(cache_->Stats().coalesced, 0u) << leader;
+    const auto& by = cache_->Stats().bypasses;
+    EXPECT_EQ(by.count("nonstandard_id") + by.count("nonstandard_request"), 1u)
+        << leader;
+  }
+}
+
+TEST_F(SessionTest, ACallWithAnOddIdNeverJoinsNorIsServed) {
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  // Stored: a plain id is served, an odd one goes to the server (which
+  // decides what to do with it, as on a direct connection).
+  RoundTrip("2", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 1u);
+  session_->OnClientLine(Call("2.5", "read_file", R"({"path":"/a"})"));
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  EXPECT_EQ(out_.to_server.back(),
+            Call("2.5", "read_file", R"({"path":"/a"})"));
+  // Its answer, if any, reaches the client as the server sent it.
+  session_->OnServerLine(Result("2.5", kFileResult));
+  EXPECT_EQ(out_.to_client.back(), Result("2.5", kFileResult));
+  // And it never joins a flight either.
+  session_->OnClientLine(Call("3", "read_file", R"({"path":"/b"})"));
+  session_->OnClientLine(Call("3.5", "read_file", R"({"path":"/b"})"));
+  EXPECT_EQ(ServerCalls("read_file"), 4u);
+  EXPECT_EQ(cache_->Stats().bypasses.at("nonstandard_id"), 2u);
+}
+
+TEST_F(SessionTest, AClientIdEqualToTheProxysOwnGetsItsOwnAnswer) {
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+  std::vector<json> asked = InternalListRequests(out_);
+  ASSERT_EQ(asked.size(), 1u);
+  const std::string internal_id = asked[0]["id"].dump();
+  ASSERT_EQ(internal_id, R"("toolcache-refresh-1")");
+  // The client picks the same id for its own tools/list.
+  const std::string mine = R"({"jsonrpc":"2.0","id":)" + internal_id +
+                           R"(,"method":"tools/list","params":{}})";
+  session_->OnClientLine(mine);
+  json sent = json::parse(out_.to_server.back());
+  ASSERT_NE(sent["id"].dump(), internal_id) << "sent under another id";
+  EXPECT_EQ(out_.to_server.back(), R"({"jsonrpc":"2.0","id":)" +
+                                       sent["id"].dump() +
+                                       R"(,"method":"tools/list","params":{}})")
+      << "only the id differs";
+  EXPECT_EQ(session_->counters().remapped_ids, 1u);
+  // The server answers both; the client gets exactly its own answer, under
+  // its own id, and the proxy's listing completes.
+  const std::string client_tools =
+      R"({"tools":[{"name":"client_view","annotations":{"readOnlyHint":true}}]})";
+  session_->OnServerLine(Result(sent["id"].dump(), client_tools));
+  session_->OnServerLine(
+      std::string(kToolsList)
+          .replace(std::string(kToolsList).find(R"("tl")"), 4, internal_id));
+  ASSERT_EQ(out_.to_client.size(), 2u);  // list_changed + the answer
+  EXPECT_EQ(out_.to_client[1], Result(internal_id, client_tools));
+  EXPECT_FALSE(session_->refreshing_tools()) << "the refresh got its list";
+  EXPECT_EQ(session_->in_flight(), 0u);
+  // Caching works again with the refreshed list.
+  RoundTrip("7", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("8", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 1u);
+}
+
+TEST_F(SessionTest, AReusedIdInFlightNeverMixesUpAnswers) {
+  // Leader 1 and waiter 2 share a flight for /a; the client then reuses id 1
+  // for /b (MCP forbids it; a direct connection would still answer both).
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call("2", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/b"})"));
+  ASSERT_EQ(ServerCalls("read_file"), 2u);
+  json dup = json::parse(out_.to_server.back());
+  ASSERT_NE(dup["id"], 1) << "the second id 1 must not reach the server as 1";
+  const std::string b = R"({"content":[{"type":"text","text":"B"}]})";
+  // The server answers /b first.
+  session_->OnServerLine(Result(dup["id"].dump(), b));
+  session_->OnServerLine(Result("1", kFileResult));
+  ASSERT_EQ(out_.to_client.size(), 3u);
+  EXPECT_EQ(out_.to_client[0], Result("1", b));
+  EXPECT_EQ(out_.to_client[1], Result("1", kFileResult));
+  EXPECT_EQ(out_.to_client[2], Result("2", kFileResult)) << "/a, not /b";
+  // /a's entry holds /a's content.
+  EXPECT_THAT(RoundTrip("3", "read_file", R"({"path":"/a"})", "{}"),
+              HasSubstr("caf"));
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+}
+
+TEST_F(SessionTest, IdsThatOneServerEchoesAlikeAreNeverInFlightTogether) {
+  // A JavaScript server echoes 9007199254740993 as 9007199254740992: while
+  // the first is in flight, the second goes upstream under a proxy id.
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":9007199254740993,"method":"ping"})");
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":9007199254740992,"method":"ping"})");
+  json second = json::parse(out_.to_server.back());
+  ASSERT_TRUE(second["id"].is_string());
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","id":9007199254740992,"result":{"a":1}})");
+  session_->OnServerLine(Result(second["id"].dump(), R"({"b":2})"));
+  ASSERT_EQ(out_.to_client.size(), 2u);
+  // The first answer is the server's own line; the second is re-addressed.
+  EXPECT_EQ(out_.to_client[0],
+            R"({"jsonrpc":"2.0","id":9007199254740992,"result":{"a":1}})");
+  EXPECT_EQ(out_.to_client[1], Result("9007199254740992", R"({"b":2})"));
+}
+
+TEST_F(SessionTest, CancellingARemappedRequestNamesTheIdTheServerSaw) {
+  session_->OnClientLine(R"({"jsonrpc":"2.0","id":"r","method":"ping"})");
+  session_->OnClientLine(Call(R"("r")", "read_file", R"({"path":"/a"})"));
+  json sent = json::parse(out_.to_server.back());
+  ASSERT_NE(sent["id"], "r");
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r"}})");
+  EXPECT_EQ(
+      out_.to_server.back(),
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+          sent["id"].dump() + "}}");
+}
+
+TEST_F(SessionTest, OverlongAnswerToARemappedRequestStillAnswersItsId) {
+  session_->OnClientLine(R"({"jsonrpc":"2.0","id":"r","method":"ping"})");
+  session_->OnClientLine(Call(R"("r")", "read_file", R"({"path":"/big"})"));
+  json sent = json::parse(out_.to_server.back());
+  IdSniffer streamed;
+  streamed.Feed(R"({"jsonrpc":"2.0","result":{"content":[]},"id":)" +
+                sent["id"].dump() + "}");
+  session_->OnServerLineTooLong(streamed, 5000, 2048);
+  ASSERT_EQ(out_.to_client.size(), 1u);
+  json e = json::parse(out_.to_client[0]);
+  EXPECT_EQ(e["id"], "r");
+  EXPECT_EQ(e["error"]["code"], kInternalError);
+}
+
+TEST_F(SessionTest, ARootsChangeInvalidatesAndStoresNothingUntilApplied) {
+  RoundTrip("1", "read_file", R"({"path":"/old/a"})", kFileResult);
+  RoundTrip("2", "read_file", R"({"path":"/old/a"})", kFileResult);
+  ASSERT_EQ(ServerCalls("read_file"), 1u);
+  // The client's roots change; the server asks for them and gets new ones.
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","method":"notifications/roots/list_changed"})");
+  session_->OnServerLine(R"({"jsonrpc":"2.0","id":0,"method":"roots/list"})");
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":0,"result":{"roots":[{"uri":"file:///new"}]}})");
+  // Until the server has had time to apply them, nothing is served or
+  // stored (its answers may still reflect the old roots).
+  RoundTrip("3", "read_file", R"({"path":"/old/a"})", kFileResult);
+  RoundTrip("4", "read_file", R"({"path":"/old/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  EXPECT_EQ(cache_->Stats().bypasses.at("roots_changing"), 2u);
+  clock_.Advance(2.5);
+  const std::string denied =
+      R"({"content":[{"type":"text","text":"Access denied"}],"isError":true})";
+  EXPECT_THAT(RoundTrip("5", "read_file", R"({"path":"/old/a"})", denied),
+              HasSubstr("Access denied"));
+  RoundTrip("6", "read_file", R"({"path":"/new/b"})", kFileResult);
+  RoundTrip("7", "read_file", R"({"path":"/new/b"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 5u) << "cached again";
+  // The same roots answered again change nothing.
+  session_->OnServerLine(R"({"jsonrpc":"2.0","id":1,"method":"roots/list"})");
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":1,"result":{"roots":[{"uri":"file:///new"}]}})");
+  RoundTrip("8", "read_file", R"({"path":"/new/b"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 5u);
+}
+
+TEST_F(SessionTest, ResourceListChangesAndReinitializeInvalidate) {
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":"i1","method":"initialize","params":{}})");
+  session_->OnServerLine(Result(R"("i1")", "{}"));
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("2", "read_file", R"({"path":"/a"})", kFileResult);
+  ASSERT_EQ(ServerCalls("read_file"), 1u)
+      << "the first initialize is no change";
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/resources/list_changed"})");
+  RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  RoundTrip("4", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  // A read in flight across a second initialize is answered, not stored.
+  session_->OnClientLine(Call("5", "read_file", R"({"path":"/a"})"));
+  EXPECT_EQ(ServerCalls("read_file"), 2u) << "served";
+  session_->OnClientLine(Call("6", "read_file", R"({"path":"/c"})"));
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":"i2","method":"initialize","params":{}})");
+  session_->OnServerLine(Result("6", kFileResult));
+  session_->OnServerLine(Result(R"("i2")", "{}"));
+  RoundTrip("7", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("8", "read_file", R"({"path":"/c"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 5u);
+}
+
 }  // namespace
 }  // namespace toolcache::mcp

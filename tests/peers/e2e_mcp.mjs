@@ -145,6 +145,9 @@ function rawSession(p, env = {}) {
   };
 }
 
+// Raw bytes to the proxy in one write.
+function child_write(s, text) { s.child.stdin.write(text); }
+
 const tests = [];
 function test(name, fn) { tests.push({ name, fn }); }
 
@@ -509,6 +512,120 @@ test('stats: --stats FILE reports hits and bypass reasons on SIGUSR1 and on exit
   assert.equal(s.bypasses, 1);
   assert.ok(Object.keys(s.bypassesByReason).length === 1);
   assert.ok(s.bytesServedFromCache > 0);
+});
+
+// --- issue 10: no false hits, no hangs, nothing stale or revoked --------
+test('filesystem: a call with an id the server drops or echoes differently never holds up an identical call', async () => {
+  const dir = mkdtempSync(join(work, 'fs-'));
+  const p = proxied('filesystem', [dir]);
+  const s = rawSession(p);
+  await s.initialize();
+  s.send({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+  await s.wait((m) => m.id === 1, 'tools/list');
+  // The TypeScript SDK drops requests whose id is not a string or a safe
+  // integer (zod's int()), and any envelope with unknown members: none of
+  // these is ever answered, so nobody may wait on them.
+  const odd = ['1.5', 'null', 'true', '9007199254740993', '{"x":1}', '2.0'];
+  for (const [i, id] of odd.entries()) {
+    const file = join(dir, `odd${i}.txt`);
+    writeFileSync(file, `content ${i}`);
+    const args = JSON.stringify({ name: 'read_text_file', arguments: { path: file } });
+    // Both in one write: the second would join the first's flight.
+    child_write(s, `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${args}}\n`
+      + `{"jsonrpc":"2.0","id":"plain${i}","method":"tools/call","params":${args}}\n`);
+    const r = await s.wait((m) => m.id === `plain${i}`, `plain${i} after id ${id}`);
+    assert.equal(r.result.content[0].text, `content ${i}`);
+  }
+  // The odd calls reached the server as sent (and were never answered).
+  assert.equal(serverCalls(p.log, 'read_text_file'), 2 * odd.length);
+  await s.close();
+});
+
+test('everything: a client id equal to the proxy\'s own refresh id gets its own answer', async () => {
+  // tee holds tools/list requests (the proxy's refresh) for a moment, so the
+  // client's ping with the same id is sent while the refresh is in flight.
+  const p = proxied('everything');
+  const s = rawSession(p, { TEE_DELAY: 'tools/list:700' });
+  await s.initialize();
+  await until(() => refreshRequests(p.log).length >= 1, 'the proxy refreshing the tool list');
+  const ownId = refreshRequests(p.log)[0].id;
+  s.send({ jsonrpc: '2.0', id: ownId, method: 'ping' });
+  const pong = await s.wait((m) => m.id === ownId, 'the client\'s ping');
+  assert.deepEqual(pong.result, {}, JSON.stringify(pong));
+  // The refresh got the tool list (not the ping's {}): echo is cached again.
+  const echo = (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: 'x' } } });
+  await new Promise((r) => setTimeout(r, 900));
+  for (const id of ['e1', 'e2']) {
+    s.send(echo(id));
+    await s.wait((m) => m.id === id, id);
+  }
+  assert.equal(serverCalls(p.log, 'echo'), 1, 'cached after the refresh');
+  assert.equal(s.messages.filter((m) => m.id === ownId).length, 1, 'one answer under that id');
+  await s.close();
+});
+
+test('filesystem: with invalidation: resource, a write through a relative path drops the cached read of the absolute one', async () => {
+  const dir = mkdtempSync(join(work, 'fs-'));
+  const file = join(dir, 'a.txt');
+  writeFileSync(file, 'before');
+  const cfg = join(work, 'resource-scope.yaml');
+  writeFileSync(cfg, 'invalidation: resource\n');
+  const p = proxied('filesystem', [dir], ['--config', cfg]);
+  const { client } = await connect(p);
+  await client.listTools();
+  const read = () => client.callTool({ name: 'read_text_file', arguments: { path: file } });
+  assert.equal(text(await read()), 'before');
+  assert.equal(text(await read()), 'before');
+  assert.equal(serverCalls(p.log, 'read_text_file'), 1);
+  // server-filesystem resolves a.txt against its allowed folder.
+  const w = await client.callTool({ name: 'write_file', arguments: { path: 'a.txt', content: 'after' } });
+  assert.ok(!w.isError, text(w));
+  assert.equal(readFileSync(file, 'utf8'), 'after', 'the server wrote the absolute file');
+  assert.equal(text(await read()), 'after');
+  assert.equal(serverCalls(p.log, 'read_text_file'), 2);
+  await client.close();
+});
+
+test('filesystem: after the client drops a root, a file under it is no longer served from cache', async () => {
+  const keep = mkdtempSync(join(work, 'root-keep-'));
+  const drop = mkdtempSync(join(work, 'root-drop-'));
+  const file = join(drop, 'secret.txt');
+  writeFileSync(file, 'old root content');
+  let roots = [keep, drop];
+  const p = proxied('filesystem', [keep, drop]);
+  const { client } = await connect(p, {
+    capabilities: { roots: { listChanged: true } },
+    setup: (c) => c.setRequestHandler(ListRootsRequestSchema, async () => ({
+      roots: roots.map((d) => ({ uri: `file://${d}`, name: d })),
+    })),
+  });
+  await client.listTools();
+  const read = () => client.callTool({ name: 'read_text_file', arguments: { path: file } });
+  const allowed = async () => text(await client.callTool({ name: 'list_allowed_directories', arguments: {} }));
+  // The server asks for the roots after initialization; once it has them
+  // (and the proxy's settle time after a roots answer passed), reads cache.
+  const rootsAnswers = () => serverLog(p.log).filter((m) => m.result?.roots).length;
+  await until(() => rootsAnswers() === 1, 'the first roots/list answer');
+  await new Promise((r) => setTimeout(r, 2200));
+  assert.equal(text(await read()), 'old root content');
+  assert.equal(text(await read()), 'old root content');
+  assert.equal(serverCalls(p.log, 'read_text_file'), 1, 'cached');
+  // The client drops the second root; the server asks for the roots again
+  // and applies them (within milliseconds of the answer).
+  roots = [keep];
+  await client.sendRootsListChanged();
+  await until(() => rootsAnswers() === 2, 'the second roots/list answer');
+  await new Promise((r) => setTimeout(r, 300));
+  const denied = await read();
+  assert.equal(denied.isError, true, `served: ${text(denied)}`);
+  assert.match(text(denied), /Access denied/);
+  assert.equal(serverCalls(p.log, 'read_text_file'), 2);
+  // Once settled, the new answers are what gets cached.
+  await new Promise((r) => setTimeout(r, 2000));
+  assert.ok(!(await allowed()).includes(drop));
+  assert.ok(!(await allowed()).includes(drop));
+  assert.equal(serverCalls(p.log, 'list_allowed_directories'), 1);
+  await client.close();
 });
 
 // --- runner --------------------------------------------------------------

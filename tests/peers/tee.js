@@ -10,6 +10,10 @@
 // SIGTERM/SIGINT/SIGHUP sent to tee (the proxy's shutdown) are passed on to
 // the server, so a server that outlives its stdin EOF (e.g. one with a task
 // still running) is stopped too instead of being orphaned.
+//
+// TEE_DELAY=<method>:<ms> holds every request of that method for <ms>
+// before the server gets it (it is logged at once), so a test can act while
+// such a request is known to be in flight.
 import { spawn } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
 
@@ -20,6 +24,18 @@ if (!log || sep !== '--' || !cmd) {
 }
 const child = spawn(cmd, args, { stdio: ['pipe', 'inherit', 'inherit'] });
 writeFileSync(`${log}.pid`, String(child.pid));
+const [delayMethod, delayMs] = (process.env.TEE_DELAY ?? '').split(':');
+let held = 0;  // delayed lines not yet written
+let ended = false;
+function delayed(line) {
+  if (!delayMethod) return false;
+  try {
+    const m = JSON.parse(line);
+    return m.method === delayMethod && m.id !== undefined;
+  } catch {
+    return false;
+  }
+}
 let pending = '';
 process.stdin.on('data', (chunk) => {
   pending += chunk.toString('utf8');
@@ -28,7 +44,16 @@ process.stdin.on('data', (chunk) => {
     const line = pending.slice(0, nl + 1);
     pending = pending.slice(nl + 1);
     appendFileSync(log, line);
-    child.stdin.write(line);
+    if (delayed(line)) {
+      held += 1;
+      setTimeout(() => {
+        child.stdin.write(line);
+        held -= 1;
+        if (ended && held === 0) child.stdin.end();
+      }, Number(delayMs));
+    } else {
+      child.stdin.write(line);
+    }
   }
 });
 process.stdin.on('end', () => {
@@ -36,7 +61,8 @@ process.stdin.on('end', () => {
     appendFileSync(log, pending + '\n');
     child.stdin.write(pending);
   }
-  child.stdin.end();
+  ended = true;
+  if (held === 0) child.stdin.end();
 });
 child.stdin.on('error', () => {});
 for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
