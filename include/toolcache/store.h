@@ -179,10 +179,14 @@ struct FaultPlan {
   StatusCode fail_with = StatusCode::kOk;
   // Only Put fails, with RESOURCE_EXHAUSTED ("full").
   bool full = false;
-  // Get returns values with their bytes flipped (corrupt entries).
+  // Get returns values with a byte flipped (corrupt entries); counters
+  // (all-digit values) are left intact.
   bool corrupt_values = false;
   // Seconds every call sleeps first (a slow store).
   double delay_seconds = 0;
+  // Runs at the start of every call, before any fault (tests use it to
+  // hold a call inside the store).
+  std::function<void()> on_call;
   // Calls that reached `base` / that the plan failed (set by the wrapper).
   std::atomic<uint64_t> passed{0};
   std::atomic<uint64_t> failed{0};

@@ -44,25 +44,7 @@ struct Backend {
 };
 void PrintTo(const Backend& b, std::ostream* os) { *os << b.name; }
 
-// One redis-server for the contract suite, started before the first test
-// and stopped after the last.
-RedisServer* shared_redis = nullptr;
-
-class RedisEnvironment final : public ::testing::Environment {
- public:
-  void SetUp() override {
-    shared_redis = new RedisServer();
-    ASSERT_TRUE(shared_redis->Start()) << shared_redis->error();
-  }
-  void TearDown() override {
-    delete shared_redis;
-    shared_redis = nullptr;
-  }
-};
-[[maybe_unused]] ::testing::Environment* const kRedisEnvironment =
-    ::testing::AddGlobalTestEnvironment(new RedisEnvironment);
-
-RedisServer* SharedRedis() { return shared_redis; }
+RedisServer* SharedRedis() { return &testing::SharedRedisServer(); }
 
 std::unique_ptr<Store> MustOpen(const std::string& spec, const Clock* clock) {
   Result<std::unique_ptr<Store>> s = OpenStore(spec, {.clock = clock});

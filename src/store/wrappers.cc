@@ -109,6 +109,10 @@ class FaultInjectionStore final : public Store {
     if (!r.ok() || !plan_->corrupt_values) return r;
     for (std::optional<StoreValue>& v : *r) {
       if (!v || v->bytes->empty()) continue;
+      // Counters (decimal text) stay intact: the plan damages values.
+      if (v->bytes->find_first_not_of("0123456789") == std::string::npos) {
+        continue;
+      }
       std::string flipped = *v->bytes;
       flipped[flipped.size() / 2] ^= 0x5a;
       v->bytes = std::make_shared<const std::string>(std::move(flipped));
@@ -137,6 +141,7 @@ class FaultInjectionStore final : public Store {
 
  private:
   Status Before() {
+    if (plan_->on_call) plan_->on_call();
     if (plan_->delay_seconds > 0) {
       std::this_thread::sleep_for(
           std::chrono::duration<double>(plan_->delay_seconds));

@@ -18,6 +18,7 @@
 #define TOOLCACHE_TESTS_SUPPORT_REDIS_SERVER_H_
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -205,6 +206,20 @@ class RedisServer {
   int port_ = 0;
   pid_t pid_ = 0;
 };
+
+// One server for a whole test binary: started on first use, stopped when
+// the binary exits (and killed with it if it crashes). Tests sharing it keep
+// apart by key prefix.
+inline RedisServer& SharedRedisServer() {
+  static RedisServer server;
+  static const bool started = [] {
+    const bool ok = server.Start();
+    if (!ok) ADD_FAILURE() << server.error();
+    return ok;
+  }();
+  (void)started;
+  return server;
+}
 
 }  // namespace toolcache::testing
 
