@@ -349,12 +349,11 @@ class Parser {
         }
       }
     }
-    CheckKeys(
-        root, "",
-        {"capacityBytes", "maxEntries", "policy", "policyParams", "ttlSeconds",
-         "minCacheableTtlSeconds", "excludeTools", "perToolTtl",
-         "trustAnnotations", "invalidation", "scope", "tools", "servers",
-         "store"});
+    CheckKeys(root, "",
+              {"capacityBytes", "maxEntries", "policy", "policyParams",
+               "ttlSeconds", "minCacheableTtlSeconds", "excludeTools",
+               "perToolTtl", "trustAnnotations", "invalidation", "scope",
+               "tools", "servers", "store"});
     if (const YAML::Node n = root["capacityBytes"]) {
       c.capacity_bytes = Bytes(n, "capacityBytes");
       if (c.capacity_bytes == 0) {
