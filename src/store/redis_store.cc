@@ -22,6 +22,7 @@
 // (OpenStore wraps this store in it) keeps a dead server from costing a
 // timeout per call.
 #include <hiredis/hiredis.h>
+#include <signal.h>
 #include <sys/time.h>
 
 #include <cerrno>
@@ -279,6 +280,13 @@ class RedisStore final : public Store {
 }  // namespace
 
 std::unique_ptr<Store> NewRedisStore(std::string name, RedisOptions o) {
+  // hiredis writes with write(2): a server that died mid-call would raise
+  // SIGPIPE and kill the process. Choice: ignore SIGPIPE when nobody set a
+  // handler (the write then fails with EPIPE: store_unavailable).
+  struct sigaction old {};
+  if (sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+    signal(SIGPIPE, SIG_IGN);
+  }
   return std::make_unique<RedisStore>(std::move(name), std::move(o));
 }
 
