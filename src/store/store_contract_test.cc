@@ -400,7 +400,8 @@ TEST(SqliteStoreTest, KillNineMidWriteLeavesAConsistentFile) {
   EXPECT_GE(n, 201u);
   // Every write the counter says committed is there, whole.
   for (uint64_t i = 0; i < n; ++i) {
-    StoreKey k{"ns", "k" + std::to_string(i)};
+    const std::string name = "k" + std::to_string(i);
+    StoreKey k{"ns", name};
     auto v = store->Get({&k, 1});
     ASSERT_TRUE(v.ok());
     ASSERT_TRUE((*v)[0].has_value()) << "k" << i;
