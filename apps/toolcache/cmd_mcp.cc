@@ -1,4 +1,5 @@
-// `toolcache mcp [--config FILE] [--name NAME] [--stats FILE] -- <command...>`:
+// `toolcache mcp [--config FILE] [--name NAME] [--store SPEC] [--stats FILE]
+// -- <command...>`:
 // a caching proxy in front of any stdio MCP server. The CLI only parses,
 // builds the cache and runs the proxy (include/toolcache/mcp_proxy.h).
 #include <spdlog/sinks/stdout_sinks.h>
@@ -13,6 +14,7 @@
 #include "apps/toolcache/commands.h"
 #include "toolcache/config.h"
 #include "toolcache/mcp_proxy.h"
+#include "toolcache/store.h"
 #include "toolcache/tool_cache.h"
 
 namespace toolcache::cli {
@@ -23,6 +25,7 @@ struct McpArgs {
   std::string name;
   std::string scope;
   std::string stats_path;
+  std::string store;
   std::string log_level;
   double grace_seconds = 2.0;
   uint64_t max_line_bytes = uint64_t{64} << 20;
@@ -63,10 +66,28 @@ int Run(const McpArgs& a) {
     }
     config = std::move(*loaded);
   }
+  if (!a.store.empty()) config.store = a.store;
   SystemClock clock;
+  std::unique_ptr<Store> store;
   std::unique_ptr<ToolCache> cache;
+  if (!a.no_cache && config.store != "memory") {
+    // Choice: `memory` is the in-process cache alone (no second copy).
+    Result<std::unique_ptr<Store>> opened = OpenStore(config.store);
+    if (!opened.ok()) {
+      std::string where = a.store.empty() ? config.source : "--store";
+      if (a.store.empty() && config.store_line > 0) {
+        where += ":" + std::to_string(config.store_line);
+      }
+      std::cerr << "toolcache mcp: " << where << ": "
+                << opened.status().message() << "\n";
+      return kExitUsage;
+    }
+    store = std::move(*opened);
+    spdlog::info("store: {}", store->name());
+  }
   if (!a.no_cache) {
-    Result<std::unique_ptr<ToolCache>> made = NewToolCache(config, &clock);
+    Result<std::unique_ptr<ToolCache>> made =
+        NewToolCache(config, &clock, store.get());
     if (!made.ok()) {
       // The message names the file and line itself ("c.yaml:3: ...").
       std::cerr << "toolcache mcp: " << made.status().message() << "\n";
@@ -108,6 +129,11 @@ Command AddMcpCommand(CLI::App& root) {
       "server identity in cache keys (default: the command line)");
   c.app->add_option("--scope", args->scope,
                     "sharing scope of cached entries (default: global)");
+  c.app->add_option(
+      "--store", args->store,
+      "where results are kept besides this process (overrides the config's "
+      "`store`): memory (default), sqlite:PATH, redis://HOST:PORT[/DB]; see "
+      "docs/STORE.md");
   c.app->add_option("--stats", args->stats_path,
                     "write JSON statistics to FILE on exit and on SIGUSR1");
   c.app

@@ -57,6 +57,9 @@ struct ToolConfig {
   std::optional<double> ttl_seconds;
   // Argument name used as the paper's parameter category ("" = none).
   std::optional<std::string> parameter_category;
+  // Price of one call of the tool (e.g. USD), the policy's cost feature
+  // (request_features.h). Unset: 0.
+  std::optional<double> cost;
 };
 
 using ToolConfigMap = std::map<std::string, ToolConfig, std::less<>>;
@@ -107,6 +110,12 @@ struct Config {
   ToolConfigMap tools;
   // Per-server overrides, by server name.
   std::map<std::string, ServerConfig, std::less<>> servers;
+  // Where results are kept under the in-process cache (store.h, docs/
+  // STORE.md): "memory" (the in-process cache alone), "sqlite:PATH" or
+  // "redis://HOST:PORT[/DB]", with optional "?param=value" settings.
+  // `toolcache mcp --store` overrides it. `store_line`: its file line.
+  std::string store = "memory";
+  int32_t store_line = 0;
   // Where the configuration came from ("<defaults>" or the file name).
   std::string source = "<defaults>";
 };

@@ -67,23 +67,28 @@ struct CachedValue {
   double latency_seconds = 0;      // upstream latency (set by Insert)
   double cost = 0;                 // price of the call (set by Insert)
   RequestType request_type = RequestType::kInformational;  // set by Insert
+  // Owner-defined validity tag, opaque to the cache (ToolCache: the shared
+  // store's invalidation counters the result was read under; "" = none).
+  std::string tag;
 };
 
 // Features of the call being looked up; the policy sees them on a hit
 // (VAAC's grouping: tool -> parameter category -> user).
 struct LookupContext {
-  std::string_view user;                // caller identity; "" = anonymous
-  std::string_view parameter_category;  // value of the category argument
+  std::string_view user;  // caller identity; "" = anonymous
+  // RequestFeatures::category_feature (request_features.h); 0 = none.
+  uint64_t category = 0;
 };
 
 // Features of the result being inserted (system features of the paper's
 // value model, Eq. 1-2) and its validity.
 struct InsertContext {
-  double ttl_seconds = kNoExpiry;       // from the Verdict; <= 0 is not stored
-  double latency_seconds = 0;           // measured upstream latency
-  double cost = 0;                      // price of the call
-  std::string_view user;                // caller identity; "" = anonymous
-  std::string_view parameter_category;  // value of the category argument
+  double ttl_seconds = kNoExpiry;  // from the Verdict; <= 0 is not stored
+  double latency_seconds = 0;      // measured upstream latency
+  double cost = 0;                 // price of the call
+  std::string_view user;           // caller identity; "" = anonymous
+  // RequestFeatures::category_feature (request_features.h); 0 = none.
+  uint64_t category = 0;
   RequestType request_type = RequestType::kInformational;
 };
 

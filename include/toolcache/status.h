@@ -31,6 +31,8 @@ enum class StatusCode {
   kResourceExhausted,   // a size or depth limit was exceeded
   kUnavailable,         // a peer (upstream, store) is down; retrying may help
   kInternal,            // a bug: an invariant did not hold
+  kDeadlineExceeded,    // a peer did not answer in time (added with stores)
+  kDataLoss,            // stored data is unreadable or corrupt
 };
 
 // Returns "OK", "INVALID_ARGUMENT", ... for logs and JSON error bodies.
@@ -72,6 +74,12 @@ inline Status Unavailable(std::string msg) {
 }
 inline Status Internal(std::string msg) {
   return Status(StatusCode::kInternal, std::move(msg));
+}
+inline Status DeadlineExceeded(std::string msg) {
+  return Status(StatusCode::kDeadlineExceeded, std::move(msg));
+}
+inline Status DataLoss(std::string msg) {
+  return Status(StatusCode::kDataLoss, std::move(msg));
 }
 
 // Holds either a T or a non-OK Status.

@@ -27,10 +27,17 @@
 //     such calls also count as possible writes (they invalidate at Begin and
 //     Complete).
 //
-// The store is one ResultCache shard: every store access already happens
-// under this cache's mutex, so more shards would add no concurrency and
-// would split the byte budget and the policy's statistics (VAAC's value
-// model, grouping and bandit) N ways.
+// Storage is two-level. The L1 is one in-process ResultCache shard under
+// this cache's mutex: the policy (VAAC by default) decides what is admitted
+// and kept (more shards would add no concurrency and would split the byte
+// budget and the policy's statistics N ways). Under it an optional shared
+// Store (SQLite, Redis; docs/STORE.md) holds every admitted result for
+// other processes and later runs; a local miss looks there. Store I/O never
+// runs under the mutex. Invalidations are published as counter bumps that
+// every process checks before serving, from the store or from its L1. A
+// store fault passes the call through (bypass reason "store_unavailable",
+// "store_timeout", "store_corrupt", ...; a warning once per episode);
+// caching resumes by itself when the store works again.
 //
 // Faces that only observe calls made elsewhere (the LLM API proxy sees the
 // client run its own tools) use Peek ("would this be a hit?") and Record
@@ -41,8 +48,9 @@
 // ToolCall / UpstreamResult and back.
 //
 // Thread-safety: every method is thread-safe (one internal mutex around the
-// flight table; the store is a one-shard ResultCache). Ownership: the cache
-// owns its store and classifier; ToolCall views are borrowed for the call.
+// flight table and the L1; shared-store calls run outside it). Ownership:
+// the cache owns its L1 and classifier and borrows the Store; ToolCall
+// views are borrowed for the call.
 //
 // Example:
 //   auto cache = NewToolCache(config, &clock);
@@ -71,6 +79,7 @@
 namespace toolcache {
 
 struct ToolInfo;  // classifier.h
+class Store;      // store.h
 
 // Opaque handles chosen by the face (waiters) or the cache (tickets).
 using WaiterId = uint64_t;
@@ -88,6 +97,9 @@ struct ToolCall {
   // forwards it as a bypass under this statistics name: no hit, no flight,
   // nothing stored; a possible write still invalidates. Default "".
   std::string_view bypass_reason;
+  // Caller identity for the policy's grouping (request_features.h); "" =
+  // the scope. (Added with the store; faces may leave it empty.)
+  std::string_view user;
 };
 
 enum class CallAction {
@@ -187,6 +199,13 @@ struct ToolCacheStats {
   uint64_t recorded = 0;
   uint64_t recorded_already_cached = 0;
   uint64_t recorded_stale = 0;
+  // Shared store (docs/STORE.md): hits served from the store rather than
+  // this process's memory (a result another process or run stored), and
+  // store failures outside a call's lookup (writes and invalidations that
+  // did not reach the store), by reason ("store_full", ...). A lookup that
+  // fails is a bypass, counted in `bypasses` under its reason.
+  uint64_t store_hits = 0;
+  std::map<std::string, uint64_t, std::less<>> store_errors;
   double latency_saved_seconds = 0;  // sum of stored upstream latency of hits
   uint64_t bytes_served = 0;         // result bytes served from cache
   uint64_t entries = 0;              // now cached
@@ -263,12 +282,18 @@ class ToolCache {
 };
 
 // Builds the cache from `config` (capacity, policy, TTLs, invalidation,
-// classifier layers). `clock` must outlive the cache. Fails with
+// classifier layers). `clock` must outlive the cache. `store` (borrowed;
+// must outlive the cache) is the shared store under the in-process cache:
+// nullptr keeps results in this process only (`store: memory`); otherwise
+// admitted results are also written there, looked up there on a local
+// miss, and every invalidation is published there (docs/STORE.md). Two
+// caches given one store behave like two processes sharing it. Fails with
 // INVALID_ARGUMENT "<file>:<line>: ..." when the policy is unknown, not
 // usable online (belady, infinite) or given a knob it does not have (the
 // message names the closest known name).
 Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
-                                                const Clock* clock);
+                                                const Clock* clock,
+                                                Store* store = nullptr);
 
 }  // namespace toolcache
 

@@ -50,18 +50,14 @@ uint32_t UserFeature(std::string_view user) {
   const uint32_t h = Fold32(Fnv1a(user));
   return h == 0 ? 1 : h;
 }
-uint64_t CategoryFeature(std::string_view value) {
-  if (value.empty()) return 0;
-  const uint64_t h = Fnv1a(value);
-  return h == 0 ? 1 : h;
-}
 
 // Choice: an entry's accounted size is its result plus its key bytes (the
 // full key is stored beside the result); fixed per-entry overhead is left
 // out so capacities read as payload bytes.
 uint64_t AccountedSize(const CacheKey& key, const CachedValue& value) {
-  return value.result.size() + value.media_type.size() + key.scope.size() +
-         key.server.size() + key.tool.size() + key.canonical_args.size();
+  return value.result.size() + value.media_type.size() + value.tag.size() +
+         key.scope.size() + key.server.size() + key.tool.size() +
+         key.canonical_args.size();
 }
 
 using Payload = std::shared_ptr<const CachedValue>;
@@ -135,7 +131,7 @@ class ShardedResultCache final : public ResultCache {
     Request req;
     req.id = id;
     req.tool = ToolFeature(key);
-    req.param_category = CategoryFeature(ctx.parameter_category);
+    req.param_category = ctx.category;
     req.user = UserFeature(ctx.user);
     req.size = sh.core->view().meta(s).size;
     req.latency = value->latency_seconds;
@@ -189,7 +185,7 @@ class ShardedResultCache final : public ResultCache {
     Request req;
     req.id = id;
     req.tool = ToolFeature(key);
-    req.param_category = CategoryFeature(ctx.parameter_category);
+    req.param_category = ctx.category;
     req.user = UserFeature(ctx.user);
     req.size = std::max<uint64_t>(1, AccountedSize(key, value));
     req.latency = ctx.latency_seconds;

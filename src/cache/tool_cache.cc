@@ -16,10 +16,30 @@
 // - Resource strings (arguments and invalidation targets) are compared only
 //   in their normalized form (NormalizeResource); a relative path on either
 //   side matches everything of its server (IsUnanchored).
+// With a shared store (shared_ != nullptr):
+// - No store call runs while mu_ is held. A call reads the store between
+//   two holds of mu_ and acts on what it read only if its server's
+//   generation did not move meanwhile (else: a miss, not admitted).
+// - Every L1 entry carries the tag (store counter values) it was read
+//   under; it is served only after the store confirms the tag is current,
+//   so a write through another process stops this one from serving it.
+// - A flight's tag is read before it goes upstream; its result is stored
+//   under that tag, so a write published meanwhile makes it invisible.
+// - Every invalidation is published (Publish) before the call that caused
+//   it returns; one that fails leaves its server in pending_, and no result
+//   of that server is read from the store until a server-wide bump works.
+// - Any store failure during a lookup is a bypass with the fault's reason;
+//   nothing unverified is ever served.
+// - A result read through a relative resource depends on the server's
+//   "any resource write" counter (SharedResults::DependenciesOf).
 #include "toolcache/tool_cache.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <cmath>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -29,13 +49,22 @@
 #include <utility>
 #include <vector>
 
+#include "src/cache/shared_results.h"
 #include "toolcache/canonical_json.h"
 #include "toolcache/classifier.h"
 #include "toolcache/policy.h"
+#include "toolcache/request_features.h"
 #include "toolcache/result_cache.h"
+#include "toolcache/store.h"
 
 namespace toolcache {
 namespace {
+
+using cache_internal::DecodeResult;
+using cache_internal::Dependencies;
+using cache_internal::EncodeResult;
+using cache_internal::SharedResults;
+using cache_internal::StoredResult;
 
 bool IsJsonSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -289,25 +318,23 @@ std::string KeyText(const CacheKey& k) {
   return s;
 }
 
-// The value of the parameter-category argument, as compact JSON text.
-std::string CategoryValue(std::string_view canonical_args,
-                          std::string_view name) {
-  if (name.empty()) return {};
-  nlohmann::json j = nlohmann::json::parse(canonical_args, nullptr, false);
-  if (!j.is_object()) return {};
-  auto it = j.find(std::string(name));
-  if (it == j.end()) return {};
-  return it->is_string() ? it->get<std::string>() : it->dump();
+// The caller identity the policy groups by: the call's user, else its
+// sharing scope.
+std::string_view UserOf(const ToolCall& call) {
+  return call.user.empty() ? call.scope : call.user;
 }
 
 class ToolCacheImpl final : public ToolCache {
  public:
   ToolCacheImpl(const Config& config, const Clock* clock,
-                std::unique_ptr<ResultCache> store)
+                std::unique_ptr<ResultCache> l1, Store* store)
       : config_(config),
         clock_(clock),
         classifier_(config),
-        store_(std::move(store)) {}
+        features_(config),
+        l1_(std::move(l1)),
+        shared_(store != nullptr ? std::make_unique<SharedResults>(store)
+                                 : nullptr) {}
 
   void LearnTools(std::string_view server, std::span<const ToolInfo> tools,
                   bool replace) override {
@@ -321,20 +348,28 @@ class ToolCacheImpl final : public ToolCache {
   }
 
   void ToolsChanged(std::string_view server) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    tools_.erase(std::string(server));
-    InvalidateLocked(server, {});
+    Bumps bumps;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tools_.erase(std::string(server));
+      InvalidateLocked(server, {}, &bumps);
+    }
+    Publish(bumps);
   }
 
   void ToolsRefreshing(std::string_view server) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    tools_.erase(std::string(server));
-    refreshing_.insert(std::string(server));
-    InvalidateLocked(server, {});
+    Bumps bumps;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      tools_.erase(std::string(server));
+      refreshing_.insert(std::string(server));
+      InvalidateLocked(server, {}, &bumps);
+    }
+    Publish(bumps);
   }
 
   CallPlan Begin(const ToolCall& call, WaiterId waiter) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     ++stats_.calls;
     CallPlan plan;
     std::string_view args;
@@ -346,24 +381,31 @@ class ToolCacheImpl final : public ToolCache {
     f.waiters.push_back(waiter);
     f.generation = generation_[f.server];
 
+    Bumps bumps;
     if (refreshing_.contains(f.server)) {
       // Choice: while the new tool list is unknown, any call may be a write
       // (a read-looking name proves nothing): invalidate like a COMMAND.
       MarkRefreshing(plan.verdict);
       f.command = true;
-      InvalidateLocked(f.server, {});
+      InvalidateLocked(f.server, {}, &bumps);
       if (call.task_augmented) BlockServer(f, plan);
-      return Bypass(std::move(plan), std::move(f), waiter, "tools_refreshing");
+      plan = Bypass(std::move(plan), std::move(f), waiter, "tools_refreshing");
+      lock.unlock();
+      Publish(bumps);
+      return plan;
     }
     if (!plan.verdict.cacheable) {
       f.command = plan.verdict.request_type == RequestType::kCommand;
       if (f.command) {
         f.resources = ResourceValues(args);
-        InvalidateLocked(f.server, f.resources);
+        InvalidateLocked(f.server, f.resources, &bumps);
         if (call.task_augmented) BlockServer(f, plan);
       }
-      return Bypass(std::move(plan), std::move(f), waiter,
-                    VerdictReasonName(plan.verdict.reason));
+      const std::string reason(VerdictReasonName(plan.verdict.reason));
+      plan = Bypass(std::move(plan), std::move(f), waiter, reason);
+      lock.unlock();
+      Publish(bumps);
+      return plan;
     }
     if (!call.bypass_reason.empty()) {
       // The face cannot share this call's answer (ToolCall::bypass_reason).
@@ -377,48 +419,18 @@ class ToolCacheImpl final : public ToolCache {
                     key.status().message());
     }
     f.key = std::move(*key);
-    f.category =
-        CategoryValue(f.key.canonical_args, plan.verdict.parameter_category);
-    LookupResult hit = store_->Lookup(
-        f.key, {.user = call.scope, .parameter_category = f.category});
-    if (hit.hit()) {
-      ++stats_.hits;
-      stats_.latency_saved_seconds += hit.value->latency_seconds;
-      stats_.bytes_served += hit.value->result.size();
-      plan.action = CallAction::kServe;
-      // The stored value lives as long as this aliasing pointer does.
-      plan.result_json =
-          std::shared_ptr<const std::string>(hit.value, &hit.value->result);
-      plan.age_seconds = hit.age_seconds;
-      return plan;
+    SetFeatures(call, plan.verdict, f);
+    if (shared_ == nullptr) {
+      LookupResult hit =
+          l1_->Lookup(f.key, {.user = f.user, .category = f.category});
+      if (hit.hit()) return Serve(std::move(plan), hit, /*from_store=*/false);
+      return JoinOrStart(std::move(plan), std::move(f), waiter);
     }
-    std::string text = KeyText(f.key);
-    auto joinable = joinable_.find(text);
-    if (joinable != joinable_.end()) {
-      ++stats_.coalesced;
-      flights_[joinable->second].waiters.push_back(waiter);
-      waiter_ticket_[waiter] = joinable->second;
-      plan.action = CallAction::kWait;
-      plan.ticket = joinable->second;
-      return plan;
-    }
-    ++stats_.misses;
-    TicketId ticket = next_ticket_++;
-    f.cacheable = true;
-    f.ttl = plan.verdict.ttl_seconds;
-    f.request_type = plan.verdict.request_type;
-    f.scope = std::string(call.scope);
-    f.key_text = text;
-    joinable_[text] = ticket;
-    waiter_ticket_[waiter] = ticket;
-    flights_.emplace(ticket, std::move(f));
-    plan.action = CallAction::kForward;
-    plan.ticket = ticket;
-    return plan;
+    return BeginShared(std::move(lock), std::move(plan), std::move(f), waiter);
   }
 
   Completion Complete(TicketId ticket, const UpstreamResult& r) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     Completion c;
     auto it = flights_.find(ticket);
     if (it == flights_.end()) return c;
@@ -433,7 +445,10 @@ class ToolCacheImpl final : public ToolCache {
     }
     if (f.command) {
       // After the write: entries admitted meanwhile may predate it.
-      InvalidateLocked(f.server, f.resources);
+      Bumps bumps;
+      InvalidateLocked(f.server, f.resources, &bumps);
+      lock.unlock();
+      Publish(bumps);
       return c;
     }
     if (!f.cacheable) return c;
@@ -446,15 +461,7 @@ class ToolCacheImpl final : public ToolCache {
       // data; it is answered but not stored.
       c.reason = VerdictReason::kCommand;
     } else {
-      CachedValue v;
-      v.result = std::string(r.result_json);
-      c.admitted = store_->Insert(f.key, std::move(v),
-                                  {.ttl_seconds = f.ttl,
-                                   .latency_seconds = r.latency_seconds,
-                                   .cost = 0,
-                                   .user = f.scope,
-                                   .parameter_category = f.category,
-                                   .request_type = f.request_type});
+      c.admitted = AdmitLocked(f, r.result_json, r.latency_seconds, f.tag);
     }
     if (c.admitted) {
       ++stats_.admitted;
@@ -462,6 +469,10 @@ class ToolCacheImpl final : public ToolCache {
     } else {
       ++stats_.not_admitted;
     }
+    if (!c.admitted || shared_ == nullptr) return c;
+    lock.unlock();
+    // The policy admitted it: other processes may use it too.
+    StoreResult(f, r.result_json, r.latency_seconds, f.tag, f.epoch);
     return c;
   }
 
@@ -487,19 +498,23 @@ class ToolCacheImpl final : public ToolCache {
   }
 
   void Invalidate(std::string_view server, std::string_view resource) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::vector<std::string> resources;
-    if (!resource.empty()) {
-      std::optional<std::string> n = NormalizeResource(resource);
-      // Choice: a URI that maps to no local path (another scheme or host)
-      // cannot be related to path arguments: the whole server is dropped.
-      if (n && UriScheme(*n).empty()) resources.push_back(std::move(*n));
+    Bumps bumps;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      std::vector<std::string> resources;
+      if (!resource.empty()) {
+        std::optional<std::string> n = NormalizeResource(resource);
+        // Choice: a URI that maps to no local path (another scheme or host)
+        // cannot be related to path arguments: the whole server is dropped.
+        if (n && UriScheme(*n).empty()) resources.push_back(std::move(*n));
+      }
+      InvalidateLocked(server, resources, &bumps);
     }
-    InvalidateLocked(server, resources);
+    Publish(bumps);
   }
 
   Probe Peek(const ToolCall& call) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     ++stats_.peeks;
     Probe p;
     std::string_view args;
@@ -518,7 +533,15 @@ class ToolCacheImpl final : public ToolCache {
       p.bypass_reason = key.status().message();
       return p;
     }
-    LookupResult hit = store_->Peek(*key);
+    LookupResult hit = l1_->Peek(*key);
+    if (shared_ != nullptr) {
+      SharedView view = ReadShared(lock, *key, hit);
+      if (!view.fault.ok()) {
+        p.bypass_reason = StoreFaultName(StoreFaultOf(view.fault));
+        return p;
+      }
+      hit = view.valid;
+    }
     if (hit.hit()) {
       ++stats_.would_hits;
       p.would_hit = true;
@@ -530,17 +553,20 @@ class ToolCacheImpl final : public ToolCache {
   }
 
   RecordOutcome Record(const ToolCall& call, const UpstreamResult& r) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     ++stats_.recorded;
     RecordOutcome out;
     std::string_view args;
     out.verdict = ClassifyLocked(call, &args);
     const std::string server(call.server);
+    Bumps bumps;
     if (refreshing_.contains(server)) {
       MarkRefreshing(out.verdict);
       out.bypass_reason = "tools_refreshing";
       ++stats_.bypasses[out.bypass_reason];
-      InvalidateLocked(server, {});
+      InvalidateLocked(server, {}, &bumps);
+      lock.unlock();
+      Publish(bumps);
       return out;
     }
     if (!out.verdict.cacheable) {
@@ -549,8 +575,10 @@ class ToolCacheImpl final : public ToolCache {
       // A write seen completed: what it may have changed is dropped (its
       // effect is already there, so once is enough).
       if (out.verdict.request_type == RequestType::kCommand) {
-        InvalidateLocked(server, ResourceValues(args));
+        InvalidateLocked(server, ResourceValues(args), &bumps);
       }
+      lock.unlock();
+      Publish(bumps);
       return out;
     }
     Result<CacheKey> key = CacheableKeyLocked(call, args, out.verdict);
@@ -569,12 +597,34 @@ class ToolCacheImpl final : public ToolCache {
       ++stats_.not_admitted;
       return out;
     }
-    const std::string category =
-        CategoryValue(key->canonical_args, out.verdict.parameter_category);
+    Flight f;
+    f.server = server;
+    f.key = std::move(*key);
+    f.generation = generation_[server];
+    SetFeatures(call, out.verdict, f);
     // The client ran the call: for the policy that is an access of the
     // entry, when there is one (a hit had serving been on).
-    LookupResult existing = store_->Lookup(
-        *key, {.user = call.scope, .parameter_category = category});
+    LookupResult existing;
+    if (shared_ == nullptr) {
+      existing = l1_->Lookup(f.key, {.user = f.user, .category = f.category});
+    } else {
+      SharedView view = ReadShared(lock, f.key, l1_->Peek(f.key));
+      if (!view.fault.ok()) {
+        out.bypass_reason = StoreFaultName(StoreFaultOf(view.fault));
+        ++stats_.bypasses[out.bypass_reason];
+        return out;
+      }
+      f.tag = view.tag;
+      f.epoch = view.epoch;
+      f.deps = std::move(view.deps);
+      f.shared = true;
+      existing = view.valid;
+      if (existing.hit() && view.from_store) {
+        ++stats_.store_hits;
+      } else if (existing.hit()) {
+        (void)l1_->Lookup(f.key, {.user = f.user, .category = f.category});
+      }
+    }
     if (existing.hit()) {
       if (existing.value->result == r.result_json) {
         out.already_cached = true;
@@ -584,22 +634,47 @@ class ToolCacheImpl final : public ToolCache {
       }
       out.stale = true;
       ++stats_.recorded_stale;
+      if (f.shared) {
+        // Other processes may hold the outdated result under the same tag.
+        // Choice: publish a server-wide invalidation (the content changed
+        // behind the cache's back) and store the new result under the
+        // counters read after it.
+        lock.unlock();
+        Publish(Bumps{{server, {}}});
+        lock.lock();
+        SharedView again = ReadShared(lock, f.key, LookupResult{});
+        if (!again.fault.ok()) {
+          out.bypass_reason = StoreFaultName(StoreFaultOf(again.fault));
+          ++stats_.bypasses[out.bypass_reason];
+          l1_->Erase(f.key);
+          return out;
+        }
+        f.tag = std::move(again.tag);
+        f.epoch = again.epoch;
+      }
     }
-    CachedValue v;
-    v.result = std::string(r.result_json);
-    out.admitted = store_->Insert(*key, std::move(v),
-                                  {.ttl_seconds = out.verdict.ttl_seconds,
-                                   .latency_seconds = r.latency_seconds,
-                                   .cost = 0,
-                                   .user = call.scope,
-                                   .parameter_category = category,
-                                   .request_type = out.verdict.request_type});
+    if (generation_[server] != f.generation || (f.shared && f.tag.empty())) {
+      // A write was seen while the store was read: the result may predate
+      // it.
+      out.reason = VerdictReason::kCommand;
+      ++stats_.not_admitted;
+      if (out.stale) l1_->Erase(f.key);
+      return out;
+    }
+    out.admitted = AdmitLocked(f, r.result_json, r.latency_seconds, f.tag);
     if (out.admitted) {
       ++stats_.admitted;
       ++admitted_since_clear_[server];
     } else {
       ++stats_.not_admitted;
-      if (out.stale) store_->Erase(*key);  // never leave the outdated one
+      if (out.stale) l1_->Erase(f.key);  // never leave the outdated one
+    }
+    if (!f.shared) return out;
+    lock.unlock();
+    if (out.admitted) {
+      StoreResult(f, r.result_json, r.latency_seconds, f.tag, f.epoch);
+    } else if (out.stale) {
+      NoteStore(shared_->Erase(f.key, f.deps, f.epoch));
     }
     return out;
   }
@@ -607,7 +682,7 @@ class ToolCacheImpl final : public ToolCache {
   ToolCacheStats Stats() const override {
     std::lock_guard<std::mutex> lock(mu_);
     ToolCacheStats s = stats_;
-    ResultCacheStats rs = store_->Stats();
+    ResultCacheStats rs = l1_->Stats();
     s.entries = rs.entries;
     s.bytes = rs.bytes;
     return s;
@@ -616,10 +691,11 @@ class ToolCacheImpl final : public ToolCache {
  private:
   struct Flight {
     std::string server;
-    std::string scope;
+    std::string user;  // the policy's user feature
     CacheKey key;
     std::string key_text;  // "" = not joinable
-    std::string category;
+    uint64_t category = 0;
+    double cost = 0;
     WaiterId leader = 0;
     std::vector<WaiterId> waiters;
     std::vector<std::string> resources;  // COMMAND: resources it touches
@@ -629,6 +705,31 @@ class ToolCacheImpl final : public ToolCache {
     bool cacheable = false;
     bool command = false;
     bool blocks_server = false;  // counted in task_writes_ until Complete
+    // Shared store: the counters the call was read under (read before it
+    // went upstream) and where its result goes.
+    bool shared = false;
+    std::string tag;
+    uint64_t epoch = 0;
+    Dependencies deps;
+  };
+
+  // A write to publish to the shared store once mu_ is released: the
+  // server, and the resources it touched ("" = the whole server).
+  struct Bump {
+    std::string server;
+    std::vector<std::string> resources;
+  };
+  using Bumps = std::vector<Bump>;
+
+  // What the shared store says about a key (ReadShared).
+  struct SharedView {
+    Status fault;             // the store failed: nothing can be trusted
+    LookupResult valid;       // a fresh result valid under the current counters
+    bool from_store = false;  // `valid` came from the store, not the L1
+    std::string tag;
+    uint64_t epoch = 0;
+    Dependencies deps;
+    double ttl_left = 0;  // from_store: the store's remaining TTL
   };
 
   // REQUIRES: mu_ held. The verdict for `call` from the tool's learned
@@ -701,6 +802,222 @@ class ToolCacheImpl final : public ToolCache {
     return key;
   }
 
+  // The policy features of a cacheable call (request_features.h) and what
+  // its admission needs.
+  void SetFeatures(const ToolCall& call, const Verdict& v, Flight& f) const {
+    f.user = std::string(UserOf(call));
+    f.ttl = v.ttl_seconds;
+    f.request_type = v.request_type;
+    Result<RequestFeatures> feats =
+        features_.Build({.server = call.server,
+                         .tool = call.tool,
+                         .arguments_json = f.key.canonical_args,
+                         .ttl_seconds = v.ttl_seconds});
+    if (feats.ok()) {
+      f.category = feats->category_feature;
+      f.cost = feats->cost;
+    }
+  }
+
+  // REQUIRES: mu_ held. Offers a result to the in-process policy.
+  bool AdmitLocked(const Flight& f, std::string_view result, double latency,
+                   const std::string& tag) {
+    CachedValue v;
+    v.result = std::string(result);
+    v.tag = tag;
+    return l1_->Insert(f.key, std::move(v),
+                       {.ttl_seconds = f.ttl,
+                        .latency_seconds = latency,
+                        .cost = f.cost,
+                        .user = f.user,
+                        .category = f.category,
+                        .request_type = f.request_type});
+  }
+
+  // REQUIRES: mu_ NOT held. Writes an admitted result to the shared store.
+  void StoreResult(const Flight& f, std::string_view result, double latency,
+                   const std::string& tag, uint64_t epoch) {
+    CachedValue meta;
+    meta.key = f.key;
+    meta.ttl_seconds = f.ttl;
+    meta.latency_seconds = latency;
+    meta.cost = f.cost;
+    meta.request_type = f.request_type;
+    const std::string record = EncodeResult(meta, result, tag);
+    Status s = shared_->Put(f.key, f.deps, epoch, record, f.ttl);
+    NoteStore(s);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.store_errors[std::string(StoreFaultName(StoreFaultOf(s)))];
+    }
+  }
+
+  // REQUIRES: `lock` holds mu_; returns with it held again. Reads what the
+  // shared store says about `key` WITHOUT holding mu_ (a slow store stalls
+  // only this call): the counters it depends on and, unless the in-process
+  // `candidate` is there to be validated, the stored result. A concurrent
+  // local invalidation makes the view invalid (nothing is served).
+  SharedView ReadShared(std::unique_lock<std::mutex>& lock, const CacheKey& key,
+                        const LookupResult& candidate) {
+    SharedView view;
+    const std::string server = key.server;
+    const uint64_t generation = generation_[server];
+    std::optional<uint64_t> pending;
+    if (auto p = pending_.find(server); p != pending_.end()) {
+      pending = p->second;
+    }
+    lock.unlock();
+    const std::vector<std::string> resources =
+        ResourceValues(key.canonical_args);
+    view.deps = shared_->DependenciesOf(
+        server, resources,
+        std::any_of(resources.begin(), resources.end(),
+                    [](const std::string& r) { return IsUnanchored(r); }));
+    if (pending) view.fault = FlushPending(server, *pending);
+    std::optional<StoredResult> stored;
+    std::optional<StoreValue> raw;
+    if (view.fault.ok()) {
+      Result<SharedResults::Read> read =
+          shared_->Lookup(key, view.deps, /*want_value=*/!candidate.hit());
+      if (read.ok() && candidate.hit() && candidate.value->tag != read->tag) {
+        // The in-process copy is outdated: look for a newer stored one.
+        read = shared_->Lookup(key, view.deps, /*want_value=*/true);
+      }
+      if (!read.ok()) {
+        view.fault = read.status();
+      } else {
+        view.tag = std::move(read->tag);
+        view.epoch = read->epoch;
+        raw = std::move(read->value);
+      }
+    }
+    if (view.fault.ok() && raw) {
+      Result<StoredResult> d = DecodeResult(*raw->bytes);
+      if (!d.ok()) {
+        view.fault = d.status();
+        // Choice: a corrupt entry is dropped so the next call refills it.
+        (void)shared_->Erase(key, view.deps, view.epoch);
+      } else if (d->value.key == key && d->tag == view.tag) {
+        stored = std::move(*d);
+        view.ttl_left = raw->ttl_seconds;
+      }
+    }
+    NoteStore(view.fault);
+    lock.lock();
+    if (!view.fault.ok()) return view;
+    if (generation_[server] != generation) {
+      view.tag.clear();  // a local write happened meanwhile: trust nothing
+      return view;
+    }
+    if (candidate.hit()) {
+      if (candidate.value->tag == view.tag) {
+        view.valid = candidate;
+        return view;
+      }
+      l1_->Erase(key);  // invalidated elsewhere
+    }
+    if (stored) {
+      auto value = std::make_shared<CachedValue>(std::move(stored->value));
+      value->tag = view.tag;
+      const double age =
+          std::isfinite(value->ttl_seconds) && std::isfinite(view.ttl_left)
+              ? std::max(0.0, value->ttl_seconds - view.ttl_left)
+              : 0;
+      value->stored_at = clock_->NowSeconds() - age;
+      view.valid.outcome = LookupOutcome::kHit;
+      view.valid.age_seconds = age;
+      view.valid.value = std::move(value);
+      view.from_store = true;
+    }
+    return view;
+  }
+
+  // Begin's path with a shared store. REQUIRES: `lock` holds mu_.
+  CallPlan BeginShared(std::unique_lock<std::mutex> lock, CallPlan plan,
+                       Flight f, WaiterId waiter) {
+    LookupResult candidate = l1_->Peek(f.key);
+    if (!candidate.hit() && joinable_.contains(KeyText(f.key))) {
+      return JoinOrStart(std::move(plan), std::move(f), waiter);
+    }
+    SharedView view = ReadShared(lock, f.key, candidate);
+    if (!view.fault.ok()) {
+      plan.verdict.detail = view.fault.message();
+      return Bypass(std::move(plan), std::move(f), waiter,
+                    StoreFaultName(StoreFaultOf(view.fault)));
+    }
+    if (view.valid.hit() && !view.from_store) {
+      // Teach the policy the access now that the entry is known valid.
+      LookupResult hit =
+          l1_->Lookup(f.key, {.user = f.user, .category = f.category});
+      if (hit.hit() && hit.value->tag == view.tag) {
+        return Serve(std::move(plan), hit, /*from_store=*/false);
+      }
+    } else if (view.valid.hit()) {
+      // Found in the shared store: served, and offered to the in-process
+      // policy (it decides whether this process keeps a copy).
+      const CachedValue& v = *view.valid.value;
+      CachedValue copy;
+      copy.result = v.result;
+      copy.flags = v.flags;
+      copy.media_type = v.media_type;
+      copy.tag = view.tag;
+      (void)l1_->Insert(f.key, std::move(copy),
+                        {.ttl_seconds = view.ttl_left,
+                         .latency_seconds = v.latency_seconds,
+                         .cost = v.cost,
+                         .user = f.user,
+                         .category = f.category,
+                         .request_type = v.request_type});
+      return Serve(std::move(plan), view.valid, /*from_store=*/true);
+    }
+    if (!view.tag.empty()) {
+      f.shared = true;
+      f.tag = std::move(view.tag);
+      f.epoch = view.epoch;
+      f.deps = std::move(view.deps);
+    }
+    return JoinOrStart(std::move(plan), std::move(f), waiter);
+  }
+
+  // REQUIRES: mu_ held.
+  CallPlan Serve(CallPlan plan, const LookupResult& hit, bool from_store) {
+    ++stats_.hits;
+    if (from_store) ++stats_.store_hits;
+    stats_.latency_saved_seconds += hit.value->latency_seconds;
+    stats_.bytes_served += hit.value->result.size();
+    plan.action = CallAction::kServe;
+    // The stored value lives as long as this aliasing pointer does.
+    plan.result_json =
+        std::shared_ptr<const std::string>(hit.value, &hit.value->result);
+    plan.age_seconds = hit.age_seconds;
+    return plan;
+  }
+
+  // REQUIRES: mu_ held; `f` a cacheable call that missed. Joins the
+  // identical call in flight, or starts one.
+  CallPlan JoinOrStart(CallPlan plan, Flight f, WaiterId waiter) {
+    std::string text = KeyText(f.key);
+    auto joinable = joinable_.find(text);
+    if (joinable != joinable_.end()) {
+      ++stats_.coalesced;
+      flights_[joinable->second].waiters.push_back(waiter);
+      waiter_ticket_[waiter] = joinable->second;
+      plan.action = CallAction::kWait;
+      plan.ticket = joinable->second;
+      return plan;
+    }
+    ++stats_.misses;
+    TicketId ticket = next_ticket_++;
+    f.cacheable = true;
+    f.key_text = text;
+    joinable_[text] = ticket;
+    waiter_ticket_[waiter] = ticket;
+    flights_.emplace(ticket, std::move(f));
+    plan.action = CallAction::kForward;
+    plan.ticket = ticket;
+    return plan;
+  }
+
   // REQUIRES: mu_ held. `f` is a task-augmented possible write.
   void BlockServer(Flight& f, CallPlan& plan) {
     f.blocks_server = true;
@@ -714,6 +1031,7 @@ class ToolCacheImpl final : public ToolCache {
     plan.bypass = true;
     plan.bypass_reason = std::string(reason);
     plan.action = CallAction::kForward;
+    f.cacheable = false;
     TicketId ticket = next_ticket_++;
     waiter_ticket_[waiter] = ticket;
     flights_.emplace(ticket, std::move(f));
@@ -729,9 +1047,11 @@ class ToolCacheImpl final : public ToolCache {
   }
 
   // REQUIRES: mu_ held. Empty `resources` (or the "server" scope) drops
-  // every entry of `server`.
+  // every entry of `server`. With a shared store the write is also added to
+  // `bumps`, to be published once mu_ is released.
   void InvalidateLocked(std::string_view server,
-                        const std::vector<std::string>& resources) {
+                        const std::vector<std::string>& resources,
+                        Bumps* bumps) {
     ++generation_[std::string(server)];
     for (auto& [ticket, f] : flights_) {
       if (f.server == server) Detach(f, ticket);
@@ -744,12 +1064,16 @@ class ToolCacheImpl final : public ToolCache {
         std::none_of(resources.begin(), resources.end(),
                      [](const std::string& r) { return IsUnanchored(r); });
     ++stats_.invalidations;
+    if (shared_ != nullptr) {
+      bumps->push_back({std::string(server),
+                        narrow ? resources : std::vector<std::string>{}});
+    }
     auto admitted = admitted_since_clear_.find(std::string(server));
     if (admitted == admitted_since_clear_.end() || admitted->second == 0) {
       return;  // nothing of this server was stored since its last full clear
     }
     if (!narrow) admitted->second = 0;
-    uint64_t n = store_->EraseIf([&](const CacheKey& k) {
+    uint64_t n = l1_->EraseIf([&](const CacheKey& k) {
       if (k.server != server) return false;
       if (!narrow) return true;
       for (const std::string& mine : ResourceValues(k.canonical_args)) {
@@ -764,10 +1088,64 @@ class ToolCacheImpl final : public ToolCache {
     stats_.entries_invalidated += n;
   }
 
+  // REQUIRES: mu_ NOT held. Publishes writes to the shared store; one that
+  // cannot be published leaves its server pending: nothing of that server
+  // is read from the store until a server-wide bump gets through.
+  void Publish(const Bumps& bumps) {
+    for (const Bump& b : bumps) {
+      Status s = shared_->Invalidate(b.server, b.resources);
+      NoteStore(s);
+      if (s.ok()) continue;
+      std::lock_guard<std::mutex> lock(mu_);
+      pending_[b.server] = ++pending_seq_;
+      ++stats_.store_errors[std::string(StoreFaultName(StoreFaultOf(s)))];
+    }
+  }
+
+  // REQUIRES: mu_ NOT held. Retries a pending server's invalidation.
+  Status FlushPending(const std::string& server, uint64_t seq) {
+    Status s = shared_->Invalidate(server, {});
+    if (s.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      // A write that failed after this flush began stays pending.
+      if (auto p = pending_.find(server);
+          p != pending_.end() && p->second == seq) {
+        pending_.erase(p);
+      }
+    }
+    return s;
+  }
+
+  // Logs a store fault once per episode (the first failure after a
+  // success) and the recovery, so an outage is two lines, not one per call.
+  void NoteStore(const Status& s) const {
+    if (s.ok()) {
+      if (store_faulty_.exchange(false)) {
+        spdlog::warn(
+            "store {}: working again after {} failed call(s); caching resumes",
+            shared_->store()->name(), store_failures_.exchange(0));
+      }
+      return;
+    }
+    ++store_failures_;
+    if (!store_faulty_.exchange(true)) {
+      spdlog::warn(
+          "store {}: {} ({}); calls pass through to the server uncached "
+          "until it works again",
+          shared_->store()->name(), StoreFaultName(StoreFaultOf(s)),
+          s.message());
+    }
+  }
+
   const Config config_;
   const Clock* clock_;
   const Classifier classifier_;
-  std::unique_ptr<ResultCache> store_;
+  const FeatureBuilder features_;
+  std::unique_ptr<ResultCache> l1_;
+  // The shared store under the L1 (nullptr: `store: memory`, the L1 alone).
+  const std::unique_ptr<SharedResults> shared_;
+  mutable std::atomic<bool> store_faulty_{false};
+  mutable std::atomic<uint64_t> store_failures_{0};
 
   mutable std::mutex mu_;
   // GUARDED_BY(mu_) from here on.
@@ -784,6 +1162,10 @@ class ToolCacheImpl final : public ToolCache {
   std::unordered_set<std::string> refreshing_;
   // Outstanding task-augmented possible writes per server (> 0 only).
   std::unordered_map<std::string, uint32_t> task_writes_;
+  // Servers with a write not yet published to the shared store, and the
+  // sequence number of the last such failure.
+  std::unordered_map<std::string, uint64_t> pending_;
+  uint64_t pending_seq_ = 0;
   TicketId next_ticket_ = 1;
   ToolCacheStats stats_;
 };
@@ -791,7 +1173,8 @@ class ToolCacheImpl final : public ToolCache {
 }  // namespace
 
 Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
-                                                const Clock* clock) {
+                                                const Clock* clock,
+                                                Store* store) {
   Status checked = CheckPolicyConfig(config, Policies(), /*online_only=*/true);
   if (!checked.ok()) return checked;
   if (config.capacity_bytes == 0) {
@@ -804,20 +1187,20 @@ Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
   o.capacity_entries = config.max_entries;
   o.policy = config.policy;
   o.knobs = config.policy_params;
-  // Choice: one shard. Every store access happens under mu_ anyway, so
-  // shards would add no concurrency; one shard lets a single large result
-  // use the whole budget and gives the policy (VAAC's value model, grouping
-  // and bandit) all of the traffic instead of 1/N of it.
+  // Choice: one shard. Every L1 access happens under mu_ anyway, so shards
+  // would add no concurrency; one shard lets a single large result use the
+  // whole budget and gives the policy (VAAC's value model, grouping and
+  // bandit) all of the traffic instead of 1/N of it.
   o.num_shards = 1;
-  Result<std::unique_ptr<ResultCache>> store = NewResultCache(o, clock);
-  if (!store.ok()) {
+  Result<std::unique_ptr<ResultCache>> l1 = NewResultCache(o, clock);
+  if (!l1.ok()) {
     std::string where = config.source;
     if (config.policy_line > 0)
       where += ":" + std::to_string(config.policy_line);
-    return InvalidArgument(where + ": " + store.status().message());
+    return InvalidArgument(where + ": " + l1.status().message());
   }
   return std::unique_ptr<ToolCache>(
-      new ToolCacheImpl(config, clock, std::move(*store)));
+      new ToolCacheImpl(config, clock, std::move(*l1), store));
 }
 
 }  // namespace toolcache

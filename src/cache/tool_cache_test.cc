@@ -9,18 +9,56 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/redis_server.h"
 #include "toolcache/classifier.h"
 #include "toolcache/config.h"
+#include "toolcache/store.h"
 
 namespace toolcache {
 namespace {
 
-class ToolCacheTest : public ::testing::Test {
+// Every ToolCache contract holds with each storage under the in-process
+// cache: none (`store: memory`), and a shared memory, SQLite or Redis store.
+enum class Backing { kNone, kMemory, kSqlite, kRedis };
+
+std::string BackingName(const ::testing::TestParamInfo<Backing>& info) {
+  constexpr const char* kNames[] = {"l1_only", "memory_store", "sqlite",
+                                    "redis"};
+  return kNames[static_cast<int>(info.param)];
+}
+
+// Opens the store a test cache sits on (nullptr for kNone).
+std::unique_ptr<Store> OpenBacking(Backing b, const Clock* clock) {
+  static int n = 0;
+  ++n;
+  std::string spec;
+  switch (b) {
+    case Backing::kNone:
+      return nullptr;
+    case Backing::kMemory:
+      spec = "memory";
+      break;
+    case Backing::kSqlite: {
+      char tmpl[] = "/tmp/toolcache-tc-XXXXXX";
+      spec = std::string("sqlite:") + mkdtemp(tmpl) + "/tc.db";
+      break;
+    }
+    case Backing::kRedis:
+      spec = testing::SharedRedisServer().Spec("prefix=tc" + std::to_string(n));
+      break;
+  }
+  auto s = OpenStore(spec, {.clock = clock});
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+class ToolCacheTest : public ::testing::TestWithParam<Backing> {
  protected:
   void SetUp() override {
     Config config;
     config.policy = "lru";
-    auto made = NewToolCache(config, &clock_);
+    store_ = OpenBacking(GetParam(), &clock_);
+    auto made = NewToolCache(config, &clock_, store_.get());
     ASSERT_TRUE(made.ok()) << made.status().message();
     cache_ = std::move(*made);
     ToolInfo read{.name = "get_doc", .description = "Get a document"};
@@ -35,10 +73,16 @@ class ToolCacheTest : public ::testing::Test {
   }
 
   ManualClock clock_{0};
+  std::unique_ptr<Store> store_;
   std::unique_ptr<ToolCache> cache_;
 };
 
-TEST_F(ToolCacheTest, ConcurrentIdenticalCallsMakeOneUpstreamCall) {
+INSTANTIATE_TEST_SUITE_P(EveryBacking, ToolCacheTest,
+                         ::testing::Values(Backing::kNone, Backing::kMemory,
+                                           Backing::kSqlite, Backing::kRedis),
+                         BackingName);
+
+TEST_P(ToolCacheTest, ConcurrentIdenticalCallsMakeOneUpstreamCall) {
   constexpr int kThreads = 8;
   std::atomic<int> forwards{0}, waits{0};
   std::vector<TicketId> tickets(kThreads);
@@ -64,7 +108,7 @@ TEST_F(ToolCacheTest, ConcurrentIdenticalCallsMakeOneUpstreamCall) {
   EXPECT_EQ(*hit.result_json, R"({"content":[]})");
 }
 
-TEST_F(ToolCacheTest, WriteDetachesInFlightReadsAndInvalidates) {
+TEST_P(ToolCacheTest, WriteDetachesInFlightReadsAndInvalidates) {
   CallPlan r1 = cache_->Begin(Read(), 1);
   ASSERT_EQ(r1.action, CallAction::kForward);
   CallPlan w = cache_->Begin(
@@ -89,7 +133,7 @@ TEST_F(ToolCacheTest, WriteDetachesInFlightReadsAndInvalidates) {
   EXPECT_EQ(cache_->Begin(Read(), 5).action, CallAction::kServe);
 }
 
-TEST_F(ToolCacheTest, PeekReportsAWouldHitWithoutServingIt) {
+TEST_P(ToolCacheTest, PeekReportsAWouldHitWithoutServingIt) {
   EXPECT_FALSE(cache_->Peek(Read()).would_hit);
   CallPlan miss = cache_->Begin(Read(), 1);
   ASSERT_EQ(miss.action, CallAction::kForward);
@@ -113,7 +157,7 @@ TEST_F(ToolCacheTest, PeekReportsAWouldHitWithoutServingIt) {
   EXPECT_FALSE(cache_->Peek(other).would_hit);
 }
 
-TEST_F(ToolCacheTest, PeekOfAWriteChangesNothing) {
+TEST_P(ToolCacheTest, PeekOfAWriteChangesNothing) {
   (void)cache_->Record(Read(), {.result_json = R"({"content":[1]})"});
   Probe w = cache_->Peek(
       {.server = "s", .tool = "put_doc", .arguments_json = R"({"id":1})"});
@@ -122,7 +166,10 @@ TEST_F(ToolCacheTest, PeekOfAWriteChangesNothing) {
   EXPECT_TRUE(cache_->Peek(Read()).would_hit) << "a peeked write invalidated";
 }
 
-TEST_F(ToolCacheTest, PeekIsNoHitOnceTheTtlRanOut) {
+TEST_P(ToolCacheTest, PeekIsNoHitOnceTheTtlRanOut) {
+  if (GetParam() == Backing::kRedis) {
+    GTEST_SKIP() << "Redis expires on the server's clock, not the test's";
+  }
   RecordOutcome r =
       cache_->Record(Read(), {.result_json = R"({"content":[1]})"});
   ASSERT_TRUE(r.admitted);
@@ -133,7 +180,7 @@ TEST_F(ToolCacheTest, PeekIsNoHitOnceTheTtlRanOut) {
   EXPECT_FALSE(cache_->Peek(Read()).would_hit);
 }
 
-TEST_F(ToolCacheTest, RecordStoresReadsNeverErrorsAndWritesInvalidate) {
+TEST_P(ToolCacheTest, RecordStoresReadsNeverErrorsAndWritesInvalidate) {
   RecordOutcome err = cache_->Record(
       Read(), {.result_json = R"({"isError":true})", .is_error = true});
   EXPECT_FALSE(err.admitted);
@@ -176,7 +223,7 @@ TEST_F(ToolCacheTest, RecordStoresReadsNeverErrorsAndWritesInvalidate) {
   EXPECT_EQ(st.bypasses.at("command"), 1u);
 }
 
-TEST_F(ToolCacheTest, RecordOfAnUnknownToolIsNeverStored) {
+TEST_P(ToolCacheTest, RecordOfAnUnknownToolIsNeverStored) {
   RecordOutcome r = cache_->Record(
       {.server = "s", .tool = "frobnicate", .arguments_json = "{}"},
       {.result_json = R"({"content":[]})"});
@@ -188,14 +235,14 @@ TEST_F(ToolCacheTest, RecordOfAnUnknownToolIsNeverStored) {
           .would_hit);
 }
 
-TEST_F(ToolCacheTest, InvalidArgumentsBypassWithTheirOwnReason) {
+TEST_P(ToolCacheTest, InvalidArgumentsBypassWithTheirOwnReason) {
   CallPlan p = cache_->Begin(Read(R"({"a":1,"a":2})"), 1);
   EXPECT_TRUE(p.bypass);
   EXPECT_EQ(p.bypass_reason, "invalid_arguments");
   EXPECT_EQ(cache_->Stats().bypasses.at("invalid_arguments"), 1u);
 }
 
-TEST_F(ToolCacheTest, NullAbsentAndEmptyArgumentsAreOneEntry) {
+TEST_P(ToolCacheTest, NullAbsentAndEmptyArgumentsAreOneEntry) {
   CallPlan first = cache_->Begin(Read("null"), 1);
   ASSERT_EQ(first.action, CallAction::kForward);
   (void)cache_->Complete(first.ticket, {.result_json = R"({"content":[]})"});
@@ -205,7 +252,7 @@ TEST_F(ToolCacheTest, NullAbsentAndEmptyArgumentsAreOneEntry) {
   }
 }
 
-TEST_F(ToolCacheTest, CancelReportsLeadershipAndRemainingWaiters) {
+TEST_P(ToolCacheTest, CancelReportsLeadershipAndRemainingWaiters) {
   CallPlan lead = cache_->Begin(Read(), 1);
   CallPlan follow = cache_->Begin(Read(), 2);
   ASSERT_EQ(follow.action, CallAction::kWait);
@@ -219,7 +266,7 @@ TEST_F(ToolCacheTest, CancelReportsLeadershipAndRemainingWaiters) {
   EXPECT_EQ(done.waiters, std::vector<WaiterId>{2});
 }
 
-TEST_F(ToolCacheTest,
+TEST_P(ToolCacheTest,
        ToolsRefreshingBypassesEveryCallUntilTheNewListIsLearned) {
   CallPlan first = cache_->Begin(Read(), 1);
   ASSERT_TRUE(
@@ -246,7 +293,7 @@ TEST_F(ToolCacheTest,
   EXPECT_EQ(cache_->Stats().bypasses.at("tools_refreshing"), 1u);
 }
 
-TEST_F(ToolCacheTest, TaskAugmentedWriteBlocksTheServerUntilCompleted) {
+TEST_P(ToolCacheTest, TaskAugmentedWriteBlocksTheServerUntilCompleted) {
   CallPlan r1 = cache_->Begin(Read(), 1);
   ASSERT_TRUE(cache_->Complete(r1.ticket, {.result_json = R"({"content":[]})"})
                   .admitted);

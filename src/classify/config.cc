@@ -276,7 +276,7 @@ class Parser {
     if (node.IsNull()) return t;
     ExpectMap(node, "tools." + name);
     CheckKeys(node, "tools." + name,
-              {"requestType", "ttlSeconds", "parameterCategory"});
+              {"requestType", "ttlSeconds", "parameterCategory", "cost"});
     if (const YAML::Node n = node["requestType"]) {
       t.request_type =
           Enum<RequestType>(n, "requestType",
@@ -292,6 +292,9 @@ class Parser {
                     Describe(n));
       }
       t.parameter_category = n.Scalar();
+    }
+    if (const YAML::Node n = node["cost"]) {
+      t.cost = Number(n, "tools." + name + ".cost");
     }
     return t;
   }
@@ -346,11 +349,11 @@ class Parser {
         }
       }
     }
-    CheckKeys(
-        root, "",
-        {"capacityBytes", "maxEntries", "policy", "policyParams", "ttlSeconds",
-         "minCacheableTtlSeconds", "excludeTools", "perToolTtl",
-         "trustAnnotations", "invalidation", "scope", "tools", "servers"});
+    CheckKeys(root, "",
+              {"capacityBytes", "maxEntries", "policy", "policyParams",
+               "ttlSeconds", "minCacheableTtlSeconds", "excludeTools",
+               "perToolTtl", "trustAnnotations", "invalidation", "scope",
+               "tools", "servers", "store"});
     if (const YAML::Node n = root["capacityBytes"]) {
       c.capacity_bytes = Bytes(n, "capacityBytes");
       if (c.capacity_bytes == 0) {
@@ -414,6 +417,12 @@ class Parser {
           {{"global", SharingScope::kGlobal}, {"user", SharingScope::kUser}});
     }
     if (const YAML::Node n = root["tools"]) c.tools = Tools(n, "tools");
+    if (const YAML::Node n = root["store"]) {
+      // The spec itself is checked where the store is opened (OpenStore),
+      // with `store_line` pointing here.
+      c.store = String(n, "store");
+      c.store_line = n.Mark().line + 1;
+    }
     if (const YAML::Node n = root["servers"]) {
       if (!n.IsNull()) {
         ExpectMap(n, "servers");

@@ -201,6 +201,10 @@ Status WriteToolCacheStats(const std::string& path, const ToolCacheStats& s,
   j["notAdmitted"] = s.not_admitted;
   j["invalidations"] = s.invalidations;
   j["entriesInvalidated"] = s.entries_invalidated;
+  j["storeHits"] = s.store_hits;
+  nlohmann::ordered_json store_errors = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : s.store_errors) store_errors[reason] = n;
+  j["storeErrorsByReason"] = store_errors;
   j["upstreamLatencySavedSeconds"] = s.latency_saved_seconds;
   j["bytesServedFromCache"] = s.bytes_served;
   j["cachedEntries"] = s.entries;

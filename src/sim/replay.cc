@@ -27,6 +27,8 @@
 #include <utility>
 
 #include "src/sim/random.h"
+#include "toolcache/config.h"
+#include "toolcache/request_features.h"
 
 namespace toolcache::sim {
 namespace {
@@ -47,23 +49,6 @@ class Interner {
   T first_ = 0;
 };
 
-// Hash of the paper's parameter category: the first parameter of a
-// multi-parameter call (the first key of the canonical JSON object); 0 for a
-// single-parameter call. Returns false if `args` is not a JSON object.
-bool ParamCategory(const std::string& tool, const std::string& args,
-                   uint64_t* out) {
-  *out = 0;
-  nlohmann::json j = nlohmann::json::parse(args, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return false;
-  if (j.size() < 2) return true;
-  // nlohmann's object is a std::map: keys in byte order, which is RFC 8785's
-  // order for the ASCII names tools use.
-  auto first = j.begin();
-  *out =
-      StableHash(tool + '\x1f' + first.key() + '=' + first.value().dump()) | 1;
-  return true;
-}
-
 }  // namespace
 
 Result<PreparedTrace> PrepareTrace(const Trace& trace,
@@ -77,6 +62,12 @@ Result<PreparedTrace> PrepareTrace(const Trace& trace,
   p.error.assign(n, 0);
   p.session.assign(n, 0);
   p.digest.assign(n, 0);
+
+  // The one feature derivation the faces use too (request_features.h): no
+  // tool table, the record's cost, its TTL or the trace default.
+  Config feature_config;
+  feature_config.ttl_seconds = options.default_ttl;
+  const FeatureBuilder features(feature_config);
 
   Interner<uint32_t> tools, users, sessions, digests;
   tools.set_first(1);
@@ -132,14 +123,19 @@ Result<PreparedTrace> PrepareTrace(const Trace& trace,
                                 '\x1f' + r.arguments) +
                  1);
     q.tool = tools.Intern(r.tool);
-    if (!ParamCategory(r.tool, r.arguments, &q.param_category)) {
+    Result<RequestFeatures> f = features.Build({.tool = r.tool,
+                                                .arguments_json = r.arguments,
+                                                .ttl_seconds = r.ttl,
+                                                .observed_cost = r.cost});
+    if (!f.ok()) {
       return InvalidArgument(trace.name + ": record " + std::to_string(i + 1) +
                              ": arguments are not a JSON object");
     }
+    q.param_category = f->category_feature;
     q.user = users.Intern(r.user);
     q.size = std::max<uint64_t>(1, r.result_size);
     q.latency = r.latency;
-    q.cost = r.cost;
+    q.cost = f->cost;
     q.now = now;
     q.index = i;
 
@@ -147,7 +143,7 @@ Result<PreparedTrace> PrepareTrace(const Trace& trace,
     // cached) — safety first; the classifier will decide once integrated.
     const bool is_command =
         !r.request_type.has_value() || *r.request_type == RequestType::kCommand;
-    q.ttl = is_command ? 0 : std::isfinite(r.ttl) ? r.ttl : options.default_ttl;
+    q.ttl = is_command ? 0 : f->ttl_seconds;
     p.command[i] = is_command;
     p.cacheable[i] = !is_command && q.ttl > options.min_cacheable_ttl;
     p.error[i] = r.error;

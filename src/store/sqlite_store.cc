@@ -1,0 +1,477 @@
+// The SQLite backend: one file, WAL journal, a small pool of connections.
+//
+// Schema (user_version 1):
+//   kv(id INTEGER PRIMARY KEY, ns TEXT, k BLOB, v BLOB, expires REAL,
+//      counter INTEGER, UNIQUE(ns, k))
+// `id` grows with every write (INSERT OR REPLACE takes a new one), so the
+// oldest write has the smallest id. `expires` is wall-clock Unix seconds
+// (NULL: never); a counter row has counter = 1 and its value as decimal
+// text.
+//
+// Invariants:
+// - A connection is used by one thread at a time (taken from idle_ under
+//   mu_, given back after the call); statements are prepared once per
+//   connection.
+// - Every multi-statement call runs in one transaction (BEGIN ... COMMIT, or
+//   ROLLBACK on any error), so a reader sees counters and values of one
+//   snapshot and a kill -9 leaves either all of a call's writes or none (WAL
+//   + synchronous=NORMAL: committed transactions survive a process crash;
+//   the last ones may roll back on power loss, see docs/STORE.md).
+// - Counter rows are never deleted by eviction.
+// - The main file never grows past max_bytes: every connection sets
+//   PRAGMA max_page_count; an insert that hits it (SQLITE_FULL) evicts and
+//   retries once. The WAL file is bounded by journal_size_limit.
+//
+// Choice: eviction first drops expired rows, then the oldest writes, down
+// to 80% of max_bytes, checked every 32 writes and on SQLITE_FULL: the
+// cache's policy above decides admission; this only bounds the file.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/store/backends.h"
+
+namespace toolcache::store_internal {
+namespace {
+
+Status FromSqlite(int rc, sqlite3* db, std::string_view what) {
+  const std::string msg =
+      "sqlite " + std::string(what) + ": " +
+      (db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+    case SQLITE_TOOBIG:
+      return ResourceExhausted(msg);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return DataLoss(msg);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return DeadlineExceeded(msg);
+    case SQLITE_CANTOPEN:
+    case SQLITE_IOERR:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_NOLFS:
+      return Unavailable(msg);
+    default:
+      return Internal(msg);
+  }
+}
+
+// One prepared statement, reset on scope exit.
+class Stmt {
+ public:
+  Stmt() = default;
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  int Prepare(sqlite3* db, const char* sql) {
+    return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s_,
+                              nullptr);
+  }
+  sqlite3_stmt* get() const { return s_; }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+};
+
+class Reset {
+ public:
+  explicit Reset(sqlite3_stmt* s) : s_(s) {}
+  ~Reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+
+ private:
+  sqlite3_stmt* s_;
+};
+
+struct Conn {
+  sqlite3* db = nullptr;
+  Stmt begin_read, begin_write, commit, rollback, get, put, del, counter,
+      expire, evict, pages, freelist;
+  uint32_t writes = 0;
+  ~Conn() { sqlite3_close_v2(db); }
+};
+
+constexpr const char* kSchema =
+    "CREATE TABLE IF NOT EXISTS kv("
+    " id INTEGER PRIMARY KEY,"
+    " ns TEXT NOT NULL,"
+    " k BLOB NOT NULL,"
+    " v BLOB NOT NULL,"
+    " expires REAL,"
+    " counter INTEGER NOT NULL DEFAULT 0,"
+    " UNIQUE(ns, k));"
+    "CREATE INDEX IF NOT EXISTS kv_expires ON kv(expires) WHERE counter = 0;";
+
+class SqliteStore final : public Store {
+ public:
+  SqliteStore(std::string name, SqliteOptions o)
+      : name_(std::move(name)), o_(std::move(o)) {}
+
+  // Opens the first connection (creating the schema); the error says why
+  // the file cannot be used.
+  Status Init() {
+    Result<std::unique_ptr<Conn>> c = Open();
+    if (!c.ok()) return c.status();
+    idle_.push_back(std::move(*c));
+    return Status::Ok();
+  }
+
+  std::string_view name() const override { return name_; }
+
+  Result<std::vector<std::optional<StoreValue>>> Get(
+      std::span<const StoreKey> keys) override {
+    if (Status s = CheckBatch(keys.size()); !s.ok()) return s;
+    for (const StoreKey& k : keys) {
+      if (Status s = CheckKey(k); !s.ok()) return s;
+    }
+    const double now = NowSeconds(o_.clock);
+    return WithConn<std::vector<std::optional<StoreValue>>>(
+        [&](Conn& c) -> Result<std::vector<std::optional<StoreValue>>> {
+          std::vector<std::optional<StoreValue>> out(keys.size());
+          const bool txn = keys.size() > 1;
+          if (txn) {
+            if (Status s = Exec(c, c.begin_read, "begin"); !s.ok()) return s;
+          }
+          for (size_t i = 0; i < keys.size(); ++i) {
+            sqlite3_stmt* st = c.get.get();
+            Reset reset(st);
+            Bind(st, keys[i]);
+            const int rc = sqlite3_step(st);
+            if (rc == SQLITE_DONE) continue;
+            if (rc != SQLITE_ROW) {
+              Status s = FromSqlite(rc, c.db, "get");
+              if (txn) Rollback(c);
+              return s;
+            }
+            const bool counter = sqlite3_column_int(st, 2) != 0;
+            const bool has_expiry = sqlite3_column_type(st, 1) != SQLITE_NULL;
+            const double expires =
+                has_expiry ? sqlite3_column_double(st, 1) : kNoExpiry;
+            if (!counter && expires <= now) continue;
+            const void* blob = sqlite3_column_blob(st, 0);
+            const int n = sqlite3_column_bytes(st, 0);
+            out[i] = StoreValue{
+                std::make_shared<const std::string>(
+                    static_cast<const char*>(blob), static_cast<size_t>(n)),
+                counter ? kNoExpiry : expires - now};
+          }
+          if (txn) {
+            if (Status s = Exec(c, c.commit, "commit"); !s.ok()) return s;
+          }
+          return out;
+        });
+  }
+
+  Status Put(const StoreKey& key, std::string_view value,
+             double ttl_seconds) override {
+    if (Status s = CheckKey(key); !s.ok()) return s;
+    if (Status s = CheckTtl(ttl_seconds); !s.ok()) return s;
+    if (value.size() + key.key.size() > o_.max_bytes / 2) {
+      return ResourceExhausted(
+          "sqlite store: a value of " + std::to_string(value.size()) +
+          " bytes exceeds half of max_bytes=" + std::to_string(o_.max_bytes));
+    }
+    const double expires = ttl_seconds == kNoExpiry
+                               ? kNoExpiry
+                               : NowSeconds(o_.clock) + ttl_seconds;
+    Result<bool> r = WithConn<bool>([&](Conn& c) -> Result<bool> {
+      for (int attempt = 0;; ++attempt) {
+        int rc;
+        {
+          sqlite3_stmt* st = c.put.get();
+          Reset reset(st);
+          Bind(st, key);
+          sqlite3_bind_blob64(st, 3, value.data(), value.size(), SQLITE_STATIC);
+          if (expires == kNoExpiry) {
+            sqlite3_bind_null(st, 4);
+          } else {
+            sqlite3_bind_double(st, 4, expires);
+          }
+          rc = sqlite3_step(st);
+        }
+        if (rc == SQLITE_DONE) break;
+        if ((rc & 0xff) != SQLITE_FULL || attempt > 0) {
+          return FromSqlite(rc, c.db, "put");
+        }
+        if (Status s = Evict(c, /*forced=*/true); !s.ok()) return s;
+      }
+      if (++c.writes % 32 == 0) {
+        if (Status s = Evict(c, /*forced=*/false); !s.ok()) return s;
+      }
+      return true;
+    });
+    return r.ok() ? Status::Ok() : r.status();
+  }
+
+  Result<bool> Erase(const StoreKey& key) override {
+    if (Status s = CheckKey(key); !s.ok()) return s;
+    return WithConn<bool>([&](Conn& c) -> Result<bool> {
+      sqlite3_stmt* st = c.del.get();
+      Reset reset(st);
+      Bind(st, key);
+      sqlite3_bind_double(st, 3, NowSeconds(o_.clock));
+      int rc = sqlite3_step(st);
+      if (rc == SQLITE_DONE) return false;
+      if (rc != SQLITE_ROW) return FromSqlite(rc, c.db, "erase");
+      const bool live = sqlite3_column_int(st, 0) != 0;  // not expired
+      rc = sqlite3_step(st);
+      if (rc != SQLITE_DONE) return FromSqlite(rc, c.db, "erase");
+      return live;
+    });
+  }
+
+  Result<std::vector<uint64_t>> AddToCounters(std::span<const StoreKey> keys,
+                                              uint64_t delta,
+                                              uint64_t initial) override {
+    if (Status s = CheckBatch(keys.size()); !s.ok()) return s;
+    for (const StoreKey& k : keys) {
+      if (Status s = CheckKey(k); !s.ok()) return s;
+    }
+    if (keys.empty()) return std::vector<uint64_t>{};
+    const std::string first = std::to_string(initial + delta);
+    return WithConn<std::vector<uint64_t>>(
+        [&](Conn& c) -> Result<std::vector<uint64_t>> {
+          if (Status s = Exec(c, c.begin_write, "begin"); !s.ok()) return s;
+          std::vector<uint64_t> out;
+          out.reserve(keys.size());
+          for (const StoreKey& k : keys) {
+            sqlite3_stmt* st = c.counter.get();
+            Reset reset(st);
+            Bind(st, k);
+            sqlite3_bind_text(st, 3, first.data(),
+                              static_cast<int>(first.size()), SQLITE_STATIC);
+            sqlite3_bind_int64(st, 4, static_cast<sqlite3_int64>(delta));
+            int rc = sqlite3_step(st);
+            if (rc == SQLITE_DONE) {
+              Rollback(c);
+              return InvalidArgument(
+                  "sqlite store: key holds a value, not a counter");
+            }
+            if (rc != SQLITE_ROW) {
+              Status s = FromSqlite(rc, c.db, "counter");
+              Rollback(c);
+              return s;
+            }
+            out.push_back(static_cast<uint64_t>(sqlite3_column_int64(st, 0)));
+            rc = sqlite3_step(st);  // finishes the RETURNING statement
+            if (rc != SQLITE_DONE) {
+              Status s = FromSqlite(rc, c.db, "counter");
+              Rollback(c);
+              return s;
+            }
+          }
+          if (Status s = Exec(c, c.commit, "commit"); !s.ok()) {
+            Rollback(c);
+            return s;
+          }
+          return out;
+        });
+  }
+
+ private:
+  static void Bind(sqlite3_stmt* st, const StoreKey& k) {
+    sqlite3_bind_text(st, 1, k.ns.data(), static_cast<int>(k.ns.size()),
+                      SQLITE_STATIC);
+    sqlite3_bind_blob(st, 2, k.key.data(), static_cast<int>(k.key.size()),
+                      SQLITE_STATIC);
+  }
+
+  static Status Exec(Conn& c, const Stmt& s, std::string_view what) {
+    Reset reset(s.get());
+    const int rc = sqlite3_step(s.get());
+    if (rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::Ok();
+    return FromSqlite(rc, c.db, what);
+  }
+  static void Rollback(Conn& c) {
+    if (!sqlite3_get_autocommit(c.db)) (void)Exec(c, c.rollback, "rollback");
+  }
+
+  Result<int64_t> Pragma(Conn& c, const Stmt& s) {
+    Reset reset(s.get());
+    const int rc = sqlite3_step(s.get());
+    if (rc != SQLITE_ROW) return FromSqlite(rc, c.db, "pragma");
+    return static_cast<int64_t>(sqlite3_column_int64(s.get(), 0));
+  }
+
+  Result<uint64_t> UsedBytes(Conn& c) {
+    Result<int64_t> pages = Pragma(c, c.pages);
+    if (!pages.ok()) return pages.status();
+    Result<int64_t> free_pages = Pragma(c, c.freelist);
+    if (!free_pages.ok()) return free_pages.status();
+    return static_cast<uint64_t>(*pages - *free_pages) * page_size_.load();
+  }
+
+  // Drops expired rows, then the oldest writes, until the file's live pages
+  // are at most 80% of max_bytes. `forced`: an insert hit the limit.
+  Status Evict(Conn& c, bool forced) {
+    Result<uint64_t> used = UsedBytes(c);
+    if (!used.ok()) return used.status();
+    const uint64_t high = o_.max_bytes / 10 * 9;
+    const uint64_t low = o_.max_bytes / 10 * 8;
+    if (!forced && *used <= high) return Status::Ok();
+    {
+      sqlite3_stmt* st = c.expire.get();
+      Reset reset(st);
+      sqlite3_bind_double(st, 1, NowSeconds(o_.clock));
+      const int rc = sqlite3_step(st);
+      if (rc != SQLITE_DONE) return FromSqlite(rc, c.db, "expire");
+    }
+    for (int round = 0; round < 64; ++round) {
+      used = UsedBytes(c);
+      if (!used.ok()) return used.status();
+      if (*used <= low) break;
+      sqlite3_stmt* st = c.evict.get();
+      Reset reset(st);
+      sqlite3_bind_int(st, 1, 64);
+      const int rc = sqlite3_step(st);
+      if (rc != SQLITE_DONE) return FromSqlite(rc, c.db, "evict");
+      if (sqlite3_changes(c.db) == 0) break;  // only counters are left
+    }
+    return Status::Ok();
+  }
+
+  Result<std::unique_ptr<Conn>> Open() {
+    auto c = std::make_unique<Conn>();
+    int rc = sqlite3_open_v2(
+        o_.path.c_str(), &c->db,
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+        nullptr);
+    if (rc != SQLITE_OK) return FromSqlite(rc, c->db, "open " + o_.path);
+    sqlite3_busy_timeout(c->db, o_.busy_timeout_ms);
+    auto exec = [&](const std::string& sql) -> Status {
+      char* err = nullptr;
+      const int r = sqlite3_exec(c->db, sql.c_str(), nullptr, nullptr, &err);
+      sqlite3_free(err);
+      return r == SQLITE_OK ? Status::Ok()
+                            : FromSqlite(r, c->db, o_.path + ": " + sql);
+    };
+    for (const char* pragma :
+         {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
+          "PRAGMA journal_size_limit=8388608"}) {
+      if (Status s = exec(pragma); !s.ok()) return s;
+    }
+    if (Status s = exec(kSchema); !s.ok()) return s;
+    {
+      Stmt v;
+      if (v.Prepare(c->db, "PRAGMA user_version") != SQLITE_OK ||
+          sqlite3_step(v.get()) != SQLITE_ROW) {
+        return FromSqlite(sqlite3_errcode(c->db), c->db, "user_version");
+      }
+      const int version = sqlite3_column_int(v.get(), 0);
+      if (version > 1) {
+        return FailedPrecondition(
+            "sqlite store " + o_.path + ": schema version " +
+            std::to_string(version) +
+            " was written by a newer toolcache; use another file");
+      }
+    }
+    if (Status s = exec("PRAGMA user_version=1"); !s.ok()) return s;
+    {
+      Stmt ps;
+      if (ps.Prepare(c->db, "PRAGMA page_size") != SQLITE_OK ||
+          sqlite3_step(ps.get()) != SQLITE_ROW) {
+        return FromSqlite(sqlite3_errcode(c->db), c->db, "page_size");
+      }
+      page_size_.store(
+          static_cast<uint64_t>(sqlite3_column_int64(ps.get(), 0)));
+    }
+    if (Status s = exec("PRAGMA max_page_count=" +
+                        std::to_string(std::max<uint64_t>(
+                            16, o_.max_bytes / page_size_.load())));
+        !s.ok()) {
+      return s;
+    }
+    struct {
+      Stmt* stmt;
+      const char* sql;
+    } const stmts[] = {
+        {&c->begin_read, "BEGIN"},
+        {&c->begin_write, "BEGIN IMMEDIATE"},
+        {&c->commit, "COMMIT"},
+        {&c->rollback, "ROLLBACK"},
+        {&c->get,
+         "SELECT v, expires, counter FROM kv WHERE ns = ?1 AND k = ?2"},
+        {&c->put,
+         "INSERT OR REPLACE INTO kv(ns, k, v, expires, counter) "
+         "VALUES(?1, ?2, ?3, ?4, 0)"},
+        {&c->del,
+         "DELETE FROM kv WHERE ns = ?1 AND k = ?2 RETURNING counter = 1 OR "
+         "expires IS NULL OR expires > ?3"},
+        {&c->counter,
+         "INSERT INTO kv(ns, k, v, expires, counter) VALUES(?1, ?2, ?3, NULL, "
+         "1) ON CONFLICT(ns, k) DO UPDATE SET v = CAST(CAST(v AS INTEGER) + "
+         "?4 AS TEXT) WHERE counter = 1 RETURNING CAST(v AS INTEGER)"},
+        {&c->expire, "DELETE FROM kv WHERE counter = 0 AND expires <= ?1"},
+        {&c->evict,
+         "DELETE FROM kv WHERE id IN (SELECT id FROM kv WHERE counter = 0 "
+         "ORDER BY id LIMIT ?1)"},
+        {&c->pages, "PRAGMA page_count"},
+        {&c->freelist, "PRAGMA freelist_count"},
+    };
+    for (const auto& s : stmts) {
+      rc = s.stmt->Prepare(c->db, s.sql);
+      if (rc != SQLITE_OK) return FromSqlite(rc, c->db, s.sql);
+    }
+    return c;
+  }
+
+  // Runs `fn` on an idle connection (opening one if none is idle). A
+  // connection whose call failed with an I/O or corruption error is closed,
+  // not reused.
+  template <typename T, typename Fn>
+  Result<T> WithConn(Fn&& fn) {
+    std::unique_ptr<Conn> c;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!idle_.empty()) {
+        c = std::move(idle_.back());
+        idle_.pop_back();
+      }
+    }
+    if (c == nullptr) {
+      Result<std::unique_ptr<Conn>> opened = Open();
+      if (!opened.ok()) return opened.status();
+      c = std::move(*opened);
+    }
+    Result<T> r = fn(*c);
+    const bool reuse =
+        r.ok() || (r.status().code() != StatusCode::kUnavailable &&
+                   r.status().code() != StatusCode::kDataLoss);
+    if (reuse) {
+      std::lock_guard<std::mutex> lock(mu_);
+      // Choice: keep at most 4 idle connections (WAL readers run in
+      // parallel; writers serialize on the file lock anyway).
+      if (idle_.size() < 4) idle_.push_back(std::move(c));
+    }
+    return r;
+  }
+
+  const std::string name_;
+  const SqliteOptions o_;
+  // Set by every Open (the same value for the file).
+  std::atomic<uint64_t> page_size_{4096};
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Conn>> idle_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> NewSqliteStore(std::string name,
+                                              SqliteOptions o) {
+  auto store = std::make_unique<SqliteStore>(std::move(name), std::move(o));
+  if (Status s = store->Init(); !s.ok()) return s;
+  return std::unique_ptr<Store>(std::move(store));
+}
+
+}  // namespace toolcache::store_internal
