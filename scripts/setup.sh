@@ -8,9 +8,9 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   build-essential cmake g++ pkg-config clang-format
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
-  libssl-dev libglpk-dev glpk-utils gnuplot-nox
+  libssl-dev libboost1.81-dev libsimdjson-dev libglpk-dev glpk-utils gnuplot-nox
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 libsqlite3-dev libhiredis-dev zlib1g-dev redis-server
+  python3 libsqlite3-dev libhiredis-dev zlib1g-dev redis-server wrk
 )
 # Node.js and npm run the MCP test peers; keep a newer one if present.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
@@ -31,7 +31,7 @@ fi
 # npm packages (test peers, SDK clients, tools), each folder pinned by its own
 # lock file: tests/peers (MCP servers and the SDK client) and any other
 # folder listed here. `npm ci` runs only when a lock file changed.
-NPM_DIRS=(tests/peers)
+NPM_DIRS=(tests/peers tests/llm tests/agent)
 for d in "${NPM_DIRS[@]}"; do
   [ -f "$d/package-lock.json" ] || continue
   stamp=$d/node_modules/.toolcache-lock

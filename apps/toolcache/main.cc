@@ -16,9 +16,10 @@ int main(int argc, char** argv) {
   root.require_subcommand(1);
   // One row per subcommand, in --help order.
   std::vector<cli::Command> commands = {
-      cli::AddMcpCommand(root), cli::AddWrapCommand(root),
-      cli::AddSimCommand(root), cli::AddTraceCommand(root),
-      cli::AddKeyCommand(root), cli::AddClassifyCommand(root),
+      cli::AddMcpCommand(root),      cli::AddWrapCommand(root),
+      cli::AddProxyCommand(root),    cli::AddSimCommand(root),
+      cli::AddTraceCommand(root),    cli::AddKeyCommand(root),
+      cli::AddClassifyCommand(root),
   };
   try {
     root.parse(argc, argv);

@@ -78,6 +78,24 @@ struct ServerConfig {
   ToolConfigMap tools;
 };
 
+// The LLM API proxy's block (`proxy:`): where it forwards and who shares
+// entries. Unset fields keep the defaults of llm_proxy.h; command-line
+// flags override them.
+struct ProxyConfig {
+  // Upstream origins: both providers, or one each.
+  std::optional<std::string> upstream;
+  std::optional<std::string> anthropic_upstream;
+  std::optional<std::string> openai_upstream;
+  // "credential" (default: one scope per API key hash) or "global".
+  std::optional<std::string> scope;
+  // Server identity of the client's own tools (not mcp__<server>__<tool>).
+  std::optional<std::string> client_name;
+  std::optional<uint64_t> max_body_bytes;
+  std::optional<uint64_t> max_depth;
+  std::optional<double> response_timeout_seconds;
+  std::optional<std::string> ca_file;
+};
+
 struct Config {
   // Cache capacity in bytes (YAML: integer or "64MiB", "500KB", ...); must
   // be > 0 (to forward without caching, run the proxy with --no-cache).
@@ -116,6 +134,8 @@ struct Config {
   // `toolcache mcp --store` overrides it. `store_line`: its file line.
   std::string store = "memory";
   int32_t store_line = 0;
+  // The LLM API proxy (`toolcache proxy`).
+  ProxyConfig proxy;
   // Where the configuration came from ("<defaults>" or the file name).
   std::string source = "<defaults>";
 };

@@ -333,6 +333,46 @@ class Parser {
     return s;
   }
 
+  ProxyConfig Proxy(const YAML::Node& node) const {
+    ProxyConfig p;
+    if (node.IsNull()) return p;
+    ExpectMap(node, "proxy");
+    CheckKeys(node, "proxy",
+              {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
+               "clientName", "maxBodyBytes", "maxDepth",
+               "responseTimeoutSeconds", "caFile"});
+    if (const YAML::Node n = node["upstream"]) {
+      p.upstream = String(n, "proxy.upstream");
+    }
+    if (const YAML::Node n = node["anthropicUpstream"]) {
+      p.anthropic_upstream = String(n, "proxy.anthropicUpstream");
+    }
+    if (const YAML::Node n = node["openaiUpstream"]) {
+      p.openai_upstream = String(n, "proxy.openaiUpstream");
+    }
+    if (const YAML::Node n = node["scope"]) {
+      p.scope = Enum<std::string>(
+          n, "proxy.scope",
+          {{"credential", "credential"}, {"global", "global"}});
+    }
+    if (const YAML::Node n = node["clientName"]) {
+      p.client_name = String(n, "proxy.clientName");
+    }
+    if (const YAML::Node n = node["maxBodyBytes"]) {
+      p.max_body_bytes = Bytes(n, "proxy.maxBodyBytes");
+    }
+    if (const YAML::Node n = node["maxDepth"]) {
+      p.max_depth = Count(n, "proxy.maxDepth");
+    }
+    if (const YAML::Node n = node["responseTimeoutSeconds"]) {
+      p.response_timeout_seconds = Number(n, "proxy.responseTimeoutSeconds");
+    }
+    if (const YAML::Node n = node["caFile"]) {
+      p.ca_file = String(n, "proxy.caFile");
+    }
+    return p;
+  }
+
   Config Top(YAML::Node root) const {
     Config c;
     c.source = std::string(source_);
@@ -353,7 +393,7 @@ class Parser {
               {"capacityBytes", "maxEntries", "policy", "policyParams",
                "ttlSeconds", "minCacheableTtlSeconds", "excludeTools",
                "perToolTtl", "trustAnnotations", "invalidation", "scope",
-               "tools", "servers", "store"});
+               "tools", "servers", "store", "proxy"});
     if (const YAML::Node n = root["capacityBytes"]) {
       c.capacity_bytes = Bytes(n, "capacityBytes");
       if (c.capacity_bytes == 0) {
@@ -423,6 +463,7 @@ class Parser {
       c.store = String(n, "store");
       c.store_line = n.Mark().line + 1;
     }
+    if (const YAML::Node n = root["proxy"]) c.proxy = Proxy(n);
     if (const YAML::Node n = root["servers"]) {
       if (!n.IsNull()) {
         ExpectMap(n, "servers");

@@ -78,6 +78,42 @@ servers:
   EXPECT_EQ(g.tools.at("search_code").ttl_seconds, 1200);
 }
 
+TEST(ConfigTest, ParsesTheProxyBlockNextToThePrxyKeys) {
+  Result<Config> c = ParseConfig(R"(tool-cache:
+  ttlSeconds: 60
+  excludeTools: [send_email]
+  perToolTtl: {Read: 120}
+  proxy:
+    upstream: http://127.0.0.1:9000
+    openaiUpstream: https://api.openai.com
+    scope: global
+    clientName: claude-code
+    maxBodyBytes: 8MiB
+    maxDepth: 64
+    responseTimeoutSeconds: 30
+)",
+                                 "p.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->ttl_seconds, 60);
+  EXPECT_EQ(c->per_tool_ttl.at("Read"), 120);
+  EXPECT_EQ(*c->proxy.upstream, "http://127.0.0.1:9000");
+  EXPECT_EQ(*c->proxy.openai_upstream, "https://api.openai.com");
+  EXPECT_FALSE(c->proxy.anthropic_upstream.has_value());
+  EXPECT_EQ(*c->proxy.scope, "global");
+  EXPECT_EQ(*c->proxy.client_name, "claude-code");
+  EXPECT_EQ(*c->proxy.max_body_bytes, 8u << 20);
+  EXPECT_EQ(*c->proxy.max_depth, 64u);
+  EXPECT_EQ(*c->proxy.response_timeout_seconds, 30);
+  Result<Config> bad = ParseConfig("proxy:\n  scope: shared\n", "p.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              ::testing::HasSubstr("p.yaml:2: 'proxy.scope' must be one of"));
+  Result<Config> typo = ParseConfig("proxy:\n  upstrem: x\n", "p.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(typo.status().message(),
+              ::testing::HasSubstr("did you mean 'upstream'"));
+}
+
 TEST(ConfigTest, CapacityAcceptsDecimalAndBinaryUnits) {
   struct Case {
     const char* text;

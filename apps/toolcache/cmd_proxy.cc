@@ -1,0 +1,199 @@
+// `toolcache proxy --listen 127.0.0.1:PORT [--upstream URL] [--config F]`:
+// the LLM API face (include/toolcache/llm_proxy.h). The CLI only parses,
+// merges the configuration's `proxy:` block with the flags (flags win),
+// builds the cache and runs the proxy.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "apps/toolcache/commands.h"
+#include "toolcache/config.h"
+#include "toolcache/llm_proxy.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache::cli {
+namespace {
+
+struct ProxyArgs {
+  std::string listen = "127.0.0.1:8080";
+  std::string config_path;
+  std::string upstream;
+  std::string anthropic_upstream;
+  std::string openai_upstream;
+  std::string scope;
+  std::string client_name;
+  std::string stats_path;
+  std::string log_level;
+  std::string ca_file;
+  int threads = 2;
+  bool no_cache = false;
+};
+
+void SetUpLogging(const std::string& flag_level) {
+  auto logger = std::make_shared<spdlog::logger>(
+      "toolcache", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_pattern("toolcache proxy: [%l] %v");
+  std::string level = flag_level;
+  if (level.empty()) {
+    const char* env = std::getenv("TOOLCACHE_LOG");
+    // Choice: "info" by default: one line per request with tool traffic
+    // says what was observed (never a credential or a payload).
+    level = env != nullptr ? env : "info";
+  }
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+// "host:port" or ":port" or "port" -> host, port.
+bool ParseListen(const std::string& s, std::string* host, uint16_t* port) {
+  std::string_view v = s;
+  std::string_view p = v;
+  *host = "127.0.0.1";
+  const size_t colon = v.rfind(':');
+  if (colon != std::string_view::npos) {
+    std::string_view h = v.substr(0, colon);
+    if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
+      h = h.substr(1, h.size() - 2);
+    }
+    if (!h.empty()) *host = std::string(h);
+    p = v.substr(colon + 1);
+  }
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (ec != std::errc() || end != p.data() + p.size() || value > 65535) {
+    return false;
+  }
+  *port = static_cast<uint16_t>(value);
+  return true;
+}
+
+int Run(const ProxyArgs& a) {
+  SetUpLogging(a.log_level);
+  Config config;
+  if (!a.config_path.empty()) {
+    Result<Config> loaded = LoadConfigFile(a.config_path);
+    if (!loaded.ok()) {
+      std::cerr << "toolcache proxy: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    config = std::move(*loaded);
+  }
+  LlmProxyOptions o;
+  if (!ParseListen(a.listen, &o.listen_host, &o.listen_port)) {
+    std::cerr << "toolcache proxy: --listen must be HOST:PORT, got '"
+              << a.listen << "'\n";
+    return kExitUsage;
+  }
+  const ProxyConfig& pc = config.proxy;
+  if (pc.upstream) o.anthropic_upstream = o.openai_upstream = *pc.upstream;
+  if (pc.anthropic_upstream) o.anthropic_upstream = *pc.anthropic_upstream;
+  if (pc.openai_upstream) o.openai_upstream = *pc.openai_upstream;
+  if (pc.scope) {
+    o.scope = *pc.scope == "global" ? CredentialScope::kGlobal
+                                    : CredentialScope::kCredential;
+  }
+  if (pc.client_name) o.client_server = *pc.client_name;
+  if (pc.max_body_bytes) o.max_body_bytes = *pc.max_body_bytes;
+  if (pc.max_depth) o.max_depth = static_cast<uint32_t>(*pc.max_depth);
+  if (pc.response_timeout_seconds) {
+    o.response_timeout_seconds = *pc.response_timeout_seconds;
+  }
+  if (pc.ca_file) o.ca_file = *pc.ca_file;
+  if (!a.upstream.empty())
+    o.anthropic_upstream = o.openai_upstream = a.upstream;
+  if (!a.anthropic_upstream.empty())
+    o.anthropic_upstream = a.anthropic_upstream;
+  if (!a.openai_upstream.empty()) o.openai_upstream = a.openai_upstream;
+  if (!a.scope.empty()) {
+    o.scope = a.scope == "global" ? CredentialScope::kGlobal
+                                  : CredentialScope::kCredential;
+  }
+  if (!a.client_name.empty()) o.client_server = a.client_name;
+  if (!a.ca_file.empty()) o.ca_file = a.ca_file;
+  o.threads = a.threads;
+  o.stats_path = a.stats_path;
+  SystemClock clock;
+  std::unique_ptr<ToolCache> cache;
+  if (!a.no_cache) {
+    Result<std::unique_ptr<ToolCache>> made = NewToolCache(config, &clock);
+    if (!made.ok()) {
+      std::cerr << "toolcache proxy: " << made.status().message() << "\n";
+      return kExitUsage;
+    }
+    cache = std::move(*made);
+  }
+  o.cache = cache.get();
+  Result<int> code = RunLlmProxy(o, [&](uint16_t port) {
+    // One machine-readable line on stdout: scripts wait for it.
+    std::cout << "listening on http://" << o.listen_host << ":" << port
+              << std::endl;
+    spdlog::info(
+        "anthropic upstream {}, openai upstream {}, scope {}",
+        o.anthropic_upstream, o.openai_upstream,
+        o.scope == CredentialScope::kGlobal ? "global" : "per credential");
+  });
+  if (!code.ok()) {
+    std::cerr << "toolcache proxy: " << code.status().message() << "\n";
+    return code.status().code() == StatusCode::kInvalidArgument ? kExitUsage
+                                                                : kExitFailure;
+  }
+  return *code;
+}
+
+}  // namespace
+
+Command AddProxyCommand(CLI::App& root) {
+  auto args = std::make_shared<ProxyArgs>();
+  Command c;
+  c.app = root.add_subcommand(
+      "proxy",
+      "Run the LLM API proxy (Anthropic Messages, OpenAI Chat Completions "
+      "and Responses) that observes every tool call: point "
+      "ANTHROPIC_BASE_URL / the OpenAI base URL at it");
+  c.app->add_option("--listen", args->listen,
+                    "HOST:PORT to listen on (default 127.0.0.1:8080; port 0 "
+                    "picks a free one, printed on stdout)");
+  c.app->add_option("--config", args->config_path, "YAML configuration file")
+      ->check(CLI::ExistingFile);
+  c.app->add_option("--upstream", args->upstream,
+                    "upstream origin for both providers (e.g. "
+                    "http://127.0.0.1:9000)");
+  c.app->add_option("--anthropic-upstream", args->anthropic_upstream,
+                    "upstream for Anthropic routes (default "
+                    "https://api.anthropic.com)");
+  c.app->add_option("--openai-upstream", args->openai_upstream,
+                    "upstream for OpenAI routes (default "
+                    "https://api.openai.com)");
+  c.app
+      ->add_option("--scope", args->scope,
+                   "credential (default: entries per API key) | global")
+      ->check(CLI::IsMember({"credential", "global"}));
+  c.app->add_option("--client-name", args->client_name,
+                    "server identity of the client's own tools (default "
+                    "llm)");
+  c.app
+      ->add_option("--ca-file", args->ca_file,
+                   "extra CA bundle (PEM) for TLS upstreams")
+      ->check(CLI::ExistingFile);
+  c.app->add_option("--threads", args->threads, "event loops (default 2)")
+      ->check(CLI::Range(1, 64));
+  c.app->add_option("--stats", args->stats_path,
+                    "write JSON statistics to FILE on exit and on SIGUSR1");
+  c.app
+      ->add_option("--log-level", args->log_level,
+                   "trace|debug|info|warn|error|off (default: $TOOLCACHE_LOG "
+                   "or info)")
+      ->check(CLI::IsMember(
+          {"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  c.app->add_flag("--no-cache", args->no_cache,
+                  "forward everything, observe nothing");
+  c.run = [args] { return Run(*args); };
+  return c;
+}
+
+}  // namespace toolcache::cli

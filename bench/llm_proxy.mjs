@@ -1,0 +1,161 @@
+// Added latency of `toolcache proxy` vs a direct connection to the fake
+// upstream, and vs the Portkey AI gateway (@portkey-ai/gateway, bench/peers)
+// as the peer anchor; then throughput at 64 connections with wrk and the
+// proxy's RSS. Usage (after scripts/setup.sh and a build):
+//   node bench/llm_proxy.mjs [--bin build/apps/toolcache/toolcache]
+//        [--rounds 400] [--wrk-seconds 10]
+// Method: one keep-alive client; for each body size and mode (JSON or SSE)
+// the three paths are measured in alternating order, request by request, so
+// machine load hits them alike; medians and p90 of wall time per request,
+// and added = path - direct (medians). The fake upstream runs in its own
+// process. The proxy's own time (parse + observe, from its histograms) is
+// printed too.
+import http from 'node:http';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
+const BIN = path.resolve(opt('--bin', path.join(root, 'build/apps/toolcache/toolcache')));
+const ROUNDS = Number(opt('--rounds', 400));
+const WRK_SECONDS = Number(opt('--wrk-seconds', 10));
+
+function startProcess(cmd, argv, pattern, env = process.env) {
+  const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const on = (d) => {
+      out += d;
+      const m = out.match(pattern);
+      if (m) resolve({ child, match: m });
+    };
+    child.stdout.on('data', on);
+    child.stderr.on('data', on);
+    child.on('exit', (c) => reject(new Error(`${cmd} exited ${c}: ${out}`)));
+  });
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+function post(url, headers, body) {
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      let n = 0;
+      let text = '';
+      res.on('data', (d) => { n += d.length; if (text.length < 300) text += d; });
+      res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - t0) / 1e6, status: res.statusCode, bytes: n, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// An Anthropic request of about `size` bytes: a conversation whose tool
+// results carry the bulk, as an agent's history does.
+function body(size, stream) {
+  const messages = [{ role: 'user', content: 'go' }];
+  let i = 0;
+  const filler = 'lorem ipsum dolor sit amet, consectetur adipiscing elit. ';
+  while (JSON.stringify(messages).length < size - 300) {
+    const id = `toolu_b${i++}`;
+    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: `/src/f${i}.txt` } }] });
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: filler.repeat(Math.min(40, Math.ceil((size - JSON.stringify(messages).length) / filler.length))) }] });
+  }
+  return JSON.stringify({ model: 'claude-bench', max_tokens: 64, stream, tools: [{ name: 'Read', description: 'Reads a file', input_schema: { type: 'object' } }], messages });
+}
+
+const quant = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
+
+async function main() {
+  const fake = await startProcess('node', [path.join(root, 'tests/llm/fake_upstream.mjs')], /(http:\/\/127\.0\.0\.1:\d+)/);
+  const upUrl = fake.match[1];
+  const proxy = await startProcess(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upUrl, '--log-level', 'warn'], /listening on (http:\S+)/);
+  const pxUrl = proxy.match[1];
+  const pkPort = 18000 + Math.floor(Math.random() * 1000);
+  const pkMain = path.join(root, 'bench/peers/node_modules/@portkey-ai/gateway/build/start-server.js');
+  let portkey = null;
+  if (fs.existsSync(pkMain)) {
+    portkey = await startProcess('node', [pkMain, `--port=${pkPort}`], /Gateway is running/);
+  }
+  const targets = [
+    { name: 'direct', url: `${upUrl}/v1/messages`, headers: {} },
+    { name: 'toolcache', url: `${pxUrl}/v1/messages`, headers: {} },
+  ];
+  if (portkey) {
+    targets.push({ name: 'portkey', url: `http://127.0.0.1:${pkPort}/v1/messages`,
+      headers: { 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${upUrl}/v1` } });
+  }
+  const common = { 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01' };
+  const results = [];
+  for (const size of [2048, 204800]) {
+    for (const stream of [false, true]) {
+      const b = body(size, stream);
+      const times = Object.fromEntries(targets.map((t) => [t.name, []]));
+      for (let r = 0; r < ROUNDS + 20; ++r) {
+        const order = r % 2 ? [...targets].reverse() : targets;
+        for (const t of order) {
+          if (t.failed?.[`${size}/${stream}`]) continue;
+          const res = await post(t.url, { ...common, ...t.headers }, b);
+          if (res.status !== 200) {
+            if (t.name !== 'portkey') throw new Error(`${t.name}: HTTP ${res.status} (${size} B, stream ${stream}): ${res.text}`);
+            // Recorded, not fatal: the anchor's own failure is a result.
+            t.failed = { ...t.failed, [`${size}/${stream}`]: `HTTP ${res.status}: ${res.text}` };
+            console.error(`portkey failed (${size} B, stream ${stream}): HTTP ${res.status} ${res.text}`);
+            continue;
+          }
+          if (r >= 20) times[t.name].push(res.ms);  // 20 warm-up rounds
+        }
+      }
+      const ok = targets.filter((t) => times[t.name].length > 0);
+      const med = Object.fromEntries(ok.map((t) => [t.name, quant(times[t.name], 0.5)]));
+      const row = { bytes: b.length, stream };
+      for (const t of ok) {
+        row[`${t.name}_p50_ms`] = +med[t.name].toFixed(3);
+        row[`${t.name}_p90_ms`] = +quant(times[t.name], 0.9).toFixed(3);
+        if (t.name !== 'direct') row[`${t.name}_added_ms`] = +(med[t.name] - med.direct).toFixed(3);
+      }
+      results.push(row);
+    }
+  }
+  const stats = await (await fetch(`${pxUrl}/toolcache/stats`)).json();
+  const overhead = stats.metrics.toolcache_proxy_overhead_seconds.series;
+  console.log(JSON.stringify({ rounds: ROUNDS, results, proxy_own_time: overhead.map((s) => ({ ...s.labels, p50_ms: +(s.p50 * 1e3).toFixed(3), p99_ms: +(s.p99 * 1e3).toFixed(3), count: s.count })) }, null, 1));
+  console.log('\n| request | mode | direct p50 | toolcache p50 (added) | portkey p50 (added) | ratio |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of results) {
+    const ratio = r.portkey_added_ms !== undefined ? (r.portkey_added_ms / Math.max(r.toolcache_added_ms, 0.001)).toFixed(1) + 'x' : '-';
+    console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${r.direct_p50_ms} ms | ${r.toolcache_p50_ms} ms (+${r.toolcache_added_ms}) | ${r.portkey_p50_ms ?? '-'} ms (+${r.portkey_added_ms ?? '-'}) | ${ratio} |`);
+  }
+
+  // Throughput at 64 connections (wrk), direct vs through the proxy, and
+  // the proxy's peak RSS.
+  const lua = path.join(fs.mkdtempSync('/tmp/tc-wrk-'), 'post.lua');
+  fs.writeFileSync(path.join(path.dirname(lua), 'body.json'), body(2048, false));
+  fs.writeFileSync(lua, `wrk.method = "POST"\nlocal f = io.open("${path.join(path.dirname(lua), 'body.json')}")\nwrk.body = f:read("*a")\nf:close()\nwrk.headers["content-type"] = "application/json"\nwrk.headers["x-api-key"] = "sk-bench"\n`);
+  const wrk = (url) => {
+    const out = execFileSync('wrk', ['-t2', '-c64', `-d${WRK_SECONDS}s`, '--latency', '-s', lua, url], { encoding: 'utf8' });
+    const rps = Number(out.match(/Requests\/sec:\s+([\d.]+)/)[1]);
+    const p50 = out.match(/50%\s+(\S+)/)[1];
+    const p99 = out.match(/99%\s+(\S+)/)[1];
+    const errors = out.match(/Non-2xx or 3xx responses: (\d+)/)?.[1] ?? '0';
+    return { rps, p50, p99, errors };
+  };
+  const direct = wrk(`${upUrl}/v1/messages`);
+  const through = wrk(`${pxUrl}/v1/messages`);
+  const status = fs.readFileSync(`/proc/${proxy.child.pid}/status`, 'utf8');
+  const kb = (k) => Number(status.match(new RegExp(`${k}:\\s+(\\d+)`))[1]);
+  console.log(`\nwrk -t2 -c64 -d${WRK_SECONDS}s, 2 KB Anthropic requests:`);
+  console.log(`  direct to the fake upstream: ${direct.rps} req/s (p50 ${direct.p50}, p99 ${direct.p99}, non-2xx ${direct.errors})`);
+  console.log(`  through toolcache proxy:     ${through.rps} req/s (p50 ${through.p50}, p99 ${through.p99}, non-2xx ${through.errors})`);
+  console.log(`  proxy RSS now ${(kb('VmRSS') / 1024).toFixed(1)} MiB, peak ${(kb('VmHWM') / 1024).toFixed(1)} MiB`);
+
+  proxy.child.kill('SIGTERM');
+  fake.child.kill('SIGTERM');
+  portkey?.child.kill('SIGTERM');
+  agent.destroy();
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });

@@ -1,0 +1,107 @@
+// The LLM API proxy: `toolcache proxy --listen 127.0.0.1:PORT`.
+//
+// An HTTP/1.1 gateway that clients reach by changing one base URL
+// (ANTHROPIC_BASE_URL, the OpenAI SDK's baseURL). It forwards every request
+// to the provider untouched (streams relayed event by event as they
+// arrive) and observes every tool call on the way (seed 000's observation
+// mode): the tool results a request carries are recorded into the cache,
+// and each tool call a response asks for is checked for a would-hit, all
+// through the engine (ToolCache::Record / Peek). Routes:
+//   POST /v1/messages              Anthropic Messages (observed)
+//   POST /v1/chat/completions      OpenAI Chat Completions (observed)
+//   POST /v1/responses             OpenAI Responses (observed)
+//   GET  /metrics                  Prometheus text
+//   GET  /toolcache/stats          JSON statistics
+//   anything else                  forwarded untouched (method, path,
+//                                  query, headers, body) to the upstream
+//                                  of its provider
+// Per request it reports x-toolcache-observed-calls, x-toolcache-would-hit
+// and x-toolcache-recorded response headers (streams: recorded only; the
+// rest is in the log and the statistics). Credentials (x-api-key,
+// Authorization) are forwarded and never logged or stored: the cache scope
+// is a hash of them unless the configuration shares entries globally.
+//
+// Thread-safety: an LlmProxy is driven by Run() (blocking, N loops) and
+// stopped by Stop() from any thread; StatsJson() is thread-safe.
+// Ownership: borrows the cache (nullptr = forward only, observe nothing).
+//
+// Example:
+//   LlmProxyOptions o;
+//   o.listen_port = 8080;
+//   o.anthropic_upstream = "https://api.anthropic.com";
+//   o.cache = cache.get();
+//   Result<std::unique_ptr<LlmProxy>> p = NewLlmProxy(o);
+//   std::thread t([&] { (*p)->Run(); });   // ... (*p)->Stop(); t.join();
+#ifndef TOOLCACHE_LLM_PROXY_H_
+#define TOOLCACHE_LLM_PROXY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "toolcache/status.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache {
+
+// Who may share an entry recorded through the LLM proxy.
+enum class CredentialScope {
+  kCredential,  // one scope per API key (a hash of it): the default
+  kGlobal,      // every client (needed to share entries with `toolcache mcp`)
+};
+
+struct LlmProxyOptions {
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 0;  // 0 = any free port (see LlmProxy::port)
+  // Upstream origins (http or https, with an optional path prefix).
+  std::string anthropic_upstream = "https://api.anthropic.com";
+  std::string openai_upstream = "https://api.openai.com";
+  // The cache (borrowed); nullptr forwards everything and observes nothing.
+  ToolCache* cache = nullptr;
+  CredentialScope scope = CredentialScope::kCredential;
+  // Server identity of tools that are not `mcp__<server>__<tool>`.
+  std::string client_server = "llm";
+  // Event loops (threads). Choice: 2, the machine's cores.
+  int threads = 2;
+  // Requests larger than this get 413 in the provider's error shape.
+  uint64_t max_body_bytes = 32ull << 20;
+  // JSON nesting deeper than this gets 400 in the provider's error shape.
+  uint32_t max_depth = 512;
+  // Non-streamed responses up to this size are read whole (to report
+  // would-hits in headers); larger ones are relayed unobserved.
+  uint64_t max_buffered_response_bytes = 64ull << 20;
+  // Upstream timeouts: connect, first response byte, between body reads.
+  double connect_timeout_seconds = 10;
+  double response_timeout_seconds = 600;
+  double idle_timeout_seconds = 600;
+  // Extra CA bundle (PEM) for TLS upstreams.
+  std::string ca_file;
+  // JSON statistics written here on exit and on SIGUSR1 ("" = never).
+  std::string stats_path;
+};
+
+class LlmProxy {
+ public:
+  virtual ~LlmProxy() = default;
+  virtual uint16_t port() const = 0;
+  // Serves until Stop().
+  virtual void Run() = 0;
+  virtual void Stop() = 0;
+  // The `GET /toolcache/stats` document.
+  virtual std::string StatsJson() const = 0;
+};
+
+// Binds the listening socket. INVALID_ARGUMENT for a bad upstream URL or CA
+// file, UNAVAILABLE when the address cannot be bound.
+Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options);
+
+// NewLlmProxy + Run until SIGTERM / SIGINT / SIGHUP (SIGUSR1 writes the
+// statistics file). `on_listening` is called with the bound port first.
+// Returns the process exit code.
+Result<int> RunLlmProxy(const LlmProxyOptions& options,
+                        const std::function<void(uint16_t)>& on_listening);
+
+}  // namespace toolcache
+
+#endif  // TOOLCACHE_LLM_PROXY_H_

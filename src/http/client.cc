@@ -1,0 +1,432 @@
+// Invariants:
+// - A CallImpl and its connection run on the Loop it was started on; the
+//   pool is the only state shared across loops (one mutex), and a pooled
+//   connection is only handed out to a call on its own loop.
+// - At most one operation (connect, handshake, write, read) and one timer
+//   are pending per call; the timer closes the socket, so a stuck peer ends
+//   the pending operation with an error.
+// - The sink hears OnHead at most once, then OnData pieces, then OnEnd
+//   exactly once, unless the call was cancelled (then nothing more).
+// - A connection goes back to the pool only after its response ended as
+//   framed, the upstream allowed keep-alive and the call was not cancelled.
+#include <openssl/ssl.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "src/http/asio_internal.h"
+#include "src/http/http.h"
+
+namespace toolcache::http {
+namespace {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+std::chrono::steady_clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(s));
+}
+
+// One upstream connection: plain TCP or TLS over TCP.
+struct Conn {
+  Conn(Loop* l, ssl::context* ctx, bool use_tls)
+      : loop(l), tcp_socket(l->ioc), tls(use_tls) {
+    if (use_tls) tls_stream.emplace(l->ioc, *ctx);
+  }
+  tcp::socket& Socket() { return tls ? tls_stream->next_layer() : tcp_socket; }
+  void Close() {
+    beast::error_code ec;
+    Socket().shutdown(tcp::socket::shutdown_both, ec);
+    Socket().close(ec);
+  }
+  template <class F>
+  void With(F&& f) {
+    if (tls) {
+      f(*tls_stream);
+    } else {
+      f(tcp_socket);
+    }
+  }
+
+  Loop* loop;
+  tcp::socket tcp_socket;
+  std::optional<ssl::stream<tcp::socket>> tls_stream;
+  bool tls;
+  beast::flat_buffer buffer;  // bytes read past the last response
+  Clock::time_point idle_since;
+};
+
+using PoolKey = std::tuple<Loop*, bool, std::string, uint16_t>;
+
+class ClientImpl;
+
+class CallImpl : public Call, public std::enable_shared_from_this<CallImpl> {
+ public:
+  CallImpl(ClientImpl* client, Loop* loop, Url url, ClientRequest request,
+           std::shared_ptr<ResponseSink> sink)
+      : client_(client),
+        loop_(loop),
+        url_(std::move(url)),
+        sink_(std::move(sink)),
+        timer_(loop->ioc),
+        resolver_(loop->ioc) {
+    Serialize(request);
+  }
+
+  void Begin();
+  void Cancel() override;
+  void Resume() override;
+
+ private:
+  void Serialize(const ClientRequest& r);
+  void Connect();
+  void Handshake();
+  void WriteRequest();
+  void ReadHead();
+  void ReadBody();
+  void Arm(double seconds, const char* what);
+  void Fail(const beast::error_code& ec, const std::string& where);
+  void End(const Status& st);
+
+  ClientImpl* client_;
+  Loop* loop_;
+  Url url_;
+  std::shared_ptr<ResponseSink> sink_;
+  std::string wire_;
+  std::unique_ptr<Conn> conn_;
+  net::steady_timer timer_;
+  tcp::resolver resolver_;
+  std::optional<bhttp::response_parser<bhttp::buffer_body>> parser_;
+  char chunk_[32768];
+  const char* timed_out_ = nullptr;  // what timed out, when the timer fired
+  bool reused_ = false;
+  bool retried_ = false;
+  bool got_bytes_ = false;
+  bool paused_ = false;
+  bool done_ = false;
+};
+
+class ClientImpl final : public Client {
+ public:
+  explicit ClientImpl(const ClientOptions& o)
+      : options_(o), ssl_(ssl::context::tls_client) {}
+
+  Status Init() {
+    beast::error_code ec;
+    ssl_.set_default_verify_paths(ec);
+    if (!options_.ca_file.empty()) {
+      ssl_.load_verify_file(options_.ca_file, ec);
+      if (ec) {
+        return InvalidArgument("cannot load CA file '" + options_.ca_file +
+                               "': " + ec.message());
+      }
+    }
+    ssl_.set_verify_mode(options_.verify_peer ? ssl::verify_peer
+                                              : ssl::verify_none);
+    return Status::Ok();
+  }
+
+  std::shared_ptr<Call> Start(Loop* loop, const Url& url, ClientRequest request,
+                              std::shared_ptr<ResponseSink> sink) override {
+    auto call = std::make_shared<CallImpl>(this, loop, url, std::move(request),
+                                           std::move(sink));
+    call->Begin();
+    return call;
+  }
+
+  std::unique_ptr<Conn> Take(Loop* loop, const Url& url) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = idle_.find(PoolKey{loop, url.tls, url.host, url.port});
+    if (it == idle_.end()) return nullptr;
+    auto& list = it->second;
+    const auto now = Clock::now();
+    while (!list.empty()) {
+      std::unique_ptr<Conn> c = std::move(list.back());
+      list.pop_back();
+      if (now - c->idle_since < Seconds(options_.max_idle_seconds) &&
+          c->Socket().is_open()) {
+        return c;
+      }
+      c->Close();
+    }
+    return nullptr;
+  }
+
+  void Put(const Url& url, std::unique_ptr<Conn> c) {
+    c->idle_since = Clock::now();
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& list = idle_[PoolKey{c->loop, url.tls, url.host, url.port}];
+    if (list.size() >= options_.max_idle_per_origin) {
+      list.front()->Close();
+      list.erase(list.begin());
+    }
+    list.push_back(std::move(c));
+  }
+
+  void CloseIdle() override {
+    std::map<PoolKey, std::vector<std::unique_ptr<Conn>>> idle;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      idle.swap(idle_);
+    }
+    for (auto& [key, list] : idle) {
+      for (auto& c : list) c->Close();
+    }
+  }
+
+  const ClientOptions& options() const { return options_; }
+  ssl::context* ssl() { return &ssl_; }
+
+ private:
+  ClientOptions options_;
+  ssl::context ssl_;
+  std::mutex mu_;
+  std::map<PoolKey, std::vector<std::unique_ptr<Conn>>>
+      idle_;  // GUARDED_BY(mu_)
+};
+
+void CallImpl::Serialize(const ClientRequest& r) {
+  wire_.reserve(r.body.size() + 512 + r.headers.size() * 64);
+  wire_ += r.method;
+  wire_ += ' ';
+  wire_ += url_.path_prefix;
+  wire_ += r.target.empty() ? "/" : r.target;
+  wire_ += " HTTP/1.1\r\nhost: ";
+  wire_ += url_.HostHeader();
+  wire_ += "\r\n";
+  for (const Header& h : r.headers) {
+    if (IsHopByHop(h.name)) continue;
+    wire_ += h.name;
+    wire_ += ": ";
+    wire_ += h.value;
+    wire_ += "\r\n";
+  }
+  if (!r.body.empty() || r.method == "POST" || r.method == "PUT" ||
+      r.method == "PATCH") {
+    wire_ += "content-length: ";
+    wire_ += std::to_string(r.body.size());
+    wire_ += "\r\n";
+  }
+  wire_ += "\r\n";
+  wire_ += r.body;
+}
+
+void CallImpl::Begin() {
+  conn_ = client_->Take(loop_, url_);
+  if (conn_) {
+    reused_ = true;
+    WriteRequest();
+  } else {
+    Connect();
+  }
+}
+
+void CallImpl::Arm(double seconds, const char* what) {
+  timer_.expires_after(Seconds(seconds));
+  timer_.async_wait([self = shared_from_this(), what](beast::error_code ec) {
+    if (ec || self->done_) return;
+    self->timed_out_ = what;
+    if (self->conn_) self->conn_->Close();
+    self->resolver_.cancel();
+  });
+}
+
+void CallImpl::Connect() {
+  reused_ = false;
+  conn_ = std::make_unique<Conn>(loop_, client_->ssl(), url_.tls);
+  Arm(client_->options().connect_timeout_seconds, "connect");
+  resolver_.async_resolve(
+      url_.host, std::to_string(url_.port),
+      [self = shared_from_this()](beast::error_code ec,
+                                  tcp::resolver::results_type results) {
+        if (self->done_) return;
+        if (ec) return self->Fail(ec, "resolve " + self->url_.host);
+        net::async_connect(
+            self->conn_->Socket(), results,
+            [self](beast::error_code ec2, const tcp::endpoint&) {
+              if (self->done_) return;
+              if (ec2) {
+                return self->Fail(ec2, "connect to " + self->url_.host + ":" +
+                                           std::to_string(self->url_.port));
+              }
+              beast::error_code ignored;
+              self->conn_->Socket().set_option(tcp::no_delay(true), ignored);
+              if (self->url_.tls) {
+                self->Handshake();
+              } else {
+                self->timer_.cancel();
+                self->WriteRequest();
+              }
+            });
+      });
+}
+
+void CallImpl::Handshake() {
+  auto& s = *conn_->tls_stream;
+  if (!SSL_set_tlsext_host_name(s.native_handle(), url_.host.c_str())) {
+    return Fail(beast::error_code(static_cast<int>(::ERR_get_error()),
+                                  net::error::get_ssl_category()),
+                "TLS SNI");
+  }
+  if (client_->options().verify_peer) {
+    s.set_verify_callback(ssl::host_name_verification(url_.host));
+  }
+  s.async_handshake(ssl::stream_base::client,
+                    [self = shared_from_this()](beast::error_code ec) {
+                      if (self->done_) return;
+                      if (ec) return self->Fail(ec, "TLS handshake");
+                      self->timer_.cancel();
+                      self->WriteRequest();
+                    });
+}
+
+void CallImpl::WriteRequest() {
+  Arm(client_->options().response_timeout_seconds, "response");
+  conn_->With([&](auto& stream) {
+    net::async_write(stream, net::buffer(wire_),
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       if (self->done_) return;
+                       if (ec) return self->Fail(ec, "write request");
+                       self->ReadHead();
+                     });
+  });
+}
+
+void CallImpl::ReadHead() {
+  parser_.emplace();
+  parser_->body_limit(boost::none);
+  parser_->header_limit(1 << 20);
+  conn_->With([&](auto& stream) {
+    bhttp::async_read_header(
+        stream, conn_->buffer, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t n) {
+          if (self->done_) return;
+          if (n > 0) self->got_bytes_ = true;
+          if (ec) return self->Fail(ec, "read response head");
+          self->got_bytes_ = true;
+          const auto& msg = self->parser_->get();
+          Headers headers;
+          headers.reserve(24);
+          for (const auto& f : msg) {
+            headers.push_back(
+                {std::string(f.name_string()), std::string(f.value())});
+          }
+          self->sink_->OnHead(static_cast<int>(msg.result_int()), headers);
+          if (self->done_) return;  // cancelled from OnHead
+          self->ReadBody();
+        });
+  });
+}
+
+void CallImpl::ReadBody() {
+  if (parser_->is_done()) return End(Status::Ok());
+  Arm(client_->options().idle_timeout_seconds, "idle body");
+  auto& body = parser_->get().body();
+  body.data = chunk_;
+  body.size = sizeof chunk_;
+  conn_->With([&](auto& stream) {
+    bhttp::async_read_some(
+        stream, conn_->buffer, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) {
+          if (self->done_) return;
+          if (ec == bhttp::error::need_buffer) ec = {};
+          const size_t n =
+              sizeof self->chunk_ - self->parser_->get().body().size;
+          if (ec) {
+            // A close-delimited body ends with EOF: beast reports it as
+            // done (no error); anything else is a truncation.
+            return self->Fail(ec, "read response body");
+          }
+          bool more = true;
+          if (n > 0)
+            more = self->sink_->OnData(std::string_view(self->chunk_, n));
+          if (self->done_) return;
+          if (self->parser_->is_done()) return self->End(Status::Ok());
+          if (!more) {
+            self->paused_ = true;
+            self->timer_.cancel();
+            return;
+          }
+          self->ReadBody();
+        });
+  });
+}
+
+void CallImpl::Resume() {
+  if (!paused_ || done_) return;
+  paused_ = false;
+  ReadBody();
+}
+
+void CallImpl::Fail(const beast::error_code& ec, const std::string& where) {
+  if (done_) return;
+  // A reused keep-alive connection that the upstream closed while idle:
+  // the request never reached it, so one retry on a new connection is safe.
+  if (reused_ && !got_bytes_ && !retried_ && timed_out_ == nullptr) {
+    retried_ = true;
+    timer_.cancel();
+    conn_->Close();
+    Connect();
+    return;
+  }
+  std::string msg;
+  if (timed_out_ != nullptr) {
+    msg = std::string("timeout (") + timed_out_ + ") during " + where;
+  } else if (ec == bhttp::error::partial_message || ec == net::error::eof ||
+             ec == net::ssl::error::stream_truncated) {
+    msg = "upstream closed the connection during " + where;
+  } else {
+    msg = where + ": " + ec.message();
+  }
+  End(Unavailable(msg));
+}
+
+void CallImpl::End(const Status& st) {
+  if (done_) return;
+  done_ = true;
+  timer_.cancel();
+  if (st.ok() && parser_ && parser_->keep_alive() && conn_ &&
+      conn_->Socket().is_open()) {
+    client_->Put(url_, std::move(conn_));
+  } else if (conn_) {
+    conn_->Close();
+  }
+  auto sink = std::move(sink_);
+  sink->OnEnd(st);
+}
+
+void CallImpl::Cancel() {
+  if (done_) return;
+  done_ = true;
+  timer_.cancel();
+  resolver_.cancel();
+  if (conn_) conn_->Close();
+  sink_.reset();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> NewClient(const ClientOptions& options) {
+  auto c = std::make_unique<ClientImpl>(options);
+  Status s = c->Init();
+  if (!s.ok()) return s;
+  return std::unique_ptr<Client>(std::move(c));
+}
+
+}  // namespace toolcache::http

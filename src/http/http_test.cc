@@ -1,0 +1,372 @@
+// The HTTP layer against itself and against raw sockets: keep-alive, limits,
+// streaming, client disconnect, upstream failures and connection reuse.
+#include "src/http/http.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+
+namespace toolcache::http {
+namespace {
+
+// A blocking loopback socket for raw HTTP exchanges.
+class RawClient {
+ public:
+  explicit RawClient(uint16_t port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  }
+  ~RawClient() { Close(); }
+  void Close() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+  void Send(std::string_view s) {
+    while (!s.empty()) {
+      ssize_t n = ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL);
+      if (n <= 0) return;
+      s.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+  // Reads until `until` appears or the peer closes or 5 s pass.
+  std::string ReadUntil(std::string_view until, double seconds = 5) {
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(int(seconds * 1000));
+    while (got_.find(until) == std::string::npos) {
+      pollfd p{fd_, POLLIN, 0};
+      int ms = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(
+              deadline - std::chrono::steady_clock::now())
+              .count());
+      if (ms <= 0 || poll(&p, 1, ms) <= 0) break;
+      char buf[65536];
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) {
+        closed_ = true;
+        break;
+      }
+      got_.append(buf, static_cast<size_t>(n));
+    }
+    std::string out = got_;
+    return out;
+  }
+  bool closed() const { return closed_; }
+  void Clear() { got_.clear(); }
+
+ private:
+  int fd_ = -1;
+  std::string got_;
+  bool closed_ = false;
+};
+
+class ServerFixture {
+ public:
+  explicit ServerFixture(Handler h, ServerOptions o = {}) {
+    auto s = NewServer(o, std::move(h));
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    server_ = std::move(*s);
+    thread_ = std::thread([this] { server_->Run(); });
+  }
+  ~ServerFixture() {
+    server_->Stop();
+    thread_.join();
+  }
+  uint16_t port() const { return server_->port(); }
+  Server& server() { return *server_; }
+
+ private:
+  std::unique_ptr<Server> server_;
+  std::thread thread_;
+};
+
+TEST(HttpServer, AnswersAndKeepsTheConnectionAlive) {
+  std::atomic<int> calls{0};
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    ++calls;
+    res->Send(200, {{"content-type", "text/plain"}},
+              req.method + " " + req.target + " " + req.body);
+  });
+  RawClient c(f.port());
+  c.Send("POST /a?x=1 HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc");
+  std::string r = c.ReadUntil("abc");
+  EXPECT_NE(r.find("HTTP/1.1 200 OK"), std::string::npos) << r;
+  EXPECT_NE(r.find("content-length: 15"), std::string::npos) << r;
+  c.Clear();
+  c.Send("GET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+  r = c.ReadUntil("GET /b ");
+  EXPECT_NE(r.find("GET /b "), std::string::npos) << r;
+  EXPECT_FALSE(c.closed());
+  EXPECT_EQ(calls.load(), 2);
+}
+
+TEST(HttpServer, PipelinedRequestsAreAnsweredInOrder) {
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    res->Send(200, {}, std::string(req.Path()));
+  });
+  RawClient c(f.port());
+  c.Send(
+      "GET /one HTTP/1.1\r\nHost: h\r\n\r\nGET /two HTTP/1.1\r\nHost: "
+      "h\r\n\r\n");
+  std::string r = c.ReadUntil("/two");
+  ASSERT_NE(r.find("/one"), std::string::npos) << r;
+  EXPECT_LT(r.find("/one"), r.find("/two"));
+}
+
+TEST(HttpServer, RejectsOversizedBodiesAndHeaders) {
+  ServerOptions o;
+  o.max_body_bytes = 100;
+  o.max_header_bytes = 1024;
+  std::atomic<int> calls{0};
+  ServerFixture f(
+      [&](Request, ResponderPtr res) {
+        ++calls;
+        res->Send(200, {}, "ok");
+      },
+      o);
+  {
+    RawClient c(f.port());
+    c.Send("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 101\r\n\r\n");
+    std::string r = c.ReadUntil("\r\n\r\n");
+    EXPECT_NE(r.find("413"), std::string::npos) << r;
+  }
+  {
+    RawClient c(f.port());
+    c.Send("GET / HTTP/1.1\r\nHost: h\r\nX-Big: " + std::string(2000, 'a') +
+           "\r\n\r\n");
+    std::string r = c.ReadUntil("\r\n\r\n");
+    EXPECT_NE(r.find("431"), std::string::npos) << r;
+  }
+  {
+    RawClient c(f.port());
+    c.Send("NOT HTTP AT ALL\r\n\r\n");
+    std::string r = c.ReadUntil("\r\n\r\n");
+    EXPECT_NE(r.find("400"), std::string::npos) << r;
+  }
+  EXPECT_EQ(calls.load(), 0);
+}
+
+TEST(HttpServer, BadRequestHookShapesTheError) {
+  ServerOptions o;
+  o.max_body_bytes = 10;
+  o.on_bad_request = [](int status, std::string_view reason,
+                        const Request& partial, Responder& out) {
+    out.Send(status, {{"content-type", "application/json"}},
+             "{\"path\":\"" + std::string(partial.Path()) + "\",\"why\":\"" +
+                 std::string(reason.substr(0, 12)) + "\"}");
+  };
+  ServerFixture f([&](Request, ResponderPtr res) { res->Send(200, {}, ""); },
+                  o);
+  RawClient c(f.port());
+  c.Send("POST /v1/messages HTTP/1.1\r\nHost: h\r\nContent-Length: 50\r\n\r\n");
+  std::string r = c.ReadUntil("}");
+  EXPECT_NE(r.find("413"), std::string::npos) << r;
+  EXPECT_NE(r.find("\"path\":\"/v1/messages\""), std::string::npos) << r;
+}
+
+TEST(HttpServer, StreamsChunkedAndReportsAClientThatLeft) {
+  std::promise<void> gone;
+  std::atomic<bool> gone_set{false};
+  ResponderPtr held;
+  std::mutex mu;
+  ServerFixture f([&](Request, ResponderPtr res) {
+    res->Start(200, {{"content-type", "text/event-stream"}});
+    res->Write("data: 1\n\n");
+    res->OnClientGone([&] {
+      if (!gone_set.exchange(true)) gone.set_value();
+    });
+    std::lock_guard<std::mutex> lock(mu);
+    held = res;  // never finished: the client leaves first
+  });
+  {
+    RawClient c(f.port());
+    c.Send("GET /s HTTP/1.1\r\nHost: h\r\n\r\n");
+    std::string r = c.ReadUntil("data: 1\n\n");
+    EXPECT_NE(r.find("transfer-encoding: chunked"), std::string::npos) << r;
+    EXPECT_NE(r.find("9\r\ndata: 1\n\n\r\n"), std::string::npos) << r;
+  }
+  EXPECT_EQ(gone.get_future().wait_for(std::chrono::seconds(5)),
+            std::future_status::ready);
+  std::lock_guard<std::mutex> lock(mu);
+  held.reset();
+}
+
+// An upstream server and a client calling it through NewClient.
+struct Collected {
+  int status = 0;
+  Headers headers;
+  std::string body;
+  Status end;
+  std::vector<std::string> pieces;
+};
+
+class CollectSink : public ResponseSink {
+ public:
+  explicit CollectSink(std::promise<Collected>* done) : done_(done) {}
+  void OnHead(int status, const Headers& headers) override {
+    c_.status = status;
+    c_.headers = headers;
+  }
+  bool OnData(std::string_view data) override {
+    c_.body.append(data);
+    c_.pieces.emplace_back(data);
+    return true;
+  }
+  void OnEnd(const Status& st) override {
+    c_.end = st;
+    done_->set_value(c_);
+  }
+
+ private:
+  std::promise<Collected>* done_;
+  Collected c_;
+};
+
+// Runs `request` against `url` from a loop of a helper server.
+Collected Fetch(Client& client, const Url& url, ClientRequest request) {
+  // The client needs a Loop: borrow one from a tiny server whose handler
+  // starts the call on its connection's loop.
+  std::promise<Collected> done;
+  std::future<Collected> fut = done.get_future();
+  ServerFixture helper([&](Request, ResponderPtr res) {
+    client.Start(res->loop(), url, request,
+                 std::make_shared<CollectSink>(&done));
+    res->Send(204, {}, "");
+  });
+  RawClient trigger(helper.port());
+  trigger.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(fut.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  Collected c = fut.get();
+  client.CloseIdle();  // before the helper's loops go away
+  return c;
+}
+
+TEST(HttpClient, RelaysAStreamedBodyAndReusesTheConnection) {
+  std::atomic<int> requests{0};
+  ServerFixture upstream([&](Request req, ResponderPtr res) {
+    ++requests;
+    res->Start(200, {{"x-up", "1"}});
+    res->Write("hello ");
+    res->Write(req.body);
+    res->Finish();
+  });
+  auto client = NewClient({});
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(upstream.port()));
+  std::promise<Collected> d1, d2;
+  ServerFixture helper([&](Request req, ResponderPtr res) {
+    auto* d = req.Path() == "/1" ? &d1 : &d2;
+    (*client)->Start(res->loop(), url,
+                     {.method = "POST", .target = "/up", .body = "world"},
+                     std::make_shared<CollectSink>(d));
+    res->Send(204, {}, "");
+  });
+  RawClient trigger(helper.port());
+  trigger.Send("GET /1 HTTP/1.1\r\nHost: h\r\n\r\n");
+  auto f1 = d1.get_future();
+  ASSERT_EQ(f1.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  Collected c1 = f1.get();
+  EXPECT_TRUE(c1.end.ok()) << c1.end.message();
+  EXPECT_EQ(c1.status, 200);
+  EXPECT_EQ(c1.body, "hello world");
+  EXPECT_EQ(FindHeader(c1.headers, "X-Up"), "1");
+  const uint64_t conns = upstream.server().open_connections();
+  trigger.Send("GET /2 HTTP/1.1\r\nHost: h\r\n\r\n");
+  auto f2 = d2.get_future();
+  ASSERT_EQ(f2.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  Collected c2 = f2.get();
+  EXPECT_EQ(c2.body, "hello world");
+  // Same loop, same origin: the second call reused the pooled connection.
+  EXPECT_EQ(upstream.server().open_connections(), conns);
+  EXPECT_EQ(conns, 1u);
+  EXPECT_EQ(requests.load(), 2);
+  (*client)->CloseIdle();
+}
+
+TEST(HttpClient, ReportsARefusedConnection) {
+  // Bind a port and close it again: nothing listens there.
+  uint16_t port;
+  {
+    ServerFixture tmp(
+        [](Request, ResponderPtr res) { res->Send(200, {}, ""); });
+    port = tmp.port();
+  }
+  auto client = NewClient({});
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(port));
+  Collected c = Fetch(**client, url, {.method = "GET", .target = "/"});
+  EXPECT_FALSE(c.end.ok());
+  EXPECT_EQ(c.end.code(), StatusCode::kUnavailable);
+  EXPECT_NE(c.end.message().find("connect"), std::string::npos)
+      << c.end.message();
+}
+
+TEST(HttpClient, TimesOutASilentUpstream) {
+  std::vector<ResponderPtr> held;
+  std::mutex mu;
+  ServerFixture upstream([&](Request, ResponderPtr res) {
+    std::lock_guard<std::mutex> lock(mu);
+    held.push_back(res);  // never answers
+  });
+  ClientOptions o;
+  o.response_timeout_seconds = 0.2;
+  auto client = NewClient(o);
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(upstream.port()));
+  Collected c = Fetch(**client, url, {.method = "GET", .target = "/"});
+  EXPECT_EQ(c.end.code(), StatusCode::kUnavailable);
+  EXPECT_NE(c.end.message().find("timeout"), std::string::npos)
+      << c.end.message();
+  std::lock_guard<std::mutex> lock(mu);
+  held.clear();
+}
+
+TEST(HttpClient, ReportsATruncatedBody) {
+  ServerFixture upstream([&](Request, ResponderPtr res) {
+    res->Start(200, {});
+    res->Write("partial");
+    res->Abort();  // closes mid-body
+  });
+  auto client = NewClient({});
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(upstream.port()));
+  Collected c = Fetch(**client, url, {.method = "GET", .target = "/"});
+  EXPECT_EQ(c.status, 200);
+  EXPECT_FALSE(c.end.ok());
+  EXPECT_NE(c.end.message().find("closed"), std::string::npos)
+      << c.end.message();
+}
+
+TEST(HttpUrl, ParsesOriginsAndRejectsOthers) {
+  Result<Url> u = ParseUrl("https://api.example.com/v1/");
+  ASSERT_TRUE(u.ok());
+  EXPECT_TRUE(u->tls);
+  EXPECT_EQ(u->port, 443);
+  EXPECT_EQ(u->path_prefix, "/v1");
+  EXPECT_EQ(u->HostHeader(), "api.example.com");
+  u = ParseUrl("http://[::1]:8080");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(u->HostHeader(), "[::1]:8080");
+  EXPECT_FALSE(ParseUrl("ftp://x").ok());
+  EXPECT_FALSE(ParseUrl("http://user:pw@x").ok());
+  EXPECT_FALSE(ParseUrl("http://x:99999").ok());
+  EXPECT_FALSE(ParseUrl("http://x/?q=1").ok());
+  EXPECT_FALSE(ParseUrl("http://").ok());
+}
+
+}  // namespace
+}  // namespace toolcache::http

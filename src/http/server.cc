@@ -1,0 +1,541 @@
+// Invariants:
+// - A Connection and everything it touches run on its Loop's one thread; the
+//   only cross-thread entry points are Server::Stop and the connection count
+//   (atomic).
+// - At most one read is pending on a socket. While no request is being read
+//   the connection keeps a "watch" read pending: it detects a client that
+//   went away mid-response and collects the first bytes of the next
+//   (pipelined) request into buffer_, which the next parse starts from.
+// - Response bytes leave in the order they were queued; one write is pending
+//   at a time. A response is complete when Send's bytes or Finish's last
+//   chunk are written; only then is the next request read.
+// - Handler callbacks (OnClientGone / OnDrained) are cleared when the
+//   response ends or the connection closes, so no reference cycle outlives
+//   a request.
+// Choice: plain tcp::socket plus our own timers instead of beast::tcp_stream,
+// because the watch read must outlive a response without a stream timeout.
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <deque>
+#include <thread>
+
+#include "src/http/asio_internal.h"
+#include "src/http/http.h"
+
+namespace toolcache::http {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = net::ip::tcp;
+
+std::chrono::steady_clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(s));
+}
+
+class ServerImpl;
+
+class Connection : public std::enable_shared_from_this<Connection>,
+                   public Responder {
+ public:
+  Connection(ServerImpl* server, Loop* loop, tcp::socket socket);
+  ~Connection() override;
+
+  void Begin() { ReadRequest(); }
+
+  // Responder.
+  void Send(int status, Headers headers, std::string body) override;
+  void Start(int status, Headers headers) override;
+  bool Write(std::string_view data) override;
+  void Finish() override;
+  void Abort() override;
+  size_t Buffered() const override { return out_bytes_; }
+  void OnClientGone(std::function<void()> f) override {
+    if (gone_) {
+      if (f) f();
+      return;
+    }
+    on_gone_ = std::move(f);
+  }
+  void OnDrained(std::function<void()> f) override {
+    on_drained_ = std::move(f);
+  }
+  Loop* loop() override { return loop_; }
+
+ private:
+  enum class Phase { kReading, kResponding, kClosed };
+
+  void ReadRequest();
+  void OnRequest(beast::error_code ec);
+  void Watch();
+  void ArmReadDeadline(double seconds);
+  void Head(int status, const Headers& headers, bool chunked,
+            size_t content_length, std::string* out);
+  void Queue(std::string bytes);
+  void DoWrite();
+  void ResponseDone();
+  void Close();
+  void ClientGone();
+  void BadRequest(int status, std::string_view reason);
+
+  ServerImpl* server_;
+  Loop* loop_;
+  tcp::socket socket_;
+  net::steady_timer read_timer_;
+  net::steady_timer write_timer_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  Phase phase_ = Phase::kReading;
+  bool reading_ = false;          // a parse read is pending
+  bool reading_started_ = false;  // the read deadline of this request is set
+  bool watching_ = false;         // a watch read is pending
+  bool writing_ = false;
+  bool gone_ = false;
+  bool started_ = false;   // Start() called for the current response
+  bool finished_ = false;  // the current response is fully queued
+  bool chunked_ = false;
+  bool keep_alive_ = true;
+  int version_ = 11;
+  std::deque<std::string> out_;
+  size_t out_bytes_ = 0;
+  std::function<void()> on_gone_;
+  std::function<void()> on_drained_;
+};
+
+class ServerImpl final : public Server {
+ public:
+  ServerImpl(const ServerOptions& o, Handler h) : options_(o), handler_(h) {
+    const int n = std::max(1, o.threads);
+    for (int i = 0; i < n; ++i) loops_.push_back(std::make_unique<Loop>());
+    for (auto& l : loops_) {
+      guards_.emplace_back(net::make_work_guard(l->ioc));
+    }
+  }
+
+  Status Listen() {
+    beast::error_code ec;
+    auto addr = net::ip::make_address(options_.host, ec);
+    if (ec) {
+      return InvalidArgument("bad listen address '" + options_.host +
+                             "': " + ec.message());
+    }
+    tcp::endpoint ep(addr, options_.port);
+    acceptor_.emplace(loops_[0]->ioc);
+    acceptor_->open(ep.protocol(), ec);
+    if (!ec) acceptor_->set_option(net::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_->bind(ep, ec);
+    if (!ec) acceptor_->listen(net::socket_base::max_listen_connections, ec);
+    if (ec) {
+      return Unavailable("cannot listen on " + options_.host + ":" +
+                         std::to_string(options_.port) + ": " + ec.message());
+    }
+    port_ = acceptor_->local_endpoint().port();
+    Accept();
+    return Status::Ok();
+  }
+
+  uint16_t port() const override { return port_; }
+
+  void Run() override {
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < loops_.size(); ++i) {
+      threads.emplace_back([this, i] { loops_[i]->ioc.run(); });
+    }
+    loops_[0]->ioc.run();
+    for (auto& t : threads) t.join();
+  }
+
+  void Stop() override {
+    for (auto& l : loops_) l->ioc.stop();
+  }
+
+  uint64_t open_connections() const override { return open_.load(); }
+
+  const ServerOptions& options() const { return options_; }
+  const Handler& handler() const { return handler_; }
+  std::atomic<uint64_t>& open() { return open_; }
+
+ private:
+  void Accept() {
+    Loop* loop = loops_[next_++ % loops_.size()].get();
+    acceptor_->async_accept(loop->ioc, [this, loop](beast::error_code ec,
+                                                    tcp::socket socket) {
+      if (ec == net::error::operation_aborted) return;
+      if (!ec) {
+        if (open_.load() >= options_.max_connections) {
+          beast::error_code ignored;
+          socket.close(ignored);
+        } else {
+          socket.set_option(tcp::no_delay(true), ec);
+          // The connection starts on its own loop.
+          net::post(loop->ioc, [this, loop, s = std::move(socket)]() mutable {
+            std::make_shared<Connection>(this, loop, std::move(s))->Begin();
+          });
+        }
+      }
+      Accept();
+    });
+  }
+
+  ServerOptions options_;
+  Handler handler_;
+  std::vector<std::unique_ptr<Loop>> loops_;
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> guards_;
+  std::optional<tcp::acceptor> acceptor_;
+  size_t next_ = 0;
+  uint16_t port_ = 0;
+  std::atomic<uint64_t> open_{0};
+};
+
+Connection::Connection(ServerImpl* server, Loop* loop, tcp::socket socket)
+    : server_(server),
+      loop_(loop),
+      socket_(std::move(socket)),
+      read_timer_(loop->ioc),
+      write_timer_(loop->ioc) {
+  ++server_->open();
+}
+
+Connection::~Connection() { --server_->open(); }
+
+void Connection::ArmReadDeadline(double seconds) {
+  read_timer_.expires_after(Seconds(seconds));
+  read_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec) return;  // re-armed or cancelled
+    // Choice: a client too slow to send its request (or idle past the
+    // keep-alive timeout) is closed without a response.
+    self->Close();
+  });
+}
+
+void Connection::ReadRequest() {
+  if (phase_ == Phase::kClosed) return;
+  const ServerOptions& o = server_->options();
+  const bool fresh = phase_ != Phase::kReading || !reading_started_;
+  phase_ = Phase::kReading;
+  // Idle until the first byte, then the whole request within the read
+  // timeout: approximated by the longer of the two for the whole read.
+  if (fresh) {
+    reading_started_ = true;
+    ArmReadDeadline(buffer_.size() > 0 ? o.read_timeout_seconds
+                                       : std::max(o.idle_timeout_seconds,
+                                                  o.read_timeout_seconds));
+  }
+  if (watching_) return;  // the watch read completes into buffer_ first
+  parser_.emplace();
+  parser_->header_limit(static_cast<uint32_t>(
+      std::min<uint64_t>(o.max_header_bytes, UINT32_MAX)));
+  parser_->body_limit(o.max_body_bytes);
+  reading_ = true;
+  bhttp::async_read(socket_, buffer_, *parser_,
+                    [self = shared_from_this()](beast::error_code ec, size_t) {
+                      self->reading_ = false;
+                      self->OnRequest(ec);
+                    });
+}
+
+void Connection::OnRequest(beast::error_code ec) {
+  read_timer_.cancel();
+  reading_started_ = false;
+  if (phase_ == Phase::kClosed) return;
+  if (ec) {
+    if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
+        ec == net::error::operation_aborted ||
+        ec == net::error::connection_reset || !socket_.is_open()) {
+      Close();
+      return;
+    }
+    if (ec == bhttp::error::body_limit) {
+      BadRequest(413, "request body larger than the limit of " +
+                          std::to_string(server_->options().max_body_bytes) +
+                          " bytes");
+    } else if (ec == bhttp::error::header_limit) {
+      BadRequest(431, "request header section larger than the limit of " +
+                          std::to_string(server_->options().max_header_bytes) +
+                          " bytes");
+    } else if (ec == bhttp::error::partial_message) {
+      Close();  // the client went away mid-request
+    } else {
+      BadRequest(400, "malformed HTTP request: " + ec.message());
+    }
+    return;
+  }
+  auto msg = parser_->release();
+  parser_.reset();
+  Request req;
+  req.method = std::string(msg.method_string());
+  req.target = std::string(msg.target());
+  req.version = msg.version();
+  req.headers.reserve(16);
+  for (const auto& f : msg) {
+    req.headers.push_back(
+        {std::string(f.name_string()), std::string(f.value())});
+  }
+  req.body = std::move(msg.body());
+  if (req.body.capacity() < req.body.size() + kBodyPadding) {
+    req.body.reserve(req.body.size() + kBodyPadding);
+  }
+  keep_alive_ = msg.keep_alive();
+  version_ = msg.version();
+  phase_ = Phase::kResponding;
+  started_ = finished_ = gone_ = false;
+  Watch();
+  server_->handler()(std::move(req),
+                     std::static_pointer_cast<Responder>(shared_from_this()));
+}
+
+void Connection::Watch() {
+  if (watching_ || phase_ == Phase::kClosed) return;
+  // Choice: stop watching once a pipelined request has filled the header
+  // budget; the client is then clearly alive.
+  if (buffer_.size() >= server_->options().max_header_bytes) return;
+  watching_ = true;
+  socket_.async_read_some(
+      buffer_.prepare(4096),
+      [self = shared_from_this()](beast::error_code ec, size_t n) {
+        self->watching_ = false;
+        if (ec) {
+          if (self->phase_ == Phase::kResponding) {
+            self->ClientGone();
+          } else {
+            self->Close();
+          }
+          return;
+        }
+        self->buffer_.commit(n);
+        if (self->phase_ == Phase::kReading) {
+          self->ReadRequest();
+        } else {
+          self->Watch();
+        }
+      });
+}
+
+void Connection::ClientGone() {
+  gone_ = true;
+  auto f = std::move(on_gone_);
+  on_gone_ = nullptr;
+  on_drained_ = nullptr;
+  if (f) f();
+  Close();
+}
+
+void Connection::Head(int status, const Headers& headers, bool chunked,
+                      size_t content_length, std::string* out) {
+  std::string_view reason = ReasonPhrase(status);
+  out->append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  out->append(std::to_string(status));
+  out->push_back(' ');
+  out->append(reason.empty() ? "Unknown" : reason);
+  out->append("\r\n");
+  for (const Header& h : headers) {
+    if (EqualsIgnoreCase(h.name, "content-length") ||
+        EqualsIgnoreCase(h.name, "transfer-encoding") ||
+        EqualsIgnoreCase(h.name, "connection")) {
+      continue;
+    }
+    out->append(h.name);
+    out->append(": ");
+    out->append(h.value);
+    out->append("\r\n");
+  }
+  if (chunked) {
+    out->append("transfer-encoding: chunked\r\n");
+  } else if (content_length != SIZE_MAX) {
+    out->append("content-length: ");
+    out->append(std::to_string(content_length));
+    out->append("\r\n");
+  }
+  if (!keep_alive_) {
+    out->append("connection: close\r\n");
+  } else if (version_ == 10) {
+    out->append("connection: keep-alive\r\n");
+  }
+  out->append("\r\n");
+}
+
+void Connection::Send(int status, Headers headers, std::string body) {
+  if (phase_ != Phase::kResponding || started_ || gone_) return;
+  started_ = finished_ = true;
+  std::string head;
+  head.reserve(256 + headers.size() * 48);
+  Head(status, headers, false, body.size(), &head);
+  if (body.size() < 16384) {
+    head += body;
+    Queue(std::move(head));
+  } else {
+    Queue(std::move(head));
+    Queue(std::move(body));
+  }
+}
+
+void Connection::Start(int status, Headers headers) {
+  if (phase_ != Phase::kResponding || started_ || gone_) return;
+  started_ = true;
+  chunked_ = version_ >= 11;
+  if (!chunked_) keep_alive_ = false;  // HTTP/1.0: the close ends the body
+  std::string head;
+  Head(status, headers, chunked_, SIZE_MAX, &head);
+  Queue(std::move(head));
+}
+
+bool Connection::Write(std::string_view data) {
+  if (gone_ || phase_ != Phase::kResponding) return false;
+  if (!started_ || finished_ || data.empty()) return !gone_;
+  std::string chunk;
+  if (chunked_) {
+    char size[20];
+    int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    chunk.reserve(data.size() + static_cast<size_t>(n) + 2);
+    chunk.append(size, static_cast<size_t>(n));
+    chunk.append(data);
+    chunk.append("\r\n");
+  } else {
+    chunk.assign(data);
+  }
+  Queue(std::move(chunk));
+  return true;
+}
+
+void Connection::Finish() {
+  if (phase_ != Phase::kResponding || !started_ || finished_) return;
+  finished_ = true;
+  if (chunked_) {
+    Queue("0\r\n\r\n");
+  } else {
+    Queue(std::string());  // marks the end for DoWrite
+  }
+}
+
+void Connection::Abort() {
+  if (phase_ == Phase::kClosed) return;
+  on_gone_ = nullptr;
+  on_drained_ = nullptr;
+  Close();
+}
+
+void Connection::Queue(std::string bytes) {
+  if (phase_ == Phase::kClosed) return;
+  out_bytes_ += bytes.size();
+  out_.push_back(std::move(bytes));
+  DoWrite();
+}
+
+void Connection::DoWrite() {
+  if (writing_ || phase_ == Phase::kClosed) return;
+  while (!out_.empty() && out_.front().empty()) out_.pop_front();
+  if (out_.empty()) {
+    if (finished_) {
+      ResponseDone();
+    } else if (on_drained_) {
+      auto f = std::move(on_drained_);
+      on_drained_ = nullptr;
+      f();
+    }
+    return;
+  }
+  writing_ = true;
+  write_timer_.expires_after(Seconds(server_->options().write_timeout_seconds));
+  write_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec) self->ClientGone();  // the client stopped reading
+  });
+  // Gather up to 16 queued pieces into one write.
+  std::vector<net::const_buffer> bufs;
+  for (size_t i = 0; i < out_.size() && i < 16; ++i) {
+    bufs.emplace_back(net::buffer(out_[i]));
+  }
+  net::async_write(socket_, bufs,
+                   [self = shared_from_this(), count = bufs.size()](
+                       beast::error_code ec, size_t n) {
+                     self->writing_ = false;
+                     self->write_timer_.cancel();
+                     if (ec) {
+                       self->ClientGone();
+                       return;
+                     }
+                     for (size_t i = 0; i < count; ++i) self->out_.pop_front();
+                     self->out_bytes_ -= n;
+                     self->DoWrite();
+                   });
+}
+
+void Connection::ResponseDone() {
+  on_gone_ = nullptr;
+  on_drained_ = nullptr;
+  started_ = finished_ = false;
+  if (!keep_alive_) {
+    beast::error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    Close();
+    return;
+  }
+  ReadRequest();
+}
+
+void Connection::BadRequest(int status, std::string_view reason) {
+  keep_alive_ = false;
+  phase_ = Phase::kResponding;
+  started_ = finished_ = false;
+  Request partial;
+  if (parser_) {
+    const auto& msg = parser_->get();
+    partial.method = std::string(msg.method_string());
+    partial.target = std::string(msg.target());
+    for (const auto& f : msg) {
+      partial.headers.push_back(
+          {std::string(f.name_string()), std::string(f.value())});
+    }
+    parser_.reset();
+  }
+  const auto& hook = server_->options().on_bad_request;
+  if (hook) {
+    hook(status, reason, partial, *this);
+  }
+  if (!started_) {
+    Send(status, {{"content-type", "text/plain; charset=utf-8"}},
+         std::string(reason) + "\n");
+  }
+}
+
+void Connection::Close() {
+  if (phase_ == Phase::kClosed) return;
+  phase_ = Phase::kClosed;
+  on_gone_ = nullptr;
+  on_drained_ = nullptr;
+  read_timer_.cancel();
+  write_timer_.cancel();
+  beast::error_code ec;
+  socket_.shutdown(tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> NewServer(const ServerOptions& options,
+                                          Handler handler) {
+  auto server = std::make_unique<ServerImpl>(options, std::move(handler));
+  Status s = server->Listen();
+  if (!s.ok()) return s;
+  return std::unique_ptr<Server>(std::move(server));
+}
+
+std::function<void()> RunAfter(Loop* loop, double seconds,
+                               std::function<void()> f) {
+  auto timer = std::make_shared<net::steady_timer>(loop->ioc);
+  timer->expires_after(Seconds(seconds));
+  timer->async_wait([timer, f = std::move(f)](beast::error_code ec) {
+    if (!ec) f();
+  });
+  return [timer] { timer->cancel(); };
+}
+
+}  // namespace toolcache::http

@@ -1,0 +1,131 @@
+// Invariants:
+// - line_ holds only the bytes of the current, unterminated line; a
+//   complete line never stays in it.
+// - current_ holds the fields of the event being built; it is reset after
+//   each dispatch (the last event id is kept, as the spec says).
+// - Memory per parser is bounded by max_event_bytes_ (plus one line of the
+//   same bound): past it the event is dropped, not buffered.
+#include "src/http/sse.h"
+
+#include <cstring>
+
+namespace toolcache::http {
+
+void SseParser::Feed(std::string_view bytes, const Callback& on_event) {
+  if (!started_ && !bytes.empty()) {
+    // Wait for enough bytes to see a whole BOM.
+    std::string_view bom = "\xEF\xBB\xBF";
+    std::string probe = line_ + std::string(bytes.substr(0, 3));
+    if (probe.size() < 3 && bom.substr(0, probe.size()) == probe) {
+      line_ = probe;
+      return;
+    }
+    started_ = true;
+    if (probe.substr(0, 3) == bom) {
+      const size_t from_line = std::min<size_t>(line_.size(), 3);
+      line_.erase(0, from_line);
+      bytes.remove_prefix(3 - from_line);
+    }
+  }
+  size_t i = 0;
+  if (skip_lf_ && !bytes.empty()) {
+    if (bytes[0] == '\n') i = 1;
+    skip_lf_ = false;
+  }
+  while (i < bytes.size()) {
+    const char* start = bytes.data() + i;
+    const size_t left = bytes.size() - i;
+    // Find the next CR or LF.
+    const void* lf = std::memchr(start, '\n', left);
+    const void* cr = std::memchr(start, '\r', left);
+    const char* end = nullptr;
+    if (lf && cr) {
+      end = static_cast<const char*>(lf) < static_cast<const char*>(cr)
+                ? static_cast<const char*>(lf)
+                : static_cast<const char*>(cr);
+    } else {
+      end = static_cast<const char*>(lf ? lf : cr);
+    }
+    if (end == nullptr) {
+      if (line_.size() + left <= max_event_bytes_) {
+        line_.append(start, left);
+      } else {
+        oversized_ = true;
+        line_.clear();
+        has_fields_ = true;
+      }
+      return;
+    }
+    const size_t n = static_cast<size_t>(end - start);
+    if (line_.empty()) {
+      Line(std::string_view(start, n), on_event);
+    } else {
+      if (line_.size() + n <= max_event_bytes_) {
+        line_.append(start, n);
+      } else {
+        oversized_ = true;
+      }
+      std::string line = std::move(line_);
+      line_.clear();
+      Line(line, on_event);
+    }
+    i += n + 1;
+    if (*end == '\r') {
+      if (i < bytes.size()) {
+        if (bytes[i] == '\n') ++i;
+      } else {
+        skip_lf_ = true;
+      }
+    }
+  }
+}
+
+void SseParser::Line(std::string_view line, const Callback& on_event) {
+  if (line.empty()) {
+    if (has_fields_) {
+      if (oversized_) {
+        ++dropped_;
+      } else {
+        ++events_;
+        if (!current_.data.empty() && current_.data.back() == '\n') {
+          current_.data.pop_back();
+        }
+        on_event(current_);
+      }
+    }
+    std::string id = std::move(current_.id);
+    current_ = SseEvent();
+    current_.id = std::move(id);
+    has_fields_ = false;
+    oversized_ = false;
+    return;
+  }
+  if (line[0] == ':') return;  // comment
+  const size_t colon = line.find(':');
+  std::string_view field = line.substr(0, colon);
+  std::string_view value;
+  if (colon != std::string_view::npos) {
+    value = line.substr(colon + 1);
+    if (!value.empty() && value[0] == ' ') value.remove_prefix(1);
+  }
+  has_fields_ = true;
+  if (oversized_) return;
+  if (field == "data") {
+    if (current_.data.size() + value.size() + 1 > max_event_bytes_) {
+      oversized_ = true;
+      current_.data.clear();
+      return;
+    }
+    current_.data.append(value);
+    current_.data.push_back('\n');
+  } else if (field == "event") {
+    current_.event = std::string(value);
+  } else if (field == "id") {
+    if (value.find('\0') == std::string_view::npos) {
+      current_.id = std::string(value);
+    }
+  }
+  // "retry" and unknown fields are ignored.
+}
+
+}  // namespace toolcache::http

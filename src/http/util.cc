@@ -1,0 +1,177 @@
+// Invariants: pure functions over their arguments; no Asio here, so the URL
+// and header helpers stay cheap to compile and test.
+#include <charconv>
+#include <string>
+#include <string_view>
+
+#include "src/http/http.h"
+
+namespace toolcache::http {
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+std::string_view FindHeader(const Headers& headers, std::string_view name) {
+  for (const Header& h : headers) {
+    if (EqualsIgnoreCase(h.name, name)) return h.value;
+  }
+  return {};
+}
+
+std::string_view Request::Path() const {
+  std::string_view t = target;
+  return t.substr(0, t.find('?'));
+}
+
+std::string Url::HostHeader() const {
+  std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  if (port != (tls ? 443 : 80)) h += ":" + std::to_string(port);
+  return h;
+}
+
+Result<Url> ParseUrl(std::string_view text) {
+  Url u;
+  std::string_view rest = text;
+  if (rest.substr(0, 7) == "http://") {
+    rest.remove_prefix(7);
+  } else if (rest.substr(0, 8) == "https://") {
+    u.tls = true;
+    rest.remove_prefix(8);
+  } else {
+    return InvalidArgument("'" + std::string(text) +
+                           "' is not an http:// or https:// URL");
+  }
+  if (rest.find_first_of("?#") != std::string_view::npos) {
+    return InvalidArgument("'" + std::string(text) +
+                           "': an upstream URL takes no query or fragment");
+  }
+  const size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path =
+      slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  if (authority.find('@') != std::string_view::npos) {
+    return InvalidArgument("'" + std::string(text) +
+                           "': credentials in the URL are not supported "
+                           "(send them as headers)");
+  }
+  std::string_view host = authority, port;
+  if (!authority.empty() && authority.front() == '[') {
+    const size_t close = authority.find(']');
+    if (close == std::string_view::npos) {
+      return InvalidArgument("'" + std::string(text) + "': unclosed '['");
+    }
+    host = authority.substr(1, close - 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') {
+        return InvalidArgument("'" + std::string(text) + "': bad authority");
+      }
+      port = after.substr(1);
+    }
+  } else if (const size_t colon = authority.rfind(':');
+             colon != std::string_view::npos) {
+    host = authority.substr(0, colon);
+    port = authority.substr(colon + 1);
+  }
+  if (host.empty()) {
+    return InvalidArgument("'" + std::string(text) + "' has no host");
+  }
+  u.host = std::string(host);
+  u.port = u.tls ? 443 : 80;
+  if (!port.empty()) {
+    unsigned v = 0;
+    auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
+    if (ec != std::errc() || p != port.data() + port.size() || v == 0 ||
+        v > 65535) {
+      return InvalidArgument("'" + std::string(text) + "': bad port '" +
+                             std::string(port) + "'");
+    }
+    u.port = static_cast<uint16_t>(v);
+  }
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  u.path_prefix = std::string(path);
+  return u;
+}
+
+std::string_view ReasonPhrase(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Content Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 422:
+      return "Unprocessable Content";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 529:
+      return "Site Overloaded";
+    default:
+      return "";
+  }
+}
+
+bool IsHopByHop(std::string_view name) {
+  static constexpr std::string_view kNames[] = {"connection",
+                                                "keep-alive",
+                                                "proxy-connection",
+                                                "te",
+                                                "trailer",
+                                                "transfer-encoding",
+                                                "upgrade",
+                                                "proxy-authenticate",
+                                                "proxy-authorization",
+                                                "host",
+                                                "content-length"};
+  for (std::string_view n : kNames) {
+    if (EqualsIgnoreCase(name, n)) return true;
+  }
+  return false;
+}
+
+}  // namespace toolcache::http

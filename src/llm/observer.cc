@@ -1,0 +1,271 @@
+// Invariants:
+// - by_key_ indexes exactly the entries of order_; order_ is sorted by
+//   asked_at (entries are appended as responses arrive); it holds at most
+//   max_pending entries and none older than pending_ttl_seconds after
+//   ExpireLocked.
+// - A (scope, id) marked recorded is never Recorded again while remembered.
+// - The cache is never called with mu_ held (its own lock comes first
+//   nowhere here: no lock-order cycle).
+// - Credentials never reach this file: scopes arrive already hashed.
+#include "src/llm/observer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <functional>
+
+#include "toolcache/canonical_json.h"
+#include "toolcache/classifier.h"
+
+namespace toolcache::llm {
+namespace {
+
+std::string PendingKey(std::string_view scope, std::string_view id) {
+  std::string k;
+  k.reserve(scope.size() + id.size() + 1);
+  k.append(scope);
+  k.push_back('\0');
+  k.append(id);
+  return k;
+}
+
+}  // namespace
+
+Observer::Observer(ToolCache* cache, const Clock* clock,
+                   metrics::Registry* registry, ObserverOptions options)
+    : cache_(cache), clock_(clock), options_(std::move(options)) {
+  results_ = &registry->Counters(
+      "toolcache_llm_tool_results_total",
+      "Tool results seen in requests, by API, tool and outcome "
+      "(recorded, already_cached, stale, bypass, error, not_admitted, "
+      "unpaired, duplicate)",
+      {"api", "tool", "outcome"});
+  calls_ = &registry->Counters(
+      "toolcache_llm_tool_calls_total",
+      "Tool calls asked for in responses, by API, tool and outcome "
+      "(would_hit, miss, bypass)",
+      {"api", "tool", "outcome"});
+  bypasses_ = &registry->Counters(
+      "toolcache_llm_bypass_total",
+      "Tool calls and results the cache does not take, by reason", {"reason"});
+  tool_latency_ = &registry->Histograms(
+      "toolcache_llm_tool_latency_seconds",
+      "Client-side tool latency: from the response that asked for a tool "
+      "to the request carrying its result",
+      {"tool"}, metrics::LatencyBuckets());
+}
+
+std::pair<std::string_view, std::string_view> Observer::Route(
+    std::string_view name) const {
+  constexpr std::string_view kPrefix = "mcp__";
+  if (name.substr(0, kPrefix.size()) == kPrefix) {
+    std::string_view rest = name.substr(kPrefix.size());
+    const size_t sep = rest.find("__");
+    // Choice: the server name ends at the first "__" (Claude Code's naming;
+    // a server name containing "__" is ambiguous and split there too).
+    if (sep != std::string_view::npos && sep > 0 && sep + 2 < rest.size()) {
+      return {rest.substr(0, sep), rest.substr(sep + 2)};
+    }
+  }
+  return {options_.client_server, name};
+}
+
+size_t Observer::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return order_.size();
+}
+
+void Observer::ExpireLocked(double now) {
+  while (!order_.empty() && (order_.size() > options_.max_pending ||
+                             now - order_.front().second.asked_at >
+                                 options_.pending_ttl_seconds)) {
+    by_key_.erase(order_.front().first);
+    order_.pop_front();
+  }
+}
+
+Observer::Pending* Observer::FindLocked(const std::string& key) {
+  auto it = by_key_.find(key);
+  return it == by_key_.end() ? nullptr : &it->second->second;
+}
+
+void Observer::RememberLocked(std::string key, Pending p) {
+  auto it = by_key_.find(key);
+  if (it != by_key_.end()) {
+    order_.erase(it->second);
+    by_key_.erase(it);
+  }
+  order_.emplace_back(key, std::move(p));
+  by_key_[std::move(key)] = std::prev(order_.end());
+  while (order_.size() > options_.max_pending) {
+    by_key_.erase(order_.front().first);
+    order_.pop_front();
+  }
+}
+
+void Observer::LearnTools(const ParsedRequest& request, std::string_view body) {
+  if (!options_.learn_tools || request.tool_defs.empty()) return;
+  // One hash per server over its tools' bytes: relearn only on change.
+  std::unordered_map<std::string, std::vector<const ToolDef*>> by_server;
+  for (const ToolDef& d : request.tool_defs) {
+    if (d.name.empty()) continue;  // server tools of the provider
+    by_server[std::string(Route(d.name).first)].push_back(&d);
+  }
+  for (auto& [server, defs] : by_server) {
+    uint64_t h = 1469598103934665603ull;
+    for (const ToolDef* d : defs) {
+      h ^= std::hash<std::string_view>()(d->span.In(body));
+      h *= 1099511628211ull;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto [it, inserted] = learned_.try_emplace(server, h);
+      if (!inserted && it->second == h) continue;
+      it->second = h;
+    }
+    std::vector<ToolInfo> infos;
+    infos.reserve(defs.size());
+    for (const ToolDef* d : defs) {
+      ToolInfo info;
+      info.name = std::string(Route(d->name).second);
+      info.server = server;
+      if (!d->description.empty()) {
+        (void)DecodeJsonString(d->description.In(body), &info.description);
+      }
+      info.input_schema_json = std::string(d->schema.In(body));
+      infos.push_back(std::move(info));
+    }
+    // Choice: the request's list is the client's whole list for the server
+    // now; it replaces what was learned (no invalidation: a list change is
+    // not a data change).
+    cache_->LearnTools(server, infos, /*replace=*/true);
+  }
+}
+
+RequestReport Observer::OnRequest(const ParsedRequest& request,
+                                  std::string_view body,
+                                  std::string_view scope) {
+  RequestReport rep;
+  LearnTools(request, body);
+  const double now = clock_->NowSeconds();
+  const std::string_view api = ApiName(request.api);
+  for (const ToolResult& result : request.tool_results) {
+    if (result.message < request.turn_begin) continue;
+    ++rep.results;
+    // The call this result answers: from the history (newest first), else
+    // remembered from the response that asked for it.
+    const ToolUse* use = nullptr;
+    for (auto it = request.tool_uses.rbegin(); it != request.tool_uses.rend();
+         ++it) {
+      if (it->id == result.id) {
+        use = &*it;
+        break;
+      }
+    }
+    std::string name, arguments;
+    double latency = 0;
+    const std::string key = PendingKey(scope, result.id);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ExpireLocked(now);
+      Pending* p = FindLocked(key);
+      if (p != nullptr && p->recorded) {
+        ++rep.duplicates;
+        results_->Get({api, p->name, "duplicate"})->Add();
+        continue;
+      }
+      if (use != nullptr) {
+        name = use->name;
+        arguments = use->arguments;
+      } else if (p != nullptr) {
+        name = p->name;
+        arguments = p->arguments;
+      }
+      if (p != nullptr) {
+        latency = std::max(0.0, now - p->asked_at);
+        p->recorded = true;
+      } else if (use != nullptr) {
+        // Not seen asked (a proxy restart): remember it as recorded.
+        RememberLocked(key, {use->name, {}, now, true});
+      }
+    }
+    if (use == nullptr && name.empty()) {
+      ++rep.unpaired;
+      results_->Get({api, "", "unpaired"})->Add();
+      continue;
+    }
+    auto [server, tool] = Route(name);
+    ToolCall call{.server = server,
+                  .scope = scope,
+                  .tool = tool,
+                  .arguments_json = arguments};
+    const std::string normalized = NormalizedResult(body, result);
+    RecordOutcome o = cache_->Record(call, {.result_json = normalized,
+                                            .is_error = result.is_error,
+                                            .complete = true,
+                                            .latency_seconds = latency});
+    if (latency > 0) tool_latency_->Get({name})->Observe(latency);
+    std::string_view outcome;
+    if (!o.bypass_reason.empty()) {
+      ++rep.bypassed;
+      outcome = "bypass";
+      bypasses_->Get({o.bypass_reason})->Add();
+    } else if (result.is_error) {
+      ++rep.errors;
+      outcome = "error";
+    } else if (o.already_cached) {
+      ++rep.already_cached;
+      outcome = "already_cached";
+    } else if (o.admitted) {
+      ++rep.recorded;
+      if (o.stale) ++rep.stale;
+      outcome = o.stale ? "stale" : "recorded";
+    } else {
+      ++rep.not_admitted;
+      outcome = "not_admitted";
+    }
+    results_->Get({api, name, outcome})->Add();
+    spdlog::debug("llm {}: result of {} ({}): {}", api, name, result.id,
+                  outcome);
+  }
+  return rep;
+}
+
+ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
+                                    std::string_view scope) {
+  ResponseReport rep;
+  const double now = clock_->NowSeconds();
+  const std::string_view api_name = ApiName(api);
+  for (const ToolUse& u : calls) {
+    ++rep.observed_calls;
+    auto [server, tool] = Route(u.name);
+    ToolCall call{.server = server,
+                  .scope = scope,
+                  .tool = tool,
+                  .arguments_json = u.arguments};
+    Probe p = cache_->Peek(call);
+    if (p.would_hit) {
+      ++rep.would_hit;
+      WouldHit h;
+      h.tool = u.name;
+      h.age_seconds = p.age_seconds;
+      Result<CacheKey> k = MakeCacheKey(scope, server, tool, u.arguments);
+      if (k.ok()) h.key = k->DigestHex().substr(0, 16);
+      rep.hits.push_back(std::move(h));
+      calls_->Get({api_name, u.name, "would_hit"})->Add();
+    } else if (!p.bypass_reason.empty()) {
+      bypasses_->Get({p.bypass_reason})->Add();
+      calls_->Get({api_name, u.name, "bypass"})->Add();
+    } else {
+      calls_->Get({api_name, u.name, "miss"})->Add();
+    }
+    if (!u.id.empty()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      ExpireLocked(now);
+      RememberLocked(PendingKey(scope, u.id),
+                     {u.name, u.arguments, now, false});
+    }
+  }
+  return rep;
+}
+
+}  // namespace toolcache::llm

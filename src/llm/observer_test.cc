@@ -1,0 +1,217 @@
+// The observer against the real engine (ToolCache with the default config
+// and a manual clock): requests and responses as the three APIs send them.
+#include "src/llm/observer.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "toolcache/canonical_json.h"
+
+namespace toolcache::llm {
+namespace {
+
+std::string Padded(std::string s) {
+  s.reserve(s.size() + 64);
+  return s;
+}
+
+class ObserverTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Build(Config()); }
+  void Build(const Config& config) {
+    auto made = NewToolCache(config, &clock_);
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    cache_ = std::move(*made);
+    registry_ = std::make_unique<metrics::Registry>();
+    obs_ = std::make_unique<Observer>(cache_.get(), &clock_, registry_.get(),
+                                      ObserverOptions{});
+  }
+
+  // A response asking for one Anthropic tool call.
+  ResponseReport Ask(const std::string& id, const std::string& name,
+                     const std::string& args, const std::string& scope = "s") {
+    ToolUse u{.id = id, .name = name, .arguments = args};
+    return obs_->OnResponse(Api::kAnthropicMessages, {&u, 1}, scope);
+  }
+
+  // A request whose newest turn answers `id` with `content`.
+  RequestReport Answer(const std::string& id, const std::string& name,
+                       const std::string& args, const std::string& content,
+                       bool is_error = false, const std::string& scope = "s") {
+    body_ = Padded(
+        R"({"model":"m","messages":[{"role":"user","content":"go"},)"
+        R"({"role":"assistant","content":[{"type":"tool_use","id":")" +
+        id + R"(","name":")" + name + R"(","input":)" + args +
+        R"(}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":")" +
+        id + R"(","is_error":)" + (is_error ? "true" : "false") +
+        R"(,"content":)" + nlohmann::json(content).dump() + "}]}]}");
+    Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body_);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return obs_->OnRequest(*r, body_, scope);
+  }
+
+  ManualClock clock_{100};
+  std::unique_ptr<ToolCache> cache_;
+  std::unique_ptr<metrics::Registry> registry_;
+  std::unique_ptr<Observer> obs_;
+  std::string body_;
+};
+
+TEST_F(ObserverTest, SecondReadOfTheSameFileWouldHit) {
+  const std::string args = R"({"file_path":"/src/a.txt"})";
+  ResponseReport first = Ask("toolu_1", "Read", args);
+  EXPECT_EQ(first.observed_calls, 1u);
+  EXPECT_EQ(first.would_hit, 0u);
+  clock_.Advance(2.5);
+  RequestReport rec = Answer("toolu_1", "Read", args, "line 1\nline 2");
+  EXPECT_EQ(rec.results, 1u);
+  EXPECT_EQ(rec.recorded, 1u);
+  // The same call again (argument order does not matter: canonical keys).
+  ResponseReport second =
+      Ask("toolu_2", "Read", R"({ "file_path" : "/src/a.txt" })");
+  EXPECT_EQ(second.would_hit, 1u);
+  ASSERT_EQ(second.hits.size(), 1u);
+  EXPECT_EQ(second.hits[0].tool, "Read");
+  Result<CacheKey> key = MakeCacheKey("s", "llm", "Read", args);
+  ASSERT_TRUE(key.ok());
+  EXPECT_EQ(second.hits[0].key, key->DigestHex().substr(0, 16));
+  // Its result equals the stored one: counted as already cached.
+  RequestReport again = Answer("toolu_2", "Read", args, "line 1\nline 2");
+  EXPECT_EQ(again.already_cached, 1u);
+  EXPECT_EQ(again.recorded, 0u);
+  // The client-side tool latency was measured (2.5 s for the first call).
+  nlohmann::json m = registry_->Json();
+  const auto& lat = m["toolcache_llm_tool_latency_seconds"]["series"];
+  ASSERT_EQ(lat.size(), 1u);
+  EXPECT_NEAR(lat[0]["sum"].get<double>(), 2.5, 1e-6);
+}
+
+TEST_F(ObserverTest, ErrorsAreNeverStored) {
+  const std::string args = R"({"file_path":"/x"})";
+  Ask("t1", "Read", args);
+  RequestReport r = Answer("t1", "Read", args, "ENOENT", /*is_error=*/true);
+  EXPECT_EQ(r.errors, 1u);
+  EXPECT_EQ(r.recorded, 0u);
+  EXPECT_EQ(Ask("t2", "Read", args).would_hit, 0u);
+}
+
+TEST_F(ObserverTest, AWriteInvalidatesWhatWasRead) {
+  const std::string args = R"({"file_path":"/x"})";
+  Ask("t1", "Read", args);
+  EXPECT_EQ(Answer("t1", "Read", args, "old").recorded, 1u);
+  Ask("t2", "Edit",
+      R"({"file_path":"/x","old_string":"old","new_string":"new"})");
+  RequestReport w = Answer(
+      "t2", "Edit",
+      R"({"file_path":"/x","old_string":"old","new_string":"new"})", "ok");
+  EXPECT_EQ(w.bypassed, 1u);
+  EXPECT_EQ(Ask("t3", "Read", args).would_hit, 0u);
+}
+
+TEST_F(ObserverTest, SideEffectingToolsAreNeverRecorded) {
+  Ask("t1", "Bash", R"({"command":"ls"})");
+  RequestReport r = Answer("t1", "Bash", R"({"command":"ls"})", "a b");
+  EXPECT_EQ(r.bypassed, 1u);
+  EXPECT_EQ(Ask("t2", "Bash", R"({"command":"ls"})").would_hit, 0u);
+  nlohmann::json m = registry_->Json();
+  bool hard = false;
+  for (const auto& s : m["toolcache_llm_bypass_total"]["series"]) {
+    if (s["labels"]["reason"] == "hard_excluded") hard = true;
+  }
+  EXPECT_TRUE(hard);
+}
+
+TEST_F(ObserverTest, ARetriedRequestIsRecordedOnce) {
+  const std::string args = R"({"file_path":"/x"})";
+  Ask("t1", "Read", args);
+  EXPECT_EQ(Answer("t1", "Read", args, "v").recorded, 1u);
+  RequestReport retry = Answer("t1", "Read", args, "v");
+  EXPECT_EQ(retry.duplicates, 1u);
+  EXPECT_EQ(retry.recorded + retry.already_cached, 0u);
+}
+
+TEST_F(ObserverTest, ScopesDoNotShare) {
+  const std::string args = R"({"file_path":"/x"})";
+  Ask("t1", "Read", args, "key-a");
+  EXPECT_EQ(Answer("t1", "Read", args, "v", false, "key-a").recorded, 1u);
+  EXPECT_EQ(Ask("t2", "Read", args, "key-b").would_hit, 0u);
+  EXPECT_EQ(Ask("t3", "Read", args, "key-a").would_hit, 1u);
+}
+
+TEST_F(ObserverTest, McpToolNamesShareTheMcpProxysKey) {
+  EXPECT_EQ(obs_->Route("mcp__fs__read_file"),
+            (std::pair<std::string_view, std::string_view>("fs", "read_file")));
+  EXPECT_EQ(obs_->Route("Read").first, "llm");
+  EXPECT_EQ(obs_->Route("mcp__broken").first, "llm");
+  const std::string args = R"({"path":"/etc/hosts"})";
+  Ask("t1", "mcp__fs__read_file", args, "");
+  EXPECT_EQ(
+      Answer("t1", "mcp__fs__read_file", args, "127.0.0.1 localhost", false, "")
+          .recorded,
+      1u);
+  // What the MCP proxy for server "fs" would ask the engine hits the entry.
+  Probe p = cache_->Peek({.server = "fs",
+                          .scope = "",
+                          .tool = "read_file",
+                          .arguments_json = args});
+  EXPECT_TRUE(p.would_hit);
+  ASSERT_TRUE(p.result_json);
+  EXPECT_EQ(*p.result_json,
+            R"({"content":[{"type":"text","text":"127.0.0.1 localhost"}]})");
+}
+
+TEST_F(ObserverTest, UnpairedResultsAreCountedNotRecorded) {
+  body_ = Padded(
+      R"({"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"ghost","content":"x"}]}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body_);
+  ASSERT_TRUE(r.ok());
+  RequestReport rep = obs_->OnRequest(*r, body_, "s");
+  EXPECT_EQ(rep.unpaired, 1u);
+  EXPECT_EQ(rep.recorded, 0u);
+}
+
+TEST_F(ObserverTest, ResponsesPairsThroughTheRememberedCall) {
+  // previous_response_id: the request carries only the output.
+  ToolUse u{.id = "call_1", .name = "lookup_docs", .arguments = R"({"q":"x"})"};
+  obs_->OnResponse(Api::kOpenAiResponses, {&u, 1}, "s");
+  body_ = Padded(
+      R"({"model":"m","previous_response_id":"resp_1","input":[{"type":"function_call_output","call_id":"call_1","output":"doc text"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kOpenAiResponses, body_);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  RequestReport rep = obs_->OnRequest(*r, body_, "s");
+  EXPECT_EQ(rep.results, 1u);
+  EXPECT_EQ(rep.unpaired, 0u);
+  EXPECT_EQ(rep.recorded, 1u) << "bypassed " << rep.bypassed;
+  ToolUse again{
+      .id = "call_2", .name = "lookup_docs", .arguments = R"({"q":"x"})"};
+  EXPECT_EQ(obs_->OnResponse(Api::kOpenAiResponses, {&again, 1}, "s").would_hit,
+            1u);
+}
+
+TEST_F(ObserverTest, OperatorExclusionsApply) {
+  Config c;
+  c.exclude_tools = {"Read"};
+  Build(c);
+  const std::string args = R"({"file_path":"/x"})";
+  Ask("t1", "Read", args);
+  RequestReport r = Answer("t1", "Read", args, "v");
+  EXPECT_EQ(r.bypassed, 1u);
+  EXPECT_EQ(Ask("t2", "Read", args).would_hit, 0u);
+}
+
+TEST_F(ObserverTest, PendingCallsAreBounded) {
+  Config c;
+  Build(c);
+  obs_ = std::make_unique<Observer>(
+      cache_.get(), &clock_, registry_.get(),
+      ObserverOptions{.pending_ttl_seconds = 10, .max_pending = 3});
+  for (int i = 0; i < 10; ++i) Ask("t" + std::to_string(i), "Read", "{}");
+  EXPECT_EQ(obs_->pending(), 3u);
+  clock_.Advance(11);
+  Ask("late", "Read", "{}");
+  EXPECT_EQ(obs_->pending(), 1u);
+}
+
+}  // namespace
+}  // namespace toolcache::llm

@@ -1,0 +1,1122 @@
+// Invariants:
+// - Every Span points inside the body it was parsed from and covers exactly
+//   a JSON value's bytes (no surrounding whitespace).
+// - The body is read once by simdjson (stage 1 validates UTF-8 and the
+//   structure of the whole document); values the adapters do not need are
+//   skipped, never decoded.
+// - Only strings the engine needs (ids, names, arguments) are copied.
+// - This is the only translation unit that includes simdjson.h.
+// Choice: simdjson On Demand: its stage 1 runs at GB/s, and raw_json() on
+// objects and arrays returns the original bytes, which is what spans need.
+#include "src/llm/wire.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace toolcache::llm {
+namespace {
+
+namespace sj = simdjson::ondemand;
+using simdjson::error_code;
+
+std::string_view TrimRight(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' ||
+                        s.back() == '\r' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+sj::parser& ThreadParser(uint32_t depth) {
+  thread_local sj::parser parser;
+  thread_local uint32_t allocated_depth = 0;
+  if (allocated_depth != depth) {
+    // Capacity grows on demand in iterate(); only the depth is fixed here.
+    if (parser.allocate(1 << 16, depth) == simdjson::SUCCESS) {
+      allocated_depth = depth;
+    }
+  }
+  return parser;
+}
+
+// Reads values of one body and turns views into spans.
+class Reader {
+ public:
+  explicit Reader(std::string_view body) : body_(body) {}
+
+  Span SpanOf(std::string_view raw) const {
+    raw = TrimRight(raw);
+    Span s;
+    s.begin = static_cast<uint32_t>(raw.data() - body_.data());
+    s.end = static_cast<uint32_t>(s.begin + raw.size());
+    return s;
+  }
+
+  // The raw bytes of any value (consumes it).
+  error_code Raw(sj::value& v, Span* out) {
+    sj::json_type t;
+    if (auto e = v.type().get(t)) return e;
+    std::string_view raw;
+    if (t == sj::json_type::object) {
+      sj::object o;
+      if (auto e = v.get_object().get(o)) return e;
+      if (auto e = o.raw_json().get(raw)) return e;
+    } else if (t == sj::json_type::array) {
+      sj::array a;
+      if (auto e = v.get_array().get(a)) return e;
+      if (auto e = a.raw_json().get(raw)) return e;
+    } else {
+      raw = v.raw_json_token();
+    }
+    *out = SpanOf(raw);
+    return simdjson::SUCCESS;
+  }
+
+  // An object's span, leaving the object ready to iterate.
+  error_code Object(sj::value& v, sj::object* o, Span* span) {
+    if (auto e = v.get_object().get(*o)) return e;
+    std::string_view raw;
+    if (auto e = o->raw_json().get(raw)) return e;
+    *span = SpanOf(raw);
+    bool ignored;
+    return o->reset().get(ignored);
+  }
+
+  error_code Array(sj::value& v, sj::array* a, Span* span) {
+    if (auto e = v.get_array().get(*a)) return e;
+    std::string_view raw;
+    if (auto e = a->raw_json().get(raw)) return e;
+    *span = SpanOf(raw);
+    bool ignored;
+    return a->reset().get(ignored);
+  }
+
+  std::string_view body() const { return body_; }
+
+ private:
+  std::string_view body_;
+};
+
+// A failure with the field it concerns.
+struct Failure {
+  std::string where;
+  error_code code = simdjson::SUCCESS;
+};
+
+#define TC_TRY(expr, what)                     \
+  do {                                         \
+    if (auto tc_e = (expr)) {                  \
+      return Failure{std::string(what), tc_e}; \
+    }                                          \
+  } while (0)
+
+// Reads a string value into `out`.
+error_code String(sj::value& v, std::string* out) {
+  std::string_view s;
+  if (auto e = v.get_string().get(s)) return e;
+  out->assign(s);
+  return simdjson::SUCCESS;
+}
+
+// True when a tool output in OpenAI form (which has no error flag) is an
+// MCP CallToolResult serialized as text with "isError": true.
+bool LooksLikeErrorResult(std::string_view body, Span content) {
+  std::string_view raw = content.In(body);
+  if (raw.size() < 4 || raw[0] != '"' || raw[1] != '{') return false;
+  if (raw.find("isError") == std::string_view::npos &&
+      raw.find("is_error") == std::string_view::npos) {
+    return false;
+  }
+  std::string text;
+  if (!DecodeJsonString(raw, &text)) return false;
+  simdjson::padded_string padded(text);
+  sj::parser p;
+  sj::document doc;
+  if (p.iterate(padded).get(doc)) return false;
+  sj::object o;
+  if (doc.get_object().get(o)) return false;
+  for (auto field : o) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return false;
+    if (key == "isError" || key == "is_error") {
+      bool b = false;
+      if (!field.value().get_bool().get(b) && b) return true;
+    }
+  }
+  return false;
+}
+
+// ------------------------------------------------------------- Anthropic
+
+// One content block; tool_use / tool_result blocks go to `uses` /
+// `results` (the caller keeps those that fit the message's role).
+std::optional<Failure> AnthropicBlock(Reader& r, sj::value& v, uint32_t index,
+                                      std::vector<ToolUse>* uses,
+                                      std::vector<ToolResult>* results) {
+  sj::object o;
+  Span span;
+  TC_TRY(r.Object(v, &o, &span), "messages[].content[]");
+  std::string type, id, name;
+  Span input, content;
+  bool is_error = false;
+  for (auto field : o) {
+    std::string_view key;
+    TC_TRY(field.unescaped_key().get(key), "content block key");
+    sj::value fv;
+    TC_TRY(field.value().get(fv), "content block value");
+    if (key == "type") {
+      TC_TRY(String(fv, &type), "content block 'type'");
+    } else if (key == "id") {
+      TC_TRY(String(fv, &id), "tool_use 'id'");
+    } else if (key == "tool_use_id") {
+      TC_TRY(String(fv, &id), "tool_result 'tool_use_id'");
+    } else if (key == "name") {
+      TC_TRY(String(fv, &name), "tool_use 'name'");
+    } else if (key == "input") {
+      TC_TRY(r.Raw(fv, &input), "tool_use 'input'");
+    } else if (key == "content") {
+      TC_TRY(r.Raw(fv, &content), "tool_result 'content'");
+    } else if (key == "is_error") {
+      sj::json_type t;
+      TC_TRY(fv.type().get(t), "tool_result 'is_error'");
+      if (t != sj::json_type::null) {
+        TC_TRY(fv.get_bool().get(is_error), "tool_result 'is_error'");
+      }
+    }
+  }
+  if (type == "tool_use") {
+    ToolUse u;
+    u.id = std::move(id);
+    u.name = std::move(name);
+    u.arguments = input.empty() ? "{}" : std::string(input.In(r.body()));
+    u.span = span;
+    u.message = index;
+    uses->push_back(std::move(u));
+  } else if (type == "tool_result") {
+    ToolResult t;
+    t.id = std::move(id);
+    t.span = span;
+    t.content = content;
+    t.is_error = is_error;
+    t.message = index;
+    results->push_back(std::move(t));
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> AnthropicMessage(Reader& r, sj::value& v,
+                                        ParsedRequest* out) {
+  Message m;
+  sj::object o;
+  TC_TRY(r.Object(v, &o, &m.span), "messages[]");
+  const uint32_t index = static_cast<uint32_t>(out->message_list.size());
+  std::vector<ToolUse> uses;
+  std::vector<ToolResult> results;
+  for (auto field : o) {
+    std::string_view key;
+    TC_TRY(field.unescaped_key().get(key), "message key");
+    sj::value fv;
+    TC_TRY(field.value().get(fv), "message value");
+    if (key == "role") {
+      TC_TRY(String(fv, &m.role), "messages[].role");
+    } else if (key == "content") {
+      sj::json_type t;
+      TC_TRY(fv.type().get(t), "messages[].content");
+      if (t != sj::json_type::array) {
+        TC_TRY(r.Raw(fv, &m.content), "messages[].content");
+        continue;
+      }
+      sj::array a;
+      TC_TRY(r.Array(fv, &a, &m.content), "messages[].content");
+      for (auto item : a) {
+        sj::value bv;
+        TC_TRY(item.get(bv), "messages[].content[]");
+        if (auto f = AnthropicBlock(r, bv, index, &uses, &results)) return f;
+      }
+    }
+  }
+  // Choice: tool_use counts only in assistant turns and tool_result only in
+  // user turns, as the API requires; misplaced blocks are not pairs.
+  if (m.role == "assistant") {
+    for (auto& u : uses) out->tool_uses.push_back(std::move(u));
+  } else if (m.role == "user") {
+    for (auto& t : results) out->tool_results.push_back(std::move(t));
+  }
+  out->message_list.push_back(std::move(m));
+  return std::nullopt;
+}
+
+// ------------------------------------------------------------ Chat / Resp
+
+std::optional<Failure> ChatToolCalls(Reader& r, sj::value& v, uint32_t index,
+                                     ParsedRequest* out) {
+  sj::array a;
+  TC_TRY(v.get_array().get(a), "messages[].tool_calls");
+  for (auto item : a) {
+    sj::object o;
+    Span span;
+    sj::value iv;
+    TC_TRY(item.get(iv), "tool_calls[]");
+    TC_TRY(r.Object(iv, &o, &span), "tool_calls[]");
+    ToolUse u;
+    u.span = span;
+    u.message = index;
+    for (auto field : o) {
+      std::string_view key;
+      TC_TRY(field.unescaped_key().get(key), "tool_calls[] key");
+      sj::value fv;
+      TC_TRY(field.value().get(fv), "tool_calls[] value");
+      if (key == "id") {
+        TC_TRY(String(fv, &u.id), "tool_calls[].id");
+      } else if (key == "function") {
+        sj::object fo;
+        TC_TRY(fv.get_object().get(fo), "tool_calls[].function");
+        for (auto ff : fo) {
+          std::string_view fk;
+          TC_TRY(ff.unescaped_key().get(fk), "function key");
+          sj::value fval;
+          TC_TRY(ff.value().get(fval), "function value");
+          if (fk == "name") {
+            TC_TRY(String(fval, &u.name), "tool_calls[].function.name");
+          } else if (fk == "arguments") {
+            TC_TRY(String(fval, &u.arguments),
+                   "tool_calls[].function.arguments");
+          }
+        }
+      }
+    }
+    if (u.arguments.empty()) u.arguments = "{}";
+    out->tool_uses.push_back(std::move(u));
+  }
+  return std::nullopt;
+}
+
+// One Chat Completions message or one Responses input item.
+std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
+                                     ParsedRequest* out) {
+  Message m;
+  sj::object o;
+  TC_TRY(r.Object(v, &o, &m.span), "messages[]");
+  const uint32_t index = static_cast<uint32_t>(out->message_list.size());
+  std::string id, call_id, name, arguments;
+  Span output;
+  for (auto field : o) {
+    std::string_view key;
+    TC_TRY(field.unescaped_key().get(key), "message key");
+    sj::value fv;
+    TC_TRY(field.value().get(fv), "message value");
+    if (key == "role") {
+      TC_TRY(String(fv, &m.role), "messages[].role");
+    } else if (key == "type") {
+      TC_TRY(String(fv, &m.type), "input[].type");
+    } else if (key == "content") {
+      TC_TRY(r.Raw(fv, &m.content), "messages[].content");
+    } else if (key == "tool_call_id") {
+      TC_TRY(String(fv, &call_id), "messages[].tool_call_id");
+    } else if (key == "call_id") {
+      TC_TRY(String(fv, &call_id), "input[].call_id");
+    } else if (key == "name") {
+      TC_TRY(String(fv, &name), "input[].name");
+    } else if (key == "arguments") {
+      TC_TRY(String(fv, &arguments), "input[].arguments");
+    } else if (key == "output") {
+      TC_TRY(r.Raw(fv, &output), "input[].output");
+    } else if (key == "tool_calls" && out->api == Api::kOpenAiChat) {
+      sj::json_type t;
+      TC_TRY(fv.type().get(t), "messages[].tool_calls");
+      if (t == sj::json_type::array) {
+        if (auto f = ChatToolCalls(r, fv, index, out)) return f;
+      }
+    }
+  }
+  if (out->api == Api::kOpenAiChat && m.role == "tool") {
+    ToolResult t;
+    t.id = call_id;
+    t.span = m.span;
+    t.content = m.content;
+    t.is_error = LooksLikeErrorResult(r.body(), m.content);
+    t.message = index;
+    out->tool_results.push_back(std::move(t));
+  } else if (out->api == Api::kOpenAiResponses) {
+    if (m.type == "function_call") {
+      ToolUse u;
+      u.id = call_id;
+      u.name = std::move(name);
+      u.arguments = arguments.empty() ? "{}" : std::move(arguments);
+      u.span = m.span;
+      u.message = index;
+      out->tool_uses.push_back(std::move(u));
+    } else if (m.type == "function_call_output") {
+      ToolResult t;
+      t.id = call_id;
+      t.span = m.span;
+      t.content = output;
+      t.is_error = LooksLikeErrorResult(r.body(), output);
+      t.message = index;
+      out->tool_results.push_back(std::move(t));
+    }
+  }
+  out->message_list.push_back(std::move(m));
+  return std::nullopt;
+}
+
+std::optional<Failure> ToolDefs(Reader& r, sj::value& v, Api api,
+                                ParsedRequest* out) {
+  sj::array a;
+  TC_TRY(r.Array(v, &a, &out->tools), "tools");
+  for (auto item : a) {
+    sj::value iv;
+    TC_TRY(item.get(iv), "tools[]");
+    sj::object o;
+    ToolDef d;
+    TC_TRY(r.Object(iv, &o, &d.span), "tools[]");
+    for (auto field : o) {
+      std::string_view key;
+      TC_TRY(field.unescaped_key().get(key), "tools[] key");
+      sj::value fv;
+      TC_TRY(field.value().get(fv), "tools[] value");
+      if (key == "name") {
+        TC_TRY(String(fv, &d.name), "tools[].name");
+      } else if (key == "description") {
+        TC_TRY(r.Raw(fv, &d.description), "tools[].description");
+      } else if (key == "input_schema" || key == "parameters") {
+        TC_TRY(r.Raw(fv, &d.schema), "tools[].input_schema");
+      } else if (key == "function" && api == Api::kOpenAiChat) {
+        sj::object fo;
+        TC_TRY(fv.get_object().get(fo), "tools[].function");
+        for (auto ff : fo) {
+          std::string_view fk;
+          TC_TRY(ff.unescaped_key().get(fk), "function key");
+          sj::value fval;
+          TC_TRY(ff.value().get(fval), "function value");
+          if (fk == "name") {
+            TC_TRY(String(fval, &d.name), "tools[].function.name");
+          } else if (fk == "description") {
+            TC_TRY(r.Raw(fval, &d.description), "tools[].function.description");
+          } else if (fk == "parameters") {
+            TC_TRY(r.Raw(fval, &d.schema), "tools[].function.parameters");
+          }
+        }
+      }
+    }
+    out->tool_defs.push_back(std::move(d));
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> Messages(Reader& r, sj::value& v, ParsedRequest* out) {
+  sj::json_type t;
+  TC_TRY(v.type().get(t), "messages");
+  if (t == sj::json_type::string && out->api == Api::kOpenAiResponses) {
+    // Responses: `input` may be a plain string (one user message).
+    TC_TRY(r.Raw(v, &out->messages), "input");
+    return std::nullopt;
+  }
+  if (t != sj::json_type::array) {
+    return Failure{out->api == Api::kOpenAiResponses ? "input" : "messages",
+                   simdjson::INCORRECT_TYPE};
+  }
+  sj::array a;
+  TC_TRY(r.Array(v, &a, &out->messages), "messages");
+  for (auto item : a) {
+    sj::value iv;
+    TC_TRY(item.get(iv), "messages[]");
+    std::optional<Failure> f = out->api == Api::kAnthropicMessages
+                                   ? AnthropicMessage(r, iv, out)
+                                   : OpenAiMessage(r, iv, out);
+    if (f) return f;
+  }
+  return std::nullopt;
+}
+
+std::optional<Failure> Top(Reader& r, sj::document& doc, ParsedRequest* out) {
+  sj::object root;
+  TC_TRY(doc.get_object().get(root), "request body");
+  for (auto field : root) {
+    std::string_view key;
+    TC_TRY(field.unescaped_key().get(key), "key");
+    sj::value v;
+    TC_TRY(field.value().get(v), "value");
+    if (key == "model") {
+      out->model_span = r.SpanOf(v.raw_json_token());
+      TC_TRY(String(v, &out->model), "model");
+    } else if (key == "messages" ||
+               (key == "input" && out->api == Api::kOpenAiResponses)) {
+      out->message_list.clear();
+      out->tool_uses.clear();
+      out->tool_results.clear();
+      if (auto f = Messages(r, v, out)) return f;
+    } else if (key == "tools") {
+      out->tool_defs.clear();
+      sj::json_type t;
+      TC_TRY(v.type().get(t), "tools");
+      if (t == sj::json_type::null) continue;
+      if (auto f = ToolDefs(r, v, out->api, out)) return f;
+    } else if (key == "system" || key == "instructions") {
+      TC_TRY(r.Raw(v, &out->system), key);
+    } else if (key == "tool_choice") {
+      TC_TRY(r.Raw(v, &out->tool_choice), "tool_choice");
+    } else if (key == "thinking" || key == "reasoning") {
+      TC_TRY(r.Raw(v, &out->thinking), key);
+    } else if (key == "stream") {
+      sj::json_type t;
+      TC_TRY(v.type().get(t), "stream");
+      if (t != sj::json_type::null) {
+        TC_TRY(v.get_bool().get(out->stream), "stream");
+      }
+    } else if (key == "previous_response_id") {
+      sj::json_type t;
+      TC_TRY(v.type().get(t), "previous_response_id");
+      if (t != sj::json_type::null) {
+        TC_TRY(String(v, &out->previous_response_id), "previous_response_id");
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// True when `body` nests arrays / objects deeper than `limit`. simdjson On
+// Demand checks depth only where it iterates, not in values it skips, so
+// the limit is enforced here in one pass: strings are jumped over with
+// memchr (they are most of a request's bytes), brackets counted between.
+bool TooDeep(std::string_view body, uint32_t limit) {
+  const char* p = body.data();
+  const char* end = p + body.size();
+  uint32_t depth = 0;
+  while (p < end) {
+    const char c = *p;
+    if (c == '"') {
+      ++p;
+      while (true) {
+        const void* q = std::memchr(p, '"', static_cast<size_t>(end - p));
+        if (q == nullptr) return false;  // unterminated: simdjson reports it
+        const char* quote = static_cast<const char*>(q);
+        size_t backslashes = 0;
+        for (const char* b = quote; b > p && b[-1] == '\\'; --b) ++backslashes;
+        p = quote + 1;
+        if (backslashes % 2 == 0) break;
+      }
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      if (++depth > limit) return true;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    }
+    ++p;
+  }
+  return false;
+}
+
+std::string Describe(const Failure& f) {
+  std::string what = simdjson::error_message(f.code);
+  if (f.code == simdjson::DEPTH_ERROR) what = "nested too deeply (depth limit)";
+  if (f.code == simdjson::INCORRECT_TYPE) what = "has the wrong type";
+  return f.where + ": " + what;
+}
+
+}  // namespace
+
+std::string_view ApiName(Api api) {
+  switch (api) {
+    case Api::kAnthropicMessages:
+      return "anthropic_messages";
+    case Api::kOpenAiChat:
+      return "openai_chat";
+    case Api::kOpenAiResponses:
+      return "openai_responses";
+  }
+  return "unknown";
+}
+
+Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
+                                   const ParseLimits& limits) {
+  ParsedRequest out;
+  out.api = api;
+  if (body.size() >= UINT32_MAX) {
+    return InvalidArgument("request body: larger than 4 GiB");
+  }
+  std::string padded_copy;
+  const std::string* src = &body;
+  if (body.capacity() < body.size() + simdjson::SIMDJSON_PADDING) {
+    padded_copy.reserve(body.size() + simdjson::SIMDJSON_PADDING);
+    padded_copy = body;
+    src = &padded_copy;
+  }
+  simdjson::padded_string_view view(src->data(), src->size(), src->capacity());
+  if (TooDeep(*src, limits.max_depth)) {
+    return InvalidArgument(
+        "request body: nested deeper than the depth limit "
+        "of " +
+        std::to_string(limits.max_depth));
+  }
+  sj::parser& parser = ThreadParser(limits.max_depth);
+  sj::document doc;
+  if (auto e = parser.iterate(view).get(doc)) {
+    return InvalidArgument(Describe({"request body", e}));
+  }
+  Reader r(*src);
+  if (std::optional<Failure> f = Top(r, doc, &out)) {
+    return InvalidArgument(Describe(*f));
+  }
+  // Trailing content after the object.
+  const char* rest = nullptr;
+  if (doc.current_location().get(rest) == simdjson::SUCCESS) {
+    return InvalidArgument(
+        "request body: trailing content after the JSON value");
+  }
+  uint32_t turn = 0;
+  for (uint32_t i = 0; i < out.message_list.size(); ++i) {
+    const Message& m = out.message_list[i];
+    if (m.role == "assistant" || m.type == "function_call") turn = i + 1;
+  }
+  out.turn_begin = turn;
+  // (When the body was copied, spans index the copy, which has the same
+  // bytes at the same offsets.)
+  return out;
+}
+
+// ------------------------------------------------------------ responses
+
+namespace {
+
+void ReadUsage(sj::object& o, Usage* u) {
+  for (auto field : o) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return;
+    sj::value v;
+    if (field.value().get(v)) return;
+    int64_t n = 0;
+    if (key == "input_tokens" || key == "prompt_tokens") {
+      if (!v.get_int64().get(n)) u->input_tokens = n;
+    } else if (key == "output_tokens" || key == "completion_tokens") {
+      if (!v.get_int64().get(n)) u->output_tokens = n;
+    } else if (key == "cache_read_input_tokens") {
+      if (!v.get_int64().get(n)) u->cache_read_tokens = n;
+    } else if (key == "cache_creation_input_tokens") {
+      if (!v.get_int64().get(n)) u->cache_creation_tokens = n;
+    } else if (key == "prompt_tokens_details" ||
+               key == "input_tokens_details") {
+      sj::object d;
+      if (v.get_object().get(d)) continue;
+      for (auto df : d) {
+        std::string_view dk;
+        if (df.unescaped_key().get(dk)) break;
+        if (dk == "cached_tokens") {
+          if (!df.value().get_int64().get(n)) u->cache_read_tokens = n;
+        }
+      }
+    }
+  }
+}
+
+// A Responses function_call item, or an Anthropic tool_use block, or a Chat
+// tool_call object (`kind` selects the member names).
+enum class CallShape { kAnthropic, kChat, kResponses };
+
+bool ReadCall(sj::object& o, CallShape shape, ToolUse* u, std::string* type) {
+  std::string_view raw_input;
+  for (auto field : o) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return false;
+    sj::value v;
+    if (field.value().get(v)) return false;
+    if (key == "type") {
+      if (String(v, type)) return false;
+    } else if (key == "id" && shape != CallShape::kResponses) {
+      if (String(v, &u->id)) return false;
+    } else if (key == "call_id" && shape == CallShape::kResponses) {
+      if (String(v, &u->id)) return false;
+    } else if (key == "name") {
+      if (String(v, &u->name)) return false;
+    } else if (key == "input" && shape == CallShape::kAnthropic) {
+      sj::object in;
+      if (v.get_object().get(in)) return false;
+      if (in.raw_json().get(raw_input)) return false;
+      u->arguments = std::string(TrimRight(raw_input));
+    } else if (key == "arguments") {
+      if (String(v, &u->arguments)) return false;
+    } else if (key == "function" && shape == CallShape::kChat) {
+      sj::object f;
+      if (v.get_object().get(f)) return false;
+      std::string ignored;
+      if (!ReadCall(f, CallShape::kResponses, u, &ignored)) return false;
+    }
+  }
+  if (u->arguments.empty()) u->arguments = "{}";
+  return true;
+}
+
+std::optional<std::string> ResponseTop(Api api, sj::document& doc,
+                                       ParsedResponse* out) {
+  sj::object root;
+  if (doc.get_object().get(root)) return "response body is not an object";
+  for (auto field : root) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return "bad key";
+    sj::value v;
+    if (field.value().get(v)) return "bad value";
+    if (key == "usage") {
+      sj::object u;
+      if (!v.get_object().get(u)) ReadUsage(u, &out->usage);
+    } else if (key == "stop_reason" || key == "status") {
+      (void)String(v, &out->stop_reason);
+    } else if ((key == "content" && api == Api::kAnthropicMessages) ||
+               (key == "output" && api == Api::kOpenAiResponses)) {
+      sj::array a;
+      if (v.get_array().get(a)) return std::string(key) + " is not an array";
+      for (auto item : a) {
+        sj::object o;
+        if (item.get_object().get(o)) return "content block is not an object";
+        ToolUse u;
+        std::string type;
+        if (!ReadCall(o,
+                      api == Api::kAnthropicMessages ? CallShape::kAnthropic
+                                                     : CallShape::kResponses,
+                      &u, &type)) {
+          return "malformed content block";
+        }
+        if (type == "tool_use" || type == "function_call") {
+          out->tool_uses.push_back(std::move(u));
+        }
+      }
+    } else if (key == "choices" && api == Api::kOpenAiChat) {
+      sj::array a;
+      if (v.get_array().get(a)) return "choices is not an array";
+      bool first = true;
+      for (auto item : a) {
+        sj::object choice;
+        if (item.get_object().get(choice)) return "choice is not an object";
+        // Choice: only choices[0] is observed (n > 1 are alternatives; a
+        // client continues with one of them, almost always the first).
+        if (!first) continue;
+        first = false;
+        for (auto cf : choice) {
+          std::string_view ck;
+          if (cf.unescaped_key().get(ck)) return "bad key";
+          sj::value cv;
+          if (cf.value().get(cv)) return "bad value";
+          if (ck == "finish_reason") {
+            (void)String(cv, &out->stop_reason);
+          } else if (ck == "message") {
+            sj::object msg;
+            if (cv.get_object().get(msg)) return "message is not an object";
+            for (auto mf : msg) {
+              std::string_view mk;
+              if (mf.unescaped_key().get(mk)) return "bad key";
+              if (mk != "tool_calls") continue;
+              sj::array calls;
+              if (mf.value().get_array().get(calls)) continue;  // null
+              for (auto c : calls) {
+                sj::object co;
+                if (c.get_object().get(co)) return "tool_call not an object";
+                ToolUse u;
+                std::string type;
+                if (!ReadCall(co, CallShape::kChat, &u, &type)) {
+                  return "malformed tool_call";
+                }
+                out->tool_uses.push_back(std::move(u));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// Parses small JSON texts (one stream event) with a per-thread parser.
+template <class F>
+bool WithDoc(std::string_view data, F&& f) {
+  thread_local sj::parser parser;
+  thread_local std::string buf;
+  buf.assign(data);
+  buf.reserve(data.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::padded_string_view view(buf.data(), buf.size(), buf.capacity());
+  sj::document doc;
+  if (parser.iterate(view).get(doc)) return false;
+  return f(doc);
+}
+
+}  // namespace
+
+Result<ParsedResponse> ParseResponse(Api api, std::string_view body) {
+  ParsedResponse out;
+  std::optional<std::string> err;
+  const bool ok = WithDoc(body, [&](sj::document& doc) {
+    err = ResponseTop(api, doc, &out);
+    return !err.has_value();
+  });
+  if (!ok) {
+    return InvalidArgument("response body: " +
+                           (err ? *err : std::string("not valid JSON")));
+  }
+  return out;
+}
+
+// --------------------------------------------------------------- streams
+
+void StreamReader::Fail(std::string why) {
+  if (failed_) return;
+  failed_ = true;
+  failure_ = std::move(why);
+}
+
+void StreamReader::OnEvent(std::string_view event, std::string_view data) {
+  ++events_;
+  if (complete_ || failed_) return;
+  switch (api_) {
+    case Api::kAnthropicMessages:
+      Anthropic(event, data);
+      break;
+    case Api::kOpenAiChat:
+      Chat(data);
+      break;
+    case Api::kOpenAiResponses:
+      Responses(event, data);
+      break;
+  }
+}
+
+void StreamReader::Anthropic(std::string_view event, std::string_view data) {
+  if (event == "ping") return;
+  if (event == "error") return Fail("error event: " + std::string(data));
+  if (event == "message_stop") {
+    complete_ = true;
+    return;
+  }
+  const bool ok = WithDoc(data, [&](sj::document& doc) {
+    sj::object root;
+    if (doc.get_object().get(root)) return false;
+    int64_t index = -1;
+    std::string type;
+    for (auto field : root) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) return false;
+      sj::value v;
+      if (field.value().get(v)) return false;
+      if (key == "type") {
+        if (String(v, &type)) return false;
+      } else if (key == "index") {
+        if (v.get_int64().get(index)) return false;
+      } else if (key == "content_block") {
+        sj::object block;
+        if (v.get_object().get(block)) return false;
+        Partial p;
+        ToolUse u;
+        std::string btype;
+        if (!ReadCall(block, CallShape::kAnthropic, &u, &btype)) return false;
+        p.tool = btype == "tool_use";
+        p.id = std::move(u.id);
+        p.name = std::move(u.name);
+        // The start carries input {} (or a whole input): deltas follow.
+        p.arguments = u.arguments == "{}" ? "" : u.arguments;
+        open_[index] = std::move(p);
+      } else if (key == "delta") {
+        sj::object delta;
+        if (v.get_object().get(delta)) return false;
+        for (auto df : delta) {
+          std::string_view dk;
+          if (df.unescaped_key().get(dk)) return false;
+          if (dk == "partial_json") {
+            std::string_view piece;
+            if (df.value().get_string().get(piece)) return false;
+            auto it = open_.find(index);
+            if (it != open_.end()) it->second.arguments.append(piece);
+          } else if (dk == "stop_reason") {
+            // message_delta; nothing to collect.
+          }
+        }
+      } else if (key == "usage" || key == "message") {
+        sj::object o;
+        if (v.get_object().get(o)) continue;
+        if (key == "usage") {
+          ReadUsage(o, &usage_);
+        } else {
+          for (auto mf : o) {
+            std::string_view mk;
+            if (mf.unescaped_key().get(mk)) return false;
+            if (mk != "usage") continue;
+            sj::object u;
+            if (!mf.value().get_object().get(u)) ReadUsage(u, &usage_);
+          }
+        }
+      }
+    }
+    if (type == "content_block_stop") {
+      auto it = open_.find(index);
+      if (it != open_.end()) {
+        if (it->second.tool) {
+          ToolUse u;
+          u.id = std::move(it->second.id);
+          u.name = std::move(it->second.name);
+          u.arguments = it->second.arguments.empty()
+                            ? "{}"
+                            : std::move(it->second.arguments);
+          done_.push_back(std::move(u));
+        }
+        open_.erase(it);
+      }
+    }
+    return true;
+  });
+  if (!ok) Fail("unreadable " + std::string(event) + " event");
+}
+
+void StreamReader::Chat(std::string_view data) {
+  if (data == "[DONE]") {
+    for (auto& [i, p] : open_) {
+      ToolUse u;
+      u.id = std::move(p.id);
+      u.name = std::move(p.name);
+      u.arguments = p.arguments.empty() ? "{}" : std::move(p.arguments);
+      done_.push_back(std::move(u));
+    }
+    open_.clear();
+    complete_ = true;
+    return;
+  }
+  const bool ok = WithDoc(data, [&](sj::document& doc) {
+    sj::object root;
+    if (doc.get_object().get(root)) return false;
+    for (auto field : root) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) return false;
+      sj::value v;
+      if (field.value().get(v)) return false;
+      if (key == "error") {
+        Fail("error chunk");
+        return true;
+      }
+      if (key == "usage") {
+        sj::object u;
+        if (!v.get_object().get(u)) ReadUsage(u, &usage_);
+        continue;
+      }
+      if (key != "choices") continue;
+      sj::array choices;
+      if (v.get_array().get(choices)) return false;
+      for (auto c : choices) {
+        sj::object choice;
+        if (c.get_object().get(choice)) return false;
+        int64_t cindex = 0;
+        for (auto cf : choice) {
+          std::string_view ck;
+          if (cf.unescaped_key().get(ck)) return false;
+          sj::value cv;
+          if (cf.value().get(cv)) return false;
+          if (ck == "index") {
+            if (cv.get_int64().get(cindex)) return false;
+          } else if (ck == "delta" && cindex == 0) {
+            sj::object delta;
+            if (cv.get_object().get(delta)) return false;
+            for (auto df : delta) {
+              std::string_view dk;
+              if (df.unescaped_key().get(dk)) return false;
+              if (dk != "tool_calls") continue;
+              sj::array calls;
+              if (df.value().get_array().get(calls)) continue;
+              for (auto call : calls) {
+                sj::object co;
+                if (call.get_object().get(co)) return false;
+                int64_t tindex = 0;
+                std::string id, name, args;
+                bool has_args = false;
+                for (auto tf : co) {
+                  std::string_view tk;
+                  if (tf.unescaped_key().get(tk)) return false;
+                  sj::value tv;
+                  if (tf.value().get(tv)) return false;
+                  if (tk == "index") {
+                    if (tv.get_int64().get(tindex)) return false;
+                  } else if (tk == "id") {
+                    (void)String(tv, &id);
+                  } else if (tk == "function") {
+                    sj::object fo;
+                    if (tv.get_object().get(fo)) return false;
+                    for (auto ff : fo) {
+                      std::string_view fk;
+                      if (ff.unescaped_key().get(fk)) return false;
+                      sj::value fv;
+                      if (ff.value().get(fv)) return false;
+                      if (fk == "name") {
+                        (void)String(fv, &name);
+                      } else if (fk == "arguments") {
+                        if (!String(fv, &args)) has_args = true;
+                      }
+                    }
+                  }
+                }
+                Partial& p = open_[tindex];
+                p.tool = true;
+                if (!id.empty()) p.id = id;
+                if (!name.empty()) p.name += name;
+                if (has_args) p.arguments += args;
+              }
+            }
+          }
+        }
+      }
+    }
+    return true;
+  });
+  if (!ok) Fail("unreadable chunk");
+}
+
+void StreamReader::Responses(std::string_view event, std::string_view data) {
+  std::string type(event);
+  const bool ok = WithDoc(data, [&](sj::document& doc) {
+    sj::object root;
+    if (doc.get_object().get(root)) return false;
+    for (auto field : root) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) return false;
+      sj::value v;
+      if (field.value().get(v)) return false;
+      if (key == "type") {
+        std::string t;
+        if (!String(v, &t)) type = t;
+      } else if (key == "item" && type == "response.output_item.done") {
+        sj::object item;
+        if (v.get_object().get(item)) return false;
+        ToolUse u;
+        std::string itype;
+        if (!ReadCall(item, CallShape::kResponses, &u, &itype)) return false;
+        if (itype == "function_call") done_.push_back(std::move(u));
+      } else if (key == "response") {
+        sj::object resp;
+        if (v.get_object().get(resp)) continue;
+        for (auto rf : resp) {
+          std::string_view rk;
+          if (rf.unescaped_key().get(rk)) return false;
+          if (rk != "usage") continue;
+          sj::object u;
+          if (!rf.value().get_object().get(u)) ReadUsage(u, &usage_);
+        }
+      }
+    }
+    return true;
+  });
+  if (!ok) return Fail("unreadable " + type + " event");
+  if (type == "response.completed" || type == "response.incomplete") {
+    complete_ = true;
+  } else if (type == "response.failed" || type == "error") {
+    Fail(type);
+  }
+}
+
+// ----------------------------------------------------------- utilities
+
+std::string NormalizedResult(std::string_view body, const ToolResult& r) {
+  std::string_view raw = r.content.In(body);
+  std::string out;
+  if (raw.empty() || raw == "null") return "{\"content\":[]}";
+  if (raw[0] == '"') {
+    out.reserve(raw.size() + 40);
+    out += "{\"content\":[{\"type\":\"text\",\"text\":";
+    out += raw;
+    out += "}]}";
+  } else {
+    out.reserve(raw.size() + 13);
+    out += "{\"content\":";
+    out += raw;
+    out += "}";
+  }
+  return out;
+}
+
+bool DecodeJsonString(std::string_view lit, std::string* out) {
+  out->clear();
+  if (lit.size() < 2 || lit.front() != '"' || lit.back() != '"') return false;
+  out->reserve(lit.size() - 2);
+  auto hex4 = [&](size_t i, uint32_t* v) {
+    if (i + 4 > lit.size() - 1) return false;
+    *v = 0;
+    for (size_t k = i; k < i + 4; ++k) {
+      const char c = lit[k];
+      *v <<= 4;
+      if (c >= '0' && c <= '9') {
+        *v |= static_cast<uint32_t>(c - '0');
+      } else if (c >= 'a' && c <= 'f') {
+        *v |= static_cast<uint32_t>(c - 'a' + 10);
+      } else if (c >= 'A' && c <= 'F') {
+        *v |= static_cast<uint32_t>(c - 'A' + 10);
+      } else {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (size_t i = 1; i + 1 < lit.size(); ++i) {
+    const char c = lit[i];
+    if (c != '\\') {
+      out->push_back(c);
+      continue;
+    }
+    if (++i >= lit.size() - 1) return false;
+    switch (lit[i]) {
+      case '"':
+        out->push_back('"');
+        break;
+      case '\\':
+        out->push_back('\\');
+        break;
+      case '/':
+        out->push_back('/');
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'u': {
+        uint32_t cp = 0;
+        if (!hex4(i + 1, &cp)) return false;
+        i += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < lit.size() &&
+            lit[i + 1] == '\\' && lit[i + 2] == 'u') {
+          uint32_t lo = 0;
+          if (hex4(i + 3, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+          }
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;  // lone surrogate
+        if (cp < 0x80) {
+          out->push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+          out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+          out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace toolcache::llm

@@ -1,0 +1,196 @@
+// The LLM APIs' wire formats, read without I/O and without building a DOM:
+// Anthropic Messages, OpenAI Chat Completions and OpenAI Responses.
+//
+// ParseRequest reads a request body ONCE and keeps byte spans of its
+// top-level fields (model, system / instructions, tools and each tool,
+// tool_choice, thinking, messages / input and each message or item) and of
+// every tool call and tool result in the history, so later stages can
+// splice or replace them byte-exactly (the server-side tool loop of issue
+// 13 inserts hidden turns, the prompt-cache work of issue 14 rewrites the
+// tool list); the proxy itself forwards the original bytes untouched.
+// ParseResponse and StreamReader find the tool calls the model asks for in
+// a whole response or in a stream of SSE events read one at a time.
+//
+// Pairs: Anthropic tool_use (assistant) -> tool_result (user) blocks by
+// tool_use_id; Chat Completions assistant tool_calls -> role "tool"
+// messages by tool_call_id; Responses function_call -> function_call_output
+// items by call_id.
+//
+// Thread-safety: free functions are thread-safe (one simdjson parser per
+// thread); a StreamReader belongs to one stream. Ownership: spans index the
+// body they were parsed from; strings are copies.
+//
+// Example:
+//   Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+//   for (const ToolResult& t : r->tool_results)
+//     if (t.message >= r->turn_begin) Record(t, NormalizedResult(body, t));
+#ifndef TOOLCACHE_SRC_LLM_WIRE_H_
+#define TOOLCACHE_SRC_LLM_WIRE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolcache/status.h"
+
+namespace toolcache::llm {
+
+enum class Api : uint8_t {
+  kAnthropicMessages,  // POST /v1/messages
+  kOpenAiChat,         // POST /v1/chat/completions
+  kOpenAiResponses,    // POST /v1/responses
+};
+// "anthropic_messages", "openai_chat", "openai_responses" (metric labels).
+std::string_view ApiName(Api api);
+
+// Bytes [begin, end) of the body a request was parsed from; empty = absent.
+struct Span {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  bool empty() const { return end <= begin; }
+  uint32_t size() const { return end - begin; }
+  std::string_view In(std::string_view body) const {
+    return body.substr(begin, end - begin);
+  }
+};
+
+struct ToolDef {
+  std::string name;
+  Span span;         // the whole tool object
+  Span description;  // raw JSON string literal
+  Span schema;       // input_schema / parameters object
+};
+
+// One message (Anthropic, Chat) or input item (Responses).
+struct Message {
+  Span span;
+  Span content;
+  std::string role;  // "user", "assistant", "tool", ... ("" for items)
+  std::string type;  // Responses item type ("message", "function_call", ...)
+};
+
+// A tool call the model made.
+struct ToolUse {
+  std::string id;         // tool_use id / tool_call id / call_id
+  std::string name;       // tool name as the model sent it
+  std::string arguments;  // JSON text of the arguments object
+  Span span;              // the block / tool_call / item (requests only)
+  uint32_t message = 0;   // index in ParsedRequest::messages (requests only)
+};
+
+// A tool result the client sent back.
+struct ToolResult {
+  std::string id;  // tool_use_id / tool_call_id / call_id
+  Span span;       // the block / tool message / output item
+  Span content;    // raw content / output value (string or array)
+  bool is_error = false;
+  uint32_t message = 0;
+};
+
+struct ParsedRequest {
+  Api api = Api::kAnthropicMessages;
+  bool stream = false;
+  std::string model;
+  // Top-level spans (empty when absent). `system` is Anthropic's system or
+  // Responses' instructions; `messages` is messages or Responses' input.
+  Span model_span, system, tools, tool_choice, thinking, messages;
+  std::string previous_response_id;  // Responses
+  std::vector<ToolDef> tool_defs;
+  std::vector<Message> message_list;
+  std::vector<ToolUse> tool_uses;        // every call in the history
+  std::vector<ToolResult> tool_results;  // every result in the history
+  // The newest client turn starts at this message: the first one after the
+  // last assistant message (or function_call item). Results at or after it
+  // answer the previous response.
+  uint32_t turn_begin = 0;
+};
+
+struct ParseLimits {
+  // Choice: 512 levels, as the MCP scanner; real requests nest < 30.
+  uint32_t max_depth = 512;
+};
+
+// INVALID_ARGUMENT "<what>: <detail>" for a body that is not a JSON object,
+// has a wrong-typed known field (messages not an array, model not a
+// string...), or is nested deeper than the limit (message says "depth").
+// Unknown fields are ignored. Spans index `body`; reads past body.size()
+// need body.capacity() >= size() + 64, else the body is copied first.
+Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
+                                   const ParseLimits& limits = {});
+
+struct Usage {
+  int64_t input_tokens = -1;  // -1 = not reported
+  int64_t output_tokens = -1;
+  int64_t cache_read_tokens = -1;      // Anthropic / OpenAI cached_tokens
+  int64_t cache_creation_tokens = -1;  // Anthropic only
+};
+
+struct ParsedResponse {
+  std::vector<ToolUse> tool_uses;
+  Usage usage;
+  std::string stop_reason;  // stop_reason / finish_reason / status
+};
+
+// The tool calls of a whole (non-streamed) response body.
+Result<ParsedResponse> ParseResponse(Api api, std::string_view body);
+
+// Follows one response stream event by event (the SSE event name and its
+// data) and collects the tool calls the model completes.
+//   Anthropic: content_block_start (tool_use) / input_json_delta /
+//              content_block_stop; message_stop ends; "error" fails.
+//   Chat:      choices[0].delta.tool_calls by index; data "[DONE]" ends;
+//              a chunk with "error" fails.
+//   Responses: response.output_item.done with a function_call item;
+//              response.completed / response.incomplete end;
+//              response.failed / error fail.
+class StreamReader {
+ public:
+  explicit StreamReader(Api api) : api_(api) {}
+  void OnEvent(std::string_view event, std::string_view data);
+  // The terminal event arrived (the stream is whole).
+  bool complete() const { return complete_; }
+  // The stream reported an error (or a chunk could not be read).
+  bool failed() const { return failed_; }
+  const std::string& failure() const { return failure_; }
+  // Completed tool calls, in the order the model finished them.
+  const std::vector<ToolUse>& tool_uses() const { return done_; }
+  const Usage& usage() const { return usage_; }
+  uint64_t events() const { return events_; }
+
+ private:
+  struct Partial {
+    std::string id;
+    std::string name;
+    std::string arguments;
+    bool tool = false;
+  };
+  void Anthropic(std::string_view event, std::string_view data);
+  void Chat(std::string_view data);
+  void Responses(std::string_view event, std::string_view data);
+  void Fail(std::string why);
+
+  Api api_;
+  bool complete_ = false;
+  bool failed_ = false;
+  std::string failure_;
+  std::map<int64_t, Partial> open_;  // by block / tool_call index
+  std::vector<ToolUse> done_;
+  Usage usage_;
+  uint64_t events_ = 0;
+};
+
+// A tool result's content as an MCP CallToolResult JSON object, the form
+// every face stores: a JSON string becomes one text block
+// ({"content":[{"type":"text","text":<the string>}]}); an array of content
+// blocks / parts is kept as it is ({"content":<array>}). Built by splicing
+// the raw bytes, never re-serializing.
+std::string NormalizedResult(std::string_view body, const ToolResult& result);
+
+// Decodes a JSON string literal (with its quotes). False when malformed.
+bool DecodeJsonString(std::string_view literal, std::string* out);
+
+}  // namespace toolcache::llm
+
+#endif  // TOOLCACHE_SRC_LLM_WIRE_H_

@@ -1,0 +1,322 @@
+#include "src/llm/wire.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace toolcache::llm {
+namespace {
+
+std::string Padded(std::string s) {
+  s.reserve(s.size() + 64);
+  return s;
+}
+
+const char kAnthropic[] = R"({
+  "model": "claude-sonnet-4-5",
+  "max_tokens": 1024,
+  "system": [{"type": "text", "text": "You are terse."}],
+  "tools": [
+    {"name": "Read", "description": "Reads a file", "input_schema": {"type": "object", "properties": {"file_path": {"type": "string"}}}},
+    {"name": "mcp__fs__read_file", "description": "Read \"quoted\"", "input_schema": {"type": "object"}}
+  ],
+  "tool_choice": {"type": "auto"},
+  "unknown_field": {"nested": [1, 2, 3]},
+  "messages": [
+    {"role": "user", "content": "read a.txt"},
+    {"role": "assistant", "content": [
+      {"type": "text", "text": "ok"},
+      {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/a.txt"}}
+    ]},
+    {"role": "user", "content": [
+      {"type": "tool_result", "tool_use_id": "toolu_1", "content": "hello\nworld"},
+      {"type": "text", "text": "thanks"}
+    ]}
+  ],
+  "stream": true
+})";
+
+TEST(ParseRequest, AnthropicFieldsPairsAndExactSpans) {
+  const std::string body = Padded(kAnthropic);
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->stream);
+  EXPECT_EQ(r->model, "claude-sonnet-4-5");
+  EXPECT_EQ(r->model_span.In(body), "\"claude-sonnet-4-5\"");
+  EXPECT_EQ(r->system.In(body),
+            R"([{"type": "text", "text": "You are terse."}])");
+  EXPECT_EQ(r->tool_choice.In(body), R"({"type": "auto"})");
+  ASSERT_EQ(r->tool_defs.size(), 2u);
+  EXPECT_EQ(r->tool_defs[0].name, "Read");
+  EXPECT_EQ(r->tool_defs[1].description.In(body), R"("Read \"quoted\"")");
+  EXPECT_EQ(r->tool_defs[0].schema.In(body).substr(0, 17),
+            R"({"type": "object")");
+  EXPECT_EQ(r->tools.In(body).front(), '[');
+  EXPECT_EQ(r->tools.In(body).back(), ']');
+  ASSERT_EQ(r->message_list.size(), 3u);
+  EXPECT_EQ(r->message_list[0].span.In(body),
+            R"({"role": "user", "content": "read a.txt"})");
+  EXPECT_EQ(r->message_list[1].role, "assistant");
+  EXPECT_EQ(r->turn_begin, 2u);
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].id, "toolu_1");
+  EXPECT_EQ(r->tool_uses[0].name, "Read");
+  EXPECT_EQ(r->tool_uses[0].arguments, R"({"file_path": "/a.txt"})");
+  EXPECT_EQ(
+      r->tool_uses[0].span.In(body),
+      R"({"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/a.txt"}})");
+  ASSERT_EQ(r->tool_results.size(), 1u);
+  const ToolResult& t = r->tool_results[0];
+  EXPECT_EQ(t.id, "toolu_1");
+  EXPECT_EQ(t.message, 2u);
+  EXPECT_FALSE(t.is_error);
+  EXPECT_EQ(t.content.In(body), R"("hello\nworld")");
+  EXPECT_EQ(NormalizedResult(body, t),
+            R"({"content":[{"type":"text","text":"hello\nworld"}]})");
+  // Every span is a slice of the body: splicing it out and back is exact.
+  const Span m = r->messages;
+  EXPECT_EQ(std::string(body.substr(0, m.begin)) + std::string(m.In(body)) +
+                std::string(body.substr(m.end)),
+            body);
+}
+
+TEST(ParseRequest, AnthropicBlockContentAndErrors) {
+  const std::string body = Padded(R"({"model":"m","messages":[
+    {"role":"assistant","content":[{"type":"tool_use","id":"a","name":"t","input":{}}]},
+    {"role":"user","content":[{"type":"tool_result","tool_use_id":"a","is_error":true,
+      "content":[{"type":"text","text":"boom"}]}]}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tool_results.size(), 1u);
+  EXPECT_TRUE(r->tool_results[0].is_error);
+  EXPECT_EQ(NormalizedResult(body, r->tool_results[0]),
+            R"({"content":[{"type":"text","text":"boom"}]})");
+}
+
+TEST(ParseRequest, ChatCompletionsToolCallsAndToolMessages) {
+  const std::string body = Padded(R"({"model":"gpt-4o","stream":false,
+    "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object"}}}],
+    "messages":[{"role":"system","content":"s"},{"role":"user","content":"hi"},
+      {"role":"assistant","content":null,"tool_calls":[
+        {"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+        {"id":"call_2","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}}]},
+      {"role":"tool","tool_call_id":"call_1","content":"sunny"},
+      {"role":"tool","tool_call_id":"call_2","content":"{\"isError\": true, \"content\": []}"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kOpenAiChat, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tool_defs.size(), 1u);
+  EXPECT_EQ(r->tool_defs[0].name, "get_weather");
+  EXPECT_EQ(r->tool_defs[0].description.In(body), "\"Weather\"");
+  ASSERT_EQ(r->tool_uses.size(), 2u);
+  EXPECT_EQ(r->tool_uses[0].arguments, R"({"city":"Paris"})");
+  EXPECT_EQ(r->turn_begin, 3u);
+  ASSERT_EQ(r->tool_results.size(), 2u);
+  EXPECT_EQ(r->tool_results[0].id, "call_1");
+  EXPECT_FALSE(r->tool_results[0].is_error);
+  // Chat has no error flag: an MCP result serialized as text says it.
+  EXPECT_TRUE(r->tool_results[1].is_error);
+}
+
+TEST(ParseRequest, ResponsesItems) {
+  const std::string body = Padded(R"({"model":"gpt-5","instructions":"be brief",
+    "previous_response_id":"resp_1",
+    "tools":[{"type":"function","name":"lookup","parameters":{"type":"object"}},{"type":"web_search"}],
+    "input":[{"type":"function_call","call_id":"c1","name":"lookup","arguments":"{\"q\":1}"},
+             {"type":"function_call_output","call_id":"c1","output":"42"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kOpenAiResponses, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->system.In(body), "\"be brief\"");
+  EXPECT_EQ(r->previous_response_id, "resp_1");
+  ASSERT_EQ(r->tool_defs.size(), 2u);
+  EXPECT_EQ(r->tool_defs[1].name, "");
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].id, "c1");
+  ASSERT_EQ(r->tool_results.size(), 1u);
+  EXPECT_EQ(r->turn_begin, 1u);
+  EXPECT_EQ(NormalizedResult(body, r->tool_results[0]),
+            R"({"content":[{"type":"text","text":"42"}]})");
+  // A plain string input is one user message.
+  const std::string plain = Padded(R"({"model":"m","input":"hello"})");
+  Result<ParsedRequest> p = ParseRequest(Api::kOpenAiResponses, plain);
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->messages.In(plain), "\"hello\"");
+}
+
+TEST(ParseRequest, RejectsBadBodiesWithAReason) {
+  struct Case {
+    std::string body;
+    std::string expect;
+  };
+  std::string deep =
+      "{\"messages\":[{\"role\":\"user\",\"content\":" + std::string(600, '[') +
+      std::string(600, ']') + "}]}";
+  std::string deep_unknown = "{\"extra\":" + std::string(600, '[') +
+                             std::string(600, ']') + ",\"messages\":[]}";
+  const Case cases[] = {
+      {"not json", "request body"},
+      {"[1,2]", "request body"},
+      {R"({"messages": {"role": "user"}})", "messages"},
+      {R"({"model": 7, "messages": []})", "model"},
+      {R"({"messages": [{"role": "user", "content": [{"type": 5}]}]})", "type"},
+      {R"({"stream": "yes", "messages": []})", "stream"},
+      {R"({"messages": []} trailing)", "request body"},
+      {"{\"model\": \"\xff\"}", "request body"},
+      {deep, "depth"},
+      {deep_unknown, "depth"},
+      {R"({"messages": [)", "request body"},
+  };
+  for (const Case& c : cases) {
+    Result<ParsedRequest> r =
+        ParseRequest(Api::kAnthropicMessages, Padded(c.body));
+    ASSERT_FALSE(r.ok()) << c.body;
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos)
+        << c.body.substr(0, 60) << " -> " << r.status().message();
+  }
+}
+
+TEST(ParseRequest, UnpaddedBodiesAreCopiedNotOverread) {
+  std::string body = R"({"model":"m","messages":[]})";
+  body.shrink_to_fit();
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->model, "m");
+}
+
+TEST(ParseResponse, FindsToolCallsOfEachApi) {
+  Result<ParsedResponse> a = ParseResponse(
+      Api::kAnthropicMessages,
+      R"({"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"x"},{"type":"tool_use","id":"toolu_9","name":"Read","input":{"file_path":"/a"}}],"stop_reason":"tool_use","usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":3,"cache_creation_input_tokens":2}})");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  ASSERT_EQ(a->tool_uses.size(), 1u);
+  EXPECT_EQ(a->tool_uses[0].id, "toolu_9");
+  EXPECT_EQ(a->tool_uses[0].arguments, R"({"file_path":"/a"})");
+  EXPECT_EQ(a->stop_reason, "tool_use");
+  EXPECT_EQ(a->usage.cache_read_tokens, 3);
+  EXPECT_EQ(a->usage.cache_creation_tokens, 2);
+  Result<ParsedResponse> c = ParseResponse(
+      Api::kOpenAiChat,
+      R"({"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":7,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":4}}})");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->tool_uses.size(), 1u);
+  EXPECT_EQ(c->tool_uses[0].arguments, R"({"a":1})");
+  EXPECT_EQ(c->usage.cache_read_tokens, 4);
+  Result<ParsedResponse> r = ParseResponse(
+      Api::kOpenAiResponses,
+      R"({"id":"resp_1","status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"call_7","name":"f","arguments":"{}"}]})");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].id, "call_7");
+  EXPECT_FALSE(ParseResponse(Api::kOpenAiChat, "{\"choices\":").ok());
+}
+
+TEST(StreamReader, AnthropicToolUseFromDeltas) {
+  StreamReader s(Api::kAnthropicMessages);
+  s.OnEvent(
+      "message_start",
+      R"({"type":"message_start","message":{"usage":{"input_tokens":5}}})");
+  s.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
+  s.OnEvent("content_block_stop", R"({"type":"content_block_stop","index":0})");
+  s.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"Read","input":{}}})");
+  s.OnEvent("ping", R"({"type":"ping"})");
+  s.OnEvent(
+      "content_block_delta",
+      R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"file_"}})");
+  s.OnEvent(
+      "content_block_delta",
+      R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"path\": \"/a\"}"}})");
+  EXPECT_TRUE(s.tool_uses().empty());  // not complete before its stop
+  s.OnEvent("content_block_stop", R"({"type":"content_block_stop","index":1})");
+  ASSERT_EQ(s.tool_uses().size(), 1u);
+  EXPECT_EQ(s.tool_uses()[0].arguments, R"({"file_path": "/a"})");
+  EXPECT_FALSE(s.complete());
+  s.OnEvent(
+      "message_delta",
+      R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}})");
+  s.OnEvent("message_stop", R"({"type":"message_stop"})");
+  EXPECT_TRUE(s.complete());
+  EXPECT_FALSE(s.failed());
+  EXPECT_EQ(s.usage().input_tokens, 5);
+  EXPECT_EQ(s.usage().output_tokens, 9);
+}
+
+TEST(StreamReader, AnthropicErrorEventFails) {
+  StreamReader s(Api::kAnthropicMessages);
+  s.OnEvent(
+      "error",
+      R"({"type":"error","error":{"type":"overloaded_error","message":"x"}})");
+  EXPECT_TRUE(s.failed());
+  EXPECT_FALSE(s.complete());
+}
+
+TEST(StreamReader, ChatToolCallDeltasAndDone) {
+  StreamReader s(Api::kOpenAiChat);
+  s.OnEvent(
+      "",
+      R"({"choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]})");
+  s.OnEvent(
+      "",
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]})");
+  s.OnEvent(
+      "",
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_2","function":{"name":"t2","arguments":"{}"}}]}}]})");
+  s.OnEvent(
+      "",
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}}]})");
+  s.OnEvent(
+      "",
+      R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})");
+  EXPECT_TRUE(s.tool_uses().empty());
+  s.OnEvent("", "[DONE]");
+  ASSERT_TRUE(s.complete());
+  ASSERT_EQ(s.tool_uses().size(), 2u);
+  EXPECT_EQ(s.tool_uses()[0].id, "call_1");
+  EXPECT_EQ(s.tool_uses()[0].arguments, R"({"city":"Paris"})");
+  EXPECT_EQ(s.tool_uses()[1].name, "t2");
+}
+
+TEST(StreamReader, ResponsesFunctionCallItems) {
+  StreamReader s(Api::kOpenAiResponses);
+  s.OnEvent("response.created",
+            R"({"type":"response.created","response":{"id":"r"}})");
+  s.OnEvent(
+      "response.output_item.added",
+      R"({"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","call_id":"c1","name":"f","arguments":""}})");
+  s.OnEvent(
+      "response.function_call_arguments.delta",
+      R"({"type":"response.function_call_arguments.delta","delta":"{\"a\""})");
+  s.OnEvent(
+      "response.output_item.done",
+      R"({"type":"response.output_item.done","output_index":0,"item":{"type":"function_call","id":"fc","call_id":"c1","name":"f","arguments":"{\"a\":1}"}})");
+  EXPECT_FALSE(s.complete());
+  s.OnEvent(
+      "response.completed",
+      R"({"type":"response.completed","response":{"usage":{"input_tokens":3,"output_tokens":2,"input_tokens_details":{"cached_tokens":1}}}})");
+  ASSERT_TRUE(s.complete());
+  ASSERT_EQ(s.tool_uses().size(), 1u);
+  EXPECT_EQ(s.tool_uses()[0].arguments, R"({"a":1})");
+  EXPECT_EQ(s.usage().cache_read_tokens, 1);
+  StreamReader f(Api::kOpenAiResponses);
+  f.OnEvent("response.failed", R"({"type":"response.failed"})");
+  EXPECT_TRUE(f.failed());
+}
+
+TEST(StreamReader, GarbageEventFails) {
+  StreamReader s(Api::kOpenAiChat);
+  s.OnEvent("", "{not json");
+  EXPECT_TRUE(s.failed());
+}
+
+TEST(DecodeJsonString, Escapes) {
+  std::string out;
+  ASSERT_TRUE(DecodeJsonString(R"("a\n\"\u00e9\ud83d\ude00")", &out));
+  EXPECT_EQ(out, "a\n\"\xc3\xa9\xf0\x9f\x98\x80");
+  EXPECT_FALSE(DecodeJsonString(R"("bad\q")", &out));
+  EXPECT_FALSE(DecodeJsonString("nope", &out));
+}
+
+}  // namespace
+}  // namespace toolcache::llm

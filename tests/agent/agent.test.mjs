@@ -1,0 +1,77 @@
+// A real coding agent through `toolcache proxy`: Claude Code (the native
+// binary its npm package ships) runs offline against the scripted fake
+// upstream at ANTHROPIC_BASE_URL, in a multi-turn session in which the
+// model reads the same file twice. The agent runs its Read tool itself;
+// the proxy must record the first result and report the second read as a
+// would-hit. Run by tests/e2e_agent.sh with TOOLCACHE_BIN set.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startFakeUpstream } from '../llm/fake_upstream.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CLAUDE = path.join(here, 'node_modules/@anthropic-ai/claude-code-linux-x64/claude');
+
+function run(cmd, args, opts, ms) {
+  return new Promise((resolve) => {
+    const c = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    c.stdout.on('data', (d) => { stdout += d; });
+    c.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => c.kill('SIGKILL'), ms);
+    c.on('exit', (status, signal) => { clearTimeout(timer); resolve({ status, signal, stdout, stderr }); });
+  });
+}
+
+test('Claude Code reads a file twice: the second read would hit', { skip: !fs.existsSync(CLAUDE) && 'claude-code native binary not installed' }, async () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-agent-'));
+  const file = path.join(work, 'notes.txt');
+  fs.writeFileSync(file, 'the cache remembers\n');
+  fs.mkdirSync(path.join(work, 'home'));
+  const up = await startFakeUpstream();
+  up.load({ fallbackText: 'ok', turns: [
+    { when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id: 'toolu_agent_1', name: 'Read', input: { file_path: file } }] } },
+    { when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_agent_2', name: 'Read', input: { file_path: file } }] } },
+    { when: { tool: 'Read' }, reply: { text: 'It says: the cache remembers.' } },
+  ] });
+  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proxy.stderr.on('data', (d) => { log += d; });
+  try {
+    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
+      const m = String(d).match(/listening on (http:\S+)/);
+      if (m) resolve(m[1]);
+    }));
+    const env = {
+      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
+      ANTHROPIC_API_KEY: 'sk-ant-agent-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+    };
+    const r = await run(CLAUDE, ['-p', 'Read notes.txt twice and tell me what it says', '--allowedTools', 'Read',
+      '--output-format', 'json', '--max-turns', '6'], { cwd: work, env }, 120000);
+    assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}`);
+    assert.match(JSON.parse(r.stdout).result, /the cache remembers/);
+    // The agent ran Read itself: the upstream saw both results.
+    const withResults = up.requests.filter((q) => JSON.stringify(q.body?.messages?.at(-1) ?? '').includes('tool_result'));
+    assert.equal(withResults.length, 2);
+    assert.match(JSON.stringify(withResults[0].body.messages.at(-1)), /the cache remembers/);
+    const stats = await (await fetch(`${base}/toolcache/stats`)).json();
+    const count = (name, labels) => (stats.metrics[name]?.series ?? [])
+      .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+      .reduce((n, s) => n + s.value, 0);
+    assert.equal(count('toolcache_llm_tool_calls_total', { tool: 'Read', outcome: 'miss' }), 1);
+    assert.equal(count('toolcache_llm_tool_calls_total', { tool: 'Read', outcome: 'would_hit' }), 1);
+    assert.equal(count('toolcache_llm_tool_results_total', { tool: 'Read', outcome: 'recorded' }), 1);
+    assert.match(log, /1 would hit: Read key [0-9a-f]{16}/);
+    assert.ok(!log.includes('sk-ant-agent-test'));
+  } finally {
+    proxy.kill('SIGTERM');
+    await up.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,324 @@
+// A scripted fake LLM provider: the one component of the LLM proxy's tests
+// that cannot be real. It speaks the Anthropic Messages, OpenAI Chat
+// Completions and OpenAI Responses wire formats (JSON and SSE, event order,
+// indexes, message_stop / [DONE] / response.completed), the providers'
+// error shapes with status codes and retry-after, usage, and a simulated
+// prompt cache (see promptCache below). Its script format is documented in
+// tests/llm/README.md.
+//
+// Use: import { startFakeUpstream } from './fake_upstream.mjs';
+//      const up = await startFakeUpstream();  // up.url, up.load(script),
+//      up.requests (what it received), up.close()
+// Or:  node fake_upstream.mjs [--port N] [--script FILE]  (prints its URL)
+import http from 'node:http';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+
+const sha256 = (b) => crypto.createHash('sha256').update(b).digest('hex');
+
+// ------------------------------------------------------------ prompt cache
+// Anthropic: prefix order tools -> system -> messages; a breakpoint is a
+// block (tool, system block, content block) with cache_control; at each
+// breakpoint the prefix up to and including it can be written (when it has
+// at least minTokens) and later read. TTL 5 min, or 1 h with ttl "1h".
+// OpenAI: automatic, prompts of >= 1024 tokens, hits in 128-token steps
+// of the longest previously seen prefix. Tokens are estimated as
+// ceil(bytes / 4) of each block's JSON.
+export class PromptCache {
+  constructor({ now = () => Date.now(), minTokens = 1024 } = {}) {
+    this.now = now;
+    this.minTokens = minTokens;
+    this.entries = new Map();  // prefix hash -> { tokens, expires }
+  }
+  static tokens(v) {
+    return Math.ceil(Buffer.byteLength(JSON.stringify(v)) / 4);
+  }
+  anthropic(body) {
+    const blocks = [];
+    for (const t of body.tools ?? []) blocks.push(t);
+    const sys = typeof body.system === 'string'
+      ? [{ type: 'text', text: body.system }] : (body.system ?? []);
+    for (const b of sys) blocks.push(b);
+    for (const m of body.messages ?? []) {
+      const content = typeof m.content === 'string'
+        ? [{ type: 'text', text: m.content }] : (m.content ?? []);
+      for (const b of content) blocks.push({ role: m.role, ...b });
+    }
+    const hash = crypto.createHash('sha256');
+    let tokens = 0;
+    const breakpoints = [];
+    for (const b of blocks) {
+      const { cache_control: cc, ...rest } = b;
+      hash.update(JSON.stringify(rest));
+      tokens += PromptCache.tokens(rest);
+      if (cc) breakpoints.push({ key: hash.copy().digest('hex'), tokens, ttl: cc.ttl === '1h' ? 3600e3 : 300e3 });
+    }
+    const total = tokens;
+    let read = 0;
+    for (const bp of breakpoints) {
+      const e = this.entries.get(bp.key);
+      if (e && e.expires > this.now()) read = Math.max(read, bp.tokens);
+    }
+    let created = 0;
+    for (const bp of breakpoints) {
+      if (bp.tokens < this.minTokens) continue;
+      const e = this.entries.get(bp.key);
+      if (!(e && e.expires > this.now()) && bp.tokens > read) {
+        created = Math.max(created, bp.tokens - read);
+      }
+      this.entries.set(bp.key, { tokens: bp.tokens, expires: this.now() + bp.ttl });
+    }
+    return { input_tokens: Math.max(1, total - read - created), cache_read_input_tokens: read, cache_creation_input_tokens: created };
+  }
+  openai(body) {
+    const text = JSON.stringify([body.tools ?? [], body.instructions ?? '', body.messages ?? body.input ?? []]);
+    const total = Math.ceil(Buffer.byteLength(text) / 4);
+    let cached = 0;
+    if (total >= 1024) {
+      for (let t = 1024; t <= total; t += 128) {
+        const key = 'oa:' + sha256(text.slice(0, t * 4));
+        const e = this.entries.get(key);
+        if (e && e.expires > this.now()) cached = t;
+        this.entries.set(key, { tokens: t, expires: this.now() + 300e3 });
+      }
+    }
+    return { prompt_tokens: total, cached_tokens: cached };
+  }
+}
+
+// ------------------------------------------------------------ formats
+function apiOf(method, path) {
+  if (method !== 'POST') return null;
+  if (path === '/v1/messages') return 'anthropic';
+  if (path === '/v1/chat/completions') return 'chat';
+  if (path === '/v1/responses') return 'responses';
+  return null;
+}
+
+function errorBody(api, status, err) {
+  const type = err?.type ?? (status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error');
+  const message = err?.message ?? `scripted error ${status}`;
+  if (api === 'anthropic') return { type: 'error', error: { type, message } };
+  return { error: { message, type, param: null, code: err?.code ?? null } };
+}
+
+let seq = 0;
+const nextId = (p) => `${p}${(++seq).toString().padStart(6, '0')}`;
+
+function anthropicMessage(body, reply, usage) {
+  const content = [];
+  if (reply.text) content.push({ type: 'text', text: reply.text });
+  for (const c of reply.toolCalls ?? []) {
+    content.push({ type: 'tool_use', id: c.id ?? nextId('toolu_'), name: c.name, input: c.input ?? {} });
+  }
+  return {
+    id: nextId('msg_'), type: 'message', role: 'assistant', model: body.model ?? 'fake',
+    content, stop_reason: (reply.toolCalls?.length ? 'tool_use' : 'end_turn'), stop_sequence: null,
+    usage: { ...usage, output_tokens: 5 },
+  };
+}
+
+function anthropicEvents(msg) {
+  const ev = [];
+  const start = { ...msg, content: [], stop_reason: null, usage: { ...msg.usage, output_tokens: 1 } };
+  ev.push(['message_start', { type: 'message_start', message: start }]);
+  msg.content.forEach((b, index) => {
+    if (b.type === 'text') {
+      ev.push(['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }]);
+      ev.push(['ping', { type: 'ping' }]);
+      const half = Math.ceil(b.text.length / 2);
+      for (const part of [b.text.slice(0, half), b.text.slice(half)]) {
+        if (part) ev.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: part } }]);
+      }
+    } else {
+      ev.push(['content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } }]);
+      const json = JSON.stringify(b.input);
+      const third = Math.ceil(json.length / 3);
+      for (let i = 0; i < json.length; i += third) {
+        ev.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: json.slice(i, i + third) } }]);
+      }
+    }
+    ev.push(['content_block_stop', { type: 'content_block_stop', index }]);
+  });
+  ev.push(['message_delta', { type: 'message_delta', delta: { stop_reason: msg.stop_reason, stop_sequence: null }, usage: { output_tokens: msg.usage.output_tokens } }]);
+  ev.push(['message_stop', { type: 'message_stop' }]);
+  return ev.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`);
+}
+
+function chatCompletion(body, reply, usage) {
+  const tool_calls = (reply.toolCalls ?? []).map((c) => ({
+    id: c.id ?? nextId('call_'), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) },
+  }));
+  return {
+    id: nextId('chatcmpl-'), object: 'chat.completion', created: 1700000000, model: body.model ?? 'fake',
+    choices: [{ index: 0, message: { role: 'assistant', content: reply.text ?? null, ...(tool_calls.length ? { tool_calls } : {}), refusal: null },
+      logprobs: null, finish_reason: tool_calls.length ? 'tool_calls' : 'stop' }],
+    usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: 5, total_tokens: usage.prompt_tokens + 5,
+      prompt_tokens_details: { cached_tokens: usage.cached_tokens } },
+  };
+}
+
+function chatEvents(c, includeUsage) {
+  const base = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model };
+  const chunk = (delta, finish = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const out = [chunk({ role: 'assistant', content: '' })];
+  const m = c.choices[0].message;
+  if (m.content) out.push(chunk({ content: m.content }));
+  (m.tool_calls ?? []).forEach((t, index) => {
+    out.push(chunk({ tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } }] }));
+    const a = t.function.arguments;
+    const half = Math.ceil(a.length / 2);
+    out.push(chunk({ tool_calls: [{ index, function: { arguments: a.slice(0, half) } }] }));
+    out.push(chunk({ tool_calls: [{ index, function: { arguments: a.slice(half) } }] }));
+  });
+  out.push(chunk({}, c.choices[0].finish_reason));
+  if (includeUsage) out.push({ ...base, choices: [], usage: c.usage });
+  return out.map((d) => `data: ${JSON.stringify(d)}\n\n`).concat(['data: [DONE]\n\n']);
+}
+
+function response(body, reply, usage) {
+  const output = [];
+  if (reply.text) {
+    output.push({ type: 'message', id: nextId('msg_'), status: 'completed', role: 'assistant',
+      content: [{ type: 'output_text', text: reply.text, annotations: [] }] });
+  }
+  for (const c of reply.toolCalls ?? []) {
+    output.push({ type: 'function_call', id: nextId('fc_'), call_id: c.id ?? nextId('call_'), name: c.name,
+      arguments: JSON.stringify(c.input ?? {}), status: 'completed' });
+  }
+  return {
+    id: nextId('resp_'), object: 'response', created_at: 1700000000, status: 'completed', model: body.model ?? 'fake',
+    output, usage: { input_tokens: usage.prompt_tokens, input_tokens_details: { cached_tokens: usage.cached_tokens },
+      output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usage.prompt_tokens + 5 },
+  };
+}
+
+function responseEvents(r) {
+  let sequence_number = 0;
+  const ev = [];
+  const push = (type, d) => ev.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence_number++, ...d })}\n\n`);
+  const shell = { ...r, status: 'in_progress', output: [] };
+  push('response.created', { response: shell });
+  push('response.in_progress', { response: shell });
+  r.output.forEach((item, output_index) => {
+    if (item.type === 'function_call') {
+      push('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
+      push('response.function_call_arguments.delta', { output_index, item_id: item.id, delta: item.arguments });
+      push('response.function_call_arguments.done', { output_index, item_id: item.id, arguments: item.arguments });
+    } else {
+      const text = item.content[0].text;
+      push('response.output_item.added', { output_index, item: { ...item, content: [], status: 'in_progress' } });
+      push('response.content_part.added', { output_index, item_id: item.id, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      push('response.output_text.delta', { output_index, item_id: item.id, content_index: 0, delta: text });
+      push('response.output_text.done', { output_index, item_id: item.id, content_index: 0, text });
+      push('response.content_part.done', { output_index, item_id: item.id, content_index: 0, part: item.content[0] });
+    }
+    push('response.output_item.done', { output_index, item });
+  });
+  push('response.completed', { response: r });
+  return ev;
+}
+
+// ------------------------------------------------------------ server
+export async function startFakeUpstream({ port = 0, script = null } = {}) {
+  const state = { turns: [], requests: [], cache: new PromptCache(), fallbackText: 'done' };
+  const load = (s) => {
+    state.turns = [...(s?.turns ?? [])];
+    state.fallbackText = s?.fallbackText ?? 'done';
+    state.requests.length = 0;
+  };
+  if (script) load(script);
+
+  const server = http.createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const raw = Buffer.concat(chunks);
+    const url = new URL(req.url, 'http://x');
+    if (url.pathname === '/_fake/script' && req.method === 'POST') {
+      load(JSON.parse(raw.toString()));
+      res.writeHead(204).end();
+      return;
+    }
+    if (url.pathname === '/_fake/requests') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(state.requests));
+      return;
+    }
+    const api = apiOf(req.method, url.pathname);
+    const record = { method: req.method, path: url.pathname, query: url.search, headers: req.headers,
+      bodySha256: sha256(raw), bodyBytes: raw.length, api };
+    state.requests.push(record);
+    if (!api) {
+      // Any other endpoint: echo what arrived so tests can check pass-through.
+      res.writeHead(200, { 'content-type': 'application/json', 'x-fake-echo': '1' });
+      res.end(JSON.stringify({ object: 'list', data: [], echo: { method: req.method, path: url.pathname, query: url.search, bodySha256: record.bodySha256 } }));
+      return;
+    }
+    let body;
+    try {
+      body = JSON.parse(raw.toString());
+    } catch {
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(api, 400, { message: 'invalid JSON' })));
+      return;
+    }
+    record.body = body;
+    // A turn with `when.tool` is taken only by a request that offers that
+    // tool (agents send side requests, e.g. titles, without tools).
+    const offers = (name) => (body.tools ?? []).some((t) => (t.name ?? t.function?.name) === name);
+    const next = state.turns[0];
+    const fits = next && (!next.when?.tool || offers(next.when.tool));
+    const turn = (fits ? state.turns.shift() : null) ?? { reply: { text: state.fallbackText } };
+    record.turn = turn.name ?? null;
+    const reply = turn.reply ?? {};
+    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    if (reply.status && reply.status >= 400) {
+      const headers = { 'content-type': 'application/json', 'request-id': nextId('req_') };
+      if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
+      res.writeHead(reply.status, headers).end(JSON.stringify(errorBody(api, reply.status, reply.error)));
+      return;
+    }
+    let payload, events;
+    if (api === 'anthropic') {
+      payload = anthropicMessage(body, reply, state.cache.anthropic(body));
+      events = () => anthropicEvents(payload);
+    } else if (api === 'chat') {
+      payload = chatCompletion(body, reply, state.cache.openai(body));
+      events = () => chatEvents(payload, body.stream_options?.include_usage);
+    } else {
+      payload = response(body, reply, state.cache.openai(body));
+      events = () => responseEvents(payload);
+    }
+    record.reply = payload;
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': nextId('req_') });
+      res.end(JSON.stringify(payload));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    const list = events();
+    const cut = reply.truncateAfterEvents ?? list.length;
+    for (let i = 0; i < Math.min(cut, list.length); ++i) {
+      await new Promise((r) => res.write(list[i], r));
+      if (reply.eventDelayMs) await new Promise((r) => setTimeout(r, reply.eventDelayMs));
+    }
+    if (cut < list.length) {
+      res.socket.destroy();  // a truncated stream: the connection drops
+      return;
+    }
+    res.end();
+  });
+  server.keepAliveTimeout = 30000;
+  await new Promise((r) => server.listen(port, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  return {
+    url, server, state, load, requests: state.requests,
+    close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }),
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const args = process.argv.slice(2);
+  const opt = (n) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : undefined; };
+  const script = opt('--script') ? JSON.parse(fs.readFileSync(opt('--script'), 'utf8')) : null;
+  const up = await startFakeUpstream({ port: Number(opt('--port') ?? 0), script });
+  console.log(up.url);
+}
