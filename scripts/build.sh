@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures and builds toolcache. Usage: scripts/build.sh [BUILD_DIR] [cmake args...]
-# BUILD_DIR defaults to build/. TOOLCACHE_SANITIZE=1 builds with ASan+UBSan.
+# BUILD_DIR defaults to build/. TOOLCACHE_SANITIZE=1 builds with ASan+UBSan;
+# TOOLCACHE_JOBS sets the parallel jobs (default: all cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}
@@ -14,4 +15,4 @@ if [ "${TOOLCACHE_SANITIZE:-0}" = 1 ]; then
   args+=(-DTOOLCACHE_SANITIZE=ON -DTOOLCACHE_BUILD_BENCH=OFF)
 fi
 cmake -S . -B "$dir" "${args[@]}" "$@" >/dev/null
-cmake --build "$dir" -j"$(nproc)"
+cmake --build "$dir" -j"${TOOLCACHE_JOBS:-$(nproc)}"

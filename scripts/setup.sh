@@ -10,7 +10,7 @@ PACKAGES=(
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libspdlog-dev libfmt-dev
   libssl-dev libboost1.81-dev libsimdjson-dev libglpk-dev glpk-utils gnuplot-nox
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 libsqlite3-dev libhiredis-dev zlib1g-dev redis-server wrk
+  python3 ccache libsqlite3-dev libhiredis-dev zlib1g-dev redis-server wrk
 )
 # Node.js and npm run the MCP test peers; keep a newer one if present.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
