@@ -4,6 +4,11 @@
 # library toolcache_<NAME>, and every *_test.cc beside them into the test
 # binary toolcache_<NAME>_test, registered with CTest. Files are globbed, so
 # adding a source or a test to a module touches no CMake file.
+#
+# Each library is also toolcache::<NAME> (its installed, exported name; see
+# cmake/toolcache_install.cmake) and is listed in the global property
+# TOOLCACHE_LIBRARIES for the install rules.
+include(GNUInstallDirs)
 function(toolcache_module name)
   cmake_parse_arguments(ARG "" "" "DEPS;TEST_DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
@@ -12,7 +17,8 @@ function(toolcache_module name)
   if(srcs)
     add_library(toolcache_${name} STATIC ${srcs})
     target_include_directories(toolcache_${name}
-      PUBLIC ${PROJECT_SOURCE_DIR}/include
+      PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+             $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
       PRIVATE ${PROJECT_SOURCE_DIR})
     target_link_libraries(toolcache_${name} PUBLIC ${ARG_DEPS} Threads::Threads)
     target_compile_definitions(toolcache_${name} PRIVATE
@@ -20,9 +26,14 @@ function(toolcache_module name)
   else()
     # A module with no sources yet: headers and dependencies only.
     add_library(toolcache_${name} INTERFACE)
-    target_include_directories(toolcache_${name} INTERFACE ${PROJECT_SOURCE_DIR}/include)
+    target_include_directories(toolcache_${name} INTERFACE
+      $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
     target_link_libraries(toolcache_${name} INTERFACE ${ARG_DEPS} Threads::Threads)
   endif()
+  set_target_properties(toolcache_${name} PROPERTIES EXPORT_NAME ${name})
+  add_library(toolcache::${name} ALIAS toolcache_${name})
+  set_property(GLOBAL APPEND PROPERTY TOOLCACHE_LIBRARIES toolcache_${name})
   if(TOOLCACHE_BUILD_TESTS AND tests)
     add_executable(toolcache_${name}_test ${tests})
     target_include_directories(toolcache_${name}_test PRIVATE ${PROJECT_SOURCE_DIR})

@@ -11,6 +11,7 @@ PACKAGES=(
   libssl-dev libboost1.81-dev libsimdjson-dev libglpk-dev glpk-utils gnuplot-nox
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 ccache libsqlite3-dev libhiredis-dev zlib1g-dev redis-server wrk
+  dpkg-dev file groff-base zsh   # the .deb (cpack, dpkg-shlibdeps), man page and completion checks
 )
 # Node.js and npm run the MCP test peers; keep a newer one if present.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)

@@ -1,6 +1,9 @@
-// `toolcache wrap [--unwrap] [--config F] [--toolcache PATH] [--dry-run] FILE`:
-// rewrites an mcpServers file so every stdio server runs behind
-// `toolcache mcp` (or restores it), writing FILE.bak (or .bak.N) first.
+// `toolcache wrap [--unwrap] [--config F] [--toolcache PATH | --absolute]
+// [--dry-run] FILE`: rewrites an mcpServers file so every stdio server runs
+// behind `toolcache mcp` (or restores it), writing FILE.bak (or .bak.N)
+// first. The command written is `toolcache` when PATH finds this very
+// program, else its absolute path (said on stderr); see
+// ChooseToolcacheCommand.
 // The backup and the rewritten file get the original's permission bits (and
 // owner and group where the process may set them) before any byte is
 // written: such files often hold API keys in `env`, and a 0600 file must not
@@ -10,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -30,12 +34,26 @@ struct WrapArgs {
   std::string toolcache;
   bool unwrap = false;
   bool dry_run = false;
+  bool absolute = false;
 };
 
+// Choice: when /proc/self/exe cannot be read (no /proc mounted), the bare
+// name is the best guess.
 std::string SelfPath() {
   std::error_code ec;
   std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string("toolcache") : p.string();
+}
+
+std::string ToolcacheFor(const WrapArgs& a) {
+  if (!a.toolcache.empty()) return a.toolcache;
+  const char* path = std::getenv("PATH");
+  ToolcacheCommand c =
+      ChooseToolcacheCommand(SelfPath(), path ? path : "", a.absolute);
+  if (!c.note.empty() && !a.unwrap) {
+    std::cerr << "toolcache wrap: " << c.note << "\n";
+  }
+  return c.command;
 }
 
 // Creates the new file `path` (O_EXCL: never an existing one) with the mode
@@ -112,7 +130,7 @@ int Run(const WrapArgs& a) {
   buf << in.rdbuf();
   std::string original = buf.str();
   WrapOptions o;
-  o.toolcache = a.toolcache.empty() ? SelfPath() : a.toolcache;
+  if (!a.unwrap) o.toolcache = ToolcacheFor(a);
   if (!a.config_path.empty()) {
     o.config_path = std::filesystem::absolute(a.config_path).string();
   }
@@ -125,6 +143,9 @@ int Run(const WrapArgs& a) {
   }
   for (const std::string& s : r->skipped) {
     std::cerr << "toolcache wrap: left alone: " << s << "\n";
+  }
+  for (const std::string& s : r->retargeted) {
+    std::cerr << "toolcache wrap: new toolcache command: " << s << "\n";
   }
   if (a.dry_run) {
     std::cout << r->text;
@@ -184,9 +205,14 @@ Command AddWrapCommand(CLI::App& root) {
       ->add_option("--config", args->config_path,
                    "toolcache YAML config passed to every wrapped server")
       ->check(CLI::ExistingFile);
-  c.app->add_option(
+  CLI::Option* command = c.app->add_option(
       "--toolcache", args->toolcache,
-      "command that runs toolcache (default: this binary's path)");
+      "command that runs toolcache (default: 'toolcache' when PATH finds "
+      "this program, else its absolute path)");
+  c.app
+      ->add_flag("--absolute", args->absolute,
+                 "write this program's absolute path even when PATH finds it")
+      ->excludes(command);
   c.app->add_flag("--dry-run", args->dry_run,
                   "print the result instead of writing the file");
   c.run = [args] { return Run(*args); };

@@ -4,6 +4,8 @@
 #include <iostream>
 #include <vector>
 
+#include "apps/toolcache/build_info.h"
+#include "apps/toolcache/cli_docs.h"
 #include "apps/toolcache/commands.h"
 
 int main(int argc, char** argv) {
@@ -11,8 +13,9 @@ int main(int argc, char** argv) {
   CLI::App root{
       "toolcache: a caching layer for LLM tool calls (MCP proxy, simulator, "
       "key and classifier tools)"};
-  root.set_version_flag("--version",
-                        std::string("toolcache ") + TOOLCACHE_VERSION);
+  root.set_version_flag("--version", std::string("toolcache ") +
+                                         TOOLCACHE_VERSION + " (git " +
+                                         cli::GitRevision() + ")");
   root.require_subcommand(1);
   // One row per subcommand, in --help order.
   std::vector<cli::Command> commands = {
@@ -21,6 +24,7 @@ int main(int argc, char** argv) {
       cli::AddTraceCommand(root),    cli::AddKeyCommand(root),
       cli::AddClassifyCommand(root),
   };
+  cli::AddDocsOptions(root, TOOLCACHE_VERSION);
   try {
     root.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -31,6 +35,8 @@ int main(int argc, char** argv) {
     return cli::kExitOk;
   } catch (const CLI::CallForVersion& e) {
     root.exit(e);
+    return cli::kExitOk;
+  } catch (const CLI::Success&) {  // --help-man, --completion: printed
     return cli::kExitOk;
   } catch (const CLI::ParseError& e) {
     std::cerr << "toolcache: " << e.what() << "\n"

@@ -11,7 +11,14 @@
 // exactly the shape wrap writes ("mcp", "--name", its key, [--config F],
 // "--", ...), so another CLI's `mcp ... -- ...` subcommand is never touched.
 // Unwrap restores C and A from everything after that "--". The files keep
-// the original's mode (and owner where allowed), backup included.
+// the original's mode (and owner where allowed), backup included. Wrapping
+// a server already wrapped with another toolcache command (its file name is
+// `toolcache`: an old build path, say) retargets it to the new command.
+//
+// ChooseToolcacheCommand picks that command: the bare name `toolcache` when
+// the `toolcache` that PATH finds is this very program, so the file survives
+// rebuilds and upgrades; the absolute path only when asked or when PATH
+// finds no toolcache or another one.
 //
 // Thread-safety: pure functions. Ownership: values.
 //
@@ -39,7 +46,25 @@ struct WrapOutcome {
   std::string text;                  // the rewritten file (2-space indent)
   std::vector<std::string> changed;  // servers wrapped / unwrapped
   std::vector<std::string> skipped;  // "name: why" for servers left alone
+  // "name: OLD -> NEW" for already wrapped servers whose toolcache command
+  // changed (also listed in `changed`).
+  std::vector<std::string> retargeted;
 };
+
+struct ToolcacheCommand {
+  std::string command;  // what to write as the servers' "command"
+  std::string note;     // why it is an absolute path; empty when not asked
+};
+
+// The command that runs this program, `self_exe` (an absolute path, e.g.
+// /proc/self/exe resolved), for a client whose PATH is `path_env`: the name
+// "toolcache" when the first executable `toolcache` in an absolute
+// directory of `path_env` is the same file as `self_exe` (symlinks
+// followed); otherwise `self_exe`, with `note` saying why. `absolute`
+// forces `self_exe` without a note. Reads the file system (stat) only.
+ToolcacheCommand ChooseToolcacheCommand(std::string_view self_exe,
+                                        std::string_view path_env,
+                                        bool absolute);
 
 // INVALID_ARGUMENT when `json_text` is not JSON, has no `mcpServers` object,
 // or a server entry is not an object.

@@ -2,9 +2,13 @@
 // order and every other field survive (ordered_json); Wrap then Unwrap
 // restores the original servers exactly; a server is treated as wrapped
 // only when IsWrapped recognizes toolcache itself in front of it.
+#include <unistd.h>
+
 #include <cctype>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <system_error>
 
 #include "toolcache/mcp_wrap.h"
 
@@ -90,7 +94,17 @@ Result<WrapOutcome> WrapMcpServers(std::string_view json_text,
       continue;
     }
     if (IsWrapped(name, server)) {
-      out.skipped.push_back(name + ": already wrapped");
+      // Choice: only a command named toolcache is retargeted; a wrapped
+      // server whose command is a custom --toolcache path keeps it.
+      const std::string old = server["command"].get<std::string>();
+      if (Basename(old) == "toolcache" && old != options.toolcache) {
+        server["command"] = options.toolcache;
+        out.changed.push_back(name);
+        out.retargeted.push_back(name + ": " + old + " -> " +
+                                 options.toolcache);
+      } else {
+        out.skipped.push_back(name + ": already wrapped");
+      }
       continue;
     }
     if (server.contains("args") && !server["args"].is_array()) {
@@ -141,6 +155,41 @@ Result<WrapOutcome> UnwrapMcpServers(std::string_view json_text) {
   }
   out.text = doc.dump(2) + "\n";
   return out;
+}
+
+ToolcacheCommand ChooseToolcacheCommand(std::string_view self_exe,
+                                        std::string_view path_env,
+                                        bool absolute) {
+  const std::string self(self_exe);
+  if (absolute) return {self, ""};
+  size_t start = 0;
+  while (start <= path_env.size()) {
+    size_t end = path_env.find(':', start);
+    if (end == std::string_view::npos) end = path_env.size();
+    const std::string_view dir = path_env.substr(start, end - start);
+    start = end + 1;
+    // Choice: empty and relative entries ("", ".", "bin") are skipped: they
+    // name a different directory in the client's working directory.
+    if (dir.empty() || dir[0] != '/') continue;
+    const std::filesystem::path candidate =
+        std::filesystem::path(dir) / "toolcache";
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(candidate, ec) ||
+        access(candidate.c_str(), X_OK) != 0) {
+      continue;
+    }
+    // The first hit is what a shell (and execvp) runs.
+    if (std::filesystem::equivalent(candidate, self, ec) && !ec) {
+      return {"toolcache", ""};
+    }
+    return {self, "'toolcache' on PATH is " + candidate.string() +
+                      ", not this program; writing its absolute path " + self};
+  }
+  return {self,
+          "no 'toolcache' on PATH; writing this program's absolute path " +
+              self +
+              " (it breaks when that file moves; install "
+              "toolcache, see README.md 'Install')"};
 }
 
 }  // namespace toolcache

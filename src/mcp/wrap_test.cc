@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "toolcache/mcp_wrap.h"
@@ -106,6 +111,115 @@ TEST(WrapTest, RecognizesToolcacheByNameOrByTheShapeWrapWrites) {
     "m": {"command": "tc-wrapper", "args": ["mcp", "--name", "other", "--", "srv"]}
   }})";
   EXPECT_TRUE(UnwrapMcpServers(kOtherKey)->changed.empty());
+}
+
+TEST(WrapTest, RetargetsServersWrappedWithAnotherToolcacheCommand) {
+  // Wrapped earlier from a build tree; now toolcache is installed.
+  constexpr const char* kOld = R"({"mcpServers": {
+    "m": {"command": "/src/build/apps/toolcache/toolcache",
+          "args": ["mcp", "--name", "m", "--", "srv", "-v"]},
+    "n": {"command": "srv2"}
+  }})";
+  Result<WrapOutcome> w = WrapMcpServers(kOld, {.toolcache = "toolcache"});
+  ASSERT_TRUE(w.ok());
+  json j = json::parse(w->text)["mcpServers"];
+  EXPECT_EQ(j["m"]["command"], "toolcache");
+  EXPECT_EQ(j["m"]["args"], json({"mcp", "--name", "m", "--", "srv", "-v"}));
+  EXPECT_EQ(j["n"]["command"], "toolcache");
+  EXPECT_EQ(w->changed, (std::vector<std::string>{"m", "n"}));
+  EXPECT_EQ(w->retargeted,
+            (std::vector<std::string>{
+                "m: /src/build/apps/toolcache/toolcache -> toolcache"}));
+  // Same command again: nothing to do.
+  Result<WrapOutcome> again =
+      WrapMcpServers(w->text, {.toolcache = "toolcache"});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->changed.empty());
+  EXPECT_TRUE(again->retargeted.empty());
+}
+
+// A scratch directory tree for PATH lookups, removed at the end.
+class ToolcacheCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = ::testing::TempDir() + "toolcache-wrap-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  // Writes an executable (or not) file at root_/rel and returns its path.
+  std::string File(const std::string& rel, bool executable = true) {
+    std::filesystem::path p = root_ / rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << "#!/bin/sh\n";
+    chmod(p.c_str(), executable ? 0755 : 0644);
+    return p.string();
+  }
+  std::string Dir(const std::string& rel) {
+    std::filesystem::create_directories(root_ / rel);
+    return (root_ / rel).string();
+  }
+  std::filesystem::path root_;
+};
+
+TEST_F(ToolcacheCommandTest, BareNameWhenPathFindsThisProgram) {
+  const std::string self = File("usr/bin/toolcache");
+  ToolcacheCommand c =
+      ChooseToolcacheCommand(self, Dir("bin") + ":" + Dir("usr/bin"), false);
+  EXPECT_EQ(c.command, "toolcache");
+  EXPECT_EQ(c.note, "");
+}
+
+TEST_F(ToolcacheCommandTest, BareNameThroughASymlinkOnPath) {
+  const std::string self = File("opt/toolcache/bin/toolcache");
+  std::filesystem::create_directories(root_ / "local/bin");
+  std::filesystem::create_symlink(self, root_ / "local/bin/toolcache");
+  EXPECT_EQ(ChooseToolcacheCommand(self, Dir("local/bin"), false).command,
+            "toolcache");
+}
+
+TEST_F(ToolcacheCommandTest, AbsolutePathWhenAsked) {
+  const std::string self = File("usr/bin/toolcache");
+  ToolcacheCommand c = ChooseToolcacheCommand(self, Dir("usr/bin"), true);
+  EXPECT_EQ(c.command, self);
+  EXPECT_EQ(c.note, "");
+}
+
+TEST_F(ToolcacheCommandTest, AbsolutePathWithANoteWhenNotOnPath) {
+  const std::string self = File("build/apps/toolcache/toolcache");
+  ToolcacheCommand c =
+      ChooseToolcacheCommand(self, Dir("usr/bin") + "::.:bin", false);
+  EXPECT_EQ(c.command, self);
+  EXPECT_NE(c.note.find("no 'toolcache' on PATH"), std::string::npos) << c.note;
+  EXPECT_EQ(ChooseToolcacheCommand(self, "", false).command, self);
+}
+
+TEST_F(ToolcacheCommandTest, AbsolutePathWhenPathFindsAnotherToolcacheFirst) {
+  const std::string self = File("build/toolcache");
+  const std::string other = File("usr/local/bin/toolcache");
+  File("usr/bin/toolcache");
+  std::filesystem::remove(root_ / "usr/bin/toolcache");
+  std::filesystem::create_symlink(self, root_ / "usr/bin/toolcache");
+  // usr/local/bin comes first: a shell would run `other`, not this program.
+  ToolcacheCommand c = ChooseToolcacheCommand(
+      self, Dir("usr/local/bin") + ":" + Dir("usr/bin"), false);
+  EXPECT_EQ(c.command, self);
+  EXPECT_NE(c.note.find(other), std::string::npos) << c.note;
+  // The other order finds this program.
+  EXPECT_EQ(ChooseToolcacheCommand(
+                self, Dir("usr/bin") + ":" + Dir("usr/local/bin"), false)
+                .command,
+            "toolcache");
+}
+
+TEST_F(ToolcacheCommandTest, SkipsNonExecutableFilesAndDirectories) {
+  const std::string self = File("usr/bin/toolcache");
+  File("a/toolcache", /*executable=*/false);
+  Dir("b/toolcache");
+  EXPECT_EQ(ChooseToolcacheCommand(
+                self, Dir("a") + ":" + Dir("b") + ":" + Dir("usr/bin"), false)
+                .command,
+            "toolcache");
 }
 
 }  // namespace
