@@ -127,10 +127,8 @@ zcat "$root/usr/share/man/man1/toolcache.1.gz" >"$tmp/toolcache.1"
 if command -v groff >/dev/null; then
   warnings=$(groff -man -ww -z "$tmp/toolcache.1" 2>&1) || fail "groff: $warnings"
   [ -z "$warnings" ] || fail "man page warnings: $warnings"
-  man_text=$(groff -man -Tutf8 -P-cbou "$tmp/toolcache.1" 2>/dev/null)
-else
-  man_text=$(sed 's/\\-/-/g' "$tmp/toolcache.1")
 fi
+man_text=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$tmp/toolcache.1")
 comp=$root/usr/share/bash-completion/completions/toolcache
 # Completes the words "$@" (the last one being completed) with the bash
 # completion of the package; prints the candidates one per line.
