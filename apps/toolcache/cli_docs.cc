@@ -58,7 +58,8 @@ OptionDoc Describe(const CLI::Option& o) {
     for (const std::string& s : o.get_snames()) d.names.push_back("-" + s);
     for (const std::string& l : o.get_lnames()) d.names.push_back("--" + l);
   }
-  d.takes_value = o.get_type_size() != 0;
+  // Flags (add_flag) expect no value; CLI11 marks them with expected(0).
+  d.takes_value = o.get_type_size() != 0 && o.get_expected_max() != 0;
   d.required = o.get_required();
   d.many = o.get_expected_max() > 1;
   // get_type_name() is the type and then the validators' descriptions
