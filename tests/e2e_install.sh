@@ -34,13 +34,21 @@ version=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$build/CPackCon
 
 # --- 1. version and revision
 got=$("$TOOLCACHE_BIN" --version)
+[[ $got =~ ^toolcache\ $version\ \(git\ ([^\)]+)\)$ ]] || fail "--version: '$got'"
+rev=${BASH_REMATCH[1]}
 if git -C "$src" rev-parse --show-toplevel >/dev/null 2>&1 &&
    [ "$(cd "$(git -C "$src" rev-parse --show-toplevel)" && pwd -P)" = "$(cd "$src" && pwd -P)" ]; then
-  # The commit part must be HEAD's (the -dirty suffix depends on the moment).
-  want="toolcache $version (git $(git -C "$src" describe --always --abbrev=12)"
-  [[ $got == "$want"* ]] || fail "--version: '$got', want '$want...'"
+  # The binary's revision is a commit of this checkout's history (HEAD
+  # itself unless commits came after the build) ...
+  commit=$(git -C "$src" rev-parse -q --verify "${rev%-dirty}^{commit}") ||
+    fail "--version names no commit: '$got'"
+  git -C "$src" merge-base --is-ancestor "$commit" HEAD || fail "--version: $rev is not in HEAD's history"
+  # ... and the script names exactly what git describes now.
+  cmake -DSOURCE_DIR="$src" -DOUT="$tmp/rev-now.cc" -P "$src/cmake/toolcache_revision.cmake"
+  grep -qF "return \"$(git -C "$src" describe --always --dirty --abbrev=12)\";" "$tmp/rev-now.cc" ||
+    fail "revision script: $(cat "$tmp/rev-now.cc")"
 else
-  [ "$got" = "toolcache $version (git unknown)" ] || fail "--version outside git: '$got'"
+  [ "$rev" = unknown ] || fail "--version outside git: '$got'"
 fi
 mkdir "$tmp/nogit"
 cmake -DSOURCE_DIR="$tmp/nogit" -DOUT="$tmp/rev.cc" -P "$src/cmake/toolcache_revision.cmake"
