@@ -12,8 +12,8 @@
 #      links, each installed here in a version that satisfies it;
 #   4. the package unpacked into a scratch root (dpkg -x) runs: --version,
 #      mcp --help, its man page renders, every subcommand and option of
-#      --help is in the man page and the bash completion, the zsh
-#      completion parses;
+#      --help is in the man page and the bash completion, zsh completes
+#      subcommands, options and choices;
 #   5. `toolcache wrap` writes `toolcache` when PATH finds the installed
 #      program, the absolute path with --absolute or when PATH does not
 #      (said on stderr), and retargets a config wrapped from the build
@@ -28,6 +28,8 @@ peers="$src/tests/peers"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# Note: `cmd | grep -q` is avoided: under pipefail, grep's early exit can
+# kill cmd with SIGPIPE and fail the pipeline.
 
 version=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$build/CPackConfig.cmake")
 [ -n "$version" ] || fail "no CPACK_PACKAGE_VERSION in $build/CPackConfig.cmake"
@@ -104,7 +106,7 @@ depends=$(dpkg-deb -f "$deb" Depends)
 root=$tmp/root
 dpkg -x "$deb" "$root"
 bin=$root/usr/bin/toolcache
-if readelf -d "$bin" | grep -qE 'R(UN)?PATH'; then fail "installed binary has an RPATH"; fi
+if grep -qE 'R(UN)?PATH' <<<"$(readelf -d "$bin")"; then fail "installed binary has an RPATH"; fi
 # Every shared library the binary links (DT_NEEDED; theirs are their
 # packages' business) comes from a package in Depends
 # (by its name or a name it Provides, as libspdlog1.10 provides
@@ -165,7 +167,7 @@ check_command() {  # the words of a command path
   fi
   for opt in $(options_of "$@"); do
     grep -qF -- "$opt" <<<"$man_text" || fail "man page lacks $opt of 'toolcache $*'"
-    complete_words "$@" "$opt" | grep -qx -- "$opt" || fail "bash completion lacks $opt of 'toolcache $*'"
+    grep -qx -- "$opt" <<<"$(complete_words "$@" "$opt")" || fail "bash completion lacks $opt of 'toolcache $*'"
     checked=$((checked + 1))
   done
   if [ -n "$subs" ]; then
@@ -176,12 +178,18 @@ check_command() {  # the words of a command path
 }
 check_command
 [ "$checked" -gt 40 ] || fail "only $checked options checked"
-complete_words mcp --log-level "" | grep -qx debug || fail "bash completion of --log-level values"
-complete_words mcp -- nod | grep -qx node || fail "bash completion of the command after --"
-if command -v zsh >/dev/null; then
-  zsh -n "$root/usr/share/zsh/vendor-completions/_toolcache" || fail "zsh completion does not parse"
+grep -qx debug <<<"$(complete_words mcp --log-level "")" || fail "bash completion of --log-level values"
+grep -qx node <<<"$(complete_words mcp -- nod)" || fail "bash completion of the command after --"
+if command -v zsh >/dev/null; then  # scripts/setup.sh installs it
+  zdir=$root/usr/share/zsh/vendor-completions
+  zsh -n "$zdir/_toolcache" || fail "zsh completion does not parse"
+  # A real interactive zsh completes subcommands, options and choices.
+  zcomplete() { timeout 30 zsh -f "$src/tests/install/zsh_complete.zsh" "$zdir" "$1"; }
+  grep -q 'toolcache mcp $' <<<"$(zcomplete 'toolcache m')" || fail "zsh: toolcache m<TAB>: $(zcomplete 'toolcache m')"
+  grep -q 'toolcache wrap --absolute $' <<<"$(zcomplete 'toolcache wrap --abs')" || fail "zsh: wrap --abs<TAB>"
+  grep -qE 'critical +debug +error' <<<"$(zcomplete 'toolcache mcp --log-level ')" || fail "zsh: --log-level values"
 fi
-head -1 "$root/usr/share/zsh/vendor-completions/_toolcache" | grep -qx '#compdef toolcache' ||
+[ "$(head -1 "$root/usr/share/zsh/vendor-completions/_toolcache")" = '#compdef toolcache' ] ||
   fail "zsh completion header"
 echo "PASS packaged binary: --version, mcp --help, man page and completions ($checked options) match --help"
 
