@@ -1,6 +1,6 @@
 # Install rules and the Debian package.
 #
-#   cmake --install build --prefix ~/.local    # everything below
+#   cmake --install build --prefix ~/.local --strip   # everything below
 #   cd build && cpack                          # toolcache_<version>_amd64.deb
 #
 # Components:
