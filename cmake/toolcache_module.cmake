@@ -21,8 +21,6 @@ function(toolcache_module name)
              $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
       PRIVATE ${PROJECT_SOURCE_DIR})
     target_link_libraries(toolcache_${name} PUBLIC ${ARG_DEPS} Threads::Threads)
-    target_compile_definitions(toolcache_${name} PRIVATE
-      TOOLCACHE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   else()
     # A module with no sources yet: headers and dependencies only.
     add_library(toolcache_${name} INTERFACE)

@@ -7,9 +7,11 @@ cd "$(dirname "$0")/.."
 dir=${1:-build}
 shift || true
 args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-# ccache, when installed, makes rebuilds cheap; it is optional.
+# ccache, when installed, makes rebuilds cheap; it is optional. Paths are
+# hashed relative to the checkout, so two clones share the cache.
 if command -v ccache >/dev/null 2>&1; then
   args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 fi
 if [ "${TOOLCACHE_SANITIZE:-0}" = 1 ]; then
   args+=(-DTOOLCACHE_SANITIZE=ON -DTOOLCACHE_BUILD_BENCH=OFF)
