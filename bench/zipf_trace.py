@@ -12,8 +12,11 @@ Python's Mersenne Twister so that any simulator can regenerate it:
          i.e. rng.choices(range(keys), cum_weights=cumsum(w)) per request.
 
 Outputs (each optional, written in one pass):
-  --jsonl   toolcache JSON Lines (docs/TRACES.md): tool "object", arguments
-            {"id": key}, result_size, request_type INFORMATIONAL, no clock
+  --jsonl   toolcache JSON Lines (docs/TRACES.md) with what toolcache's
+            readers assume for libCacheSim's formats (trace_formats.h): time =
+            index, tool "object", arguments {"id": key}, result_size,
+            latency 1, cost 0, ttl 1e12 (never expires within the trace),
+            request_type INFORMATIONAL
   --csv     libCacheSim CSV with a header line: time,key,size (time = index)
   --oracle  libCacheSim oracleGeneral binary: packed little-endian records
             {uint32 clock_time; uint64 obj_id; uint32 obj_size;
@@ -63,10 +66,10 @@ def main():
     if a.jsonl:
         with open(a.jsonl, "w", encoding="ascii", newline="\n") as f:
             f.writelines(
-                '{"session":"","user":"","tool":"object","arguments":{"id":%d},'
-                '"result_size":%d,"latency":0,"cost":0,"error":false,'
-                '"request_type":"INFORMATIONAL"}\n' % (k, sizes[k])
-                for k in trace)
+                '{"time":%d,"session":"","user":"","tool":"object",'
+                '"arguments":{"id":%d},"result_size":%d,"latency":1,"cost":0,'
+                '"ttl":1e12,"error":false,"request_type":"INFORMATIONAL"}\n'
+                % (i, k, sizes[k]) for i, k in enumerate(trace))
     if a.csv:
         with open(a.csv, "w", encoding="ascii", newline="\n") as f:
             f.write("time,key,size\n")
