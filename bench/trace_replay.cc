@@ -6,7 +6,9 @@
 // own peak RSS): the reference reader (ReadTraceFile + PrepareTrace, what
 // `sim --trace` did before issue 17) and the fast readers (ReadPreparedTrace)
 // on JSON Lines, toolcache binary, libCacheSim oracleGeneral and CSV. Prints
-// per reader the median requests per second end to end over --runs runs,
+// per reader the median requests per CPU-second of the child end to end
+// (read + prepare + replay; CPU time, so that a shared machine does not
+// distort it; the wall-clock rate beside it) over --runs runs,
 // the ratio to the reference reader, the peak RSS (and bytes per request
 // above the process's RSS before reading), and the misses (identical
 // across readers, or the run fails).
@@ -38,12 +40,20 @@ namespace {
 struct Outcome {
   double seconds = 0;
   double read_seconds = 0;
+  double wall_seconds = 0;
   uint64_t requests = 0;
   uint64_t misses = 0;
   long max_rss_kib = 0;
   long base_rss_kib = 0;
   int ok = 0;
 };
+
+double CpuSeconds() {
+  struct rusage u {};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 long MaxRssKib() {
   struct rusage u {};
@@ -63,6 +73,7 @@ Outcome RunChild(const std::string& path, bool reference,
     Outcome o;
     o.base_rss_kib = MaxRssKib();
     const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = CpuSeconds();
     Result<sim::PreparedTrace> p = [&]() -> Result<sim::PreparedTrace> {
       if (reference) {
         Result<Trace> t = ReadTraceFile(path);
@@ -72,6 +83,7 @@ Outcome RunChild(const std::string& path, bool reference,
       return sim::ReadPreparedTrace(path, {.format = format});
     }();
     const auto t1 = std::chrono::steady_clock::now();
+    const double c1 = CpuSeconds();
     if (p.ok()) {
       Result<sim::ReplayMetrics> m =
           sim::Replay(*p, {.policy = policy,
@@ -87,8 +99,10 @@ Outcome RunChild(const std::string& path, bool reference,
       std::fprintf(stderr, "%s\n", p.status().message().c_str());
     }
     const auto t2 = std::chrono::steady_clock::now();
-    o.read_seconds = std::chrono::duration<double>(t1 - t0).count();
-    o.seconds = std::chrono::duration<double>(t2 - t0).count();
+    o.read_seconds = c1 - c0;
+    o.seconds = CpuSeconds() - c0;
+    o.wall_seconds = std::chrono::duration<double>(t2 - t0).count();
+    (void)t1;
     o.max_rss_kib = MaxRssKib();
     if (write(fds[1], &o, sizeof(o)) != static_cast<ssize_t>(sizeof(o))) {
       _exit(1);
@@ -165,13 +179,14 @@ int Main(int argc, char** argv) {
   }
   std::printf("policy %s at %g%% of the unique bytes, %d runs each, medians\n",
               policy.c_str(), pct, runs);
-  std::printf("%-26s %12s %10s %9s %10s %10s %9s\n", "reader", "M req/s",
-              "read s", "ratio", "peak MiB", "B/request", "misses");
+  std::printf("%-26s %12s %10s %10s %9s %10s %10s %9s\n", "reader",
+              "M req/cpu-s", "(wall)", "read cpu-s", "ratio", "peak MiB",
+              "B/request", "misses");
   double reference_rate = 0;
   uint64_t misses = 0;
   bool first = true;
   for (const Input& in : inputs) {
-    std::vector<double> rates, reads, rss, per_req;
+    std::vector<double> rates, walls, reads, rss, per_req;
     Outcome last;
     for (int r = 0; r < runs; ++r) {
       Outcome o = RunChild(in.path, in.reference, in.format, policy, pct);
@@ -181,6 +196,7 @@ int Main(int argc, char** argv) {
         return 1;
       }
       rates.push_back(static_cast<double>(o.requests) / o.seconds / 1e6);
+      walls.push_back(static_cast<double>(o.requests) / o.wall_seconds / 1e6);
       reads.push_back(o.read_seconds);
       rss.push_back(static_cast<double>(o.max_rss_kib) / 1024.0);
       per_req.push_back(static_cast<double>(o.max_rss_kib - o.base_rss_kib) *

@@ -44,18 +44,28 @@ class Interner {
  public:
   // Returns the index of `s`, adding it if new (indices start at `first`).
   T Intern(std::string_view s) {
-    if (auto it = map_.find(s); it != map_.end()) return it->second;
-    const T v = static_cast<T>(map_.size()) + first_;
-    map_.emplace(std::string(s), v);
-    return v;
+    // Traces repeat the previous record's tool / user / session most of the
+    // time: one compare instead of a hash lookup.
+    if (has_last_ && s == last_) return last_id_;
+    auto it = map_.find(s);
+    if (it == map_.end()) {
+      it = map_.emplace(std::string(s), static_cast<T>(map_.size()) + first_)
+               .first;
+    }
+    last_.assign(s);
+    last_id_ = it->second;
+    has_last_ = true;
+    return it->second;
   }
-  // Whether the last Intern added (valid right after Intern).
   size_t size() const { return map_.size(); }
   void set_first(T first) { first_ = first; }
 
  private:
   std::unordered_map<std::string, T, StringHash, std::equal_to<>> map_;
   T first_ = 0;
+  std::string last_;
+  T last_id_ = 0;
+  bool has_last_ = false;
 };
 
 struct PairHash {
@@ -65,6 +75,76 @@ struct PairHash {
 };
 
 }  // namespace
+
+// Whether `raw` is an object that is already its own RFC 8785 text in the
+// simplest, commonest shape: no whitespace, ASCII member names without
+// escapes in strictly increasing byte order (JCS sorts by UTF-16 units,
+// which for ASCII is byte order), each value an integer of at most 15
+// digits without leading zeros (exact in a double, printed as is by JCS), a
+// string of printable ASCII without escapes, true, false or null. Anything
+// else takes the full canonicalization. A false answer is always safe.
+// `info` (optional) receives the member count and the first member.
+bool IsPlainCanonicalObject(std::string_view raw, PlainObject* info) {
+  size_t i = 0;
+  const size_t n = raw.size();
+  auto plain_string = [&](std::string_view* text) {
+    if (i >= n || raw[i] != '"') return false;
+    const size_t start = ++i;
+    while (i < n && raw[i] != '"') {
+      const unsigned char c = static_cast<unsigned char>(raw[i]);
+      if (c < 0x20 || c >= 0x7f || c == '\\') return false;
+      ++i;
+    }
+    if (i >= n) return false;
+    *text = raw.substr(start, i - start);
+    ++i;
+    return true;
+  };
+  if (n < 2 || raw[0] != '{') return false;
+  i = 1;
+  if (raw[i] == '}') return i + 1 == n;
+  std::string_view prev;
+  uint64_t members = 0;
+  bool first = true;
+  while (true) {
+    std::string_view key;
+    if (!plain_string(&key)) return false;
+    if (!first && !(prev < key)) return false;
+    first = false;
+    prev = key;
+    if (i >= n || raw[i] != ':') return false;
+    ++i;
+    if (i >= n) return false;
+    const size_t value_start = i;
+    const char c = raw[i];
+    if (c == '"') {
+      std::string_view v;
+      if (!plain_string(&v)) return false;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      if (c == '-') ++i;
+      const size_t start = i;
+      while (i < n && raw[i] >= '0' && raw[i] <= '9') ++i;
+      const size_t digits = i - start;
+      if (digits == 0 || digits > 15) return false;
+      if (raw[start] == '0' && (digits > 1 || c == '-')) return false;  // -0
+    } else if (raw.substr(i, 4) == "true" || raw.substr(i, 4) == "null") {
+      i += 4;
+    } else if (raw.substr(i, 5) == "false") {
+      i += 5;
+    } else {
+      return false;
+    }
+    if (i >= n) return false;
+    if (++members == 1 && info != nullptr) {
+      info->first_name = key;
+      info->first_value = raw.substr(value_start, i - value_start);
+    }
+    if (info != nullptr) info->members = members;
+    if (raw[i] == '}') return i + 1 == n;
+    if (raw[i] != ',') return false;
+    ++i;
+  }
+}
 
 struct TraceBuilder::State {
   PrepareOptions options;
@@ -85,6 +165,7 @@ struct TraceBuilder::State {
   double now = 0;
   double prev_latency = 0;
   std::string key_buf;
+  std::string category_buf;
 
   static Config FeatureConfig(const PrepareOptions& o) {
     // The one feature derivation the faces use too (request_features.h): no
@@ -230,10 +311,30 @@ Status TraceBuilder::Add(const RecordView& r) {
   const size_t before = s.objects.size();
   const uint64_t object = s.objects.Intern(key);
   if (s.objects.size() != before) {
-    Result<RequestFeatures> f = s.features.Build(
-        {.tool = r.tool, .arguments_json = r.arguments, .ttl_seconds = r.ttl});
-    if (!f.ok()) return s.Bad(i, "arguments are not a JSON object");
-    s.NewObject(f->category_feature);
+    PlainObject plain;
+    if (IsPlainCanonicalObject(r.arguments, &plain)) {
+      // FeatureBuilder's rule (no tool table: the first member, in byte
+      // order, of a call with two or more) read off the text, which for
+      // this shape is what nlohmann's dump() prints.
+      uint64_t category = 0;
+      if (plain.members >= 2) {
+        std::string& c = s.category_buf;
+        c.assign(r.tool)
+            .append(1, '\x1f')
+            .append(plain.first_name)
+            .append(1, '=')
+            .append(plain.first_value);
+        category = StableHash(c) | 1;
+      }
+      s.NewObject(category);
+    } else {
+      Result<RequestFeatures> f =
+          s.features.Build({.tool = r.tool,
+                            .arguments_json = r.arguments,
+                            .ttl_seconds = r.ttl});
+      if (!f.ok()) return s.Bad(i, "arguments are not a JSON object");
+      s.NewObject(f->category_feature);
+    }
   }
   return s.Push(object, s.tools.Intern(r.tool), s.users.Intern(r.user),
                 s.sessions.Intern(r.session), s.digests.Intern(r.result_digest),

@@ -78,6 +78,20 @@ struct InternedRecord {
   std::optional<RequestType> request_type;
 };
 
+// What IsPlainCanonicalObject saw (views into its argument).
+struct PlainObject {
+  uint64_t members = 0;
+  std::string_view first_name;   // unescaped: plain names have no escapes
+  std::string_view first_value;  // the value's JSON text
+};
+
+// Whether `raw` is a JSON object already in its RFC 8785 canonical form, in
+// the plain shape fast readers can check without parsing (no whitespace,
+// ASCII names without escapes in increasing order, values that are short
+// integers, plain ASCII strings, true, false or null). false is always safe
+// (the caller then canonicalizes fully).
+bool IsPlainCanonicalObject(std::string_view raw, PlainObject* info = nullptr);
+
 class TraceBuilder {
  public:
   // `expected_records` only reserves memory (0 = unknown). `key_count` bounds

@@ -271,6 +271,10 @@ class JsonlScanner {
 
   // The canonical text of the arguments object `raw` (memoized).
   bool Canonical(std::string_view raw, std::string_view* out) {
+    if (IsPlainCanonicalObject(raw)) {
+      *out = raw;  // already RFC 8785 text: no parse, no copy
+      return true;
+    }
     if (auto it = memo_.find(raw); it != memo_.end()) {
       *out = it->second;
       return true;
@@ -452,7 +456,7 @@ Status ScanOracleGeneral(const std::string& path, const Progress& progress,
         !s.ok()) {
       return s;
     }
-    if ((i & 0xfffff) == 0xfffff) {
+    if ((i & 0xffff) == 0xffff) {
       f.Done(i * kRec);
       if (progress) progress(i * kRec, f.size());
     }
@@ -591,7 +595,7 @@ Result<PreparedTrace> ReadBinary(const std::string& path,
     if (r.type == 1) q.request_type = RequestType::kInformational;
     if (r.type == 2) q.request_type = RequestType::kCommand;
     if (Status s = b.AddInterned(q); !s.ok()) return s;
-    if ((i & 0xfffff) == 0xfffff) {
+    if ((i & 0xffff) == 0xffff) {
       f.Done(kHeaderSize + i * kRecordSize);
       if (options.progress) {
         options.progress(kHeaderSize + i * kRecordSize, f.size());
