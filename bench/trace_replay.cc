@@ -217,8 +217,8 @@ int Main(int argc, char** argv) {
     if (reference_rate == 0) reference_rate = rate;
     std::printf("%-26s %12.3f %10.3f %10.3f %8.2fx %10.1f %10.1f %9llu\n",
                 in.label.c_str(), rate, bench::Median(walls),
-                bench::Median(reads), rate / reference_rate,
-                bench::Median(rss), bench::Median(per_req),
+                bench::Median(reads), rate / reference_rate, bench::Median(rss),
+                bench::Median(per_req),
                 static_cast<unsigned long long>(last.misses));
   }
   return 0;
