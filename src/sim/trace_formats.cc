@@ -572,6 +572,15 @@ Result<PreparedTrace> ReadBinary(const std::string& path,
   for (uint64_t i = 0; i < h.record_count; ++i) {
     BinRecord r;
     std::memcpy(&r, base + i * kRecordSize, kRecordSize);
+    // Ids are dense in order of first appearance: record i can name at most
+    // i earlier ones (+1 for the tables whose id 0 is the empty string), so
+    // a corrupt id can never size an array beyond the trace.
+    if (r.key > i || r.session > i || r.user > i + 1 || r.tool > i + 1 ||
+        r.digest > i + 1 || r.tenant > i + 1) {
+      return InvalidArgument(path + ": record " + std::to_string(i + 1) +
+                             ": an id beyond the records before it (the file "
+                             "is corrupt)");
+    }
     if (r.type > 2 || r.error > 1) {
       return InvalidArgument(path + ": record " + std::to_string(i + 1) +
                              ": corrupt type/error byte");

@@ -296,6 +296,14 @@ TEST(TraceFormats, CorruptAndMismatchedFilesAreClearErrors) {
   Result<PreparedTrace> c = ReadPreparedTrace(WriteFile("badkey.bin", bad), {});
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("record 4"), std::string::npos);
+  // A session id that would size the replay's per-session arrays.
+  std::string big_session = bytes;
+  const uint32_t session = 0xfffffff0u;
+  std::memcpy(big_session.data() + 64 + 88 * 5 + 72, &session, 4);
+  Result<PreparedTrace> e =
+      ReadPreparedTrace(WriteFile("badsession.bin", big_session), {});
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("record 6"), std::string::npos);
   const std::string csv = WriteFile("bad.csv", "time,key,size\n1,a\n");
   Result<PreparedTrace> d = ReadPreparedTrace(csv, {});
   ASSERT_FALSE(d.ok());
