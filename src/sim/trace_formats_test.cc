@@ -11,12 +11,15 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "src/sim/convert_common.h"
 #include "src/sim/random.h"
 #include "src/sim/replay.h"
+#include "src/sim/trace_builder.h"
 #include "src/sim/workloads.h"
 #include "toolcache/trace.h"
 
@@ -309,6 +312,49 @@ TEST(TraceFormats, CorruptAndMismatchedFilesAreClearErrors) {
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find(":2:"), std::string::npos);
   EXPECT_FALSE(ParseTraceFormat("parquet").ok());
+}
+
+// The no-parse shortcut only ever claims texts that are their own RFC 8785
+// form, and reports the first member as nlohmann's dump() prints it.
+TEST(TraceFormats, PlainCanonicalShortcutNeverClaimsANonCanonicalText) {
+  const std::vector<std::pair<std::string, bool>> cases = {
+      {R"({})", true},
+      {R"({"id":16102})", true},
+      {R"({"a":1,"b":"x y","c":true,"d":null,"e":false,"f":-7})", true},
+      {R"({"a":0})", true},
+      {R"({"b":1,"a":2})", false},           // order
+      {R"({"a":1,"a":2})", false},           // duplicate
+      {R"({ "a":1})", false},                // whitespace
+      {R"({"a":01})", false},                // leading zero
+      {R"({"a":-0})", false},                // JCS prints 0
+      {R"({"a":1.0})", false},               // JCS prints 1
+      {R"({"a":1e2})", false},               // JCS prints 100
+      {R"({"a":1234567890123456})", false},  // 16 digits
+      {R"({"a":"\u0041"})", false},          // escape
+      {R"({"a":"é"})", false},               // non-ASCII
+      {R"({"a":[1]})", false},               // nested
+      {R"({"a":{}})", false},
+      {R"({"a":1})"
+       "x",
+       false},
+      {R"({"a":tru})", false},
+      {R"([])", false},
+  };
+  for (const auto& [text, want] : cases) {
+    SCOPED_TRACE(text);
+    PlainObject info;
+    EXPECT_EQ(IsPlainCanonicalObject(text, &info), want);
+    if (!want) continue;
+    nlohmann::json j = nlohmann::json::parse(text);
+    Result<std::string> c = trace_internal::CanonicalArguments(j);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(*c, text);
+    EXPECT_EQ(info.members, j.size());
+    if (!j.empty()) {
+      EXPECT_EQ(info.first_name, j.begin().key());
+      EXPECT_EQ(info.first_value, j.begin().value().dump());
+    }
+  }
 }
 
 }  // namespace
