@@ -213,5 +213,36 @@ assert r["unique_objects"] == 4 * 540, r["unique_objects"]
 EOF
 check "--keys-scale 4: 2160 unique cacheable objects" $?
 
+# Trace formats (issue 17): the reference Zipf generator's trace as JSONL,
+# CSV, oracleGeneral and toolcache binary replays to the same LRU misses.
+python3 "$(dirname "$0")/../bench/zipf_trace.py" --requests 20000 --keys 2000 \
+  --jsonl "$TMP/z.jsonl" --csv "$TMP/z.csv" --oracle "$TMP/z.oracleGeneral" 2>/dev/null
+check "zipf_trace.py writes the three formats" $?
+"$BIN" trace convert --to bin -o "$TMP/z.bin" "$TMP/z.jsonl" 2>"$TMP/err"
+check "trace convert --to bin exits 0" $?
+grep -q "wrote 20000 records" "$TMP/err"
+check "trace convert --to bin reports the records" $?
+for f in z.jsonl z.csv z.oracleGeneral z.bin; do
+  "$BIN" sim --trace "$TMP/$f" --policy lru --sizes 10 --no-optimum --format json \
+    --out '' 2>"$TMP/err" | python3 -c '
+import json, sys
+print([r["misses"] for r in map(json.loads, sys.stdin) if r["policy"] == "lru"][0])' \
+    >"$TMP/$f.misses"
+  check "sim --trace $f exits 0" $?
+done
+for f in z.csv z.oracleGeneral z.bin; do
+  cmp -s "$TMP/z.jsonl.misses" "$TMP/$f.misses"
+  check "$f replays like the JSONL ($(cat "$TMP/$f.misses") misses)" $?
+done
+# --trace-format overrides detection; a wrong one is a clear error (exit 2).
+cp "$TMP/z.csv" "$TMP/z.txt"
+"$BIN" sim --trace "$TMP/z.txt" --trace-format csv --policy lru --sizes 10 \
+  --no-optimum --format json --out '' >/dev/null 2>"$TMP/err"
+check "--trace-format csv on a .txt file" $?
+expect_usage "unknown --trace-format" --trace "$TMP/z.txt" --trace-format parquet
+printf '0123456789012345678901234' >"$TMP/cut.oracleGeneral"  # 25 bytes
+expect_usage "a cut oracleGeneral file" --trace "$TMP/cut.oracleGeneral"
+grep -q "24-byte" "$TMP/err" || { echo "FAIL: cut oracleGeneral message"; fail=1; }
+
 exit $fail
 

@@ -5,6 +5,8 @@
 //                                  llmcompiler-movie|llmcompiler-parallelqa
 //                           [--tool-table FILE] [--bfcl-func-docs DIR]
 //                           [--bfcl-questions FILE] [-o OUT] INPUT|-
+//   toolcache trace convert --to bin [--from auto|jsonl|csv|oracle-general]
+//                           -o OUT INPUT
 //   toolcache trace check FILE|-
 //
 // convert writes the trace to stdout (or OUT) and a summary of what it
@@ -19,6 +21,7 @@
 #include <string>
 
 #include "apps/toolcache/commands.h"
+#include "src/sim/trace_formats.h"
 #include "toolcache/trace.h"
 #include "toolcache/trace_convert.h"
 
@@ -33,9 +36,46 @@ struct TraceFlags {
   std::string output;
   std::string input;
   std::string check_input;
+  std::string to = "jsonl";
 };
 
+// --to bin: a trace (JSON Lines, or libCacheSim's CSV / oracleGeneral) into
+// toolcache's binary format (docs/TRACES.md, "Binary trace format").
+int RunConvertToBinary(const TraceFlags& f) {
+  Result<sim::TraceFormat> format =
+      sim::ParseTraceFormat(f.from.empty() ? "auto" : f.from);
+  if (!format.ok()) {
+    std::cerr << "toolcache trace convert: --from with --to bin: "
+              << format.status().message() << "\n";
+    return kExitUsage;
+  }
+  if (f.output.empty() || f.output == "-" || f.input == "-") {
+    std::cerr << "toolcache trace convert: --to bin needs an input file and "
+                 "-o OUT (a binary trace is not written to stdout)\n";
+    return kExitUsage;
+  }
+  Result<uint64_t> n = sim::ConvertToBinaryTrace(f.input, *format, f.output);
+  if (!n.ok()) {
+    std::cerr << "toolcache trace convert: " << n.status().message() << "\n";
+    return n.status().code() == StatusCode::kUnavailable ? kExitFailure
+                                                         : kExitUsage;
+  }
+  std::cerr << "toolcache trace convert: wrote " << *n << " records to "
+            << f.output << "\n";
+  return kExitOk;
+}
+
 int RunConvert(const TraceFlags& f) {
+  if (f.to == "bin") return RunConvertToBinary(f);
+  if (f.to != "jsonl") {
+    std::cerr << "toolcache trace convert: --to must be jsonl or bin, got '"
+              << f.to << "'\n";
+    return kExitUsage;
+  }
+  if (f.from.empty()) {
+    std::cerr << "toolcache trace convert: --from is required\n";
+    return kExitUsage;
+  }
   Result<TraceSource> source = ParseTraceSource(f.from);
   if (!source.ok()) {
     std::cerr << "toolcache trace convert: " << source.status().message()
@@ -144,11 +184,14 @@ Command AddTraceCommand(CLI::App& root) {
       "convert",
       "Convert INPUT to the JSON Lines trace format (docs/TRACES.md) on "
       "stdout; a summary goes to stderr");
-  convert
-      ->add_option("--from", flags->from,
-                   "Source format: openai-chat, anthropic, bfcl, llmcompiler "
-                   "(auto), llmcompiler-movie, llmcompiler-parallelqa")
-      ->required();
+  convert->add_option(
+      "--from", flags->from,
+      "Source format: openai-chat, anthropic, bfcl, llmcompiler "
+      "(auto), llmcompiler-movie, llmcompiler-parallelqa; with "
+      "--to bin: auto (default), jsonl, csv, oracle-general");
+  convert->add_option("--to", flags->to,
+                      "Output: jsonl (default) or bin (toolcache's binary "
+                      "trace format; needs -o)");
   convert->add_option(
       "--tool-table", flags->tool_table,
       "JSON or CSV table (tool,latency,cost[,ttl][,result_size]) "

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "toolcache/status.h"
+#include "toolcache/trace.h"
 
 namespace toolcache::trace_internal {
 
@@ -27,6 +28,10 @@ std::string ResultDigest(std::string_view bytes);
 // of each text part and the compact JSON of every other part; anything else
 // is its compact JSON. null contributes nothing.
 std::string ResultContentBytes(const nlohmann::json& content);
+
+// Parses one JSON Lines trace record (docs/TRACES.md) into *rec; returns ""
+// or the reason it is rejected (the reference reader, in trace.cc).
+std::string ParseTraceRecord(std::string_view line, TraceRecord* rec);
 
 // JSON dump that never throws on invalid UTF-8 (replaces bad bytes).
 std::string SafeDump(const nlohmann::json& value);

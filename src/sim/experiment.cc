@@ -32,7 +32,9 @@ struct Source {
   // Paper-silent: synthetic workloads invalidate nothing (send_message writes
   // to an outbox no informational tool reads); traces use the session rule.
   InvalidationRule invalidation = InvalidationRule::kNone;
-  PreparedTrace prepared;
+  std::shared_ptr<const PreparedTrace> held;  // a pre-read trace (shared)
+  PreparedTrace own;
+  const PreparedTrace& prepared() const { return held ? *held : own; }
 };
 
 struct Optimum {
@@ -98,7 +100,7 @@ bool OptimumAvailable() { return TOOLCACHE_SIM_HAS_OPTIMUM != 0; }
 uint64_t ExperimentWork(const ExperimentSpec& spec) {
   const uint64_t synthetic =
       static_cast<uint64_t>(spec.workloads.size()) * spec.seeds;
-  const uint64_t traces = spec.traces.size();
+  const uint64_t traces = spec.traces.size() + spec.prepared_traces.size();
   const uint64_t sizes = spec.sizes_pct.size();
   uint64_t work = (synthetic + traces) * spec.policies.size() * sizes;
   if (SolvesOptimumFor(spec, false)) work += synthetic * sizes;
@@ -164,6 +166,12 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
                              "' has no records (nothing to replay)");
     }
   }
+  for (const auto& t : spec.prepared_traces) {
+    if (t == nullptr || t->requests.empty()) {
+      return InvalidArgument("trace '" + (t ? t->name : std::string()) +
+                             "' has no records (nothing to replay)");
+    }
+  }
   for (const PolicyVariant& v : spec.policies) {
     Result<std::unique_ptr<Policy>> probe =
         MakePolicy(v.policy, {.capacity_bytes = 1024, .knobs = v.knobs});
@@ -190,7 +198,18 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
     sources.push_back(std::move(src));
   }
   const size_t synthetic = sources.size() - spec.traces.size();
-  Status st = ParallelFor(sources.size(), spec.jobs, [&](uint64_t i) -> Status {
+  // Pre-read traces: shared, never copied or parsed again (--jobs).
+  for (const auto& t : spec.prepared_traces) {
+    Source src;
+    src.name = t->name;
+    src.seed = spec.first_seed;
+    src.from_trace = true;
+    src.invalidation = InvalidationRule::kSession;
+    src.held = t;
+    sources.push_back(std::move(src));
+  }
+  const size_t to_prepare = synthetic + spec.traces.size();
+  Status st = ParallelFor(to_prepare, spec.jobs, [&](uint64_t i) -> Status {
     Source& src = sources[i];
     Result<PreparedTrace> p =
         i < synthetic
@@ -204,7 +223,7 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
                            spec.prepare)
             : PrepareTrace(spec.traces[i - synthetic], spec.prepare);
     if (!p.ok()) return p.status();
-    src.prepared = std::move(*p);
+    src.own = std::move(*p);
     return Status::Ok();
   });
   if (!st.ok()) return st;
@@ -218,7 +237,7 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
   for (size_t s = 0; s < sources.size(); ++s) {
     if (!SolvesOptimumFor(spec, sources[s].from_trace)) continue;
     dies_at[s] =
-        EntryDeathIndices(sources[s].prepared, sources[s].invalidation);
+        EntryDeathIndices(sources[s].prepared(), sources[s].invalidation);
     for (size_t z = 0; z < n_sizes; ++z) opt_cells.push_back(s * n_sizes + z);
   }
   const uint64_t total = ExperimentWork(spec);  // == opt_cells + replays
@@ -229,7 +248,7 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
   };
   st = ParallelFor(opt_cells.size(), spec.jobs, [&](uint64_t i) -> Status {
     const uint64_t cell = opt_cells[i];
-    const PreparedTrace& p = sources[cell / n_sizes].prepared;
+    const PreparedTrace& p = sources[cell / n_sizes].prepared();
     Result<Optimum> o = SolveOptimumFor(
         p, CapacityForPercent(p, spec.sizes_pct[cell % n_sizes]),
         dies_at[cell / n_sizes], spec);
@@ -255,12 +274,14 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
     opt.seed = src.seed;
     opt.invalidation = src.invalidation;
     if (spec.entry_capacity) {
-      opt.capacity_entries = EntriesForPercent(src.prepared, spec.sizes_pct[z]);
-      opt.capacity_bytes = std::max<uint64_t>(1, src.prepared.total_bytes);
+      opt.capacity_entries =
+          EntriesForPercent(src.prepared(), spec.sizes_pct[z]);
+      opt.capacity_bytes = std::max<uint64_t>(1, src.prepared().total_bytes);
     } else {
-      opt.capacity_bytes = CapacityForPercent(src.prepared, spec.sizes_pct[z]);
+      opt.capacity_bytes =
+          CapacityForPercent(src.prepared(), spec.sizes_pct[z]);
     }
-    Result<ReplayMetrics> m = Replay(src.prepared, opt);
+    Result<ReplayMetrics> m = Replay(src.prepared(), opt);
     if (!m.ok()) return m.status();
     RunRecord& r = cells[i];
     r.workload = src.name;
@@ -270,7 +291,7 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
     r.from_trace = src.from_trace;
     r.capacity_bytes = opt.capacity_bytes;
     r.capacity_entries = opt.capacity_entries;
-    r.unique_objects = src.prepared.unique_cacheable_objects;
+    r.unique_objects = src.prepared().unique_cacheable_objects;
     r.metrics = *m;
     const Optimum& o = optima[s * n_sizes + z];
     if (o.solved) {

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,10 @@ struct PolicyVariant {
 struct ExperimentSpec {
   std::vector<WorkloadKind> workloads;
   std::vector<Trace> traces;  // replayed with InvalidationRule::kSession
+  // Traces already read into the replay's form (ReadPreparedTrace, with
+  // `prepare` options); replayed after `traces`, like them. Shared by every
+  // cell, never copied.
+  std::vector<std::shared_ptr<const PreparedTrace>> prepared_traces;
   std::vector<PolicyVariant> policies;
   std::vector<double> sizes_pct = {10, 20, 35, 50, 90};
   uint32_t seeds = 10;  // synthetic workloads: seeds first_seed..+seeds-1

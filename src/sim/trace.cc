@@ -62,8 +62,11 @@ std::string NonNegativeNumber(const json& v, std::string_view field,
   return "";
 }
 
-// Parses one line into *rec; returns "" or the reason it is rejected.
-std::string ParseRecord(std::string_view line, TraceRecord* rec) {
+}  // namespace
+
+namespace trace_internal {
+
+std::string ParseTraceRecord(std::string_view line, TraceRecord* rec) {
   // Duplicate top-level members: nlohmann keeps the last silently; we refuse.
   std::string duplicate;
   std::set<std::string> seen;
@@ -172,6 +175,10 @@ std::string ParseRecord(std::string_view line, TraceRecord* rec) {
   return "";
 }
 
+}  // namespace trace_internal
+
+namespace {
+
 void WriteNumber(std::ostream& out, double d) { out << json(d).dump(); }
 
 }  // namespace
@@ -188,7 +195,7 @@ Result<Trace> ReadTrace(std::istream& in, std::string_view source_name) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t") == std::string::npos) continue;
     TraceRecord rec;
-    std::string reason = ParseRecord(line, &rec);
+    std::string reason = trace_internal::ParseTraceRecord(line, &rec);
     const bool has_time = !std::isnan(rec.time);
     if (reason.empty() && timed.has_value() && *timed != has_time) {
       reason = has_time ? "'time' is present here but missing on earlier "

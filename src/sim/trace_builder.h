@@ -1,0 +1,122 @@
+// TraceBuilder: builds a PreparedTrace one record at a time, so that trace
+// readers stream records into the replay's compact form without holding the
+// documents (a Trace of strings) in between.
+//
+// PrepareTrace (replay.h) is this builder fed from a Trace; the fast readers
+// (trace_formats.h) feed it straight from a file. Two entry points:
+//   Add          a record as text fields (JSON Lines): identities are interned
+//                exactly from the strings, as PrepareTrace always did.
+//   AddInterned  a record whose identities are already dense ids (the binary
+//                formats): no string is hashed per record.
+// Both give identical PreparedTraces for the same records, because the ids
+// the binary writer assigns follow the same first-appearance order (see
+// InternedRecord).
+//
+// Thread-safety: none; one builder per reader.
+//
+// Example:
+//   TraceBuilder b("session", {});
+//   for (...) if (Status s = b.Add(view); !s.ok()) return s;
+//   Result<PreparedTrace> p = std::move(b).Finish();
+#ifndef TOOLCACHE_SRC_SIM_TRACE_BUILDER_H_
+#define TOOLCACHE_SRC_SIM_TRACE_BUILDER_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "src/sim/replay.h"
+#include "toolcache/status.h"
+#include "toolcache/verdict.h"
+
+namespace toolcache::sim {
+
+// One record as text (borrowed for the duration of Add). Same meaning as
+// TraceRecord; `arguments` is the canonical JSON text of an object.
+struct RecordView {
+  double time = std::numeric_limits<double>::quiet_NaN();
+  std::string_view session;
+  std::string_view user;
+  std::string_view tenant;
+  std::string_view tool;
+  std::string_view arguments;
+  uint64_t result_size = 0;
+  double latency = 0;
+  double cost = 0;
+  // NaN = none (the default TTL applies), +infinity = never expires.
+  double ttl = std::numeric_limits<double>::quiet_NaN();
+  bool error = false;
+  std::optional<RequestType> request_type;
+  std::string_view result_digest;
+};
+
+// One record with its identities interned. The ids follow the builder's own
+// conventions, in order of first appearance in the trace:
+//   key      (tenant, tool, arguments), 0-based, < key_count of the builder
+//   tool     1-based
+//   user     0 = "" (anonymous), then 1, 2, ...
+//   session  0-based
+//   digest   0 = "" (unknown), then 1, 2, ...
+// `ttl`: NaN = none (the default TTL applies), +infinity = never expires
+// (formats without TTLs: libCacheSim's traces).
+struct InternedRecord {
+  uint64_t key = 0;
+  uint64_t param_category = 0;
+  uint32_t tool = 1;
+  uint32_t user = 0;
+  uint32_t session = 0;
+  uint32_t digest = 0;
+  uint64_t result_size = 0;
+  double latency = 0;
+  double cost = 0;
+  double ttl = std::numeric_limits<double>::quiet_NaN();
+  double time = std::numeric_limits<double>::quiet_NaN();
+  bool error = false;
+  std::optional<RequestType> request_type;
+};
+
+// What IsPlainCanonicalObject saw (views into its argument).
+struct PlainObject {
+  uint64_t members = 0;
+  std::string_view first_name;   // unescaped: plain names have no escapes
+  std::string_view first_value;  // the value's JSON text
+};
+
+// Whether `raw` is a JSON object already in its RFC 8785 canonical form, in
+// the plain shape fast readers can check without parsing (no whitespace,
+// ASCII names without escapes in increasing order, values that are short
+// integers, plain ASCII strings, true, false or null). false is always safe
+// (the caller then canonicalizes fully).
+bool IsPlainCanonicalObject(std::string_view raw, PlainObject* info = nullptr);
+
+class TraceBuilder {
+ public:
+  // `expected_records` only reserves memory (0 = unknown). `key_count` bounds
+  // InternedRecord::key (0 = AddInterned is not used).
+  TraceBuilder(std::string name, const PrepareOptions& options,
+               uint64_t expected_records = 0, uint64_t key_count = 0);
+  ~TraceBuilder();
+  TraceBuilder(const TraceBuilder&) = delete;
+  TraceBuilder& operator=(const TraceBuilder&) = delete;
+
+  // InvalidArgument "<name>: record <n>: <reason>" for what PrepareTrace
+  // rejects (empty tool, latency/cost/size/time out of bounds).
+  [[nodiscard]] Status Add(const RecordView& r);
+  // As Add; also rejects ids outside their ranges (a corrupt file).
+  [[nodiscard]] Status AddInterned(const InternedRecord& r);
+  // Records added so far.
+  uint64_t size() const;
+  // Computes the next-access and next-COMMAND indices. Call once.
+  Result<PreparedTrace> Finish() &&;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+}  // namespace toolcache::sim
+
+#endif  // TOOLCACHE_SRC_SIM_TRACE_BUILDER_H_

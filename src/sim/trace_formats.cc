@@ -1,0 +1,855 @@
+// Trace file formats (trace_formats.h).
+//
+// Invariants:
+//   - JSONL: a line is accepted by the fast path only when every member was
+//     read and checked as the reference parser (trace_internal::
+//     ParseTraceRecord) checks it; anything else (an "x_" member, a
+//     duplicate, an unexpected type, a number simdjson will not give as the
+//     asked type, trailing text) goes to the reference parser, whose verdict
+//     and message win. So the records and errors equal ReadTrace's.
+//   - The arguments text of a line is canonicalized once per distinct text
+//     (memo); a memo entry was validated by nlohmann + CanonicalArguments.
+//   - The reader holds one chunk of the file (plus the longest line), never
+//     the whole file.
+//   - Binary: every id and offset read from a file is range-checked before
+//     use; a corrupt file is an InvalidArgument, never a crash.
+#include "src/sim/trace_formats.h"
+
+#include <fcntl.h>
+#include <simdjson.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "src/sim/convert_common.h"
+#include "src/sim/trace_builder.h"
+#include "toolcache/config.h"
+#include "toolcache/request_features.h"
+
+namespace toolcache::sim {
+namespace {
+
+using RecordSink = std::function<Status(const RecordView&)>;
+using Progress = std::function<void(uint64_t, uint64_t)>;
+
+constexpr char kMagic[8] = {'T', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderSize = 64;
+constexpr size_t kRecordSize = 88;
+constexpr uint64_t kProgressEvery = uint64_t{8} << 20;  // bytes
+
+// The binary record, little-endian, packed (offsets in the comments).
+struct BinRecord {
+  uint64_t key;             // 0
+  uint64_t param_category;  // 8
+  uint64_t size;            // 16
+  double latency;           // 24
+  double cost;              // 32
+  double ttl;               // 40: NaN none, +inf never expires
+  double time;              // 48: NaN none
+  uint64_t next_access;     // 56: next record of the same key, ~0 none
+  uint32_t tool;            // 64: 1-based
+  uint32_t user;            // 68: 0 = ""
+  uint32_t session;         // 72
+  uint32_t tenant;          // 76: 0 = ""
+  uint32_t digest;          // 80: 0 = ""
+  uint8_t type;             // 84: 0 none, 1 INFORMATIONAL, 2 COMMAND
+  uint8_t error;            // 85
+  uint16_t reserved;        // 86
+};
+static_assert(sizeof(BinRecord) == kRecordSize);
+
+struct BinHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t record_size;
+  uint64_t record_count;
+  uint64_t key_count;
+  uint64_t strings_offset;
+  uint64_t strings_size;
+  uint64_t reserved[2];
+};
+static_assert(sizeof(BinHeader) == kHeaderSize);
+
+std::string Stem(const std::string& path) {
+  std::string stem = path.substr(path.find_last_of('/') + 1);
+  if (auto dot = stem.find('.'); dot != std::string::npos && dot > 0) {
+    stem.resize(dot);
+  }
+  return stem;
+}
+
+// A read-only mapping of a whole file.
+class MappedFile {
+ public:
+  ~MappedFile() {
+    if (data_ != nullptr && size_ > 0) {
+      munmap(const_cast<char*>(data_), size_);
+    }
+  }
+  Status Open(const std::string& path) {
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NotFound(path + ": cannot open trace file");
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+      close(fd);
+      return Unavailable(path + ": cannot stat");
+    }
+    size_ = static_cast<size_t>(st.st_size);
+    if (size_ > 0) {
+      void* m = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (m == MAP_FAILED) {
+        close(fd);
+        return Unavailable(path + ": cannot mmap");
+      }
+      data_ = static_cast<const char*>(m);
+      madvise(m, size_, MADV_SEQUENTIAL);
+    }
+    close(fd);
+    return Status::Ok();
+  }
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  // Lets the kernel drop pages already consumed (keeps RSS flat).
+  void Done(size_t upto) {
+    const size_t page = 1 << 21;
+    const size_t end = upto / page * page;
+    if (end > released_) {
+      madvise(const_cast<char*>(data_) + released_, end - released_,
+              MADV_DONTNEED);
+      released_ = end;
+    }
+  }
+
+ private:
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+  size_t released_ = 0;
+};
+
+// ---------------------------------------------------------------- JSONL
+
+// Bits of the members a line carried.
+enum : uint32_t {
+  kTime = 1 << 0,
+  kSession = 1 << 1,
+  kUser = 1 << 2,
+  kTenant = 1 << 3,
+  kTool = 1 << 4,
+  kArguments = 1 << 5,
+  kResultSize = 1 << 6,
+  kLatency = 1 << 7,
+  kCost = 1 << 8,
+  kTtl = 1 << 9,
+  kError = 1 << 10,
+  kRequestType = 1 << 11,
+  kResultDigest = 1 << 12,
+};
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+
+class JsonlScanner {
+ public:
+  // Owned copies of a line's strings when simdjson's buffer would be reused.
+  bool FastParse(const char* data, size_t len, size_t capacity,
+                 RecordView* out) {
+    namespace od = simdjson::ondemand;
+    od::document doc;
+    if (parser_.iterate(data, len, capacity).get(doc)) return false;
+    od::object obj;
+    if (doc.get_object().get(obj)) return false;
+    uint32_t seen = 0;
+    RecordView r;
+    for (auto field : obj) {
+      std::string_view key;
+      if (field.unescaped_key().get(key)) return false;
+      od::value v;
+      if (field.value().get(v)) return false;
+      uint32_t bit = 0;
+      if (key == "tool") {
+        bit = kTool;
+        if (v.get_string().get(r.tool) || r.tool.empty()) return false;
+      } else if (key == "arguments") {
+        bit = kArguments;
+        od::object a;
+        std::string_view raw;
+        if (v.get_object().get(a) || a.raw_json().get(raw)) return false;
+        if (!Canonical(raw, &r.arguments)) return false;
+      } else if (key == "result_size") {
+        bit = kResultSize;
+        if (v.get_uint64().get(r.result_size)) return false;
+        if (r.result_size > kMaxTraceResultSize) return false;
+      } else if (key == "session") {
+        bit = kSession;
+        if (v.get_string().get(r.session)) return false;
+      } else if (key == "user") {
+        bit = kUser;
+        if (v.get_string().get(r.user)) return false;
+      } else if (key == "tenant") {
+        bit = kTenant;
+        if (v.get_string().get(r.tenant)) return false;
+      } else if (key == "result_digest") {
+        bit = kResultDigest;
+        if (v.get_string().get(r.result_digest)) return false;
+      } else if (key == "time") {
+        bit = kTime;
+        if (!Number(v, kMaxTraceTimeSeconds, /*nullable=*/true, &r.time)) {
+          return false;
+        }
+      } else if (key == "latency") {
+        bit = kLatency;
+        if (!Number(v, kMaxTraceLatencySeconds, false, &r.latency)) {
+          return false;
+        }
+      } else if (key == "cost") {
+        bit = kCost;
+        if (!Number(v, kMaxTraceCost, false, &r.cost)) return false;
+      } else if (key == "ttl") {
+        bit = kTtl;
+        if (!Number(v, std::numeric_limits<double>::max(), true, &r.ttl)) {
+          return false;
+        }
+      } else if (key == "error") {
+        bit = kError;
+        if (v.get_bool().get(r.error)) return false;
+      } else if (key == "request_type") {
+        bit = kRequestType;
+        bool null = false;
+        if (v.is_null().get(null)) return false;
+        if (!null) {
+          std::string_view t;
+          if (v.get_string().get(t)) return false;
+          r.request_type = ParseRequestType(t);
+          if (!r.request_type) return false;
+        }
+      } else {
+        return false;  // "x_" extensions and unknown members: reference path
+      }
+      if (seen & bit) return false;
+      seen |= bit;
+    }
+    // Trailing text after the object: a token still in bounds.
+    const char* trailing = nullptr;
+    if (!doc.current_location().get(trailing)) return false;
+    if ((seen & (kTool | kArguments | kResultSize)) !=
+        (kTool | kArguments | kResultSize)) {
+      return false;
+    }
+    *out = r;
+    return true;
+  }
+
+ private:
+  // A finite number in [0, max] (or null when nullable: stays NaN).
+  static bool Number(simdjson::ondemand::value& v, double max, bool nullable,
+                     double* out) {
+    bool null = false;
+    if (nullable) {
+      if (v.is_null().get(null)) return false;
+      if (null) return true;
+    }
+    double d = 0;
+    if (v.get_double().get(d)) return false;
+    if (!std::isfinite(d) || d < 0 || d > max) return false;
+    *out = d;
+    return true;
+  }
+
+  // The canonical text of the arguments object `raw` (memoized).
+  bool Canonical(std::string_view raw, std::string_view* out) {
+    if (IsPlainCanonicalObject(raw)) {
+      *out = raw;  // already RFC 8785 text: no parse, no copy
+      return true;
+    }
+    if (auto it = memo_.find(raw); it != memo_.end()) {
+      *out = it->second;
+      return true;
+    }
+    nlohmann::json j = nlohmann::json::parse(raw, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return false;
+    Result<std::string> c = trace_internal::CanonicalArguments(j);
+    if (!c.ok()) return false;
+    // Choice: bound the memo (a trace of only distinct arguments would
+    // otherwise keep every text): start over past 2^20 texts.
+    if (memo_.size() >= (size_t{1} << 20)) memo_.clear();
+    auto [it, _] = memo_.emplace(std::string(raw), std::move(*c));
+    *out = it->second;
+    return true;
+  }
+
+  simdjson::ondemand::parser parser_;
+  std::unordered_map<std::string, std::string, StringHash, std::equal_to<>>
+      memo_;
+};
+
+Status ScanJsonl(const std::string& path, const Progress& progress,
+                 const RecordSink& sink) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NotFound(path + ": cannot open trace file");
+  struct stat st {};
+  const uint64_t total = fstat(fd, &st) == 0 ? st.st_size : 0;
+  JsonlScanner scanner;
+  std::vector<char> buf(size_t{4} << 20);
+  size_t have = 0;  // bytes of buf holding unread input
+  uint64_t consumed = 0, last_report = 0, line_no = 0;
+  std::optional<bool> timed;
+  double last_time = 0;
+  bool eof = false;
+  Status result = Status::Ok();
+  auto fail = [&](Status s) {
+    result = std::move(s);
+    return false;
+  };
+  // One line (without its '\n'); false stops the scan.
+  auto line_fn = [&](const char* p, size_t len, size_t cap) -> bool {
+    ++line_no;
+    if (len > 0 && p[len - 1] == '\r') --len;
+    std::string_view line(p, len);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) return true;
+    RecordView view;
+    TraceRecord rec;
+    std::string reason;
+    if (!scanner.FastParse(p, len, cap, &view)) {
+      reason = trace_internal::ParseTraceRecord(line, &rec);
+      if (reason.empty()) {
+        view = {.time = rec.time,
+                .session = rec.session,
+                .user = rec.user,
+                .tenant = rec.tenant,
+                .tool = rec.tool,
+                .arguments = rec.arguments,
+                .result_size = rec.result_size,
+                .latency = rec.latency,
+                .cost = rec.cost,
+                .ttl = rec.ttl,
+                .error = rec.error,
+                .request_type = rec.request_type,
+                .result_digest = rec.result_digest};
+      }
+    }
+    const bool has_time = !std::isnan(view.time);
+    if (reason.empty() && timed.has_value() && *timed != has_time) {
+      reason = has_time ? "'time' is present here but missing on earlier "
+                          "records (all records or none carry 'time')"
+                        : "'time' is missing here but present on earlier "
+                          "records (all records or none carry 'time')";
+    }
+    if (reason.empty() && has_time && view.time < last_time) {
+      reason = "'time' " + nlohmann::json(view.time).dump() +
+               " is before the previous record's time " +
+               nlohmann::json(last_time).dump();
+    }
+    if (!reason.empty()) {
+      return fail(InvalidArgument(path + ":" + std::to_string(line_no) + ": " +
+                                  reason));
+    }
+    timed = has_time;
+    if (has_time) last_time = view.time;
+    Status s = sink(view);
+    if (!s.ok()) return fail(std::move(s));
+    return true;
+  };
+  while (!eof) {
+    if (buf.size() - have < simdjson::SIMDJSON_PADDING + 1) {
+      buf.resize(buf.size() * 2);  // a line longer than the buffer
+    }
+    const size_t room = buf.size() - have - simdjson::SIMDJSON_PADDING;
+    ssize_t n = read(fd, buf.data() + have, room);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      close(fd);
+      return Unavailable(path + ": read error");
+    }
+    eof = n == 0;
+    have += static_cast<size_t>(n);
+    const char* base = buf.data();
+    const char* end = base + have;
+    const char* p = base;
+    const size_t cap_end = buf.size();
+    while (p < end) {
+      const char* nl = static_cast<const char*>(memchr(p, '\n', end - p));
+      if (nl == nullptr) {
+        if (!eof) break;
+        nl = end;
+      }
+      if (!line_fn(p, nl - p, cap_end - (p - base))) {
+        close(fd);
+        return result;
+      }
+      p = nl < end ? nl + 1 : end;
+    }
+    consumed += p - base;
+    std::memmove(buf.data(), p, end - p);
+    have = end - p;
+    if (progress && consumed - last_report >= kProgressEvery) {
+      progress(consumed, total);
+      last_report = consumed;
+    }
+  }
+  close(fd);
+  if (progress) progress(total, total);
+  return Status::Ok();
+}
+
+// ------------------------------------------------ libCacheSim formats
+
+// Feeds a libCacheSim record (key as decimal or text) with the documented
+// defaults.
+class DefaultsFeeder {
+ public:
+  explicit DefaultsFeeder(const RecordSink& sink) : sink_(sink) {}
+  Status Feed(double time, std::string_view key_json, uint64_t size) {
+    args_.assign("{\"id\":").append(key_json).append("}");
+    return sink_({.time = time,
+                  .tool = "object",
+                  .arguments = args_,
+                  .result_size = size,
+                  .latency = 1,
+                  .cost = 0,
+                  .ttl = std::numeric_limits<double>::infinity(),
+                  .error = false,
+                  .request_type = RequestType::kInformational});
+  }
+
+ private:
+  const RecordSink& sink_;
+  std::string args_;
+};
+
+Status ScanOracleGeneral(const std::string& path, const Progress& progress,
+                         const RecordSink& sink) {
+  MappedFile f;
+  if (Status s = f.Open(path); !s.ok()) return s;
+  constexpr size_t kRec = 24;
+  if (f.size() % kRec != 0) {
+    return InvalidArgument(path + ": " + std::to_string(f.size()) +
+                           " bytes is not a whole number of 24-byte "
+                           "oracleGeneral records");
+  }
+  DefaultsFeeder feed(sink);
+  const uint64_t n = f.size() / kRec;
+  char num[24];
+  for (uint64_t i = 0; i < n; ++i) {
+    const char* r = f.data() + i * kRec;
+    uint32_t clock = 0, size = 0;
+    uint64_t id = 0;
+    std::memcpy(&clock, r, 4);
+    std::memcpy(&id, r + 4, 8);
+    std::memcpy(&size, r + 12, 4);
+    auto [e, ec] = std::to_chars(num, num + sizeof(num), id);
+    (void)ec;
+    if (Status s = feed.Feed(clock, std::string_view(num, e - num), size);
+        !s.ok()) {
+      return s;
+    }
+    if ((i & 0xffff) == 0xffff) {
+      f.Done(i * kRec);
+      if (progress) progress(i * kRec, f.size());
+    }
+  }
+  if (progress) progress(f.size(), f.size());
+  return Status::Ok();
+}
+
+Status ScanCsv(const std::string& path, const Progress& progress,
+               const RecordSink& sink) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open trace file");
+  in.seekg(0, std::ios::end);
+  const uint64_t total = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  DefaultsFeeder feed(sink);
+  std::string line, key_json;
+  uint64_t line_no = 0, bytes = 0, last = 0;
+  double last_time = 0;
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument(path + ":" + std::to_string(line_no) + ": " + why +
+                           " (libCacheSim CSV: time,key,size)");
+  };
+  while (std::getline(in, line)) {
+    ++line_no;
+    bytes += line.size() + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    const size_t c1 = line.find(',');
+    const size_t c2 = c1 == std::string::npos ? c1 : line.find(',', c1 + 1);
+    if (c2 == std::string::npos ||
+        line.find(',', c2 + 1) != std::string::npos) {
+      return bad("expected 3 comma-separated columns");
+    }
+    std::string_view t(line.data(), c1), k(line.data() + c1 + 1, c2 - c1 - 1),
+        s(line.data() + c2 + 1, line.size() - c2 - 1);
+    if (line_no == 1 && t == "time") continue;  // the header line
+    double time = 0;
+    uint64_t size = 0;
+    auto [tp, te] = std::from_chars(t.data(), t.data() + t.size(), time);
+    auto [sp, se] = std::from_chars(s.data(), s.data() + s.size(), size);
+    if (te != std::errc() || tp != t.data() + t.size() || !(time >= 0) ||
+        time > kMaxTraceTimeSeconds) {
+      return bad("time '" + std::string(t) + "' is not a number in [0, 1e12]");
+    }
+    if (time < last_time) return bad("time goes backwards");
+    last_time = time;
+    if (se != std::errc() || sp != s.data() + s.size()) {
+      return bad("size '" + std::string(s) + "' is not a non-negative integer");
+    }
+    if (k.empty()) return bad("empty key");
+    uint64_t numeric = 0;
+    auto [kp, ke] = std::from_chars(k.data(), k.data() + k.size(), numeric);
+    if (ke == std::errc() && kp == k.data() + k.size() &&
+        (k.size() == 1 || k[0] != '0')) {
+      key_json.assign(k);  // a decimal key: the same object as in oracle
+    } else {
+      key_json = nlohmann::json(std::string(k)).dump();
+    }
+    if (Status st = feed.Feed(time, key_json, size); !st.ok()) return st;
+    if (progress && bytes - last >= kProgressEvery) {
+      progress(bytes, total);
+      last = bytes;
+    }
+  }
+  if (in.bad()) return Unavailable(path + ": read error");
+  if (progress) progress(total, total);
+  return Status::Ok();
+}
+
+Status ScanText(const std::string& path, TraceFormat format,
+                const Progress& progress, const RecordSink& sink) {
+  switch (format) {
+    case TraceFormat::kJsonl:
+      return ScanJsonl(path, progress, sink);
+    case TraceFormat::kOracleGeneral:
+      return ScanOracleGeneral(path, progress, sink);
+    case TraceFormat::kCsv:
+      return ScanCsv(path, progress, sink);
+    default:
+      return InvalidArgument("not a record-by-record format");
+  }
+}
+
+// --------------------------------------------------------------- binary
+
+Result<PreparedTrace> ReadBinary(const std::string& path,
+                                 const TraceReadOptions& options) {
+  MappedFile f;
+  if (Status s = f.Open(path); !s.ok()) return s;
+  BinHeader h{};
+  if (f.size() < kHeaderSize) {
+    return InvalidArgument(path + ": too short for a toolcache binary trace");
+  }
+  std::memcpy(&h, f.data(), kHeaderSize);
+  if (std::memcmp(h.magic, kMagic, 8) != 0) {
+    return InvalidArgument(path + ": not a toolcache binary trace");
+  }
+  if (h.version != kVersion || h.record_size != kRecordSize) {
+    return InvalidArgument(path + ": binary trace version " +
+                           std::to_string(h.version) + " / record size " +
+                           std::to_string(h.record_size) +
+                           " not supported (this build reads version 1, 88)");
+  }
+  if (h.record_count > (f.size() - kHeaderSize) / kRecordSize ||
+      h.strings_offset != kHeaderSize + h.record_count * kRecordSize ||
+      h.strings_offset + h.strings_size != f.size() ||
+      h.key_count > h.record_count) {
+    return InvalidArgument(path + ": corrupt binary trace header");
+  }
+  TraceBuilder b(Stem(path), options.prepare, h.record_count, h.key_count);
+  const char* base = f.data() + kHeaderSize;
+  for (uint64_t i = 0; i < h.record_count; ++i) {
+    BinRecord r;
+    std::memcpy(&r, base + i * kRecordSize, kRecordSize);
+    // Ids are dense in order of first appearance: record i can name at most
+    // i earlier ones (+1 for the tables whose id 0 is the empty string), so
+    // a corrupt id can never size an array beyond the trace.
+    if (r.key > i || r.session > i || r.user > i + 1 || r.tool > i + 1 ||
+        r.digest > i + 1 || r.tenant > i + 1) {
+      return InvalidArgument(path + ": record " + std::to_string(i + 1) +
+                             ": an id beyond the records before it (the file "
+                             "is corrupt)");
+    }
+    if (r.type > 2 || r.error > 1) {
+      return InvalidArgument(path + ": record " + std::to_string(i + 1) +
+                             ": corrupt type/error byte");
+    }
+    if (!(r.ttl >= 0) && !std::isnan(r.ttl)) {
+      return InvalidArgument(path + ": record " + std::to_string(i + 1) +
+                             ": negative TTL");
+    }
+    InternedRecord q{.key = r.key,
+                     .param_category = r.param_category,
+                     .tool = r.tool,
+                     .user = r.user,
+                     .session = r.session,
+                     .digest = r.digest,
+                     .result_size = r.size,
+                     .latency = r.latency,
+                     .cost = r.cost,
+                     .ttl = r.ttl,
+                     .time = r.time,
+                     .error = r.error != 0};
+    if (r.type == 1) q.request_type = RequestType::kInformational;
+    if (r.type == 2) q.request_type = RequestType::kCommand;
+    if (Status s = b.AddInterned(q); !s.ok()) return s;
+    if ((i & 0xffff) == 0xffff) {
+      f.Done(kHeaderSize + i * kRecordSize);
+      if (options.progress) {
+        options.progress(kHeaderSize + i * kRecordSize, f.size());
+      }
+    }
+  }
+  if (options.progress) options.progress(f.size(), f.size());
+  return std::move(b).Finish();
+}
+
+// Interns a record stream into binary records.
+class BinaryWriter {
+ public:
+  explicit BinaryWriter(std::FILE* out) : out_(out), features_(Config{}) {
+    tools_.emplace("", 0);  // unused: tools are 1-based
+    users_.emplace("", 0);
+    tenants_.emplace("", 0);
+    digests_.emplace("", 0);
+    tool_names_.push_back("");
+    user_names_.push_back("");
+    tenant_names_.push_back("");
+    digest_names_.push_back("");
+  }
+
+  Status Add(const RecordView& r) {
+    if (r.tool.empty()) return InvalidArgument("empty tool name");
+    key_buf_.assign(r.tenant)
+        .append(1, '\x1f')
+        .append(r.tool)
+        .append(1, '\x1f')
+        .append(r.arguments);
+    BinRecord b{};
+    auto it = keys_.find(key_buf_);
+    if (it == keys_.end()) {
+      Result<RequestFeatures> f =
+          features_.Build({.tool = r.tool, .arguments_json = r.arguments});
+      if (!f.ok()) return f.status();
+      it = keys_.emplace(key_buf_, categories_.size()).first;
+      categories_.push_back(f->category_feature);
+    }
+    b.key = it->second;
+    b.param_category = categories_[b.key];
+    b.size = r.result_size;
+    b.latency = r.latency;
+    b.cost = r.cost;
+    b.ttl = r.ttl;
+    b.time = r.time;
+    b.next_access = kNoNextAccess;
+    b.tool = Intern(tools_, tool_names_, r.tool);
+    b.user = Intern(users_, user_names_, r.user);
+    b.session = Intern(sessions_, session_names_, r.session);
+    b.tenant = Intern(tenants_, tenant_names_, r.tenant);
+    b.digest = Intern(digests_, digest_names_, r.result_digest);
+    b.type = !r.request_type.has_value()                      ? 0
+             : *r.request_type == RequestType::kInformational ? 1
+                                                              : 2;
+    b.error = r.error;
+    key_seq_.push_back(b.key);
+    if (std::fwrite(&b, kRecordSize, 1, out_) != 1) {
+      return Unavailable("write error");
+    }
+    return Status::Ok();
+  }
+
+  // Writes the string tables and the header; returns the record count.
+  Result<uint64_t> Finish(int fd) {
+    std::string strings;
+    for (const auto* table : {&tool_names_, &user_names_, &session_names_,
+                              &tenant_names_, &digest_names_}) {
+      const uint64_t count = table->size();
+      strings.append(reinterpret_cast<const char*>(&count), 8);
+      for (const std::string& s : *table) {
+        const uint32_t len = static_cast<uint32_t>(s.size());
+        strings.append(reinterpret_cast<const char*>(&len), 4).append(s);
+      }
+    }
+    const uint64_t n = key_seq_.size();
+    BinHeader h{};
+    std::memcpy(h.magic, kMagic, 8);
+    h.version = kVersion;
+    h.record_size = kRecordSize;
+    h.record_count = n;
+    h.key_count = categories_.size();
+    h.strings_offset = kHeaderSize + n * kRecordSize;
+    h.strings_size = strings.size();
+    if (std::fwrite(strings.data(), 1, strings.size(), out_) !=
+            strings.size() ||
+        std::fflush(out_) != 0) {
+      return Unavailable("write error");
+    }
+    if (pwrite(fd, &h, kHeaderSize, 0) != static_cast<ssize_t>(kHeaderSize)) {
+      return Unavailable("write error");
+    }
+    // The next-access index, patched in place through a mapping.
+    if (n > 0) {
+      const size_t bytes = kHeaderSize + n * kRecordSize;
+      void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (m == MAP_FAILED) return Unavailable("cannot mmap the output");
+      char* recs = static_cast<char*>(m) + kHeaderSize;
+      std::vector<uint64_t> next(categories_.size(), kNoNextAccess);
+      for (uint64_t i = n; i-- > 0;) {
+        std::memcpy(recs + i * kRecordSize + 56, &next[key_seq_[i]], 8);
+        next[key_seq_[i]] = i;
+      }
+      munmap(m, bytes);
+    }
+    return n;
+  }
+
+ private:
+  using Map =
+      std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>>;
+  static uint32_t Intern(Map& map, std::vector<std::string>& names,
+                         std::string_view s) {
+    if (auto it = map.find(s); it != map.end()) return it->second;
+    const uint32_t id = static_cast<uint32_t>(names.size());
+    map.emplace(std::string(s), id);
+    names.emplace_back(s);
+    return id;
+  }
+
+  std::FILE* out_;
+  FeatureBuilder features_;
+  std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> keys_;
+  std::vector<uint64_t> categories_;
+  std::vector<uint64_t> key_seq_;
+  Map tools_, users_, sessions_, tenants_, digests_;
+  std::vector<std::string> tool_names_, user_names_, session_names_,
+      tenant_names_, digest_names_;
+  std::string key_buf_;
+};
+
+// Records to reserve room for: exact for oracleGeneral, else estimated from
+// the first MiB (lines per byte), with 25 % headroom. Reserved pages that
+// are never written cost no RSS; growing by doubling would copy and hold
+// both arrays for a moment.
+uint64_t ExpectedRecords(const std::string& path, TraceFormat format) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || st.st_size <= 0) return 0;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (format == TraceFormat::kOracleGeneral) return size / 24;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(std::min<uint64_t>(size, uint64_t{1} << 20), '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  const uint64_t got = static_cast<uint64_t>(in.gcount());
+  const uint64_t lines = std::count(head.begin(), head.begin() + got, '\n');
+  if (got == 0 || lines == 0) return 0;
+  return size * lines / got * 5 / 4 + 16;
+}
+
+}  // namespace
+
+Result<TraceFormat> ParseTraceFormat(std::string_view name) {
+  if (name == "auto") return TraceFormat::kAuto;
+  if (name == "jsonl") return TraceFormat::kJsonl;
+  if (name == "bin") return TraceFormat::kBinary;
+  if (name == "oracle-general" || name == "oracleGeneral") {
+    return TraceFormat::kOracleGeneral;
+  }
+  if (name == "csv") return TraceFormat::kCsv;
+  return InvalidArgument("unknown trace format '" + std::string(name) +
+                         "' (known: auto, jsonl, bin, oracle-general, csv)");
+}
+
+std::string_view TraceFormatName(TraceFormat format) {
+  switch (format) {
+    case TraceFormat::kAuto:
+      return "auto";
+    case TraceFormat::kJsonl:
+      return "jsonl";
+    case TraceFormat::kBinary:
+      return "bin";
+    case TraceFormat::kOracleGeneral:
+      return "oracle-general";
+    case TraceFormat::kCsv:
+      return "csv";
+  }
+  return "?";
+}
+
+Result<TraceFormat> DetectTraceFormat(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound(path + ": cannot open trace file");
+  char magic[8] = {};
+  in.read(magic, 8);
+  if (in.gcount() == 8 && std::memcmp(magic, kMagic, 8) == 0) {
+    return TraceFormat::kBinary;
+  }
+  const std::string base = path.substr(path.find_last_of('/') + 1);
+  if (base.find(".oracleGeneral") != std::string::npos) {
+    return TraceFormat::kOracleGeneral;
+  }
+  if (base.size() > 4 && base.ends_with(".csv")) return TraceFormat::kCsv;
+  return TraceFormat::kJsonl;
+}
+
+Result<PreparedTrace> ReadPreparedTrace(const std::string& path,
+                                        const TraceReadOptions& options) {
+  TraceFormat format = options.format;
+  if (format == TraceFormat::kAuto) {
+    Result<TraceFormat> f = DetectTraceFormat(path);
+    if (!f.ok()) return f.status();
+    format = *f;
+  }
+  if (format == TraceFormat::kBinary) return ReadBinary(path, options);
+  const uint64_t expected = ExpectedRecords(path, format);
+  TraceBuilder b(Stem(path), options.prepare, expected);
+  Status s = ScanText(path, format, options.progress,
+                      [&](const RecordView& r) { return b.Add(r); });
+  if (!s.ok()) return s;
+  return std::move(b).Finish();
+}
+
+Result<uint64_t> ConvertToBinaryTrace(const std::string& in_path,
+                                      TraceFormat in_format,
+                                      const std::string& out_path) {
+  if (in_format == TraceFormat::kAuto) {
+    Result<TraceFormat> f = DetectTraceFormat(in_path);
+    if (!f.ok()) return f.status();
+    in_format = *f;
+  }
+  if (in_format == TraceFormat::kBinary) {
+    return InvalidArgument(in_path + ": already a toolcache binary trace");
+  }
+  std::FILE* out = std::fopen(out_path.c_str(), "w+b");
+  if (out == nullptr) {
+    return Unavailable(out_path + ": cannot create the output file");
+  }
+  const BinHeader placeholder{};
+  std::fwrite(&placeholder, kHeaderSize, 1, out);
+  BinaryWriter w(out);
+  uint64_t n = 0;
+  Status s = ScanText(in_path, in_format, nullptr, [&](const RecordView& r) {
+    ++n;
+    Status st = w.Add(r);
+    if (!st.ok()) {
+      return Status(st.code(), in_path + ": record " + std::to_string(n) +
+                                   ": " + st.message());
+    }
+    return st;
+  });
+  Result<uint64_t> done = s.ok() ? w.Finish(fileno(out)) : Result<uint64_t>(s);
+  std::fclose(out);
+  if (!done.ok()) std::remove(out_path.c_str());
+  return done;
+}
+
+}  // namespace toolcache::sim

@@ -1,0 +1,76 @@
+// Trace files straight into the replay's compact form (PreparedTrace): the
+// JSON Lines format read at memory speed, toolcache's binary trace format,
+// and libCacheSim's oracleGeneral binary and CSV traces (docs/TRACES.md,
+// "Trace file formats").
+//
+//   jsonl           docs/TRACES.md records; simdjson On Demand per line with
+//                   the arguments canonicalized once per distinct text; any
+//                   line the fast path does not fully understand is handed
+//                   to the reference reader (ReadTrace's parser), so errors
+//                   and accepted records are exactly ReadTrace's.
+//   bin             toolcache binary: 64-byte header ("TCTRACE", version 1),
+//                   fixed 88-byte records with interned ids, sizes, latency,
+//                   cost, TTL, time, type, error and the precomputed next
+//                   access, then the string tables; read through mmap.
+//   oracle-general  libCacheSim's oracleGeneral: packed 24-byte records
+//                   {uint32 clock_time; uint64 obj_id; uint32 obj_size;
+//                    int64 next_access_vtime}.
+//   csv             libCacheSim's CSV convention: "time,key,size" (a header
+//                   line naming the columns is optional; key may be text).
+// Defaults for what libCacheSim's traces lack: tool "object" with arguments
+// {"id": <key>} (one tool, no parameter category), user/session/tenant "",
+// latency 1 s and cost 0 per miss (every miss costs the same, libCacheSim's
+// cost model), no TTL (never expires), type INFORMATIONAL, no error; a size of
+// 0 counts as 1 byte. time = the trace's clock (seconds).
+//
+// Thread-safety: free functions; no shared state.
+//
+// Example:
+//   Result<PreparedTrace> p = ReadPreparedTrace("zipf.oracleGeneral", {});
+//   Result<ReplayMetrics> m = Replay(*p, {.policy = "lru", ...});
+#ifndef TOOLCACHE_SRC_SIM_TRACE_FORMATS_H_
+#define TOOLCACHE_SRC_SIM_TRACE_FORMATS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "src/sim/replay.h"
+#include "toolcache/status.h"
+
+namespace toolcache::sim {
+
+enum class TraceFormat { kAuto, kJsonl, kBinary, kOracleGeneral, kCsv };
+
+// "auto", "jsonl", "bin", "oracle-general" (or "oracleGeneral"), "csv".
+Result<TraceFormat> ParseTraceFormat(std::string_view name);
+std::string_view TraceFormatName(TraceFormat format);
+// kAuto resolved: the binary magic, else the extension (".oracleGeneral"
+// anywhere in the name -> oracle-general, ".csv" -> csv), else jsonl.
+Result<TraceFormat> DetectTraceFormat(const std::string& path);
+
+struct TraceReadOptions {
+  TraceFormat format = TraceFormat::kAuto;
+  PrepareOptions prepare;
+  // Called now and then with (bytes read, file bytes), from the caller's
+  // thread; may be empty.
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+// Reads and prepares the trace at `path`; the name is the file stem. Errors:
+// NotFound (cannot open), InvalidArgument "<path>:<line>: <reason>" (JSONL)
+// or "<path>: record <n>: <reason>" (binary formats, CSV lines by number).
+Result<PreparedTrace> ReadPreparedTrace(const std::string& path,
+                                        const TraceReadOptions& options);
+
+// Converts the trace at `in_path` (any format ReadPreparedTrace reads, or
+// jsonl) into toolcache's binary format at `out_path`. Returns the number of
+// records written.
+Result<uint64_t> ConvertToBinaryTrace(const std::string& in_path,
+                                      TraceFormat in_format,
+                                      const std::string& out_path);
+
+}  // namespace toolcache::sim
+
+#endif  // TOOLCACHE_SRC_SIM_TRACE_FORMATS_H_
