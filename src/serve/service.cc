@@ -20,8 +20,10 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -217,11 +219,12 @@ bool ParseTicket(std::string_view s, TicketId* out) {
 
 // Constant-time comparison of a presented token with a configured one.
 bool TokenEquals(std::string_view a, std::string_view b) {
+  if (b.empty()) return false;
   unsigned char diff = a.size() == b.size() ? 0 : 1;
   for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ b[i % (b.empty() ? 1 : b.size())]);
+    diff |= static_cast<unsigned char>(a[i] ^ b[i % b.size()]);
   }
-  return diff == 0 && !b.empty();
+  return diff == 0;
 }
 
 }  // namespace

@@ -33,11 +33,13 @@ class ServiceTest : public ::testing::Test {
     ASSERT_TRUE(config.ok()) << config.status().message();
     auto made = NewToolCache(*config, &clock_);
     ASSERT_TRUE(made.ok()) << made.status().message();
+    service_.reset();
     cache_ = std::move(*made);
     ServiceOptions o;
     o.cache = cache_.get();
     o.clock = &clock_;
-    o.registry = &registry_;
+    registry_ = std::make_unique<metrics::Registry>();
+    o.registry = registry_.get();
     o.tenants = std::move(tenants);
     o.max_wait_seconds = 10;
     o.lease_seconds = 100;
@@ -94,7 +96,7 @@ class ServiceTest : public ::testing::Test {
   }
 
   ManualClock clock_{0};
-  metrics::Registry registry_;
+  std::unique_ptr<metrics::Registry> registry_;
   std::unique_ptr<ToolCache> cache_;
   std::unique_ptr<CacheService> service_;
   std::vector<std::pair<double, std::function<void()>>> timers_;
