@@ -80,8 +80,8 @@ int Run(const ServeArgs& a) {
   if (config.serve.listen) listen = *config.serve.listen;
   if (!a.listen.empty()) listen = a.listen;
   if (!ParseListenAddress(listen, &o.listen_host, &o.listen_port)) {
-    std::cerr << "toolcache serve: --listen must be HOST:PORT, got '"
-              << listen << "'\n";
+    std::cerr << "toolcache serve: --listen must be HOST:PORT, got '" << listen
+              << "'\n";
     return kExitUsage;
   }
   for (const ServeTenant& t : config.serve.tenants) {

@@ -69,7 +69,8 @@ class CacheServer {
 
 // Binds (so port() is valid on return). INVALID_ARGUMENT without a cache,
 // UNAVAILABLE when the address cannot be bound.
-Result<std::unique_ptr<CacheServer>> NewCacheServer(const ServeOptions& options);
+Result<std::unique_ptr<CacheServer>> NewCacheServer(
+    const ServeOptions& options);
 
 // Runs a server until SIGTERM / SIGINT / SIGHUP (SIGUSR1 writes the stats
 // file). `on_listening` gets the bound port. Returns the exit code.

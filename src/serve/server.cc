@@ -57,13 +57,14 @@ class CacheServerImpl final : public CacheServer {
                            const http::Request&, http::Responder& out) {
       out.Send(status, {{"content-type", "application/json"}},
                "{\"error\":{\"code\":\"bad_request\",\"message\":\"" +
-                   std::string(status == 413 ? "body too large" : "malformed request") +
+                   std::string(status == 413 ? "body too large"
+                                             : "malformed request") +
                    "\"}}");
       (void)reason;
     };
     serve::CacheService* svc = service_.get();
-    Result<std::unique_ptr<http::Server>> server = http::NewServer(
-        so, [svc](http::Request req, http::ResponderPtr res) {
+    Result<std::unique_ptr<http::Server>> server =
+        http::NewServer(so, [svc](http::Request req, http::ResponderPtr res) {
           http::Loop* loop = res->loop();
           serve::RequestContext ctx;
           ctx.after = [loop](double s, std::function<void()> f) {
@@ -93,7 +94,8 @@ class CacheServerImpl final : public CacheServer {
       std::unique_lock<std::mutex> lock(mu_);
       service_->Sample();
       while (!stopping_) {
-        cv_.wait_for(lock, std::chrono::duration<double>(options_.sample_seconds));
+        cv_.wait_for(lock,
+                     std::chrono::duration<double>(options_.sample_seconds));
         if (!stopping_) service_->Sample();
       }
     });

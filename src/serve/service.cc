@@ -88,7 +88,8 @@ class Body {
  public:
   // INVALID_ARGUMENT naming the problem unless `text` is one JSON object.
   Status Parse(std::string_view text) {
-    if (text.empty()) return InvalidArgument("empty body: expected a JSON object");
+    if (text.empty())
+      return InvalidArgument("empty body: expected a JSON object");
     dom::parser& p = ThreadParser();
     dom::element e;
     if (auto err = p.parse(text.data(), text.size(), true).get(e)) {
@@ -112,7 +113,8 @@ class Body {
   Status String(std::string_view key, bool required, std::string* out) const {
     dom::element e;
     if (obj_.at_key(key).get(e) || e.is_null()) {
-      if (required) return InvalidArgument("'" + std::string(key) + "' is required");
+      if (required)
+        return InvalidArgument("'" + std::string(key) + "' is required");
       return Status::Ok();
     }
     std::string_view s;
@@ -241,9 +243,9 @@ CacheService::CacheService(ServiceOptions options)
       "Tool calls asked about (lookup, begin) by outcome: hit, miss, "
       "coalesced, bypass",
       {"op", "outcome"});
-  tenant_calls_ = &r.Counters("toolcache_serve_tenant_calls_total",
-                              "Tool calls by tenant and outcome",
-                              {"tenant", "outcome"});
+  tenant_calls_ =
+      &r.Counters("toolcache_serve_tenant_calls_total",
+                  "Tool calls by tenant and outcome", {"tenant", "outcome"});
   bypasses_ = &r.Counters("toolcache_serve_bypasses_total",
                           "Calls not served from nor stored in the cache, "
                           "by reason",
@@ -259,21 +261,22 @@ CacheService::CacheService(ServiceOptions options)
   tool_latency_us_ = &r.Counters(
       "toolcache_serve_tool_recorded_latency_microseconds_total",
       "Measured latency of recorded / completed calls", {"server", "tool"});
-  tool_cost_micro_ = &r.Counters(
-      "toolcache_serve_tool_recorded_cost_micros_total",
-      "Cost (millionths of the caller's unit) of recorded calls",
-      {"server", "tool"});
-  tool_recorded_ = &r.Counters("toolcache_serve_tool_recorded_total",
-                               "Recorded / completed calls", {"server", "tool"});
+  tool_cost_micro_ =
+      &r.Counters("toolcache_serve_tool_recorded_cost_micros_total",
+                  "Cost (millionths of the caller's unit) of recorded calls",
+                  {"server", "tool"});
+  tool_recorded_ =
+      &r.Counters("toolcache_serve_tool_recorded_total",
+                  "Recorded / completed calls", {"server", "tool"});
   saved_ = &r.Counters("toolcache_serve_saved_total",
                        "Saved upstream latency (latency_us, microseconds) and "
                        "cost (cost_micros, millionths) by hits",
                        {"what"});
-  invalidations_ = &r.Counters(
-      "toolcache_serve_invalidations_total",
-      "Invalidations by cause: api (POST /v1/invalidate), write (a "
-      "recorded or begun COMMAND call)",
-      {"cause"});
+  invalidations_ =
+      &r.Counters("toolcache_serve_invalidations_total",
+                  "Invalidations by cause: api (POST /v1/invalidate), write (a "
+                  "recorded or begun COMMAND call)",
+                  {"cause"});
   bytes_ = &r.Counters("toolcache_serve_bytes_total",
                        "Result bytes served from the cache and recorded",
                        {"direction"});
@@ -297,8 +300,8 @@ CacheService::CacheService(ServiceOptions options)
 bool CacheService::OriginAllowed(std::string_view origin) const {
   if (origin.empty()) return true;
   if (options_.allowed_origins.empty()) {
-    for (std::string_view p : {"http://127.0.0.1", "http://localhost",
-                               "http://[::1]"}) {
+    for (std::string_view p :
+         {"http://127.0.0.1", "http://localhost", "http://[::1]"}) {
       if (origin.substr(0, p.size()) == p &&
           (origin.size() == p.size() || origin[p.size()] == ':')) {
         return true;
@@ -476,8 +479,7 @@ Reply CacheService::Lookup(std::string_view tenant, std::string_view body) {
   CountOutcome(tenant, "lookup", c.server, c.tool,
                cacheable ? "miss" : "bypass", p.bypass_reason, 0);
   return Json("{\"hit\":false,\"cacheable\":" +
-              std::string(cacheable ? "true" : "false") +
-              ",\"reason\":" +
+              std::string(cacheable ? "true" : "false") + ",\"reason\":" +
               JsonString(cacheable ? "miss" : p.bypass_reason) +
               ",\"verdict\":" + VerdictJson(p.verdict) + "}");
 }
@@ -500,9 +502,9 @@ Reply CacheService::Record(std::string_view tenant, std::string_view body) {
   if (Status s = b.Raw("result", false, &result, &has_result); !s.ok()) {
     return Error(400, "bad_request", s.message());
   }
-  for (Status s : {b.Bool("isError", &is_error), b.Bool("complete", &complete),
-                   b.Number("latencySeconds", &latency),
-                   b.Number("cost", &cost)}) {
+  for (Status s :
+       {b.Bool("isError", &is_error), b.Bool("complete", &complete),
+        b.Number("latencySeconds", &latency), b.Number("cost", &cost)}) {
     if (!s.ok()) return Error(400, "bad_request", s.message());
   }
   if (!has_result && !is_error) {
@@ -530,9 +532,9 @@ Reply CacheService::Record(std::string_view tenant, std::string_view body) {
   out += o.stale ? "true" : "false";
   out += ",\"cacheable\":";
   out += o.bypass_reason.empty() ? "true" : "false";
-  out += ",\"reason\":" +
-         JsonString(o.bypass_reason.empty() ? VerdictReasonName(o.reason)
-                                            : std::string_view(o.bypass_reason));
+  out += ",\"reason\":" + JsonString(o.bypass_reason.empty()
+                                         ? VerdictReasonName(o.reason)
+                                         : std::string_view(o.bypass_reason));
   out += ",\"verdict\":" + VerdictJson(o.verdict) + "}";
   return Json(std::move(out));
 }
@@ -580,10 +582,10 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
       std::optional<Waiter> w = take();
       if (!w) return;
       (void)options_.cache->Cancel(id);
-      w->later(Json(
-          "{\"action\":\"forward\",\"reason\":\"wait_timeout\","
-          "\"detail\":\"the identical call in flight did not complete in "
-          "time: run the tool yourself\"}"));
+      w->later(
+          Json("{\"action\":\"forward\",\"reason\":\"wait_timeout\","
+               "\"detail\":\"the identical call in flight did not complete in "
+               "time: run the tool yourself\"}"));
     });
     return std::nullopt;
   }
@@ -608,17 +610,17 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    tickets_[p.ticket] = Ticket{std::string(tenant), c.server, c.tool, {}};
+    tickets_[p.ticket] = Ticket{std::string(tenant), c.server, c.tool};
   }
   const TicketId ticket = p.ticket;
   context.after(options_.lease_seconds,
                 [this, ticket] { ExpireTicket(ticket); });
-  return Json("{\"action\":\"forward\",\"ticket\":" +
-              JsonString(TicketText(ticket)) + ",\"cacheable\":" +
-              (p.bypass ? "false" : "true") + ",\"reason\":" +
-              JsonString(p.bypass ? p.bypass_reason : "miss") +
-              ",\"leaseSeconds\":" + Num(options_.lease_seconds) +
-              ",\"verdict\":" + VerdictJson(p.verdict) + "}");
+  return Json(
+      "{\"action\":\"forward\",\"ticket\":" + JsonString(TicketText(ticket)) +
+      ",\"cacheable\":" + (p.bypass ? "false" : "true") +
+      ",\"reason\":" + JsonString(p.bypass ? p.bypass_reason : "miss") +
+      ",\"leaseSeconds\":" + Num(options_.lease_seconds) +
+      ",\"verdict\":" + VerdictJson(p.verdict) + "}");
 }
 
 Completion CacheService::Finish(TicketId ticket, const UpstreamResult& result,
@@ -692,9 +694,9 @@ Reply CacheService::Complete(std::string_view tenant, std::string_view body) {
   if (Status s = b.Raw("result", false, &result, &has_result); !s.ok()) {
     return Error(400, "bad_request", s.message());
   }
-  for (Status s : {b.Bool("isError", &is_error), b.Bool("complete", &complete),
-                   b.Number("latencySeconds", &latency),
-                   b.Number("cost", &cost)}) {
+  for (Status s :
+       {b.Bool("isError", &is_error), b.Bool("complete", &complete),
+        b.Number("latencySeconds", &latency), b.Number("cost", &cost)}) {
     if (!s.ok()) return Error(400, "bad_request", s.message());
   }
   if (!has_result && !is_error) {
@@ -768,9 +770,9 @@ Reply CacheService::Explain(std::string_view tenant, std::string_view body) {
   const bool cacheable = p.bypass_reason.empty();
   std::string out = "{\"cacheable\":";
   out += cacheable ? "true" : "false";
-  out += ",\"reason\":" +
-         JsonString(cacheable ? std::string_view("cacheable")
-                              : std::string_view(p.bypass_reason));
+  out += ",\"reason\":" + JsonString(cacheable
+                                         ? std::string_view("cacheable")
+                                         : std::string_view(p.bypass_reason));
   out += ",\"ttlSeconds\":" + Num(cacheable ? p.verdict.ttl_seconds : 0);
   out += ",\"cached\":";
   out += p.would_hit ? "true" : "false";
@@ -817,8 +819,8 @@ CacheService::Totals CacheService::ReadTotals() const {
 void CacheService::Sample() {
   Totals t = ReadTotals();
   std::lock_guard<std::mutex> lock(mu_);
-  history_.push_back(
-      {UnixNow(), t.calls, t.hits + t.coalesced, t.saved_seconds, t.saved_cost});
+  history_.push_back({UnixNow(), t.calls, t.hits + t.coalesced, t.saved_seconds,
+                      t.saved_cost});
   while (history_.size() > kHistoryPoints) history_.pop_front();
 }
 
@@ -870,17 +872,13 @@ std::string CacheService::StatsJson() {
   tot["bytesServed"] = served;
   tot["bytesRecorded"] = recorded;
   uint64_t inv = 0;
-  invalidations_->ForEach(
-      [&](const std::vector<std::string>&, const metrics::Counter& c) {
-        inv += c.value();
-      });
+  invalidations_->ForEach([&](const std::vector<std::string>&,
+                              const metrics::Counter& c) { inv += c.value(); });
   tot["invalidations"] = inv;
   j["totals"] = tot;
   nlohmann::ordered_json by = nlohmann::ordered_json::object();
-  bypasses_->ForEach(
-      [&](const std::vector<std::string>& v, const metrics::Counter& c) {
-        by[v[0]] = c.value();
-      });
+  bypasses_->ForEach([&](const std::vector<std::string>& v,
+                         const metrics::Counter& c) { by[v[0]] = c.value(); });
   j["bypassesByReason"] = by;
   // Per-tool table.
   std::map<std::pair<std::string, std::string>, nlohmann::ordered_json> tools;
@@ -890,8 +888,8 @@ std::string CacheService::StatsJson() {
         if (row.is_null()) {
           row["server"] = v[0];
           row["tool"] = v[1];
-          for (const char* k : {"calls", "hits", "misses", "coalesced",
-                                "bypasses"}) {
+          for (const char* k :
+               {"calls", "hits", "misses", "coalesced", "bypasses"}) {
             row[k] = 0;
           }
           row["savedSeconds"] = 0.0;
@@ -950,8 +948,7 @@ std::string CacheService::StatsJson() {
     j["openTickets"] = tickets_.size();
     j["waiting"] = waiters_.size();
   }
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-         "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace toolcache::serve

@@ -57,8 +57,8 @@ struct Tenant {
 };
 
 struct ServiceOptions {
-  ToolCache* cache = nullptr;  // required
-  const Clock* clock = nullptr;  // required
+  ToolCache* cache = nullptr;             // required
+  const Clock* clock = nullptr;           // required
   metrics::Registry* registry = nullptr;  // required
   // Empty: no authentication, global scope.
   std::vector<Tenant> tenants;
@@ -167,27 +167,27 @@ class CacheService {
   ServiceOptions options_;
   double started_ = 0;
   metrics::CounterFamily* requests_;
-  metrics::CounterFamily* calls_;      // {op, outcome}
-  metrics::CounterFamily* tenant_calls_;  // {tenant, outcome}
-  metrics::CounterFamily* bypasses_;   // {reason}
-  metrics::CounterFamily* tool_calls_;  // {server, tool, outcome}
-  metrics::CounterFamily* tool_saved_us_;  // {server, tool}
+  metrics::CounterFamily* calls_;            // {op, outcome}
+  metrics::CounterFamily* tenant_calls_;     // {tenant, outcome}
+  metrics::CounterFamily* bypasses_;         // {reason}
+  metrics::CounterFamily* tool_calls_;       // {server, tool, outcome}
+  metrics::CounterFamily* tool_saved_us_;    // {server, tool}
   metrics::CounterFamily* tool_latency_us_;  // {server, tool}: recorded
   metrics::CounterFamily* tool_cost_micro_;  // {server, tool}: recorded
-  metrics::CounterFamily* tool_recorded_;  // {server, tool}
-  metrics::CounterFamily* saved_;      // {what}: latency_us, cost_micro
-  metrics::CounterFamily* invalidations_;  // {cause}
-  metrics::CounterFamily* bytes_;      // {direction}
-  metrics::CounterFamily* store_errors_;  // {reason} (synced from engine)
-  metrics::CounterFamily* engine_;        // {what} (synced from engine)
-  metrics::HistogramFamily* latency_;  // {op}
+  metrics::CounterFamily* tool_recorded_;    // {server, tool}
+  metrics::CounterFamily* saved_;            // {what}: latency_us, cost_micro
+  metrics::CounterFamily* invalidations_;    // {cause}
+  metrics::CounterFamily* bytes_;            // {direction}
+  metrics::CounterFamily* store_errors_;     // {reason} (synced from engine)
+  metrics::CounterFamily* engine_;           // {what} (synced from engine)
+  metrics::HistogramFamily* latency_;        // {op}
 
   std::mutex mu_;
-  WaiterId next_waiter_ = 1;                     // GUARDED_BY(mu_)
-  std::map<WaiterId, Waiter> waiters_;           // GUARDED_BY(mu_)
-  std::map<TicketId, Ticket> tickets_;           // GUARDED_BY(mu_)
-  std::deque<InvalidationEvent> invalidations_log_;  // GUARDED_BY(mu_)
-  std::deque<Point> history_;                    // GUARDED_BY(mu_)
+  WaiterId next_waiter_ = 1;                                  // GUARDED_BY(mu_)
+  std::map<WaiterId, Waiter> waiters_;                        // GUARDED_BY(mu_)
+  std::map<TicketId, Ticket> tickets_;                        // GUARDED_BY(mu_)
+  std::deque<InvalidationEvent> invalidations_log_;           // GUARDED_BY(mu_)
+  std::deque<Point> history_;                                 // GUARDED_BY(mu_)
   std::map<std::string, uint64_t, std::less<>> engine_seen_;  // GUARDED_BY
 };
 

@@ -60,7 +60,8 @@ class ServiceTest : public ::testing::Test {
     r.method = std::move(method);
     r.target = std::move(path);
     r.body = std::move(body);
-    if (!token.empty()) r.headers.push_back({"Authorization", "Bearer " + token});
+    if (!token.empty())
+      r.headers.push_back({"Authorization", "Bearer " + token});
     if (!origin.empty()) r.headers.push_back({"Origin", origin});
     RequestContext ctx;
     ctx.after = [this](double s, std::function<void()> f) {
@@ -86,7 +87,8 @@ class ServiceTest : public ::testing::Test {
     return json::parse(r->body);
   }
   static json Call(std::string tool, json args) {
-    return {{"server", "docs"}, {"tool", std::move(tool)},
+    return {{"server", "docs"},
+            {"tool", std::move(tool)},
             {"arguments", std::move(args)}};
   }
   static json WithResult(json call, json result, double latency = 0.5) {
@@ -112,7 +114,8 @@ TEST_F(ServiceTest, LookupMissesThenRecordThenHitsWithTheSameResult) {
   EXPECT_EQ(miss["verdict"]["ttlSeconds"], 600);
 
   const json result = {{"content", {{{"type", "text"}, {"text", "é \"q\""}}}}};
-  json rec = Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), result));
+  json rec =
+      Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), result));
   EXPECT_EQ(rec["admitted"], true);
 
   json hit = Post("/v1/lookup", Call("get_doc", {{"id", 1}}));
@@ -168,8 +171,7 @@ TEST_F(ServiceTest, InvalidateDropsTheServersEntries) {
 TEST_F(ServiceTest, TenantsNeedTheirTokenAndNeverReadEachOthersEntries) {
   Make({{"alice", "tok-a"}, {"bob", "tok-b"}});
   json call = Call("get_doc", {{"id", 1}});
-  EXPECT_EQ(Post("/v1/lookup", call, "", 401)["error"]["code"],
-            "unauthorized");
+  EXPECT_EQ(Post("/v1/lookup", call, "", 401)["error"]["code"], "unauthorized");
   EXPECT_EQ(Post("/v1/lookup", call, "tok-x", 401)["error"]["code"],
             "unauthorized");
   Post("/v1/record", WithResult(call, "alice's"), "tok-a");
@@ -259,7 +261,8 @@ TEST_F(ServiceTest, AWaiterTimesOutAndALapsedLeaseReleasesWaiters) {
   ASSERT_FALSE(Send("POST", "/v1/begin", call.dump(), "", w3).has_value());
   ASSERT_FALSE(gone_.empty());
   gone_.back()();
-  json done = Post("/v1/complete", {{"ticket", leader2["ticket"]}, {"result", 2}});
+  json done =
+      Post("/v1/complete", {{"ticket", leader2["ticket"]}, {"result", 2}});
   EXPECT_EQ(done["waitersAnswered"], 0);
   EXPECT_FALSE(w3->reply.has_value());
 }
@@ -299,7 +302,8 @@ TEST_F(ServiceTest, BadInputIsA4xxJsonErrorNeverACrash) {
   for (const Case& c : cases) {
     std::optional<Reply> r = Send(c.method, c.path, c.body);
     ASSERT_TRUE(r.has_value()) << c.path << " " << c.body;
-    EXPECT_EQ(r->status, c.status) << c.method << " " << c.path << " " << c.body;
+    EXPECT_EQ(r->status, c.status)
+        << c.method << " " << c.path << " " << c.body;
     json j = json::parse(r->body, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r->body;
     EXPECT_TRUE(j["error"]["message"].is_string()) << r->body;
@@ -341,8 +345,8 @@ TEST_F(ServiceTest, OpenApiDocumentDescribesEveryRoute) {
   std::optional<Reply> r = Send("GET", "/v1/openapi.json", "");
   ASSERT_TRUE(r.has_value());
   json doc = json::parse(r->body);
-  for (const char* p : {"/v1/lookup", "/v1/record", "/v1/begin",
-                        "/v1/complete", "/v1/invalidate", "/v1/explain"}) {
+  for (const char* p : {"/v1/lookup", "/v1/record", "/v1/begin", "/v1/complete",
+                        "/v1/invalidate", "/v1/explain"}) {
     EXPECT_TRUE(doc["paths"][p].contains("post")) << p;
   }
   EXPECT_TRUE(doc["paths"]["/v1/stats"].contains("get"));
