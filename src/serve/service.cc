@@ -72,12 +72,12 @@ Reply Json(std::string body) {
 }
 
 dom::parser& ThreadParser() {
-  thread_local dom::parser parser(1 << 20);
+  // Choice: documents up to 64 MiB (the server caps bodies lower).
+  thread_local dom::parser parser(64u << 20);
   thread_local bool sized = false;
   if (!sized) {
     // Capacity grows as needed; only the depth is fixed here.
-    (void)parser.allocate(1 << 16, kMaxDepth);
-    sized = true;
+    sized = parser.allocate(1 << 16, kMaxDepth) == simdjson::SUCCESS;
   }
   return parser;
 }
