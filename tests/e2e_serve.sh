@@ -61,11 +61,6 @@ expect 200 '"hit":false' "$(req POST /v1/lookup "$call" alice-secret)"
 rec='{"server":"weather","tool":"get_weather","arguments":{"city":"Oslo"},"result":{"tempC":21},"latencySeconds":0.3}'
 expect 200 '"admitted":true' "$(req POST /v1/record "$rec" alice-secret)"
 expect 200 '"result":{"tempC":21}' "$(req POST /v1/lookup "$call" alice-secret)"
-# A body larger than the limit, and a malformed request line, get JSON errors.
-head -c 9000000 /dev/zero | tr '\0' ' ' >"$work/big"
-code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer alice-secret' \
-  --data-binary @"$work/big" "$url/v1/lookup")
-[ "$code" = 413 ] || fail "big body: $code"
 metrics=$(curl -s "$url/metrics")
 grep -q 'toolcache_serve_calls_total{op="lookup",outcome="hit"} 1' <<<"$metrics" || fail "metrics: $metrics"
 grep -q 'toolcache_serve_requests_total{op="lookup",status="4xx"}' <<<"$metrics" || fail "metrics 4xx"
