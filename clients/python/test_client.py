@@ -25,6 +25,11 @@ serve:
 
 
 class ServeTest(unittest.TestCase):
+    def client(self, token=None, url=None, **kw):
+        c = ToolCacheClient(url or self.url, token=token, **kw)
+        self.addCleanup(c.close)
+        return c
+
     @classmethod
     def setUpClass(cls):
         binary = os.environ["TOOLCACHE_BIN"]
@@ -47,10 +52,12 @@ class ServeTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.proc.terminate()
         cls.proc.wait(timeout=10)
+        cls.proc.stdout.close()
+        cls.proc.stderr.close()
         os.unlink(cls.cfg.name)
 
     def test_decorated_tool_runs_once_then_hits(self):
-        tc = ToolCacheClient(self.url, token="alice-secret")
+        tc = self.client("alice-secret")
         runs = []
 
         @tc.cached(server="weather")
@@ -66,7 +73,7 @@ class ServeTest(unittest.TestCase):
         self.assertGreaterEqual(tc.stats()["calls"]["hit"], 2)
 
     def test_concurrent_identical_calls_run_the_tool_once(self):
-        tc = ToolCacheClient(self.url, token="alice-secret")
+        tc = self.client("alice-secret")
         runs = []
         gate = threading.Event()
 
@@ -89,20 +96,20 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(len(runs), 1)
 
     def test_tenants_are_isolated_and_tokens_checked(self):
-        alice = ToolCacheClient(self.url, token="alice-secret")
-        bob = ToolCacheClient(self.url, token="bob-secret")
+        alice = self.client("alice-secret")
+        bob = self.client("bob-secret")
         alice.record("weather", "get_weather", {"city": "Lima"}, {"t": "alice"}, 0.1)
         self.assertTrue(alice.lookup("weather", "get_weather", {"city": "Lima"})["hit"])
         self.assertFalse(bob.lookup("weather", "get_weather", {"city": "Lima"})["hit"])
         with self.assertRaises(ToolCacheError) as e:
-            ToolCacheClient(self.url, token="wrong").lookup("weather", "get_weather", {})
+            self.client("wrong").lookup("weather", "get_weather", {})
         self.assertEqual(e.exception.status, 401)
         with self.assertRaises(ToolCacheError) as e:
-            ToolCacheClient(self.url).lookup("weather", "get_weather", {})
+            self.client().lookup("weather", "get_weather", {})
         self.assertEqual(e.exception.status, 401)
 
     def test_writes_invalidate_and_explain_says_why(self):
-        tc = ToolCacheClient(self.url, token="bob-secret")
+        tc = self.client("bob-secret")
         tc.record("clock", "get_weather", {"city": "Kyiv"}, {"t": 1}, 0.1)
         self.assertTrue(tc.lookup("clock", "get_weather", {"city": "Kyiv"})["hit"])
         ex = tc.explain("clock", "set_alarm", {"at": "7:00"})
@@ -112,7 +119,7 @@ class ServeTest(unittest.TestCase):
         self.assertFalse(tc.lookup("clock", "get_weather", {"city": "Kyiv"})["hit"])
 
     def test_a_failing_tool_is_not_cached(self):
-        tc = ToolCacheClient(self.url, token="alice-secret")
+        tc = self.client("alice-secret")
 
         def boom():
             raise RuntimeError("upstream down")
@@ -122,7 +129,7 @@ class ServeTest(unittest.TestCase):
         self.assertFalse(tc.lookup("weather", "get_weather", {"city": "Nowhere"})["hit"])
 
     def test_bad_input_is_a_clean_error(self):
-        tc = ToolCacheClient(self.url, token="alice-secret")
+        tc = self.client("alice-secret")
         with self.assertRaises(ToolCacheError) as e:
             tc.complete("t424242", {"x": 1})
         self.assertEqual(e.exception.status, 404)
@@ -131,7 +138,7 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(e.exception.status, 400)
 
     def test_the_cache_failing_never_fails_the_call(self):
-        tc = ToolCacheClient("http://127.0.0.1:1", timeout=2)
+        tc = self.client(url="http://127.0.0.1:1", timeout=2)
         self.assertEqual(tc.cached_call("w", "get_weather", {}, lambda: 42), 42)
 
 

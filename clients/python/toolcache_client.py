@@ -63,6 +63,21 @@ class ToolCacheClient:
         self._token = token
         self._timeout = timeout
         self._local = threading.local()
+        self._lock = threading.Lock()
+        self._conns = []  # every thread's connection, for close()
+
+    def close(self) -> None:
+        """Closes every connection this client opened (any thread's)."""
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for c in conns:
+            c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     # ----------------------------------------------------------- transport
     def _conn(self) -> http.client.HTTPConnection:
@@ -72,6 +87,8 @@ class ToolCacheClient:
                    else http.client.HTTPConnection)
             c = cls(self._host, self._port, timeout=self._timeout)
             self._local.conn = c
+            with self._lock:
+                self._conns.append(c)
         return c
 
     def _request(self, method: str, path: str, body: Any = None) -> Any:
