@@ -358,7 +358,7 @@ TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
   EXPECT_EQ(c->serve.tenants[0].name, "alice");
   EXPECT_EQ(c->serve.tenants[0].token, "a-secret");
   EXPECT_EQ(c->serve.tenants[1].token_env, "BOB_TOKEN");
-  EXPECT_EQ(c->serve.tenants[1].line, 7);
+  EXPECT_EQ(c->serve.tenants[1].line, 8);
   Result<Config> both = ParseConfig(
       "serve:\n  tenants:\n    a: {token: x, tokenEnv: Y}\n", "s.yaml");
   ASSERT_FALSE(both.ok());
