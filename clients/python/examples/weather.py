@@ -1,6 +1,6 @@
 """Example: a function tool cached by `toolcache serve`.
 
-    toolcache serve --listen 127.0.0.1:8090 --config examples/serve.yaml &
+    toolcache serve --config clients/serve.example.yaml &
     TOOLCACHE_URL=http://127.0.0.1:8090 TOOLCACHE_TOKEN=alice-secret \
         python3 clients/python/examples/weather.py
 """

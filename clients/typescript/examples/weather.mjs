@@ -1,7 +1,7 @@
 // Example: a function tool (shaped like a Vercel AI SDK / OpenAI Agents SDK
 // tool: { description, parameters, execute }) whose execute goes through
 // `toolcache serve`.
-//   toolcache serve --listen 127.0.0.1:8090 --config examples/serve.yaml &
+//   toolcache serve --config clients/serve.example.yaml &
 //   TOOLCACHE_URL=http://127.0.0.1:8090 TOOLCACHE_TOKEN=alice-secret \
 //     node clients/typescript/examples/weather.mjs
 import { ToolCacheClient, cacheTool } from '../index.mjs';
