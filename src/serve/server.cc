@@ -44,6 +44,9 @@ class CacheServerImpl final : public CacheServer {
     so.max_wait_seconds = o.max_wait_seconds;
     so.lease_seconds = o.lease_seconds;
     so.allowed_origins = o.allowed_origins;
+    so.loopback_hosts_only = o.listen_host == "127.0.0.1" ||
+                             o.listen_host == "localhost" ||
+                             o.listen_host == "::1";
     service_ = std::make_unique<serve::CacheService>(std::move(so));
   }
 

@@ -35,9 +35,9 @@ int Connect(uint16_t port) {
 }
 
 void Write(int fd, const std::string& method, const std::string& path,
-           const std::string& body) {
-  std::string req = method + " " + path +
-                    " HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+           const std::string& body, const std::string& host = "127.0.0.1") {
+  std::string req = method + " " + path + " HTTP/1.1\r\nHost: " + host +
+                    "\r\nContent-Type: application/json\r\n"
                     "Content-Length: " +
                     std::to_string(body.size()) + "\r\n\r\n" + body;
   size_t off = 0;
@@ -127,6 +127,13 @@ TEST_F(ServerTest, AnswersLookupsAndServesTheDashboard) {
   auto [s3, err] = Http("POST", "/v1/lookup", std::string(5000, ' '));
   EXPECT_EQ(s3, 413);
   EXPECT_EQ(json::parse(err)["error"]["code"], "bad_request");
+  // A DNS-rebinding page reaches the loopback server under its own name.
+  int fd = Connect(server_->port());
+  Write(fd, "GET", "/toolcache/stats", "", "rebound.example:80");
+  auto [s4, refused] = Read(fd);
+  close(fd);
+  EXPECT_EQ(s4, 403);
+  EXPECT_EQ(json::parse(refused)["error"]["code"], "forbidden_host");
 }
 
 TEST_F(ServerTest, ACoalescedBeginIsAnsweredByAnotherConnectionsComplete) {

@@ -315,6 +315,19 @@ bool CacheService::OriginAllowed(std::string_view origin) const {
   return false;
 }
 
+bool CacheService::HostAllowed(std::string_view host) const {
+  if (!options_.loopback_hosts_only || host.empty()) return true;
+  // Drop the port: "127.0.0.1:8090", "[::1]:8090", "localhost".
+  std::string_view name = host;
+  if (!name.empty() && name.front() == '[') {
+    name = name.substr(0, name.find(']') + 1);
+  } else if (const size_t colon = name.rfind(':');
+             colon != std::string_view::npos) {
+    name = name.substr(0, colon);
+  }
+  return name == "127.0.0.1" || name == "localhost" || name == "[::1]";
+}
+
 std::optional<Reply> CacheService::Handle(const http::Request& request,
                                           const RequestContext& context) {
   const double t0 = options_.clock->NowSeconds();
@@ -326,6 +339,11 @@ std::optional<Reply> CacheService::Handle(const http::Request& request,
     latency_->Get({op})->Observe(options_.clock->NowSeconds() - t0);
     return r;
   };
+  if (!HostAllowed(request.Header("host"))) {
+    return done(Error(403, "forbidden_host",
+                      "this server answers requests for its loopback "
+                      "address only"));
+  }
   if (!OriginAllowed(request.Header("origin"))) {
     return done(Error(403, "forbidden_origin",
                       "Origin not allowed (serve.allowedOrigins)"));

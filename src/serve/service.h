@@ -73,6 +73,10 @@ struct ServiceOptions {
   // Origin header not listed gets 403. Empty: same-host origins only
   // (http://127.0.0.1:*, http://localhost:*).
   std::vector<std::string> allowed_origins;
+  // The server listens on a loopback address: a request whose Host header
+  // names another host gets 403 (a DNS-rebinding page cannot read the API
+  // or the statistics). Default false.
+  bool loopback_hosts_only = false;
 };
 
 struct Reply {
@@ -163,6 +167,7 @@ class CacheService {
                        std::string_view resource, std::string_view cause);
   Totals ReadTotals() const;
   bool OriginAllowed(std::string_view origin) const;
+  bool HostAllowed(std::string_view host) const;
 
   ServiceOptions options_;
   double started_ = 0;

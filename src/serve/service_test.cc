@@ -322,6 +322,28 @@ TEST_F(ServiceTest, ForeignOriginsAreRefused) {
   EXPECT_NE(r->body.find("<canvas id=\"chart\""), std::string::npos);
 }
 
+TEST_F(ServiceTest, ALoopbackServerRefusesOtherHostNames) {
+  auto send = [&](std::string host) {
+    http::Request r;
+    r.method = "GET";
+    r.target = "/toolcache/stats";
+    r.headers.push_back({"Host", std::move(host)});
+    return service_->Handle(r, RequestContext{})->status;
+  };
+  EXPECT_EQ(send("rebound.example:8090"), 200) << "checked while off";
+  ServiceOptions o;
+  o.cache = cache_.get();
+  o.clock = &clock_;
+  o.registry = registry_.get();
+  o.loopback_hosts_only = true;
+  service_ = std::make_unique<CacheService>(std::move(o));
+  EXPECT_EQ(send("rebound.example:8090"), 403);
+  EXPECT_EQ(send("rebound.example"), 403);
+  EXPECT_EQ(send("127.0.0.1:8090"), 200);
+  EXPECT_EQ(send("localhost"), 200);
+  EXPECT_EQ(send("[::1]:8090"), 200);
+}
+
 TEST_F(ServiceTest, MetricsCountOutcomesByEnumLabels) {
   Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v"));
   Post("/v1/lookup", Call("get_doc", {{"id", 1}}));
