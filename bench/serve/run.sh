@@ -26,9 +26,9 @@ start() {  # start STORE -> sets url
   url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/out.$2")
 }
 
-run() {  # run LABEL CONNS THREADS BODY
+run() {  # run LABEL CONNS THREADS BODY [PATH]
   local line
-  line=$(TC_BODY=$4 wrk -c "$2" -t "$3" -d "${secs}s" -s "$root/bench/serve/post.lua" "$url" | grep '^p50_us')
+  line=$(TC_PATH=${5:-/v1/lookup} TC_BODY=$4 wrk -c "$2" -t "$3" -d "${secs}s" -s "$root/bench/serve/post.lua" "$url" | grep '^p50_us')
   printf '%-28s c=%-3s %s\n' "$1" "$2" "$line"
 }
 
@@ -39,6 +39,12 @@ bench_store() {  # bench_store LABEL STORE
   curl -s -o /dev/null -H 'content-type: application/json' --data-binary \
     '{"server":"bench","tool":"get_doc","arguments":{"id":1},"result":{"content":[{"type":"text","text":"a document of about one hundred bytes, the typical small tool result."}]},"latencySeconds":0.2}' \
     "$url/v1/record"
+  if [ "$1" = memory ]; then
+    # Baseline: the HTTP layer and routing alone (an unknown /v1/ route,
+    # answered 404 before any parsing or engine call).
+    run "baseline (404 route)" 1 1 "$hit" /v1/none
+    run "baseline (404 route)" 64 2 "$hit" /v1/none
+  fi
   run "$1 lookup hit" 1 1 "$hit"
   run "$1 lookup miss" 1 1 "$miss"
   run "$1 lookup hit" 64 2 "$hit"
