@@ -90,6 +90,12 @@ class CacheServerImpl final : public CacheServer {
     return Status::Ok();
   }
 
+  ~CacheServerImpl() override {
+    // A waiter holds its connection, which must go before its loop does.
+    service_->DropWaiters();
+    server_.reset();
+  }
+
   uint16_t port() const override { return server_->port(); }
 
   void Run() override {

@@ -834,6 +834,15 @@ CacheService::Totals CacheService::ReadTotals() const {
   return t;
 }
 
+void CacheService::DropWaiters() {
+  std::map<WaiterId, Waiter> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped.swap(waiters_);
+  }
+  // `dropped` (and the connections its replies hold) goes here.
+}
+
 void CacheService::Sample() {
   Totals t = ReadTotals();
   std::lock_guard<std::mutex> lock(mu_);

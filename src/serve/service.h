@@ -109,6 +109,10 @@ class CacheService {
   std::string StatsJson();
   // Prometheus text (GET /metrics).
   std::string Prometheus();
+  // Forgets every waiting begin without answering it (the server is
+  // stopping; called while the event loops still exist, since a waiter
+  // holds its connection).
+  void DropWaiters();
   // Appends one point to the history the dashboard plots (called every few
   // seconds by the binding).
   void Sample();
