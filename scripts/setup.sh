@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 ccache libsqlite3-dev libhiredis-dev zlib1g-dev redis-server wrk
   dpkg-dev file groff-base zsh   # the .deb (cpack, dpkg-shlibdeps), man page and completion checks
+  chromium   # the dashboard test (headless, driven by puppeteer-core)
 )
 # Node.js and npm run the MCP test peers; keep a newer one if present.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
@@ -32,7 +33,7 @@ fi
 # npm packages (test peers, SDK clients, tools), each folder pinned by its own
 # lock file: tests/peers (MCP servers and the SDK client) and any other
 # folder listed here. `npm ci` runs only when a lock file changed.
-NPM_DIRS=(tests/peers tests/llm tests/agent)
+NPM_DIRS=(tests/peers tests/llm tests/agent tests/browser)
 for d in "${NPM_DIRS[@]}"; do
   [ -f "$d/package-lock.json" ] || continue
   stamp=$d/node_modules/.toolcache-lock

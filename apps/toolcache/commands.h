@@ -27,6 +27,7 @@ Command AddTraceCommand(CLI::App& root);
 Command AddMcpCommand(CLI::App& root);
 Command AddWrapCommand(CLI::App& root);
 Command AddProxyCommand(CLI::App& root);
+Command AddServeCommand(CLI::App& root);
 
 // Reads all of `in`, stopping once it is longer than `limit` (0 = no
 // limit; then sets *too_long). On a read error (a directory, EIO) returns

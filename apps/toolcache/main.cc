@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
       cli::AddMcpCommand(root),      cli::AddWrapCommand(root),
       cli::AddProxyCommand(root),    cli::AddSimCommand(root),
       cli::AddTraceCommand(root),    cli::AddKeyCommand(root),
-      cli::AddClassifyCommand(root),
+      cli::AddClassifyCommand(root), cli::AddServeCommand(root),
   };
   cli::AddDocsOptions(root, TOOLCACHE_VERSION);
   try {

@@ -96,6 +96,30 @@ struct ProxyConfig {
   std::optional<std::string> ca_file;
 };
 
+// One tenant of `toolcache serve` (`serve.tenants.<name>`): callers that
+// present its bearer token share entries with each other and with no one
+// else (the tenant name is the cache scope).
+struct ServeTenant {
+  std::string name;
+  std::string token;      // `token:` (literal), or
+  std::string token_env;  // `tokenEnv:` (read when the server starts)
+  int32_t line = 0;       // file line, for errors
+};
+
+// The cache server's block (`serve:`, `toolcache serve`). Unset fields keep
+// the defaults of serve.h; command-line flags override them.
+struct ServeConfig {
+  std::optional<std::string> listen;  // "HOST:PORT"
+  // No tenants: no authentication, one global scope (loopback use).
+  std::vector<ServeTenant> tenants;
+  // Longest a coalesced `begin` waits for its leader, and how long a
+  // `begin` ticket may stay open before the server ends it.
+  std::optional<double> max_wait_seconds;
+  std::optional<double> lease_seconds;
+  // Allowed Origin values for browser requests ("*" any).
+  std::vector<std::string> allowed_origins;
+};
+
 struct Config {
   // Cache capacity in bytes (YAML: integer or "64MiB", "500KB", ...); must
   // be > 0 (to forward without caching, run the proxy with --no-cache).
@@ -136,6 +160,8 @@ struct Config {
   int32_t store_line = 0;
   // The LLM API proxy (`toolcache proxy`).
   ProxyConfig proxy;
+  // The cache server (`toolcache serve`).
+  ServeConfig serve;
   // Where the configuration came from ("<defaults>" or the file name).
   std::string source = "<defaults>";
 };

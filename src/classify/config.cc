@@ -373,6 +373,53 @@ class Parser {
     return p;
   }
 
+  ServeConfig Serve(const YAML::Node& node) const {
+    ServeConfig p;
+    if (node.IsNull()) return p;
+    ExpectMap(node, "serve");
+    CheckKeys(node, "serve",
+              {"listen", "tenants", "maxWaitSeconds", "leaseSeconds",
+               "allowedOrigins"});
+    if (const YAML::Node n = node["listen"]) {
+      p.listen = String(n, "serve.listen");
+    }
+    if (const YAML::Node n = node["maxWaitSeconds"]) {
+      p.max_wait_seconds = Number(n, "serve.maxWaitSeconds");
+    }
+    if (const YAML::Node n = node["leaseSeconds"]) {
+      p.lease_seconds = Number(n, "serve.leaseSeconds");
+    }
+    if (const YAML::Node n = node["allowedOrigins"]) {
+      p.allowed_origins = ToolList(n, "serve.allowedOrigins");
+    }
+    if (const YAML::Node n = node["tenants"]) {
+      if (!n.IsNull()) {
+        ExpectMap(n, "serve.tenants");
+        for (auto it = n.begin(); it != n.end(); ++it) {
+          ServeTenant t;
+          t.name = String(it->first, "serve.tenants");
+          t.line = it->first.Mark().line + 1;
+          const std::string where = "serve.tenants." + t.name;
+          ExpectMap(it->second, where);
+          CheckKeys(it->second, where, {"token", "tokenEnv"});
+          if (const YAML::Node v = it->second["token"]) {
+            t.token = String(v, where + ".token");
+          }
+          if (const YAML::Node v = it->second["tokenEnv"]) {
+            t.token_env = String(v, where + ".tokenEnv");
+          }
+          if (t.token.empty() == t.token_env.empty()) {
+            Fail(it->second, "'" + where +
+                                 "' needs exactly one of 'token' and "
+                                 "'tokenEnv'");
+          }
+          p.tenants.push_back(std::move(t));
+        }
+      }
+    }
+    return p;
+  }
+
   Config Top(YAML::Node root) const {
     Config c;
     c.source = std::string(source_);
@@ -393,7 +440,7 @@ class Parser {
               {"capacityBytes", "maxEntries", "policy", "policyParams",
                "ttlSeconds", "minCacheableTtlSeconds", "excludeTools",
                "perToolTtl", "trustAnnotations", "invalidation", "scope",
-               "tools", "servers", "store", "proxy"});
+               "tools", "servers", "store", "proxy", "serve"});
     if (const YAML::Node n = root["capacityBytes"]) {
       c.capacity_bytes = Bytes(n, "capacityBytes");
       if (c.capacity_bytes == 0) {
@@ -464,6 +511,7 @@ class Parser {
       c.store_line = n.Mark().line + 1;
     }
     if (const YAML::Node n = root["proxy"]) c.proxy = Proxy(n);
+    if (const YAML::Node n = root["serve"]) c.serve = Serve(n);
     if (const YAML::Node n = root["servers"]) {
       if (!n.IsNull()) {
         ExpectMap(n, "servers");

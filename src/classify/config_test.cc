@@ -334,3 +334,42 @@ TEST(ConfigTest, PolicyKnobOutsideItsRangeNamesItsLine) {
 
 }  // namespace
 }  // namespace toolcache
+
+namespace toolcache {
+namespace {
+
+TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
+  Result<Config> c = ParseConfig(R"(serve:
+  listen: 127.0.0.1:9100
+  maxWaitSeconds: 5
+  leaseSeconds: 60
+  allowedOrigins: [http://dash.local]
+  tenants:
+    alice: {token: a-secret}
+    bob: {tokenEnv: BOB_TOKEN}
+)",
+                                 "s.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(*c->serve.listen, "127.0.0.1:9100");
+  EXPECT_EQ(*c->serve.max_wait_seconds, 5);
+  EXPECT_EQ(*c->serve.lease_seconds, 60);
+  ASSERT_EQ(c->serve.allowed_origins.size(), 1u);
+  ASSERT_EQ(c->serve.tenants.size(), 2u);
+  EXPECT_EQ(c->serve.tenants[0].name, "alice");
+  EXPECT_EQ(c->serve.tenants[0].token, "a-secret");
+  EXPECT_EQ(c->serve.tenants[1].token_env, "BOB_TOKEN");
+  EXPECT_EQ(c->serve.tenants[1].line, 8);
+  Result<Config> both = ParseConfig(
+      "serve:\n  tenants:\n    a: {token: x, tokenEnv: Y}\n", "s.yaml");
+  ASSERT_FALSE(both.ok());
+  EXPECT_THAT(both.status().message(),
+              ::testing::HasSubstr("exactly one of 'token' and 'tokenEnv'"));
+  Result<Config> typo =
+      ParseConfig("serve:\n  tenant:\n    a: {token: x}\n", "s.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(typo.status().message(),
+              ::testing::HasSubstr("did you mean 'tenants'"));
+}
+
+}  // namespace
+}  // namespace toolcache

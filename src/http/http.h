@@ -239,6 +239,10 @@ Result<std::unique_ptr<Client>> NewClient(const ClientOptions& options);
 std::function<void()> RunAfter(Loop* loop, double seconds,
                                std::function<void()> f);
 
+// Runs `f` on `loop` soon. Callable from any thread (the way another
+// loop's handler answers a request that waits on this one).
+void Post(Loop* loop, std::function<void()> f);
+
 // Standard reason phrase ("Not Found"), "" for unknown codes.
 std::string_view ReasonPhrase(int status);
 

@@ -16,6 +16,7 @@
 // because the watch read must outlive a response without a stream timeout.
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -536,6 +537,10 @@ std::function<void()> RunAfter(Loop* loop, double seconds,
     if (!ec) f();
   });
   return [timer] { timer->cancel(); };
+}
+
+void Post(Loop* loop, std::function<void()> f) {
+  net::post(loop->ioc, std::move(f));
 }
 
 }  // namespace toolcache::http

@@ -1,0 +1,183 @@
+// `toolcache serve --listen 127.0.0.1:PORT [--config F] [--store SPEC]`:
+// the cache server (include/toolcache/serve.h). The CLI only parses, merges
+// the configuration's `serve:` block with the flags (flags win), opens the
+// store, builds the cache and runs the server.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "apps/toolcache/commands.h"
+#include "toolcache/config.h"
+#include "toolcache/serve.h"
+#include "toolcache/store.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache::cli {
+namespace {
+
+struct ServeArgs {
+  std::string listen;
+  std::string config_path;
+  std::string store;
+  std::string stats_path;
+  std::string log_level;
+  int threads = 2;
+};
+
+// "host:port", ":port" or "port" -> host, port. (The same rule as
+// `toolcache proxy --listen`.)
+bool ParseListenAddress(const std::string& s, std::string* host,
+                        uint16_t* port) {
+  std::string_view v = s;
+  std::string_view p = v;
+  *host = "127.0.0.1";
+  const size_t colon = v.rfind(':');
+  if (colon != std::string_view::npos) {
+    std::string_view h = v.substr(0, colon);
+    if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
+      h = h.substr(1, h.size() - 2);
+    }
+    if (!h.empty()) *host = std::string(h);
+    p = v.substr(colon + 1);
+  }
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (ec != std::errc() || end != p.data() + p.size() || value > 65535) {
+    return false;
+  }
+  *port = static_cast<uint16_t>(value);
+  return true;
+}
+
+int Run(const ServeArgs& a) {
+  auto logger = std::make_shared<spdlog::logger>(
+      "toolcache", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_pattern("toolcache serve: [%l] %v");
+  std::string level = a.log_level;
+  if (level.empty()) {
+    const char* env = std::getenv("TOOLCACHE_LOG");
+    level = env != nullptr ? env : "info";
+  }
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+
+  Config config;
+  if (!a.config_path.empty()) {
+    Result<Config> loaded = LoadConfigFile(a.config_path);
+    if (!loaded.ok()) {
+      std::cerr << "toolcache serve: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    config = std::move(*loaded);
+  }
+  ServeOptions o;
+  std::string listen = "127.0.0.1:8090";
+  if (config.serve.listen) listen = *config.serve.listen;
+  if (!a.listen.empty()) listen = a.listen;
+  if (!ParseListenAddress(listen, &o.listen_host, &o.listen_port)) {
+    std::cerr << "toolcache serve: --listen must be HOST:PORT, got '" << listen
+              << "'\n";
+    return kExitUsage;
+  }
+  for (const ServeTenant& t : config.serve.tenants) {
+    ServeTenantToken tt{t.name, t.token};
+    if (!t.token_env.empty()) {
+      const char* v = std::getenv(t.token_env.c_str());
+      if (v == nullptr || *v == '\0') {
+        std::cerr << "toolcache serve: " << config.source << ":" << t.line
+                  << ": tenant '" << t.name << "': environment variable "
+                  << t.token_env << " is unset or empty\n";
+        return kExitUsage;
+      }
+      tt.token = v;
+    }
+    o.tenants.push_back(std::move(tt));
+  }
+  if (config.serve.max_wait_seconds) {
+    o.max_wait_seconds = *config.serve.max_wait_seconds;
+  }
+  if (config.serve.lease_seconds) o.lease_seconds = *config.serve.lease_seconds;
+  o.allowed_origins = config.serve.allowed_origins;
+  o.threads = a.threads;
+  o.stats_path = a.stats_path;
+  if (!a.store.empty()) config.store = a.store;
+  SystemClock clock;
+  std::unique_ptr<Store> store;
+  if (config.store != "memory") {
+    Result<std::unique_ptr<Store>> opened = OpenStore(config.store);
+    if (!opened.ok()) {
+      std::string where = a.store.empty() ? config.source : "--store";
+      if (a.store.empty() && config.store_line > 0) {
+        where += ":" + std::to_string(config.store_line);
+      }
+      std::cerr << "toolcache serve: " << where << ": "
+                << opened.status().message() << "\n";
+      return kExitUsage;
+    }
+    store = std::move(*opened);
+    spdlog::info("store: {}", store->name());
+  }
+  Result<std::unique_ptr<ToolCache>> cache =
+      NewToolCache(config, &clock, store.get());
+  if (!cache.ok()) {
+    std::cerr << "toolcache serve: " << cache.status().message() << "\n";
+    return kExitUsage;
+  }
+  o.cache = cache->get();
+  if (o.tenants.empty()) {
+    spdlog::warn(
+        "no tenants configured (serve.tenants): no authentication, one "
+        "global scope");
+  }
+  Result<int> code = RunCacheServer(o, [&](uint16_t port) {
+    // One machine-readable line on stdout: scripts wait for it.
+    std::cout << "listening on http://" << o.listen_host << ":" << port
+              << std::endl;
+  });
+  if (!code.ok()) {
+    std::cerr << "toolcache serve: " << code.status().message() << "\n";
+    return code.status().code() == StatusCode::kInvalidArgument ? kExitUsage
+                                                                : kExitFailure;
+  }
+  return *code;
+}
+
+}  // namespace
+
+Command AddServeCommand(CLI::App& root) {
+  auto args = std::make_shared<ServeArgs>();
+  Command c;
+  c.app = root.add_subcommand(
+      "serve",
+      "Run the cache server: a JSON cache API under /v1/ for frameworks "
+      "that run their own tools, /metrics, /toolcache/stats and a "
+      "dashboard at /");
+  c.app->add_option("--listen", args->listen,
+                    "HOST:PORT (default serve.listen or 127.0.0.1:8090; "
+                    "port 0 picks a free one, printed on stdout)");
+  c.app->add_option("--config", args->config_path, "YAML configuration file")
+      ->check(CLI::ExistingFile);
+  c.app->add_option("--store", args->store,
+                    "shared store under the cache (overrides the "
+                    "configuration's `store`): memory, sqlite:PATH, "
+                    "redis://HOST:PORT[/DB]");
+  c.app->add_option("--threads", args->threads, "event loops (default 2)")
+      ->check(CLI::Range(1, 64));
+  c.app->add_option("--stats", args->stats_path,
+                    "write JSON statistics to FILE on exit and on SIGUSR1");
+  c.app
+      ->add_option("--log-level", args->log_level,
+                   "trace|debug|info|warn|error|off (default: $TOOLCACHE_LOG "
+                   "or info)")
+      ->check(CLI::IsMember(
+          {"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  c.run = [args] { return Run(*args); };
+  return c;
+}
+
+}  // namespace toolcache::cli

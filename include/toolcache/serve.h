@@ -1,0 +1,82 @@
+// The cache server: `toolcache serve --listen 127.0.0.1:PORT`.
+//
+// One HTTP/1.1 server (src/http) for the frameworks that run their own
+// tools and the operator who watches the cache:
+//   POST /v1/lookup | record | begin | complete | invalidate | explain
+//   GET  /v1/stats, /v1/openapi.json     the JSON cache API (docs/SERVE.md,
+//                                        docs/openapi.yaml)
+//   GET  /metrics                        Prometheus text
+//   GET  /toolcache/stats                JSON statistics (the dashboard's)
+//   GET  /                               the dashboard (embedded HTML/JS)
+// Every cache decision is the engine's (ToolCache): the server translates
+// JSON into its calls. Tenants (bearer tokens) are cache scopes.
+//
+// Thread-safety: a CacheServer is driven by Run() (blocking, N loops) and
+// stopped by Stop() from any thread; StatsJson() is thread-safe.
+// Ownership: borrows the cache (required) and the clock.
+//
+// Example:
+//   ServeOptions o;
+//   o.listen_port = 0;
+//   o.cache = cache.get();
+//   Result<std::unique_ptr<CacheServer>> s = NewCacheServer(o);
+//   std::thread t([&] { (*s)->Run(); });  // ... (*s)->Stop(); t.join();
+#ifndef TOOLCACHE_SERVE_H_
+#define TOOLCACHE_SERVE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "toolcache/status.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache {
+
+struct ServeTenantToken {
+  std::string name;   // the tenant's cache scope
+  std::string token;  // its bearer token (non-empty)
+};
+
+struct ServeOptions {
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 8090;  // 0 = any free port
+  int threads = 2;              // event loops
+  ToolCache* cache = nullptr;   // required
+  // Empty: no authentication, one global scope.
+  std::vector<ServeTenantToken> tenants;
+  double max_wait_seconds = 30;  // a coalesced begin's longest wait
+  double lease_seconds = 300;    // a ticket's longest life
+  // Browser Origins allowed ("*" any); empty: loopback origins only.
+  std::vector<std::string> allowed_origins;
+  // Seconds between two points of the dashboard's history. Choice: 5 s.
+  double sample_seconds = 5;
+  // Request bodies larger than this get 413. Choice: 8 MiB.
+  uint64_t max_body_bytes = 8ull << 20;
+  std::string stats_path;  // RunCacheServer: JSON stats on exit / SIGUSR1
+};
+
+class CacheServer {
+ public:
+  virtual ~CacheServer() = default;
+  virtual uint16_t port() const = 0;
+  virtual void Run() = 0;
+  virtual void Stop() = 0;
+  virtual std::string StatsJson() const = 0;
+};
+
+// Binds (so port() is valid on return). INVALID_ARGUMENT without a cache,
+// UNAVAILABLE when the address cannot be bound.
+Result<std::unique_ptr<CacheServer>> NewCacheServer(
+    const ServeOptions& options);
+
+// Runs a server until SIGTERM / SIGINT / SIGHUP (SIGUSR1 writes the stats
+// file). `on_listening` gets the bound port. Returns the exit code.
+Result<int> RunCacheServer(const ServeOptions& options,
+                           const std::function<void(uint16_t)>& on_listening);
+
+}  // namespace toolcache
+
+#endif  // TOOLCACHE_SERVE_H_

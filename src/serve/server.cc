@@ -1,0 +1,206 @@
+// The cache server (include/toolcache/serve.h): binds CacheService to the
+// HTTP layer. Every request is handled on its connection's loop; a deferred
+// reply (a coalesced begin) is posted back to that loop.
+//
+// Invariants: the service outlives the HTTP server (declared first, so
+// destroyed last); timers still pending when the loops stop are dropped
+// with their loops, never run.
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "src/http/http.h"
+#include "src/metrics/metrics.h"
+#include "src/serve/service.h"
+#include "toolcache/serve.h"
+
+namespace toolcache {
+namespace {
+
+void SendReply(http::Responder& res, serve::Reply r) {
+  res.Send(r.status,
+           {{"content-type", std::move(r.content_type)},
+            {"cache-control", "no-store"}},
+           std::move(r.body));
+}
+
+class CacheServerImpl final : public CacheServer {
+ public:
+  explicit CacheServerImpl(const ServeOptions& o) : options_(o) {
+    serve::ServiceOptions so;
+    so.cache = o.cache;
+    so.clock = &clock_;
+    so.registry = &registry_;
+    for (const ServeTenantToken& t : o.tenants) {
+      so.tenants.push_back({t.name, t.token});
+    }
+    so.max_wait_seconds = o.max_wait_seconds;
+    so.lease_seconds = o.lease_seconds;
+    so.allowed_origins = o.allowed_origins;
+    so.loopback_hosts_only = o.listen_host == "127.0.0.1" ||
+                             o.listen_host == "localhost" ||
+                             o.listen_host == "::1";
+    service_ = std::make_unique<serve::CacheService>(std::move(so));
+  }
+
+  Status Init() {
+    http::ServerOptions so;
+    so.host = options_.listen_host;
+    so.port = options_.listen_port;
+    so.threads = options_.threads;
+    so.max_body_bytes = options_.max_body_bytes;
+    so.on_bad_request = [](int status, std::string_view reason,
+                           const http::Request&, http::Responder& out) {
+      out.Send(status, {{"content-type", "application/json"}},
+               "{\"error\":{\"code\":\"bad_request\",\"message\":\"" +
+                   std::string(status == 413 ? "body too large"
+                                             : "malformed request") +
+                   "\"}}");
+      (void)reason;
+    };
+    serve::CacheService* svc = service_.get();
+    Result<std::unique_ptr<http::Server>> server =
+        http::NewServer(so, [svc](http::Request req, http::ResponderPtr res) {
+          http::Loop* loop = res->loop();
+          serve::RequestContext ctx;
+          ctx.after = [loop](double s, std::function<void()> f) {
+            (void)http::RunAfter(loop, s, std::move(f));
+          };
+          std::weak_ptr<http::Responder> weak = res;
+          ctx.on_gone = [weak](std::function<void()> f) {
+            if (auto r = weak.lock()) r->OnClientGone(std::move(f));
+          };
+          ctx.later = [loop, res](serve::Reply r) {
+            http::Post(loop, [res, r = std::move(r)]() mutable {
+              SendReply(*res, std::move(r));
+            });
+          };
+          std::optional<serve::Reply> now = svc->Handle(req, ctx);
+          if (now) SendReply(*res, std::move(*now));
+        });
+    if (!server.ok()) return server.status();
+    server_ = std::move(*server);
+    return Status::Ok();
+  }
+
+  ~CacheServerImpl() override {
+    // A waiter holds its connection, which must go before its loop does.
+    service_->DropWaiters();
+    server_.reset();
+  }
+
+  uint16_t port() const override { return server_->port(); }
+
+  void Run() override {
+    std::thread sampler([this] {
+      std::unique_lock<std::mutex> lock(mu_);
+      service_->Sample();
+      while (!stopping_) {
+        cv_.wait_for(lock,
+                     std::chrono::duration<double>(options_.sample_seconds));
+        if (!stopping_) service_->Sample();
+      }
+    });
+    server_->Run();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    sampler.join();
+  }
+
+  void Stop() override { server_->Stop(); }
+  std::string StatsJson() const override { return service_->StatsJson(); }
+
+ private:
+  ServeOptions options_;
+  SystemClock clock_;
+  metrics::Registry registry_;
+  std::unique_ptr<serve::CacheService> service_;
+  std::unique_ptr<http::Server> server_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;  // GUARDED_BY(mu_)
+};
+
+Status WriteStatsFile(const std::string& path, const std::string& json) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
+    out << json;
+    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Unavailable("cannot rename '" + tmp + "' to '" + path +
+                       "': " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<CacheServer>> NewCacheServer(
+    const ServeOptions& options) {
+  if (options.cache == nullptr) return InvalidArgument("serve: no cache");
+  for (const ServeTenantToken& t : options.tenants) {
+    if (t.name.empty() || t.token.empty()) {
+      return InvalidArgument("serve: tenant '" + t.name +
+                             "' needs a name and a non-empty token");
+    }
+  }
+  auto s = std::make_unique<CacheServerImpl>(options);
+  Status st = s->Init();
+  if (!st.ok()) return st;
+  return std::unique_ptr<CacheServer>(std::move(s));
+}
+
+Result<int> RunCacheServer(const ServeOptions& options,
+                           const std::function<void(uint16_t)>& on_listening) {
+  // Signals go to one waiting thread, never to the event loops.
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  Result<std::unique_ptr<CacheServer>> server = NewCacheServer(options);
+  if (!server.ok()) return server.status();
+  CacheServer* p = server->get();
+  if (on_listening) on_listening(p->port());
+  std::atomic<bool> stopping{false};
+  std::thread signals([&] {
+    while (true) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGUSR1) {
+        if (!options.stats_path.empty()) {
+          Status st = WriteStatsFile(options.stats_path, p->StatsJson());
+          if (!st.ok()) spdlog::warn("{}", st.message());
+        }
+        if (stopping.load()) return;
+        continue;
+      }
+      stopping = true;
+      p->Stop();
+      return;
+    }
+  });
+  p->Run();
+  if (!stopping.exchange(true)) pthread_kill(signals.native_handle(), SIGUSR1);
+  signals.join();
+  if (!options.stats_path.empty()) {
+    Status st = WriteStatsFile(options.stats_path, p->StatsJson());
+    if (!st.ok()) spdlog::warn("{}", st.message());
+  }
+  return 0;
+}
+
+}  // namespace toolcache

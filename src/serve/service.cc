@@ -1,0 +1,981 @@
+// CacheService (service.h): the /v1/ cache API, metrics and statistics.
+//
+// Invariants:
+//   * Every engine call goes through ToolCache; this file never classifies,
+//     builds keys or stores results itself (DESIGN.md section 3).
+//   * A tenant's name is the ToolCall scope of all its calls; a ticket is
+//     answered only for the tenant that began it (others get 404).
+//   * Request bodies are validated whole (simdjson DOM, depth <= kMaxDepth)
+//     before any field is used; `arguments` and `result` are re-serialized
+//     minified, so what is stored is always valid JSON.
+//   * A waiter (coalesced begin) is in waiters_ from before Begin is called
+//     until exactly one of: its flight completes, its wait times out, its
+//     client goes away. The remover answers it (or not, when gone).
+//
+// Choice: lookup/record use Peek/Record (the observation pair of the LLM
+// face: no flight is opened for a caller that may never come back); begin/
+// complete use Begin/Complete (coalescing, writes that overlap a flight,
+// policy feedback on hits). Documented in docs/SERVE.md.
+#include "src/serve/service.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+namespace toolcache::serve {
+namespace {
+
+namespace dom = simdjson::dom;
+
+// Choice: 64 levels: tool arguments and results are shallow; deeper bodies
+// are rejected before any parsing recursion could matter.
+constexpr size_t kMaxDepth = 64;
+// Most invalidation events and history points kept for the dashboard.
+constexpr size_t kInvalidationLog = 50;
+constexpr size_t kHistoryPoints = 360;
+
+double UnixNow() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string JsonString(std::string_view s) {
+  return nlohmann::json(std::string(s))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) return "0";
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+Reply Error(int status, std::string_view code, std::string_view message) {
+  Reply r;
+  r.status = status;
+  r.body = "{\"error\":{\"code\":" + JsonString(code) +
+           ",\"message\":" + JsonString(message) + "}}";
+  return r;
+}
+
+Reply Json(std::string body) {
+  Reply r;
+  r.body = std::move(body);
+  return r;
+}
+
+dom::parser& ThreadParser() {
+  // Choice: documents up to 64 MiB (the server caps bodies lower).
+  thread_local dom::parser parser(64u << 20);
+  thread_local bool sized = false;
+  if (!sized) {
+    // Capacity grows as needed; only the depth is fixed here.
+    sized = parser.allocate(1 << 16, kMaxDepth) == simdjson::SUCCESS;
+  }
+  return parser;
+}
+
+// One parsed request body: an object, with typed field access that names
+// the field in its error.
+class Body {
+ public:
+  // INVALID_ARGUMENT naming the problem unless `text` is one JSON object.
+  Status Parse(std::string_view text) {
+    if (text.empty())
+      return InvalidArgument("empty body: expected a JSON object");
+    dom::parser& p = ThreadParser();
+    dom::element e;
+    if (auto err = p.parse(text.data(), text.size(), true).get(e)) {
+      if (err == simdjson::DEPTH_ERROR) {
+        return InvalidArgument("body nested deeper than " +
+                               std::to_string(kMaxDepth) + " levels");
+      }
+      return InvalidArgument(std::string("body is not valid JSON: ") +
+                             simdjson::error_message(err));
+    }
+    if (e.get_object().get(obj_)) {
+      return InvalidArgument("body must be a JSON object");
+    }
+    return Status::Ok();
+  }
+  bool Has(std::string_view key) const {
+    dom::element e;
+    return obj_.at_key(key).get(e) == simdjson::SUCCESS && !e.is_null();
+  }
+  // A required (or optional, when `required` is false) string.
+  Status String(std::string_view key, bool required, std::string* out) const {
+    dom::element e;
+    if (obj_.at_key(key).get(e) || e.is_null()) {
+      if (required)
+        return InvalidArgument("'" + std::string(key) + "' is required");
+      return Status::Ok();
+    }
+    std::string_view s;
+    if (e.get_string().get(s)) {
+      return InvalidArgument("'" + std::string(key) + "' must be a string");
+    }
+    if (required && s.empty()) {
+      return InvalidArgument("'" + std::string(key) + "' must not be empty");
+    }
+    out->assign(s);
+    return Status::Ok();
+  }
+  Status Number(std::string_view key, double* out) const {
+    dom::element e;
+    if (obj_.at_key(key).get(e) || e.is_null()) return Status::Ok();
+    double v = 0;
+    if (e.get_double().get(v) || !std::isfinite(v) || v < 0) {
+      return InvalidArgument("'" + std::string(key) +
+                             "' must be a number >= 0");
+    }
+    *out = v;
+    return Status::Ok();
+  }
+  Status Bool(std::string_view key, bool* out) const {
+    dom::element e;
+    if (obj_.at_key(key).get(e) || e.is_null()) return Status::Ok();
+    if (e.get_bool().get(*out)) {
+      return InvalidArgument("'" + std::string(key) + "' must be a boolean");
+    }
+    return Status::Ok();
+  }
+  // Any JSON value, minified. `object_only`: must be an object.
+  Status Raw(std::string_view key, bool object_only, std::string* out,
+             bool* present) const {
+    dom::element e;
+    *present = false;
+    if (obj_.at_key(key).get(e)) return Status::Ok();
+    if (object_only && !e.is_object() && !e.is_null()) {
+      return InvalidArgument("'" + std::string(key) + "' must be an object");
+    }
+    if (object_only && e.is_null()) return Status::Ok();
+    *out = simdjson::minify(e);
+    *present = true;
+    return Status::Ok();
+  }
+
+ private:
+  dom::object obj_;
+};
+
+// The fields that name one tool call.
+struct CallFields {
+  std::string server;
+  std::string tool;
+  std::string arguments = "{}";
+  std::string user;
+};
+
+Status ReadCall(const Body& b, CallFields* c) {
+  if (Status s = b.String("server", true, &c->server); !s.ok()) return s;
+  if (Status s = b.String("tool", true, &c->tool); !s.ok()) return s;
+  if (Status s = b.String("user", false, &c->user); !s.ok()) return s;
+  bool present = false;
+  std::string args;
+  if (Status s = b.Raw("arguments", true, &args, &present); !s.ok()) return s;
+  if (present) c->arguments = std::move(args);
+  return Status::Ok();
+}
+
+ToolCall MakeCall(const CallFields& c, std::string_view tenant) {
+  ToolCall call;
+  call.server = c.server;
+  call.tool = c.tool;
+  call.arguments_json = c.arguments;
+  call.scope = tenant;
+  call.user = c.user;
+  return call;
+}
+
+std::string VerdictJson(const Verdict& v) {
+  std::string s = "{\"cacheable\":";
+  s += v.cacheable ? "true" : "false";
+  s += ",\"reason\":" + JsonString(VerdictReasonName(v.reason));
+  s += ",\"requestType\":" + JsonString(RequestTypeName(v.request_type));
+  s += ",\"ttlSeconds\":" + Num(v.ttl_seconds);
+  s += ",\"source\":" + JsonString(FeatureSourceName(v.source));
+  s += ",\"detail\":" + JsonString(v.detail);
+  s += ",\"parameterCategory\":" + JsonString(v.parameter_category) + "}";
+  return s;
+}
+
+std::string TicketText(TicketId t) { return "t" + std::to_string(t); }
+
+bool ParseTicket(std::string_view s, TicketId* out) {
+  if (s.size() < 2 || s[0] != 't' || s.size() > 21) return false;
+  uint64_t v = 0;
+  for (char ch : s.substr(1)) {
+    if (ch < '0' || ch > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(ch - '0');
+  }
+  *out = v;
+  return true;
+}
+
+// Constant-time comparison of a presented token with a configured one.
+bool TokenEquals(std::string_view a, std::string_view b) {
+  if (b.empty()) return false;
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i % b.size()]);
+  }
+  return diff == 0;
+}
+
+}  // namespace
+
+CacheService::CacheService(ServiceOptions options)
+    : options_(std::move(options)) {
+  started_ = UnixNow();
+  metrics::Registry& r = *options_.registry;
+  requests_ = &r.Counters("toolcache_serve_requests_total",
+                          "Cache API requests by operation and status",
+                          {"op", "status"});
+  calls_ = &r.Counters(
+      "toolcache_serve_calls_total",
+      "Tool calls asked about (lookup, begin) by outcome: hit, miss, "
+      "coalesced, bypass",
+      {"op", "outcome"});
+  tenant_calls_ =
+      &r.Counters("toolcache_serve_tenant_calls_total",
+                  "Tool calls by tenant and outcome", {"tenant", "outcome"});
+  bypasses_ = &r.Counters("toolcache_serve_bypasses_total",
+                          "Calls not served from nor stored in the cache, "
+                          "by reason",
+                          {"reason"});
+  tool_calls_ = &r.Counters("toolcache_serve_tool_calls_total",
+                            "Tool calls by server, tool and outcome",
+                            {"server", "tool", "outcome"});
+  tool_saved_us_ = &r.Counters(
+      "toolcache_serve_tool_saved_latency_microseconds_total",
+      "Upstream latency saved by hits (the tool's mean recorded latency "
+      "per hit)",
+      {"server", "tool"});
+  tool_latency_us_ = &r.Counters(
+      "toolcache_serve_tool_recorded_latency_microseconds_total",
+      "Measured latency of recorded / completed calls", {"server", "tool"});
+  tool_cost_micro_ =
+      &r.Counters("toolcache_serve_tool_recorded_cost_micros_total",
+                  "Cost (millionths of the caller's unit) of recorded calls",
+                  {"server", "tool"});
+  tool_recorded_ =
+      &r.Counters("toolcache_serve_tool_recorded_total",
+                  "Recorded / completed calls", {"server", "tool"});
+  saved_ = &r.Counters("toolcache_serve_saved_total",
+                       "Saved upstream latency (latency_us, microseconds) and "
+                       "cost (cost_micros, millionths) by hits",
+                       {"what"});
+  invalidations_ =
+      &r.Counters("toolcache_serve_invalidations_total",
+                  "Invalidations by cause: api (POST /v1/invalidate), write (a "
+                  "recorded or begun COMMAND call)",
+                  {"cause"});
+  bytes_ = &r.Counters("toolcache_serve_bytes_total",
+                       "Result bytes served from the cache and recorded",
+                       {"direction"});
+  store_errors_ = &r.Counters(
+      "toolcache_store_errors_total",
+      "Shared store failures outside lookups, by reason (engine)", {"reason"});
+  engine_ = &r.Counters("toolcache_engine_events_total",
+                        "Engine totals: admitted, not_admitted, "
+                        "entries_invalidated, store_hits",
+                        {"what"});
+  latency_ = &r.Histograms("toolcache_serve_request_seconds",
+                           "Time to answer a cache API request (server side)",
+                           {"op"}, metrics::LatencyBuckets());
+  ToolCache* cache = options_.cache;
+  r.Gauge("toolcache_cache_entries", "Entries cached",
+          [cache] { return static_cast<double>(cache->Stats().entries); });
+  r.Gauge("toolcache_cache_bytes", "Bytes cached",
+          [cache] { return static_cast<double>(cache->Stats().bytes); });
+}
+
+bool CacheService::OriginAllowed(std::string_view origin) const {
+  if (origin.empty()) return true;
+  if (options_.allowed_origins.empty()) {
+    for (std::string_view p :
+         {"http://127.0.0.1", "http://localhost", "http://[::1]"}) {
+      if (origin.substr(0, p.size()) == p &&
+          (origin.size() == p.size() || origin[p.size()] == ':')) {
+        return true;
+      }
+    }
+    return false;
+  }
+  for (const std::string& o : options_.allowed_origins) {
+    if (o == "*" || o == origin) return true;
+  }
+  return false;
+}
+
+bool CacheService::HostAllowed(std::string_view host) const {
+  if (!options_.loopback_hosts_only || host.empty()) return true;
+  // Drop the port: "127.0.0.1:8090", "[::1]:8090", "localhost".
+  std::string_view name = host;
+  if (!name.empty() && name.front() == '[') {
+    name = name.substr(0, name.find(']') + 1);
+  } else if (const size_t colon = name.rfind(':');
+             colon != std::string_view::npos) {
+    name = name.substr(0, colon);
+  }
+  return name == "127.0.0.1" || name == "localhost" || name == "[::1]";
+}
+
+std::optional<Reply> CacheService::Handle(const http::Request& request,
+                                          const RequestContext& context) {
+  const double t0 = options_.clock->NowSeconds();
+  const std::string_view path = request.Path();
+  const std::string_view method = request.method;
+  std::string_view op = "other";
+  auto done = [&](Reply r) {
+    requests_->Get({op, std::to_string(r.status / 100) + "xx"})->Add();
+    latency_->Get({op})->Observe(options_.clock->NowSeconds() - t0);
+    return r;
+  };
+  if (!HostAllowed(request.Header("host"))) {
+    return done(Error(403, "forbidden_host",
+                      "this server answers requests for its loopback "
+                      "address only"));
+  }
+  if (!OriginAllowed(request.Header("origin"))) {
+    return done(Error(403, "forbidden_origin",
+                      "Origin not allowed (serve.allowedOrigins)"));
+  }
+  if (method == "GET" && path == "/") {
+    op = "dashboard";
+    Reply r;
+    r.content_type = "text/html; charset=utf-8";
+    r.body = std::string(DashboardHtml());
+    return done(std::move(r));
+  }
+  if (method == "GET" && path == "/metrics") {
+    op = "metrics";
+    Reply r;
+    r.content_type = "text/plain; version=0.0.4";
+    r.body = Prometheus();
+    return done(std::move(r));
+  }
+  if (method == "GET" && path == "/toolcache/stats") {
+    op = "stats";
+    return done(Json(StatsJson()));
+  }
+  if (method == "GET" &&
+      (path == "/v1/openapi.json" || path == "/openapi.json")) {
+    op = "openapi";
+    return done(Json(std::string(OpenApiJson())));
+  }
+  if (path.substr(0, 4) != "/v1/") {
+    return done(Error(404, "not_found", "no route " + std::string(path)));
+  }
+  const std::string_view name = path.substr(4);
+  static constexpr std::string_view kPosts[] = {
+      "lookup", "record", "begin", "complete", "invalidate", "explain"};
+  bool is_post_op = false;
+  for (std::string_view p : kPosts) {
+    if (name == p) {
+      op = p;
+      is_post_op = true;
+    }
+  }
+  if (name == "stats") op = "tenant_stats";
+  if (!is_post_op && name != "stats") {
+    return done(Error(404, "not_found", "no route " + std::string(path)));
+  }
+  // Authentication.
+  std::string tenant;
+  if (!options_.tenants.empty()) {
+    std::string_view auth = request.Header("authorization");
+    constexpr std::string_view kBearer = "Bearer ";
+    if (auth.size() <= kBearer.size() ||
+        !http::EqualsIgnoreCase(auth.substr(0, kBearer.size()), kBearer)) {
+      return done(Error(401, "unauthorized",
+                        "missing 'Authorization: Bearer <token>'"));
+    }
+    std::string_view token = auth.substr(kBearer.size());
+    const Tenant* found = nullptr;
+    for (const Tenant& t : options_.tenants) {
+      if (TokenEquals(token, t.token)) found = &t;
+    }
+    if (found == nullptr) {
+      return done(Error(401, "unauthorized", "unknown bearer token"));
+    }
+    tenant = found->name;
+  }
+  if (name == "stats") {
+    if (method != "GET") {
+      return done(Error(405, "method_not_allowed", "use GET"));
+    }
+    return done(TenantStats(tenant));
+  }
+  if (method != "POST") {
+    return done(Error(405, "method_not_allowed", "use POST"));
+  }
+  if (name == "lookup") return done(Lookup(tenant, request.body));
+  if (name == "record") return done(Record(tenant, request.body));
+  if (name == "complete") return done(Complete(tenant, request.body));
+  if (name == "invalidate") return done(Invalidate(tenant, request.body));
+  if (name == "explain") return done(Explain(tenant, request.body));
+  // begin: may answer later.
+  std::optional<Reply> r = Begin(tenant, request.body, context);
+  if (r) return done(std::move(*r));
+  requests_->Get({op, "deferred"})->Add();
+  return std::nullopt;
+}
+
+void CacheService::CountOutcome(std::string_view tenant, std::string_view op,
+                                std::string_view server, std::string_view tool,
+                                std::string_view outcome,
+                                std::string_view bypass_reason,
+                                uint64_t bytes) {
+  calls_->Get({op, outcome})->Add();
+  tenant_calls_->Get({tenant.empty() ? "_global" : tenant, outcome})->Add();
+  tool_calls_->Get({server, tool, outcome})->Add();
+  if (outcome == "bypass") bypasses_->Get({bypass_reason})->Add();
+  if (outcome == "hit" || outcome == "coalesced") {
+    bytes_->Get({"served"})->Add(bytes);
+    const uint64_t n = tool_recorded_->Get({server, tool})->value();
+    if (n > 0) {
+      const uint64_t lat = tool_latency_us_->Get({server, tool})->value() / n;
+      const uint64_t cost = tool_cost_micro_->Get({server, tool})->value() / n;
+      tool_saved_us_->Get({server, tool})->Add(lat);
+      saved_->Get({"latency_us"})->Add(lat);
+      saved_->Get({"cost_micros"})->Add(cost);
+    }
+  }
+}
+
+void CacheService::LogInvalidation(std::string_view tenant,
+                                   std::string_view server,
+                                   std::string_view resource,
+                                   std::string_view cause) {
+  invalidations_->Get({cause})->Add();
+  std::lock_guard<std::mutex> lock(mu_);
+  invalidations_log_.push_back({UnixNow(), std::string(tenant),
+                                std::string(server), std::string(resource),
+                                std::string(cause)});
+  while (invalidations_log_.size() > kInvalidationLog) {
+    invalidations_log_.pop_front();
+  }
+}
+
+void CacheService::NoteWrite(std::string_view tenant, std::string_view server,
+                             const Verdict& verdict) {
+  // A COMMAND call invalidates its server in the engine (tool_cache.h).
+  if (verdict.request_type == RequestType::kCommand) {
+    LogInvalidation(tenant, server, "", "write");
+  }
+}
+
+Reply CacheService::Lookup(std::string_view tenant, std::string_view body) {
+  Body b;
+  if (Status s = b.Parse(body); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  CallFields c;
+  if (Status s = ReadCall(b, &c); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  Probe p = options_.cache->Peek(MakeCall(c, tenant));
+  if (p.would_hit && p.result_json) {
+    CountOutcome(tenant, "lookup", c.server, c.tool, "hit", "",
+                 p.result_json->size());
+    std::string out;
+    out.reserve(p.result_json->size() + 64);
+    out += "{\"hit\":true,\"result\":";
+    out += *p.result_json;
+    out += ",\"ageSeconds\":" + Num(p.age_seconds) + "}";
+    return Json(std::move(out));
+  }
+  const bool cacheable = p.bypass_reason.empty();
+  CountOutcome(tenant, "lookup", c.server, c.tool,
+               cacheable ? "miss" : "bypass", p.bypass_reason, 0);
+  return Json("{\"hit\":false,\"cacheable\":" +
+              std::string(cacheable ? "true" : "false") + ",\"reason\":" +
+              JsonString(cacheable ? "miss" : p.bypass_reason) +
+              ",\"verdict\":" + VerdictJson(p.verdict) + "}");
+}
+
+Reply CacheService::Record(std::string_view tenant, std::string_view body) {
+  Body b;
+  if (Status s = b.Parse(body); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  CallFields c;
+  if (Status s = ReadCall(b, &c); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  std::string result;
+  bool has_result = false;
+  bool is_error = false;
+  bool complete = true;
+  double latency = 0;
+  double cost = 0;
+  if (Status s = b.Raw("result", false, &result, &has_result); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  for (Status s :
+       {b.Bool("isError", &is_error), b.Bool("complete", &complete),
+        b.Number("latencySeconds", &latency), b.Number("cost", &cost)}) {
+    if (!s.ok()) return Error(400, "bad_request", s.message());
+  }
+  if (!has_result && !is_error) {
+    return Error(400, "bad_request",
+                 "'result' is required (or \"isError\": true)");
+  }
+  UpstreamResult r;
+  r.result_json = result;
+  r.is_error = is_error;
+  r.complete = complete;
+  r.latency_seconds = latency;
+  RecordOutcome o = options_.cache->Record(MakeCall(c, tenant), r);
+  tool_recorded_->Get({c.server, c.tool})->Add();
+  tool_latency_us_->Get({c.server, c.tool})
+      ->Add(static_cast<uint64_t>(std::llround(latency * 1e6)));
+  tool_cost_micro_->Get({c.server, c.tool})
+      ->Add(static_cast<uint64_t>(std::llround(cost * 1e6)));
+  bytes_->Get({"recorded"})->Add(result.size());
+  NoteWrite(tenant, c.server, o.verdict);
+  std::string out = "{\"admitted\":";
+  out += o.admitted ? "true" : "false";
+  out += ",\"alreadyCached\":";
+  out += o.already_cached ? "true" : "false";
+  out += ",\"stale\":";
+  out += o.stale ? "true" : "false";
+  out += ",\"cacheable\":";
+  out += o.bypass_reason.empty() ? "true" : "false";
+  out += ",\"reason\":" + JsonString(o.bypass_reason.empty()
+                                         ? VerdictReasonName(o.reason)
+                                         : std::string_view(o.bypass_reason));
+  out += ",\"verdict\":" + VerdictJson(o.verdict) + "}";
+  return Json(std::move(out));
+}
+
+std::optional<Reply> CacheService::Begin(std::string_view tenant,
+                                         std::string_view body,
+                                         const RequestContext& context) {
+  Body b;
+  if (Status s = b.Parse(body); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  CallFields c;
+  if (Status s = ReadCall(b, &c); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  double wait = options_.max_wait_seconds;
+  if (Status s = b.Number("waitSeconds", &wait); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  wait = std::min(wait, options_.max_wait_seconds);
+  WaiterId id;
+  {
+    // Registered before Begin: a Completion racing with this call finds it.
+    std::lock_guard<std::mutex> lock(mu_);
+    id = next_waiter_++;
+    waiters_[id] = Waiter{std::string(tenant), context.later};
+  }
+  CallPlan p = options_.cache->Begin(MakeCall(c, tenant), id);
+  if (p.action == CallAction::kWait) {
+    CountOutcome(tenant, "begin", c.server, c.tool, "coalesced", "", 0);
+    auto take = [this, id]() -> std::optional<Waiter> {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = waiters_.find(id);
+      if (it == waiters_.end()) return std::nullopt;
+      Waiter w = std::move(it->second);
+      waiters_.erase(it);
+      return w;
+    };
+    if (context.on_gone) {
+      context.on_gone([this, take, id] {
+        if (take()) (void)options_.cache->Cancel(id);
+      });
+    }
+    context.after(wait, [this, take, id] {
+      std::optional<Waiter> w = take();
+      if (!w) return;
+      (void)options_.cache->Cancel(id);
+      w->later(
+          Json("{\"action\":\"forward\",\"reason\":\"wait_timeout\","
+               "\"detail\":\"the identical call in flight did not complete in "
+               "time: run the tool yourself\"}"));
+    });
+    return std::nullopt;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    waiters_.erase(id);
+  }
+  if (p.action == CallAction::kServe) {
+    const size_t n = p.result_json ? p.result_json->size() : 0;
+    CountOutcome(tenant, "begin", c.server, c.tool, "hit", "", n);
+    std::string out;
+    out.reserve(n + 64);
+    out += "{\"action\":\"hit\",\"result\":";
+    out += p.result_json ? *p.result_json : std::string("null");
+    out += ",\"ageSeconds\":" + Num(p.age_seconds) + "}";
+    return Json(std::move(out));
+  }
+  CountOutcome(tenant, "begin", c.server, c.tool, p.bypass ? "bypass" : "miss",
+               p.bypass_reason, 0);
+  if (p.verdict.request_type == RequestType::kCommand) {
+    LogInvalidation(tenant, c.server, "", "write");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    tickets_[p.ticket] = Ticket{std::string(tenant), c.server, c.tool};
+  }
+  const TicketId ticket = p.ticket;
+  context.after(options_.lease_seconds,
+                [this, ticket] { ExpireTicket(ticket); });
+  return Json(
+      "{\"action\":\"forward\",\"ticket\":" + JsonString(TicketText(ticket)) +
+      ",\"cacheable\":" + (p.bypass ? "false" : "true") +
+      ",\"reason\":" + JsonString(p.bypass ? p.bypass_reason : "miss") +
+      ",\"leaseSeconds\":" + Num(options_.lease_seconds) +
+      ",\"verdict\":" + VerdictJson(p.verdict) + "}");
+}
+
+Completion CacheService::Finish(TicketId ticket, const UpstreamResult& result,
+                                std::string_view result_json,
+                                size_t* answered) {
+  Completion c = options_.cache->Complete(ticket, result);
+  const bool shareable = !result.is_error && result.complete;
+  std::string reply_body;
+  if (shareable) {
+    reply_body.reserve(result_json.size() + 40);
+    reply_body += "{\"action\":\"coalesced\",\"result\":";
+    reply_body += result_json;
+    reply_body += "}";
+  } else {
+    reply_body =
+        "{\"action\":\"forward\",\"reason\":\"leader_failed\",\"detail\":"
+        "\"the identical call in flight failed or expired: run the tool "
+        "yourself\"}";
+  }
+  for (WaiterId w : c.waiters) {
+    std::optional<Waiter> waiter;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = waiters_.find(w);
+      if (it != waiters_.end()) {
+        waiter = std::move(it->second);
+        waiters_.erase(it);
+      }
+    }
+    if (!waiter) continue;
+    if (shareable) bytes_->Get({"served"})->Add(result_json.size());
+    ++*answered;
+    waiter->later(Json(reply_body));
+  }
+  return c;
+}
+
+void CacheService::ExpireTicket(TicketId ticket) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tickets_.find(ticket);
+    if (it == tickets_.end()) return;
+    tickets_.erase(it);
+  }
+  UpstreamResult r;
+  r.is_error = true;
+  r.complete = false;
+  size_t answered = 0;
+  (void)Finish(ticket, r, "", &answered);
+}
+
+Reply CacheService::Complete(std::string_view tenant, std::string_view body) {
+  Body b;
+  if (Status s = b.Parse(body); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  std::string ticket_text;
+  if (Status s = b.String("ticket", true, &ticket_text); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  TicketId ticket = 0;
+  if (!ParseTicket(ticket_text, &ticket)) {
+    return Error(400, "bad_request", "'ticket' is not a ticket from begin");
+  }
+  std::string result;
+  bool has_result = false;
+  bool is_error = false;
+  bool complete = true;
+  double latency = 0;
+  double cost = 0;
+  if (Status s = b.Raw("result", false, &result, &has_result); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  for (Status s :
+       {b.Bool("isError", &is_error), b.Bool("complete", &complete),
+        b.Number("latencySeconds", &latency), b.Number("cost", &cost)}) {
+    if (!s.ok()) return Error(400, "bad_request", s.message());
+  }
+  if (!has_result && !is_error) {
+    return Error(400, "bad_request",
+                 "'result' is required (or \"isError\": true)");
+  }
+  Ticket t;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = tickets_.find(ticket);
+    // Another tenant's ticket is reported exactly like an unknown one.
+    if (it == tickets_.end() || it->second.tenant != tenant) {
+      return Error(404, "unknown_ticket",
+                   "no open ticket " + ticket_text +
+                       " (completed, expired, or never issued)");
+    }
+    t = std::move(it->second);
+    tickets_.erase(it);
+  }
+  UpstreamResult r;
+  r.result_json = result;
+  r.is_error = is_error;
+  r.complete = complete;
+  r.latency_seconds = latency;
+  tool_recorded_->Get({t.server, t.tool})->Add();
+  tool_latency_us_->Get({t.server, t.tool})
+      ->Add(static_cast<uint64_t>(std::llround(latency * 1e6)));
+  tool_cost_micro_->Get({t.server, t.tool})
+      ->Add(static_cast<uint64_t>(std::llround(cost * 1e6)));
+  bytes_->Get({"recorded"})->Add(result.size());
+  size_t answered = 0;
+  Completion c = Finish(ticket, r, result, &answered);
+  std::string out = "{\"admitted\":";
+  out += c.admitted ? "true" : "false";
+  out += ",\"reason\":" + JsonString(VerdictReasonName(c.reason));
+  out += ",\"waitersAnswered\":" + std::to_string(answered) + "}";
+  return Json(std::move(out));
+}
+
+Reply CacheService::Invalidate(std::string_view tenant, std::string_view body) {
+  Body b;
+  if (Status s = b.Parse(body); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  std::string server;
+  std::string resource;
+  if (Status s = b.String("server", true, &server); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  if (Status s = b.String("resource", false, &resource); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  const uint64_t before = options_.cache->Stats().entries_invalidated;
+  options_.cache->Invalidate(server, resource);
+  const uint64_t after = options_.cache->Stats().entries_invalidated;
+  LogInvalidation(tenant, server, resource, "api");
+  return Json("{\"invalidated\":true,\"entriesDropped\":" +
+              std::to_string(after - before) + "}");
+}
+
+Reply CacheService::Explain(std::string_view tenant, std::string_view body) {
+  Body b;
+  if (Status s = b.Parse(body); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  CallFields c;
+  if (Status s = ReadCall(b, &c); !s.ok()) {
+    return Error(400, "bad_request", s.message());
+  }
+  Probe p = options_.cache->Peek(MakeCall(c, tenant));
+  const bool cacheable = p.bypass_reason.empty();
+  std::string out = "{\"cacheable\":";
+  out += cacheable ? "true" : "false";
+  out += ",\"reason\":" + JsonString(cacheable
+                                         ? std::string_view("cacheable")
+                                         : std::string_view(p.bypass_reason));
+  out += ",\"ttlSeconds\":" + Num(cacheable ? p.verdict.ttl_seconds : 0);
+  out += ",\"cached\":";
+  out += p.would_hit ? "true" : "false";
+  if (p.would_hit) out += ",\"ageSeconds\":" + Num(p.age_seconds);
+  // The policy's value score is not exposed by the engine yet (left out,
+  // docs/SERVE.md).
+  out += ",\"valueScore\":null";
+  out += ",\"verdict\":" + VerdictJson(p.verdict) + "}";
+  return Json(std::move(out));
+}
+
+Reply CacheService::TenantStats(std::string_view tenant) {
+  nlohmann::ordered_json j;
+  j["tenant"] = tenant.empty() ? "_global" : std::string(tenant);
+  nlohmann::ordered_json by = nlohmann::ordered_json::object();
+  const std::string key = tenant.empty() ? "_global" : std::string(tenant);
+  tenant_calls_->ForEach(
+      [&](const std::vector<std::string>& v, const metrics::Counter& c) {
+        if (v[0] == key) by[v[1]] = c.value();
+      });
+  j["calls"] = by;
+  return Json(j.dump());
+}
+
+CacheService::Totals CacheService::ReadTotals() const {
+  Totals t;
+  calls_->ForEach(
+      [&](const std::vector<std::string>& v, const metrics::Counter& c) {
+        const uint64_t n = c.value();
+        t.calls += n;
+        if (v[1] == "hit") t.hits += n;
+        if (v[1] == "miss") t.misses += n;
+        if (v[1] == "coalesced") t.coalesced += n;
+        if (v[1] == "bypass") t.bypasses += n;
+      });
+  saved_->ForEach(
+      [&](const std::vector<std::string>& v, const metrics::Counter& c) {
+        if (v[0] == "latency_us") t.saved_seconds = c.value() / 1e6;
+        if (v[0] == "cost_micros") t.saved_cost = c.value() / 1e6;
+      });
+  return t;
+}
+
+void CacheService::DropWaiters() {
+  std::map<WaiterId, Waiter> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    dropped.swap(waiters_);
+  }
+  // `dropped` (and the connections its replies hold) goes here.
+}
+
+void CacheService::Sample() {
+  Totals t = ReadTotals();
+  std::lock_guard<std::mutex> lock(mu_);
+  history_.push_back({UnixNow(), t.calls, t.hits + t.coalesced, t.saved_seconds,
+                      t.saved_cost});
+  while (history_.size() > kHistoryPoints) history_.pop_front();
+}
+
+std::string CacheService::Prometheus() {
+  // Engine totals are mirrored into counters (delta since last read).
+  ToolCacheStats s = options_.cache->Stats();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto sync = [&](metrics::CounterFamily* f, const std::string& label,
+                    uint64_t now) {
+      uint64_t& seen = engine_seen_[f->name() + '\0' + label];
+      if (now > seen) f->Get({label})->Add(now - seen);
+      seen = std::max(seen, now);
+    };
+    for (const auto& [reason, n] : s.store_errors) {
+      sync(store_errors_, reason, n);
+    }
+    sync(engine_, "admitted", s.admitted);
+    sync(engine_, "not_admitted", s.not_admitted);
+    sync(engine_, "invalidations", s.invalidations);
+    sync(engine_, "entries_invalidated", s.entries_invalidated);
+    sync(engine_, "store_hits", s.store_hits);
+  }
+  return options_.registry->Prometheus();
+}
+
+std::string CacheService::StatsJson() {
+  (void)Prometheus();  // syncs the engine counters
+  Totals t = ReadTotals();
+  nlohmann::ordered_json j;
+  j["uptimeSeconds"] = UnixNow() - started_;
+  nlohmann::ordered_json tot;
+  tot["calls"] = t.calls;
+  tot["hits"] = t.hits;
+  tot["misses"] = t.misses;
+  tot["coalesced"] = t.coalesced;
+  tot["bypasses"] = t.bypasses;
+  tot["hitRatio"] = t.calls > 0 ? static_cast<double>(t.hits + t.coalesced) /
+                                      static_cast<double>(t.calls)
+                                : 0.0;
+  tot["savedSeconds"] = t.saved_seconds;
+  tot["savedCost"] = t.saved_cost;
+  uint64_t served = 0, recorded = 0;
+  bytes_->ForEach(
+      [&](const std::vector<std::string>& v, const metrics::Counter& c) {
+        if (v[0] == "served") served = c.value();
+        if (v[0] == "recorded") recorded = c.value();
+      });
+  tot["bytesServed"] = served;
+  tot["bytesRecorded"] = recorded;
+  uint64_t inv = 0;
+  invalidations_->ForEach([&](const std::vector<std::string>&,
+                              const metrics::Counter& c) { inv += c.value(); });
+  tot["invalidations"] = inv;
+  j["totals"] = tot;
+  nlohmann::ordered_json by = nlohmann::ordered_json::object();
+  bypasses_->ForEach([&](const std::vector<std::string>& v,
+                         const metrics::Counter& c) { by[v[0]] = c.value(); });
+  j["bypassesByReason"] = by;
+  // Per-tool table.
+  std::map<std::pair<std::string, std::string>, nlohmann::ordered_json> tools;
+  tool_calls_->ForEach(
+      [&](const std::vector<std::string>& v, const metrics::Counter& c) {
+        nlohmann::ordered_json& row = tools[{v[0], v[1]}];
+        if (row.is_null()) {
+          row["server"] = v[0];
+          row["tool"] = v[1];
+          for (const char* k :
+               {"calls", "hits", "misses", "coalesced", "bypasses"}) {
+            row[k] = 0;
+          }
+          row["savedSeconds"] = 0.0;
+        }
+        const std::string key = v[2] == "hit"         ? "hits"
+                                : v[2] == "miss"      ? "misses"
+                                : v[2] == "coalesced" ? "coalesced"
+                                                      : "bypasses";
+        row[key] = row[key].get<uint64_t>() + c.value();
+        row["calls"] = row["calls"].get<uint64_t>() + c.value();
+      });
+  tool_saved_us_->ForEach(
+      [&](const std::vector<std::string>& v, const metrics::Counter& c) {
+        auto it = tools.find({v[0], v[1]});
+        if (it != tools.end()) it->second["savedSeconds"] = c.value() / 1e6;
+      });
+  nlohmann::ordered_json tool_rows = nlohmann::ordered_json::array();
+  for (auto& [k, row] : tools) tool_rows.push_back(std::move(row));
+  j["tools"] = tool_rows;
+  ToolCacheStats s = options_.cache->Stats();
+  nlohmann::ordered_json eng;
+  eng["entries"] = s.entries;
+  eng["bytes"] = s.bytes;
+  eng["admitted"] = s.admitted;
+  eng["notAdmitted"] = s.not_admitted;
+  eng["invalidations"] = s.invalidations;
+  eng["entriesInvalidated"] = s.entries_invalidated;
+  eng["storeHits"] = s.store_hits;
+  nlohmann::ordered_json se = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : s.store_errors) se[reason] = n;
+  eng["storeErrors"] = se;
+  j["cache"] = eng;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    nlohmann::ordered_json inv_rows = nlohmann::ordered_json::array();
+    for (auto it = invalidations_log_.rbegin(); it != invalidations_log_.rend();
+         ++it) {
+      nlohmann::ordered_json e;
+      e["time"] = it->unix_seconds;
+      e["tenant"] = it->tenant;
+      e["server"] = it->server;
+      e["resource"] = it->resource;
+      e["cause"] = it->cause;
+      inv_rows.push_back(std::move(e));
+    }
+    j["recentInvalidations"] = inv_rows;
+    nlohmann::ordered_json hist = nlohmann::ordered_json::array();
+    for (const Point& p : history_) {
+      hist.push_back({{"time", p.unix_seconds},
+                      {"calls", p.calls},
+                      {"hits", p.hits},
+                      {"savedSeconds", p.saved_seconds},
+                      {"savedCost", p.saved_cost}});
+    }
+    j["history"] = hist;
+    j["openTickets"] = tickets_.size();
+    j["waiting"] = waiters_.size();
+  }
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace toolcache::serve

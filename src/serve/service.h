@@ -1,0 +1,210 @@
+// CacheService: the protocol logic of `toolcache serve`, free of sockets.
+//
+// It turns one HTTP request (method, path, headers, body) into calls of the
+// engine (ToolCache: Peek, Record, Begin, Complete, Cancel, Invalidate,
+// Stats) and a JSON reply; src/serve/server.cc binds it to src/http. Tests
+// drive it directly (service_test.cc), as session.cc is driven for MCP.
+//
+//   POST /v1/lookup      Peek: {hit, result, ageSeconds} or a miss with its
+//                        verdict (observation pair with /v1/record)
+//   POST /v1/record      Record: a completed call, its latency and cost
+//   POST /v1/begin       Begin: hit | forward (+ticket) | a coalesced wait
+//                        answered when the leader completes
+//   POST /v1/complete    Complete(ticket): admits, answers the waiters
+//   POST /v1/invalidate  Invalidate(server, resource)
+//   POST /v1/explain     Peek: cacheable?, reason, TTL, source, detail
+//   GET  /v1/stats       the caller's tenant counters
+//   GET  /v1/openapi.json, /metrics, /toolcache/stats, / (dashboard)
+//
+// Tenancy: with tenants configured every /v1/ request needs
+// `Authorization: Bearer <token>`; the tenant's name is the cache scope of
+// its calls (a tenant never reads another's entries) and tickets are bound
+// to the tenant that began them. Without tenants there is no
+// authentication and one global scope.
+//
+// Invariants: Handle never throws on any input; every reply is JSON with a
+// status; a waiting `begin` is answered exactly once (by its leader's
+// Completion, its wait timeout, or not at all when its client went away):
+// whoever removes the waiter from waiters_ owns the reply.
+//
+// Thread-safety: every method is thread-safe (a mutex around the waiter and
+// ticket tables and the invalidation log; metrics are atomics). Ownership:
+// borrows the cache, the clock and the registry.
+#ifndef TOOLCACHE_SRC_SERVE_SERVICE_H_
+#define TOOLCACHE_SRC_SERVE_SERVICE_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/http/http.h"
+#include "src/metrics/metrics.h"
+#include "toolcache/clock.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache::serve {
+
+struct Tenant {
+  std::string name;
+  std::string token;
+};
+
+struct ServiceOptions {
+  ToolCache* cache = nullptr;             // required
+  const Clock* clock = nullptr;           // required
+  metrics::Registry* registry = nullptr;  // required
+  // Empty: no authentication, global scope.
+  std::vector<Tenant> tenants;
+  // Longest a coalesced begin waits for its leader. Choice: 30 s, then the
+  // caller runs the tool itself (`reason: wait_timeout`).
+  double max_wait_seconds = 30;
+  // A ticket not completed this long after begin is ended as failed (its
+  // waiters run the tool themselves). Choice: 300 s, longer than any tool
+  // call worth caching.
+  double lease_seconds = 300;
+  // Browser Origins allowed to call the API ("*" = any); a request with an
+  // Origin header not listed gets 403. Empty: same-host origins only
+  // (http://127.0.0.1:*, http://localhost:*).
+  std::vector<std::string> allowed_origins;
+  // The server listens on a loopback address: a request whose Host header
+  // names another host gets 403 (a DNS-rebinding page cannot read the API
+  // or the statistics). Default false.
+  bool loopback_hosts_only = false;
+};
+
+struct Reply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+};
+
+// What the binding provides for one request.
+struct RequestContext {
+  // Runs f after `seconds` (on the request's loop). Required for begin.
+  std::function<void(double seconds, std::function<void()> f)> after;
+  // Registers f to run if the client goes away before the reply.
+  std::function<void(std::function<void()> f)> on_gone;
+  // Delivers a deferred reply (from any thread).
+  std::function<void(Reply)> later;
+};
+
+class CacheService {
+ public:
+  explicit CacheService(ServiceOptions options);
+
+  // Answers `request` now, or returns nullopt and calls context.later
+  // exactly once (or never, when context.on_gone's function ran first).
+  std::optional<Reply> Handle(const http::Request& request,
+                              const RequestContext& context);
+
+  // The operator's JSON (GET /toolcache/stats): totals, bypass reasons,
+  // per-tool table, recent invalidations, history, engine statistics.
+  std::string StatsJson();
+  // Prometheus text (GET /metrics).
+  std::string Prometheus();
+  // Forgets every waiting begin without answering it (the server is
+  // stopping; called while the event loops still exist, since a waiter
+  // holds its connection).
+  void DropWaiters();
+  // Appends one point to the history the dashboard plots (called every few
+  // seconds by the binding).
+  void Sample();
+
+ private:
+  struct Waiter {
+    std::string tenant;
+    std::function<void(Reply)> later;
+  };
+  struct Ticket {
+    std::string tenant;
+    std::string server;
+    std::string tool;
+  };
+  struct InvalidationEvent {
+    double unix_seconds = 0;
+    std::string tenant;
+    std::string server;
+    std::string resource;
+    std::string cause;  // "api" or "write"
+  };
+  struct Point {
+    double unix_seconds = 0;
+    uint64_t calls = 0;
+    uint64_t hits = 0;
+    double saved_seconds = 0;
+    double saved_cost = 0;
+  };
+  struct Totals {
+    uint64_t calls = 0, hits = 0, misses = 0, coalesced = 0, bypasses = 0;
+    double saved_seconds = 0, saved_cost = 0;
+  };
+
+  Reply Lookup(std::string_view tenant, std::string_view body);
+  Reply Record(std::string_view tenant, std::string_view body);
+  std::optional<Reply> Begin(std::string_view tenant, std::string_view body,
+                             const RequestContext& context);
+  Reply Complete(std::string_view tenant, std::string_view body);
+  Reply Invalidate(std::string_view tenant, std::string_view body);
+  Reply Explain(std::string_view tenant, std::string_view body);
+  Reply TenantStats(std::string_view tenant);
+
+  // Ends `ticket` (its leader's result), answers its waiters.
+  // Ends `ticket` with its leader's result and answers its waiters
+  // (*answered: how many).
+  Completion Finish(TicketId ticket, const UpstreamResult& result,
+                    std::string_view result_json, size_t* answered);
+  void ExpireTicket(TicketId ticket);
+  void CountOutcome(std::string_view tenant, std::string_view op,
+                    std::string_view server, std::string_view tool,
+                    std::string_view outcome, std::string_view bypass_reason,
+                    uint64_t bytes);
+  void NoteWrite(std::string_view tenant, std::string_view server,
+                 const Verdict& verdict);
+  void LogInvalidation(std::string_view tenant, std::string_view server,
+                       std::string_view resource, std::string_view cause);
+  Totals ReadTotals() const;
+  bool OriginAllowed(std::string_view origin) const;
+  bool HostAllowed(std::string_view host) const;
+
+  ServiceOptions options_;
+  double started_ = 0;
+  metrics::CounterFamily* requests_;
+  metrics::CounterFamily* calls_;            // {op, outcome}
+  metrics::CounterFamily* tenant_calls_;     // {tenant, outcome}
+  metrics::CounterFamily* bypasses_;         // {reason}
+  metrics::CounterFamily* tool_calls_;       // {server, tool, outcome}
+  metrics::CounterFamily* tool_saved_us_;    // {server, tool}
+  metrics::CounterFamily* tool_latency_us_;  // {server, tool}: recorded
+  metrics::CounterFamily* tool_cost_micro_;  // {server, tool}: recorded
+  metrics::CounterFamily* tool_recorded_;    // {server, tool}
+  metrics::CounterFamily* saved_;            // {what}: latency_us, cost_micro
+  metrics::CounterFamily* invalidations_;    // {cause}
+  metrics::CounterFamily* bytes_;            // {direction}
+  metrics::CounterFamily* store_errors_;     // {reason} (synced from engine)
+  metrics::CounterFamily* engine_;           // {what} (synced from engine)
+  metrics::HistogramFamily* latency_;        // {op}
+
+  std::mutex mu_;
+  WaiterId next_waiter_ = 1;                                  // GUARDED_BY(mu_)
+  std::map<WaiterId, Waiter> waiters_;                        // GUARDED_BY(mu_)
+  std::map<TicketId, Ticket> tickets_;                        // GUARDED_BY(mu_)
+  std::deque<InvalidationEvent> invalidations_log_;           // GUARDED_BY(mu_)
+  std::deque<Point> history_;                                 // GUARDED_BY(mu_)
+  std::map<std::string, uint64_t, std::less<>> engine_seen_;  // GUARDED_BY
+};
+
+// The dashboard page (static HTML + JS, no external assets).
+std::string_view DashboardHtml();
+// The OpenAPI 3.0 document of the /v1/ API (JSON).
+std::string_view OpenApiJson();
+
+}  // namespace toolcache::serve
+
+#endif  // TOOLCACHE_SRC_SERVE_SERVICE_H_

@@ -1,0 +1,378 @@
+// CacheService driven without sockets: the /v1/ API, tenancy, single-flight
+// waits and leases (timers captured and fired by the test), bad input,
+// statistics and the OpenAPI document.
+#include "src/serve/service.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "toolcache/config.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache::serve {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kConfig = R"(
+policy: lru
+tools:
+  get_doc: {requestType: INFORMATIONAL, ttlSeconds: 600}
+  put_doc: {requestType: COMMAND}
+)";
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void Make(std::vector<Tenant> tenants) {
+    Result<Config> config = ParseConfig(kConfig, "test.yaml");
+    ASSERT_TRUE(config.ok()) << config.status().message();
+    auto made = NewToolCache(*config, &clock_);
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    service_.reset();
+    cache_ = std::move(*made);
+    ServiceOptions o;
+    o.cache = cache_.get();
+    o.clock = &clock_;
+    registry_ = std::make_unique<metrics::Registry>();
+    o.registry = registry_.get();
+    o.tenants = std::move(tenants);
+    o.max_wait_seconds = 10;
+    o.lease_seconds = 100;
+    service_ = std::make_unique<CacheService>(std::move(o));
+  }
+  void SetUp() override { Make({}); }
+
+  struct Deferred {
+    std::optional<Reply> reply;
+  };
+
+  // Sends a request; a deferred reply lands in `*deferred` when given.
+  std::optional<Reply> Send(std::string method, std::string path,
+                            std::string body, std::string token = "",
+                            std::shared_ptr<Deferred> deferred = nullptr,
+                            std::string origin = "") {
+    http::Request r;
+    r.method = std::move(method);
+    r.target = std::move(path);
+    r.body = std::move(body);
+    if (!token.empty())
+      r.headers.push_back({"Authorization", "Bearer " + token});
+    if (!origin.empty()) r.headers.push_back({"Origin", origin});
+    RequestContext ctx;
+    ctx.after = [this](double s, std::function<void()> f) {
+      timers_.push_back({s, std::move(f)});
+    };
+    ctx.on_gone = [this](std::function<void()> f) {
+      gone_.push_back(std::move(f));
+    };
+    ctx.later = [deferred](Reply rep) {
+      ASSERT_NE(deferred, nullptr) << "a reply was deferred unexpectedly";
+      ASSERT_FALSE(deferred->reply.has_value()) << "answered twice";
+      deferred->reply = std::move(rep);
+    };
+    return service_->Handle(r, ctx);
+  }
+  json Post(std::string path, const json& body, std::string token = "",
+            int want_status = 200) {
+    std::optional<Reply> r = Send("POST", path, body.dump(), token);
+    EXPECT_TRUE(r.has_value());
+    if (!r) return json();
+    EXPECT_EQ(r->status, want_status) << path << " " << r->body;
+    EXPECT_EQ(r->content_type, "application/json");
+    return json::parse(r->body);
+  }
+  static json Call(std::string tool, json args) {
+    return {{"server", "docs"},
+            {"tool", std::move(tool)},
+            {"arguments", std::move(args)}};
+  }
+  static json WithResult(json call, json result, double latency = 0.5) {
+    call["result"] = std::move(result);
+    call["latencySeconds"] = latency;
+    return call;
+  }
+
+  ManualClock clock_{0};
+  std::unique_ptr<metrics::Registry> registry_;
+  std::unique_ptr<ToolCache> cache_;
+  std::unique_ptr<CacheService> service_;
+  std::vector<std::pair<double, std::function<void()>>> timers_;
+  std::vector<std::function<void()>> gone_;
+};
+
+TEST_F(ServiceTest, LookupMissesThenRecordThenHitsWithTheSameResult) {
+  json miss = Post("/v1/lookup", Call("get_doc", {{"id", 1}}));
+  EXPECT_EQ(miss["hit"], false);
+  EXPECT_EQ(miss["cacheable"], true);
+  EXPECT_EQ(miss["reason"], "miss");
+  EXPECT_EQ(miss["verdict"]["requestType"], "INFORMATIONAL");
+  EXPECT_EQ(miss["verdict"]["ttlSeconds"], 600);
+
+  const json result = {{"content", {{{"type", "text"}, {"text", "é \"q\""}}}}};
+  json rec =
+      Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), result));
+  EXPECT_EQ(rec["admitted"], true);
+
+  json hit = Post("/v1/lookup", Call("get_doc", {{"id", 1}}));
+  EXPECT_EQ(hit["hit"], true);
+  EXPECT_EQ(hit["result"], result);
+  // Other arguments are another entry.
+  EXPECT_EQ(Post("/v1/lookup", Call("get_doc", {{"id", 2}}))["hit"], false);
+
+  json stats = json::parse(service_->StatsJson());
+  EXPECT_EQ(stats["totals"]["calls"], 3);
+  EXPECT_EQ(stats["totals"]["hits"], 1);
+  EXPECT_EQ(stats["totals"]["misses"], 2);
+  EXPECT_DOUBLE_EQ(stats["totals"]["savedSeconds"].get<double>(), 0.5);
+  ASSERT_EQ(stats["tools"].size(), 1u);
+  EXPECT_EQ(stats["tools"][0]["tool"], "get_doc");
+  EXPECT_EQ(stats["tools"][0]["hits"], 1);
+}
+
+TEST_F(ServiceTest, NonCacheableCallsReportTheirBypassReason) {
+  json w = Post("/v1/lookup", Call("put_doc", {{"id", 1}}));
+  EXPECT_EQ(w["hit"], false);
+  EXPECT_EQ(w["cacheable"], false);
+  EXPECT_EQ(w["reason"], "command");
+  json e = Post("/v1/explain", Call("get_doc", {{"id", 1}}));
+  EXPECT_EQ(e["cacheable"], true);
+  EXPECT_EQ(e["ttlSeconds"], 600);
+  EXPECT_EQ(e["cached"], false);
+  json stats = json::parse(service_->StatsJson());
+  EXPECT_EQ(stats["bypassesByReason"]["command"], 1);
+}
+
+TEST_F(ServiceTest, RecordedWriteInvalidatesTheServerAndIsLogged) {
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v1"));
+  ASSERT_EQ(Post("/v1/lookup", Call("get_doc", {{"id", 1}}))["hit"], true);
+  json w = Post("/v1/record", WithResult(Call("put_doc", {{"id", 1}}), "ok"));
+  EXPECT_EQ(w["cacheable"], false);
+  EXPECT_EQ(Post("/v1/lookup", Call("get_doc", {{"id", 1}}))["hit"], false);
+  json stats = json::parse(service_->StatsJson());
+  ASSERT_FALSE(stats["recentInvalidations"].empty());
+  EXPECT_EQ(stats["recentInvalidations"][0]["cause"], "write");
+  EXPECT_EQ(stats["recentInvalidations"][0]["server"], "docs");
+}
+
+TEST_F(ServiceTest, InvalidateDropsTheServersEntries) {
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v1"));
+  json inv = Post("/v1/invalidate", {{"server", "docs"}});
+  EXPECT_EQ(inv["entriesDropped"], 1);
+  EXPECT_EQ(Post("/v1/lookup", Call("get_doc", {{"id", 1}}))["hit"], false);
+  EXPECT_EQ(Post("/v1/invalidate", json::object(), "", 400)["error"]["code"],
+            "bad_request");
+}
+
+TEST_F(ServiceTest, TenantsNeedTheirTokenAndNeverReadEachOthersEntries) {
+  Make({{"alice", "tok-a"}, {"bob", "tok-b"}});
+  json call = Call("get_doc", {{"id", 1}});
+  EXPECT_EQ(Post("/v1/lookup", call, "", 401)["error"]["code"], "unauthorized");
+  EXPECT_EQ(Post("/v1/lookup", call, "tok-x", 401)["error"]["code"],
+            "unauthorized");
+  Post("/v1/record", WithResult(call, "alice's"), "tok-a");
+  EXPECT_EQ(Post("/v1/lookup", call, "tok-a")["result"], "alice's");
+  EXPECT_EQ(Post("/v1/lookup", call, "tok-b")["hit"], false)
+      << "bob read alice's entry";
+  json bob = json::parse(Send("GET", "/v1/stats", "", "tok-b")->body);
+  EXPECT_EQ(bob["tenant"], "bob");
+  EXPECT_EQ(bob["calls"]["miss"], 1);
+  EXPECT_FALSE(bob["calls"].contains("hit"));
+  // A ticket is only completable by its tenant.
+  json begun = Post("/v1/begin", call, "tok-b");
+  ASSERT_EQ(begun["action"], "forward");
+  json other = {{"ticket", begun["ticket"]}, {"result", "poison"}};
+  EXPECT_EQ(Post("/v1/complete", other, "tok-a", 404)["error"]["code"],
+            "unknown_ticket");
+  json mine = {{"ticket", begun["ticket"]}, {"result", "bob's"}};
+  EXPECT_EQ(Post("/v1/complete", mine, "tok-b")["admitted"], true);
+  EXPECT_EQ(Post("/v1/lookup", call, "tok-b")["result"], "bob's");
+  EXPECT_EQ(Post("/v1/lookup", call, "tok-a")["result"], "alice's");
+}
+
+TEST_F(ServiceTest, BeginCoalescesIdenticalCallsUntilTheLeaderCompletes) {
+  json call = Call("get_doc", {{"id", 7}});
+  json leader = Post("/v1/begin", call);
+  ASSERT_EQ(leader["action"], "forward");
+  ASSERT_TRUE(leader["ticket"].is_string());
+  auto w1 = std::make_shared<Deferred>();
+  auto w2 = std::make_shared<Deferred>();
+  EXPECT_FALSE(Send("POST", "/v1/begin", call.dump(), "", w1).has_value());
+  EXPECT_FALSE(Send("POST", "/v1/begin", call.dump(), "", w2).has_value());
+  EXPECT_FALSE(w1->reply.has_value());
+  json done = Post("/v1/complete", {{"ticket", leader["ticket"]},
+                                    {"result", {{"v", 7}}},
+                                    {"latencySeconds", 2}});
+  EXPECT_EQ(done["admitted"], true);
+  EXPECT_EQ(done["waitersAnswered"], 2);
+  for (const auto& w : {w1, w2}) {
+    ASSERT_TRUE(w->reply.has_value());
+    json j = json::parse(w->reply->body);
+    EXPECT_EQ(j["action"], "coalesced");
+    EXPECT_EQ(j["result"], json({{"v", 7}}));
+  }
+  json hit = Post("/v1/begin", call);
+  EXPECT_EQ(hit["action"], "hit");
+  EXPECT_EQ(hit["result"], json({{"v", 7}}));
+  // The waiters' timers fire later and find nothing to answer.
+  for (auto& [s, f] : timers_) f();
+  // Completing twice is an unknown ticket.
+  EXPECT_EQ(Post("/v1/complete", {{"ticket", leader["ticket"]}, {"result", 1}},
+                 "", 404)["error"]["code"],
+            "unknown_ticket");
+  json stats = json::parse(service_->StatsJson());
+  EXPECT_EQ(stats["totals"]["coalesced"], 2);
+  EXPECT_EQ(stats["totals"]["hits"], 1);
+  EXPECT_EQ(stats["totals"]["misses"], 1);
+  EXPECT_EQ(stats["waiting"], 0);
+  EXPECT_EQ(stats["openTickets"], 0);
+}
+
+TEST_F(ServiceTest, AWaiterTimesOutAndALapsedLeaseReleasesWaiters) {
+  json call = Call("get_doc", {{"id", 8}});
+  json leader = Post("/v1/begin", call);
+  ASSERT_EQ(leader["action"], "forward");
+  ASSERT_EQ(timers_.size(), 1u);  // the lease
+  EXPECT_EQ(timers_[0].first, 100);
+  auto w1 = std::make_shared<Deferred>();
+  ASSERT_FALSE(Send("POST", "/v1/begin", call.dump(), "", w1).has_value());
+  ASSERT_EQ(timers_.size(), 2u);
+  EXPECT_EQ(timers_[1].first, 10);
+  timers_[1].second();  // the wait times out
+  ASSERT_TRUE(w1->reply.has_value());
+  EXPECT_EQ(json::parse(w1->reply->body)["reason"], "wait_timeout");
+
+  auto w2 = std::make_shared<Deferred>();
+  ASSERT_FALSE(Send("POST", "/v1/begin", call.dump(), "", w2).has_value());
+  timers_[0].second();  // the lease lapses: the leader never completed
+  ASSERT_TRUE(w2->reply.has_value());
+  EXPECT_EQ(json::parse(w2->reply->body)["reason"], "leader_failed");
+  EXPECT_EQ(Post("/v1/complete", {{"ticket", leader["ticket"]}, {"result", 1}},
+                 "", 404)["error"]["code"],
+            "unknown_ticket");
+  // A waiter whose client went away is never answered.
+  json leader2 = Post("/v1/begin", call);
+  ASSERT_EQ(leader2["action"], "forward");
+  auto w3 = std::make_shared<Deferred>();
+  ASSERT_FALSE(Send("POST", "/v1/begin", call.dump(), "", w3).has_value());
+  ASSERT_FALSE(gone_.empty());
+  gone_.back()();
+  json done =
+      Post("/v1/complete", {{"ticket", leader2["ticket"]}, {"result", 2}});
+  EXPECT_EQ(done["waitersAnswered"], 0);
+  EXPECT_FALSE(w3->reply.has_value());
+}
+
+TEST_F(ServiceTest, BadInputIsA4xxJsonErrorNeverACrash) {
+  struct Case {
+    std::string method, path, body;
+    int status;
+  };
+  std::string deep(200, '[');
+  deep += std::string(200, ']');
+  const std::vector<Case> cases = {
+      {"POST", "/v1/lookup", "", 400},
+      {"POST", "/v1/lookup", "not json", 400},
+      {"POST", "/v1/lookup", "[1,2]", 400},
+      {"POST", "/v1/lookup", R"({"tool":"get_doc"})", 400},
+      {"POST", "/v1/lookup", R"({"server":"","tool":"get_doc"})", 400},
+      {"POST", "/v1/lookup", R"({"server":1,"tool":"get_doc"})", 400},
+      {"POST", "/v1/lookup", R"({"server":"s","tool":"t","arguments":[1]})",
+       400},
+      {"POST", "/v1/lookup",
+       R"({"server":"s","tool":"t","arguments":{"a":)" + deep + "}}", 400},
+      {"POST", "/v1/lookup", R"({"server":"s","tool":"t"} trailing)", 400},
+      {"POST", "/v1/record", R"({"server":"s","tool":"get_doc"})", 400},
+      {"POST", "/v1/record",
+       R"({"server":"s","tool":"get_doc","result":1,"latencySeconds":-1})",
+       400},
+      {"POST", "/v1/complete", R"({"ticket":"x1","result":1})", 400},
+      {"POST", "/v1/complete", R"({"ticket":"t999","result":1})", 404},
+      {"POST", "/v1/begin", R"({"server":"s","tool":"t","waitSeconds":"x"})",
+       400},
+      {"GET", "/v1/lookup", "", 405},
+      {"POST", "/v1/stats", "", 405},
+      {"POST", "/v1/nothing", "{}", 404},
+      {"GET", "/elsewhere", "", 404},
+  };
+  for (const Case& c : cases) {
+    std::optional<Reply> r = Send(c.method, c.path, c.body);
+    ASSERT_TRUE(r.has_value()) << c.path << " " << c.body;
+    EXPECT_EQ(r->status, c.status)
+        << c.method << " " << c.path << " " << c.body;
+    json j = json::parse(r->body, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r->body;
+    EXPECT_TRUE(j["error"]["message"].is_string()) << r->body;
+  }
+}
+
+TEST_F(ServiceTest, ForeignOriginsAreRefused) {
+  std::optional<Reply> r =
+      Send("POST", "/v1/lookup", Call("get_doc", {}).dump(), "", nullptr,
+           "https://evil.example");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 403);
+  r = Send("GET", "/", "", "", nullptr, "http://127.0.0.1:8090");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("<canvas id=\"chart\""), std::string::npos);
+}
+
+TEST_F(ServiceTest, ALoopbackServerRefusesOtherHostNames) {
+  auto send = [&](std::string host) {
+    http::Request r;
+    r.method = "GET";
+    r.target = "/toolcache/stats";
+    r.headers.push_back({"Host", std::move(host)});
+    return service_->Handle(r, RequestContext{})->status;
+  };
+  EXPECT_EQ(send("rebound.example:8090"), 200) << "checked while off";
+  ServiceOptions o;
+  o.cache = cache_.get();
+  o.clock = &clock_;
+  o.registry = registry_.get();
+  o.loopback_hosts_only = true;
+  service_ = std::make_unique<CacheService>(std::move(o));
+  EXPECT_EQ(send("rebound.example:8090"), 403);
+  EXPECT_EQ(send("rebound.example"), 403);
+  EXPECT_EQ(send("127.0.0.1:8090"), 200);
+  EXPECT_EQ(send("localhost"), 200);
+  EXPECT_EQ(send("[::1]:8090"), 200);
+}
+
+TEST_F(ServiceTest, MetricsCountOutcomesByEnumLabels) {
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v"));
+  Post("/v1/lookup", Call("get_doc", {{"id", 1}}));
+  Post("/v1/lookup", Call("put_doc", {{"id", 1}}));
+  Post("/v1/invalidate", {{"server", "docs"}});
+  const std::string text = service_->Prometheus();
+  for (std::string_view want :
+       {"toolcache_serve_calls_total{op=\"lookup\",outcome=\"hit\"} 1",
+        "toolcache_serve_calls_total{op=\"lookup\",outcome=\"bypass\"} 1",
+        "toolcache_serve_bypasses_total{reason=\"command\"} 1",
+        "toolcache_serve_invalidations_total{cause=\"api\"} 1",
+        "toolcache_serve_saved_total{what=\"latency_us\"} 500000",
+        "toolcache_engine_events_total{what=\"admitted\"} 1",
+        "toolcache_serve_request_seconds_bucket{op=\"lookup\"",
+        "toolcache_cache_entries 0"}) {
+    EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
+  }
+}
+
+TEST_F(ServiceTest, OpenApiDocumentDescribesEveryRoute) {
+  std::optional<Reply> r = Send("GET", "/v1/openapi.json", "");
+  ASSERT_TRUE(r.has_value());
+  json doc = json::parse(r->body);
+  for (const char* p : {"/v1/lookup", "/v1/record", "/v1/begin", "/v1/complete",
+                        "/v1/invalidate", "/v1/explain"}) {
+    EXPECT_TRUE(doc["paths"][p].contains("post")) << p;
+  }
+  EXPECT_TRUE(doc["paths"]["/v1/stats"].contains("get"));
+}
+
+}  // namespace
+}  // namespace toolcache::serve
