@@ -27,6 +27,7 @@
 #include "src/http/http.h"
 #include "src/http/sse.h"
 #include "src/llm/observer.h"
+#include "src/llm/stream_serve.h"
 #include "src/llm/tool_loop.h"
 #include "src/llm/wire.h"
 #include "src/metrics/metrics.h"
@@ -256,12 +257,16 @@ class Exchange : public http::ResponseSink,
     if (route_.route == Route::kObserved) {
       headers_.push_back({"x-toolcache-recorded", std::to_string(recorded_)});
     }
+    if (serve_ && (serve_stream_ || (sse_ && status >= 200 && status < 300))) {
+      return ServeStreamHead();
+    }
     // Streams (and everything on pass-through routes) are relayed as they
     // arrive; other observed responses are read whole first.
     if (route_.route != Route::kObserved || sse_) StartRelay();
   }
 
   bool OnData(std::string_view data) override {
+    if (serve_stream_) return ServeStreamData(data);
     if (!relaying_) {
       if (body_.size() + data.size() <=
           shared_->options.max_buffered_response_bytes) {
@@ -295,6 +300,7 @@ class Exchange : public http::ResponseSink,
     shared_->upstream->Get({Label()})->Observe(Now() - started_at_);
     if (!st.ok()) return UpstreamFailed(st);
     shared_->requests->Get({Label(), StatusClass(status_)})->Add();
+    if (serve_stream_) return ServeStreamEnd();
     if (relaying_) {
       if (observe_stream_) FinishStream();
       res_->Finish();
@@ -355,19 +361,108 @@ class Exchange : public http::ResponseSink,
       }
       return false;
     }
+    Resend(std::move(*next));
+    return true;
+  }
+
+  // The next round of the tool loop: the same request with `body`.
+  void Resend(std::string body) {
     http::ClientRequest r;
     r.method = again_.method;
     r.target = again_.target;
     r.headers = again_.headers;
-    r.body = std::move(*next);
+    r.body = std::move(body);
     body_.clear();
     headers_.clear();
     status_ = 0;
     started_at_ = Now();
+    sse_parser_ = http::SseParser();
     call_ = shared_->client->Start(res_->loop(),
                                    shared_->UrlFor(route_.provider),
                                    std::move(r), shared_from_this());
+  }
+
+  // Streams through the tool loop (stream_serve.h): round 1's head starts
+  // the client's stream; every round's events pass the relay.
+  void ServeStreamHead() {
+    if (!serve_stream_) {
+      serve_stream_ = true;
+      relaying_ = true;
+      res_->Start(status_, headers_);
+      return;
+    }
+    // A later round that is not a 2xx stream: its body becomes an error
+    // event of the client's stream.
+    serve_round_failed_ = !(sse_ && status_ >= 200 && status_ < 300);
+  }
+
+  bool ServeStreamData(std::string_view data) {
+    if (serve_round_failed_) {
+      if (body_.size() < 65536) body_.append(data);
+      return true;
+    }
+    sse_parser_.Feed(data, [this](const http::SseEvent& e) {
+      std::string out = relay_.OnEvent(e.event, e.data);
+      if (!out.empty()) res_->Write(out);
+    });
     return true;
+  }
+
+  void ServeStreamEnd() {
+    if (serve_round_failed_) {
+      shared_->Error("upstream_error_mid_loop");
+      res_->Write("event: error\ndata: " +
+                  ErrorBody(Provider::kAnthropic, status_,
+                            "toolcache proxy: upstream answered a hidden "
+                            "round with status " +
+                                std::to_string(status_) + ": " + body_) +
+                  "\n\n");
+      res_->Finish();
+      return;
+    }
+    if (relay_.failed() || !relay_.round_complete() ||
+        sse_parser_.mid_event()) {
+      const bool failed = relay_.failed();
+      shared_->streams->Get({Label(), failed ? "error" : "truncated"})->Add();
+      if (failed) {
+        res_->Finish();
+      } else {
+        res_->Abort();
+      }
+      return;
+    }
+    const std::string round = relay_.RoundBody();
+    Result<llm::ParsedResponse> parsed =
+        llm::ParseResponse(route_.api, round);
+    if (parsed.ok()) {
+      std::optional<std::string> next = serve_->OnResponse(round, *parsed);
+      if (next) {
+        relay_.NextRound();
+        Resend(std::move(*next));
+        return;
+      }
+    }
+    const bool hidden = serve_->rounds() > 1;
+    res_->Write(
+        relay_.Flush(hidden ? serve_->usage() : nlohmann::ordered_json()));
+    if (hidden) {
+      serve_->FinishStream(round, relay_.ClientBody(),
+                           relay_.relayed_earlier());
+      for (const std::string& t : serve_->served_tools()) {
+        shared_->served->Get({Label(), t})->Add();
+      }
+      shared_->saved_latency->Get({Label()})->Observe(
+          serve_->latency_saved_seconds());
+      spdlog::info("{}: served {} tool call(s) in {} hidden round(s){}",
+                   Label(), serve_->served_calls(), serve_->rounds() - 1,
+                   serve_->saved() ? "" : " (state not saved)");
+    }
+    shared_->streams->Get({Label(), "complete"})->Add();
+    if (parsed.ok()) {
+      LogResponse(shared_->observer->OnResponse(route_.api, parsed->tool_uses,
+                                                scope_));
+    }
+    res_->Finish();
   }
 
   void AddServeHeaders() {
@@ -478,6 +573,9 @@ class Exchange : public http::ResponseSink,
   double started_at_;
   std::unique_ptr<llm::ServeSession> serve_;
   http::ClientRequest again_;  // method, target, headers of later rounds
+  bool serve_stream_ = false;  // the client's stream passes relay_
+  bool serve_round_failed_ = false;
+  llm::AnthropicStreamRelay relay_;
 };
 
 class LlmProxyImpl final : public LlmProxy {

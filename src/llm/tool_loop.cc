@@ -188,8 +188,7 @@ ToolLoop::ToolLoop(ToolCache* cache, Store* store, const Observer* router,
       options_(std::move(options)) {}
 
 bool ToolLoop::Supports(Api api, bool stream) {
-  return !stream &&
-         (api == Api::kAnthropicMessages || api == Api::kOpenAiChat);
+  return api == Api::kAnthropicMessages || (!stream && api == Api::kOpenAiChat);
 }
 
 bool ToolLoop::Serves(std::string_view tool) const {
@@ -322,7 +321,7 @@ std::string ToolLoop::StoreKeyOf(Api api, std::string_view scope,
 bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
                     std::string_view scope, std::string_view final_body,
                     const ParsedResponse& final_response,
-                    std::string_view hidden) {
+                    std::string_view hidden, std::string_view replacement) {
   const std::string self =
       ResponseFingerprint(client.api, final_body, final_response);
   if (self.empty() || hidden.empty()) return false;
@@ -332,7 +331,14 @@ bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
       (n >= 1 ? MessageIdentity(client, client_body, n - 1) : "") + "\n" +
       self;
   const std::string key = StoreKeyOf(client.api, scope, context);
-  Status st = store_->Put({.ns = kNamespace, .key = key}, hidden,
+  // Value: the hidden messages, then "\n" and the replacement if any (no
+  // compact JSON contains a raw newline).
+  std::string value(hidden);
+  if (!replacement.empty()) {
+    value.push_back('\n');
+    value.append(replacement);
+  }
+  Status st = store_->Put({.ns = kNamespace, .key = key}, value,
                           options_.state_ttl_seconds);
   if (!st.ok()) {
     spdlog::warn("tool loop: conversation state not saved: {}", st.message());
@@ -404,11 +410,18 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
       continue;
     }
     if (out.empty()) out.reserve(body.size() + 4096);
-    const uint32_t begin = request.message_list[at[k]].span.begin;
-    out.append(body, from, begin - from);
-    out.append(*found[k]->bytes);
+    const Span span = request.message_list[at[k]].span;
+    const std::string& value = *found[k]->bytes;
+    const size_t nl = value.find('\n');
+    out.append(body, from, span.begin - from);
+    out.append(value, 0, nl);
     out.push_back(',');
-    from = begin;
+    if (nl == std::string::npos) {
+      from = span.begin;
+    } else {
+      out.append(value, nl + 1, std::string::npos);
+      from = span.end;
+    }
     ++report->spliced;
   }
   if (report->spliced == 0) return body;
@@ -462,6 +475,24 @@ std::optional<std::string> ServeSession::OnResponse(
   next.append(hidden_);
   next.append(suffix_);
   return next;
+}
+
+void ServeSession::FinishStream(std::string_view round_body,
+                                std::string_view client_body,
+                                bool relayed_earlier) {
+  if (hidden_.empty()) return;
+  Result<ParsedResponse> shown =
+      ParseResponse(Api::kAnthropicMessages, client_body);
+  if (!shown.ok()) return;
+  std::string replacement;
+  if (relayed_earlier) {
+    ojson j = Parse(round_body);
+    if (!j.is_object() || !j.contains("content")) return;
+    replacement =
+        "{\"role\":\"assistant\",\"content\":" + Dump(j["content"]) + "}";
+  }
+  saved_ = loop_->Save(client_, client_body_, scope_, client_body, *shown,
+                       hidden_, replacement);
 }
 
 std::string ServeSession::Finish(std::string_view body,

@@ -106,8 +106,8 @@ class ToolLoop {
            ServeOptions options);
 
   const ServeOptions& options() const { return options_; }
-  // The APIs and modes served (Anthropic Messages and Chat Completions,
-  // not streamed).
+  // The APIs and modes served: Anthropic Messages (streamed or not) and
+  // Chat Completions (not streamed).
   static bool Supports(Api api, bool stream);
   bool Serves(std::string_view tool) const;
 
@@ -119,11 +119,15 @@ class ToolLoop {
 
   // Remembers `hidden` (comma-joined messages) before the assistant message
   // of the final response, which the client will send after the messages
-  // of `client` (its request as it sent it). False when the store failed
-  // or the response has no identity (no call ids, no text).
+  // of `client` (its request as it sent it). `final_body` is the assistant
+  // message as the client received it (its identity); a non-empty
+  // `replacement` (one JSON message) replaces that message when spliced
+  // (a stream that showed the client blocks of hidden rounds). False when
+  // the store failed or the message has no identity.
   bool Save(const ParsedRequest& client, std::string_view client_body,
             std::string_view scope, std::string_view final_body,
-            const ParsedResponse& final_response, std::string_view hidden);
+            const ParsedResponse& final_response, std::string_view hidden,
+            std::string_view replacement = {});
 
   // `body` with every saved hidden turn spliced back; `body` itself when
   // there is none.
@@ -170,7 +174,14 @@ class ServeSession {
   // The final response's body for the client (usage summed when rounds
   // were hidden); saves the hidden turns for the next request.
   std::string Finish(std::string_view body, const ParsedResponse& response);
-
+  // The same for a stream (stream_serve.h): `round_body` is the final
+  // round's message, `client_body` the message the client was shown over
+  // all rounds; when they differ (`relayed_earlier`) the next request gets
+  // the final round's message back in place of the client's.
+  void FinishStream(std::string_view round_body, std::string_view client_body,
+                    bool relayed_earlier);
+  // The summed usage of the rounds so far (an object, maybe empty).
+  const nlohmann::ordered_json& usage() const { return usage_; }
   uint32_t rounds() const { return rounds_; }  // upstream calls made
   uint32_t served_calls() const { return served_calls_; }
   double latency_saved_seconds() const { return latency_saved_; }
