@@ -337,11 +337,11 @@ class Parser {
     ProxyConfig p;
     if (node.IsNull()) return p;
     ExpectMap(node, "proxy");
-    CheckKeys(node, "proxy",
-              {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
-               "clientName", "maxBodyBytes", "maxDepth",
-               "responseTimeoutSeconds", "caFile", "serve", "serveMaxRounds",
-               "conversationTtlSeconds"});
+    CheckKeys(
+        node, "proxy",
+        {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
+         "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
+         "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds"});
     if (const YAML::Node n = node["upstream"]) {
       p.upstream = String(n, "proxy.upstream");
     }

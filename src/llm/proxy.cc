@@ -377,9 +377,9 @@ class Exchange : public http::ResponseSink,
     status_ = 0;
     started_at_ = Now();
     sse_parser_ = http::SseParser();
-    call_ = shared_->client->Start(res_->loop(),
-                                   shared_->UrlFor(route_.provider),
-                                   std::move(r), shared_from_this());
+    call_ =
+        shared_->client->Start(res_->loop(), shared_->UrlFor(route_.provider),
+                               std::move(r), shared_from_this());
   }
 
   // Streams through the tool loop (stream_serve.h): round 1's head starts
@@ -432,8 +432,7 @@ class Exchange : public http::ResponseSink,
       return;
     }
     const std::string round = relay_.RoundBody();
-    Result<llm::ParsedResponse> parsed =
-        llm::ParseResponse(route_.api, round);
+    Result<llm::ParsedResponse> parsed = llm::ParseResponse(route_.api, round);
     if (parsed.ok()) {
       std::optional<std::string> next = serve_->OnResponse(round, *parsed);
       if (next) {
@@ -459,8 +458,8 @@ class Exchange : public http::ResponseSink,
     }
     shared_->streams->Get({Label(), "complete"})->Add();
     if (parsed.ok()) {
-      LogResponse(shared_->observer->OnResponse(route_.api, parsed->tool_uses,
-                                                scope_));
+      LogResponse(
+          shared_->observer->OnResponse(route_.api, parsed->tool_uses, scope_));
     }
     res_->Finish();
   }
@@ -470,10 +469,9 @@ class Exchange : public http::ResponseSink,
         {"x-toolcache-served-calls", std::to_string(serve_->served_calls())});
     headers_.push_back(
         {"x-toolcache-hidden-rounds", std::to_string(serve_->rounds() - 1)});
-    headers_.push_back(
-        {"x-toolcache-latency-saved-ms",
-         std::to_string(
-             static_cast<int64_t>(serve_->latency_saved_seconds() * 1000))});
+    headers_.push_back({"x-toolcache-latency-saved-ms",
+                        std::to_string(static_cast<int64_t>(
+                            serve_->latency_saved_seconds() * 1000))});
   }
 
   void StartRelay() {
@@ -729,9 +727,10 @@ class LlmProxyImpl final : public LlmProxy {
 
   // The tool loop's request hook: splices hidden turns back into `body`
   // and, when this request can be served, starts its session.
-  static std::unique_ptr<llm::ServeSession> Splice(
-      Shared* shared, llm::ParsedRequest& parsed, std::string* body,
-      const std::string& scope) {
+  static std::unique_ptr<llm::ServeSession> Splice(Shared* shared,
+                                                   llm::ParsedRequest& parsed,
+                                                   std::string* body,
+                                                   const std::string& scope) {
     llm::SpliceReport sr;
     std::string spliced = shared->loop->Splice(parsed, *body, scope, &sr);
     const std::string_view api = llm::ApiName(parsed.api);

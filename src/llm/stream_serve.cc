@@ -105,7 +105,8 @@ std::string AnthropicStreamRelay::OnEvent(std::string_view event,
       } else if (dt == "input_json_delta") {
         partial_[index] += d.value("partial_json", "");
       } else if (dt == "thinking_delta") {
-        block["thinking"] = block.value("thinking", "") + d.value("thinking", "");
+        block["thinking"] =
+            block.value("thinking", "") + d.value("thinking", "");
       } else if (dt == "signature_delta") {
         block["signature"] = d.value("signature", "");
       } else if (dt == "citations_delta" && d.contains("citation")) {

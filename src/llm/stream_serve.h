@@ -58,15 +58,15 @@ class AnthropicStreamRelay {
   static std::string Frame(std::string_view event, std::string_view data);
 
   uint32_t round_ = 0;
-  uint32_t offset_ = 0;         // client indexes used by earlier rounds
-  int64_t first_tool_ = -1;     // this round's first tool_use index
+  uint32_t offset_ = 0;      // client indexes used by earlier rounds
+  int64_t first_tool_ = -1;  // this round's first tool_use index
   bool holding_ = false;
   bool complete_ = false;
   bool failed_ = false;
-  std::string held_;            // framed events held back
-  std::string held_delta_;      // message_delta data (rewritten at Flush)
-  nlohmann::ordered_json message_;        // this round, assembled
-  std::string held_stop_;       // message_stop data
+  std::string held_;                // framed events held back
+  std::string held_delta_;          // message_delta data (rewritten at Flush)
+  nlohmann::ordered_json message_;  // this round, assembled
+  std::string held_stop_;           // message_stop data
   // Blocks relayed in earlier rounds (the start of the client's message).
   nlohmann::ordered_json shown_ = nlohmann::ordered_json::array();
   std::map<int64_t, std::string> partial_;  // input_json_delta by index

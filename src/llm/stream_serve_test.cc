@@ -21,41 +21,47 @@ struct Ev {
   std::string data;
 };
 
-std::vector<Ev> Round(bool first_text, const std::string& text,
-                      bool tool) {
+std::vector<Ev> Round(bool first_text, const std::string& text, bool tool) {
   std::vector<Ev> v;
-  v.push_back({"message_start",
-               R"({"type":"message_start","message":{"id":"msg_x","type":"message","role":"assistant","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}})"});
+  v.push_back(
+      {"message_start",
+       R"({"type":"message_start","message":{"id":"msg_x","type":"message","role":"assistant","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}})"});
   int i = 0;
   if (first_text) {
-    v.push_back({"content_block_start",
-                 R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"});
+    v.push_back(
+        {"content_block_start",
+         R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"});
     v.push_back({"ping", R"({"type":"ping"})"});
-    v.push_back({"content_block_delta",
-                 R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":")" +
-                     text + R"("}})"});
-    v.push_back({"content_block_stop",
-                 R"({"type":"content_block_stop","index":0})"});
+    v.push_back(
+        {"content_block_delta",
+         R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":")" +
+             text + R"("}})"});
+    v.push_back(
+        {"content_block_stop", R"({"type":"content_block_stop","index":0})"});
     ++i;
   }
   if (tool) {
     const std::string n = std::to_string(i);
-    v.push_back({"content_block_start",
-                 R"({"type":"content_block_start","index":)" + n +
-                     R"(,"content_block":{"type":"tool_use","id":"toolu_h","name":"Read","input":{}}})"});
-    v.push_back({"content_block_delta",
-                 R"({"type":"content_block_delta","index":)" + n +
-                     R"(,"delta":{"type":"input_json_delta","partial_json":"{\"file_path\":"}})"});
-    v.push_back({"content_block_delta",
-                 R"({"type":"content_block_delta","index":)" + n +
-                     R"(,"delta":{"type":"input_json_delta","partial_json":"\"/w/a.txt\"}"}})"});
+    v.push_back(
+        {"content_block_start",
+         R"({"type":"content_block_start","index":)" + n +
+             R"(,"content_block":{"type":"tool_use","id":"toolu_h","name":"Read","input":{}}})"});
+    v.push_back(
+        {"content_block_delta",
+         R"({"type":"content_block_delta","index":)" + n +
+             R"(,"delta":{"type":"input_json_delta","partial_json":"{\"file_path\":"}})"});
+    v.push_back(
+        {"content_block_delta",
+         R"({"type":"content_block_delta","index":)" + n +
+             R"(,"delta":{"type":"input_json_delta","partial_json":"\"/w/a.txt\"}"}})"});
     v.push_back({"content_block_stop",
                  R"({"type":"content_block_stop","index":)" + n + "}"});
   }
-  v.push_back({"message_delta",
-               std::string(R"({"type":"message_delta","delta":{"stop_reason":")") +
-                   (tool ? "tool_use" : "end_turn") +
-                   R"(","stop_sequence":null},"usage":{"output_tokens":5}})"});
+  v.push_back(
+      {"message_delta",
+       std::string(R"({"type":"message_delta","delta":{"stop_reason":")") +
+           (tool ? "tool_use" : "end_turn") +
+           R"(","stop_sequence":null},"usage":{"output_tokens":5}})"});
   v.push_back({"message_stop", R"({"type":"message_stop"})"});
   return v;
 }

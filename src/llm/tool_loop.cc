@@ -27,7 +27,9 @@ std::string Dump(const ojson& j) {
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
-std::string JsonString(std::string_view s) { return Dump(ojson(std::string(s))); }
+std::string JsonString(std::string_view s) {
+  return Dump(ojson(std::string(s)));
+}
 
 ojson Parse(std::string_view text) {
   return ojson::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -210,7 +212,8 @@ std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
     }
   }
   // One text block: the plain string the client's tool runner sends.
-  if (all_text && c->size() == 1) return JsonString((*c)[0]["text"].get<std::string>());
+  if (all_text && c->size() == 1)
+    return JsonString((*c)[0]["text"].get<std::string>());
   if (api == Api::kAnthropicMessages) return Dump(*c);
   if (!all_text) return "";  // Chat tool messages carry text only
   ojson parts = ojson::array();
@@ -313,8 +316,8 @@ std::string ToolLoop::StoreKeyOf(Api api, std::string_view scope,
   std::string k = "llm1/";
   k.append(ApiName(api));
   k.push_back('/');
-  k.append(ToHex(ComputeSha256(std::string(scope) + '\0' +
-                               std::string(fingerprint))));
+  k.append(ToHex(
+      ComputeSha256(std::string(scope) + '\0' + std::string(fingerprint))));
   return k;
 }
 
@@ -328,8 +331,7 @@ bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
   const uint32_t n = static_cast<uint32_t>(client.message_list.size());
   const std::string context =
       (n >= 2 ? MessageIdentity(client, client_body, n - 2) : "") + "\n" +
-      (n >= 1 ? MessageIdentity(client, client_body, n - 1) : "") + "\n" +
-      self;
+      (n >= 1 ? MessageIdentity(client, client_body, n - 1) : "") + "\n" + self;
   const std::string key = StoreKeyOf(client.api, scope, context);
   // Value: the hidden messages, then "\n" and the replacement if any (no
   // compact JSON contains a raw newline).
@@ -366,8 +368,8 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
     const Message& m = request.message_list[i];
     if (m.role != "assistant") continue;
     if (id(i).empty()) continue;
-    const std::string context = (i >= 2 ? id(i - 2) : std::string()) + "\n" +
-                                id(i - 1) + "\n" + id(i);
+    const std::string context =
+        (i >= 2 ? id(i - 2) : std::string()) + "\n" + id(i - 1) + "\n" + id(i);
     std::string key = StoreKeyOf(request.api, scope, context);
     {
       std::lock_guard<std::mutex> lock(mu_);

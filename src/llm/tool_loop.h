@@ -193,11 +193,11 @@ class ServeSession {
   ParsedRequest client_;
   std::string client_body_;
   std::string scope_;
-  bool usable_ = false;   // the upstream body has an insertion point
-  std::string prefix_;    // upstream body up to the insertion point
-  std::string suffix_;    // the rest
-  bool comma_ = true;     // messages precede the insertion point
-  std::string hidden_;    // comma-joined hidden messages
+  bool usable_ = false;  // the upstream body has an insertion point
+  std::string prefix_;   // upstream body up to the insertion point
+  std::string suffix_;   // the rest
+  bool comma_ = true;    // messages precede the insertion point
+  std::string hidden_;   // comma-joined hidden messages
   nlohmann::ordered_json usage_;
   uint32_t rounds_ = 1;
   uint32_t served_calls_ = 0;

@@ -25,13 +25,12 @@ std::string AnthropicToolResponse(
     int out = 5) {
   std::string content = R"([{"type":"text","text":"Reading."})";
   for (const auto& c : calls) {
-    content += R"(,{"type":"tool_use","id":")" + c[0] + R"(","name":")" +
-               c[1] + R"(","input":)" + c[2] + "}";
+    content += R"(,{"type":"tool_use","id":")" + c[0] + R"(","name":")" + c[1] +
+               R"(","input":)" + c[2] + "}";
   }
   content += "]";
   return R"({"id":"msg_1","type":"message","role":"assistant","content":)" +
-         content +
-         R"(,"stop_reason":"tool_use","usage":{"input_tokens":)" +
+         content + R"(,"stop_reason":"tool_use","usage":{"input_tokens":)" +
          std::to_string(in) + R"(,"output_tokens":)" + std::to_string(out) +
          R"(,"cache_read_input_tokens":0}})";
 }
@@ -85,8 +84,7 @@ class ToolLoopTest : public ::testing::Test {
 
   std::optional<ServedTurn> Serve(const std::string& response,
                                   const std::string& scope = "s") {
-    Result<ParsedResponse> p =
-        ParseResponse(Api::kAnthropicMessages, response);
+    Result<ParsedResponse> p = ParseResponse(Api::kAnthropicMessages, response);
     EXPECT_TRUE(p.ok());
     return loop_->TryServe(Api::kAnthropicMessages, response, *p, scope);
   }
@@ -137,9 +135,9 @@ TEST_F(ToolLoopTest, PartialTurnGoesToTheClientWhole) {
 TEST_F(ToolLoopTest, NeverServesUnsafeResults) {
   // Not cacheable: Bash is a command, never recorded.
   ClientRan("toolu_1", "Bash", R"({"command":"ls"})", "a b");
-  EXPECT_FALSE(Serve(AnthropicToolResponse(
-                         {{"toolu_2", "Bash", R"({"command":"ls"})"}}))
-                   .has_value());
+  EXPECT_FALSE(
+      Serve(AnthropicToolResponse({{"toolu_2", "Bash", R"({"command":"ls"})"}}))
+          .has_value());
   // An error result is never stored, so never served.
   ClientRan("toolu_3", "Read", kB, "no such file", /*is_error=*/true);
   EXPECT_FALSE(
@@ -160,8 +158,8 @@ TEST_F(ToolLoopTest, WriteInTheConversationInvalidates) {
   ClientRan("toolu_1", "Read", kA, "alpha");
   ASSERT_TRUE(
       Serve(AnthropicToolResponse({{"toolu_2", "Read", kA}})).has_value());
-  ClientRan("toolu_3", "Write",
-            R"({"file_path":"/w/a.txt","content":"new"})", "ok");
+  ClientRan("toolu_3", "Write", R"({"file_path":"/w/a.txt","content":"new"})",
+            "ok");
   EXPECT_FALSE(
       Serve(AnthropicToolResponse({{"toolu_4", "Read", kA}})).has_value());
 }
@@ -190,7 +188,8 @@ TEST_F(ToolLoopTest, SessionSplicesHiddenTurnsBack) {
   ASSERT_TRUE(p1.ok());
   ServeSession s(loop_.get(), *p1, client1, client1, "s");
   // Round 1: the model asks for a hit.
-  const std::string r1 = AnthropicToolResponse({{"toolu_9", "Read", kA}}, 10, 5);
+  const std::string r1 =
+      AnthropicToolResponse({{"toolu_9", "Read", kA}}, 10, 5);
   auto pr1 = ParseResponse(Api::kAnthropicMessages, r1);
   std::optional<std::string> up2 = s.OnResponse(r1, *pr1);
   ASSERT_TRUE(up2.has_value());
@@ -247,8 +246,8 @@ TEST_F(ToolLoopTest, SessionSplicesHiddenTurnsBack) {
 TEST_F(ToolLoopTest, RoundLimit) {
   Build(Config(), ServeOptions{.all_tools = true, .max_rounds = 1});
   ClientRan("toolu_1", "Read", kA, "alpha");
-  const std::string client1 = Padded(
-      R"({"model":"m","messages":[{"role":"user","content":"x"}]})");
+  const std::string client1 =
+      Padded(R"({"model":"m","messages":[{"role":"user","content":"x"}]})");
   auto p1 = ParseRequest(Api::kAnthropicMessages, client1);
   ServeSession s(loop_.get(), *p1, client1, client1, "s");
   const std::string r1 = AnthropicToolResponse({{"toolu_9", "Read", kA}});
