@@ -35,6 +35,7 @@ struct ProxyArgs {
   int threads = 2;
   bool no_cache = false;
   bool serve = false;
+  bool offload = false;
 };
 
 void SetUpLogging(const std::string& flag_level) {
@@ -116,6 +117,9 @@ int Run(const ProxyArgs& a) {
     o.serve.state_ttl_seconds = *pc.conversation_ttl_seconds;
   }
   if (a.serve) o.serve.all_tools = true;
+  if (pc.offload) o.serve.offload = *pc.offload;
+  if (pc.offload_tokens) o.serve.offload_tokens = *pc.offload_tokens;
+  if (a.offload) o.serve.offload = true;
   if (!a.upstream.empty())
     o.anthropic_upstream = o.openai_upstream = a.upstream;
   if (!a.anthropic_upstream.empty())
@@ -229,6 +233,9 @@ Command AddProxyCommand(CLI::App& root) {
   c.app->add_flag("--serve", args->serve,
                   "answer tool calls that are fresh cache hits in the proxy "
                   "(the config's `proxy.serve`; docs/SERVE.md)");
+  c.app->add_flag("--offload", args->offload,
+                  "replace oversized tool results by previews and answer "
+                  "toolcache_read (the config's `proxy.offload`)");
   c.app->add_flag("--no-cache", args->no_cache,
                   "forward everything, observe nothing");
   c.run = [args] { return Run(*args); };

@@ -100,6 +100,9 @@ struct ProxyConfig {
   std::vector<std::string> serve_tools;
   std::optional<uint64_t> serve_max_rounds;
   std::optional<double> conversation_ttl_seconds;
+  // Offload oversized tool results (seed 003) above this many tokens.
+  std::optional<bool> offload;
+  std::optional<uint64_t> offload_tokens;
 };
 
 struct Config {

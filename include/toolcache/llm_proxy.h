@@ -67,6 +67,10 @@ struct LlmServeOptions {
   uint32_t max_rounds = 8;
   // Conversation state (the hidden turns) lives this long in the store.
   double state_ttl_seconds = 7 * 86400.0;
+  // Offload (seed 003): results above offload_tokens (bytes / 4) in the
+  // newest turn become previews; the proxy adds and answers toolcache_read.
+  bool offload = false;
+  uint64_t offload_tokens = 2000;
   bool enabled() const { return all_tools || !tools.empty(); }
 };
 

@@ -337,11 +337,11 @@ class Parser {
     ProxyConfig p;
     if (node.IsNull()) return p;
     ExpectMap(node, "proxy");
-    CheckKeys(
-        node, "proxy",
-        {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
-         "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
-         "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds"});
+    CheckKeys(node, "proxy",
+              {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
+               "clientName", "maxBodyBytes", "maxDepth",
+               "responseTimeoutSeconds", "caFile", "serve", "serveMaxRounds",
+               "conversationTtlSeconds", "offload", "offloadTokens"});
     if (const YAML::Node n = node["upstream"]) {
       p.upstream = String(n, "proxy.upstream");
     }
@@ -384,6 +384,13 @@ class Parser {
       if (*p.serve_max_rounds < 1 || *p.serve_max_rounds > 64) {
         Fail(n, "'proxy.serveMaxRounds' must be 1 to 64");
       }
+    }
+    if (const YAML::Node n = node["offload"]) {
+      p.offload = Bool(n, "proxy.offload");
+    }
+    if (const YAML::Node n = node["offloadTokens"]) {
+      p.offload_tokens = Count(n, "proxy.offloadTokens");
+      if (*p.offload_tokens < 1) Fail(n, "'proxy.offloadTokens' must be >= 1");
     }
     if (const YAML::Node n = node["conversationTtlSeconds"]) {
       p.conversation_ttl_seconds = Number(n, "proxy.conversationTtlSeconds");

@@ -180,7 +180,9 @@ struct Shared {
   // serving is off. Its conversation state lives in options.store, or in
   // own_store (memory) when none is given.
   std::unique_ptr<Store> own_store;
+  std::unique_ptr<llm::Offloader> offload;  // null when offload is off
   std::unique_ptr<llm::ToolLoop> loop;
+  metrics::CounterFamily* offloaded = nullptr;
   metrics::CounterFamily* served = nullptr;
   metrics::CounterFamily* spliced = nullptr;
   metrics::HistogramFamily* saved_latency = nullptr;
@@ -746,7 +748,32 @@ class LlmProxyImpl final : public LlmProxy {
       shared->spliced->Get({api, "store_error"})->Add(sr.store_errors);
     }
     std::unique_ptr<llm::ServeSession> session;
-    const bool spliced_any = sr.spliced > 0;
+    bool spliced_any = sr.spliced > 0;
+    // Offload only where the loop can answer the retrieval tool.
+    if (shared->offload && llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
+      // Offload rewrites the request as it will go upstream (spliced).
+      Result<llm::ParsedRequest> now =
+          spliced_any ? llm::ParseRequest(parsed.api, spliced)
+                      : Result<llm::ParsedRequest>(parsed);
+      if (now.ok()) {
+        llm::OffloadReport orep;
+        std::string rewritten = shared->offload->Rewrite(
+            *now, spliced_any ? spliced : *body, scope, &orep);
+        if (orep.offloaded > 0) {
+          shared->offloaded->Get({api, "offloaded"})->Add(orep.offloaded);
+        }
+        if (orep.reused > 0) {
+          shared->offloaded->Get({api, "reused"})->Add(orep.reused);
+        }
+        if (orep.bytes_removed > 0) {
+          shared->offloaded->Get({api, "bytes"})->Add(orep.bytes_removed);
+        }
+        if (orep.tool_added || orep.offloaded > 0 || orep.reused > 0) {
+          spliced = std::move(rewritten);
+          spliced_any = true;
+        }
+      }
+    }
     if (llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
       std::string client_body = spliced_any ? std::move(*body) : *body;
       if (spliced_any) *body = std::move(spliced);
@@ -844,7 +871,7 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
     shared->observer = std::make_unique<llm::Observer>(
         options.cache, &shared->clock, &shared->registry,
         llm::ObserverOptions{.client_server = options.client_server});
-    if (options.serve.enabled()) {
+    if (options.serve.enabled() || options.serve.offload) {
       Store* store = options.store;
       if (store == nullptr) {
         Result<std::unique_ptr<Store>> mem = OpenStore("memory");
@@ -857,8 +884,20 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
       so.tools = options.serve.tools;
       so.max_rounds = options.serve.max_rounds;
       so.state_ttl_seconds = options.serve.state_ttl_seconds;
+      if (options.serve.offload) {
+        shared->offload = std::make_unique<llm::Offloader>(
+            store, llm::OffloadOptions{.threshold_tokens =
+                                           options.serve.offload_tokens});
+        shared->offloaded = &r.Counters(
+            "toolcache_llm_offload_total",
+            "Oversized tool results replaced by previews (offloaded: first "
+            "time, reused: the memoised preview again), and request bytes "
+            "removed (bytes)",
+            {"api", "what"});
+      }
       shared->loop = std::make_unique<llm::ToolLoop>(
-          options.cache, store, shared->observer.get(), std::move(so));
+          options.cache, store, shared->observer.get(), std::move(so),
+          shared->offload.get());
       shared->served = &r.Counters(
           "toolcache_llm_served_total",
           "Tool calls the proxy answered from the cache in hidden rounds",

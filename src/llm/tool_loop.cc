@@ -183,11 +183,12 @@ std::string WithUsage(std::string_view body, const ojson& total) {
 }
 
 ToolLoop::ToolLoop(ToolCache* cache, Store* store, const Observer* router,
-                   ServeOptions options)
+                   ServeOptions options, Offloader* offloader)
     : cache_(cache),
       store_(store),
       router_(router),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      offloader_(offloader) {}
 
 bool ToolLoop::Supports(Api api, bool stream) {
   return api == Api::kAnthropicMessages || (!stream && api == Api::kOpenAiChat);
@@ -232,7 +233,10 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
   if (response.stop_reason != want) return std::nullopt;
   // Decide on every call first (Peek changes nothing).
   for (const ToolUse& u : response.tool_uses) {
-    if (u.id.empty() || !Serves(u.name)) return std::nullopt;
+    if (u.id.empty()) return std::nullopt;
+    // Retrieval of an offloaded result: always the proxy's own.
+    if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) continue;
+    if (!Serves(u.name)) return std::nullopt;
     auto [server, tool] = router_->Route(u.name);
     Probe p = cache_->Peek({.server = server,
                             .scope = scope,
@@ -272,6 +276,11 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
   std::lock_guard<std::mutex> serving(serve_mu_);
   const double saved_before = cache_->Stats().latency_saved_seconds;
   for (const ToolUse& u : response.tool_uses) {
+    if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) {
+      rendered.push_back(JsonString(offloader_->Answer(scope, u.arguments)));
+      turn.tools.push_back(u.name);
+      continue;
+    }
     auto [server, tool] = router_->Route(u.name);
     const WaiterId waiter = (1ull << 62) + next_waiter_.fetch_add(1);
     CallPlan plan = cache_->Begin({.server = server,

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "src/llm/observer.h"
+#include "src/llm/offload.h"
 #include "src/llm/wire.h"
 #include "toolcache/store.h"
 #include "toolcache/tool_cache.h"
@@ -102,8 +103,10 @@ std::string WithUsage(std::string_view body,
 
 class ToolLoop {
  public:
+  // `offloader` (borrowed, may be null) answers retrieval calls
+  // (offload.h) in the loop.
   ToolLoop(ToolCache* cache, Store* store, const Observer* router,
-           ServeOptions options);
+           ServeOptions options, Offloader* offloader = nullptr);
 
   const ServeOptions& options() const { return options_; }
   // The APIs and modes served: Anthropic Messages (streamed or not) and
@@ -144,6 +147,7 @@ class ToolLoop {
   Store* store_;
   const Observer* router_;
   ServeOptions options_;
+  Offloader* offloader_;
   std::atomic<uint64_t> next_waiter_{1};
   std::mutex serve_mu_;  // serializes serving (see TryServe)
 
