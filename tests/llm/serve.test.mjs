@@ -8,6 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,8 +22,8 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tc-serve-'));
 const config = path.join(tmp, 'toolcache.yaml');
 fs.writeFileSync(config, 'tools:\n  Grep: {requestType: INFORMATIONAL}\nproxy:\n  serve: true\n');
 
-async function startProxy(extra = []) {
-  const child = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', config, ...extra],
+async function startProxy(extra = [], cfg = config) {
+  const child = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg, ...extra],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   child.stderr.on('data', (d) => { log += d; });
@@ -68,6 +69,7 @@ const readTool = { name: 'Read', description: 'Reads a file from the local files
 const writeTool = { name: 'Write', description: 'Writes a file to the local filesystem.',
   input_schema: { type: 'object', properties: { file_path: { type: 'string' }, content: { type: 'string' } }, required: ['file_path', 'content'] } };
 const files = { '/w/a.txt': 'alpha\nbeta\n', '/w/b.txt': 'gamma\n' };
+files['/w/big.txt'] = Array.from({ length: 600 }, (_, i) => `row ${i}${i === 321 ? ' NEEDLE' : ''} the quick brown fox jumps\n`).join('');
 
 // A client agent with the Anthropic SDK: sends, runs the tools it is asked
 // for (counting them), and keeps its own history as SDK users do.
@@ -320,6 +322,51 @@ test('OpenAI Chat Completions, not streamed: served and spliced', async () => {
     assert.equal(up.requests[3].rejected, undefined);
     assert.equal(up.requests[3].body.messages.length, 7);
     assertPrefixStable(2, 3);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('offload: an oversized result becomes a preview, toolcache_read is answered in the proxy', async () => {
+  const offloadConfig = path.join(tmp, 'offload.yaml');
+  fs.writeFileSync(offloadConfig, 'proxy:\n  serve: true\n  offload: true\n  offloadTokens: 2000\n');
+  const big = files['/w/big.txt'];
+  const ref = 'tc_' + crypto.createHash('sha256').update(big).digest('hex').slice(0, 16);
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('toolu_o1', '/w/big.txt')] } },
+    { reply: { toolCalls: [{ id: 'toolu_o2', name: 'toolcache_read', input: { ref, pattern: 'NEEDLE' } }] } },
+    { reply: { text: 'found it on row 321' } },
+    { reply: { text: 'bye' } },
+  ] });
+  const proxy = await startProxy([], offloadConfig);
+  try {
+    const agent = new AnthropicAgent(proxy.url, 'sk-ant-offload');
+    const msg = await agent.say('find the needle in big.txt');
+    assert.equal(msg.content[0].text, 'found it on row 321');
+    // The retrieval call never reached the client.
+    assert.deepEqual(agent.ran, ['Read /w/big.txt']);
+    // The tool is there from the first request on, last, the same bytes.
+    const last = (i) => up.requests[i].body.tools.at(-1);
+    assert.equal(last(0).name, 'toolcache_read');
+    assert.deepEqual(last(1), last(0));
+    // The upstream got the preview, not the 25 KB result.
+    const preview = up.requests[1].body.messages[2].content[0].content;
+    assert.ok(big.length > 20000);
+    assert.ok(preview.length < 3000, `preview of ${preview.length} bytes`);
+    assert.ok(preview.includes(ref) && preview.startsWith('[toolcache: this tool result was offloaded'));
+    assert.ok(up.requests[1].bodyBytes < 6000);
+    // The proxy answered the retrieval with the matching line.
+    const answer = up.requests[2].body.messages.at(-1).content[0];
+    assert.equal(answer.tool_use_id, 'toolu_o2');
+    assert.equal(answer.content, '322: row 321 NEEDLE the quick brown fox jumps\n');
+    for (const r of up.requests) assert.equal(r.rejected, undefined);
+    // The next turn: the same preview bytes (prefix-stable) and the hidden
+    // retrieval spliced back.
+    await agent.say('thanks');
+    assert.equal(up.requests[3].body.messages.length, 7);
+    assertPrefixStable(1, 2);
+    assertPrefixStable(2, 3);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_offload_total', { what: 'offloaded' }), 1);
   } finally {
     await proxy.stop();
   }
