@@ -261,7 +261,7 @@ test('state gone: the request is forwarded as sent, never rejected', async () =>
   }
 });
 
-test('Anthropic, streamed requests are forwarded and get hidden turns spliced back', async () => {
+test('a streamed request after a served turn gets the hidden turns spliced back', async () => {
   up.load({ strictHistory: true, turns: [
     { reply: { toolCalls: [read('toolu_t1')] } },
     { reply: { toolCalls: [read('toolu_t2')] } },
@@ -367,6 +367,40 @@ test('offload: an oversized result becomes a preview, toolcache_read is answered
     assertPrefixStable(1, 2);
     assertPrefixStable(2, 3);
     assert.equal(await metric(proxy.url, 'toolcache_llm_offload_total', { what: 'offloaded' }), 1);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('Anthropic, streamed: a repeated read is served inside one well-formed client stream', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { text: 'Reading.', toolCalls: [read('toolu_x1')] } },
+    { reply: { text: 'Again.', toolCalls: [read('toolu_x2')] } },
+    { reply: { text: 'Same.' } },
+    { reply: { text: 'Bye.' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const agent = new AnthropicAgent(proxy.url, 'sk-ant-sserve');
+    const msg = await agent.say('read a twice, streaming', { stream: true });
+    assert.deepEqual(agent.ran, ['Read /w/a.txt']);
+    // One message: the text of the hidden round, then the final text; the
+    // served tool_use never reached the client.
+    assert.deepEqual(msg.content.map((b) => b.text), ['Again.', 'Same.']);
+    assert.equal(msg.stop_reason, 'end_turn');
+    const u = (i) => up.requests[i].reply.usage;
+    assert.equal(msg.usage.input_tokens, u(1).input_tokens + u(2).input_tokens);
+    assert.equal(msg.usage.output_tokens, u(1).output_tokens + u(2).output_tokens);
+    // The next request gets the hidden turn back and, in place of the
+    // client's two-round message, the upstream's own last message.
+    await agent.say('bye', { stream: true });
+    const m = up.requests[3].body.messages;
+    assert.equal(up.requests[3].rejected, undefined);
+    assert.equal(m.length, 7);
+    assert.equal(m[3].content[1].id, 'toolu_x2');
+    assert.deepEqual(m[5].content.map((b) => b.text), ['Same.']);
+    assertPrefixStable(2, 3);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_served_total', { tool: 'Read' }), 1);
   } finally {
     await proxy.stop();
   }
