@@ -83,9 +83,9 @@ test('Claude Code with serve: the second read is answered inside the proxy', { s
   fs.mkdirSync(path.join(work, 'home'));
   const up = await startFakeUpstream();
   up.load({ fallbackText: 'ok', strictHistory: true, turns: [
-    { when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id: 'toolu_serve_1', name: 'Read', input: { file_path: file } }] } },
-    { when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_serve_2', name: 'Read', input: { file_path: file } }] } },
-    { when: { tool: 'Read' }, reply: { text: 'It says: the cache remembers.' } },
+    { name: 'read1', when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id: 'toolu_serve_1', name: 'Read', input: { file_path: file } }] } },
+    { name: 'read2', when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_serve_2', name: 'Read', input: { file_path: file } }] } },
+    { name: 'end', when: { tool: 'Read' }, reply: { text: 'It says: the cache remembers.' } },
   ] });
   const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
     { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -108,7 +108,7 @@ test('Claude Code with serve: the second read is answered inside the proxy', { s
     for (const q of up.requests) assert.equal(q.rejected, undefined, q.rejected);
     // The upstream saw both results; the second was the proxy's, in a
     // hidden round that followed the first read's request directly.
-    const last = up.requests.filter((q) => q.turn !== null).at(-1).body.messages;
+    const last = up.requests.find((q) => q.turn === 'end').body.messages;
     const results = last.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
       .filter((b) => b.type === 'tool_result');
     assert.deepEqual(results.map((b) => b.tool_use_id), ['toolu_serve_1', 'toolu_serve_2']);
