@@ -148,8 +148,14 @@ TEST_F(ToolLoopTest, NeverServesUnsafeResults) {
       Serve(AnthropicToolResponse({{"toolu_6", "Read", kA}}), "s").has_value());
   EXPECT_TRUE(Serve(AnthropicToolResponse({{"toolu_7", "Read", kA}}), "other")
                   .has_value());
-  // Older than its TTL (default 300 s).
-  clock_.Advance(301);
+  // Older than its TTL (the heuristic gives Read a long one: ask for 120 s).
+  Config c;
+  c.per_tool_ttl["Read"] = 120;
+  Build(c, ServeOptions{.all_tools = true});
+  ClientRan("toolu_9", "Read", kA, "alpha", false, "other");
+  EXPECT_TRUE(Serve(AnthropicToolResponse({{"toolu_10", "Read", kA}}), "other")
+                  .has_value());
+  clock_.Advance(121);
   EXPECT_FALSE(Serve(AnthropicToolResponse({{"toolu_8", "Read", kA}}), "other")
                    .has_value());
 }
@@ -209,9 +215,10 @@ TEST_F(ToolLoopTest, SessionSplicesHiddenTurnsBack) {
   EXPECT_EQ(final_body["usage"]["cache_read_input_tokens"], 3);
   EXPECT_EQ(final_body["content"][0]["text"], "a says alpha");
 
-  // The client's next request, re-serialized its own way (spaces).
+  // The client's next request: its own messages as it sent them before,
+  // the assistant message re-serialized its own way (spaces).
   const std::string client2 = Padded(
-      R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"read a twice"}, )"
+      R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"read a twice"},)"
       R"({"role": "assistant", "content": [{"type": "text", "text": "a says alpha"}]}, )"
       R"({"role":"user","content":"thanks"}]})");
   auto p2 = ParseRequest(Api::kAnthropicMessages, client2);
