@@ -15,7 +15,8 @@
 //   build/apps/toolcache/toolcache trace convert --from llmcompiler \
 //     tests/data/traces/llmcompiler/movie_recommendations_formatted.json -o /tmp/movie.jsonl
 //   node bench/serve_replay.mjs --trace /tmp/movie.jsonl [--sessions 40]
-//        [--model-ms 100] [--tool-scale 1] [--bin build/apps/toolcache/toolcache]
+//        [--model-ms 100] [--tool-scale 1] [--max-calls 12]
+//        [--min-result-bytes 0] [--bin build/apps/toolcache/toolcache]
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -36,6 +37,9 @@ const SESSIONS = Number(opt('--sessions', 40));
 const MODEL_MS = Number(opt('--model-ms', 100));
 const TOOL_SCALE = Number(opt('--tool-scale', 1));
 const MAX_CALLS = Number(opt('--max-calls', 12));
+// Results at least this large (bytes): to see offload on a trace whose
+// recorded results are small.
+const MIN_RESULT = Number(opt('--min-result-bytes', 0));
 if (!TRACE) throw new Error('--trace FILE is required');
 
 // Sessions in trace order, each its calls in order.
@@ -55,7 +59,7 @@ const canon = (v) => (v && typeof v === 'object' && !Array.isArray(v)
 // The tool's answer: deterministic in (tool, arguments), of the recorded size.
 function resultOf(tool, input, size) {
   const seed = crypto.createHash('sha256').update(tool + canon(input)).digest('hex');
-  const n = Math.max(16, Number(size) || 64);
+  const n = Math.max(16, MIN_RESULT, Number(size) || 64);
   let s = `${tool} result ${seed}\n`;
   while (s.length < n) s += `${seed.slice(0, 60)} line ${s.length}\n`;
   return s.slice(0, n);
@@ -140,7 +144,8 @@ async function runMode(mode) {
 }
 
 const total = picked.reduce((n, c) => n + c.length, 0);
-console.log(`trace ${path.basename(TRACE)}: ${picked.length} sessions, ${total} calls, model ${MODEL_MS} ms, tool latency x${TOOL_SCALE}`);
+console.log(`trace ${path.basename(TRACE)}: ${picked.length} sessions, ${total} calls, model ${MODEL_MS} ms, tool latency x${TOOL_SCALE}` +
+  (MIN_RESULT ? `, results >= ${MIN_RESULT} bytes` : ''));
 const rows = [];
 for (const mode of ['observe', 'serve', 'offload']) rows.push(await runMode(mode));
 console.log('| mode | end-to-end | vs observe | client tool calls | served | wrong | prefix breaks | upstream calls | bytes sent upstream |');
