@@ -3,6 +3,9 @@
 //   holds the preview of a raw result, every later request gets exactly
 //   those bytes for it.
 // - Only results of the newest turn are offloaded for the first time.
+// - Memo keys name the occurrence (the call id) and its bytes: the same
+//   text under another call id (e.g. a result the tool loop served whole in
+//   a hidden turn) is never replaced because this one was.
 // - Stored texts and previews are keyed by scope: a reference read from
 //   another scope finds nothing.
 #include "src/llm/offload.h"
@@ -71,9 +74,10 @@ std::string Offloader::RefOf(std::string_view text) {
   return "tc_" + ToHex(ComputeSha256(text)).substr(0, 16);
 }
 
-std::string Offloader::MemoKey(std::string_view scope,
+std::string Offloader::MemoKey(std::string_view scope, std::string_view id,
                                std::string_view raw) const {
-  return "p/" + std::string(scope) + "/" + ToHex(ComputeSha256(raw));
+  return "p/" + std::string(scope) + "/" +
+         ToHex(ComputeSha256(std::string(id) + '\0' + std::string(raw)));
 }
 
 std::string Offloader::Preview(std::string_view text,
@@ -146,7 +150,7 @@ std::string Offloader::Rewrite(const ParsedRequest& request,
   std::vector<Candidate> cands;
   for (const ToolResult& r : request.tool_results) {
     if (r.content.size() <= limit) continue;
-    Candidate c{&r, MemoKey(scope, r.content.In(body)), "", false};
+    Candidate c{&r, MemoKey(scope, r.id, r.content.In(body)), "", false};
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = memo_.find(c.key);

@@ -11,7 +11,8 @@
 // pattern of a stored result.
 //
 // Prompt-cache safety: the preview of a result is memoised by the digest of
-// its raw bytes (in the store), so a result offloaded once is replaced by
+// its call id and raw bytes (in the store), so a result offloaded once is
+// replaced by
 // the same bytes in every later request, in whatever turn it then is; a
 // result that was not offloaded when it was newest is never rewritten later;
 // the tool definition is the same bytes at the same place every time.
@@ -82,7 +83,8 @@ class Offloader {
 
  private:
   std::string Preview(std::string_view text, const std::string& ref) const;
-  std::string MemoKey(std::string_view scope, std::string_view raw) const;
+  std::string MemoKey(std::string_view scope, std::string_view id,
+                      std::string_view raw) const;
 
   Store* store_;
   OffloadOptions options_;

@@ -110,6 +110,29 @@ TEST_F(OffloadTest, OlderTurnsAreNeverNewlyRewritten) {
   EXPECT_NE(out.find(json(text).dump()), std::string::npos);
 }
 
+// The same text under another call id in an older turn (e.g. a result the
+// tool loop served whole in a hidden turn) is not replaced because an
+// equal result was offloaded elsewhere: the upstream saw it whole.
+TEST_F(OffloadTest, MemoIsPerCallNotPerText) {
+  const std::string text = BigText();
+  OffloadReport rep;
+  Rewrite(off_.get(), Request(text), &rep);
+  ASSERT_EQ(rep.offloaded, 1u);
+  std::string body = Request(text, &text);
+  // Make the first (older) result answer another call: t9.
+  for (size_t at; (at = body.find("\"t1\"")) != std::string::npos;) {
+    body.replace(at, 4, "\"t9\"");
+  }
+  auto p = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(p.ok());
+  OffloadReport next;
+  const std::string out = off_->Rewrite(*p, body, "s", &next);
+  // The older t9 result stays whole; the newest (t2) is offloaded.
+  EXPECT_EQ(next.reused, 0u);
+  EXPECT_EQ(next.offloaded, 1u);
+  EXPECT_NE(out.find(json(text).dump()), std::string::npos);
+}
+
 TEST_F(OffloadTest, SmallResultsAndNoToolList) {
   OffloadReport rep;
   const std::string body = Request("short", nullptr, /*tools=*/false);
