@@ -232,7 +232,7 @@ Command AddProxyCommand(CLI::App& root) {
       "redis://HOST:PORT[/DB]; see docs/STORE.md");
   c.app->add_flag("--serve", args->serve,
                   "answer tool calls that are fresh cache hits in the proxy "
-                  "(the config's `proxy.serve`; docs/SERVE.md)");
+                  "(the config's `proxy.serve`; docs/PROXY_SERVE.md)");
   c.app->add_flag("--offload", args->offload,
                   "replace oversized tool results by previews and answer "
                   "toolcache_read (the config's `proxy.offload`)");

@@ -94,7 +94,7 @@ struct ProxyConfig {
   std::optional<uint64_t> max_depth;
   std::optional<double> response_timeout_seconds;
   std::optional<std::string> ca_file;
-  // The server-side tool loop (docs/SERVE.md): `serve: true` serves every
+  // The server-side tool loop (docs/PROXY_SERVE.md): `serve: true` serves every
   // cacheable tool, `serve: [Read, Grep]` those tools.
   std::optional<bool> serve;
   std::vector<std::string> serve_tools;

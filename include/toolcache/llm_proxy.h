@@ -21,7 +21,7 @@
 // Authorization) are forwarded and never logged or stored: the cache scope
 // is a hash of them unless the configuration shares entries globally.
 //
-// With `serve` enabled (issue 13, docs/SERVE.md) the proxy answers tool
+// With `serve` enabled (issue 13, docs/PROXY_SERVE.md) the proxy answers tool
 // calls that are fresh cache hits itself, in hidden upstream rounds, and
 // splices those rounds back into the client's later requests.
 //
@@ -59,7 +59,7 @@ enum class CredentialScope {
 
 class Store;  // store.h
 
-// The server-side tool loop (docs/SERVE.md). Off unless all_tools or tools.
+// The server-side tool loop (docs/PROXY_SERVE.md). Off unless all_tools or tools.
 struct LlmServeOptions {
   bool all_tools = false;          // `serve: true`
   std::vector<std::string> tools;  // `serve: [Read, Grep]`

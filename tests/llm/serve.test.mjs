@@ -1,10 +1,10 @@
-// The proxy's server-side tool loop (docs/SERVE.md) driven by the official
+// The proxy's server-side tool loop (docs/PROXY_SERVE.md) driven by the official
 // SDKs over multi-turn sessions against the scripted fake upstream (in
 // strict-history mode: it rejects what the provider rejects): repeated
 // reads are served without reaching the client's tool runner, the
 // upstream sees every hidden turn in a valid, prefix-stable history, and a
 // proxy restart (SQLite store) mid-conversation loses nothing.
-// Run by tests/e2e_serve.sh with TOOLCACHE_BIN set.
+// Run by tests/e2e_proxy_serve.sh with TOOLCACHE_BIN set.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

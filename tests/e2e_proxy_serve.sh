@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # End-to-end tests of the proxy's server-side tool loop (`proxy.serve`,
-# docs/SERVE.md): config errors here, then tests/llm/serve.test.mjs with the
+# docs/PROXY_SERVE.md): config errors here, then tests/llm/serve.test.mjs with the
 # official SDKs against the scripted fake upstream (strict history).
 set -euo pipefail
 : "${TOOLCACHE_BIN:?TOOLCACHE_BIN must point at the built toolcache binary}"
 src="${TOOLCACHE_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}"
 dir="$src/tests/llm"
 if [ ! -d "$dir/node_modules/@anthropic-ai/sdk" ] || [ ! -d "$dir/node_modules/openai" ]; then
-  echo "e2e_serve: npm packages missing; run scripts/setup.sh (npm ci in tests/llm)" >&2
+  echo "e2e_proxy_serve: npm packages missing; run scripts/setup.sh (npm ci in tests/llm)" >&2
   exit 1
 fi
 
