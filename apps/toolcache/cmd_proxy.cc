@@ -14,6 +14,7 @@
 #include "apps/toolcache/commands.h"
 #include "toolcache/config.h"
 #include "toolcache/llm_proxy.h"
+#include "toolcache/store.h"
 #include "toolcache/tool_cache.h"
 
 namespace toolcache::cli {
@@ -30,8 +31,11 @@ struct ProxyArgs {
   std::string stats_path;
   std::string log_level;
   std::string ca_file;
+  std::string store;
   int threads = 2;
   bool no_cache = false;
+  bool serve = false;
+  bool offload = false;
 };
 
 void SetUpLogging(const std::string& flag_level) {
@@ -104,6 +108,18 @@ int Run(const ProxyArgs& a) {
     o.response_timeout_seconds = *pc.response_timeout_seconds;
   }
   if (pc.ca_file) o.ca_file = *pc.ca_file;
+  if (pc.serve) o.serve.all_tools = *pc.serve;
+  o.serve.tools = pc.serve_tools;
+  if (pc.serve_max_rounds) {
+    o.serve.max_rounds = static_cast<uint32_t>(*pc.serve_max_rounds);
+  }
+  if (pc.conversation_ttl_seconds) {
+    o.serve.state_ttl_seconds = *pc.conversation_ttl_seconds;
+  }
+  if (a.serve) o.serve.all_tools = true;
+  if (pc.offload) o.serve.offload = *pc.offload;
+  if (pc.offload_tokens) o.serve.offload_tokens = *pc.offload_tokens;
+  if (a.offload) o.serve.offload = true;
   if (!a.upstream.empty())
     o.anthropic_upstream = o.openai_upstream = a.upstream;
   if (!a.anthropic_upstream.empty())
@@ -117,10 +133,29 @@ int Run(const ProxyArgs& a) {
   if (!a.ca_file.empty()) o.ca_file = a.ca_file;
   o.threads = a.threads;
   o.stats_path = a.stats_path;
+  if (!a.store.empty()) config.store = a.store;
   SystemClock clock;
+  std::unique_ptr<Store> store;
+  if (!a.no_cache && config.store != "memory") {
+    // The cache's results and the tool loop's conversation state.
+    Result<std::unique_ptr<Store>> opened = OpenStore(config.store);
+    if (!opened.ok()) {
+      std::string where = a.store.empty() ? config.source : "--store";
+      if (a.store.empty() && config.store_line > 0) {
+        where += ":" + std::to_string(config.store_line);
+      }
+      std::cerr << "toolcache proxy: " << where << ": "
+                << opened.status().message() << "\n";
+      return kExitUsage;
+    }
+    store = std::move(*opened);
+    spdlog::info("store: {}", store->name());
+  }
+  o.store = store.get();
   std::unique_ptr<ToolCache> cache;
   if (!a.no_cache) {
-    Result<std::unique_ptr<ToolCache>> made = NewToolCache(config, &clock);
+    Result<std::unique_ptr<ToolCache>> made =
+        NewToolCache(config, &clock, store.get());
     if (!made.ok()) {
       std::cerr << "toolcache proxy: " << made.status().message() << "\n";
       return kExitUsage;
@@ -190,6 +225,17 @@ Command AddProxyCommand(CLI::App& root) {
                    "or info)")
       ->check(CLI::IsMember(
           {"trace", "debug", "info", "warn", "error", "critical", "off"}));
+  c.app->add_option(
+      "--store", args->store,
+      "where results and conversation state are kept besides this process "
+      "(overrides the config's `store`): memory (default), sqlite:PATH, "
+      "redis://HOST:PORT[/DB]; see docs/STORE.md");
+  c.app->add_flag("--serve", args->serve,
+                  "answer tool calls that are fresh cache hits in the proxy "
+                  "(the config's `proxy.serve`; docs/PROXY_SERVE.md)");
+  c.app->add_flag("--offload", args->offload,
+                  "replace oversized tool results by previews and answer "
+                  "toolcache_read (the config's `proxy.offload`)");
   c.app->add_flag("--no-cache", args->no_cache,
                   "forward everything, observe nothing");
   c.run = [args] { return Run(*args); };

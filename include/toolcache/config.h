@@ -94,6 +94,15 @@ struct ProxyConfig {
   std::optional<uint64_t> max_depth;
   std::optional<double> response_timeout_seconds;
   std::optional<std::string> ca_file;
+  // The server-side tool loop (docs/PROXY_SERVE.md): `serve: true` serves every
+  // cacheable tool, `serve: [Read, Grep]` those tools.
+  std::optional<bool> serve;
+  std::vector<std::string> serve_tools;
+  std::optional<uint64_t> serve_max_rounds;
+  std::optional<double> conversation_ttl_seconds;
+  // Offload oversized tool results (seed 003) above this many tokens.
+  std::optional<bool> offload;
+  std::optional<uint64_t> offload_tokens;
 };
 
 // One tenant of `toolcache serve` (`serve.tenants.<name>`): callers that

@@ -21,9 +21,14 @@
 // Authorization) are forwarded and never logged or stored: the cache scope
 // is a hash of them unless the configuration shares entries globally.
 //
+// With `serve` enabled (issue 13, docs/PROXY_SERVE.md) the proxy answers tool
+// calls that are fresh cache hits itself, in hidden upstream rounds, and
+// splices those rounds back into the client's later requests.
+//
 // Thread-safety: an LlmProxy is driven by Run() (blocking, N loops) and
 // stopped by Stop() from any thread; StatsJson() is thread-safe.
-// Ownership: borrows the cache (nullptr = forward only, observe nothing).
+// Ownership: borrows the cache (nullptr = forward only, observe nothing)
+// and the store.
 //
 // Example:
 //   LlmProxyOptions o;
@@ -39,6 +44,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "toolcache/status.h"
 #include "toolcache/tool_cache.h"
@@ -49,6 +55,23 @@ namespace toolcache {
 enum class CredentialScope {
   kCredential,  // one scope per API key (a hash of it): the default
   kGlobal,      // every client (needed to share entries with `toolcache mcp`)
+};
+
+class Store;  // store.h
+
+// The server-side tool loop (docs/PROXY_SERVE.md). Off unless all_tools or tools.
+struct LlmServeOptions {
+  bool all_tools = false;          // `serve: true`
+  std::vector<std::string> tools;  // `serve: [Read, Grep]`
+  // Upstream calls per client request (the first + hidden rounds).
+  uint32_t max_rounds = 8;
+  // Conversation state (the hidden turns) lives this long in the store.
+  double state_ttl_seconds = 7 * 86400.0;
+  // Offload (seed 003): results above offload_tokens (bytes / 4) in the
+  // newest turn become previews; the proxy adds and answers toolcache_read.
+  bool offload = false;
+  uint64_t offload_tokens = 2000;
+  bool enabled() const { return all_tools || !tools.empty(); }
 };
 
 struct LlmProxyOptions {
@@ -79,6 +102,9 @@ struct LlmProxyOptions {
   std::string ca_file;
   // JSON statistics written here on exit and on SIGUSR1 ("" = never).
   std::string stats_path;
+  LlmServeOptions serve;
+  // Conversation state of the tool loop (borrowed); nullptr = in memory.
+  Store* store = nullptr;
 };
 
 class LlmProxy {

@@ -340,7 +340,8 @@ class Parser {
     CheckKeys(node, "proxy",
               {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
                "clientName", "maxBodyBytes", "maxDepth",
-               "responseTimeoutSeconds", "caFile"});
+               "responseTimeoutSeconds", "caFile", "serve", "serveMaxRounds",
+               "conversationTtlSeconds", "offload", "offloadTokens"});
     if (const YAML::Node n = node["upstream"]) {
       p.upstream = String(n, "proxy.upstream");
     }
@@ -369,6 +370,33 @@ class Parser {
     }
     if (const YAML::Node n = node["caFile"]) {
       p.ca_file = String(n, "proxy.caFile");
+    }
+    if (const YAML::Node n = node["serve"]) {
+      // true / false, or the list of tools to serve.
+      if (n.IsSequence()) {
+        p.serve_tools = ToolList(n, "proxy.serve");
+      } else {
+        p.serve = Bool(n, "proxy.serve");
+      }
+    }
+    if (const YAML::Node n = node["serveMaxRounds"]) {
+      p.serve_max_rounds = Count(n, "proxy.serveMaxRounds");
+      if (*p.serve_max_rounds < 1 || *p.serve_max_rounds > 64) {
+        Fail(n, "'proxy.serveMaxRounds' must be 1 to 64");
+      }
+    }
+    if (const YAML::Node n = node["offload"]) {
+      p.offload = Bool(n, "proxy.offload");
+    }
+    if (const YAML::Node n = node["offloadTokens"]) {
+      p.offload_tokens = Count(n, "proxy.offloadTokens");
+      if (*p.offload_tokens < 1) Fail(n, "'proxy.offloadTokens' must be >= 1");
+    }
+    if (const YAML::Node n = node["conversationTtlSeconds"]) {
+      p.conversation_ttl_seconds = Number(n, "proxy.conversationTtlSeconds");
+      if (*p.conversation_ttl_seconds <= 0) {
+        Fail(n, "'proxy.conversationTtlSeconds' must be > 0");
+      }
     }
     return p;
   }

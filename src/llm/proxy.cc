@@ -27,9 +27,12 @@
 #include "src/http/http.h"
 #include "src/http/sse.h"
 #include "src/llm/observer.h"
+#include "src/llm/stream_serve.h"
+#include "src/llm/tool_loop.h"
 #include "src/llm/wire.h"
 #include "src/metrics/metrics.h"
 #include "toolcache/llm_proxy.h"
+#include "toolcache/store.h"
 
 namespace toolcache {
 namespace {
@@ -173,6 +176,16 @@ struct Shared {
   std::unique_ptr<http::Client> client;
   metrics::Registry registry;
   std::unique_ptr<llm::Observer> observer;
+  // The server-side tool loop (issue 13; src/llm/tool_loop.h); null when
+  // serving is off. Its conversation state lives in options.store, or in
+  // own_store (memory) when none is given.
+  std::unique_ptr<Store> own_store;
+  std::unique_ptr<llm::Offloader> offload;  // null when offload is off
+  std::unique_ptr<llm::ToolLoop> loop;
+  metrics::CounterFamily* offloaded = nullptr;
+  metrics::CounterFamily* served = nullptr;
+  metrics::CounterFamily* spliced = nullptr;
+  metrics::HistogramFamily* saved_latency = nullptr;
   SystemClock clock;
   http::Server* server = nullptr;
 
@@ -214,7 +227,17 @@ class Exchange : public http::ResponseSink,
   }
   ~Exchange() override { --shared_->in_flight; }
 
+  // Serve this request's tool calls from the cache (tool_loop.h).
+  void SetServe(std::unique_ptr<llm::ServeSession> session) {
+    serve_ = std::move(session);
+  }
+
   void Begin(http::ClientRequest request) {
+    if (serve_) {
+      again_.method = request.method;
+      again_.target = request.target;
+      again_.headers = request.headers;
+    }
     std::weak_ptr<Exchange> weak = shared_from_this();
     res_->OnClientGone([weak] {
       if (auto self = weak.lock()) self->ClientGone();
@@ -236,12 +259,16 @@ class Exchange : public http::ResponseSink,
     if (route_.route == Route::kObserved) {
       headers_.push_back({"x-toolcache-recorded", std::to_string(recorded_)});
     }
+    if (serve_ && (serve_stream_ || (sse_ && status >= 200 && status < 300))) {
+      return ServeStreamHead();
+    }
     // Streams (and everything on pass-through routes) are relayed as they
     // arrive; other observed responses are read whole first.
     if (route_.route != Route::kObserved || sse_) StartRelay();
   }
 
   bool OnData(std::string_view data) override {
+    if (serve_stream_) return ServeStreamData(data);
     if (!relaying_) {
       if (body_.size() + data.size() <=
           shared_->options.max_buffered_response_bytes) {
@@ -275,6 +302,7 @@ class Exchange : public http::ResponseSink,
     shared_->upstream->Get({Label()})->Observe(Now() - started_at_);
     if (!st.ok()) return UpstreamFailed(st);
     shared_->requests->Get({Label(), StatusClass(status_)})->Add();
+    if (serve_stream_) return ServeStreamEnd();
     if (relaying_) {
       if (observe_stream_) FinishStream();
       res_->Finish();
@@ -287,6 +315,7 @@ class Exchange : public http::ResponseSink,
       Result<llm::ParsedResponse> parsed =
           llm::ParseResponse(route_.api, body_);
       if (parsed.ok()) {
+        if (serve_ && NextRound(*parsed)) return;
         rep = shared_->observer->OnResponse(route_.api, parsed->tool_uses,
                                             scope_);
         LogResponse(rep);
@@ -302,6 +331,7 @@ class Exchange : public http::ResponseSink,
         {"x-toolcache-observed-calls", std::to_string(rep.observed_calls)});
     headers_.push_back(
         {"x-toolcache-would-hit", std::to_string(rep.would_hit)});
+    if (serve_) AddServeHeaders();
     shared_->overhead->Get({Label(), "response"})->Observe(Now() - t0);
     res_->Send(status_, std::move(headers_), std::move(body_));
   }
@@ -312,6 +342,138 @@ class Exchange : public http::ResponseSink,
   std::string_view Label() const {
     return route_.route == Route::kObserved ? llm::ApiName(route_.api)
                                             : std::string_view("passthrough");
+  }
+
+  // The tool loop's hook: when the loop served every call of this round,
+  // the next round goes upstream and true is returned; otherwise body_
+  // becomes the client's answer (usage summed over the rounds).
+  bool NextRound(const llm::ParsedResponse& parsed) {
+    std::optional<std::string> next = serve_->OnResponse(body_, parsed);
+    if (!next) {
+      if (serve_->rounds() > 1) {
+        body_ = serve_->Finish(body_, parsed);
+        for (const std::string& t : serve_->served_tools()) {
+          shared_->served->Get({Label(), t})->Add();
+        }
+        shared_->saved_latency->Get({Label()})->Observe(
+            serve_->latency_saved_seconds());
+        spdlog::info("{}: served {} tool call(s) in {} hidden round(s){}",
+                     Label(), serve_->served_calls(), serve_->rounds() - 1,
+                     serve_->saved() ? "" : " (state not saved)");
+      }
+      return false;
+    }
+    Resend(std::move(*next));
+    return true;
+  }
+
+  // The next round of the tool loop: the same request with `body`.
+  void Resend(std::string body) {
+    http::ClientRequest r;
+    r.method = again_.method;
+    r.target = again_.target;
+    r.headers = again_.headers;
+    r.body = std::move(body);
+    body_.clear();
+    headers_.clear();
+    status_ = 0;
+    started_at_ = Now();
+    sse_parser_ = http::SseParser();
+    call_ =
+        shared_->client->Start(res_->loop(), shared_->UrlFor(route_.provider),
+                               std::move(r), shared_from_this());
+  }
+
+  // Streams through the tool loop (stream_serve.h): round 1's head starts
+  // the client's stream; every round's events pass the relay.
+  void ServeStreamHead() {
+    if (!serve_stream_) {
+      serve_stream_ = true;
+      relaying_ = true;
+      res_->Start(status_, headers_);
+      return;
+    }
+    // A later round that is not a 2xx stream: its body becomes an error
+    // event of the client's stream.
+    serve_round_failed_ = !(sse_ && status_ >= 200 && status_ < 300);
+  }
+
+  bool ServeStreamData(std::string_view data) {
+    if (serve_round_failed_) {
+      if (body_.size() < 65536) body_.append(data);
+      return true;
+    }
+    sse_parser_.Feed(data, [this](const http::SseEvent& e) {
+      std::string out = relay_.OnEvent(e.event, e.data);
+      if (!out.empty()) res_->Write(out);
+    });
+    return true;
+  }
+
+  void ServeStreamEnd() {
+    if (serve_round_failed_) {
+      shared_->Error("upstream_error_mid_loop");
+      res_->Write("event: error\ndata: " +
+                  ErrorBody(Provider::kAnthropic, status_,
+                            "toolcache proxy: upstream answered a hidden "
+                            "round with status " +
+                                std::to_string(status_) + ": " + body_) +
+                  "\n\n");
+      res_->Finish();
+      return;
+    }
+    if (relay_.failed() || !relay_.round_complete() ||
+        sse_parser_.mid_event()) {
+      const bool failed = relay_.failed();
+      shared_->streams->Get({Label(), failed ? "error" : "truncated"})->Add();
+      if (failed) {
+        res_->Finish();
+      } else {
+        res_->Abort();
+      }
+      return;
+    }
+    const std::string round = relay_.RoundBody();
+    Result<llm::ParsedResponse> parsed = llm::ParseResponse(route_.api, round);
+    if (parsed.ok()) {
+      std::optional<std::string> next = serve_->OnResponse(round, *parsed);
+      if (next) {
+        relay_.NextRound();
+        Resend(std::move(*next));
+        return;
+      }
+    }
+    const bool hidden = serve_->rounds() > 1;
+    res_->Write(
+        relay_.Flush(hidden ? serve_->usage() : nlohmann::ordered_json()));
+    if (hidden) {
+      serve_->FinishStream(round, relay_.ClientBody(),
+                           relay_.relayed_earlier());
+      for (const std::string& t : serve_->served_tools()) {
+        shared_->served->Get({Label(), t})->Add();
+      }
+      shared_->saved_latency->Get({Label()})->Observe(
+          serve_->latency_saved_seconds());
+      spdlog::info("{}: served {} tool call(s) in {} hidden round(s){}",
+                   Label(), serve_->served_calls(), serve_->rounds() - 1,
+                   serve_->saved() ? "" : " (state not saved)");
+    }
+    shared_->streams->Get({Label(), "complete"})->Add();
+    if (parsed.ok()) {
+      LogResponse(
+          shared_->observer->OnResponse(route_.api, parsed->tool_uses, scope_));
+    }
+    res_->Finish();
+  }
+
+  void AddServeHeaders() {
+    headers_.push_back(
+        {"x-toolcache-served-calls", std::to_string(serve_->served_calls())});
+    headers_.push_back(
+        {"x-toolcache-hidden-rounds", std::to_string(serve_->rounds() - 1)});
+    headers_.push_back({"x-toolcache-latency-saved-ms",
+                        std::to_string(static_cast<int64_t>(
+                            serve_->latency_saved_seconds() * 1000))});
   }
 
   void StartRelay() {
@@ -409,6 +571,11 @@ class Exchange : public http::ResponseSink,
   http::SseParser sse_parser_;
   llm::StreamReader reader_;
   double started_at_;
+  std::unique_ptr<llm::ServeSession> serve_;
+  http::ClientRequest again_;  // method, target, headers of later rounds
+  bool serve_stream_ = false;  // the client's stream passes relay_
+  bool serve_round_failed_ = false;
+  llm::AnthropicStreamRelay relay_;
 };
 
 class LlmProxyImpl final : public LlmProxy {
@@ -492,6 +659,7 @@ class LlmProxyImpl final : public LlmProxy {
     std::string scope;
     uint32_t recorded = 0;
     bool stream = false;
+    std::unique_ptr<llm::ServeSession> session;
     if (route.route == Route::kObserved) {
       Result<llm::ParsedRequest> parsed = llm::ParseRequest(
           route.api, req.body, {.max_depth = shared->options.max_depth});
@@ -530,6 +698,7 @@ class LlmProxyImpl final : public LlmProxy {
               rep.unpaired);
         }
       }
+      if (shared->loop) session = Splice(shared, *parsed, &req.body, scope);
     }
     http::ClientRequest creq;
     creq.method = std::move(req.method);
@@ -549,12 +718,72 @@ class LlmProxyImpl final : public LlmProxy {
     creq.body = std::move(req.body);
     auto ex = std::make_shared<Exchange>(shared, res, route, stream,
                                          std::move(scope), recorded);
+    ex->SetServe(std::move(session));
     shared->overhead
         ->Get({route.route == Route::kObserved ? llm::ApiName(route.api)
                                                : "passthrough",
                "request"})
         ->Observe(Now() - t0);
     ex->Begin(std::move(creq));
+  }
+
+  // The tool loop's request hook: splices hidden turns back into `body`
+  // and, when this request can be served, starts its session.
+  static std::unique_ptr<llm::ServeSession> Splice(Shared* shared,
+                                                   llm::ParsedRequest& parsed,
+                                                   std::string* body,
+                                                   const std::string& scope) {
+    llm::SpliceReport sr;
+    std::string spliced = shared->loop->Splice(parsed, *body, scope, &sr);
+    const std::string_view api = llm::ApiName(parsed.api);
+    if (sr.spliced > 0) shared->spliced->Get({api, "spliced"})->Add(sr.spliced);
+    if (sr.missing > 0) {
+      shared->spliced->Get({api, "splice_missing"})->Add(sr.missing);
+      spdlog::warn(
+          "{}: {} hidden turn(s) of this conversation are no longer stored; "
+          "forwarded as sent",
+          api, sr.missing);
+    }
+    if (sr.store_errors > 0) {
+      shared->spliced->Get({api, "store_error"})->Add(sr.store_errors);
+    }
+    std::unique_ptr<llm::ServeSession> session;
+    bool spliced_any = sr.spliced > 0;
+    // Offload only where the loop can answer the retrieval tool.
+    if (shared->offload && llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
+      // Offload rewrites the request as it will go upstream (spliced).
+      Result<llm::ParsedRequest> now =
+          spliced_any ? llm::ParseRequest(parsed.api, spliced)
+                      : Result<llm::ParsedRequest>(parsed);
+      if (now.ok()) {
+        llm::OffloadReport orep;
+        std::string rewritten = shared->offload->Rewrite(
+            *now, spliced_any ? spliced : *body, scope, &orep);
+        if (orep.offloaded > 0) {
+          shared->offloaded->Get({api, "offloaded"})->Add(orep.offloaded);
+        }
+        if (orep.reused > 0) {
+          shared->offloaded->Get({api, "reused"})->Add(orep.reused);
+        }
+        if (orep.bytes_removed > 0) {
+          shared->offloaded->Get({api, "bytes"})->Add(orep.bytes_removed);
+        }
+        if (orep.tool_added || orep.offloaded > 0 || orep.reused > 0) {
+          spliced = std::move(rewritten);
+          spliced_any = true;
+        }
+      }
+    }
+    if (llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
+      std::string client_body = spliced_any ? std::move(*body) : *body;
+      if (spliced_any) *body = std::move(spliced);
+      session = std::make_unique<llm::ServeSession>(
+          shared->loop.get(), std::move(parsed), std::move(client_body), *body,
+          scope);
+    } else if (spliced_any) {
+      *body = std::move(spliced);
+    }
+    return session;
   }
 
   std::unique_ptr<Shared> shared_;
@@ -642,6 +871,49 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
     shared->observer = std::make_unique<llm::Observer>(
         options.cache, &shared->clock, &shared->registry,
         llm::ObserverOptions{.client_server = options.client_server});
+    if (options.serve.enabled() || options.serve.offload) {
+      Store* store = options.store;
+      if (store == nullptr) {
+        Result<std::unique_ptr<Store>> mem = OpenStore("memory");
+        if (!mem.ok()) return mem.status();
+        shared->own_store = std::move(*mem);
+        store = shared->own_store.get();
+      }
+      llm::ServeOptions so;
+      so.all_tools = options.serve.all_tools;
+      so.tools = options.serve.tools;
+      so.max_rounds = options.serve.max_rounds;
+      so.state_ttl_seconds = options.serve.state_ttl_seconds;
+      if (options.serve.offload) {
+        shared->offload = std::make_unique<llm::Offloader>(
+            store, llm::OffloadOptions{.threshold_tokens =
+                                           options.serve.offload_tokens});
+        shared->offloaded = &r.Counters(
+            "toolcache_llm_offload_total",
+            "Oversized tool results replaced by previews (offloaded: first "
+            "time, reused: the memoised preview again), and request bytes "
+            "removed (bytes)",
+            {"api", "what"});
+      }
+      shared->loop = std::make_unique<llm::ToolLoop>(
+          options.cache, store, shared->observer.get(), std::move(so),
+          shared->offload.get());
+      shared->served = &r.Counters(
+          "toolcache_llm_served_total",
+          "Tool calls the proxy answered from the cache in hidden rounds",
+          {"api", "tool"});
+      shared->spliced = &r.Counters(
+          "toolcache_llm_splice_total",
+          "Hidden turns put back into client requests (spliced), and "
+          "those whose state was gone (splice_missing) or unreadable "
+          "(store_error)",
+          {"api", "outcome"});
+      shared->saved_latency = &r.Histograms(
+          "toolcache_llm_served_latency_saved_seconds",
+          "Per served client request: the stored tool latency of the calls "
+          "answered by the proxy (the round trips saved)",
+          {"api"}, metrics::LatencyBuckets());
+    }
   }
   auto proxy = std::make_unique<LlmProxyImpl>(std::move(shared));
   Status s = proxy->Init();

@@ -75,3 +75,51 @@ test('Claude Code reads a file twice: the second read would hit', { skip: !fs.ex
     fs.rmSync(work, { recursive: true, force: true });
   }
 });
+
+test('Claude Code with serve: the second read is answered inside the proxy', { skip: !fs.existsSync(CLAUDE) && 'claude-code native binary not installed' }, async () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-agent-'));
+  const file = path.join(work, 'notes.txt');
+  fs.writeFileSync(file, 'the cache remembers\n');
+  fs.mkdirSync(path.join(work, 'home'));
+  const up = await startFakeUpstream();
+  up.load({ fallbackText: 'ok', strictHistory: true, turns: [
+    { name: 'read1', when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id: 'toolu_serve_1', name: 'Read', input: { file_path: file } }] } },
+    { name: 'read2', when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_serve_2', name: 'Read', input: { file_path: file } }] } },
+    { name: 'end', when: { tool: 'Read' }, reply: { text: 'It says: the cache remembers.' } },
+  ] });
+  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proxy.stderr.on('data', (d) => { log += d; });
+  try {
+    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
+      const m = String(d).match(/listening on (http:\S+)/);
+      if (m) resolve(m[1]);
+    }));
+    const env = {
+      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
+      ANTHROPIC_API_KEY: 'sk-ant-agent-serve', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+    };
+    const r = await run(CLAUDE, ['-p', 'Read notes.txt twice and tell me what it says', '--allowedTools', 'Read',
+      '--output-format', 'json', '--max-turns', '6'], { cwd: work, env }, 120000);
+    assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}`);
+    assert.match(JSON.parse(r.stdout).result, /the cache remembers/);
+    for (const q of up.requests) assert.equal(q.rejected, undefined, q.rejected);
+    // The upstream saw both results; the second was the proxy's, in a
+    // hidden round that followed the first read's request directly.
+    const last = up.requests.find((q) => q.turn === 'end').body.messages;
+    const results = last.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+      .filter((b) => b.type === 'tool_result');
+    assert.deepEqual(results.map((b) => b.tool_use_id), ['toolu_serve_1', 'toolu_serve_2']);
+    assert.match(log, /served 1 tool call\(s\) in 1 hidden round/);
+    // The agent sent only one tool result itself: no client request ends
+    // with the second read's result.
+    const fromAgent = up.requests.filter((q) => JSON.stringify(q.body?.messages?.at(-1) ?? '').includes('toolu_serve_2'));
+    assert.equal(fromAgent.length, 1);  // the proxy's hidden round
+  } finally {
+    proxy.kill('SIGTERM');
+    await up.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});

@@ -220,11 +220,56 @@ function responseEvents(r) {
 }
 
 // ------------------------------------------------------------ server
+// The provider's pairing rule (Anthropic: each tool_use answered by a
+// tool_result in the next user message; Chat: each tool_call answered by a
+// tool message before the next assistant or user message). "" = valid.
+export function historyError(api, body) {
+  const msgs = body.messages ?? [];
+  if (api === 'anthropic') {
+    for (let i = 0; i < msgs.length; ++i) {
+      const m = msgs[i];
+      const blocks = Array.isArray(m.content) ? m.content : [];
+      const uses = blocks.filter((b) => b.type === 'tool_use').map((b) => b.id);
+      const results = blocks.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id);
+      if (m.role === 'user' && results.length) {
+        const prev = msgs[i - 1];
+        const asked = (Array.isArray(prev?.content) ? prev.content : []).filter((b) => b.type === 'tool_use').map((b) => b.id);
+        for (const r of results) if (!asked.includes(r)) return `messages.${i}: tool_result ${r} answers no tool_use of the previous message`;
+      }
+      if (m.role === 'assistant' && uses.length) {
+        const next = msgs[i + 1];
+        if (!next) continue;  // the newest turn may be a prefill
+        const answered = (Array.isArray(next.content) ? next.content : []).filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id);
+        for (const u of uses) if (!answered.includes(u)) return `messages.${i}: tool_use ${u} has no tool_result in the next message`;
+      }
+      if (i > 0 && m.role === msgs[i - 1].role) return `messages.${i}: roles must alternate`;
+    }
+  } else if (api === 'chat') {
+    for (let i = 0; i < msgs.length; ++i) {
+      const m = msgs[i];
+      if (m.role === 'assistant' && m.tool_calls?.length) {
+        const ids = m.tool_calls.map((c) => c.id);
+        let j = i + 1;
+        const got = [];
+        while (j < msgs.length && msgs[j].role === 'tool') got.push(msgs[j++].tool_call_id);
+        for (const id of ids) if (!got.includes(id)) return `messages.${i}: tool_call ${id} has no tool message`;
+      }
+      if (m.role === 'tool') {
+        let k = i - 1;
+        while (k >= 0 && msgs[k].role === 'tool') --k;
+        if (!(msgs[k]?.tool_calls ?? []).some((c) => c.id === m.tool_call_id)) return `messages.${i}: tool message ${m.tool_call_id} answers no call`;
+      }
+    }
+  }
+  return '';
+}
+
 export async function startFakeUpstream({ port = 0, script = null } = {}) {
   const state = { turns: [], requests: [], cache: new PromptCache(), fallbackText: 'done' };
   const load = (s) => {
     state.turns = [...(s?.turns ?? [])];
     state.fallbackText = s?.fallbackText ?? 'done';
+    state.strictHistory = s?.strictHistory ?? false;
     state.requests.length = 0;
   };
   if (script) load(script);
@@ -245,7 +290,7 @@ export async function startFakeUpstream({ port = 0, script = null } = {}) {
     }
     const api = apiOf(req.method, url.pathname);
     const record = { method: req.method, path: url.pathname, query: url.search, headers: req.headers,
-      bodySha256: sha256(raw), bodyBytes: raw.length, api };
+      bodySha256: sha256(raw), bodyBytes: raw.length, api, raw: raw.toString() };
     state.requests.push(record);
     if (!api) {
       // Any other endpoint: echo what arrived so tests can check pass-through.
@@ -261,6 +306,14 @@ export async function startFakeUpstream({ port = 0, script = null } = {}) {
       return;
     }
     record.body = body;
+    // `strictHistory`: reject what the provider rejects: a tool call not
+    // answered by the next message, or a result answering no call.
+    const bad = state.strictHistory ? historyError(api, body) : null;
+    if (bad) {
+      record.rejected = bad;
+      res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(api, 400, { message: bad })));
+      return;
+    }
     // A turn with `when.tool` is taken only by a request that offers that
     // tool (agents send side requests, e.g. titles, without tools).
     const offers = (name) => (body.tools ?? []).some((t) => (t.name ?? t.function?.name) === name);

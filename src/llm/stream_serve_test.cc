@@ -1,0 +1,144 @@
+// The stream relay over two rounds: the client sees one well-formed
+// message (one message_start, dense indexes, one message_delta with the
+// summed usage, one message_stop) and never the served tool_use block.
+#include "src/llm/stream_serve.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "src/http/sse.h"
+
+namespace toolcache::llm {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+struct Ev {
+  std::string event;
+  std::string data;
+};
+
+std::vector<Ev> Round(bool first_text, const std::string& text, bool tool) {
+  std::vector<Ev> v;
+  v.push_back(
+      {"message_start",
+       R"({"type":"message_start","message":{"id":"msg_x","type":"message","role":"assistant","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}})"});
+  int i = 0;
+  if (first_text) {
+    v.push_back(
+        {"content_block_start",
+         R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"});
+    v.push_back({"ping", R"({"type":"ping"})"});
+    v.push_back(
+        {"content_block_delta",
+         R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":")" +
+             text + R"("}})"});
+    v.push_back(
+        {"content_block_stop", R"({"type":"content_block_stop","index":0})"});
+    ++i;
+  }
+  if (tool) {
+    const std::string n = std::to_string(i);
+    v.push_back(
+        {"content_block_start",
+         R"({"type":"content_block_start","index":)" + n +
+             R"(,"content_block":{"type":"tool_use","id":"toolu_h","name":"Read","input":{}}})"});
+    v.push_back(
+        {"content_block_delta",
+         R"({"type":"content_block_delta","index":)" + n +
+             R"(,"delta":{"type":"input_json_delta","partial_json":"{\"file_path\":"}})"});
+    v.push_back(
+        {"content_block_delta",
+         R"({"type":"content_block_delta","index":)" + n +
+             R"(,"delta":{"type":"input_json_delta","partial_json":"\"/w/a.txt\"}"}})"});
+    v.push_back({"content_block_stop",
+                 R"({"type":"content_block_stop","index":)" + n + "}"});
+  }
+  v.push_back(
+      {"message_delta",
+       std::string(R"({"type":"message_delta","delta":{"stop_reason":")") +
+           (tool ? "tool_use" : "end_turn") +
+           R"(","stop_sequence":null},"usage":{"output_tokens":5}})"});
+  v.push_back({"message_stop", R"({"type":"message_stop"})"});
+  return v;
+}
+
+TEST(AnthropicStreamRelay, ServedRoundIsHiddenAndIndexesStayDense) {
+  AnthropicStreamRelay relay;
+  std::string client;
+  for (const Ev& e : Round(true, "Reading.", true)) {
+    client += relay.OnEvent(e.event, e.data);
+  }
+  ASSERT_TRUE(relay.round_complete());
+  EXPECT_EQ(client.find("tool_use"), std::string::npos);
+  EXPECT_EQ(client.find("message_stop"), std::string::npos);
+  ojson r1 = ojson::parse(relay.RoundBody());
+  EXPECT_EQ(r1["content"][0]["text"], "Reading.");
+  EXPECT_EQ(r1["content"][1]["input"]["file_path"], "/w/a.txt");
+  EXPECT_EQ(r1["stop_reason"], "tool_use");
+  relay.NextRound();
+  for (const Ev& e : Round(true, "Done.", false)) {
+    client += relay.OnEvent(e.event, e.data);
+  }
+  ASSERT_TRUE(relay.round_complete());
+  EXPECT_TRUE(relay.relayed_earlier());
+  ojson usage = {{"input_tokens", 20}, {"output_tokens", 10}};
+  client += relay.Flush(usage);
+
+  std::vector<http::SseEvent> events;
+  http::SseParser parser;
+  parser.Feed(client, [&](const http::SseEvent& e) { events.push_back(e); });
+  EXPECT_FALSE(parser.mid_event());
+  int starts = 0, stops = 0, deltas = 0;
+  std::vector<int64_t> block_starts;
+  for (const auto& e : events) {
+    ojson j = ojson::parse(e.data);
+    if (e.event == "message_start") ++starts;
+    if (e.event == "message_stop") ++stops;
+    if (e.event == "message_delta") {
+      ++deltas;
+      EXPECT_EQ(j["usage"]["input_tokens"], 20);
+      EXPECT_EQ(j["delta"]["stop_reason"], "end_turn");
+    }
+    if (e.event == "content_block_start") {
+      block_starts.push_back(j["index"].get<int64_t>());
+    }
+  }
+  EXPECT_EQ(starts, 1);
+  EXPECT_EQ(stops, 1);
+  EXPECT_EQ(deltas, 1);
+  EXPECT_EQ(block_starts, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(events.back().event, "message_stop");
+  ojson shown = ojson::parse(relay.ClientBody());
+  ASSERT_EQ(shown["content"].size(), 2u);
+  EXPECT_EQ(shown["content"][1]["text"], "Done.");
+}
+
+TEST(AnthropicStreamRelay, UnservedToolRoundIsFlushedWhole) {
+  AnthropicStreamRelay relay;
+  std::string client;
+  for (const Ev& e : Round(false, "", true)) {
+    client += relay.OnEvent(e.event, e.data);
+  }
+  client += relay.Flush(ojson());
+  EXPECT_NE(client.find("\"toolu_h\""), std::string::npos);
+  EXPECT_NE(client.find("\"output_tokens\":5"), std::string::npos);
+  EXPECT_EQ(client.rfind("event: message_stop"),
+            client.size() - std::string("event: message_stop\ndata: "
+                                        "{\"type\":\"message_stop\"}\n\n")
+                                .size());
+}
+
+TEST(AnthropicStreamRelay, ErrorEventPassesAndFails) {
+  AnthropicStreamRelay relay;
+  std::string out = relay.OnEvent(
+      "error", R"({"type":"error","error":{"type":"overloaded_error"}})");
+  EXPECT_TRUE(relay.failed());
+  EXPECT_NE(out.find("overloaded_error"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace toolcache::llm

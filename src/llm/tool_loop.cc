@@ -1,0 +1,516 @@
+// Invariants:
+// - TryServe returns a turn only when every call of the model's turn was
+//   answered by ToolCache::Begin with kServe; a call that is not served is
+//   never partly answered: the whole turn goes to the client.
+// - Hidden messages are stored and spliced back as the exact bytes the
+//   upstream received (they are built once, here, and never re-rendered).
+// - A store key names (API, scope, the two client messages before the
+//   visible assistant message, that message): a conversation of another
+//   scope never receives another's turns.
+// - saved_ holds at most options_.max_local keys (cleared when full).
+#include "src/llm/tool_loop.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "src/core/sha256.h"
+
+namespace toolcache::llm {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+constexpr std::string_view kNamespace = "conv";
+
+std::string Dump(const ojson& j) {
+  return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
+}
+
+std::string JsonString(std::string_view s) {
+  return Dump(ojson(std::string(s)));
+}
+
+ojson Parse(std::string_view text) {
+  return ojson::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+// The text of a message's content: a string, or the text of its text
+// blocks / parts in order.
+std::string TextOf(const ojson& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string out;
+  if (!content.is_array()) return out;
+  for (const ojson& b : content) {
+    if (!b.is_object()) continue;
+    auto t = b.find("type");
+    auto x = b.find("text");
+    if (t != b.end() && t->is_string() &&
+        (*t == "text" || *t == "output_text" || *t == "input_text") &&
+        x != b.end() && x->is_string()) {
+      out += x->get<std::string>();
+    }
+  }
+  return out;
+}
+
+std::string Identity(std::string_view role, const std::vector<std::string>& ids,
+                     const std::string& text) {
+  std::string s(role);
+  if (!ids.empty()) {
+    s += ":id:";
+    for (const std::string& id : ids) {
+      s += id;
+      s.push_back(',');
+    }
+    return s;
+  }
+  if (text.empty()) return "";
+  return s + ":tx:" + ToHex(ComputeSha256(text));
+}
+
+// Identity of any message of a request (call ids, result ids, or text).
+std::string MessageIdentity(const ParsedRequest& request, std::string_view body,
+                            uint32_t index) {
+  if (index >= request.message_list.size()) return "";
+  const Message& m = request.message_list[index];
+  std::vector<std::string> ids;
+  for (const ToolUse& u : request.tool_uses) {
+    if (u.message == index) ids.push_back(u.id);
+  }
+  for (const ToolResult& r : request.tool_results) {
+    if (r.message == index) ids.push_back(r.id);
+  }
+  std::string role = m.role.empty() ? m.type : m.role;
+  if (!ids.empty()) return Identity(role, ids, "");
+  ojson j = Parse(m.span.In(body));
+  if (!j.is_object()) return "";
+  auto c = j.find("content");
+  return Identity(role, {}, c == j.end() ? "" : TextOf(*c));
+}
+
+void AddInto(const ojson& from, ojson* total) {
+  for (auto it = from.begin(); it != from.end(); ++it) {
+    const ojson& v = it.value();
+    auto t = total->find(it.key());
+    if (v.is_number_integer()) {
+      const int64_t add = v.get<int64_t>();
+      if (t != total->end() && t->is_number_integer()) {
+        *t = t->get<int64_t>() + add;
+      } else {
+        (*total)[it.key()] = add;
+      }
+    } else if (v.is_object()) {
+      if (t == total->end() || !t->is_object()) {
+        (*total)[it.key()] = ojson::object();
+      }
+      AddInto(v, &(*total)[it.key()]);
+    } else if (t == total->end()) {
+      (*total)[it.key()] = v;
+    }
+  }
+}
+
+}  // namespace
+
+std::string RequestFingerprint(const ParsedRequest& request,
+                               std::string_view body, uint32_t message) {
+  return MessageIdentity(request, body, message);
+}
+
+std::string ResponseFingerprint(Api api, std::string_view body,
+                                const ParsedResponse& response) {
+  std::vector<std::string> ids;
+  for (const ToolUse& u : response.tool_uses) ids.push_back(u.id);
+  if (!ids.empty()) return Identity("assistant", ids, "");
+  ojson j = Parse(body);
+  if (!j.is_object()) return "";
+  if (api == Api::kAnthropicMessages) {
+    auto c = j.find("content");
+    return Identity("assistant", {}, c == j.end() ? "" : TextOf(*c));
+  }
+  if (api == Api::kOpenAiChat) {
+    auto ch = j.find("choices");
+    if (ch == j.end() || !ch->is_array() || ch->empty()) return "";
+    const ojson& first = (*ch)[0];
+    auto m = first.find("message");
+    if (m == first.end() || !m->is_object()) return "";
+    auto c = m->find("content");
+    return Identity("assistant", {}, c == m->end() ? "" : TextOf(*c));
+  }
+  return "";
+}
+
+Result<std::string> AppendMessages(const ParsedRequest& request,
+                                   std::string_view body,
+                                   std::string_view messages) {
+  std::string out;
+  out.reserve(body.size() + messages.size() + 1);
+  if (!request.message_list.empty()) {
+    const uint32_t at = request.message_list.back().span.end;
+    out.append(body.substr(0, at));
+    out.push_back(',');
+    out.append(messages);
+    out.append(body.substr(at));
+    return out;
+  }
+  if (request.messages.empty() || body[request.messages.begin] != '[') {
+    return InvalidArgument("request has no message array");
+  }
+  const uint32_t at = request.messages.begin + 1;
+  out.append(body.substr(0, at));
+  out.append(messages);
+  out.append(body.substr(at));
+  return out;
+}
+
+void AddUsage(std::string_view body, ojson* total) {
+  ojson j = Parse(body);
+  if (!j.is_object()) return;
+  auto u = j.find("usage");
+  if (u == j.end() || !u->is_object()) return;
+  if (!total->is_object()) *total = ojson::object();
+  AddInto(*u, total);
+}
+
+std::string WithUsage(std::string_view body, const ojson& total) {
+  ojson j = Parse(body);
+  if (!j.is_object() || !total.is_object() || total.empty()) {
+    return std::string(body);
+  }
+  j["usage"] = total;
+  return Dump(j);
+}
+
+ToolLoop::ToolLoop(ToolCache* cache, Store* store, const Observer* router,
+                   ServeOptions options, Offloader* offloader)
+    : cache_(cache),
+      store_(store),
+      router_(router),
+      options_(std::move(options)),
+      offloader_(offloader) {}
+
+bool ToolLoop::Supports(Api api, bool stream) {
+  return api == Api::kAnthropicMessages || (!stream && api == Api::kOpenAiChat);
+}
+
+bool ToolLoop::Serves(std::string_view tool) const {
+  if (options_.all_tools) return true;
+  return std::find(options_.tools.begin(), options_.tools.end(), tool) !=
+         options_.tools.end();
+}
+
+std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
+  ojson j = Parse(stored);
+  if (!j.is_object()) return "";
+  auto c = j.find("content");
+  if (c == j.end() || !c->is_array() || c->empty()) return "";
+  bool all_text = true;
+  for (const ojson& b : *c) {
+    if (!b.is_object() || b.value("type", "") != "text" ||
+        !b.contains("text") || !b["text"].is_string()) {
+      all_text = false;
+    }
+  }
+  // One text block: the plain string the client's tool runner sends.
+  if (all_text && c->size() == 1)
+    return JsonString((*c)[0]["text"].get<std::string>());
+  if (api == Api::kAnthropicMessages) return Dump(*c);
+  if (!all_text) return "";  // Chat tool messages carry text only
+  ojson parts = ojson::array();
+  for (const ojson& b : *c) {
+    parts.push_back({{"type", "text"}, {"text", b["text"]}});
+  }
+  return Dump(parts);
+}
+
+std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
+                                             const ParsedResponse& response,
+                                             std::string_view scope) {
+  if (!Supports(api, false) || response.tool_uses.empty()) return std::nullopt;
+  const std::string_view want =
+      api == Api::kAnthropicMessages ? "tool_use" : "tool_calls";
+  if (response.stop_reason != want) return std::nullopt;
+  // Decide on every call first (Peek changes nothing).
+  for (const ToolUse& u : response.tool_uses) {
+    if (u.id.empty()) return std::nullopt;
+    // Retrieval of an offloaded result: always the proxy's own.
+    if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) continue;
+    if (!Serves(u.name)) return std::nullopt;
+    auto [server, tool] = router_->Route(u.name);
+    Probe p = cache_->Peek({.server = server,
+                            .scope = scope,
+                            .tool = tool,
+                            .arguments_json = u.arguments});
+    if (!p.would_hit || !p.result_json ||
+        RenderResult(api, *p.result_json).empty()) {
+      return std::nullopt;
+    }
+  }
+  ojson j = Parse(body);
+  if (!j.is_object()) return std::nullopt;
+  ServedTurn turn;
+  std::string assistant;
+  if (api == Api::kAnthropicMessages) {
+    auto c = j.find("content");
+    if (c == j.end() || !c->is_array()) return std::nullopt;
+    assistant = "{\"role\":\"assistant\",\"content\":" + Dump(*c) + "}";
+  } else {
+    auto ch = j.find("choices");
+    if (ch == j.end() || !ch->is_array() || ch->empty()) return std::nullopt;
+    const ojson& m = (*ch)[0].value("message", ojson::object());
+    auto tc = m.find("tool_calls");
+    if (tc == m.end() || !tc->is_array()) return std::nullopt;
+    ojson a = ojson::object();
+    a["role"] = "assistant";
+    a["content"] = m.value("content", ojson());
+    a["tool_calls"] = *tc;
+    assistant = Dump(a);
+  }
+  // Serve through the engine's request path (counts the hit, teaches the
+  // policy the access). A call that is no longer a hit ends the attempt.
+  std::vector<std::string> rendered;
+  // The engine's latency_saved grows by each served entry's stored latency;
+  // this loop is the proxy's only Begin caller, so under serve_mu_ the
+  // difference is this turn's.
+  std::lock_guard<std::mutex> serving(serve_mu_);
+  const double saved_before = cache_->Stats().latency_saved_seconds;
+  for (const ToolUse& u : response.tool_uses) {
+    if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) {
+      rendered.push_back(JsonString(offloader_->Answer(scope, u.arguments)));
+      turn.tools.push_back(u.name);
+      continue;
+    }
+    auto [server, tool] = router_->Route(u.name);
+    const WaiterId waiter = (1ull << 62) + next_waiter_.fetch_add(1);
+    CallPlan plan = cache_->Begin({.server = server,
+                                   .scope = scope,
+                                   .tool = tool,
+                                   .arguments_json = u.arguments},
+                                  waiter);
+    if (plan.action != CallAction::kServe || !plan.result_json) {
+      if (plan.action != CallAction::kServe) (void)cache_->Cancel(waiter);
+      return std::nullopt;
+    }
+    std::string r = RenderResult(api, *plan.result_json);
+    if (r.empty()) return std::nullopt;
+    rendered.push_back(std::move(r));
+    turn.tools.push_back(u.name);
+  }
+  turn.latency_saved_seconds =
+      std::max(0.0, cache_->Stats().latency_saved_seconds - saved_before);
+  turn.messages = std::move(assistant);
+  if (api == Api::kAnthropicMessages) {
+    turn.messages += ",{\"role\":\"user\",\"content\":[";
+    for (size_t i = 0; i < rendered.size(); ++i) {
+      if (i > 0) turn.messages.push_back(',');
+      turn.messages += "{\"type\":\"tool_result\",\"tool_use_id\":" +
+                       JsonString(response.tool_uses[i].id) +
+                       ",\"content\":" + rendered[i] + "}";
+    }
+    turn.messages += "]}";
+  } else {
+    for (size_t i = 0; i < rendered.size(); ++i) {
+      turn.messages += ",{\"role\":\"tool\",\"tool_call_id\":" +
+                       JsonString(response.tool_uses[i].id) +
+                       ",\"content\":" + rendered[i] + "}";
+    }
+  }
+  turn.calls = static_cast<uint32_t>(rendered.size());
+  return turn;
+}
+
+std::string ToolLoop::StoreKeyOf(Api api, std::string_view scope,
+                                 std::string_view fingerprint) const {
+  std::string k = "llm1/";
+  k.append(ApiName(api));
+  k.push_back('/');
+  k.append(ToHex(
+      ComputeSha256(std::string(scope) + '\0' + std::string(fingerprint))));
+  return k;
+}
+
+bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
+                    std::string_view scope, std::string_view final_body,
+                    const ParsedResponse& final_response,
+                    std::string_view hidden, std::string_view replacement) {
+  const std::string self =
+      ResponseFingerprint(client.api, final_body, final_response);
+  if (self.empty() || hidden.empty()) return false;
+  const uint32_t n = static_cast<uint32_t>(client.message_list.size());
+  const std::string context =
+      (n >= 2 ? MessageIdentity(client, client_body, n - 2) : "") + "\n" +
+      (n >= 1 ? MessageIdentity(client, client_body, n - 1) : "") + "\n" + self;
+  const std::string key = StoreKeyOf(client.api, scope, context);
+  // Value: the hidden messages, then "\n" and the replacement if any (no
+  // compact JSON contains a raw newline).
+  std::string value(hidden);
+  if (!replacement.empty()) {
+    value.push_back('\n');
+    value.append(replacement);
+  }
+  Status st = store_->Put({.ns = kNamespace, .key = key}, value,
+                          options_.state_ttl_seconds);
+  if (!st.ok()) {
+    spdlog::warn("tool loop: conversation state not saved: {}", st.message());
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (saved_.size() >= options_.max_local) saved_.clear();
+  saved_[key] = true;
+  return true;
+}
+
+std::string ToolLoop::Splice(const ParsedRequest& request,
+                             const std::string& body, std::string_view scope,
+                             SpliceReport* report) {
+  // Candidate assistant messages (not the first message: hidden turns
+  // always follow a client message).
+  std::vector<uint32_t> at;
+  std::vector<std::string> keys;
+  std::vector<std::string> ids(request.message_list.size());
+  auto id = [&](uint32_t i) -> const std::string& {
+    if (ids[i].empty()) ids[i] = MessageIdentity(request, body, i);
+    return ids[i];
+  };
+  for (uint32_t i = 1; i < request.message_list.size(); ++i) {
+    const Message& m = request.message_list[i];
+    if (m.role != "assistant") continue;
+    if (id(i).empty()) continue;
+    const std::string context =
+        (i >= 2 ? id(i - 2) : std::string()) + "\n" + id(i - 1) + "\n" + id(i);
+    std::string key = StoreKeyOf(request.api, scope, context);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = saved_.find(key);
+      // Known to have no hidden turns before it.
+      if (it != saved_.end() && !it->second) continue;
+    }
+    at.push_back(i);
+    keys.push_back(std::move(key));
+  }
+  if (at.empty()) return body;
+  std::vector<std::optional<StoreValue>> found(at.size());
+  for (size_t b = 0; b < at.size(); b += kMaxStoreBatch) {
+    const size_t e = std::min(at.size(), b + kMaxStoreBatch);
+    std::vector<StoreKey> batch;
+    for (size_t i = b; i < e; ++i) {
+      batch.push_back({.ns = kNamespace, .key = keys[i]});
+    }
+    auto got = store_->Get(batch);
+    if (!got.ok()) {
+      ++report->store_errors;
+      spdlog::warn("tool loop: conversation state not read: {}",
+                   got.status().message());
+      continue;
+    }
+    for (size_t i = b; i < e; ++i) found[i] = std::move((*got)[i - b]);
+  }
+  std::string out;
+  size_t from = 0;
+  for (size_t k = 0; k < at.size(); ++k) {
+    if (!found[k]) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = saved_.find(keys[k]);
+      if (it != saved_.end() && it->second) {
+        ++report->missing;
+      } else if (report->store_errors == 0) {
+        if (saved_.size() >= options_.max_local) saved_.clear();
+        saved_[keys[k]] = false;
+      }
+      continue;
+    }
+    if (out.empty()) out.reserve(body.size() + 4096);
+    const Span span = request.message_list[at[k]].span;
+    const std::string& value = *found[k]->bytes;
+    const size_t nl = value.find('\n');
+    out.append(body, from, span.begin - from);
+    out.append(value, 0, nl);
+    out.push_back(',');
+    if (nl == std::string::npos) {
+      from = span.begin;
+    } else {
+      out.append(value, nl + 1, std::string::npos);
+      from = span.end;
+    }
+    ++report->spliced;
+  }
+  if (report->spliced == 0) return body;
+  out.append(body, from, std::string::npos);
+  return out;
+}
+
+ServeSession::ServeSession(ToolLoop* loop, ParsedRequest client,
+                           std::string client_body,
+                           const std::string& upstream_body, std::string scope)
+    : loop_(loop),
+      client_(std::move(client)),
+      client_body_(std::move(client_body)),
+      scope_(std::move(scope)) {
+  // Where hidden messages go: after the last message of the upstream body.
+  const std::string* body = &upstream_body;
+  Result<ParsedRequest> up = ParseRequest(client_.api, *body);
+  if (!up.ok()) return;
+  uint32_t at = 0;
+  if (!up->message_list.empty()) {
+    at = up->message_list.back().span.end;
+  } else if (!up->messages.empty() && (*body)[up->messages.begin] == '[') {
+    at = up->messages.begin + 1;
+  } else {
+    return;
+  }
+  prefix_ = body->substr(0, at);
+  suffix_ = body->substr(at);
+  // With messages before, the hidden ones are preceded by a comma.
+  comma_ = !up->message_list.empty();
+  usable_ = true;
+}
+
+std::optional<std::string> ServeSession::OnResponse(
+    std::string_view body, const ParsedResponse& response) {
+  AddUsage(body, &usage_);
+  if (!usable_ || rounds_ >= loop_->options().max_rounds) return std::nullopt;
+  std::optional<ServedTurn> turn =
+      loop_->TryServe(client_.api, body, response, scope_);
+  if (!turn) return std::nullopt;
+  if (!hidden_.empty()) hidden_.push_back(',');
+  hidden_ += turn->messages;
+  served_calls_ += turn->calls;
+  latency_saved_ += turn->latency_saved_seconds;
+  for (std::string& t : turn->tools) tools_.push_back(std::move(t));
+  ++rounds_;
+  std::string next;
+  next.reserve(prefix_.size() + hidden_.size() + suffix_.size() + 1);
+  next.append(prefix_);
+  if (comma_) next.push_back(',');
+  next.append(hidden_);
+  next.append(suffix_);
+  return next;
+}
+
+void ServeSession::FinishStream(std::string_view round_body,
+                                std::string_view client_body,
+                                bool relayed_earlier) {
+  if (hidden_.empty()) return;
+  Result<ParsedResponse> shown =
+      ParseResponse(Api::kAnthropicMessages, client_body);
+  if (!shown.ok()) return;
+  std::string replacement;
+  if (relayed_earlier) {
+    ojson j = Parse(round_body);
+    if (!j.is_object() || !j.contains("content")) return;
+    replacement =
+        "{\"role\":\"assistant\",\"content\":" + Dump(j["content"]) + "}";
+  }
+  saved_ = loop_->Save(client_, client_body_, scope_, client_body, *shown,
+                       hidden_, replacement);
+}
+
+std::string ServeSession::Finish(std::string_view body,
+                                 const ParsedResponse& response) {
+  if (hidden_.empty()) return std::string(body);
+  saved_ = loop_->Save(client_, client_body_, scope_, body, response, hidden_);
+  return WithUsage(body, usage_);
+}
+
+}  // namespace toolcache::llm

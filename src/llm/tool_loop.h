@@ -1,0 +1,215 @@
+// ToolLoop: the LLM proxy's server-side tool loop (issue 13), free of I/O.
+//
+// Serving. When every tool call of a model turn is a fresh cacheable hit of
+// a tool the configuration lets the proxy serve, TryServe answers them from
+// the engine (ToolCache::Peek decides, ToolCache::Begin serves; nothing here
+// decides cacheability) and returns the hidden turn: the assistant message
+// exactly as the model produced it and the results paired by call id. The
+// proxy appends it to the conversation (Append) and calls the upstream
+// again, up to max_rounds. A turn with one call that is not a hit is
+// returned to the client whole (Choice: the simple safe rule; a client never
+// sees half a turn, and its tool runner always answers every call it sees).
+//
+// Splicing. The client never saw the hidden turns, so its next request
+// lacks them. Save stores them in the Store under the fingerprint of the
+// visible assistant message that followed them (its tool call ids, or the
+// digest of its text); Splice finds each assistant message of a request in
+// the Store and inserts the hidden turns before it, byte-identical to what
+// the upstream saw. Missing state leaves the request as sent (counted
+// `missing` when this process knows it had served there).
+//
+// Usage: SumUsage adds every integer of each round's `usage` object, so
+// the client's one response carries the cost of all hidden calls.
+//
+// Thread-safety: thread-safe (the cache and the store are; one mutex
+// around the local fingerprint memory). Ownership: borrows the cache, the
+// store and the observer (for tool routing), which must outlive it.
+//
+// Example:
+//   ToolLoop loop(cache, store, &observer, {.all_tools = true});
+//   std::string body = loop.Splice(req, client_body, scope, &rep);
+//   ... upstream -> response ...
+//   if (auto turn = loop.TryServe(api, response, parsed, scope))
+//     hidden = Join(hidden, turn->messages); body = Append(req, body, ...);
+#ifndef TOOLCACHE_SRC_LLM_TOOL_LOOP_H_
+#define TOOLCACHE_SRC_LLM_TOOL_LOOP_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "src/llm/observer.h"
+#include "src/llm/offload.h"
+#include "src/llm/wire.h"
+#include "toolcache/store.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache::llm {
+
+struct ServeOptions {
+  // Serve every tool (true) or only those named in `tools`.
+  bool all_tools = false;
+  std::vector<std::string> tools;
+  // Upstream calls one client request may make (1 = never serve).
+  uint32_t max_rounds = 8;
+  // Conversation state lives this long in the store. Choice: 7 days.
+  double state_ttl_seconds = 7 * 86400.0;
+  // Fingerprints this process remembers (for `missing`). Choice: 65536.
+  size_t max_local = 65536;
+};
+
+struct ServedTurn {
+  // The hidden messages, comma-joined JSON (assistant, then the results:
+  // one user message for Anthropic, one tool message per call for Chat).
+  std::string messages;
+  uint32_t calls = 0;
+  double latency_saved_seconds = 0;  // the served entries' stored latency
+  std::vector<std::string> tools;    // names of the served calls
+};
+
+struct SpliceReport {
+  uint32_t spliced = 0;  // assistant messages that got hidden turns back
+  uint32_t missing = 0;  // known served, state gone (forwarded as sent)
+  uint32_t store_errors = 0;
+};
+
+// The identity of an assistant message, the same for the message in a
+// response and as the client sends it back: "tu:" + its tool call ids, or
+// "tx:" + the digest of its text ("" when it has neither).
+std::string RequestFingerprint(const ParsedRequest& request,
+                               std::string_view body, uint32_t message);
+std::string ResponseFingerprint(Api api, std::string_view body,
+                                const ParsedResponse& response);
+
+// `body` with `messages` (comma-joined JSON messages) inserted after its
+// last message. INVALID_ARGUMENT when the request has no message array.
+Result<std::string> AppendMessages(const ParsedRequest& request,
+                                   std::string_view body,
+                                   std::string_view messages);
+
+// Adds every integer of `body`'s usage object into `total` (nested objects
+// too, e.g. prompt_tokens_details.cached_tokens).
+void AddUsage(std::string_view body, nlohmann::ordered_json* total);
+// `body` (a JSON response) with its usage replaced by `total`; `body`
+// unchanged when it is not a JSON object.
+std::string WithUsage(std::string_view body,
+                      const nlohmann::ordered_json& total);
+
+class ToolLoop {
+ public:
+  // `offloader` (borrowed, may be null) answers retrieval calls
+  // (offload.h) in the loop.
+  ToolLoop(ToolCache* cache, Store* store, const Observer* router,
+           ServeOptions options, Offloader* offloader = nullptr);
+
+  const ServeOptions& options() const { return options_; }
+  // The APIs and modes served: Anthropic Messages (streamed or not) and
+  // Chat Completions (not streamed).
+  static bool Supports(Api api, bool stream);
+  bool Serves(std::string_view tool) const;
+
+  // The hidden turn when every call of `response` is served; nullopt when
+  // the turn must go to the client.
+  std::optional<ServedTurn> TryServe(Api api, std::string_view body,
+                                     const ParsedResponse& response,
+                                     std::string_view scope);
+
+  // Remembers `hidden` (comma-joined messages) before the assistant message
+  // of the final response, which the client will send after the messages
+  // of `client` (its request as it sent it). `final_body` is the assistant
+  // message as the client received it (its identity); a non-empty
+  // `replacement` (one JSON message) replaces that message when spliced
+  // (a stream that showed the client blocks of hidden rounds). False when
+  // the store failed or the message has no identity.
+  bool Save(const ParsedRequest& client, std::string_view client_body,
+            std::string_view scope, std::string_view final_body,
+            const ParsedResponse& final_response, std::string_view hidden,
+            std::string_view replacement = {});
+
+  // `body` with every saved hidden turn spliced back; `body` itself when
+  // there is none.
+  std::string Splice(const ParsedRequest& request, const std::string& body,
+                     std::string_view scope, SpliceReport* report);
+
+ private:
+  std::string StoreKeyOf(Api api, std::string_view scope,
+                         std::string_view fingerprint) const;
+  // Served results in the API's form; "" when it cannot carry them.
+  static std::string RenderResult(Api api, std::string_view stored);
+
+  ToolCache* cache_;
+  Store* store_;
+  const Observer* router_;
+  ServeOptions options_;
+  Offloader* offloader_;
+  std::atomic<uint64_t> next_waiter_{1};
+  std::mutex serve_mu_;  // serializes serving (see TryServe)
+
+  mutable std::mutex mu_;
+  // GUARDED_BY(mu_): store keys this process saved (for `missing`).
+  std::unordered_map<std::string, bool> saved_;
+};
+
+// One client request's rounds through the loop (the proxy's Exchange owns
+// it): the bodies sent upstream, the hidden messages so far, usage summed.
+//
+// Example:
+//   ServeSession s(&loop, client_parsed, client_body, scope);
+//   std::string body = s.upstream_body();        // send it
+//   while (auto next = s.OnResponse(resp, parsed)) body = *next;  // resend
+//   client_body = s.Finish(resp, parsed);        // answer the client
+class ServeSession {
+ public:
+  // `client` / `client_body`: the request as the client sent it;
+  // `upstream_body`: what goes upstream (spliced).
+  ServeSession(ToolLoop* loop, ParsedRequest client, std::string client_body,
+               const std::string& upstream_body, std::string scope);
+
+  // A whole 2xx upstream response of round rounds(): the next upstream body
+  // when its tool calls were served, nullopt when it goes to the client.
+  std::optional<std::string> OnResponse(std::string_view body,
+                                        const ParsedResponse& response);
+  // The final response's body for the client (usage summed when rounds
+  // were hidden); saves the hidden turns for the next request.
+  std::string Finish(std::string_view body, const ParsedResponse& response);
+  // The same for a stream (stream_serve.h): `round_body` is the final
+  // round's message, `client_body` the message the client was shown over
+  // all rounds; when they differ (`relayed_earlier`) the next request gets
+  // the final round's message back in place of the client's.
+  void FinishStream(std::string_view round_body, std::string_view client_body,
+                    bool relayed_earlier);
+  // The summed usage of the rounds so far (an object, maybe empty).
+  const nlohmann::ordered_json& usage() const { return usage_; }
+  uint32_t rounds() const { return rounds_; }  // upstream calls made
+  uint32_t served_calls() const { return served_calls_; }
+  double latency_saved_seconds() const { return latency_saved_; }
+  const std::vector<std::string>& served_tools() const { return tools_; }
+  bool saved() const { return saved_; }
+
+ private:
+  ToolLoop* loop_;
+  ParsedRequest client_;
+  std::string client_body_;
+  std::string scope_;
+  bool usable_ = false;  // the upstream body has an insertion point
+  std::string prefix_;   // upstream body up to the insertion point
+  std::string suffix_;   // the rest
+  bool comma_ = true;    // messages precede the insertion point
+  std::string hidden_;   // comma-joined hidden messages
+  nlohmann::ordered_json usage_;
+  uint32_t rounds_ = 1;
+  uint32_t served_calls_ = 0;
+  double latency_saved_ = 0;
+  std::vector<std::string> tools_;
+  bool saved_ = false;
+};
+
+}  // namespace toolcache::llm
+
+#endif  // TOOLCACHE_SRC_LLM_TOOL_LOOP_H_

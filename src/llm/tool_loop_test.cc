@@ -1,0 +1,301 @@
+// The server-side tool loop against the real engine and a real (memory)
+// store: serving only fresh cacheable hits paired by id, the partial-turn
+// rule, splicing hidden turns back byte-identically, missing state, usage.
+#include "src/llm/tool_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "toolcache/store.h"
+
+namespace toolcache::llm {
+namespace {
+
+using nlohmann::json;
+
+std::string Padded(std::string s) {
+  s.reserve(s.size() + 64);
+  return s;
+}
+
+// An Anthropic response asking for `calls` ({id, name, input JSON}).
+std::string AnthropicToolResponse(
+    const std::vector<std::array<std::string, 3>>& calls, int in = 10,
+    int out = 5) {
+  std::string content = R"([{"type":"text","text":"Reading."})";
+  for (const auto& c : calls) {
+    content += R"(,{"type":"tool_use","id":")" + c[0] + R"(","name":")" + c[1] +
+               R"(","input":)" + c[2] + "}";
+  }
+  content += "]";
+  return R"({"id":"msg_1","type":"message","role":"assistant","content":)" +
+         content + R"(,"stop_reason":"tool_use","usage":{"input_tokens":)" +
+         std::to_string(in) + R"(,"output_tokens":)" + std::to_string(out) +
+         R"(,"cache_read_input_tokens":0}})";
+}
+
+std::string AnthropicTextResponse(const std::string& text, int in = 20,
+                                  int out = 7) {
+  return R"({"id":"msg_2","type":"message","role":"assistant","content":[{"type":"text","text":)" +
+         json(text).dump() +
+         R"(}],"stop_reason":"end_turn","usage":{"input_tokens":)" +
+         std::to_string(in) + R"(,"output_tokens":)" + std::to_string(out) +
+         R"(,"cache_read_input_tokens":3}})";
+}
+
+class ToolLoopTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Build(Config(), ServeOptions{.all_tools = true}); }
+
+  void Build(const Config& config, ServeOptions so) {
+    auto made = NewToolCache(config, &clock_);
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    cache_ = std::move(*made);
+    auto store = OpenStore("memory", {.clock = &clock_});
+    ASSERT_TRUE(store.ok());
+    store_ = std::move(*store);
+    registry_ = std::make_unique<metrics::Registry>();
+    obs_ = std::make_unique<Observer>(cache_.get(), &clock_, registry_.get(),
+                                      ObserverOptions{});
+    loop_ = std::make_unique<ToolLoop>(cache_.get(), store_.get(), obs_.get(),
+                                       std::move(so));
+  }
+
+  // The client ran `name`(args) itself and sends the result back: the
+  // observer records it (ask, then answer).
+  void ClientRan(const std::string& id, const std::string& name,
+                 const std::string& args, const std::string& content,
+                 bool is_error = false, const std::string& scope = "s") {
+    ToolUse u{.id = id, .name = name, .arguments = args};
+    obs_->OnResponse(Api::kAnthropicMessages, {&u, 1}, scope);
+    clock_.Advance(0.5);
+    std::string body = Padded(
+        R"({"model":"m","messages":[{"role":"user","content":"go"},)"
+        R"({"role":"assistant","content":[{"type":"tool_use","id":")" +
+        id + R"(","name":")" + name + R"(","input":)" + args +
+        R"(}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":")" +
+        id + R"(","is_error":)" + (is_error ? "true" : "false") +
+        R"(,"content":)" + json(content).dump() + "}]}]}");
+    Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    obs_->OnRequest(*r, body, scope);
+  }
+
+  std::optional<ServedTurn> Serve(const std::string& response,
+                                  const std::string& scope = "s") {
+    Result<ParsedResponse> p = ParseResponse(Api::kAnthropicMessages, response);
+    EXPECT_TRUE(p.ok());
+    return loop_->TryServe(Api::kAnthropicMessages, response, *p, scope);
+  }
+
+  ManualClock clock_{1000};
+  std::unique_ptr<ToolCache> cache_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<metrics::Registry> registry_;
+  std::unique_ptr<Observer> obs_;
+  std::unique_ptr<ToolLoop> loop_;
+};
+
+const std::string kA = R"({"file_path":"/w/a.txt"})";
+const std::string kB = R"({"file_path":"/w/b.txt"})";
+
+TEST_F(ToolLoopTest, ServesAllHitsPairedById) {
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  ClientRan("toolu_2", "Read", kB, "beta");
+  auto turn = Serve(AnthropicToolResponse(
+      {{"toolu_9", "Read", kB}, {"toolu_8", "Read", kA}}));
+  ASSERT_TRUE(turn.has_value());
+  EXPECT_EQ(turn->calls, 2u);
+  json msgs = json::parse("[" + turn->messages + "]");
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_EQ(msgs[0]["role"], "assistant");
+  EXPECT_EQ(msgs[0]["content"][1]["id"], "toolu_9");
+  EXPECT_EQ(msgs[1]["role"], "user");
+  ASSERT_EQ(msgs[1]["content"].size(), 2u);
+  // Each result answers its own call with its own (recorded) content.
+  EXPECT_EQ(msgs[1]["content"][0]["tool_use_id"], "toolu_9");
+  EXPECT_EQ(msgs[1]["content"][0]["content"], "beta");
+  EXPECT_EQ(msgs[1]["content"][1]["tool_use_id"], "toolu_8");
+  EXPECT_EQ(msgs[1]["content"][1]["content"], "alpha");
+  EXPECT_EQ(cache_->Stats().hits, 2u);
+  // The client-side latency recorded with the results is what was saved.
+  EXPECT_NEAR(turn->latency_saved_seconds, 1.0, 1e-9);
+}
+
+TEST_F(ToolLoopTest, PartialTurnGoesToTheClientWhole) {
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  EXPECT_FALSE(Serve(AnthropicToolResponse(
+                         {{"toolu_9", "Read", kA}, {"toolu_8", "Read", kB}}))
+                   .has_value());
+  // Nothing was served (no hit counted) for the hit in the partial turn.
+  EXPECT_EQ(cache_->Stats().hits, 0u);
+}
+
+TEST_F(ToolLoopTest, NeverServesUnsafeResults) {
+  // Not cacheable: Bash is a command, never recorded.
+  ClientRan("toolu_1", "Bash", R"({"command":"ls"})", "a b");
+  EXPECT_FALSE(
+      Serve(AnthropicToolResponse({{"toolu_2", "Bash", R"({"command":"ls"})"}}))
+          .has_value());
+  // An error result is never stored, so never served.
+  ClientRan("toolu_3", "Read", kB, "no such file", /*is_error=*/true);
+  EXPECT_FALSE(
+      Serve(AnthropicToolResponse({{"toolu_4", "Read", kB}})).has_value());
+  // Another scope's entry.
+  ClientRan("toolu_5", "Read", kA, "alpha", false, "other");
+  EXPECT_FALSE(
+      Serve(AnthropicToolResponse({{"toolu_6", "Read", kA}}), "s").has_value());
+  EXPECT_TRUE(Serve(AnthropicToolResponse({{"toolu_7", "Read", kA}}), "other")
+                  .has_value());
+  // Older than its TTL (the heuristic gives Read a long one: ask for 120 s).
+  Config c;
+  c.per_tool_ttl["Read"] = 120;
+  Build(c, ServeOptions{.all_tools = true});
+  ClientRan("toolu_9", "Read", kA, "alpha", false, "other");
+  EXPECT_TRUE(Serve(AnthropicToolResponse({{"toolu_10", "Read", kA}}), "other")
+                  .has_value());
+  clock_.Advance(121);
+  EXPECT_FALSE(Serve(AnthropicToolResponse({{"toolu_8", "Read", kA}}), "other")
+                   .has_value());
+}
+
+TEST_F(ToolLoopTest, WriteInTheConversationInvalidates) {
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  ASSERT_TRUE(
+      Serve(AnthropicToolResponse({{"toolu_2", "Read", kA}})).has_value());
+  ClientRan("toolu_3", "Write", R"({"file_path":"/w/a.txt","content":"new"})",
+            "ok");
+  EXPECT_FALSE(
+      Serve(AnthropicToolResponse({{"toolu_4", "Read", kA}})).has_value());
+}
+
+TEST_F(ToolLoopTest, OnlyConfiguredTools) {
+  Build(Config(), ServeOptions{.tools = {"Grep"}});
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  EXPECT_FALSE(
+      Serve(AnthropicToolResponse({{"toolu_2", "Read", kA}})).has_value());
+}
+
+TEST_F(ToolLoopTest, TextStopIsNeverServed) {
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  std::string r = AnthropicToolResponse({{"toolu_2", "Read", kA}});
+  r.replace(r.find("\"tool_use\",\"usage\""), 10, "\"max_tokens\"");
+  EXPECT_FALSE(Serve(r).has_value());
+}
+
+// A whole conversation: served rounds, the client's next request spliced
+// byte-identically, usage summed, missing state forwarded as sent.
+TEST_F(ToolLoopTest, SessionSplicesHiddenTurnsBack) {
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  const std::string client1 = Padded(
+      R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"read a twice"}]})");
+  auto p1 = ParseRequest(Api::kAnthropicMessages, client1);
+  ASSERT_TRUE(p1.ok());
+  ServeSession s(loop_.get(), *p1, client1, client1, "s");
+  // Round 1: the model asks for a hit.
+  const std::string r1 =
+      AnthropicToolResponse({{"toolu_9", "Read", kA}}, 10, 5);
+  auto pr1 = ParseResponse(Api::kAnthropicMessages, r1);
+  std::optional<std::string> up2 = s.OnResponse(r1, *pr1);
+  ASSERT_TRUE(up2.has_value());
+  json b2 = json::parse(*up2);
+  ASSERT_EQ(b2["messages"].size(), 3u);
+  EXPECT_EQ(b2["messages"][2]["content"][0]["tool_use_id"], "toolu_9");
+  EXPECT_EQ(b2["max_tokens"], 100);
+  // Round 2: the model ends its turn.
+  const std::string r2 = AnthropicTextResponse("a says alpha", 30, 8);
+  auto pr2 = ParseResponse(Api::kAnthropicMessages, r2);
+  EXPECT_FALSE(s.OnResponse(r2, *pr2).has_value());
+  json final_body = json::parse(s.Finish(r2, *pr2));
+  EXPECT_TRUE(s.saved());
+  EXPECT_EQ(s.served_calls(), 1u);
+  EXPECT_EQ(final_body["usage"]["input_tokens"], 40);
+  EXPECT_EQ(final_body["usage"]["output_tokens"], 13);
+  EXPECT_EQ(final_body["usage"]["cache_read_input_tokens"], 3);
+  EXPECT_EQ(final_body["content"][0]["text"], "a says alpha");
+
+  // The client's next request: its own messages as it sent them before,
+  // the assistant message re-serialized its own way (spaces).
+  const std::string client2 = Padded(
+      R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"read a twice"},)"
+      R"({"role": "assistant", "content": [{"type": "text", "text": "a says alpha"}]}, )"
+      R"({"role":"user","content":"thanks"}]})");
+  auto p2 = ParseRequest(Api::kAnthropicMessages, client2);
+  ASSERT_TRUE(p2.ok());
+  SpliceReport rep;
+  std::string spliced = loop_->Splice(*p2, client2, "s", &rep);
+  EXPECT_EQ(rep.spliced, 1u);
+  EXPECT_EQ(rep.missing, 0u);
+  // Prefix-stable: what the upstream saw in round 2, up to the end of the
+  // hidden turns, is a byte-identical prefix of the spliced request.
+  const size_t hidden_end = up2->rfind("]}");  // end of messages array
+  ASSERT_NE(hidden_end, std::string::npos);
+  EXPECT_EQ(spliced.substr(0, hidden_end), up2->substr(0, hidden_end));
+  json j2 = json::parse(spliced);
+  ASSERT_EQ(j2["messages"].size(), 5u);
+  EXPECT_EQ(j2["messages"][1]["role"], "assistant");
+  EXPECT_EQ(j2["messages"][2]["role"], "user");
+  EXPECT_EQ(j2["messages"][3]["content"][0]["text"], "a says alpha");
+  EXPECT_EQ(j2["messages"][4]["content"], "thanks");
+  // Another scope finds nothing.
+  SpliceReport other;
+  EXPECT_EQ(loop_->Splice(*p2, client2, "t", &other), client2);
+  EXPECT_EQ(other.spliced, 0u);
+  // State gone (expired): forwarded as sent, counted missing.
+  clock_.Advance(loop_->options().state_ttl_seconds + 1);
+  SpliceReport gone;
+  EXPECT_EQ(loop_->Splice(*p2, client2, "s", &gone), client2);
+  EXPECT_EQ(gone.missing, 1u);
+  EXPECT_EQ(gone.spliced, 0u);
+}
+
+TEST_F(ToolLoopTest, RoundLimit) {
+  Build(Config(), ServeOptions{.all_tools = true, .max_rounds = 1});
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  const std::string client1 =
+      Padded(R"({"model":"m","messages":[{"role":"user","content":"x"}]})");
+  auto p1 = ParseRequest(Api::kAnthropicMessages, client1);
+  ServeSession s(loop_.get(), *p1, client1, client1, "s");
+  const std::string r1 = AnthropicToolResponse({{"toolu_9", "Read", kA}});
+  auto pr1 = ParseResponse(Api::kAnthropicMessages, r1);
+  EXPECT_FALSE(s.OnResponse(r1, *pr1).has_value());
+  EXPECT_EQ(s.Finish(r1, *pr1), r1);  // untouched: nothing hidden
+}
+
+TEST_F(ToolLoopTest, ChatCompletionsToolMessagesPerCall) {
+  ClientRan("call_1", "Read", kA, "alpha");
+  const std::string resp =
+      R"({"id":"c1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[)"
+      R"({"id":"call_7","type":"function","function":{"name":"Read","arguments":"{\"file_path\":\"/w/a.txt\"}"}}]},"finish_reason":"tool_calls"}],)"
+      R"("usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11,"prompt_tokens_details":{"cached_tokens":0}}})";
+  auto pr = ParseResponse(Api::kOpenAiChat, resp);
+  ASSERT_TRUE(pr.ok());
+  auto turn = loop_->TryServe(Api::kOpenAiChat, resp, *pr, "s");
+  ASSERT_TRUE(turn.has_value());
+  json msgs = json::parse("[" + turn->messages + "]");
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_EQ(msgs[0]["tool_calls"][0]["id"], "call_7");
+  EXPECT_EQ(msgs[1]["role"], "tool");
+  EXPECT_EQ(msgs[1]["tool_call_id"], "call_7");
+  EXPECT_EQ(msgs[1]["content"], "alpha");
+}
+
+TEST(ToolLoopWire, AppendToEmptyMessagesAndSumUsage) {
+  const std::string body = Padded(R"({"model":"m","messages":[ ]})");
+  auto p = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(p.ok());
+  auto out = AppendMessages(*p, body, R"({"role":"user","content":"x"})");
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(json::parse(*out)["messages"].size(), 1u);
+  nlohmann::ordered_json total;
+  AddUsage(R"({"usage":{"prompt_tokens":3,"d":{"cached_tokens":1}}})", &total);
+  AddUsage(R"({"usage":{"prompt_tokens":4,"d":{"cached_tokens":2}}})", &total);
+  json j = json::parse(WithUsage(R"({"a":1,"usage":{}})", total));
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 7);
+  EXPECT_EQ(j["usage"]["d"]["cached_tokens"], 3);
+  EXPECT_EQ(j["a"], 1);
+}
+
+}  // namespace
+}  // namespace toolcache::llm

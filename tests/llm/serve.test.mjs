@@ -1,0 +1,407 @@
+// The proxy's server-side tool loop (docs/PROXY_SERVE.md) driven by the official
+// SDKs over multi-turn sessions against the scripted fake upstream (in
+// strict-history mode: it rejects what the provider rejects): repeated
+// reads are served without reaching the client's tool runner, the
+// upstream sees every hidden turn in a valid, prefix-stable history, and a
+// proxy restart (SQLite store) mid-conversation loses nothing.
+// Run by tests/e2e_proxy_serve.sh with TOOLCACHE_BIN set.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { startFakeUpstream } from './fake_upstream.mjs';
+
+const BIN = process.env.TOOLCACHE_BIN;
+let up;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tc-serve-'));
+const config = path.join(tmp, 'toolcache.yaml');
+fs.writeFileSync(config, 'tools:\n  Grep: {requestType: INFORMATIONAL}\nproxy:\n  serve: true\n');
+
+async function startProxy(extra = [], cfg = config) {
+  const child = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg, ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  child.stderr.on('data', (d) => { log += d; });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/\S+)/);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`proxy exited ${code}: ${log}`)));
+  });
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+  };
+  return { child, url, log: () => log, stop };
+}
+
+async function metric(base, name, labels) {
+  const s = await (await fetch(`${base}/toolcache/stats`)).json();
+  const fam = s.metrics[name];
+  if (!fam) return 0;
+  let n = 0;
+  for (const series of fam.series) {
+    if (Object.entries(labels).every(([k, v]) => series.labels[k] === v)) n += series.value ?? series.count ?? 0;
+  }
+  return n;
+}
+
+before(async () => {
+  assert.ok(BIN, 'TOOLCACHE_BIN must name the toolcache binary');
+  up = await startFakeUpstream();
+});
+after(async () => {
+  await up.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const readTool = { name: 'Read', description: 'Reads a file from the local filesystem.',
+  input_schema: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] } };
+const writeTool = { name: 'Write', description: 'Writes a file to the local filesystem.',
+  input_schema: { type: 'object', properties: { file_path: { type: 'string' }, content: { type: 'string' } }, required: ['file_path', 'content'] } };
+const files = { '/w/a.txt': 'alpha\nbeta\n', '/w/b.txt': 'gamma\n' };
+files['/w/big.txt'] = Array.from({ length: 600 }, (_, i) => `row ${i}${i === 321 ? ' NEEDLE' : ''} the quick brown fox jumps\n`).join('');
+
+// A client agent with the Anthropic SDK: sends, runs the tools it is asked
+// for (counting them), and keeps its own history as SDK users do.
+class AnthropicAgent {
+  constructor(base, key = 'sk-ant-serve') {
+    this.client = new Anthropic({ apiKey: key, baseURL: base, maxRetries: 0 });
+    this.messages = [];
+    this.ran = [];
+    this.responses = [];
+  }
+  async say(text, { stream = false } = {}) {
+    this.messages.push({ role: 'user', content: text });
+    for (let i = 0; i < 8; ++i) {
+      let msg, headers = null;
+      const req = { model: 'claude-test', max_tokens: 100, tools: [readTool, writeTool], messages: this.messages };
+      if (stream) {
+        msg = await this.client.messages.stream(req).finalMessage();
+      } else {
+        const { data, response } = await this.client.messages.create(req).withResponse();
+        msg = data;
+        headers = response.headers;
+      }
+      this.responses.push({ msg, headers });
+      this.messages.push({ role: 'assistant', content: msg.content });
+      const uses = msg.content.filter((b) => b.type === 'tool_use');
+      if (uses.length === 0) return msg;
+      this.messages.push({ role: 'user', content: uses.map((u) => {
+        this.ran.push(u.name + ' ' + u.input.file_path);
+        if (u.name === 'Write') { files[u.input.file_path] = u.input.content; return { type: 'tool_result', tool_use_id: u.id, content: 'ok' }; }
+        return { type: 'tool_result', tool_use_id: u.id, content: files[u.input.file_path] ?? 'missing' };
+      }) });
+    }
+    throw new Error('too many rounds');
+  }
+}
+
+const read = (id, file = '/w/a.txt') => ({ id, name: 'Read', input: { file_path: file } });
+
+// Asserts request j's messages begin with request i's, byte for byte.
+function assertPrefixStable(i, j) {
+  const a = up.requests[i].raw, b = up.requests[j].raw;
+  const cut = a.lastIndexOf(']');  // the end of request i's messages
+  assert.equal(b.slice(0, a.indexOf('"messages"')), a.slice(0, a.indexOf('"messages"')));
+  const mi = a.slice(a.indexOf('"messages"'), cut);
+  assert.ok(b.includes(mi), `request ${j} does not extend request ${i}'s messages byte for byte`);
+}
+
+test('Anthropic, not streamed: a repeated read is served in the proxy, spliced back next turn', async () => {
+  up.load({ strictHistory: true, turns: [
+    { name: 'read1', reply: { text: 'Reading.', toolCalls: [read('toolu_s1')] } },
+    { name: 'read2', reply: { toolCalls: [read('toolu_s2')] } },
+    { name: 'read3', reply: { toolCalls: [read('toolu_s3')] } },
+    { name: 'end', reply: { text: 'Both reads agree.' } },
+    { name: 'next', reply: { text: 'You are welcome.' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const agent = new AnthropicAgent(proxy.url);
+    const final = await agent.say('read a.txt three times');
+    assert.equal(final.content[0].text, 'Both reads agree.');
+    // The client's tool runner ran the first read only.
+    assert.deepEqual(agent.ran, ['Read /w/a.txt']);
+    assert.equal(agent.responses.length, 2);
+    const h = agent.responses[1].headers;
+    assert.equal(h.get('x-toolcache-served-calls'), '2');
+    assert.equal(h.get('x-toolcache-hidden-rounds'), '2');
+    // The upstream saw every hidden turn, each result paired with its call.
+    assert.equal(up.requests.length, 4);
+    for (const r of up.requests) assert.equal(r.rejected, undefined);
+    const m3 = up.requests[3].body.messages;
+    assert.equal(m3.length, 7);
+    assert.equal(m3[3].content[0].id, 'toolu_s2');
+    assert.equal(m3[4].content[0].tool_use_id, 'toolu_s2');
+    assert.equal(m3[4].content[0].content, 'alpha\nbeta\n');
+    assert.equal(m3[6].content[0].tool_use_id, 'toolu_s3');
+    assertPrefixStable(2, 3);
+    // usage: the sum over the upstream calls behind the client's response.
+    const u = (i) => up.requests[i].reply.usage;
+    assert.equal(final.usage.input_tokens, u(1).input_tokens + u(2).input_tokens + u(3).input_tokens);
+    assert.equal(final.usage.output_tokens, u(1).output_tokens + u(2).output_tokens + u(3).output_tokens);
+    // The next turn: the hidden turns are spliced back where they belong.
+    await agent.say('thanks');
+    assert.equal(up.requests.length, 5);
+    const m4 = up.requests[4].body.messages;
+    assert.equal(up.requests[4].rejected, undefined);
+    assert.equal(m4.length, 9);
+    assert.equal(m4[7].content[0].text, 'Both reads agree.');
+    assertPrefixStable(3, 4);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_served_total', { tool: 'Read' }), 2);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_splice_total', { outcome: 'spliced' }), 1);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('a write in the conversation invalidates: the next read goes to the client', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('toolu_w1', '/w/b.txt')] } },
+    { reply: { toolCalls: [{ id: 'toolu_w2', name: 'Write', input: { file_path: '/w/b.txt', content: 'delta\n' } }] } },
+    { reply: { toolCalls: [read('toolu_w3', '/w/b.txt')] } },
+    { reply: { text: 'b is delta now.' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const agent = new AnthropicAgent(proxy.url);
+    await agent.say('read b, write b, read b');
+    assert.deepEqual(agent.ran, ['Read /w/b.txt', 'Write /w/b.txt', 'Read /w/b.txt']);
+    // The client's runner answered the second read with the new content.
+    assert.equal(up.requests[3].body.messages.at(-1).content[0].content, 'delta\n');
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('a partial turn (one hit, one miss) goes to the client whole', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('toolu_p1')] } },
+    { reply: { toolCalls: [read('toolu_p2'), read('toolu_p3', '/w/c.txt')] } },
+    { reply: { text: 'done' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const agent = new AnthropicAgent(proxy.url, 'sk-ant-partial');
+    await agent.say('read a and c');
+    assert.deepEqual(agent.ran, ['Read /w/a.txt', 'Read /w/a.txt', 'Read /w/c.txt']);
+    for (const r of up.requests) assert.equal(r.rejected, undefined);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('a proxy restart mid-conversation (SQLite store) loses nothing', async () => {
+  const db = path.join(tmp, 'state.db');
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('toolu_r1')] } },
+    { reply: { toolCalls: [read('toolu_r2')] } },
+    { reply: { text: 'Read twice.' } },
+    { reply: { toolCalls: [read('toolu_r3')] } },
+    { reply: { text: 'Read again, still alpha.' } },
+  ] });
+  let proxy = await startProxy(['--store', `sqlite:${db}`]);
+  const agent = new AnthropicAgent(proxy.url, 'sk-ant-restart');
+  try {
+    await agent.say('read a twice');
+    assert.deepEqual(agent.ran, ['Read /w/a.txt']);
+  } finally {
+    await proxy.stop();
+  }
+  proxy = await startProxy(['--store', `sqlite:${db}`]);
+  try {
+    agent.client = new Anthropic({ apiKey: 'sk-ant-restart', baseURL: proxy.url, maxRetries: 0 });
+    await agent.say('and once more');
+    // The new process spliced the hidden turn back and served the third
+    // read from the entry the first process stored.
+    assert.deepEqual(agent.ran, ['Read /w/a.txt']);
+    assert.equal(up.requests.length, 5);
+    assert.equal(up.requests[3].body.messages.length, 7);
+    assertPrefixStable(2, 3);
+    assertPrefixStable(3, 4);
+    for (const r of up.requests) assert.equal(r.rejected, undefined);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('state gone: the request is forwarded as sent, never rejected', async () => {
+  up.load({ turns: [
+    { reply: { toolCalls: [read('toolu_g1')] } },
+    { reply: { toolCalls: [read('toolu_g2')] } },
+    { reply: { text: 'ok' } },
+    { reply: { text: 'still ok' } },
+  ] });
+  let proxy = await startProxy();
+  const agent = new AnthropicAgent(proxy.url, 'sk-ant-gone');
+  try {
+    await agent.say('read a twice');
+  } finally {
+    await proxy.stop();
+  }
+  proxy = await startProxy();  // memory store: the state is gone
+  try {
+    agent.client = new Anthropic({ apiKey: 'sk-ant-gone', baseURL: proxy.url, maxRetries: 0 });
+    const msg = await agent.say('next');
+    assert.equal(msg.content[0].text, 'still ok');
+    assert.equal(up.requests[3].bodySha256.length, 64);
+    assert.equal(up.requests[3].body.messages.length, agent.messages.length - 1);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('a streamed request after a served turn gets the hidden turns spliced back', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('toolu_t1')] } },
+    { reply: { toolCalls: [read('toolu_t2')] } },
+    { reply: { text: 'same' } },
+    { reply: { text: 'streamed answer' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const agent = new AnthropicAgent(proxy.url, 'sk-ant-stream');
+    await agent.say('read a twice');
+    const msg = await agent.say('and stream now', { stream: true });
+    assert.equal(msg.content[0].text, 'streamed answer');
+    assert.equal(up.requests[3].rejected, undefined);
+    assert.equal(up.requests[3].body.messages.length, 7);
+    assertPrefixStable(2, 3);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('OpenAI Chat Completions, not streamed: served and spliced', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('call_c1')] } },
+    { reply: { toolCalls: [read('call_c2')] } },
+    { reply: { text: 'chat: same twice' } },
+    { reply: { text: 'chat: bye' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const client = new OpenAI({ apiKey: 'sk-openai-serve', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', function: { name: 'Read', parameters: readTool.input_schema } }];
+    const messages = [{ role: 'user', content: 'read a twice' }];
+    const ran = [];
+    let last, headers;
+    for (let i = 0; i < 5; ++i) {
+      const { data, response } = await client.chat.completions.create({ model: 'gpt-test', tools, messages }).withResponse();
+      last = data; headers = response.headers;
+      const m = data.choices[0].message;
+      messages.push(m);
+      if (!m.tool_calls?.length) break;
+      for (const c of m.tool_calls) {
+        ran.push(c.function.name);
+        messages.push({ role: 'tool', tool_call_id: c.id, content: files[JSON.parse(c.function.arguments).file_path] });
+      }
+    }
+    assert.deepEqual(ran, ['Read']);
+    assert.equal(last.choices[0].message.content, 'chat: same twice');
+    assert.equal(headers.get('x-toolcache-served-calls'), '1');
+    const u = (i) => up.requests[i].reply.usage;
+    assert.equal(last.usage.prompt_tokens, u(1).prompt_tokens + u(2).prompt_tokens);
+    const m2 = up.requests[2].body.messages;
+    assert.equal(m2.length, 5);
+    assert.equal(m2[4].role, 'tool');
+    assert.equal(m2[4].tool_call_id, 'call_c2');
+    assert.equal(m2[4].content, 'alpha\nbeta\n');
+    messages.push({ role: 'user', content: 'bye' });
+    await client.chat.completions.create({ model: 'gpt-test', tools, messages });
+    assert.equal(up.requests[3].rejected, undefined);
+    assert.equal(up.requests[3].body.messages.length, 7);
+    assertPrefixStable(2, 3);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('offload: an oversized result becomes a preview, toolcache_read is answered in the proxy', async () => {
+  const offloadConfig = path.join(tmp, 'offload.yaml');
+  fs.writeFileSync(offloadConfig, 'proxy:\n  serve: true\n  offload: true\n  offloadTokens: 2000\n');
+  const big = files['/w/big.txt'];
+  const ref = 'tc_' + crypto.createHash('sha256').update(big).digest('hex').slice(0, 16);
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('toolu_o1', '/w/big.txt')] } },
+    { reply: { toolCalls: [{ id: 'toolu_o2', name: 'toolcache_read', input: { ref, pattern: 'NEEDLE' } }] } },
+    { reply: { text: 'found it on row 321' } },
+    { reply: { text: 'bye' } },
+  ] });
+  const proxy = await startProxy([], offloadConfig);
+  try {
+    const agent = new AnthropicAgent(proxy.url, 'sk-ant-offload');
+    const msg = await agent.say('find the needle in big.txt');
+    assert.equal(msg.content[0].text, 'found it on row 321');
+    // The retrieval call never reached the client.
+    assert.deepEqual(agent.ran, ['Read /w/big.txt']);
+    // The tool is there from the first request on, last, the same bytes.
+    const last = (i) => up.requests[i].body.tools.at(-1);
+    assert.equal(last(0).name, 'toolcache_read');
+    assert.deepEqual(last(1), last(0));
+    // The upstream got the preview, not the 25 KB result.
+    const preview = up.requests[1].body.messages[2].content[0].content;
+    assert.ok(big.length > 20000);
+    assert.ok(preview.length < 3000, `preview of ${preview.length} bytes`);
+    assert.ok(preview.includes(ref) && preview.startsWith('[toolcache: this tool result was offloaded'));
+    assert.ok(up.requests[1].bodyBytes < 6000);
+    // The proxy answered the retrieval with the matching line.
+    const answer = up.requests[2].body.messages.at(-1).content[0];
+    assert.equal(answer.tool_use_id, 'toolu_o2');
+    assert.equal(answer.content, '322: row 321 NEEDLE the quick brown fox jumps\n');
+    for (const r of up.requests) assert.equal(r.rejected, undefined);
+    // The next turn: the same preview bytes (prefix-stable) and the hidden
+    // retrieval spliced back.
+    await agent.say('thanks');
+    assert.equal(up.requests[3].body.messages.length, 7);
+    assertPrefixStable(1, 2);
+    assertPrefixStable(2, 3);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_offload_total', { what: 'offloaded' }), 1);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('Anthropic, streamed: a repeated read is served inside one well-formed client stream', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { text: 'Reading.', toolCalls: [read('toolu_x1')] } },
+    { reply: { text: 'Again.', toolCalls: [read('toolu_x2')] } },
+    { reply: { text: 'Same.' } },
+    { reply: { text: 'Bye.' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const agent = new AnthropicAgent(proxy.url, 'sk-ant-sserve');
+    const msg = await agent.say('read a twice, streaming', { stream: true });
+    assert.deepEqual(agent.ran, ['Read /w/a.txt']);
+    // One message: the text of the hidden round, then the final text; the
+    // served tool_use never reached the client.
+    assert.deepEqual(msg.content.map((b) => b.text), ['Again.', 'Same.']);
+    assert.equal(msg.stop_reason, 'end_turn');
+    const u = (i) => up.requests[i].reply.usage;
+    assert.equal(msg.usage.input_tokens, u(1).input_tokens + u(2).input_tokens);
+    assert.equal(msg.usage.output_tokens, u(1).output_tokens + u(2).output_tokens);
+    // The next request gets the hidden turn back and, in place of the
+    // client's two-round message, the upstream's own last message.
+    await agent.say('bye', { stream: true });
+    const m = up.requests[3].body.messages;
+    assert.equal(up.requests[3].rejected, undefined);
+    assert.equal(m.length, 7);
+    assert.equal(m[3].content[1].id, 'toolu_x2');
+    assert.deepEqual(m[5].content.map((b) => b.text), ['Same.']);
+    assertPrefixStable(2, 3);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_served_total', { tool: 'Read' }), 1);
+  } finally {
+    await proxy.stop();
+  }
+});
