@@ -423,12 +423,17 @@ Result<ToolInfo> ToolInfoFromAnyJson(const J& tool, std::string_view server) {
     }
     *field = it->template get<std::string>();
   }
-  if (auto it = tool.find("inputSchema"); it != tool.end() && !it->is_null()) {
+  // MCP names the schema "inputSchema"; the Anthropic Messages API's tool
+  // definitions (what an LLM-API face sees) name it "input_schema".
+  for (const char* key : {"inputSchema", "input_schema"}) {
+    auto it = tool.find(key);
+    if (it == tool.end() || it->is_null()) continue;
     if (!it->is_object()) {
-      return InvalidArgument("tool '" + info.name +
-                             "': 'inputSchema' must be an object");
+      return InvalidArgument("tool '" + info.name + "': '" + key +
+                             "' must be an object");
     }
     info.input_schema_json = it->dump();
+    break;
   }
   if (auto it = tool.find("annotations"); it != tool.end() && !it->is_null()) {
     if (!it->is_object()) {

@@ -473,6 +473,10 @@ TtlCategory TtlCategoryOf(const std::vector<std::string>& name_tokens) {
   return best;
 }
 
+TtlCategory ToolTtlCategory(const ToolInfo& tool) {
+  return TtlCategoryOf(TokenizeName(tool.name));
+}
+
 std::string_view TtlCategoryName(TtlCategory category) {
   switch (category) {
     case TtlCategory::kRealtime:
