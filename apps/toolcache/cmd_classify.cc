@@ -173,12 +173,13 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
   }
   PrintTable(rows);
   for (const classify::HalfReport& h : reports) {
-    std::cout << "\n" << h.half << ": writes called INFORMATIONAL: "
+    std::cout << "\n"
+              << h.half << ": writes called INFORMATIONAL: "
               << JoinNames(h.writes_informational) << "\n"
-              << h.half << ": writes cacheable: "
-              << JoinNames(h.writes_cacheable) << "\n"
-              << h.half << ": reads called COMMAND: "
-              << JoinNames(h.reads_lost) << "\n";
+              << h.half
+              << ": writes cacheable: " << JoinNames(h.writes_cacheable) << "\n"
+              << h.half << ": reads called COMMAND: " << JoinNames(h.reads_lost)
+              << "\n";
   }
   return kExitOk;
 }
@@ -346,10 +347,9 @@ Command AddClassifyCommand(CLI::App& root) {
       "classify",
       "Print the cacheability verdict, reason and features of tool "
       "definitions (MCP tools/list JSON, JSON Lines or CSV)");
-  c.app
-      ->add_option("file", args->file,
-                   "Tool definitions: tools/list result or JSON-RPC response, "
-                   "JSON Lines, or CSV with a name/tool column; '-' = stdin");
+  c.app->add_option("file", args->file,
+                    "Tool definitions: tools/list result or JSON-RPC response, "
+                    "JSON Lines, or CSV with a name/tool column; '-' = stdin");
   c.app->add_option("--config", args->config, "YAML configuration file");
   c.app->add_option("--format", args->format, "Output: table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));

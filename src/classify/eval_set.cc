@@ -64,8 +64,8 @@ Result<std::vector<SetTool>> LoadEvalSet(std::string_view dir_view) {
   const std::string dir(dir_view);
   auto split = ReadTable(dir + "/split.csv", {"server", "half", "category"});
   if (!split.ok()) return split.status();
-  auto labels = ReadTable(dir + "/labels.csv",
-                          {"server", "tool", "label", "basis"});
+  auto labels =
+      ReadTable(dir + "/labels.csv", {"server", "tool", "label", "basis"});
   if (!labels.ok()) return labels.status();
 
   // (server, tool) -> label row.
@@ -80,8 +80,8 @@ Result<std::vector<SetTool>> LoadEvalSet(std::string_view dir_view) {
     }
     auto key = std::pair{row["server"], row["tool"]};
     if (!label_of.emplace(key, std::pair{line, row}).second) {
-      return InvalidArgument(where + ": a second label for " + key.first +
-                             "/" + key.second);
+      return InvalidArgument(where + ": a second label for " + key.first + "/" +
+                             key.second);
     }
   }
 
@@ -117,9 +117,8 @@ Result<std::vector<SetTool>> LoadEvalSet(std::string_view dir_view) {
   }
   for (const auto& [key, row] : label_of) {
     if (!used.count(key)) {
-      return InvalidArgument(dir + "/labels.csv:" +
-                             std::to_string(row.first) + ": " + key.first +
-                             "/" + key.second +
+      return InvalidArgument(dir + "/labels.csv:" + std::to_string(row.first) +
+                             ": " + key.first + "/" + key.second +
                              " is not a captured tool of a listed server");
     }
   }
@@ -131,8 +130,9 @@ std::vector<HalfReport> EvaluateSet(const Classifier& classifier,
   std::vector<HalfReport> reports;
   std::map<std::string, std::set<std::string>> servers;
   for (const SetTool& t : tools) {
-    auto it = std::find_if(reports.begin(), reports.end(),
-                           [&](const HalfReport& r) { return r.half == t.half; });
+    auto it =
+        std::find_if(reports.begin(), reports.end(),
+                     [&](const HalfReport& r) { return r.half == t.half; });
     if (it == reports.end()) {
       reports.push_back(HalfReport{.half = t.half});
       it = reports.end() - 1;

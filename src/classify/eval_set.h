@@ -15,8 +15,9 @@
 // Thread-safety: free functions over values.
 //
 // Example:
-//   Result<std::vector<SetTool>> set = LoadEvalSet("tests/data/.../npm_servers");
-//   for (const HalfReport& h : EvaluateSet(Classifier(), *set))
+//   Result<std::vector<SetTool>> set =
+//   LoadEvalSet("tests/data/.../npm_servers"); for (const HalfReport& h :
+//   EvaluateSet(Classifier(), *set))
 //     std::cout << h.half << " " << h.ReadRecall() << "\n";
 #ifndef TOOLCACHE_SRC_CLASSIFY_EVAL_SET_H_
 #define TOOLCACHE_SRC_CLASSIFY_EVAL_SET_H_

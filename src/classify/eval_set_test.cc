@@ -2,12 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <unistd.h>
 
 #include "tests/support/test_data.h"
 
@@ -46,6 +46,9 @@ void Print(const HalfReport& h) {
   for (const std::string& w : h.writes_informational) {
     std::cout << "  write INFORMATIONAL: " << w << "\n";
   }
+  for (const std::string& w : h.reads_lost) {
+    std::cout << "  read COMMAND: " << w << "\n";
+  }
   for (const auto& [c, n] : h.ttl_classes) {
     std::cout << "  ttl " << c << "=" << n << "\n";
   }
@@ -59,9 +62,8 @@ class TinySet : public ::testing::Test {
            ("toolcache_eval_set_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
     Write("split.csv", "server,half,category\ns,dev,x\n");
-    Write("s.json",
-          R"({"tools":[{"name":"get_a","description":"Get a"},)"
-          R"({"name":"delete_b","description":"Delete b"}]})");
+    Write("s.json", R"({"tools":[{"name":"get_a","description":"Get a"},)"
+                    R"({"name":"delete_b","description":"Delete b"}]})");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   void Write(const std::string& name, const std::string& text) {
