@@ -115,11 +115,62 @@ TEST(EvalSetTest, TheStoredSetLoadsWithEveryToolLabelled) {
   EXPECT_EQ(halves["claude-code"], 55);
 }
 
-TEST(EvalSetTest, PrintsTheNumbers) {
+// Pinned: the heuristic alone (annotations stripped, default config) on the
+// stored set, per half (docs/CLASSIFY.md, "Evaluation on real servers").
+// Before issue 18's rules: dev 5 writes cacheable, read recall 0.842;
+// heldout 6 writes cacheable, recall 0.846; claude-code 0, recall 0.778.
+// A rule change that moves these numbers must update them deliberately.
+TEST(EvalSetTest, NumbersPerHalfArePinned) {
   const std::vector<HalfReport> r = EvaluateSet(Classifier(), LoadSet());
-  for (std::string_view half : {"dev", "heldout", "claude-code"}) {
-    if (const HalfReport* h = Half(r, half)) Print(*h);
-  }
+  for (const HalfReport& h : r) Print(h);
+  const HalfReport* dev = Half(r, "dev");
+  const HalfReport* heldout = Half(r, "heldout");
+  const HalfReport* cc = Half(r, "claude-code");
+  ASSERT_TRUE(dev && heldout && cc);
+
+  EXPECT_EQ(dev->servers, 14u);
+  EXPECT_EQ(dev->reads, 120u);
+  EXPECT_EQ(dev->writes, 137u);
+  EXPECT_THAT(dev->writes_cacheable,
+              UnorderedElementsAre("executeautomation-playwright/"
+                                   "playwright_assert_response",
+                                   "git/git_fetch"));
+  EXPECT_EQ(dev->writes_informational.size(), 2u);
+  EXPECT_EQ(dev->reads_informational, 113u);  // recall 0.942
+  EXPECT_EQ(dev->reads_cacheable, 85u);
+  EXPECT_EQ(dev->ttl_classes,
+            (std::map<std::string, uint32_t>{{"computational", 3},
+                                             {"none", 75},
+                                             {"real-time", 28},
+                                             {"static", 7}}));
+
+  // The held-out half: its per-tool results were not used to write rules.
+  // Goal (issue 18): 0 writes cacheable, read recall >= 0.85. Recall is
+  // met; 3 writes remain (see docs/CLASSIFY.md for each).
+  EXPECT_EQ(heldout->servers, 14u);
+  EXPECT_EQ(heldout->reads, 91u);
+  EXPECT_EQ(heldout->writes, 124u);
+  EXPECT_THAT(heldout->writes_cacheable,
+              UnorderedElementsAre("firecrawl/firecrawl_scrape",
+                                   "firecrawl/firecrawl_agent",
+                                   "circleci/find_flaky_tests"));
+  EXPECT_EQ(heldout->writes_informational.size(), 3u);
+  EXPECT_EQ(heldout->reads_informational, 82u);  // recall 0.901
+  EXPECT_GE(heldout->ReadRecall(), 0.85);
+  EXPECT_EQ(heldout->reads_cacheable, 71u);
+  EXPECT_EQ(heldout->ttl_classes,
+            (std::map<std::string, uint32_t>{{"computational", 1},
+                                             {"none", 56},
+                                             {"real-time", 11},
+                                             {"static", 14}}));
+
+  // Claude Code's built-ins (what the LLM-API proxy sees): Glob, Grep and
+  // Task no longer fall to unknown; no write is INFORMATIONAL.
+  EXPECT_EQ(cc->reads, 18u);
+  EXPECT_EQ(cc->writes, 37u);
+  EXPECT_THAT(cc->writes_informational, IsEmpty());
+  EXPECT_EQ(cc->reads_informational, 18u);
+  EXPECT_EQ(cc->reads_cacheable, 11u);
 }
 
 }  // namespace
