@@ -7,9 +7,14 @@
 // - Only an explicit signal produces a request type. Without one the
 //   heuristic has no opinion and the Classifier's default (COMMAND) applies,
 //   so an unknown tool is never cached.
-// - Within the heuristic, COMMAND evidence wins over INFORMATIONAL evidence
-//   of equal or lower strength (safety first); strengths, strongest first:
-//   name verb, schema action enum, title verb, description verb.
+// - Within the heuristic, execution or mutation evidence (execution and
+//   strong mutation verbs anywhere in a first sentence, code/SQL/body or
+//   file-output parameters) vetoes INFORMATIONAL evidence of any strength;
+//   otherwise COMMAND evidence wins over INFORMATIONAL evidence of equal or
+//   lower strength (safety first); strengths, strongest first: name verb,
+//   schema action enum, title verb, description verb, weak (noun-like) name
+//   verb.
+// - Every Features::detail names the rule and quotes the deciding words.
 // - Never throws: malformed schema or arguments are treated as absent.
 #include "src/classify/heuristic.h"
 
