@@ -170,7 +170,7 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   EXPECT_EQ(cc->writes, 37u);
   EXPECT_THAT(cc->writes_informational, IsEmpty());
   EXPECT_EQ(cc->reads_informational, 18u);
-  EXPECT_EQ(cc->reads_cacheable, 11u);
+  EXPECT_EQ(cc->reads_cacheable, 13u);
 }
 
 }  // namespace

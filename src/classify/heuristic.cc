@@ -329,10 +329,10 @@ constexpr auto kRealtimeWords = std::to_array<std::string_view>({
 });
 // Words of a title or description's first sentence that mark live data.
 constexpr auto kRealtimeTextWords = std::to_array<std::string_view>({
-    "recent",    "recently", "current",  "currently", "latest",    "live",
-    "realtime",  "now",      "today",    "status",    "logs",      "log",
-    "running",   "balance",  "price",    "prices",    "queue",     "process",
-    "processes", "active",   "progress", "ongoing",   "streaming",
+    "recent",   "recently", "current",   "currently", "latest", "live",
+    "realtime", "now",      "today",     "status",    "logs",   "log",
+    "running",  "balance",  "price",     "prices",    "queue",  "active",
+    "progress", "ongoing",  "streaming",
 });
 constexpr auto kComputationalWords = std::to_array<std::string_view>({
     "calculate",  "calculator", "compute",  "convert",  "conversion",
