@@ -145,5 +145,27 @@ python3 -c 'import json; print(json.dumps({"name": "get_doc", "description": "Ge
 expect_exit 0 "huge line" -- "$BIN" classify --format json "$TMP/long.jsonl"
 grep -q '"name":"get_doc"' "$TMP/out" || fail "huge line: $(head -c 200 "$TMP/out")"
 
+# --eval-set: the stored labelled set of real npm MCP servers (issue 18),
+# scored per half with annotations stripped.
+SET="$SRC/tests/data/classify/npm_servers"
+expect_exit 0 "eval-set json" -- "$BIN" classify --eval-set "$SET" --format json
+python3 - "$TMP/out" <<'PY' || fail "eval-set json: $(head -c 400 "$TMP/out")"
+import json, sys
+by = {r["half"]: r for r in map(json.loads, open(sys.argv[1]))}
+assert set(by) == {"dev", "heldout", "claude-code"}, by.keys()
+h = by["heldout"]
+assert h["servers"] == 14 and h["reads"] + h["writes"] == h["tools"], h
+assert h["read_recall"] >= 0.85, h
+assert len(h["writes_cacheable"]) == 3, h["writes_cacheable"]
+assert by["claude-code"]["writes_informational"] == [], by["claude-code"]
+PY
+expect_exit 0 "eval-set table" -- "$BIN" classify --eval-set "$SET"
+grep -Eq "^heldout +14 +215 +91 +124 +3 +3 +0\.901" "$TMP/out" \
+  || fail "eval-set table: heldout row: $(grep heldout "$TMP/out" | head -1)"
+expect_bad "eval-set missing dir" "cannot read" -- "$BIN" classify --eval-set "$TMP/nope"
+expect_bad "eval-set and file" "either FILE or --eval-set" \
+  -- "$BIN" classify --eval-set "$SET" "$CSV"
+expect_bad "no file" "FILE (or --eval-set DIR) is required" -- "$BIN" classify
+
 if [ "$fails" -ne 0 ]; then echo "e2e_classify: $fails failure(s)" >&2; exit 1; fi
 echo "e2e_classify: ok"

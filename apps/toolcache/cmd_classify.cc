@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "apps/toolcache/commands.h"
+#include "src/classify/eval_set.h"
 #include "src/classify/tool_input.h"
 #include "toolcache/classifier.h"
 #include "toolcache/config.h"
@@ -37,6 +38,7 @@ struct ClassifyArgs {
   bool no_annotations = false;
   bool evaluate = false;
   std::vector<std::string> without;
+  std::string eval_set;
 };
 
 // Choice: tool-definition input is capped at 64 MiB (the GitHub server's
@@ -115,6 +117,73 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
+  return out.empty() ? "-" : out;
+}
+
+// `--eval-set DIR`: scores the heuristic (annotations stripped) per half of
+// a labelled set (src/classify/eval_set.h).
+int RunEvalSet(const ClassifyArgs& args, const Config& config) {
+  Result<std::vector<classify::SetTool>> set =
+      classify::LoadEvalSet(args.eval_set);
+  if (!set.ok()) {
+    std::cerr << "toolcache classify: " << set.status().message() << "\n";
+    return kExitUsage;
+  }
+  const Classifier classifier(config,
+                              ClassifierOptions{.use_annotations = false});
+  const std::vector<classify::HalfReport> reports =
+      classify::EvaluateSet(classifier, *set);
+  if (args.format == "json") {
+    for (const classify::HalfReport& h : reports) {
+      nlohmann::ordered_json j;
+      j["half"] = h.half;
+      j["servers"] = h.servers;
+      j["tools"] = h.tools;
+      j["reads"] = h.reads;
+      j["writes"] = h.writes;
+      j["writes_informational"] = h.writes_informational;
+      j["writes_cacheable"] = h.writes_cacheable;
+      j["read_recall"] = h.ReadRecall();
+      j["reads_cacheable"] = h.reads_cacheable;
+      j["reads_lost"] = h.reads_lost;
+      j["ttl_classes"] = h.ttl_classes;
+      std::cout << j.dump() << "\n";
+    }
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"HALF", "SERVERS", "TOOLS", "READS", "WRITES", "WRITES-INFO",
+       "WRITES-CACHEABLE", "READ-RECALL", "READS-CACHEABLE", "TTL-CLASSES"}};
+  for (const classify::HalfReport& h : reports) {
+    std::string ttl;
+    for (const auto& [name, n] : h.ttl_classes) {
+      ttl += (ttl.empty() ? "" : " ") + name + "=" + std::to_string(n);
+    }
+    rows.push_back({h.half, std::to_string(h.servers), std::to_string(h.tools),
+                    std::to_string(h.reads), std::to_string(h.writes),
+                    std::to_string(h.writes_informational.size()),
+                    std::to_string(h.writes_cacheable.size()),
+                    Fixed(h.ReadRecall(), 3),
+                    std::to_string(h.reads_cacheable) + " (" +
+                        Fixed(h.ReadCacheableShare(), 3) + ")",
+                    ttl.empty() ? "-" : ttl});
+  }
+  PrintTable(rows);
+  for (const classify::HalfReport& h : reports) {
+    std::cout << "\n"
+              << h.half << ": writes called INFORMATIONAL: "
+              << JoinNames(h.writes_informational) << "\n"
+              << h.half
+              << ": writes cacheable: " << JoinNames(h.writes_cacheable) << "\n"
+              << h.half << ": reads called COMMAND: " << JoinNames(h.reads_lost)
+              << "\n";
+  }
+  return kExitOk;
+}
+
 int Run(const ClassifyArgs& args) {
   Config config;
   if (!args.config.empty()) {
@@ -124,6 +193,18 @@ int Run(const ClassifyArgs& args) {
       return kExitUsage;
     }
     config = std::move(*c);
+  }
+  if (!args.eval_set.empty()) {
+    if (!args.file.empty()) {
+      std::cerr << "toolcache classify: give either FILE or --eval-set DIR, "
+                   "not both\n";
+      return kExitUsage;
+    }
+    return RunEvalSet(args, config);
+  }
+  if (args.file.empty()) {
+    std::cerr << "toolcache classify: FILE (or --eval-set DIR) is required\n";
+    return kExitUsage;
   }
   std::string text;
   std::string error;
@@ -266,11 +347,9 @@ Command AddClassifyCommand(CLI::App& root) {
       "classify",
       "Print the cacheability verdict, reason and features of tool "
       "definitions (MCP tools/list JSON, JSON Lines or CSV)");
-  c.app
-      ->add_option("file", args->file,
-                   "Tool definitions: tools/list result or JSON-RPC response, "
-                   "JSON Lines, or CSV with a name/tool column; '-' = stdin")
-      ->required();
+  c.app->add_option("file", args->file,
+                    "Tool definitions: tools/list result or JSON-RPC response, "
+                    "JSON Lines, or CSV with a name/tool column; '-' = stdin");
   c.app->add_option("--config", args->config, "YAML configuration file");
   c.app->add_option("--format", args->format, "Output: table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
@@ -286,6 +365,11 @@ Command AddClassifyCommand(CLI::App& root) {
                    "Blank a field before classifying (ablation): name, "
                    "title, description, schema; repeatable")
       ->check(CLI::IsMember({"name", "title", "description", "schema"}));
+  c.app->add_option(
+      "--eval-set", args->eval_set,
+      "Score the heuristic (annotations stripped) on a labelled set: a "
+      "folder with split.csv, labels.csv and <server>.json (see "
+      "docs/CLASSIFY.md)");
   c.run = [args] { return Run(*args); };
   return c;
 }

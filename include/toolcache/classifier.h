@@ -95,8 +95,15 @@ struct Features {
   std::optional<std::string> parameter_category;
   // Read-only but open-world: cacheable only with an operator TTL.
   bool open_world = false;
-  // One line: which rule fired.
+  // One line: which rule fired and the words that decided.
   std::string detail;
+  // A COMMAND from evidence that a trusted read-only annotation outranks
+  // (description words, parameter names): it does not veto an earlier
+  // layer's INFORMATIONAL from annotations. Default: the COMMAND vetoes.
+  bool weak_command = false;
+  // Why ttl_seconds has its value (e.g. "TTL class real-time from 'recent'
+  // in the description"); "" = no reason given.
+  std::string ttl_detail;
 };
 
 // One classification layer. Add an LLM-based extractor by implementing this

@@ -262,6 +262,8 @@ struct Classifier::Impl {
     bool operator_ttl = false;
     std::string ttl_detail;
     std::optional<std::string> category;
+    std::optional<double> shorter_ttl;
+    std::string shorter_detail;
 
     for (const FeatureExtractor* layer : layers) {
       std::optional<Features> f = layer->Extract(tool, args);
@@ -276,6 +278,17 @@ struct Classifier::Impl {
         v.parameter_category = category.value_or("");
         v.ttl_seconds = 0;
         return v;
+      }
+      if (f->request_type && !final_type) {
+        // A trusted read-only annotation is not overruled by weak evidence
+        // (a stray noun or parameter name); the name's verb still vetoes.
+        if (*f->request_type == RequestType::kCommand && f->weak_command &&
+            type && v.source == FeatureSource::kAnnotations) {
+          v.detail += "; readOnlyHint outranks the " +
+                      std::string(FeatureSourceName(layer->source())) + "'s " +
+                      f->detail.substr(0, f->detail.find(';'));
+          f->request_type.reset();
+        }
       }
       if (f->request_type && !final_type) {
         if (*f->request_type == RequestType::kCommand) {
@@ -300,6 +313,14 @@ struct Classifier::Impl {
         ttl = f->ttl_seconds;
         operator_ttl = f->operator_ttl;
         ttl_detail = std::string(FeatureSourceName(layer->source()));
+        if (!f->ttl_detail.empty()) ttl_detail += ": " + f->ttl_detail;
+      } else if (f->ttl_seconds && ttl && operator_ttl &&
+                 *f->ttl_seconds < *ttl && !shorter_ttl) {
+        // The operator's TTL wins, but never silently over a shorter
+        // (e.g. real-time) class the classifier judged.
+        shorter_ttl = f->ttl_seconds;
+        shorter_detail = std::string(FeatureSourceName(layer->source())) +
+                         (f->ttl_detail.empty() ? "" : ": " + f->ttl_detail);
       }
     }
     v.parameter_category = category.value_or("");
@@ -339,6 +360,11 @@ struct Classifier::Impl {
     v.reason = VerdictReason::kCacheable;
     v.detail +=
         "; TTL " + FormatSeconds(v.ttl_seconds) + " s from " + ttl_detail;
+    if (shorter_ttl) {
+      v.detail += "; the operator's TTL lengthens the " +
+                  FormatSeconds(*shorter_ttl) + " s judged by the " +
+                  shorter_detail;
+    }
     return v;
   }
 };
@@ -423,12 +449,17 @@ Result<ToolInfo> ToolInfoFromAnyJson(const J& tool, std::string_view server) {
     }
     *field = it->template get<std::string>();
   }
-  if (auto it = tool.find("inputSchema"); it != tool.end() && !it->is_null()) {
+  // MCP names the schema "inputSchema"; the Anthropic Messages API's tool
+  // definitions (what an LLM-API face sees) name it "input_schema".
+  for (const char* key : {"inputSchema", "input_schema"}) {
+    auto it = tool.find(key);
+    if (it == tool.end() || it->is_null()) continue;
     if (!it->is_object()) {
-      return InvalidArgument("tool '" + info.name +
-                             "': 'inputSchema' must be an object");
+      return InvalidArgument("tool '" + info.name + "': '" + key +
+                             "' must be an object");
     }
     info.input_schema_json = it->dump();
+    break;
   }
   if (auto it = tool.find("annotations"); it != tool.end() && !it->is_null()) {
     if (!it->is_object()) {

@@ -256,6 +256,43 @@ TEST(ClassifierTest, HeuristicVetoesReadOnlyAnnotationOnMutatingName) {
   EXPECT_EQ(v.source, FeatureSource::kHeuristic);
 }
 
+TEST(ClassifierTest, StrayNounDoesNotOverruleATrustedReadOnlyHint) {
+  // Issue 18: 'request' is a noun here; only the name's own verb vetoes.
+  Verdict v =
+      Classifier().Classify(Annotated("browser_network_request", true, false));
+  EXPECT_TRUE(v.cacheable);
+  EXPECT_EQ(v.source, FeatureSource::kAnnotations);
+  EXPECT_THAT(v.detail, HasSubstr("readOnlyHint outranks"));
+  // The same tool without annotations is not trusted to read.
+  EXPECT_EQ(Classifier().Classify(Tool("browser_network_request")).reason,
+            VerdictReason::kCommand);
+}
+
+TEST(ClassifierTest, ExecutionVetoNamesTheRuleAndTheWords) {
+  Verdict v = Classifier().Classify(
+      Tool("db_query", "Execute a SQL query against a database"));
+  EXPECT_EQ(v.reason, VerdictReason::kCommand);
+  EXPECT_THAT(v.detail, HasSubstr("execution rule"));
+  EXPECT_THAT(v.detail, HasSubstr("'execute'"));
+  // A trusted read-only annotation says otherwise: it stands.
+  ToolInfo t = Annotated("db_query", true, false);
+  t.description = "Execute a read-only SQL query against a database";
+  EXPECT_EQ(Classifier().Classify(t).request_type, RequestType::kInformational);
+}
+
+TEST(ClassifierTest, OperatorTtlOverARealTimeToolIsSaidInTheVerdict) {
+  ToolInfo t = Tool("slack_get_channel_history", "Get recent messages");
+  Verdict plain = Classifier().Classify(t);
+  EXPECT_EQ(plain.ttl_seconds, 60);  // 'recent' beats the static 'history'
+  EXPECT_EQ(plain.reason, VerdictReason::kTtlTooShort);
+  EXPECT_THAT(plain.detail, HasSubstr("'recent' in the description"));
+  Verdict v = Classifier(Yaml("perToolTtl: {slack_get_channel_history: 600}\n"))
+                  .Classify(t);
+  EXPECT_TRUE(v.cacheable);
+  EXPECT_EQ(v.ttl_seconds, 600);
+  EXPECT_THAT(v.detail, HasSubstr("lengthens the 60 s"));
+}
+
 TEST(ClassifierTest, UntrustedAnnotationsAreIgnored) {
   ToolInfo t = Annotated("frobnicate", true, false);
   Classifier distrust(Yaml("trustAnnotations: false\n"));

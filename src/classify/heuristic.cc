@@ -7,9 +7,14 @@
 // - Only an explicit signal produces a request type. Without one the
 //   heuristic has no opinion and the Classifier's default (COMMAND) applies,
 //   so an unknown tool is never cached.
-// - Within the heuristic, COMMAND evidence wins over INFORMATIONAL evidence
-//   of equal or lower strength (safety first); strengths, strongest first:
-//   name verb, schema action enum, title verb, description verb.
+// - Within the heuristic, execution or mutation evidence (execution and
+//   strong mutation verbs anywhere in a first sentence, code/SQL/body or
+//   file-output parameters) vetoes INFORMATIONAL evidence of any strength;
+//   otherwise COMMAND evidence wins over INFORMATIONAL evidence of equal or
+//   lower strength (safety first); strengths, strongest first: name verb,
+//   schema action enum, title verb, description verb, weak (noun-like) name
+//   verb.
+// - Every Features::detail names the rule and quotes the deciding words.
 // - Never throws: malformed schema or arguments are treated as absent.
 #include "src/classify/heuristic.h"
 
@@ -17,6 +22,7 @@
 #include <array>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -27,35 +33,274 @@ using Json = nlohmann::ordered_json;
 
 // General verb lexicons (not derived from any evaluation set).
 constexpr auto kCommandVerbs = std::to_array<std::string_view>({
-    "add",      "append",   "apply",      "approve",   "archive",   "assign",
-    "ban",      "block",    "book",       "buy",       "cancel",    "change",
-    "charge",   "clear",    "close",      "comment",   "commit",    "copy",
-    "create",   "delete",   "deploy",     "deposit",   "destroy",   "disable",
-    "dismiss",  "drop",     "edit",       "email",     "enable",    "exec",
-    "execute",  "follow",   "fork",       "grant",     "increment", "decrement",
-    "insert",   "install",  "invite",     "invoke",    "kill",      "lock",
-    "login",    "logout",   "mark",       "merge",     "modify",    "move",
-    "mute",     "notify",   "order",      "overwrite", "patch",     "pay",
-    "pin",      "post",     "prioritize", "publish",   "purchase",  "rent",
-    "purge",    "push",     "put",        "react",     "register",  "reject",
-    "rename",   "reply",    "request",    "reserve",   "reset",     "restart",
-    "restore",  "revert",   "revoke",     "run",       "save",      "schedule",
-    "send",     "set",      "share",      "sign",      "start",     "stop",
-    "store",    "submit",   "subscribe",  "sync",      "terminate", "toggle",
-    "transfer", "trigger",  "truncate",   "update",    "upload",    "upsert",
-    "vote",     "withdraw", "write",      "remove",    "replace",   "star",
-    "kick",     "mint",     "refresh",
+    "add",
+    "append",
+    "apply",
+    "approve",
+    "archive",
+    "assign",
+    "ban",
+    "block",
+    "book",
+    "buy",
+    "cancel",
+    "change",
+    "charge",
+    "clear",
+    "close",
+    "comment",
+    "commit",
+    "copy",
+    "create",
+    "delete",
+    "deploy",
+    "deposit",
+    "destroy",
+    "disable",
+    "dismiss",
+    "drop",
+    "edit",
+    "email",
+    "enable",
+    "exec",
+    "execute",
+    "follow",
+    "fork",
+    "grant",
+    "increment",
+    "decrement",
+    "insert",
+    "install",
+    "invite",
+    "invoke",
+    "kill",
+    "lock",
+    "login",
+    "logout",
+    "mark",
+    "merge",
+    "modify",
+    "move",
+    "mute",
+    "notify",
+    "order",
+    "overwrite",
+    "patch",
+    "pay",
+    "pin",
+    "post",
+    "prioritize",
+    "publish",
+    "purchase",
+    "rent",
+    "purge",
+    "push",
+    "put",
+    "react",
+    "register",
+    "reject",
+    "rename",
+    "reply",
+    "request",
+    "reserve",
+    "reset",
+    "restart",
+    "restore",
+    "revert",
+    "revoke",
+    "run",
+    "save",
+    "schedule",
+    "send",
+    "set",
+    "share",
+    "sign",
+    "start",
+    "stop",
+    "store",
+    "submit",
+    "subscribe",
+    "sync",
+    "terminate",
+    "toggle",
+    "transfer",
+    "trigger",
+    "truncate",
+    "update",
+    "upload",
+    "upsert",
+    "vote",
+    "withdraw",
+    "write",
+    "remove",
+    "replace",
+    "star",
+    "kick",
+    "mint",
+    "refresh",
+    // Session, browser and infrastructure actions.
+    "navigate",
+    "click",
+    "fill",
+    "hover",
+    "drag",
+    "drop",
+    "press",
+    "type",
+    "select",
+    "resize",
+    "emulate",
+    "scroll",
+    "switch",
+    "go",
+    "connect",
+    "disconnect",
+    "reconnect",
+    "wipe",
+    "clean",
+    "cleanup",
+    "scale",
+    "rollback",
+    "provision",
+    "finalize",
+    "refund",
+    "migrate",
+    "complete",
+    "forward",
+    "cordon",
+    "drain",
+    "stage",
+    "checkout",
+    "rebase",
+    "clone",
+    "init",
+    "initialize",
+    "stash",
+    "launch",
+    "spawn",
+    "end",
+    "uninstall",
+    "abort",
+    "open",
+    "retry",
+    "tag",
 });
 
 constexpr auto kInformationalVerbs = std::to_array<std::string_view>({
-    "analyze",  "analyse",  "browse",   "calculate", "check",     "compare",
-    "compute",  "convert",  "count",    "describe",  "detect",    "diff",
-    "discover", "estimate", "evaluate", "exists",    "explain",   "extract",
-    "fetch",    "find",     "get",      "identify",  "inspect",   "list",
-    "locate",   "look",     "lookup",   "measure",   "parse",     "predict",
-    "preview",  "query",    "read",     "recommend", "retrieve",  "scan",
-    "search",   "show",     "solve",    "suggest",   "summarize", "translate",
-    "validate", "verify",   "view",
+    "browse",    "calculate", "check",    "compare", "compute",  "convert",
+    "count",     "describe",  "detect",   "diff",    "discover", "estimate",
+    "exists",    "explain",   "extract",  "fetch",   "find",     "get",
+    "identify",  "inspect",   "list",     "locate",  "look",     "lookup",
+    "measure",   "parse",     "predict",  "preview", "read",     "recommend",
+    "retrieve",  "scan",      "search",   "show",    "solve",    "suggest",
+    "summarize", "translate", "validate", "verify",  "view",     "return",
+    "provide",   "display",   "obtain",   "audit",   "crawl",    "scrape",
+    "map",       "research",  "ping",     "gather",  "grep",     "glob",
+});
+
+// Verbs ambiguous between computing and executing ("evaluate" an expression
+// vs "evaluate" JavaScript in a page; "query" a catalogue vs "query" = run
+// SQL): as a name verb they give no opinion, so the description and the
+// parameters decide (safety: no evidence -> unknown -> COMMAND).
+constexpr auto kAmbiguousVerbs = std::to_array<std::string_view>({
+    "evaluate",
+    "eval",
+    "query",
+    "analyze",
+    "analyse",
+    "process",
+    "generate",
+    "resolve",
+});
+
+// Verbs that execute something or start work elsewhere. In the first
+// sentence of a title or description (any position, base or -s/-ing form)
+// they veto INFORMATIONAL, except "run"/"perform" followed by an
+// observation noun ("Run an accessibility audit").
+constexpr auto kExecutionVerbs = std::to_array<std::string_view>({
+    "execute",
+    "exec",
+    "run",
+    "invoke",
+    "trigger",
+    "launch",
+    "spawn",
+    "start",
+    "perform",
+    "eval",
+    "evaluate",
+});
+
+// Mutating verbs that are rarely nouns: anywhere in the first sentence of a
+// title or description they veto INFORMATIONAL ("Send structured feedback
+// on a previous search result").
+constexpr auto kStrongMutationVerbs = std::to_array<std::string_view>({
+    "create",    "delete",  "remove",    "send",    "submit",   "charge",
+    "insert",    "modify",  "overwrite", "destroy", "drop",     "kill",
+    "terminate", "install", "uninstall", "publish", "upload",   "invite",
+    "cancel",    "refund",  "purchase",  "pay",     "transfer", "append",
+    "rename",    "edit",    "write",     "upsert",  "truncate", "deploy",
+    "navigate",  "click",   "wipe",      "revoke",  "grant",    "approve",
+    "reject",    "archive", "restart",   "stop",    "enqueue",  "schedule",
+    "trigger",   "execute", "invoke",    "launch",  "spawn",    "save",
+});
+
+// Nouns naming an observation: a name whose head is one of them ("git_log",
+// "browser_take_screenshot", "db-stats") reads, unless other evidence says
+// otherwise; after "run"/"perform" they make the phrase a reading one.
+constexpr auto kObservationNouns = std::to_array<std::string_view>({
+    "screenshot", "snapshot",   "log",         "logs",          "status",
+    "stats",      "statistics", "info",        "information",   "details",
+    "detail",     "metadata",   "history",     "schema",        "usage",
+    "version",    "health",     "blame",       "diff",          "reflog",
+    "size",       "count",      "insight",     "messages",      "requests",
+    "errors",     "events",     "output",      "results",       "text",
+    "html",       "tree",       "metrics",     "audit",         "report",
+    "search",     "query",      "aggregation", "lookup",        "analysis",
+    "check",      "scan",       "indexes",     "documentation", "docs",
+    "profile",    "transcript", "research",
+});
+
+// Parameter names that carry code, a statement or a request body: the tool
+// executes or sends it (veto). The conditional ones count only when the
+// property's or tool's text names code ("JavaScript", "SQL", "script", ...).
+constexpr auto kExecutionParams = std::to_array<std::string_view>({
+    "script",
+    "sql",
+    "statement",
+    "statements",
+    "command",
+    "cmd",
+    "commands",
+    "javascript",
+    "js",
+    "payload",
+    "body",
+});
+constexpr auto kCodeCueParams = std::to_array<std::string_view>({
+    "code",
+    "expression",
+    "function",
+    "query",
+});
+constexpr auto kCodeCues = std::to_array<std::string_view>({
+    "javascript",
+    "js",
+    "sql",
+    "script",
+    "statement",
+    "python",
+    "shell",
+    "execute",
+    "executes",
+    "evaluate",
+    "evaluated",
+    "code",
+    "function",
+    "graphql",
+    "mutation",
+    "ddl",
+    "dml",
 });
 
 // Multi-purpose verbs: the call's action argument decides.
@@ -69,15 +314,25 @@ constexpr auto kDispatchVerbs = std::to_array<std::string_view>({
 
 // TTL lexicons (paper section 4.1 classes), matched against name tokens.
 constexpr auto kRealtimeWords = std::to_array<std::string_view>({
-    "weather",      "forecast",      "price",  "prices",   "pricing",
-    "stock",        "stocks",        "quote",  "quotes",   "status",
-    "now",          "current",       "latest", "live",     "realtime",
-    "notification", "notifications", "news",   "trending", "traffic",
-    "time",         "rate",          "rates",  "exchange", "market",
-    "feed",         "alert",         "alerts", "balance",  "presence",
-    "online",       "queue",         "inbox",  "unread",   "recent",
-    "today",        "ticker",        "score",  "scores",   "log",
-    "logs",         "activity",      "events", "metrics",  "health",
+    "weather",      "forecast",      "price",   "prices",   "pricing",
+    "stock",        "stocks",        "quote",   "quotes",   "status",
+    "now",          "current",       "latest",  "live",     "realtime",
+    "notification", "notifications", "news",    "trending", "traffic",
+    "time",         "rate",          "rates",   "exchange", "market",
+    "feed",         "alert",         "alerts",  "balance",  "presence",
+    "online",       "queue",         "inbox",   "unread",   "recent",
+    "today",        "ticker",        "score",   "scores",   "log",
+    "logs",         "activity",      "events",  "metrics",  "health",
+    "process",      "processes",     "running", "output",   "console",
+    "screenshot",   "snapshot",      "session", "sessions", "progress",
+    "active",       "usage",
+});
+// Words of a title or description's first sentence that mark live data.
+constexpr auto kRealtimeTextWords = std::to_array<std::string_view>({
+    "recent",   "recently", "current",   "currently", "latest", "live",
+    "realtime", "now",      "today",     "status",    "logs",   "log",
+    "running",  "balance",  "price",     "prices",    "queue",  "active",
+    "progress", "ongoing",  "streaming",
 });
 constexpr auto kComputationalWords = std::to_array<std::string_view>({
     "calculate",  "calculator", "compute",  "convert",  "conversion",
@@ -100,11 +355,14 @@ constexpr auto kStaticWords = std::to_array<std::string_view>({
 // "a workflow run"): in titles and descriptions they count only as the
 // sentence's first word.
 constexpr auto kNounLikeVerbs = std::to_array<std::string_view>({
-    "order", "set",   "post",   "comment", "request", "book",     "store",
-    "copy",  "block", "star",   "sign",    "run",     "share",    "lock",
-    "pin",   "mark",  "update", "change",  "patch",   "schedule", "count",
-    "diff",  "check", "scan",   "view",    "show",    "list",     "search",
-    "query", "look",  "exists",
+    "order",   "set",   "post",   "comment", "request", "book",     "store",
+    "copy",    "block", "star",   "sign",    "run",     "share",    "lock",
+    "pin",     "mark",  "update", "change",  "patch",   "schedule", "count",
+    "diff",    "check", "scan",   "view",    "show",    "list",     "search",
+    "query",   "look",  "exists", "type",    "select",  "end",      "complete",
+    "forward", "tag",   "stage",  "map",     "drop",    "audit",    "crawl",
+    "retry",   "scale", "switch", "clean",   "drain",   "go",       "display",
+    "provide", "open",
 });
 
 // Argument names that carry the operation of a multi-purpose tool.
@@ -158,6 +416,13 @@ VerbClass BaseVerb(std::string_view t) {
   return VerbClass::kNone;
 }
 
+// Tokens joined without separators: "file_path" -> "filepath".
+std::string Normalized(const std::vector<std::string>& tokens) {
+  std::string out;
+  for (const std::string& t : tokens) out += t;
+  return out;
+}
+
 bool IsNounLike(const std::string& word) {
   static const auto* set = [] {
     auto* s = new std::unordered_set<std::string>();
@@ -171,8 +436,10 @@ bool IsNounLike(const std::string& word) {
   return set->count(word) > 0;
 }
 
-// Strongest-first evidence for a request type.
-enum class Strength { kNone, kDescription, kTitle, kSchema, kName };
+// Strongest-first evidence for a request type. kWeakName: a noun-like verb
+// that is not the name's first word ("network_request", "playwright_post"),
+// weaker than any text evidence.
+enum class Strength { kNone, kWeakName, kDescription, kTitle, kSchema, kName };
 
 struct Evidence {
   Strength strength = Strength::kNone;
@@ -182,7 +449,12 @@ struct Evidence {
 struct ToolLevel {
   Evidence command;
   Evidence informational;
+  // Execution or mutation evidence that vetoes INFORMATIONAL whatever its
+  // strength: execution verbs, strong mutation verbs anywhere in the first
+  // sentence, code/statement/body parameters, file-output parameters.
+  Evidence veto;
   bool dispatch = false;  // the name's verb is multi-purpose
+  std::string ambiguous;  // the name's verb computes or executes
   std::vector<std::string> name_tokens;
   std::optional<std::string> schema_category;
 };
@@ -194,35 +466,90 @@ void Note(Evidence& e, Strength s, std::string detail) {
   }
 }
 
-// The verb of a name: the first token if it is a verb ("get_issue"), else
-// the last token ("issue_read"), else the first verb-like token in between.
-// Tokens joined by "or"/"and" to the verb also count ("create_or_update").
+// The observation noun `word` names, if any ("logs", "heapsnapshot" ->
+// "snapshot", "searches" -> "search"); empty if none.
+std::string ObservationNoun(std::string_view word) {
+  if (In(kObservationNouns, word)) return std::string(word);
+  for (std::string_view suffix : {"es", "s"}) {
+    if (word.size() > suffix.size() + 2 &&
+        word.substr(word.size() - suffix.size()) == suffix &&
+        In(kObservationNouns, word.substr(0, word.size() - suffix.size()))) {
+      return std::string(word.substr(0, word.size() - suffix.size()));
+    }
+  }
+  for (std::string_view n : {"snapshot", "screenshot"}) {
+    if (word.size() > n.size() && word.substr(word.size() - n.size()) == n) {
+      return std::string(n);
+    }
+  }
+  return "";
+}
+
+bool IsAmbiguous(std::string_view t) { return In(kAmbiguousVerbs, t); }
+
+// The verb of a name, parsed as a phrase: the first token if it is a verb
+// ("get_issue", "post_message"); else the first verb that is not also a
+// common noun, left to right ("api_retrieve_a_block" -> 'retrieve', not
+// 'block'; "pull_request_read" -> 'read'; "firecrawl_search_feedback" ->
+// 'search', whose object 'feedback' leaves the action to the description);
+// else a noun-like verb as weak evidence ("network_request"). Tokens joined
+// by "or"/"and" to the verb also count ("create_or_update").
+// "run"/"perform" + an observation head ("run_accessibility_audit") reads.
+// A name without a verb whose head is an observation noun ("git_log",
+// "take_screenshot", "db_stats") reads, at description strength.
 void NameVerbs(const std::vector<std::string>& tokens, ToolLevel& out) {
   if (tokens.empty()) return;
-  auto consider = [&](size_t i) {
-    const VerbClass c = BaseVerb(tokens[i]);
-    const std::string what = "name verb '" + tokens[i] + "'";
-    if (c == VerbClass::kCommand) Note(out.command, Strength::kName, what);
-    if (c == VerbClass::kInformational) {
-      Note(out.informational, Strength::kName, what);
-    }
-    if (c == VerbClass::kDispatch) out.dispatch = true;
-    return c != VerbClass::kNone;
+  auto known = [&](size_t i) {
+    return BaseVerb(tokens[i]) != VerbClass::kNone || IsAmbiguous(tokens[i]);
   };
   size_t verb = tokens.size();
-  if (BaseVerb(tokens.front()) != VerbClass::kNone) {
+  bool weak = false;
+  if (known(0)) {
     verb = 0;
-  } else if (BaseVerb(tokens.back()) != VerbClass::kNone) {
-    verb = tokens.size() - 1;
   } else {
-    for (size_t i = 1; i + 1 < tokens.size(); ++i) {
-      if (BaseVerb(tokens[i]) != VerbClass::kNone) {
+    for (size_t i = 1; i < tokens.size() && verb == tokens.size(); ++i) {
+      if (known(i) && !IsNounLike(tokens[i])) verb = i;
+    }
+    for (size_t i = 1; i < tokens.size() && verb == tokens.size(); ++i) {
+      if (known(i)) {
         verb = i;
-        break;
+        weak = true;
       }
     }
   }
-  if (verb == tokens.size()) return;
+  const std::string head = ObservationNoun(tokens.back());
+  if (verb == tokens.size()) {
+    if (!head.empty()) {
+      Note(out.informational, Strength::kDescription,
+           "observation-noun rule: name head '" + tokens.back() + "'");
+    }
+    return;
+  }
+  auto consider = [&](size_t i) {
+    const std::string& w = tokens[i];
+    if (IsAmbiguous(w)) {
+      out.ambiguous = w;
+      if (!head.empty() && i + 1 < tokens.size()) {
+        Note(out.informational, Strength::kDescription,
+             "observation-noun rule: ambiguous name verb '" + w +
+                 "' with head '" + tokens.back() + "'");
+      }
+      return;
+    }
+    const VerbClass c = BaseVerb(w);
+    const Strength s = weak ? Strength::kWeakName : Strength::kName;
+    if ((w == "run" || w == "perform") && !head.empty() &&
+        i + 1 < tokens.size()) {
+      Note(out.informational, s,
+           "name-phrase rule: '" + w + " ... " + tokens.back() + "'");
+      return;
+    }
+    const std::string what =
+        std::string(weak ? "weak " : "") + "name-verb rule: '" + w + "'";
+    if (c == VerbClass::kCommand) Note(out.command, s, what);
+    if (c == VerbClass::kInformational) Note(out.informational, s, what);
+    if (c == VerbClass::kDispatch) out.dispatch = true;
+  };
   consider(verb);
   // Conjoined verbs: "create_or_update_file", "get_or_create".
   for (size_t i = verb + 1; i + 1 < tokens.size(); i += 2) {
@@ -235,41 +562,171 @@ void NameVerbs(const std::vector<std::string>& tokens, ToolLevel& out) {
   }
 }
 
-// The first lexicon verb of the first sentence of `text`.
-void TextVerb(std::string_view text, Strength strength, std::string_view what,
-              ToolLevel& out) {
-  const size_t end = text.find_first_of(".\n");
-  const std::string_view sentence = text.substr(0, end);
+// Lowercase alphabetic words of the first sentence of `text`: leading
+// whitespace and Markdown headings skipped; ends at ". ", "\n" or the end.
+std::vector<std::string> FirstSentenceWords(std::string_view text) {
+  size_t start = 0;
+  while (start < text.size()) {
+    while (start < text.size() &&
+           std::isspace(static_cast<unsigned char>(text[start]))) {
+      ++start;
+    }
+    if (start < text.size() && text[start] == '#') {
+      const size_t nl = text.find('\n', start);
+      start = nl == std::string_view::npos ? text.size() : nl + 1;
+      continue;
+    }
+    break;
+  }
+  size_t end = start;
+  while (end < text.size() && text[end] != '\n' &&
+         !(text[end] == '.' &&
+           (end + 1 == text.size() ||
+            std::isspace(static_cast<unsigned char>(text[end + 1]))))) {
+    ++end;
+  }
+  std::vector<std::string> words;
   std::string word;
-  int index = 0;
-  auto flush = [&]() -> bool {
-    if (word.empty()) return false;
-    VerbClass c = ClassifyVerb(word, /*inflected=*/true);
-    if (index++ > 0 && c != VerbClass::kNone) {
-      // Noun-like words count only as the first word ("Search issues" yes;
-      // "Get a pull request" -> 'get', never 'request').
-      if (IsNounLike(word)) c = VerbClass::kNone;
-    }
-    const std::string detail = std::string(what) + " verb '" + word + "'";
-    word.clear();
-    if (c == VerbClass::kCommand) {
-      Note(out.command, strength, detail);
-      return true;
-    }
-    if (c == VerbClass::kInformational) {
-      Note(out.informational, strength, detail);
-      return true;
-    }
-    return false;  // dispatch verbs ("Use this tool to ...") do not decide
-  };
-  for (char ch : sentence) {
+  for (size_t i = start; i <= end && i < text.size() + 1; ++i) {
+    const char ch = i < text.size() ? text[i] : ' ';
     if (std::isalpha(static_cast<unsigned char>(ch))) {
       word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    } else if (flush()) {
-      return;
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
     }
   }
-  flush();
+  return words;
+}
+
+// `word` as a base form for the veto lists: itself, or, when
+// `third_person` forms count, without -s/-es ("executes"); never -ing or -ed
+// ("starting from", "created by" describe).
+std::string VetoBase(const std::string& word, bool (*in)(std::string_view word),
+                     bool third_person) {
+  if (in(word)) return word;
+  if (!third_person) return "";
+  for (std::string_view suffix : {"es", "s"}) {
+    if (word.size() <= suffix.size() + 2 ||
+        word.substr(word.size() - suffix.size()) != suffix) {
+      continue;
+    }
+    std::string stem = word.substr(0, word.size() - suffix.size());
+    for (const std::string& c :
+         {stem, stem + "e",
+          stem.size() >= 2 && stem[stem.size() - 1] == stem[stem.size() - 2]
+              ? stem.substr(0, stem.size() - 1)
+              : stem}) {
+      if (in(c)) return c;
+    }
+  }
+  return "";
+}
+
+bool IsExecutionVerb(std::string_view w) { return In(kExecutionVerbs, w); }
+bool IsStrongMutationVerb(std::string_view w) {
+  return In(kStrongMutationVerbs, w);
+}
+
+bool IsNegation(std::string_view w) {
+  return w == "not" || w == "never" || w == "no" || w == "without" ||
+         w == "cannot" || w == "t";  // "doesn't", "don't"
+}
+
+// The head noun of the phrase after words[i] ("Run an accessibility audit on
+// the page" -> "audit"): determiners skipped, ends at a preposition.
+std::string ObjectHead(const std::vector<std::string>& words, size_t i) {
+  static constexpr auto kStops = std::to_array<std::string_view>({
+      "on",  "in",  "against", "for", "to",   "with",   "from",  "of",
+      "by",  "and", "or",      "at",  "into", "that",   "which", "using",
+      "via", "as",  "then",    "if",  "when", "across",
+  });
+  static constexpr auto kDeterminers = std::to_array<std::string_view>({
+      "a",
+      "an",
+      "the",
+      "this",
+      "that",
+      "these",
+      "those",
+      "one",
+      "some",
+      "any",
+      "all",
+      "your",
+      "our",
+      "my",
+      "its",
+      "their",
+      "new",
+  });
+  std::string head;
+  for (size_t j = i + 1; j < words.size(); ++j) {
+    if (In(kStops, words[j])) break;
+    if (head.empty() && In(kDeterminers, words[j])) continue;
+    head = words[j];
+  }
+  return head;
+}
+
+// Type evidence and vetoes from the first sentence of a title or
+// description: the first lexicon verb decides the type (noun-like verbs only
+// as the first word); execution verbs and strong mutation verbs anywhere
+// veto; real-time words are collected for the TTL.
+void TextEvidence(std::string_view text, Strength strength,
+                  std::string_view what, ToolLevel& out) {
+  const std::vector<std::string> words = FirstSentenceWords(text);
+  bool decided = false;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    const bool negated = i > 0 && IsNegation(words[i - 1]);
+    // A third-person form ("creates") is a verb after a subject-like word;
+    // elsewhere it is as often a plural noun ("list transfers").
+    static constexpr auto kSubjects = std::to_array<std::string_view>(
+        {"it", "and", "that", "which", "then", "also", "tool", "or", "who",
+         "server", "this"});
+    const bool subject = i > 0 && In(kSubjects, words[i - 1]);
+    const bool counts_as_verb = i == 0 || !IsNounLike(w);
+    // Execution: "Execute a SQL query", "Starts a crawl job"; but "Run an
+    // accessibility audit" / "Performs filtered searches" read.
+    if (const std::string e = VetoBase(w, IsExecutionVerb, i == 0 || subject);
+        !e.empty() && (i == 0 || !IsNounLike(e)) && !negated) {
+      const std::string head = ObjectHead(words, i);
+      if ((e == "run" || e == "perform") && !ObservationNoun(head).empty()) {
+        if (!decided) {
+          Note(out.informational, strength,
+               "phrase rule: " + std::string(what) + " '" + w + " ... " + head +
+                   "'");
+          decided = true;
+        }
+      } else {
+        Note(out.veto, strength,
+             "execution rule: " + std::string(what) + " verb '" + w + "'" +
+                 (head.empty() ? "" : " ('" + head + "')"));
+      }
+      continue;
+    }
+    if (const std::string m =
+            VetoBase(w, IsStrongMutationVerb, i == 0 || subject);
+        !m.empty() && (i == 0 || !IsNounLike(m)) && !negated) {
+      Note(out.veto, strength,
+           "mutation rule: " + std::string(what) + " verb '" + w + "'");
+    }
+    if (decided) continue;
+    VerbClass c = ClassifyVerb(w, /*inflected=*/true);
+    if (!counts_as_verb) c = VerbClass::kNone;
+    const std::string detail =
+        "text-verb rule: " + std::string(what) + " verb '" + w + "'";
+    if (c == VerbClass::kCommand) {
+      Note(out.command, strength, detail);
+      decided = true;
+    } else if (c == VerbClass::kInformational) {
+      Note(out.informational, strength, detail);
+      decided = true;
+    }
+    // Dispatch and ambiguous verbs ("Use this tool to ...", "Evaluate")
+    // do not decide.
+  }
 }
 
 // The leading verb of an action value such as "send", "get_comments",
@@ -281,7 +738,23 @@ VerbClass ActionVerb(std::string_view value, std::string* verb) {
   return ClassifyVerb(tokens.front(), /*inflected=*/true);
 }
 
-void SchemaFeatures(std::string_view schema_text, ToolLevel& out) {
+bool ContainsCue(std::string_view text,
+                 std::span<const std::string_view> cues) {
+  std::string word;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char ch = i < text.size() ? text[i] : ' ';
+    if (std::isalpha(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (!word.empty()) {
+      if (std::find(cues.begin(), cues.end(), word) != cues.end()) return true;
+      word.clear();
+    }
+  }
+  return false;
+}
+
+void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
+                    ToolLevel& out) {
   if (schema_text.empty()) return;
   Json schema = Json::parse(schema_text, nullptr, /*allow_exceptions=*/false);
   if (!schema.is_object()) return;
@@ -289,10 +762,57 @@ void SchemaFeatures(std::string_view schema_text, ToolLevel& out) {
   if (props == schema.end() || !props->is_object()) return;
   // Paper: the first parameter of a multi-parameter call is the category.
   if (props->size() >= 2) out.schema_category = props->begin().key();
+  static constexpr auto kSqlCues = std::to_array<std::string_view>(
+      {"sql", "graphql", "cypher", "ddl", "dml"});
   for (auto it = props->begin(); it != props->end(); ++it) {
-    if (!In(kActionKeys, it.key()) || !it.value().is_object()) continue;
+    const std::string& key = it.key();
+    const std::vector<std::string> tokens = TokenizeName(key);
+    const std::string norm = Normalized(tokens);
+    const bool is_object = it.value().is_object();
+    const bool has_enum = is_object && it.value().contains("enum");
+    std::string pdesc;
+    if (is_object) {
+      if (auto d = it.value().find("description");
+          d != it.value().end() && d->is_string()) {
+        pdesc = d->get<std::string>();
+      }
+    }
+    // Code, a statement or a body: the tool executes or sends it.
+    if (In(kExecutionParams, norm) && !(In(kActionKeys, norm) && has_enum)) {
+      Note(out.veto, Strength::kSchema,
+           "execution rule: parameter '" + key + "'");
+    } else if (In(kCodeCueParams, norm) && !has_enum) {
+      const bool cue = norm == "query" ? ContainsCue(pdesc, kSqlCues) ||
+                                             ContainsCue(tool_text, kSqlCues)
+                                       : ContainsCue(pdesc, kCodeCues) ||
+                                             ContainsCue(tool_text, kCodeCues);
+      if (cue) {
+        Note(out.veto, Strength::kSchema,
+             "execution rule: parameter '" + key + "' holds code");
+      }
+    }
+    // A file the tool writes: "outputPath", "savePng", "filePath" described
+    // as where to save.
+    bool pathish = false, outputish = false;
+    for (const std::string& t : tokens) {
+      if (t == "path" || t == "dir" || t == "directory" || t == "file" ||
+          t == "filename" || t == "folder" || t == "png" || t == "pdf") {
+        pathish = true;
+      }
+      if (t == "output" || t == "save" || t == "download" || t == "downloads" ||
+          t == "export" || t == "destination" || t == "dest") {
+        outputish = true;
+      }
+    }
+    static constexpr auto kSaveCues = std::to_array<std::string_view>(
+        {"save", "saved", "saves", "write", "written", "writes"});
+    if (pathish && (outputish || ContainsCue(pdesc, kSaveCues))) {
+      Note(out.veto, Strength::kSchema,
+           "file-output rule: parameter '" + key + "'");
+    }
+    if (!In(kActionKeys, norm) || !has_enum) continue;
     auto values = it.value().find("enum");
-    if (values == it.value().end() || !values->is_array()) continue;
+    if (!values->is_array()) continue;
     bool all_informational = !values->empty();
     for (const Json& v : *values) {
       std::string verb;
@@ -301,13 +821,14 @@ void SchemaFeatures(std::string_view schema_text, ToolLevel& out) {
                               : VerbClass::kNone;
       if (c == VerbClass::kCommand) {
         Note(out.command, Strength::kSchema,
-             "schema '" + it.key() + "' allows '" + v.get<std::string>() + "'");
+             "action-enum rule: '" + key + "' allows '" + v.get<std::string>() +
+                 "'");
       }
       if (c != VerbClass::kInformational) all_informational = false;
     }
     if (all_informational) {
       Note(out.informational, Strength::kSchema,
-           "schema '" + it.key() + "' allows only reading actions");
+           "action-enum rule: '" + key + "' allows only reading actions");
     }
   }
 }
@@ -325,13 +846,51 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   if (cut > 0)
     NameVerbs(TokenizeName(std::string_view(tool.name).substr(cut)), t);
   if (t.command.strength == Strength::kNone &&
-      t.informational.strength == Strength::kNone && !t.dispatch) {
+      t.informational.strength == Strength::kNone && !t.dispatch &&
+      t.ambiguous.empty()) {
     NameVerbs(t.name_tokens, t);
   }
-  SchemaFeatures(tool.input_schema_json, t);
-  TextVerb(tool.title, Strength::kTitle, "title", t);
-  TextVerb(tool.description, Strength::kDescription, "description", t);
+  SchemaFeatures(tool.input_schema_json, tool.title + " " + tool.description,
+                 t);
+  TextEvidence(tool.title, Strength::kTitle, "title", t);
+  TextEvidence(tool.description, Strength::kDescription, "description", t);
   return t;
+}
+
+struct TtlEvidence {
+  TtlCategory category = TtlCategory::kNone;
+  std::string why;
+};
+
+// The TTL class from evidence: real-time words in the name or in the first
+// sentence of the title/description win (shortest); then computational and
+// static words of the name.
+TtlEvidence TtlOf(const ToolInfo& tool, const std::vector<std::string>& name) {
+  for (const std::string& t : name) {
+    if (In(kRealtimeWords, t)) {
+      return {TtlCategory::kRealtime, "real-time word '" + t + "' in the name"};
+    }
+  }
+  for (const std::string* text : {&tool.title, &tool.description}) {
+    for (const std::string& w : FirstSentenceWords(*text)) {
+      if (In(kRealtimeTextWords, w)) {
+        return {TtlCategory::kRealtime,
+                "real-time word '" + w + "' in the " +
+                    (text == &tool.title ? "title" : "description")};
+      }
+    }
+  }
+  TtlEvidence best;
+  for (const std::string& t : name) {
+    if (In(kComputationalWords, t)) {
+      best = {TtlCategory::kComputational,
+              "computational word '" + t + "' in the name"};
+    }
+    if (In(kStaticWords, t) && best.category == TtlCategory::kNone) {
+      best = {TtlCategory::kStatic, "static word '" + t + "' in the name"};
+    }
+  }
+  return best;
 }
 
 class HeuristicExtractor final : public FeatureExtractor {
@@ -342,12 +901,19 @@ class HeuristicExtractor final : public FeatureExtractor {
       const ToolInfo& tool, std::string_view arguments_json) const override {
     const ToolLevel t = AnalyzeTool(tool);
     Features f;
-    // Tool level: COMMAND evidence wins unless INFORMATIONAL evidence is
-    // strictly stronger (e.g. name "get_x" vs a description "... to create").
-    if (t.command.strength != Strength::kNone &&
-        t.command.strength >= t.informational.strength) {
+    // Tool level. Safety first: execution/mutation evidence vetoes any
+    // INFORMATIONAL evidence; otherwise COMMAND evidence wins unless
+    // INFORMATIONAL evidence is strictly stronger. Only the name's verb and
+    // a schema action enum may overrule a trusted read-only annotation.
+    if (t.veto.strength != Strength::kNone) {
+      f.request_type = RequestType::kCommand;
+      f.detail = t.veto.detail;
+      f.weak_command = true;
+    } else if (t.command.strength != Strength::kNone &&
+               t.command.strength >= t.informational.strength) {
       f.request_type = RequestType::kCommand;
       f.detail = t.command.detail;
+      f.weak_command = t.command.strength < Strength::kSchema;
     } else if (t.informational.strength != Strength::kNone) {
       f.request_type = RequestType::kInformational;
       f.detail = t.informational.detail;
@@ -367,17 +933,20 @@ class HeuristicExtractor final : public FeatureExtractor {
           if (!In(kActionKeys, it.key()) || !it.value().is_string()) continue;
           std::string verb;
           const VerbClass c = ActionVerb(it.value().get<std::string>(), &verb);
-          const std::string what = "argument " + it.key() + "='" +
+          const std::string what = "action-argument rule: " + it.key() + "='" +
                                    it.value().get<std::string>() + "'";
           if (c == VerbClass::kCommand) {
             f.request_type = RequestType::kCommand;
             f.detail = what;
+            f.weak_command = false;
             break;
           }
           // A reading action decides, unless the name itself is a mutating
-          // verb ("send_message" with action=read stays COMMAND).
+          // verb ("send_message" with action=read stays COMMAND) or an
+          // execution veto stands.
           if (c == VerbClass::kInformational &&
-              t.command.strength != Strength::kName) {
+              t.command.strength != Strength::kName &&
+              t.veto.strength == Strength::kNone) {
             f.request_type = RequestType::kInformational;
             f.detail = what;
             break;
@@ -386,19 +955,24 @@ class HeuristicExtractor final : public FeatureExtractor {
       }
     }
 
-    const TtlCategory category = TtlCategoryOf(t.name_tokens);
-    if (category != TtlCategory::kNone) {
-      f.ttl_seconds = TtlCategorySeconds(category);
+    const TtlEvidence ttl = TtlOf(tool, t.name_tokens);
+    if (ttl.category != TtlCategory::kNone) {
+      f.ttl_seconds = TtlCategorySeconds(ttl.category);
+      f.ttl_detail = "TTL class " + std::string(TtlCategoryName(ttl.category)) +
+                     " from " + ttl.why;
       if (!f.detail.empty()) f.detail += "; ";
-      f.detail += "TTL class " + std::string(TtlCategoryName(category));
+      f.detail += f.ttl_detail;
     }
     if (!f.request_type && !f.ttl_seconds && !f.parameter_category) {
       return std::nullopt;
     }
     if (!f.request_type) {
-      std::string why = t.dispatch ? "multi-purpose name verb without an "
-                                     "action argument"
-                                   : "no verb recognized";
+      std::string why =
+          t.dispatch ? "multi-purpose name verb without an action argument"
+          : !t.ambiguous.empty()
+              ? "ambiguous name verb '" + t.ambiguous +
+                    "' (computes or executes) and no other evidence"
+              : "no verb recognized";
       f.detail = f.detail.empty() ? why : why + "; " + f.detail;
     }
     return f;
@@ -471,6 +1045,10 @@ TtlCategory TtlCategoryOf(const std::vector<std::string>& name_tokens) {
     }
   }
   return best;
+}
+
+TtlCategory ToolTtlCategory(const ToolInfo& tool) {
+  return TtlOf(tool, TokenizeName(tool.name)).category;
 }
 
 std::string_view TtlCategoryName(TtlCategory category) {

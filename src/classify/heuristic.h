@@ -43,6 +43,8 @@ inline constexpr double kStaticTtlSeconds = 3600;
 // several match. kNone if no token is in a TTL lexicon.
 TtlCategory TtlCategoryOf(const std::vector<std::string>& name_tokens);
 std::string_view TtlCategoryName(TtlCategory category);
+// The TTL class the heuristic gives `tool` (kNone: the configured default).
+TtlCategory ToolTtlCategory(const ToolInfo& tool);
 double TtlCategorySeconds(TtlCategory category);
 
 // The heuristic as the last classification layer.

@@ -76,14 +76,66 @@ TEST(HeuristicTest, TitleAndDescriptionDecideWhenTheNameHasNoVerb) {
 }
 
 TEST(HeuristicTest, MutatingEvidenceWinsAtEqualStrength) {
-  // A name verb beats a description verb, whichever way.
-  EXPECT_EQ(TypeOf("get_thing", "", "Create a thing."), kInfo);
+  // A mutating name verb beats a reading description verb.
   EXPECT_EQ(TypeOf("delete_thing", "", "Get rid of a thing."), kCmd);
   // Same strength, conflicting: COMMAND.
   EXPECT_EQ(TypeOf("get_or_delete_thing"), kCmd);
   EXPECT_EQ(TypeOf("delete_or_get_thing"), kCmd);
-  // A title verb beats a description verb.
-  EXPECT_EQ(TypeOf("x", "Get thing", "Delete a thing."), kInfo);
+  // Issue 18: a strong mutation verb in the description vetoes a reading
+  // name or title (was kInfo: "the name verb wins", an unsafe rule).
+  EXPECT_EQ(TypeOf("get_thing", "", "Create a thing."), kCmd);
+  EXPECT_EQ(TypeOf("x", "Get thing", "Delete a thing."), kCmd);
+  // But a past participle only describes: "created by" reads.
+  EXPECT_EQ(TypeOf("list_things", "", "List things created by a user."), kInfo);
+}
+
+TEST(HeuristicTest, ExecutionEvidenceVetoesReading) {
+  // Issue 18: the costly mistakes on real servers.
+  EXPECT_EQ(TypeOf("db_query", "", "Execute a SQL query against a database."),
+            kCmd);
+  EXPECT_EQ(TypeOf("page_evaluate", "", "Evaluate JavaScript on the page."),
+            kCmd);
+  EXPECT_EQ(TypeOf("x_search_feedback", "",
+                   "Send structured feedback on a previous search result."),
+            kCmd);
+  EXPECT_EQ(TypeOf("analyze_site", "", "Starts a remote analysis run."), kCmd);
+  // Parameters that carry code or a statement veto a reading name.
+  EXPECT_EQ(TypeOf("get_result", "", "Get a result.",
+                   R"({"properties":{"script":{"type":"string"}}})"),
+            kCmd);
+  EXPECT_EQ(TypeOf("query", "", "Query the catalogue.",
+                   R"({"properties":{"query":{"type":"string",
+                      "description":"A SQL SELECT statement"}}})"),
+            kCmd);
+  // ... but a search query is not a statement.
+  EXPECT_EQ(TypeOf("search_docs", "", "Search the docs.",
+                   R"({"properties":{"query":{"type":"string",
+                      "description":"Search keywords or a question"}}})"),
+            kInfo);
+  // A parameter naming where a file is saved makes the tool write.
+  EXPECT_EQ(TypeOf("take_screenshot", "", "Take a screenshot of the page.",
+                   R"({"properties":{"filePath":{"type":"string",
+                      "description":"Where to save the image"}}})"),
+            kCmd);
+  // The ambiguous verb alone decides nothing (unknown -> COMMAND later).
+  EXPECT_EQ(TypeOf("evaluate"), std::nullopt);
+}
+
+TEST(HeuristicTest, ObservationPhrasesRead) {
+  EXPECT_EQ(TypeOf("browser_take_screenshot", "",
+                   "Take a screenshot of the current page."),
+            kInfo);
+  EXPECT_EQ(TypeOf("git_log"), kInfo);
+  EXPECT_EQ(TypeOf("db-stats"), kInfo);
+  EXPECT_EQ(TypeOf("run_accessibility_audit", "",
+                   "Run an accessibility audit on the current page."),
+            kInfo);
+  EXPECT_EQ(TypeOf("run_pipeline", "", "Run a pipeline."), kCmd);
+  // A noun-like verb is not the name's verb when a real one is there.
+  EXPECT_EQ(TypeOf("api_retrieve_a_block"), kInfo);
+  EXPECT_EQ(
+      TypeOf("browser_network_request", "", "Show network request details."),
+      kInfo);
 }
 
 TEST(HeuristicTest, SchemaActionEnumDecidesMultiPurposeTools) {
@@ -111,6 +163,15 @@ TEST(HeuristicTest, TtlClassesFollowThePaperDefaults) {
   EXPECT_EQ(TtlCategoryOf(TokenizeName("get_latest_wiki_file")),
             TtlCategory::kRealtime);
   EXPECT_EQ(TtlCategoryOf(TokenizeName("list_branches")), TtlCategory::kNone);
+  // Issue 18: TTL from evidence, not one word of the name.
+  ToolInfo process;
+  process.name = "read_process_output";
+  EXPECT_EQ(ToolTtlCategory(process), TtlCategory::kRealtime);
+  ToolInfo history;
+  history.name = "get_channel_history";
+  EXPECT_EQ(ToolTtlCategory(history), TtlCategory::kStatic);
+  history.description = "Get recent messages from a channel";
+  EXPECT_EQ(ToolTtlCategory(history), TtlCategory::kRealtime);
   EXPECT_EQ(TtlCategorySeconds(TtlCategory::kRealtime), 60);
   EXPECT_EQ(TtlCategorySeconds(TtlCategory::kComputational), 300);
   EXPECT_EQ(TtlCategorySeconds(TtlCategory::kStatic), 3600);

@@ -337,6 +337,16 @@ Result<std::vector<LabeledTool>> ParseToolDefinitions(std::string_view text,
   return out;
 }
 
+Result<std::vector<CsvRow>> ParseCsv(std::string_view text,
+                                     std::string_view source) {
+  Result<std::vector<CsvRecord>> records = SplitCsv(text, source);
+  if (!records.ok()) return records.status();
+  std::vector<CsvRow> rows;
+  rows.reserve(records->size());
+  for (CsvRecord& r : *records) rows.push_back({std::move(r.fields), r.line});
+  return rows;
+}
+
 double Confusion::Accuracy() const { return Ratio(tp + tn, total()); }
 double Confusion::Precision() const { return Ratio(tp, tp + fp); }
 double Confusion::Recall() const { return Ratio(tp, tp + fn); }

@@ -40,6 +40,17 @@ struct LabeledTool {
 [[nodiscard]] Result<std::vector<LabeledTool>> ParseToolDefinitions(
     std::string_view text, std::string_view source);
 
+// One RFC 4180 CSV record and the 1-based line it starts on.
+struct CsvRow {
+  std::vector<std::string> fields;
+  uint32_t line = 0;
+};
+
+// Splits CSV `text` into records (quoted fields may span lines); blank lines
+// are skipped. INVALID_ARGUMENT naming `source` for an unterminated quote.
+[[nodiscard]] Result<std::vector<CsvRow>> ParseCsv(std::string_view text,
+                                                   std::string_view source);
+
 // Binary confusion matrix; "positive" is the class named by the caller.
 struct Confusion {
   uint32_t tp = 0, fp = 0, tn = 0, fn = 0;

@@ -1,0 +1,177 @@
+#include "src/classify/eval_set.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "tests/support/test_data.h"
+
+namespace toolcache::classify {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+const std::string kSet = testing::TestDataPath("classify/npm_servers");
+
+std::vector<SetTool> LoadSet() {
+  Result<std::vector<SetTool>> set = LoadEvalSet(kSet);
+  EXPECT_TRUE(set.ok()) << set.status().message();
+  return set.ok() ? *set : std::vector<SetTool>();
+}
+
+const HalfReport* Half(const std::vector<HalfReport>& reports,
+                       std::string_view half) {
+  for (const HalfReport& r : reports) {
+    if (r.half == half) return &r;
+  }
+  ADD_FAILURE() << "no half " << half;
+  return nullptr;
+}
+
+void Print(const HalfReport& h) {
+  std::cout << h.half << ": servers " << h.servers << " tools " << h.tools
+            << " reads " << h.reads << " writes " << h.writes
+            << " writes_informational " << h.writes_informational.size()
+            << " writes_cacheable " << h.writes_cacheable.size()
+            << " reads_informational " << h.reads_informational
+            << " reads_cacheable " << h.reads_cacheable << " recall "
+            << h.ReadRecall() << "\n";
+  for (const std::string& w : h.writes_informational) {
+    std::cout << "  write INFORMATIONAL: " << w << "\n";
+  }
+  for (const std::string& w : h.reads_lost) {
+    std::cout << "  read COMMAND: " << w << "\n";
+  }
+  for (const auto& [c, n] : h.ttl_classes) {
+    std::cout << "  ttl " << c << "=" << n << "\n";
+  }
+}
+
+// A scratch copy of a tiny set, for the loader's error paths.
+class TinySet : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("toolcache_eval_set_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    Write("split.csv", "server,half,category\ns,dev,x\n");
+    Write("s.json", R"({"tools":[{"name":"get_a","description":"Get a"},)"
+                    R"({"name":"delete_b","description":"Delete b"}]})");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ / name) << text;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(TinySet, ScoresReadsAndWritesPerHalf) {
+  Write("labels.csv",
+        "server,tool,label,basis\ns,get_a,read,hand\ns,delete_b,write,hand\n");
+  Result<std::vector<SetTool>> set = LoadEvalSet(dir_.string());
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  std::vector<HalfReport> r = EvaluateSet(Classifier(), *set);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].reads, 1u);
+  EXPECT_EQ(r[0].writes, 1u);
+  EXPECT_EQ(r[0].reads_informational, 1u);
+  EXPECT_THAT(r[0].writes_cacheable, IsEmpty());
+}
+
+TEST_F(TinySet, AMissingOrStrayLabelIsAnError) {
+  Write("labels.csv", "server,tool,label,basis\ns,get_a,read,hand\n");
+  Result<std::vector<SetTool>> missing = LoadEvalSet(dir_.string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), HasSubstr("no label for s/delete_b"));
+
+  Write("labels.csv",
+        "server,tool,label,basis\ns,get_a,read,hand\ns,delete_b,write,hand\n"
+        "s,gone,read,hand\n");
+  Result<std::vector<SetTool>> stray = LoadEvalSet(dir_.string());
+  ASSERT_FALSE(stray.ok());
+  EXPECT_THAT(stray.status().message(), HasSubstr("labels.csv:4"));
+
+  Write("labels.csv",
+        "server,tool,label,basis\ns,get_a,maybe,hand\ns,delete_b,write,hand\n");
+  Result<std::vector<SetTool>> bad = LoadEvalSet(dir_.string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("read or write"));
+}
+
+TEST(EvalSetTest, TheStoredSetLoadsWithEveryToolLabelled) {
+  std::vector<SetTool> set = LoadSet();
+  EXPECT_EQ(set.size(), 527u);
+  std::map<std::string, int> halves;
+  for (const SetTool& t : set) ++halves[t.half];
+  EXPECT_EQ(halves["dev"], 257);
+  EXPECT_EQ(halves["heldout"], 215);
+  EXPECT_EQ(halves["claude-code"], 55);
+}
+
+// Pinned: the heuristic alone (annotations stripped, default config) on the
+// stored set, per half (docs/CLASSIFY.md, "Evaluation on real servers").
+// Before issue 18's rules: dev 5 writes cacheable, read recall 0.842;
+// heldout 6 writes cacheable, recall 0.846; claude-code 0, recall 0.778.
+// A rule change that moves these numbers must update them deliberately.
+TEST(EvalSetTest, NumbersPerHalfArePinned) {
+  const std::vector<HalfReport> r = EvaluateSet(Classifier(), LoadSet());
+  for (const HalfReport& h : r) Print(h);
+  const HalfReport* dev = Half(r, "dev");
+  const HalfReport* heldout = Half(r, "heldout");
+  const HalfReport* cc = Half(r, "claude-code");
+  ASSERT_TRUE(dev && heldout && cc);
+
+  EXPECT_EQ(dev->servers, 14u);
+  EXPECT_EQ(dev->reads, 120u);
+  EXPECT_EQ(dev->writes, 137u);
+  EXPECT_THAT(dev->writes_cacheable,
+              UnorderedElementsAre("executeautomation-playwright/"
+                                   "playwright_assert_response",
+                                   "git/git_fetch"));
+  EXPECT_EQ(dev->writes_informational.size(), 2u);
+  EXPECT_EQ(dev->reads_informational, 113u);  // recall 0.942
+  EXPECT_EQ(dev->reads_cacheable, 85u);
+  EXPECT_EQ(dev->ttl_classes,
+            (std::map<std::string, uint32_t>{{"computational", 3},
+                                             {"none", 75},
+                                             {"real-time", 28},
+                                             {"static", 7}}));
+
+  // The held-out half: its per-tool results were not used to write rules.
+  // Goal (issue 18): 0 writes cacheable, read recall >= 0.85. Recall is
+  // met; 3 writes remain (see docs/CLASSIFY.md for each).
+  EXPECT_EQ(heldout->servers, 14u);
+  EXPECT_EQ(heldout->reads, 91u);
+  EXPECT_EQ(heldout->writes, 124u);
+  EXPECT_THAT(heldout->writes_cacheable,
+              UnorderedElementsAre("firecrawl/firecrawl_scrape",
+                                   "firecrawl/firecrawl_agent",
+                                   "circleci/find_flaky_tests"));
+  EXPECT_EQ(heldout->writes_informational.size(), 3u);
+  EXPECT_EQ(heldout->reads_informational, 82u);  // recall 0.901
+  EXPECT_GE(heldout->ReadRecall(), 0.85);
+  EXPECT_EQ(heldout->reads_cacheable, 71u);
+  EXPECT_EQ(heldout->ttl_classes,
+            (std::map<std::string, uint32_t>{{"computational", 1},
+                                             {"none", 56},
+                                             {"real-time", 11},
+                                             {"static", 14}}));
+
+  // Claude Code's built-ins (what the LLM-API proxy sees): Glob, Grep and
+  // Task no longer fall to unknown; no write is INFORMATIONAL.
+  EXPECT_EQ(cc->reads, 18u);
+  EXPECT_EQ(cc->writes, 37u);
+  EXPECT_THAT(cc->writes_informational, IsEmpty());
+  EXPECT_EQ(cc->reads_informational, 18u);
+  EXPECT_EQ(cc->reads_cacheable, 13u);
+}
+
+}  // namespace
+}  // namespace toolcache::classify
