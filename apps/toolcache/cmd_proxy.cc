@@ -104,6 +104,27 @@ int Run(const ProxyArgs& a) {
     o.response_timeout_seconds = *pc.response_timeout_seconds;
   }
   if (pc.ca_file) o.ca_file = *pc.ca_file;
+  const PromptCacheConfig& pcc = config.prompt_cache;
+  PromptCacheOptions& po = o.prompt_cache;
+  po.stabilize_tools = pcc.stabilize_tools.value_or(po.stabilize_tools);
+  po.place_cache_control =
+      pcc.place_cache_control.value_or(po.place_cache_control);
+  po.cache_system = pcc.cache_system.value_or(po.cache_system);
+  po.cache_last_turn = pcc.cache_last_turn.value_or(po.cache_last_turn);
+  po.detect_breaks = pcc.detect_breaks.value_or(po.detect_breaks);
+  if (pcc.ttl) po.ttl = *pcc.ttl == "1h" ? "1h" : "";
+  po.min_cacheable_tokens =
+      pcc.min_cacheable_tokens.value_or(po.min_cacheable_tokens);
+  if (pcc.break_min_tokens) {
+    po.break_min_tokens = static_cast<int64_t>(*pcc.break_min_tokens);
+  }
+  po.break_min_fraction =
+      pcc.break_min_fraction.value_or(po.break_min_fraction);
+  po.ttl_seconds = pcc.ttl_seconds.value_or(po.ttl_seconds);
+  if (pcc.keep_breaks) po.keep_breaks = static_cast<uint32_t>(*pcc.keep_breaks);
+  if (pcc.max_conversations) {
+    po.max_conversations = static_cast<uint32_t>(*pcc.max_conversations);
+  }
   if (!a.upstream.empty())
     o.anthropic_upstream = o.openai_upstream = a.upstream;
   if (!a.anthropic_upstream.empty())

@@ -12,6 +12,7 @@
 //   POST /v1/responses             OpenAI Responses (observed)
 //   GET  /metrics                  Prometheus text
 //   GET  /toolcache/stats          JSON statistics
+//   GET  /toolcache/breaks         prompt-cache breaks (prompt_cache.h)
 //   anything else                  forwarded untouched (method, path,
 //                                  query, headers, body) to the upstream
 //                                  of its provider
@@ -40,6 +41,7 @@
 #include <memory>
 #include <string>
 
+#include "toolcache/prompt_cache.h"
 #include "toolcache/status.h"
 #include "toolcache/tool_cache.h"
 
@@ -79,6 +81,10 @@ struct LlmProxyOptions {
   std::string ca_file;
   // JSON statistics written here on exit and on SIGUSR1 ("" = never).
   std::string stats_path;
+  // Prompt-cache engineering (issue 14, docs/PROMPT_CACHE.md): every switch
+  // off by default; with one on, observed requests go through a
+  // PromptCache (rewritten bodies are sent instead of the client's).
+  PromptCacheOptions prompt_cache;
 };
 
 class LlmProxy {
