@@ -537,6 +537,11 @@ class PromptCacheImpl final : public PromptCache {
     return cc;
   }
 
+  // Candidates in priority order (while fewer than kMaxBreakpoints): the
+  // last tool, the last built-in followed only by MCP tools, the system
+  // prompt, the last turn. A place the client marked is left as it is.
+  // Choice: the built-in boundary ranks above the system prompt: MCP tool
+  // sets change far more often than system prompts (seed 001).
   void PlaceBreakpoints(OJ* j, PreparedRequest* out) {
     // Ordinals in prefix order: tools 1.., system 100001.., messages
     // 200001.. (one per block; nested breakpoints share their block's).
@@ -550,12 +555,12 @@ class PromptCacheImpl final : public PromptCache {
     if (auto m = j->find("messages"); m != j->end() && m->is_array()) {
       messages = &*m;
     }
-    size_t tool_bp = 0, system_bp = 0, message_bp = 0;
+    size_t system_bp = 0, message_bp = 0;
     int ord = 0;
     if (tools != nullptr) {
       for (const OJ& t : *tools) CollectBreakpoints(t, ++ord, &client);
-      tool_bp = client.size();
     }
+    const size_t tool_bp = client.size();
     if (system != nullptr && system->is_array()) {
       ord = kSystemBase;
       for (const OJ& b : *system) CollectBreakpoints(b, ++ord, &client);
@@ -565,8 +570,9 @@ class PromptCacheImpl final : public PromptCache {
       ord = kMessagesBase;
       for (const OJ& m : *messages) {
         if (m.is_object() && m.contains("content") && m["content"].is_array()) {
-          for (const OJ& b : m["content"])
+          for (const OJ& b : m["content"]) {
             CollectBreakpoints(b, ++ord, &client);
+          }
         } else {
           CollectBreakpoints(m, ++ord, &client);
         }
@@ -575,23 +581,40 @@ class PromptCacheImpl final : public PromptCache {
     }
     int budget = kMaxBreakpoints - static_cast<int>(client.size());
     const uint64_t min_bytes = o_.min_cacheable_tokens * 4;
-    uint64_t prefix_bytes = 0;
-    // The last tool that is part of the prefix (deferred tools are not).
+    auto place = [&](OJ& block, int ordinal, std::string_view where) {
+      block["cache_control"] = CacheControl(client, ordinal);
+      --budget;
+      ++out->breakpoints_added;
+      Count(breakpoints_, {where});
+    };
+    // The last tool in the prefix (deferred tools are not in it), and the
+    // last built-in when only MCP tools follow it.
+    int last = -1, boundary = -1;
+    uint64_t tool_bytes = 0, builtin_bytes = 0;
     if (tools != nullptr) {
-      int last = -1;
       for (size_t i = 0; i < tools->size(); ++i) {
-        if (Deferred((*tools)[i])) continue;
-        prefix_bytes += Dump((*tools)[i]).size();
+        const OJ& t = (*tools)[i];
+        if (Deferred(t) || !t.is_object()) continue;
+        tool_bytes += Dump(t).size();
         last = static_cast<int>(i);
+        if (!IsMcpTool(ToolName(PromptApi::kAnthropicMessages, t))) {
+          boundary = last;
+          builtin_bytes = tool_bytes;
+        }
       }
-      if (o_.place_cache_control && tool_bp == 0 && budget > 0 && last >= 0 &&
-          (*tools)[last].is_object() && prefix_bytes >= min_bytes) {
-        (*tools)[last]["cache_control"] = CacheControl(client, last + 1);
-        --budget;
-        ++out->breakpoints_added;
-        Count(breakpoints_, {"tools"});
-      }
+      if (boundary == last) boundary = -1;
     }
+    if (o_.place_cache_control && budget > 0 && last >= 0 &&
+        !HasMember((*tools)[last], "cache_control") &&
+        tool_bytes >= min_bytes) {
+      place((*tools)[last], last + 1, "tools");
+    }
+    if (o_.place_cache_control && budget > 0 && boundary >= 0 &&
+        !HasMember((*tools)[boundary], "cache_control") &&
+        builtin_bytes >= min_bytes) {
+      place((*tools)[boundary], boundary + 1, "builtin_tools");
+    }
+    uint64_t prefix_bytes = tool_bytes;
     if (system != nullptr) {
       prefix_bytes += Dump(*system).size();
       const bool nonempty =
@@ -601,20 +624,17 @@ class PromptCacheImpl final : public PromptCache {
       if (o_.cache_system && system_bp == 0 && budget > 0 && nonempty &&
           prefix_bytes >= min_bytes) {
         if (system->is_string()) *system = AsBlocks(*system);
-        system->back()["cache_control"] = CacheControl(
-            client, kSystemBase + static_cast<int>(system->size()));
-        --budget;
-        ++out->breakpoints_added;
-        Count(breakpoints_, {"system"});
+        place(system->back(),
+              kSystemBase + static_cast<int>(system->size()), "system");
       }
     }
     if (messages != nullptr && !messages->empty() && o_.cache_last_turn &&
         message_bp == 0 && budget > 0) {
       for (const OJ& m : *messages) prefix_bytes += Dump(m).size();
-      OJ& last = messages->back();
-      if (prefix_bytes >= min_bytes && last.is_object() &&
-          last.contains("content")) {
-        OJ content = AsBlocks(last["content"]);
+      OJ& last_message = messages->back();
+      if (prefix_bytes >= min_bytes && last_message.is_object() &&
+          last_message.contains("content")) {
+        OJ content = AsBlocks(last_message["content"]);
         // The last block that may carry a breakpoint: not thinking, not an
         // empty text block (the provider rejects both).
         for (size_t k = content.is_array() ? content.size() : 0; k-- > 0;) {
@@ -623,11 +643,8 @@ class PromptCacheImpl final : public PromptCache {
           const std::string type = b.value("type", "");
           if (type == "thinking" || type == "redacted_thinking") continue;
           if (type == "text" && b.value("text", "").empty()) continue;
-          b["cache_control"] =
-              CacheControl(client, std::numeric_limits<int>::max());
-          last["content"] = std::move(content);
-          ++out->breakpoints_added;
-          Count(breakpoints_, {"last_turn"});
+          place(b, std::numeric_limits<int>::max(), "last_turn");
+          last_message["content"] = std::move(content);
           break;
         }
       }

@@ -243,6 +243,22 @@ TEST_F(PromptCacheTest, PlacesBreakpointsOnLastToolSystemAndLastTurn) {
   EXPECT_EQ(Normalised(sent), Normalised(body));
 }
 
+TEST_F(PromptCacheTest, MarksTheLastBuiltinWhenMcpToolsFollow) {
+  Make({.stabilize_tools = true,
+        .place_cache_control = true,
+        .min_cacheable_tokens = 100});
+  PreparedRequest p = Send(Body({Tool("mcp__git__log", "x", 200),
+                                 Tool("Read", "x", 500), Tool("Bash")},
+                                1));
+  OJ sent = OJ::parse(p.body);
+  ASSERT_EQ(Names(sent),
+            (std::vector<std::string>{"Bash", "Read", "mcp__git__log"}));
+  EXPECT_FALSE(sent["tools"][0].contains("cache_control"));
+  EXPECT_TRUE(sent["tools"][1].contains("cache_control"));  // last built-in
+  EXPECT_TRUE(sent["tools"][2].contains("cache_control"));  // last tool
+  EXPECT_EQ(p.breakpoints_added, 2u);
+}
+
 TEST_F(PromptCacheTest, BreakpointSkipsDeferredToolsAndShortPrefixes) {
   Make({.place_cache_control = true, .min_cacheable_tokens = 100});
   OJ deferred = Tool("mcp__s__late", "x", 400);
@@ -263,16 +279,17 @@ TEST_F(PromptCacheTest, NeverMovesClientBreakpointsNorExceedsFour) {
         .cache_system = true,
         .cache_last_turn = true,
         .min_cacheable_tokens = 1});
-  // The client marks Read (which is not last after sorting): it stays there
-  // and no tool breakpoint is added.
+  // The client marks Read (which is not last after sorting): it stays
+  // there; the last tool, the system prompt and the last turn get ours.
   OJ read = Tool("Read", "x", 100);
   read["cache_control"] = {{"type", "ephemeral"}};
-  OJ body = Body({read, Tool("Write")}, 1);
+  OJ body = Body({Tool("Write"), read}, 1);
   OJ sent = OJ::parse(Send(body).body);
   EXPECT_EQ(sent["tools"][0]["name"], "Read");
   EXPECT_TRUE(sent["tools"][0].contains("cache_control"));
-  EXPECT_FALSE(sent["tools"][1].contains("cache_control"));
-  EXPECT_EQ(CountBreakpoints(sent), 3);  // client's + system + last turn
+  EXPECT_TRUE(sent["tools"][1].contains("cache_control"));
+  EXPECT_EQ(CountBreakpoints(sent), 4);
+  EXPECT_EQ(Normalised(sent), Normalised(body));
   // Three client breakpoints in messages: only one more fits (tools).
   OJ full = Body({Tool("A"), Tool("B")}, 3, "sys");
   for (int i : {0, 2, 4}) {
