@@ -624,8 +624,8 @@ class PromptCacheImpl final : public PromptCache {
       if (o_.cache_system && system_bp == 0 && budget > 0 && nonempty &&
           prefix_bytes >= min_bytes) {
         if (system->is_string()) *system = AsBlocks(*system);
-        place(system->back(),
-              kSystemBase + static_cast<int>(system->size()), "system");
+        place(system->back(), kSystemBase + static_cast<int>(system->size()),
+              "system");
       }
     }
     if (messages != nullptr && !messages->empty() && o_.cache_last_turn &&

@@ -39,7 +39,8 @@ OJ Reordered(const OJ& t) {
   return r;
 }
 
-OJ Body(const OJ& tools, int turns, const std::string& system = "be brief") {
+OJ Body(const std::vector<OJ>& tools, int turns,
+        const std::string& system = "be brief") {
   OJ b;
   b["model"] = "claude-sonnet-4-5";
   b["max_tokens"] = 100;
@@ -247,9 +248,9 @@ TEST_F(PromptCacheTest, MarksTheLastBuiltinWhenMcpToolsFollow) {
   Make({.stabilize_tools = true,
         .place_cache_control = true,
         .min_cacheable_tokens = 100});
-  PreparedRequest p = Send(Body({Tool("mcp__git__log", "x", 200),
-                                 Tool("Read", "x", 500), Tool("Bash")},
-                                1));
+  PreparedRequest p = Send(Body(
+      {Tool("mcp__git__log", "x", 200), Tool("Read", "x", 500), Tool("Bash")},
+      1));
   OJ sent = OJ::parse(p.body);
   ASSERT_EQ(Names(sent),
             (std::vector<std::string>{"Bash", "Read", "mcp__git__log"}));
