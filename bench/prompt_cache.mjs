@@ -65,6 +65,7 @@ const significant = (t) => t.fakeBreak && t.fakeLost > 2000 && t.fakeLost > 0.05
 
 const up = await startFakeUpstream();
 const rows = [];
+const mismatches = [];
 for (const [client, behaviour] of Object.entries(CLIENTS)) {
   for (const [mode, config] of [['off', OFF], ['on', ON]]) {
     const proxy = await startProxy(up.url, config);
@@ -81,6 +82,9 @@ for (const [client, behaviour] of Object.entries(CLIENTS)) {
           if (!INJECT[t.turn] && t.turn !== MCP_AT) ++acc.avoidable;
         }
         if (t.proxyBreak) ++acc.detected;
+        if (Boolean(fake) !== Boolean(t.proxyBreak) || (fake && t.proxyBreak !== t.fakeBreak)) {
+          mismatches.push(`${client}/${mode} seed ${seed} turn ${t.turn}: fake ${t.fakeBreak} (lost ${t.fakeLost}, read ${t.usage.cache_read_input_tokens}), proxy ${t.proxyBreak}`);
+        }
         if (fake && t.proxyBreak) {
           ++acc.hits;
           if (t.proxyBreak === t.fakeBreak) ++acc.right;
@@ -100,6 +104,7 @@ console.log('client    mode  cache_read  cache_write  uncached     cost $   fake
 for (const r of rows) {
   console.log(`${r.client.padEnd(9)} ${r.mode.padEnd(4)} ${String(r.read).padStart(11)} ${String(r.creation).padStart(12)} ${String(r.input).padStart(9)} ${r.cost.toFixed(4).padStart(10)} ${String(r.fake).padStart(12)} ${String(r.avoidable).padStart(10)} ${String(r.detected).padStart(9)} ${pct(r.hits, r.detected).padStart(10)} ${pct(r.hits, r.fake).padStart(7)} ${pct(r.right, r.hits).padStart(12)}`);
 }
+for (const m of mismatches) console.log(`mismatch: ${m}`);
 for (const client of Object.keys(CLIENTS)) {
   const off = rows.find((r) => r.client === client && r.mode === 'off');
   const on = rows.find((r) => r.client === client && r.mode === 'on');

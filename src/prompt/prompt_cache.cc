@@ -202,6 +202,9 @@ struct Fingerprint {
   std::vector<std::pair<std::string, uint64_t>> tools;  // not deferred
   std::vector<uint64_t> messages;
   double ttl = 300;
+  // No assistant turn in the history: a session (re)starting, never
+  // compared with an earlier turn.
+  bool fresh = true;
 };
 
 struct ToolMemo {
@@ -309,7 +312,7 @@ class PromptCacheImpl final : public PromptCache {
     ++conv.turns;
     std::optional<CacheBreak> found;
     const int64_t read = usage.cache_read_tokens;
-    if (conv.has_prev) {
+    if (conv.has_prev && !fp.fresh) {
       const int64_t expected = conv.prev_cached;
       const int64_t drop = expected - read;
       if (drop > o_.break_min_tokens &&
@@ -688,6 +691,10 @@ class PromptCacheImpl final : public PromptCache {
             continue;
           }
           leading = false;
+          if (e.is_object() && (e.value("role", "") == "assistant" ||
+                                e.value("type", "") == "function_call")) {
+            fp.fresh = false;
+          }
           OJ n = Stripped(e);
           if (n.is_object() && n.contains("content")) {
             n["content"] = AsBlocks(n["content"]);

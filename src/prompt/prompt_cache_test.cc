@@ -479,6 +479,15 @@ TEST_F(BreakTest, OpenAiCachedTokensAndSystemMessages) {
   EXPECT_EQ(br->cause, "system");
 }
 
+TEST_F(BreakTest, ASessionStartingAgainIsNotABreak) {
+  Warm(Turn(1), Turn(2));
+  EXPECT_FALSE(Usage(Send(Turn(3)), 20500, 1000));
+  // The same first message again, no history: a new session, not a break
+  // (without the rule: "messages:removed 4").
+  EXPECT_FALSE(Usage(Send(Turn(1)), 0, 20000));
+  EXPECT_FALSE(Usage(Send(Turn(2)), 20000));
+}
+
 TEST_F(BreakTest, ConversationsAreSeparate) {
   Warm(Turn(1), Turn(2));
   OJ other = Turn(1);
