@@ -1,8 +1,9 @@
 // Prompt-cache replay benchmark (issue 14): multi-turn agent sessions
 // (tests/llm/sessions.mjs, the official Anthropic SDK) through
 // `toolcache proxy` against the fake upstream's simulated prompt cache,
-// with the prompt-cache stage off (detection only) vs on (stabilizeTools,
-// placeCacheControl, cacheSystem, cacheLastTurn). Two clients:
+// with the prompt-cache stage off (detection only), `stab` (stabilizeTools
+// only) and on (stabilizeTools, placeCacheControl, cacheSystem,
+// cacheLastTurn). Two clients:
 //   unstable: sets cache_control on its last tool and last message, but
 //             reshuffles its tools every turn, re-serialises schemas every
 //             3rd turn and flat-sorts an MCP server added mid-session;
@@ -53,7 +54,8 @@ async function startProxy(upstreamUrl, promptCache) {
 }
 
 const OFF = { detectBreaks: true, ttlSeconds: TTL_MS / 1000 };
-const ON = { ...OFF, stabilizeTools: true, placeCacheControl: true, cacheSystem: true, cacheLastTurn: true };
+const STABILIZE = { ...OFF, stabilizeTools: true };
+const ON = { ...STABILIZE, placeCacheControl: true, cacheSystem: true, cacheLastTurn: true };
 const INJECT = { 4: 'system', 8: 'schema', 10: 'ttl', 12: 'tool_choice', 14: 'edit' };
 const MCP_AT = 6;
 const CLIENTS = {
@@ -67,7 +69,7 @@ const up = await startFakeUpstream();
 const rows = [];
 const mismatches = [];
 for (const [client, behaviour] of Object.entries(CLIENTS)) {
-  for (const [mode, config] of [['off', OFF], ['on', ON]]) {
+  for (const [mode, config] of [['off', OFF], ['stab', STABILIZE], ['on', ON]]) {
     const proxy = await startProxy(up.url, config);
     const acc = { input: 0, creation: 0, read: 0, cost: 0, fake: 0, avoidable: 0, detected: 0, hits: 0, right: 0 };
     for (let seed = 1; seed <= SEEDS; ++seed) {
@@ -108,5 +110,6 @@ for (const m of mismatches) console.log(`mismatch: ${m}`);
 for (const client of Object.keys(CLIENTS)) {
   const off = rows.find((r) => r.client === client && r.mode === 'off');
   const on = rows.find((r) => r.client === client && r.mode === 'on');
-  console.log(`${client}: cache-read tokens on/off = ${(on.read / Math.max(1, off.read)).toFixed(2)}x, cost on/off = ${(on.cost / off.cost).toFixed(3)}, avoidable breaks ${off.avoidable} -> ${on.avoidable}`);
+  const stab = rows.find((r) => r.client === client && r.mode === 'stab');
+  console.log(`${client}: cache-read tokens off ${off.read} -> stab ${stab.read} -> on ${on.read}; cost on/off = ${(on.cost / off.cost).toFixed(3)}; avoidable breaks off ${off.avoidable} -> stab ${stab.avoidable} -> on ${on.avoidable}`);
 }
