@@ -8,10 +8,11 @@
 //      sorted prefix, `mcp__*` tools as a sorted suffix, duplicates dropped
 //      first-wins, each tool's serialised bytes memoised for the
 //      conversation while its meaning is unchanged) and `cache_control`
-//      breakpoints (Anthropic) where the client set none: the last tool,
-//      and as configured the system prompt and the last turn; never more
-//      than the provider's 4, never moving one the client set, never below
-//      the minimum cacheable length;
+//      breakpoints (Anthropic) at places the client left unmarked: the last
+//      tool, the last built-in tool when only MCP tools follow it, and as
+//      configured the system prompt and the last turn; never more than the
+//      provider's 4, never moving one the client set, never below the
+//      minimum cacheable length;
 //   2. detects prompt-cache breaks (Observe): the response's cache-read
 //      tokens dropped by more than 5 % and more than 2,000 tokens against
 //      what the previous turn had cached, and attributes the break to what
@@ -60,8 +61,9 @@ class Registry;
 struct PromptCacheOptions {
   // Stable tool list (seed 001). Default off: every switch is opt-in.
   bool stabilize_tools = false;
-  // A cache_control breakpoint on the last (non-deferred) tool when no tool
-  // carries one (Anthropic only; OpenAI caches automatically).
+  // A cache_control breakpoint on the last (non-deferred) tool, and on the
+  // last built-in tool when only MCP tools follow it, where the client put
+  // none (Anthropic only; OpenAI caches automatically).
   bool place_cache_control = false;
   // ... and on the last system block, when the system prompt has none.
   bool cache_system = false;
