@@ -2,7 +2,6 @@
 // -- <command...>`:
 // a caching proxy in front of any stdio MCP server. The CLI only parses,
 // builds the cache and runs the proxy (include/toolcache/mcp_proxy.h).
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
@@ -34,24 +33,11 @@ struct McpArgs {
   std::vector<std::string> command;
 };
 
-// Logs go to stderr only: stdout is the JSON-RPC channel.
-void SetUpLogging(const std::string& flag_level) {
-  auto logger = std::make_shared<spdlog::logger>(
-      "toolcache", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  logger->set_pattern("toolcache: [%l] %v");
-  std::string level = flag_level;
-  if (level.empty()) {
-    const char* env = std::getenv("TOOLCACHE_LOG");
-    // Choice: "warn" by default so a proxied server's stderr stays readable;
-    // bypasses are logged at info (TOOLCACHE_LOG=info or --log-level info).
-    level = env != nullptr ? env : "warn";
-  }
-  logger->set_level(spdlog::level::from_str(level));
-  spdlog::set_default_logger(logger);
-}
-
 int Run(const McpArgs& a) {
-  SetUpLogging(a.log_level);
+  // Logs go to stderr only: stdout is the JSON-RPC channel. Choice: "warn"
+  // by default so a proxied server's stderr stays readable; bypasses are
+  // logged at info (TOOLCACHE_LOG=info or --log-level info).
+  SetUpLogging("toolcache", a.log_level, "warn");
   if (a.command.empty()) {
     std::cerr << "toolcache mcp: no server command; usage: toolcache mcp "
                  "[--config FILE] -- <command> [args...]\n";

@@ -2,10 +2,8 @@
 // the LLM API face (include/toolcache/llm_proxy.h). The CLI only parses,
 // merges the configuration's `proxy:` block with the flags (flags win),
 // builds the cache and runs the proxy.
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -38,46 +36,10 @@ struct ProxyArgs {
   bool offload = false;
 };
 
-void SetUpLogging(const std::string& flag_level) {
-  auto logger = std::make_shared<spdlog::logger>(
-      "toolcache", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  logger->set_pattern("toolcache proxy: [%l] %v");
-  std::string level = flag_level;
-  if (level.empty()) {
-    const char* env = std::getenv("TOOLCACHE_LOG");
-    // Choice: "info" by default: one line per request with tool traffic
-    // says what was observed (never a credential or a payload).
-    level = env != nullptr ? env : "info";
-  }
-  logger->set_level(spdlog::level::from_str(level));
-  spdlog::set_default_logger(logger);
-}
-
-// "host:port" or ":port" or "port" -> host, port.
-bool ParseListen(const std::string& s, std::string* host, uint16_t* port) {
-  std::string_view v = s;
-  std::string_view p = v;
-  *host = "127.0.0.1";
-  const size_t colon = v.rfind(':');
-  if (colon != std::string_view::npos) {
-    std::string_view h = v.substr(0, colon);
-    if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
-      h = h.substr(1, h.size() - 2);
-    }
-    if (!h.empty()) *host = std::string(h);
-    p = v.substr(colon + 1);
-  }
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
-  if (ec != std::errc() || end != p.data() + p.size() || value > 65535) {
-    return false;
-  }
-  *port = static_cast<uint16_t>(value);
-  return true;
-}
-
 int Run(const ProxyArgs& a) {
-  SetUpLogging(a.log_level);
+  // Choice: "info" by default: one line per request with tool traffic says
+  // what was observed (never a credential or a payload).
+  SetUpLogging("toolcache proxy", a.log_level, "info");
   Config config;
   if (!a.config_path.empty()) {
     Result<Config> loaded = LoadConfigFile(a.config_path);
@@ -88,7 +50,7 @@ int Run(const ProxyArgs& a) {
     config = std::move(*loaded);
   }
   LlmProxyOptions o;
-  if (!ParseListen(a.listen, &o.listen_host, &o.listen_port)) {
+  if (!ParseListenAddress(a.listen, &o.listen_host, &o.listen_port)) {
     std::cerr << "toolcache proxy: --listen must be HOST:PORT, got '"
               << a.listen << "'\n";
     return kExitUsage;
@@ -120,6 +82,27 @@ int Run(const ProxyArgs& a) {
   if (pc.offload) o.serve.offload = *pc.offload;
   if (pc.offload_tokens) o.serve.offload_tokens = *pc.offload_tokens;
   if (a.offload) o.serve.offload = true;
+  const PromptCacheConfig& pcc = config.prompt_cache;
+  PromptCacheOptions& po = o.prompt_cache;
+  po.stabilize_tools = pcc.stabilize_tools.value_or(po.stabilize_tools);
+  po.place_cache_control =
+      pcc.place_cache_control.value_or(po.place_cache_control);
+  po.cache_system = pcc.cache_system.value_or(po.cache_system);
+  po.cache_last_turn = pcc.cache_last_turn.value_or(po.cache_last_turn);
+  po.detect_breaks = pcc.detect_breaks.value_or(po.detect_breaks);
+  if (pcc.ttl) po.ttl = *pcc.ttl == "1h" ? "1h" : "";
+  po.min_cacheable_tokens =
+      pcc.min_cacheable_tokens.value_or(po.min_cacheable_tokens);
+  if (pcc.break_min_tokens) {
+    po.break_min_tokens = static_cast<int64_t>(*pcc.break_min_tokens);
+  }
+  po.break_min_fraction =
+      pcc.break_min_fraction.value_or(po.break_min_fraction);
+  po.ttl_seconds = pcc.ttl_seconds.value_or(po.ttl_seconds);
+  if (pcc.keep_breaks) po.keep_breaks = static_cast<uint32_t>(*pcc.keep_breaks);
+  if (pcc.max_conversations) {
+    po.max_conversations = static_cast<uint32_t>(*pcc.max_conversations);
+  }
   if (!a.upstream.empty())
     o.anthropic_upstream = o.openai_upstream = a.upstream;
   if (!a.anthropic_upstream.empty())

@@ -2,10 +2,8 @@
 // the cache server (include/toolcache/serve.h). The CLI only parses, merges
 // the configuration's `serve:` block with the flags (flags win), opens the
 // store, builds the cache and runs the server.
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -29,42 +27,8 @@ struct ServeArgs {
   int threads = 2;
 };
 
-// "host:port", ":port" or "port" -> host, port. (The same rule as
-// `toolcache proxy --listen`.)
-bool ParseListenAddress(const std::string& s, std::string* host,
-                        uint16_t* port) {
-  std::string_view v = s;
-  std::string_view p = v;
-  *host = "127.0.0.1";
-  const size_t colon = v.rfind(':');
-  if (colon != std::string_view::npos) {
-    std::string_view h = v.substr(0, colon);
-    if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
-      h = h.substr(1, h.size() - 2);
-    }
-    if (!h.empty()) *host = std::string(h);
-    p = v.substr(colon + 1);
-  }
-  unsigned value = 0;
-  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
-  if (ec != std::errc() || end != p.data() + p.size() || value > 65535) {
-    return false;
-  }
-  *port = static_cast<uint16_t>(value);
-  return true;
-}
-
 int Run(const ServeArgs& a) {
-  auto logger = std::make_shared<spdlog::logger>(
-      "toolcache", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  logger->set_pattern("toolcache serve: [%l] %v");
-  std::string level = a.log_level;
-  if (level.empty()) {
-    const char* env = std::getenv("TOOLCACHE_LOG");
-    level = env != nullptr ? env : "info";
-  }
-  logger->set_level(spdlog::level::from_str(level));
-  spdlog::set_default_logger(logger);
+  SetUpLogging("toolcache serve", a.log_level, "info");
 
   Config config;
   if (!a.config_path.empty()) {

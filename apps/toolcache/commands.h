@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace toolcache::cli {
 
@@ -34,6 +35,15 @@ Command AddServeCommand(CLI::App& root);
 // false with errno's text in *error. (read_input.cc)
 bool ReadCapped(std::FILE* in, uint64_t limit, std::string* out, bool* too_long,
                 std::string* error);
+
+// The process's logger: stderr, each line "<prefix>: [level] ...", the level
+// from the flag, else $TOOLCACHE_LOG, else `default_level`. (cli_common.cc)
+void SetUpLogging(std::string_view prefix, const std::string& flag_level,
+                  const char* default_level);
+
+// "host:port", "[v6]:port", ":port" or "port" -> host (default 127.0.0.1)
+// and port; false when the port is not a number in 0..65535.
+bool ParseListenAddress(std::string_view s, std::string* host, uint16_t* port);
 
 // Exit codes shared by every command.
 inline constexpr int kExitOk = 0;

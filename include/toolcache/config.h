@@ -129,6 +129,24 @@ struct ServeConfig {
   std::vector<std::string> allowed_origins;
 };
 
+// The LLM API proxy's prompt-cache block (`promptCache:`, issue 14,
+// docs/PROMPT_CACHE.md). Unset fields keep the defaults of PromptCacheOptions
+// (prompt_cache.h): every switch off.
+struct PromptCacheConfig {
+  std::optional<bool> stabilize_tools;
+  std::optional<bool> place_cache_control;
+  std::optional<bool> cache_system;
+  std::optional<bool> cache_last_turn;
+  std::optional<std::string> ttl;  // "5m" or "1h"
+  std::optional<uint64_t> min_cacheable_tokens;
+  std::optional<bool> detect_breaks;
+  std::optional<uint64_t> break_min_tokens;
+  std::optional<double> break_min_fraction;
+  std::optional<double> ttl_seconds;
+  std::optional<uint64_t> keep_breaks;
+  std::optional<uint64_t> max_conversations;
+};
+
 struct Config {
   // Cache capacity in bytes (YAML: integer or "64MiB", "500KB", ...); must
   // be > 0 (to forward without caching, run the proxy with --no-cache).
@@ -171,6 +189,8 @@ struct Config {
   ProxyConfig proxy;
   // The cache server (`toolcache serve`).
   ServeConfig serve;
+  // Its prompt-cache stage (`promptCache:`).
+  PromptCacheConfig prompt_cache;
   // Where the configuration came from ("<defaults>" or the file name).
   std::string source = "<defaults>";
 };

@@ -12,6 +12,7 @@
 //   POST /v1/responses             OpenAI Responses (observed)
 //   GET  /metrics                  Prometheus text
 //   GET  /toolcache/stats          JSON statistics
+//   GET  /toolcache/breaks         prompt-cache breaks (prompt_cache.h)
 //   anything else                  forwarded untouched (method, path,
 //                                  query, headers, body) to the upstream
 //                                  of its provider
@@ -46,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "toolcache/prompt_cache.h"
 #include "toolcache/status.h"
 #include "toolcache/tool_cache.h"
 
@@ -59,7 +61,8 @@ enum class CredentialScope {
 
 class Store;  // store.h
 
-// The server-side tool loop (docs/PROXY_SERVE.md). Off unless all_tools or tools.
+// The server-side tool loop (docs/PROXY_SERVE.md). Off unless all_tools or
+// tools.
 struct LlmServeOptions {
   bool all_tools = false;          // `serve: true`
   std::vector<std::string> tools;  // `serve: [Read, Grep]`
@@ -105,6 +108,10 @@ struct LlmProxyOptions {
   LlmServeOptions serve;
   // Conversation state of the tool loop (borrowed); nullptr = in memory.
   Store* store = nullptr;
+  // Prompt-cache engineering (issue 14, docs/PROMPT_CACHE.md): every switch
+  // off by default; with one on, observed requests go through a
+  // PromptCache (rewritten bodies are sent instead of the client's).
+  PromptCacheOptions prompt_cache;
 };
 
 class LlmProxy {

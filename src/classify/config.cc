@@ -448,6 +448,56 @@ class Parser {
     return p;
   }
 
+  PromptCacheConfig PromptCache(const YAML::Node& node) const {
+    PromptCacheConfig p;
+    if (node.IsNull()) return p;
+    ExpectMap(node, "promptCache");
+    CheckKeys(
+        node, "promptCache",
+        {"stabilizeTools", "placeCacheControl", "cacheSystem", "cacheLastTurn",
+         "ttl", "minCacheableTokens", "detectBreaks", "breakMinTokens",
+         "breakMinFraction", "ttlSeconds", "keepBreaks", "maxConversations"});
+    auto flag = [&](const char* key, std::optional<bool>* out) {
+      if (const YAML::Node n = node[key]) {
+        *out = Bool(n, std::string("promptCache.") + key);
+      }
+    };
+    flag("stabilizeTools", &p.stabilize_tools);
+    flag("placeCacheControl", &p.place_cache_control);
+    flag("cacheSystem", &p.cache_system);
+    flag("cacheLastTurn", &p.cache_last_turn);
+    flag("detectBreaks", &p.detect_breaks);
+    if (const YAML::Node n = node["ttl"]) {
+      p.ttl =
+          Enum<std::string>(n, "promptCache.ttl", {{"5m", "5m"}, {"1h", "1h"}});
+    }
+    if (const YAML::Node n = node["minCacheableTokens"]) {
+      p.min_cacheable_tokens = Count(n, "promptCache.minCacheableTokens");
+    }
+    if (const YAML::Node n = node["breakMinTokens"]) {
+      p.break_min_tokens = Count(n, "promptCache.breakMinTokens");
+    }
+    if (const YAML::Node n = node["breakMinFraction"]) {
+      p.break_min_fraction = Number(n, "promptCache.breakMinFraction");
+      if (*p.break_min_fraction < 0 || *p.break_min_fraction >= 1) {
+        Fail(n, "'promptCache.breakMinFraction' must be in [0, 1)");
+      }
+    }
+    if (const YAML::Node n = node["ttlSeconds"]) {
+      p.ttl_seconds = Number(n, "promptCache.ttlSeconds");
+    }
+    if (const YAML::Node n = node["keepBreaks"]) {
+      p.keep_breaks = Count(n, "promptCache.keepBreaks");
+    }
+    if (const YAML::Node n = node["maxConversations"]) {
+      p.max_conversations = Count(n, "promptCache.maxConversations");
+      if (*p.max_conversations == 0) {
+        Fail(n, "'promptCache.maxConversations' must be > 0");
+      }
+    }
+    return p;
+  }
+
   Config Top(YAML::Node root) const {
     Config c;
     c.source = std::string(source_);
@@ -468,7 +518,7 @@ class Parser {
               {"capacityBytes", "maxEntries", "policy", "policyParams",
                "ttlSeconds", "minCacheableTtlSeconds", "excludeTools",
                "perToolTtl", "trustAnnotations", "invalidation", "scope",
-               "tools", "servers", "store", "proxy", "serve"});
+               "tools", "servers", "store", "proxy", "serve", "promptCache"});
     if (const YAML::Node n = root["capacityBytes"]) {
       c.capacity_bytes = Bytes(n, "capacityBytes");
       if (c.capacity_bytes == 0) {
@@ -540,6 +590,9 @@ class Parser {
     }
     if (const YAML::Node n = root["proxy"]) c.proxy = Proxy(n);
     if (const YAML::Node n = root["serve"]) c.serve = Serve(n);
+    if (const YAML::Node n = root["promptCache"]) {
+      c.prompt_cache = PromptCache(n);
+    }
     if (const YAML::Node n = root["servers"]) {
       if (!n.IsNull()) {
         ExpectMap(n, "servers");

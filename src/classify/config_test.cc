@@ -114,6 +114,38 @@ TEST(ConfigTest, ParsesTheProxyBlockNextToThePrxyKeys) {
               ::testing::HasSubstr("did you mean 'upstream'"));
 }
 
+TEST(ConfigTest, ParsesThePromptCacheBlock) {
+  Result<Config> c = ParseConfig(R"(promptCache:
+  stabilizeTools: true
+  placeCacheControl: true
+  cacheLastTurn: false
+  ttl: 1h
+  minCacheableTokens: 2048
+  detectBreaks: true
+  breakMinFraction: 0.1
+  keepBreaks: 5
+)",
+                                 "p.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(*c->prompt_cache.stabilize_tools);
+  EXPECT_TRUE(*c->prompt_cache.place_cache_control);
+  EXPECT_FALSE(*c->prompt_cache.cache_last_turn);
+  EXPECT_FALSE(c->prompt_cache.cache_system.has_value());
+  EXPECT_EQ(*c->prompt_cache.ttl, "1h");
+  EXPECT_EQ(*c->prompt_cache.min_cacheable_tokens, 2048u);
+  EXPECT_EQ(*c->prompt_cache.break_min_fraction, 0.1);
+  EXPECT_EQ(*c->prompt_cache.keep_breaks, 5u);
+  Result<Config> bad = ParseConfig("promptCache:\n  ttl: 10m\n", "p.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              ::testing::HasSubstr("'promptCache.ttl' must be one of"));
+  Result<Config> typo =
+      ParseConfig("promptCache:\n  stabiliseTools: true\n", "p.yaml");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_THAT(typo.status().message(),
+              ::testing::HasSubstr("did you mean 'stabilizeTools'"));
+}
+
 TEST(ConfigTest, CapacityAcceptsDecimalAndBinaryUnits) {
   struct Case {
     const char* text;

@@ -1,7 +1,9 @@
 // Invariants:
 // - The bytes the upstream receives are the client's body, untouched; only
 //   hop-by-hop headers change (and Accept-Encoding on observed routes, so
-//   the proxy can read the response; see Choice below).
+//   the proxy can read the response; see Choice below). Exception: with a
+//   promptCache switch on, an observed request's body is the PromptCache's
+//   rewrite (same meaning; prompt_cache.h), decided in one hook below.
 // - An Exchange (one request) lives on its connection's loop; it answers
 //   the client exactly once (Send, or Start..Finish, or Abort) and hears
 //   from the upstream call until OnEnd or until it cancels the call (the
@@ -21,7 +23,9 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "src/http/http.h"
@@ -54,6 +58,7 @@ enum class Route {
   kPassThrough,  // anything else: forwarded untouched
   kMetrics,
   kStats,
+  kBreaks,
 };
 
 struct RouteInfo {
@@ -88,6 +93,8 @@ RouteInfo RouteOf(std::string_view method, std::string_view path,
     r.route = Route::kMetrics;
   } else if (method == "GET" && path == "/toolcache/stats") {
     r.route = Route::kStats;
+  } else if (method == "GET" && path == "/toolcache/breaks") {
+    r.route = Route::kBreaks;
   } else if (method == "POST" && path == "/v1/messages") {
     r.route = Route::kObserved;
     r.api = Api::kAnthropicMessages;
@@ -186,6 +193,7 @@ struct Shared {
   metrics::CounterFamily* served = nullptr;
   metrics::CounterFamily* spliced = nullptr;
   metrics::HistogramFamily* saved_latency = nullptr;
+  std::unique_ptr<PromptCache> prompt;  // null: no promptCache switch on
   SystemClock clock;
   http::Server* server = nullptr;
 
@@ -205,6 +213,18 @@ struct Shared {
   void Error(std::string_view kind) { errors->Get({kind})->Add(); }
 };
 
+PromptApi PromptApiOf(Api api) {
+  switch (api) {
+    case Api::kAnthropicMessages:
+      return PromptApi::kAnthropicMessages;
+    case Api::kOpenAiChat:
+      return PromptApi::kOpenAiChat;
+    case Api::kOpenAiResponses:
+      return PromptApi::kOpenAiResponses;
+  }
+  return PromptApi::kAnthropicMessages;
+}
+
 std::string StatusClass(int status) {
   return std::to_string(status / 100) + "xx";
 }
@@ -214,13 +234,15 @@ class Exchange : public http::ResponseSink,
                  public std::enable_shared_from_this<Exchange> {
  public:
   Exchange(Shared* shared, http::ResponderPtr res, RouteInfo route,
-           bool stream_requested, std::string scope, uint32_t recorded)
+           bool stream_requested, std::string scope, uint32_t recorded,
+           uint64_t prompt_ticket)
       : shared_(shared),
         res_(std::move(res)),
         route_(route),
         stream_requested_(stream_requested),
         scope_(std::move(scope)),
         recorded_(recorded),
+        prompt_ticket_(prompt_ticket),
         reader_(route.api),
         started_at_(Now()) {
     ++shared_->in_flight;
@@ -311,14 +333,18 @@ class Exchange : public http::ResponseSink,
     // A whole observed response.
     const double t0 = Now();
     llm::ResponseReport rep;
-    if (status_ >= 200 && status_ < 300 && shared_->observer) {
+    if (status_ >= 200 && status_ < 300 &&
+        (shared_->observer || prompt_ticket_ != 0)) {
       Result<llm::ParsedResponse> parsed =
           llm::ParseResponse(route_.api, body_);
       if (parsed.ok()) {
         if (serve_ && NextRound(*parsed)) return;
-        rep = shared_->observer->OnResponse(route_.api, parsed->tool_uses,
-                                            scope_);
-        LogResponse(rep);
+        if (shared_->observer) {
+          rep = shared_->observer->OnResponse(route_.api, parsed->tool_uses,
+                                              scope_);
+          LogResponse(rep);
+        }
+        ObservePromptCache(parsed->usage);
       } else {
         shared_->Error("unreadable_response");
         spdlog::warn(
@@ -480,7 +506,7 @@ class Exchange : public http::ResponseSink,
     relaying_ = true;
     observe_stream_ = route_.route == Route::kObserved && sse_ &&
                       status_ >= 200 && status_ < 300 && !unobserved_ &&
-                      shared_->observer != nullptr;
+                      (shared_->observer != nullptr || prompt_ticket_ != 0);
     res_->Start(status_, headers_);
     if (!body_.empty()) {
       res_->Write(body_);
@@ -501,11 +527,35 @@ class Exchange : public http::ResponseSink,
                    Label(), outcome, reader_.failure());
       return;
     }
+    ObservePromptCache(reader_.usage());
+    if (!shared_->observer) return;
     const double t0 = Now();
     llm::ResponseReport rep =
         shared_->observer->OnResponse(route_.api, reader_.tool_uses(), scope_);
     shared_->overhead->Get({Label(), "response"})->Observe(Now() - t0);
     LogResponse(rep);
+  }
+
+  // The prompt-cache hook: a break found in this response's usage goes
+  // into a response header (whole responses; a stream's head has left)
+  // and the log; the PromptCache counts it and keeps it for
+  // GET /toolcache/breaks.
+  void ObservePromptCache(const llm::Usage& u) {
+    if (prompt_ticket_ == 0) return;
+    std::optional<CacheBreak> b = shared_->prompt->Observe(
+        prompt_ticket_, {.input_tokens = u.input_tokens,
+                         .cache_read_tokens = u.cache_read_tokens,
+                         .cache_creation_tokens = u.cache_creation_tokens});
+    prompt_ticket_ = 0;
+    if (!b) return;
+    if (!relaying_) {
+      headers_.push_back({"x-toolcache-prompt-cache-break", b->Label()});
+    }
+    spdlog::warn(
+        "{}: prompt cache break in conversation {} (turn {}): {}; cache read "
+        "{} of {} tokens, {:.1f} s after the previous turn",
+        Label(), b->conversation, b->turn, b->Label(), b->cache_read,
+        b->expected_read, b->gap_seconds);
   }
 
   void LogResponse(const llm::ResponseReport& rep) {
@@ -560,6 +610,7 @@ class Exchange : public http::ResponseSink,
   bool stream_requested_;
   std::string scope_;
   uint32_t recorded_;
+  uint64_t prompt_ticket_;
   std::shared_ptr<http::Call> call_;
   int status_ = 0;
   Headers headers_;
@@ -656,10 +707,28 @@ class LlmProxyImpl final : public LlmProxy {
       res->Send(200, {{"content-type", "application/json"}}, Stats(shared));
       return;
     }
+    if (route.route == Route::kBreaks) {
+      res->Send(200, {{"content-type", "application/json"}},
+                shared->prompt ? shared->prompt->BreaksJson()
+                               : "{\"breaks\":[],\"enabled\":false}\n");
+      return;
+    }
     std::string scope;
     uint32_t recorded = 0;
     bool stream = false;
     std::unique_ptr<llm::ServeSession> session;
+    // The prompt-cache hook: the request as the provider should see it. It
+    // runs on the body as it goes upstream (after splicing and offload), so
+    // the tool loop's hidden rounds resend the same rewritten prefix.
+    uint64_t prompt_ticket = 0;
+    auto prepare_prompt = [&](std::string* body) {
+      if (!shared->prompt) return;
+      PreparedRequest p = shared->prompt->Prepare(
+          PromptApiOf(route.api),
+          ScopeOf(req.headers, CredentialScope::kCredential), *body);
+      prompt_ticket = p.ticket;
+      if (p.rewritten) *body = std::move(p.body);
+    };
     if (route.route == Route::kObserved) {
       Result<llm::ParsedRequest> parsed = llm::ParseRequest(
           route.api, req.body, {.max_depth = shared->options.max_depth});
@@ -698,7 +767,11 @@ class LlmProxyImpl final : public LlmProxy {
               rep.unpaired);
         }
       }
-      if (shared->loop) session = Splice(shared, *parsed, &req.body, scope);
+      if (shared->loop) {
+        session = Splice(shared, *parsed, &req.body, scope, prepare_prompt);
+      } else {
+        prepare_prompt(&req.body);
+      }
     }
     http::ClientRequest creq;
     creq.method = std::move(req.method);
@@ -716,8 +789,8 @@ class LlmProxyImpl final : public LlmProxy {
       creq.headers.push_back({"accept-encoding", "identity"});
     }
     creq.body = std::move(req.body);
-    auto ex = std::make_shared<Exchange>(shared, res, route, stream,
-                                         std::move(scope), recorded);
+    auto ex = std::make_shared<Exchange>(
+        shared, res, route, stream, std::move(scope), recorded, prompt_ticket);
     ex->SetServe(std::move(session));
     shared->overhead
         ->Get({route.route == Route::kObserved ? llm::ApiName(route.api)
@@ -727,12 +800,16 @@ class LlmProxyImpl final : public LlmProxy {
     ex->Begin(std::move(creq));
   }
 
-  // The tool loop's request hook: splices hidden turns back into `body`
-  // and, when this request can be served, starts its session.
+  using PrepareBody = std::function<void(std::string*)>;
+
+  // The tool loop's request hook: splices hidden turns back into `body`,
+  // offloads, runs `prepare` (the prompt-cache stage) on the result and,
+  // when this request can be served, starts its session.
   static std::unique_ptr<llm::ServeSession> Splice(Shared* shared,
                                                    llm::ParsedRequest& parsed,
                                                    std::string* body,
-                                                   const std::string& scope) {
+                                                   const std::string& scope,
+                                                   const PrepareBody& prepare) {
     llm::SpliceReport sr;
     std::string spliced = shared->loop->Splice(parsed, *body, scope, &sr);
     const std::string_view api = llm::ApiName(parsed.api);
@@ -774,15 +851,14 @@ class LlmProxyImpl final : public LlmProxy {
         }
       }
     }
+    std::string upstream = spliced_any ? std::move(spliced) : *body;
+    prepare(&upstream);  // the prompt-cache stage, on what goes upstream
     if (llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
-      std::string client_body = spliced_any ? std::move(*body) : *body;
-      if (spliced_any) *body = std::move(spliced);
       session = std::make_unique<llm::ServeSession>(
-          shared->loop.get(), std::move(parsed), std::move(client_body), *body,
+          shared->loop.get(), std::move(parsed), std::move(*body), upstream,
           scope);
-    } else if (spliced_any) {
-      *body = std::move(spliced);
     }
+    *body = std::move(upstream);
     return session;
   }
 
@@ -914,6 +990,11 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
           "answered by the proxy (the round trips saved)",
           {"api"}, metrics::LatencyBuckets());
     }
+  }
+  const PromptCacheOptions& pco = options.prompt_cache;
+  if (pco.stabilize_tools || pco.place_cache_control || pco.cache_system ||
+      pco.cache_last_turn || pco.detect_breaks) {
+    shared->prompt = NewPromptCache(pco, &shared->clock, &shared->registry);
   }
   auto proxy = std::make_unique<LlmProxyImpl>(std::move(shared));
   Status s = proxy->Init();

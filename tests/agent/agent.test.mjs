@@ -123,3 +123,60 @@ test('Claude Code with serve: the second read is answered inside the proxy', { s
     fs.rmSync(work, { recursive: true, force: true });
   }
 });
+
+// The prompt-cache stage (issue 14) on a real agent's traffic: Claude Code
+// still completes, every request keeps <= 4 breakpoints, the tool list the
+// upstream sees is byte-identical on every main-loop turn, and neither the
+// fake upstream's simulated cache nor the proxy's detector sees a break.
+test('Claude Code with promptCache on: stable tool bytes, no cache break', { skip: !fs.existsSync(CLAUDE) && 'claude-code native binary not installed' }, async () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-agent-pc-'));
+  const file = path.join(work, 'notes.txt');
+  fs.writeFileSync(file, 'warm caches are cheap\n');
+  fs.mkdirSync(path.join(work, 'home'));
+  const cfg = path.join(work, 'toolcache.yaml');
+  fs.writeFileSync(cfg, 'promptCache:\n  stabilizeTools: true\n  placeCacheControl: true\n  cacheSystem: true\n  cacheLastTurn: true\n  detectBreaks: true\n');
+  const up = await startFakeUpstream();
+  up.load({ fallbackText: 'ok', turns: [
+    { when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id: 'toolu_pc_1', name: 'Read', input: { file_path: file } }] } },
+    { when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_pc_2', name: 'Read', input: { file_path: file } }] } },
+    { when: { tool: 'Read' }, reply: { text: 'It says: warm caches are cheap.' } },
+  ] });
+  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proxy.stderr.on('data', (d) => { log += d; });
+  try {
+    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
+      const m = String(d).match(/listening on (http:\S+)/);
+      if (m) resolve(m[1]);
+    }));
+    const env = {
+      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
+      ANTHROPIC_API_KEY: 'sk-ant-agent-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+    };
+    const r = await run(CLAUDE, ['-p', 'Read notes.txt twice and tell me what it says', '--allowedTools', 'Read',
+      '--output-format', 'json', '--max-turns', '6'], { cwd: work, env }, 120000);
+    assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}\n${log}`);
+    assert.match(JSON.parse(r.stdout).result, /warm caches are cheap/);
+    const count = (v) => (Array.isArray(v) ? v.reduce((n, x) => n + count(x), 0)
+      : v && typeof v === 'object' ? Object.entries(v).reduce((n, [k, x]) => n + (k === 'cache_control' ? 1 : count(x)), 0) : 0);
+    const main = up.requests.filter((q) => (q.body?.tools ?? []).some((t) => t.name === 'Read'));
+    assert.equal(main.length, 3);
+    for (const q of up.requests.filter((x) => x.body)) assert.ok(count(q.body) <= 4, `${count(q.body)} breakpoints`);
+    const strip = (t) => { const { cache_control: _, ...rest } = t; return rest; };
+    assert.equal(new Set(main.map((q) => JSON.stringify(q.body.tools.map(strip)))).size, 1);
+    const names = main[0].body.tools.map((t) => t.name);
+    const mcp = names.findIndex((n) => n.startsWith('mcp__'));
+    const builtins = mcp < 0 ? names : names.slice(0, mcp);
+    assert.deepEqual(builtins, [...builtins].sort());
+    assert.deepEqual(main.map((q) => q.cacheBreak), [null, null, null]);
+    assert.ok(main[2].reply.usage.cache_read_input_tokens > 0, JSON.stringify(main[2].reply.usage));
+    const breaks = await (await fetch(`${base}/toolcache/breaks`)).json();
+    assert.deepEqual(breaks.breaks, []);
+  } finally {
+    proxy.kill('SIGTERM');
+    await up.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});

@@ -17,58 +17,159 @@ import fs from 'node:fs';
 const sha256 = (b) => crypto.createHash('sha256').update(b).digest('hex');
 
 // ------------------------------------------------------------ prompt cache
-// Anthropic: prefix order tools -> system -> messages; a breakpoint is a
-// block (tool, system block, content block) with cache_control; at each
-// breakpoint the prefix up to and including it can be written (when it has
-// at least minTokens) and later read. TTL 5 min, or 1 h with ttl "1h".
-// OpenAI: automatic, prompts of >= 1024 tokens, hits in 128-token steps
-// of the longest previously seen prefix. Tokens are estimated as
+// Anthropic (the documented rules, seed 002 and the prompt-caching page):
+// the prefix is tools (deferred ones excluded) -> system -> messages, per
+// model; tool_choice and thinking are part of the messages' prefix (a
+// change invalidates the messages cache only). A breakpoint is a block
+// with cache_control: its prefix is written when it has at least
+// minTokens, and read at the breakpoint or at any of the 20 block
+// boundaries before it (the lookback). TTL 5 min, or 1 h with ttl "1h".
+// OpenAI: automatic, prompts of >= 1024 tokens, hits in 128-token steps of
+// the longest previously seen prefix. Tokens are estimated as
 // ceil(bytes / 4) of each block's JSON.
+//
+// Break accounting (Anthropic): per conversation (the first message), a
+// request that reads less than the previous request left cached reports a
+// break, attributed to the first block where the two prefixes differ
+// ("model", "tools:added|removed|moved|schema_changed NAME", "system",
+// "tool_choice", "thinking", "messages:edited I") or "ttl_expired".
 export class PromptCache {
-  constructor({ now = () => Date.now(), minTokens = 1024 } = {}) {
+  constructor({ now = () => Date.now(), minTokens = 1024, ttlMs = null, lookback = 20 } = {}) {
     this.now = now;
     this.minTokens = minTokens;
+    this.ttlMs = ttlMs;  // overrides both TTLs (tests of expiry)
+    this.lookback = lookback;
     this.entries = new Map();  // prefix hash -> { tokens, expires }
+    this.conversations = new Map();  // first message -> previous request
+    this.breaks = [];
   }
   static tokens(v) {
     return Math.ceil(Buffer.byteLength(JSON.stringify(v)) / 4);
   }
-  anthropic(body) {
-    const blocks = [];
-    for (const t of body.tools ?? []) blocks.push(t);
+  static strip(v) {
+    if (Array.isArray(v)) return v.map(PromptCache.strip);
+    if (v && typeof v === 'object') {
+      const o = {};
+      for (const [k, x] of Object.entries(v)) if (k !== 'cache_control') o[k] = PromptCache.strip(x);
+      return o;
+    }
+    return v;
+  }
+  // The prefix as labelled blocks: {kind, name?, index?, block}.
+  static blocks(body) {
+    const out = [];
+    for (const t of body.tools ?? []) {
+      if (t.defer_loading === true) continue;  // not in the prefix
+      out.push({ kind: 'tools', name: t.name ?? t.type, block: t });
+    }
     const sys = typeof body.system === 'string'
       ? [{ type: 'text', text: body.system }] : (body.system ?? []);
-    for (const b of sys) blocks.push(b);
-    for (const m of body.messages ?? []) {
+    for (const b of sys) out.push({ kind: 'system', block: b });
+    out.push({ kind: 'settings', block: { tool_choice: body.tool_choice ?? null, thinking: body.thinking ?? null } });
+    (body.messages ?? []).forEach((m, index) => {
       const content = typeof m.content === 'string'
         ? [{ type: 'text', text: m.content }] : (m.content ?? []);
-      for (const b of content) blocks.push({ role: m.role, ...b });
-    }
+      for (const b of content) out.push({ kind: 'messages', index, block: { role: m.role, ...b } });
+    });
+    return out;
+  }
+  ttlOf(cc) {
+    return this.ttlMs ?? (cc.ttl === '1h' ? 3600e3 : 300e3);
+  }
+  anthropic(body) {
+    const blocks = PromptCache.blocks(body);
     const hash = crypto.createHash('sha256');
+    hash.update(`model:${body.model ?? ''}`);
     let tokens = 0;
-    const breakpoints = [];
-    for (const b of blocks) {
-      const { cache_control: cc, ...rest } = b;
-      hash.update(JSON.stringify(rest));
-      tokens += PromptCache.tokens(rest);
-      if (cc) breakpoints.push({ key: hash.copy().digest('hex'), tokens, ttl: cc.ttl === '1h' ? 3600e3 : 300e3 });
-    }
+    const keys = [], cum = [], breakpoints = [];
+    blocks.forEach((b, i) => {
+      const { cache_control: cc, ...rest } = b.block;
+      const stripped = b.kind === 'settings' ? rest : PromptCache.strip(rest);
+      hash.update(JSON.stringify(stripped));
+      tokens += b.kind === 'settings' ? 0 : PromptCache.tokens(stripped);
+      keys.push(hash.copy().digest('hex'));
+      cum.push(tokens);
+      if (cc) breakpoints.push({ i, key: keys[i], tokens, ttl: this.ttlOf(cc) });
+    });
     const total = tokens;
+    const live = (k) => { const e = this.entries.get(k); return e && e.expires > this.now(); };
     let read = 0;
     for (const bp of breakpoints) {
-      const e = this.entries.get(bp.key);
-      if (e && e.expires > this.now()) read = Math.max(read, bp.tokens);
+      for (let j = bp.i; j >= 0 && j >= bp.i - this.lookback; --j) {
+        if (live(keys[j])) { read = Math.max(read, cum[j]); break; }
+      }
     }
     let created = 0;
+    let cachedAfter = read;
     for (const bp of breakpoints) {
       if (bp.tokens < this.minTokens) continue;
-      const e = this.entries.get(bp.key);
-      if (!(e && e.expires > this.now()) && bp.tokens > read) {
-        created = Math.max(created, bp.tokens - read);
-      }
+      if (!live(bp.key) && bp.tokens > read) created = Math.max(created, bp.tokens - read);
       this.entries.set(bp.key, { tokens: bp.tokens, expires: this.now() + bp.ttl });
+      cachedAfter = Math.max(cachedAfter, bp.tokens);
     }
-    return { input_tokens: Math.max(1, total - read - created), cache_read_input_tokens: read, cache_creation_input_tokens: created };
+    const cacheBreak = this.account(body, blocks, keys, read, cachedAfter);
+    return {
+      usage: { input_tokens: Math.max(1, total - read - created), cache_read_input_tokens: read, cache_creation_input_tokens: created },
+      cacheBreak,
+    };
+  }
+  // Compares with the conversation's previous request; returns the break
+  // this request suffered (null when it read what was left cached).
+  account(body, blocks, keys, read, cachedAfter) {
+    const msgs = body.messages ?? [];
+    const first = msgs[0];
+    const asBlocks = (c) => (typeof c === 'string' ? [{ type: 'text', text: c }] : c);
+    const conv = JSON.stringify([body.tools ? 1 : 0, first ? PromptCache.strip({ ...first, content: asBlocks(first.content) }) : null]);
+    const prev = this.conversations.get(conv);
+    const sigs = blocks.map((b) => ({ kind: b.kind, name: b.name, index: b.index,
+      sig: JSON.stringify(b.kind === 'settings' ? b.block : PromptCache.strip(b.block)) }));
+    this.conversations.set(conv, { model: body.model, sigs, cachedAfter, at: this.now(), messages: msgs.length });
+    if (!prev || read >= prev.cachedAfter) return null;
+    const gapMs = this.now() - prev.at;
+    let label;
+    if (prev.model !== body.model) {
+      label = 'model';
+    } else if (this.unchangedThrough(prev, sigs, prev.cachedAfter)) {
+      // What was cached is still a prefix: only time (or the lookback
+      // window) explains the loss.
+      label = gapMs > (this.ttlMs ?? 300e3) ? 'ttl_expired' : 'lookback';
+    } else {
+      let k = 0;
+      while (k < prev.sigs.length && k < sigs.length && prev.sigs[k].sig === sigs[k].sig) ++k;
+      const a = prev.sigs[k], b = sigs[k];
+      if (a?.kind === 'tools' || b?.kind === 'tools') {
+        const pa = new Set(prev.sigs.filter((x) => x.kind === 'tools').map((x) => x.name));
+        const pb = new Set(sigs.filter((x) => x.kind === 'tools').map((x) => x.name));
+        if (b?.kind === 'tools' && !pa.has(b.name)) label = `tools:added ${b.name}`;
+        else if (a?.kind === 'tools' && !pb.has(a.name)) label = `tools:removed ${a.name}`;
+        else if (a?.kind === 'tools' && b?.kind === 'tools' && a.name === b.name) label = `tools:schema_changed ${b.name}`;
+        else label = `tools:moved ${(b?.kind === 'tools' ? b : a).name}`;
+      } else if ((a ?? b).kind === 'system' || (b ?? a).kind === 'system') {
+        label = 'system';
+      } else if (a?.kind === 'settings' && b?.kind === 'settings') {
+        const pa = JSON.parse(a.sig), pb = JSON.parse(b.sig);
+        label = JSON.stringify(pa.tool_choice) !== JSON.stringify(pb.tool_choice) ? 'tool_choice' : 'thinking';
+      } else if (a && b && a.index === b.index) {
+        label = `messages:edited ${b.index}`;
+      } else if (msgs.length < prev.messages) {
+        label = `messages:removed ${prev.messages - msgs.length}`;
+      } else {
+        label = `messages:edited ${(a ?? b).index}`;
+      }
+    }
+    const br = { label, lostTokens: prev.cachedAfter - read, expected: prev.cachedAfter, read, gapMs };
+    this.breaks.push(br);
+    return br;
+  }
+  // True when the first `tokens` worth of the previous prefix is unchanged.
+  unchangedThrough(prev, sigs, tokens) {
+    let t = 0;
+    for (let i = 0; i < prev.sigs.length; ++i) {
+      if (t >= tokens) return true;
+      if (i >= sigs.length || prev.sigs[i].sig !== sigs[i].sig) return false;
+      if (prev.sigs[i].kind !== 'settings') t += Math.ceil(Buffer.byteLength(prev.sigs[i].sig) / 4);
+    }
+    return true;
   }
   openai(body) {
     const text = JSON.stringify([body.tools ?? [], body.instructions ?? '', body.messages ?? body.input ?? []]);
@@ -271,6 +372,9 @@ export async function startFakeUpstream({ port = 0, script = null } = {}) {
     state.fallbackText = s?.fallbackText ?? 'done';
     state.strictHistory = s?.strictHistory ?? false;
     state.requests.length = 0;
+    // `cache`: {minTokens, ttlMs, lookback} for the simulated prompt cache
+    // (a fresh, empty one per script).
+    state.cache = new PromptCache(s?.cache ?? {});
   };
   if (script) load(script);
 
@@ -282,6 +386,10 @@ export async function startFakeUpstream({ port = 0, script = null } = {}) {
     if (url.pathname === '/_fake/script' && req.method === 'POST') {
       load(JSON.parse(raw.toString()));
       res.writeHead(204).end();
+      return;
+    }
+    if (url.pathname === '/_fake/breaks') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(state.cache.breaks));
       return;
     }
     if (url.pathname === '/_fake/requests') {
@@ -330,8 +438,15 @@ export async function startFakeUpstream({ port = 0, script = null } = {}) {
       return;
     }
     let payload, events;
+    const extra = {};
     if (api === 'anthropic') {
-      payload = anthropicMessage(body, reply, state.cache.anthropic(body));
+      const { usage, cacheBreak } = state.cache.anthropic(body);
+      record.cacheBreak = cacheBreak;
+      if (cacheBreak) {
+        extra['x-fake-cache-break'] = cacheBreak.label;
+        extra['x-fake-cache-lost'] = String(cacheBreak.lostTokens);
+      }
+      payload = anthropicMessage(body, reply, usage);
       events = () => anthropicEvents(payload);
     } else if (api === 'chat') {
       payload = chatCompletion(body, reply, state.cache.openai(body));
@@ -342,11 +457,11 @@ export async function startFakeUpstream({ port = 0, script = null } = {}) {
     }
     record.reply = payload;
     if (!body.stream) {
-      res.writeHead(200, { 'content-type': 'application/json', 'request-id': nextId('req_') });
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': nextId('req_'), ...extra });
       res.end(JSON.stringify(payload));
       return;
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...extra });
     const list = events();
     const cut = reply.truncateAfterEvents ?? list.length;
     for (let i = 0; i < Math.min(cut, list.length); ++i) {

@@ -1,0 +1,50 @@
+// Pieces every server-like command shares: logging set-up and --listen.
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "apps/toolcache/commands.h"
+
+namespace toolcache::cli {
+
+void SetUpLogging(std::string_view prefix, const std::string& flag_level,
+                  const char* default_level) {
+  auto logger = std::make_shared<spdlog::logger>(
+      "toolcache", std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  logger->set_pattern(std::string(prefix) + ": [%l] %v");
+  std::string level = flag_level;
+  if (level.empty()) {
+    const char* env = std::getenv("TOOLCACHE_LOG");
+    level = env != nullptr ? env : default_level;
+  }
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+bool ParseListenAddress(std::string_view s, std::string* host, uint16_t* port) {
+  std::string_view p = s;
+  *host = "127.0.0.1";
+  const size_t colon = s.rfind(':');
+  if (colon != std::string_view::npos) {
+    std::string_view h = s.substr(0, colon);
+    if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
+      h = h.substr(1, h.size() - 2);
+    }
+    if (!h.empty()) *host = std::string(h);
+    p = s.substr(colon + 1);
+  }
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (ec != std::errc() || end != p.data() + p.size() || value > 65535) {
+    return false;
+  }
+  *port = static_cast<uint16_t>(value);
+  return true;
+}
+
+}  // namespace toolcache::cli

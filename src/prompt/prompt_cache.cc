@@ -1,0 +1,820 @@
+// Invariants:
+// - A rewrite only reorders tools, drops duplicate names (first wins),
+//   replaces a tool's bytes by the conversation's memoised bytes of the
+//   SAME tool (equal after sorting keys, cache_control aside), and adds
+//   cache_control members (Anthropic). Everything else is the client's
+//   parsed body, serialised again; a body with nothing to change is sent as
+//   the client's bytes.
+// - The client's breakpoints stay where the client put them; the request
+//   never carries more than kMaxBreakpoints after the rewrite.
+// - A fingerprint (what the provider's prefix is made of) is taken of the
+//   body as sent upstream, with cache_control removed (a moved breakpoint
+//   is not a content change).
+// - mu_ guards conversations, LRU order, pending tickets and breaks; JSON
+//   parsing and serialisation happen outside it.
+// Choice: tools are sorted by byte-wise name comparison (seed 001 uses
+// localeCompare; bytes are locale-free and deterministic).
+// Choice: the previous turn's cached prefix is its read + creation tokens,
+// so the turn after a cold start can already show a break (seed 001
+// compares reads only, which misses the second turn).
+// Choice: the tool attribution names the first position where the two
+// tool lists differ (added / removed / moved / schema_changed): the
+// provider's cache breaks exactly there; the full diff is in `changes`.
+#include "toolcache/prompt_cache.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <list>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+
+#include "src/core/sha256.h"
+#include "src/metrics/metrics.h"
+
+namespace toolcache {
+namespace {
+
+using OJ = nlohmann::ordered_json;
+
+constexpr int kMaxBreakpoints = 4;
+// Choice: tickets never observed (failed upstream calls) are forgotten
+// oldest first beyond this many.
+constexpr size_t kMaxPending = 4096;
+
+std::string Hex(const Sha256Digest& d, size_t bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < bytes && i < d.size(); ++i) {
+    s.push_back(kHex[d[i] >> 4]);
+    s.push_back(kHex[d[i] & 15]);
+  }
+  return s;
+}
+
+uint64_t Hash64(std::string_view bytes) {
+  const Sha256Digest d = ComputeSha256(bytes);
+  uint64_t h = 0;
+  for (int i = 0; i < 8; ++i) h = (h << 8) | d[i];
+  return h;
+}
+
+std::string Dump(const OJ& v) {
+  return v.dump(-1, ' ', false, OJ::error_handler_t::strict);
+}
+
+// Keys sorted, cache_control removed: equal for the same meaning.
+void WriteCanonical(const OJ& v, std::string* out) {
+  if (v.is_object()) {
+    std::vector<const std::string*> keys;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it.key() != "cache_control") keys.push_back(&it.key());
+    }
+    std::sort(
+        keys.begin(), keys.end(),
+        [](const std::string* a, const std::string* b) { return *a < *b; });
+    out->push_back('{');
+    bool first = true;
+    for (const std::string* k : keys) {
+      if (!first) out->push_back(',');
+      first = false;
+      out->append(Dump(OJ(*k)));
+      out->push_back(':');
+      WriteCanonical(v.at(*k), out);
+    }
+    out->push_back('}');
+  } else if (v.is_array()) {
+    out->push_back('[');
+    bool first = true;
+    for (const OJ& e : v) {
+      if (!first) out->push_back(',');
+      first = false;
+      WriteCanonical(e, out);
+    }
+    out->push_back(']');
+  } else {
+    out->append(Dump(v));
+  }
+}
+
+std::string Canonical(const OJ& v) {
+  std::string s;
+  WriteCanonical(v, &s);
+  return s;
+}
+
+// A copy without any cache_control member (at any depth).
+OJ Stripped(const OJ& v) {
+  if (v.is_object()) {
+    OJ out = OJ::object();
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it.key() != "cache_control") out[it.key()] = Stripped(it.value());
+    }
+    return out;
+  }
+  if (v.is_array()) {
+    OJ out = OJ::array();
+    for (const OJ& e : v) out.push_back(Stripped(e));
+    return out;
+  }
+  return v;
+}
+
+// Message content as a block list (a string is one text block).
+OJ AsBlocks(const OJ& content) {
+  if (content.is_string()) {
+    return OJ::array({OJ{{"type", "text"}, {"text", content}}});
+  }
+  return content;
+}
+
+bool IsMcpTool(std::string_view name) { return name.substr(0, 5) == "mcp__"; }
+
+std::string ToolName(PromptApi api, const OJ& tool) {
+  if (!tool.is_object()) return "";
+  if (api == PromptApi::kOpenAiChat) {
+    auto f = tool.find("function");
+    if (f != tool.end() && f->is_object()) {
+      auto n = f->find("name");
+      if (n != f->end() && n->is_string()) return n->get<std::string>();
+    }
+  }
+  auto n = tool.find("name");
+  if (n != tool.end() && n->is_string()) return n->get<std::string>();
+  auto t = tool.find("type");  // a provider tool without a name
+  if (t != tool.end() && t->is_string()) return t->get<std::string>();
+  return "";
+}
+
+bool Deferred(const OJ& tool) {
+  if (!tool.is_object()) return false;
+  auto d = tool.find("defer_loading");
+  return d != tool.end() && d->is_boolean() && d->get<bool>();
+}
+
+bool HasMember(const OJ& v, std::string_view key) {
+  return v.is_object() && v.find(key) != v.end();
+}
+
+// Breakpoints anywhere inside v, with their TTL in seconds.
+void CollectBreakpoints(const OJ& v, int ordinal,
+                        std::vector<std::pair<int, double>>* out) {
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (it.key() == "cache_control") {
+        double ttl = 300;
+        if (it->is_object()) {
+          auto t = it->find("ttl");
+          if (t != it->end() && t->is_string() && *t == "1h") ttl = 3600;
+        }
+        out->push_back({ordinal, ttl});
+      } else {
+        CollectBreakpoints(it.value(), ordinal, out);
+      }
+    }
+  } else if (v.is_array()) {
+    for (const OJ& e : v) CollectBreakpoints(e, ordinal, out);
+  }
+}
+
+// The request's messages (Anthropic, Chat) or input items (Responses).
+const char* MessagesKey(PromptApi api) {
+  return api == PromptApi::kOpenAiResponses ? "input" : "messages";
+}
+
+bool IsSystemRole(const OJ& m) {
+  if (!m.is_object()) return false;
+  auto r = m.find("role");
+  return r != m.end() && r->is_string() &&
+         (*r == "system" || *r == "developer");
+}
+
+struct Fingerprint {
+  std::string conversation;
+  double at = 0;
+  std::string model;
+  uint64_t system = 0;
+  uint64_t tool_choice = 0;
+  uint64_t thinking = 0;
+  std::vector<std::pair<std::string, uint64_t>> tools;  // not deferred
+  std::vector<uint64_t> messages;
+  double ttl = 300;
+  // No assistant turn in the history: a session (re)starting, never
+  // compared with an earlier turn.
+  bool fresh = true;
+};
+
+struct ToolMemo {
+  std::string canonical;
+  OJ bytes;  // the first-seen tool, cache_control removed
+};
+
+struct Conversation {
+  std::map<std::string, ToolMemo, std::less<>> memo;
+  bool has_prev = false;
+  Fingerprint prev;
+  int64_t prev_cached = 0;
+  uint64_t turns = 0;
+  std::deque<std::pair<uint64_t, CacheBreak>> breaks;  // (sequence, break)
+  std::list<std::string>::iterator lru;
+};
+
+std::string_view ApiLabel(PromptApi api) {
+  switch (api) {
+    case PromptApi::kAnthropicMessages:
+      return "anthropic_messages";
+    case PromptApi::kOpenAiChat:
+      return "openai_chat";
+    case PromptApi::kOpenAiResponses:
+      return "openai_responses";
+  }
+  return "unknown";
+}
+
+class PromptCacheImpl final : public PromptCache {
+ public:
+  PromptCacheImpl(const PromptCacheOptions& o, const Clock* clock,
+                  metrics::Registry* r)
+      : o_(o), clock_(clock) {
+    if (r == nullptr) return;
+    requests_ = &r->Counters(
+        "toolcache_prompt_cache_requests_total",
+        "Requests seen by the prompt-cache stage, by API and outcome "
+        "(rewritten, unchanged, unreadable)",
+        {"api", "outcome"});
+    tools_ = &r->Counters(
+        "toolcache_prompt_cache_tools_total",
+        "Tool-list rewrites: moved (position changed), deduplicated, "
+        "memoised (sent with the conversation's first bytes)",
+        {"what"});
+    breakpoints_ = &r->Counters(
+        "toolcache_prompt_cache_breakpoints_added_total",
+        "cache_control breakpoints placed, by where (tools, system, "
+        "last_turn)",
+        {"where"});
+    tokens_ = &r->Counters(
+        "toolcache_prompt_cache_tokens_total",
+        "Prompt tokens the provider reported (read, creation, input)",
+        {"what"});
+    breaks_ = &r->Counters("toolcache_prompt_cache_breaks_total",
+                           "Prompt-cache breaks detected, by cause", {"cause"});
+    lost_ = &r->Counters(
+        "toolcache_prompt_cache_break_tokens_total",
+        "Cache-read tokens lost to breaks (expected minus read), by cause",
+        {"cause"});
+    r->Gauge("toolcache_prompt_cache_conversations",
+             "Conversations the prompt-cache stage remembers", [this] {
+               std::lock_guard<std::mutex> l(mu_);
+               return static_cast<double>(conversations_.size());
+             });
+  }
+
+  PreparedRequest Prepare(PromptApi api, std::string_view scope,
+                          const std::string& body) override {
+    PreparedRequest out;
+    OJ j;
+    try {
+      j = OJ::parse(body);
+      if (!j.is_object()) throw std::invalid_argument("not an object");
+      Rewrite(api, scope, &j, &out);
+      if (out.rewritten) out.body = Dump(j);
+    } catch (const std::exception&) {
+      Count(requests_, {ApiLabel(api), "unreadable"});
+      return PreparedRequest{};
+    }
+    Count(requests_,
+          {ApiLabel(api), out.rewritten ? "rewritten" : "unchanged"});
+    return out;
+  }
+
+  std::optional<CacheBreak> Observe(uint64_t ticket,
+                                    const PromptUsage& usage) override {
+    if (ticket == 0) return std::nullopt;
+    if (usage.cache_read_tokens >= 0) {
+      Count(tokens_, {"read"}, usage.cache_read_tokens);
+    }
+    if (usage.cache_creation_tokens > 0) {
+      Count(tokens_, {"creation"}, usage.cache_creation_tokens);
+    }
+    if (usage.input_tokens > 0) Count(tokens_, {"input"}, usage.input_tokens);
+    std::lock_guard<std::mutex> l(mu_);
+    auto p = pending_.find(ticket);
+    if (p == pending_.end()) return std::nullopt;
+    Fingerprint fp = std::move(p->second);
+    pending_.erase(p);
+    if (usage.cache_read_tokens < 0) return std::nullopt;
+    auto c = conversations_.find(fp.conversation);
+    if (c == conversations_.end()) return std::nullopt;
+    Conversation& conv = c->second;
+    ++conv.turns;
+    std::optional<CacheBreak> found;
+    const int64_t read = usage.cache_read_tokens;
+    if (conv.has_prev && !fp.fresh) {
+      const int64_t expected = conv.prev_cached;
+      const int64_t drop = expected - read;
+      if (drop > o_.break_min_tokens &&
+          static_cast<double>(drop) >
+              o_.break_min_fraction * static_cast<double>(expected)) {
+        CacheBreak b = Attribute(conv.prev, fp);
+        b.conversation = fp.conversation;
+        b.turn = conv.turns;
+        b.expected_read = expected;
+        b.cache_read = read;
+        b.model = fp.model;
+        conv.breaks.push_back({++sequence_, b});
+        while (conv.breaks.size() > o_.keep_breaks) conv.breaks.pop_front();
+        Count(breaks_, {b.cause});
+        Count(lost_, {b.cause}, static_cast<uint64_t>(drop));
+        found = std::move(b);
+      }
+    }
+    conv.prev = std::move(fp);
+    conv.prev_cached = read + std::max<int64_t>(0, usage.cache_creation_tokens);
+    conv.has_prev = true;
+    return found;
+  }
+
+  std::string BreaksJson() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<std::pair<uint64_t, const CacheBreak*>> all;
+    for (const auto& [id, conv] : conversations_) {
+      for (const auto& [seq, b] : conv.breaks) all.push_back({seq, &b});
+    }
+    std::sort(all.begin(), all.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    OJ list = OJ::array();
+    for (const auto& [seq, b] : all) {
+      OJ e;
+      e["conversation"] = b->conversation;
+      e["turn"] = b->turn;
+      e["cause"] = b->cause;
+      e["detail"] = b->detail;
+      e["label"] = b->Label();
+      e["changes"] = b->changes;
+      e["expectedCacheRead"] = b->expected_read;
+      e["cacheRead"] = b->cache_read;
+      e["gapSeconds"] = b->gap_seconds;
+      e["model"] = b->model;
+      list.push_back(std::move(e));
+    }
+    OJ j;
+    j["breaks"] = std::move(list);
+    j["conversations"] = conversations_.size();
+    j["totalBreaks"] = sequence_;
+    return j.dump(2, ' ', false, OJ::error_handler_t::replace) + "\n";
+  }
+
+ private:
+  void Count(metrics::CounterFamily* f,
+             std::initializer_list<std::string_view> labels, uint64_t n = 1) {
+    if (f != nullptr) f->Get(labels)->Add(n);
+  }
+
+  // The conversation of a request: scope, API, tools or not, first message.
+  static std::string ConversationId(PromptApi api, std::string_view scope,
+                                    const OJ& j) {
+    const OJ* first = nullptr;
+    auto m = j.find(MessagesKey(api));
+    OJ input_string;
+    if (m != j.end() && m->is_array()) {
+      for (const OJ& e : *m) {
+        if (IsSystemRole(e)) continue;
+        first = &e;
+        break;
+      }
+    } else if (m != j.end() && m->is_string()) {
+      first = &*m;
+    }
+    Sha256 h;
+    h.Update(scope);
+    h.Update(std::string(1, '\0'));
+    h.Update(ApiLabel(api));
+    h.Update(HasMember(j, "tools") ? std::string_view("\0t", 2)
+                                   : std::string_view("\0n", 2));
+    h.Update(std::string(1, '\0'));
+    if (first != nullptr) {
+      // The first message's content as blocks: a client may send it as a
+      // string on one turn and as blocks (with a breakpoint) on the next.
+      OJ f = *first;
+      if (f.is_object() && f.contains("content")) {
+        f["content"] = AsBlocks(f["content"]);
+      }
+      h.Update(Canonical(f));
+    }
+    return Hex(h.Finish(), 8);
+  }
+
+  Conversation& Touch(const std::string& id) {
+    auto it = conversations_.find(id);
+    if (it != conversations_.end()) {
+      lru_.splice(lru_.end(), lru_, it->second.lru);
+      return it->second;
+    }
+    while (conversations_.size() >=
+           std::max<uint32_t>(1, o_.max_conversations)) {
+      conversations_.erase(lru_.front());
+      lru_.pop_front();
+    }
+    Conversation& c = conversations_[id];
+    c.lru = lru_.insert(lru_.end(), id);
+    return c;
+  }
+
+  void Rewrite(PromptApi api, std::string_view scope, OJ* j,
+               PreparedRequest* out) {
+    const bool want_tools = o_.stabilize_tools;
+    const bool anthropic = api == PromptApi::kAnthropicMessages;
+    const bool want_bp = anthropic && (o_.place_cache_control ||
+                                       o_.cache_system || o_.cache_last_turn);
+    if (!want_tools && !want_bp && !o_.detect_breaks) return;
+    out->conversation = ConversationId(api, scope, *j);
+    auto tools_it = j->find("tools");
+    if (want_tools && tools_it != j->end() && tools_it->is_array()) {
+      StabilizeTools(api, out->conversation, &*tools_it, out);
+    }
+    if (want_bp) PlaceBreakpoints(j, out);
+    if (o_.detect_breaks) {
+      Fingerprint fp = Fingerprinted(api, *j);
+      fp.conversation = out->conversation;
+      fp.at = clock_->NowSeconds();
+      std::lock_guard<std::mutex> l(mu_);
+      Touch(out->conversation);
+      out->ticket = ++next_ticket_;
+      pending_[out->ticket] = std::move(fp);
+      pending_order_.push_back(out->ticket);
+      while (pending_order_.size() > kMaxPending) {
+        pending_.erase(pending_order_.front());
+        pending_order_.pop_front();
+      }
+    }
+  }
+
+  void StabilizeTools(PromptApi api, const std::string& conversation, OJ* tools,
+                      PreparedRequest* out) {
+    struct Item {
+      std::string name;
+      OJ tool;
+    };
+    std::vector<Item> kept;
+    std::set<std::string, std::less<>> seen;
+    std::vector<std::string> client_order;
+    for (const OJ& t : *tools) {
+      std::string name = ToolName(api, t);
+      if (!name.empty() && !seen.insert(name).second) {
+        ++out->tools_deduplicated;
+        continue;
+      }
+      client_order.push_back(name);
+      kept.push_back({std::move(name), t});
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      Conversation& conv = Touch(conversation);
+      for (Item& it : kept) {
+        if (it.name.empty() || !it.tool.is_object()) continue;
+        OJ bare = it.tool;
+        OJ cc;
+        if (auto c = bare.find("cache_control"); c != bare.end()) {
+          cc = *c;
+          bare.erase("cache_control");
+        }
+        std::string canonical = Canonical(bare);
+        auto m = conv.memo.find(it.name);
+        if (m != conv.memo.end() && m->second.canonical == canonical) {
+          if (m->second.bytes != bare) ++out->tools_memoised;
+          bare = m->second.bytes;
+        } else {
+          // First sight, or the tool's meaning changed: these bytes are
+          // now the conversation's.
+          conv.memo[it.name] = ToolMemo{std::move(canonical), bare};
+        }
+        if (!cc.is_null()) bare["cache_control"] = std::move(cc);
+        it.tool = std::move(bare);
+      }
+    }
+    std::stable_partition(kept.begin(), kept.end(),
+                          [](const Item& i) { return !IsMcpTool(i.name); });
+    auto mid = std::find_if(kept.begin(), kept.end(),
+                            [](const Item& i) { return IsMcpTool(i.name); });
+    auto by_name = [](const Item& a, const Item& b) { return a.name < b.name; };
+    std::stable_sort(kept.begin(), mid, by_name);
+    std::stable_sort(mid, kept.end(), by_name);
+    OJ next = OJ::array();
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (kept[i].name != client_order[i]) ++out->tools_moved;
+      next.push_back(std::move(kept[i].tool));
+    }
+    if (next != *tools) {
+      *tools = std::move(next);
+      out->rewritten = true;
+    }
+    if (out->tools_moved > 0) Count(tools_, {"moved"}, out->tools_moved);
+    if (out->tools_deduplicated > 0) {
+      Count(tools_, {"deduplicated"}, out->tools_deduplicated);
+    }
+    if (out->tools_memoised > 0)
+      Count(tools_, {"memoised"}, out->tools_memoised);
+  }
+
+  // The TTL member for a breakpoint placed at `ordinal`: the configured one,
+  // but never longer than a client breakpoint before it nor shorter than
+  // one after it (the provider requires longer TTLs first).
+  OJ CacheControl(const std::vector<std::pair<int, double>>& client,
+                  int ordinal) const {
+    double ttl = o_.ttl == "1h" ? 3600 : 300;
+    double min_before = 1e18, max_after = 0;
+    for (const auto& [ord, t] : client) {
+      if (ord < ordinal) min_before = std::min(min_before, t);
+      if (ord > ordinal) max_after = std::max(max_after, t);
+    }
+    if (ttl > min_before) {
+      ttl = min_before;
+    } else if (ttl < max_after) {
+      ttl = max_after;
+    }
+    OJ cc = {{"type", "ephemeral"}};
+    if (ttl >= 3600) cc["ttl"] = "1h";
+    return cc;
+  }
+
+  // Candidates in priority order (while fewer than kMaxBreakpoints): the
+  // last tool, the last built-in followed only by MCP tools, the system
+  // prompt, the last turn. A place the client marked is left as it is.
+  // Choice: the built-in boundary ranks above the system prompt: MCP tool
+  // sets change far more often than system prompts (seed 001).
+  void PlaceBreakpoints(OJ* j, PreparedRequest* out) {
+    // Ordinals in prefix order: tools 1.., system 100001.., messages
+    // 200001.. (one per block; nested breakpoints share their block's).
+    constexpr int kSystemBase = 100000, kMessagesBase = 200000;
+    std::vector<std::pair<int, double>> client;
+    OJ* tools = nullptr;
+    OJ* system = nullptr;
+    OJ* messages = nullptr;
+    if (auto t = j->find("tools"); t != j->end() && t->is_array()) tools = &*t;
+    if (auto s = j->find("system"); s != j->end()) system = &*s;
+    if (auto m = j->find("messages"); m != j->end() && m->is_array()) {
+      messages = &*m;
+    }
+    size_t system_bp = 0, message_bp = 0;
+    int ord = 0;
+    if (tools != nullptr) {
+      for (const OJ& t : *tools) CollectBreakpoints(t, ++ord, &client);
+    }
+    const size_t tool_bp = client.size();
+    if (system != nullptr && system->is_array()) {
+      ord = kSystemBase;
+      for (const OJ& b : *system) CollectBreakpoints(b, ++ord, &client);
+      system_bp = client.size() - tool_bp;
+    }
+    if (messages != nullptr) {
+      ord = kMessagesBase;
+      for (const OJ& m : *messages) {
+        if (m.is_object() && m.contains("content") && m["content"].is_array()) {
+          for (const OJ& b : m["content"]) {
+            CollectBreakpoints(b, ++ord, &client);
+          }
+        } else {
+          CollectBreakpoints(m, ++ord, &client);
+        }
+      }
+      message_bp = client.size() - tool_bp - system_bp;
+    }
+    int budget = kMaxBreakpoints - static_cast<int>(client.size());
+    const uint64_t min_bytes = o_.min_cacheable_tokens * 4;
+    auto place = [&](OJ& block, int ordinal, std::string_view where) {
+      block["cache_control"] = CacheControl(client, ordinal);
+      --budget;
+      ++out->breakpoints_added;
+      Count(breakpoints_, {where});
+    };
+    // The last tool in the prefix (deferred tools are not in it), and the
+    // last built-in when only MCP tools follow it.
+    int last = -1, boundary = -1;
+    uint64_t tool_bytes = 0, builtin_bytes = 0;
+    if (tools != nullptr) {
+      for (size_t i = 0; i < tools->size(); ++i) {
+        const OJ& t = (*tools)[i];
+        if (Deferred(t) || !t.is_object()) continue;
+        tool_bytes += Dump(t).size();
+        last = static_cast<int>(i);
+        if (!IsMcpTool(ToolName(PromptApi::kAnthropicMessages, t))) {
+          boundary = last;
+          builtin_bytes = tool_bytes;
+        }
+      }
+      if (boundary == last) boundary = -1;
+    }
+    if (o_.place_cache_control && budget > 0 && last >= 0 &&
+        !HasMember((*tools)[last], "cache_control") &&
+        tool_bytes >= min_bytes) {
+      place((*tools)[last], last + 1, "tools");
+    }
+    if (o_.place_cache_control && budget > 0 && boundary >= 0 &&
+        !HasMember((*tools)[boundary], "cache_control") &&
+        builtin_bytes >= min_bytes) {
+      place((*tools)[boundary], boundary + 1, "builtin_tools");
+    }
+    uint64_t prefix_bytes = tool_bytes;
+    if (system != nullptr) {
+      prefix_bytes += Dump(*system).size();
+      const bool nonempty =
+          (system->is_string() && !system->get<std::string>().empty()) ||
+          (system->is_array() && !system->empty() &&
+           system->back().is_object());
+      if (o_.cache_system && system_bp == 0 && budget > 0 && nonempty &&
+          prefix_bytes >= min_bytes) {
+        if (system->is_string()) *system = AsBlocks(*system);
+        place(system->back(), kSystemBase + static_cast<int>(system->size()),
+              "system");
+      }
+    }
+    if (messages != nullptr && !messages->empty() && o_.cache_last_turn &&
+        message_bp == 0 && budget > 0) {
+      for (const OJ& m : *messages) prefix_bytes += Dump(m).size();
+      OJ& last_message = messages->back();
+      if (prefix_bytes >= min_bytes && last_message.is_object() &&
+          last_message.contains("content")) {
+        OJ content = AsBlocks(last_message["content"]);
+        // The last block that may carry a breakpoint: not thinking, not an
+        // empty text block (the provider rejects both).
+        for (size_t k = content.is_array() ? content.size() : 0; k-- > 0;) {
+          OJ& b = content[k];
+          if (!b.is_object()) continue;
+          const std::string type = b.value("type", "");
+          if (type == "thinking" || type == "redacted_thinking") continue;
+          if (type == "text" && b.value("text", "").empty()) continue;
+          place(b, std::numeric_limits<int>::max(), "last_turn");
+          last_message["content"] = std::move(content);
+          break;
+        }
+      }
+    }
+    if (out->breakpoints_added > 0) out->rewritten = true;
+  }
+
+  Fingerprint Fingerprinted(PromptApi api, const OJ& j) const {
+    Fingerprint fp;
+    fp.model = j.value("model", "");
+    if (api == PromptApi::kAnthropicMessages) {
+      if (auto s = j.find("system"); s != j.end()) {
+        fp.system = Hash64(Dump(Stripped(AsBlocks(*s))));
+      }
+    } else if (api == PromptApi::kOpenAiResponses) {
+      if (auto s = j.find("instructions"); s != j.end()) {
+        fp.system = Hash64(Dump(*s));
+      }
+    }
+    if (auto t = j.find("tools"); t != j.end() && t->is_array()) {
+      for (const OJ& tool : *t) {
+        if (Deferred(tool)) continue;
+        fp.tools.push_back({ToolName(api, tool), Hash64(Dump(Stripped(tool)))});
+      }
+    }
+    if (auto t = j.find("tool_choice"); t != j.end()) {
+      fp.tool_choice = Hash64(Dump(*t));
+    }
+    for (const char* k : {"thinking", "reasoning", "reasoning_effort"}) {
+      if (auto t = j.find(k); t != j.end()) fp.thinking ^= Hash64(Dump(*t));
+    }
+    std::string system_messages;
+    if (auto m = j.find(MessagesKey(api)); m != j.end()) {
+      if (m->is_array()) {
+        bool leading = true;
+        for (const OJ& e : *m) {
+          // Chat's leading system / developer messages are its system prompt.
+          if (leading && api != PromptApi::kAnthropicMessages &&
+              IsSystemRole(e)) {
+            system_messages += Dump(e);
+            continue;
+          }
+          leading = false;
+          if (e.is_object() && (e.value("role", "") == "assistant" ||
+                                e.value("type", "") == "function_call")) {
+            fp.fresh = false;
+          }
+          OJ n = Stripped(e);
+          if (n.is_object() && n.contains("content")) {
+            n["content"] = AsBlocks(n["content"]);
+          }
+          fp.messages.push_back(Hash64(Dump(n)));
+        }
+      } else {
+        fp.messages.push_back(Hash64(Dump(*m)));
+      }
+    }
+    if (!system_messages.empty()) fp.system ^= Hash64(system_messages);
+    std::vector<std::pair<int, double>> bps;
+    CollectBreakpoints(j, 0, &bps);
+    for (const auto& [o, t] : bps) fp.ttl = std::max(fp.ttl, t);
+    if (o_.ttl_seconds > 0) fp.ttl = o_.ttl_seconds;
+    return fp;
+  }
+
+  // What changed from `a` (previous turn) to `b`, in prefix order.
+  static CacheBreak Attribute(const Fingerprint& a, const Fingerprint& b) {
+    CacheBreak br;
+    br.gap_seconds = b.at - a.at;
+    auto add = [&br](std::string cause, std::string detail) {
+      br.changes.push_back(detail.empty() ? cause : cause + ":" + detail);
+      if (br.cause.empty()) {
+        br.cause = std::move(cause);
+        br.detail = std::move(detail);
+      }
+    };
+    if (a.model != b.model) add("model", "");
+    if (a.tools != b.tools) {
+      // The first position where the lists differ: where the cache breaks.
+      std::map<std::string, uint64_t> pa(a.tools.begin(), a.tools.end());
+      std::map<std::string, uint64_t> pb(b.tools.begin(), b.tools.end());
+      size_t k = 0;
+      while (k < a.tools.size() && k < b.tools.size() &&
+             a.tools[k] == b.tools[k]) {
+        ++k;
+      }
+      std::string first;
+      if (k < b.tools.size() && !pa.count(b.tools[k].first)) {
+        first = "added " + b.tools[k].first;
+      } else if (k < a.tools.size() && !pb.count(a.tools[k].first)) {
+        first = "removed " + a.tools[k].first;
+      } else if (k < a.tools.size() && k < b.tools.size() &&
+                 a.tools[k].first == b.tools[k].first) {
+        first = "schema_changed " + b.tools[k].first;
+      } else if (k < b.tools.size()) {
+        first = "moved " + b.tools[k].first;
+      }
+      add("tools", first);
+      br.changes.pop_back();  // replaced by the full diff below
+      for (const auto& [name, h] : b.tools) {
+        if (!pa.count(name)) br.changes.push_back("tools:added " + name);
+      }
+      for (const auto& [name, h] : a.tools) {
+        if (!pb.count(name)) br.changes.push_back("tools:removed " + name);
+      }
+      for (const auto& [name, h] : b.tools) {
+        auto it = pa.find(name);
+        if (it != pa.end() && it->second != h) {
+          br.changes.push_back("tools:schema_changed " + name);
+        }
+      }
+      std::vector<std::string> oa, ob;
+      for (const auto& [n, h] : a.tools) {
+        if (pb.count(n)) oa.push_back(n);
+      }
+      for (const auto& [n, h] : b.tools) {
+        if (pa.count(n)) ob.push_back(n);
+      }
+      for (size_t i = 0; i < ob.size(); ++i) {
+        if (ob[i] != oa[i]) br.changes.push_back("tools:moved " + ob[i]);
+      }
+    }
+    if (a.system != b.system) add("system", "");
+    if (a.tool_choice != b.tool_choice) add("tool_choice", "");
+    if (a.thinking != b.thinking) add("thinking", "");
+    const size_t n = std::min(a.messages.size(), b.messages.size());
+    for (size_t i = 0; i < n; ++i) {
+      if (a.messages[i] != b.messages[i]) {
+        add("messages", "edited " + std::to_string(i));
+        break;
+      }
+    }
+    if (b.messages.size() < a.messages.size()) {
+      add("messages",
+          "removed " + std::to_string(a.messages.size() - b.messages.size()));
+    }
+    if (br.cause.empty()) {
+      add(br.gap_seconds > a.ttl ? "ttl_expired" : "unknown", "");
+    }
+    return br;
+  }
+
+  const PromptCacheOptions o_;
+  const Clock* clock_;
+  metrics::CounterFamily* requests_ = nullptr;
+  metrics::CounterFamily* tools_ = nullptr;
+  metrics::CounterFamily* breakpoints_ = nullptr;
+  metrics::CounterFamily* tokens_ = nullptr;
+  metrics::CounterFamily* breaks_ = nullptr;
+  metrics::CounterFamily* lost_ = nullptr;
+
+  mutable std::mutex mu_;
+  // GUARDED_BY(mu_):
+  std::unordered_map<std::string, Conversation> conversations_;
+  std::list<std::string> lru_;  // least recently used first
+  std::unordered_map<uint64_t, Fingerprint> pending_;
+  std::deque<uint64_t> pending_order_;
+  uint64_t next_ticket_ = 0;
+  uint64_t sequence_ = 0;  // breaks found so far
+};
+
+}  // namespace
+
+std::unique_ptr<PromptCache> NewPromptCache(const PromptCacheOptions& options,
+                                            const Clock* clock,
+                                            metrics::Registry* registry) {
+  return std::make_unique<PromptCacheImpl>(options, clock, registry);
+}
+
+}  // namespace toolcache
