@@ -31,7 +31,7 @@ fi
 # npm packages (test peers, SDK clients, tools), each folder pinned by its own
 # lock file: tests/peers (MCP servers and the SDK client) and any other
 # folder listed here. `npm ci` runs only when a lock file changed.
-NPM_DIRS=(tests/peers tests/llm tests/agent)
+NPM_DIRS=(tests/peers tests/llm tests/agent fuzz/differential)
 for d in "${NPM_DIRS[@]}"; do
   [ -f "$d/package-lock.json" ] || continue
   stamp=$d/node_modules/.toolcache-lock
