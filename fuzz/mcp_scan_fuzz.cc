@@ -61,6 +61,18 @@ Sniffed Sniff(const std::vector<std::string_view>& pieces) {
   return {s.id(), s.is_object(), s.has_method(), s.has_result(), s.has_error()};
 }
 
+bool HasSurrogateEscape(std::string_view line) {
+  for (size_t i = line.find("\\u"); i != std::string_view::npos;
+       i = line.find("\\u", i + 1)) {
+    if (i + 3 < line.size() && (line[i + 2] == 'd' || line[i + 2] == 'D') &&
+        std::string_view("89abcdefABCDEF").find(line[i + 3]) !=
+            std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void CheckLine(std::string_view line, std::string_view sizes) {
   FUZZ_CHECK(Sniff(toolcache::fuzz::Chunks(line, sizes)) == Sniff({line}),
              "IdSniffer depends on how the line is cut");
@@ -72,6 +84,8 @@ void CheckLine(std::string_view line, std::string_view sizes) {
   auto m = ScanMessage(line);
   if (!m.ok()) return;
   const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+  // RFC 8259 lets a \u escape name a lone surrogate; nlohmann refuses it.
+  if (j.is_discarded() && HasSurrogateEscape(line)) return;
   FUZZ_CHECK(!j.is_discarded(), "ScanMessage accepts what nlohmann rejects");
   FUZZ_CHECK(m->is_object == j.is_object(), "object or not");
   if (!j.is_object()) return;
