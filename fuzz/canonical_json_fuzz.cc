@@ -12,9 +12,13 @@
 //     for non-ASCII, other number spellings) does not change its form;
 //   * a key's canonical arguments are a fixed point of MakeCacheKey;
 //   * two keys are equal iff their digests are, and equal keys imply equal
-//     RFC 8785 canonical arguments.
+//     RFC 8785 canonical arguments; the parsed-value key builder agrees
+//     with the text one whenever it accepts; Id() is the digest's prefix;
+//   * a depth limit refuses or changes nothing; dropping top-level members
+//     equals canonicalising the document with them erased.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -64,6 +68,25 @@ void CheckDocument(std::string_view doc) {
   const auto from_respelled = CanonicalizeJson(respelled, Plain());
   FUZZ_CHECK(from_respelled.ok() && *from_respelled == *rfc,
              "re-spelling the document changed its canonical form");
+
+  // A shallow depth limit either refuses or changes nothing.
+  CanonicalOptions shallow = Plain();
+  shallow.max_depth = 3;
+  const auto limited = CanonicalizeJson(doc, shallow);
+  FUZZ_CHECK(!limited.ok() || *limited == *rfc, "a depth limit changed bytes");
+
+  // Dropping top-level members = canonicalising the document without them.
+  CanonicalOptions dropping;
+  dropping.ignore_fields = {"a", ""};
+  const auto dropped = CanonicalizeJson(doc, dropping);
+  FUZZ_CHECK(dropped.ok(), "dropping members made a valid document invalid");
+  nlohmann::json without = parsed;
+  if (without.is_object()) {
+    for (const char* name : {"a", "", "_meta"}) without.erase(name);
+  }
+  const auto expected = toolcache::CanonicalizeJsonValue(without, Plain());
+  FUZZ_CHECK(expected.ok() && *expected == *dropped,
+             "dropped members differ from erasing them");
 }
 
 void CheckKeys(const std::vector<std::string_view>& parts) {
@@ -86,6 +109,22 @@ void CheckKeys(const std::vector<std::string_view>& parts) {
     const auto direct = CanonicalizeJson(docs[i], o);
     FUZZ_CHECK(direct.ok() && *direct == k.canonical_args,
                "MakeCacheKey differs from CanonicalizeJson");
+    // The parsed-value key builder agrees whenever it accepts the document
+    // (it refuses integers a double may have rounded).
+    const nlohmann::json parsed =
+        nlohmann::json::parse(docs[i], nullptr, false);
+    if (!parsed.is_discarded()) {
+      const auto from_value =
+          toolcache::MakeCacheKeyFromValue(k.scope, k.server, k.tool, parsed);
+      FUZZ_CHECK(!from_value.ok() || *from_value == k,
+                 "text and parsed-value key builders disagree");
+    }
+    const std::string hex = k.DigestHex();
+    char id[17];
+    std::snprintf(id, sizeof id, "%016llx",
+                  static_cast<unsigned long long>(k.Id()));
+    FUZZ_CHECK(hex.size() == 64 && hex.compare(0, 16, id) == 0,
+               "Id() is not the digest's first 8 bytes");
   }
   if (!keys[0].ok() || !keys[1].ok()) return;
   const bool equal = *keys[0] == *keys[1];
