@@ -16,7 +16,7 @@ files_for() {
     trace_convert) echo 'src/sim/convert_[a-z]*\.cc|src/sim/trace\.cc' ;;
     mcp_scan) echo 'src/mcp/json_scan\.cc|src/mcp/line_reader\.h' ;;
     mcp_session) echo 'src/mcp/session\.cc|src/mcp/tools_list\.cc' ;;
-    sse) echo 'src/http/sse\.cc|src/http/util\.cc' ;;
+    sse) echo 'src/http/sse\.cc' ;;
     llm_wire) echo 'src/llm/wire\.cc|src/llm/observer\.cc' ;;
   esac
 }
