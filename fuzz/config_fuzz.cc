@@ -3,6 +3,8 @@
 // from it. Invariants: no crash, no hang, no sanitizer report; a rejected
 // configuration says why (a non-empty message); an accepted one builds a
 // ToolCache or is refused with a message, never a crash.
+#include <spdlog/spdlog.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -13,6 +15,12 @@
 #include "toolcache/tool_cache.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // Logs cost most of the time and say nothing a failed check would not.
+  static const bool quiet = [] {
+    spdlog::set_level(spdlog::level::off);
+    return true;
+  }();
+  (void)quiet;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   const toolcache::Result<toolcache::Config> config =
       toolcache::ParseConfig(text, "fuzz.yaml");

@@ -13,6 +13,8 @@
 // indexes in range); NormalizedResult of every tool result is one JSON
 // object (nlohmann accepts it); every
 // failure the stream reports has a reason.
+#include <spdlog/spdlog.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -74,6 +76,12 @@ void CheckRequest(const toolcache::llm::ParsedRequest& r,
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // Logs cost most of the time and say nothing a failed check would not.
+  static const bool quiet = [] {
+    spdlog::set_level(spdlog::level::off);
+    return true;
+  }();
+  (void)quiet;
   toolcache::fuzz::FuzzInput in(data, size);
   const Api api = static_cast<Api>(in.Byte() % 3);
   toolcache::ManualClock clock(1000);

@@ -30,6 +30,8 @@
 //     client made under that id (no answer served to the wrong request);
 //   * no call of the write or destructive tool is answered without reaching
 //     the server (COMMAND calls are never served from cache).
+#include <spdlog/spdlog.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -345,6 +347,12 @@ std::string ClientTemplate(toolcache::fuzz::FuzzInput& in) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // Logs cost most of the time and say nothing a failed check would not.
+  static const bool quiet = [] {
+    spdlog::set_level(spdlog::level::off);
+    return true;
+  }();
+  (void)quiet;
   toolcache::fuzz::FuzzInput in(data, size);
   Harness h;
   for (int steps = 0; !in.empty() && steps < 256; ++steps) {
