@@ -34,6 +34,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
@@ -114,6 +116,19 @@ std::string ResultText(std::string_view tool, std::string_view args) {
          (key.ok() ? key->DigestHex() : std::string("bad"));
 }
 
+// FUZZ_TRACE=1 in the environment prints the conversation (to debug a
+// violated invariant with the replay runner).
+bool Tracing() {
+  static const bool on = std::getenv("FUZZ_TRACE") != nullptr;
+  return on;
+}
+void Trace(const char* dir, std::string_view line) {
+  if (Tracing()) {
+    std::fprintf(stderr, "%s %.*s\n", dir, static_cast<int>(line.size()),
+                 line.data());
+  }
+}
+
 class Recorder final : public SessionOutput {
  public:
   void ToClient(std::string_view line) override {
@@ -170,6 +185,7 @@ class Harness {
         ++expected_[s.is_request() ? NormalizeId(s.id()) : "null"];
       }
     }
+    Trace("client   >", line);
     session_->OnClientLine(line);
     Drain();
   }
@@ -178,6 +194,7 @@ class Harness {
     IdSniffer s;
     s.Feed(line);
     ++expected_[s.is_request() ? NormalizeId(s.id()) : "null"];
+    Trace("client  >>", line);
     session_->OnClientLineTooLong(s, line.size() + (1 << 20), 1 << 20);
     Drain();
   }
@@ -211,6 +228,7 @@ class Harness {
         line = head + R"(,"result":)" + result + "}";
         break;
     }
+    Trace("server   <", line);
     session_->OnServerLine(line);
     Drain();
   }
@@ -228,6 +246,7 @@ class Harness {
         line.find("_file") != std::string::npos) {
       return;
     }
+    Trace("server  <<", line);
     session_->OnServerLine(line);
     Drain();
   }
@@ -244,6 +263,11 @@ class Harness {
     FUZZ_CHECK(session_->in_flight() == 0, "requests left in flight");
     for (const auto& [nid, want] : expected_) {
       const uint64_t got = answered_.count(nid) ? answered_[nid] : 0;
+      if (got != want && Tracing()) {
+        std::fprintf(stderr, "id %s: %llu requests, %llu answers\n",
+                     nid.c_str(), static_cast<unsigned long long>(want),
+                     static_cast<unsigned long long>(got));
+      }
       if (cancelled_.count(nid)) {
         FUZZ_CHECK(got <= want, "a cancelled request answered twice");
       } else {
@@ -260,6 +284,7 @@ class Harness {
  private:
   void Drain() {
     for (const std::string& line : out_.to_server) {
+      Trace("to server", line);
       auto m = ScanMessage(line);
       if (!m.ok() || m->kind() != MessageKind::kRequest) continue;
       Upstream u{std::string(m->id), m->method_name, "", ""};
@@ -274,6 +299,7 @@ class Harness {
     }
     out_.to_server.clear();
     for (const std::string& line : out_.to_client) {
+      Trace("to client", line);
       auto m = ScanMessage(line);
       FUZZ_CHECK(m.ok(), "the client got a malformed line");
       if (m->kind() != MessageKind::kResponse) continue;
