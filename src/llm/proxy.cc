@@ -395,7 +395,7 @@ class Exchange : public http::ResponseSink,
   Shared* shared_;
   http::ResponderPtr res_;
   RouteInfo route_;
-  bool stream_requested_;
+  [[maybe_unused]] bool stream_requested_;  // read by no code yet (clang warns)
   std::string scope_;
   uint32_t recorded_;
   std::shared_ptr<http::Call> call_;
