@@ -64,13 +64,14 @@ async function call(base, { stream = false, abortAfterFirstChunk = false, expect
     return { kind: 'clean', why: 'connection failed' };
   }
   let text = '';
+  const chunks = [];
   try {
     const reader = res.body.getReader();
-    const dec = new TextDecoder();
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      text += dec.decode(value, { stream: true });
+      chunks.push(Buffer.from(value));
+      text = Buffer.concat(chunks).toString('utf8');
       if (abortAfterFirstChunk) {
         ac.abort();
         return { kind: 'clean', why: 'client vanished' };
@@ -81,7 +82,7 @@ async function call(base, { stream = false, abortAfterFirstChunk = false, expect
     return { kind: res.status === 200 && !text.includes('message_stop') ? 'clean' : 'wrong', text };
   }
   if (expectBytes !== null) {
-    if (text === expectBytes) return { kind: 'answered', text };
+    if (Buffer.concat(chunks).equals(expectBytes)) return { kind: 'answered', text };
     if (res.status >= 400 && isJson(text)) return { kind: 'clean', text };
     return { kind: 'wrong', text };
   }
@@ -149,15 +150,17 @@ const raw = net.createServer((sock) => {
   sock.once('data', () => {
     if (mode === 'close') { sock.destroy(); return; }
     const b = Buffer.from(garbage, 'latin1');
-    sock.end(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${b.length}\r\n\r\n` + b.toString('latin1'));
+    sock.write(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${b.length}\r\n\r\n`);
+    sock.end(b);
   });
 });
 await new Promise((r) => raw.listen(0, '127.0.0.1', r));
 const gproxy = await startProxy(`http://127.0.0.1:${raw.address().port}`);
 const garbageResults = await Promise.all(Array.from({ length: 4 }, () =>
-  call(gproxy.url, { expectBytes: Buffer.from(garbage, 'latin1').toString('utf8') })));
+  call(gproxy.url, { expectBytes: Buffer.from(garbage, 'latin1') })));
 mode = 'close';
 const closed = await Promise.all(Array.from({ length: 4 }, () => call(gproxy.url)));
+if (process.env.DRILL_DEBUG) console.error(garbageResults[0]);
 tally('upstream sends garbage', garbageResults);
 tally('upstream closes without reply', closed);
 gproxy.child.kill('SIGTERM');
