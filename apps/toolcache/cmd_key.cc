@@ -10,6 +10,10 @@
 //   toolcache key --canonical < in.json
 //       writes exactly the RFC 8785 form of any JSON value (nothing dropped,
 //       no trailing newline) on stdout.
+//   toolcache key --canonical --lines < docs.jsonl
+//       one document per input line; per line, its RFC 8785 form or
+//       "error: <message>", each followed by '\n' (for batch comparisons
+//       against other implementations, fuzz/differential/).
 //
 // Bad JSON -> a message naming line:column and the problem on stderr, exit 2;
 // arguments that are not an object, unreadable stdin and flags that do not
@@ -32,6 +36,7 @@ namespace {
 
 struct KeyFlags {
   bool canonical = false;
+  bool lines = false;  // --canonical: one document per line
   std::string server;
   std::string scope;
   std::vector<std::string> ignore;
@@ -48,6 +53,24 @@ struct KeyFlags {
 bool WriteStdout(std::string_view bytes) {
   return std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size() &&
          std::fflush(stdout) == 0;
+}
+
+// --canonical --lines: each line of `input` is one document.
+int CanonicalLines(std::string_view input, const KeyFlags& f) {
+  CanonicalOptions plain;
+  plain.drop_meta = false;
+  plain.max_depth = f.max_depth;
+  plain.max_bytes = f.max_bytes;
+  std::string out;
+  while (!input.empty()) {
+    const size_t nl = input.find('\n');
+    const std::string_view line = input.substr(0, nl);
+    input.remove_prefix(nl == std::string_view::npos ? input.size() : nl + 1);
+    Result<std::string> c = CanonicalizeJson(line, plain);
+    out += c.ok() ? *c : "error: " + c.status().message();
+    out += '\n';
+  }
+  return WriteStdout(out) ? kExitOk : kExitFailure;
 }
 
 std::string Hex64(uint64_t v) { return fmt::format("{:016x}", v); }
@@ -67,6 +90,10 @@ int Run(const KeyFlags& f) {
         return kExitUsage;
       }
     }
+  }
+  if (f.lines && !f.canonical) {
+    std::cerr << "toolcache key: --lines applies to --canonical only\n";
+    return kExitUsage;
   }
   if (!f.canonical && f.tool.empty()) {
     std::cerr << "toolcache key: missing <tool> (or use --canonical to "
@@ -91,6 +118,7 @@ int Run(const KeyFlags& f) {
     input = f.json;
   }
   const std::string source = from_stdin ? "<stdin>" : "arguments";
+  if (f.lines) return CanonicalLines(input, f);
 
   // Step 1, both modes: plain RFC 8785 (nothing dropped), so bad JSON gets
   // its own message, distinct from a valid document that is not an object.
@@ -181,6 +209,9 @@ Command AddKeyCommand(CLI::App& root) {
                "Read any JSON value on stdin and write only its RFC 8785 "
                "canonical form (exact bytes, nothing dropped, no trailing "
                "newline) on stdout");
+  app.add_flag("--lines", flags->lines,
+               "With --canonical: each stdin line is one document; writes "
+               "one line per document, its canonical form or \"error: ...\"");
   flags->key_only.push_back(
       app.add_option("--server", flags->server,
                      "Server identity that is part of the key (default \"\")"));

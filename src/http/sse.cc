@@ -5,6 +5,10 @@
 //   each dispatch (the last event id is kept, as the spec says).
 // - Memory per parser is bounded by max_event_bytes_ (plus one line of the
 //   same bound): past it the event is dropped, not buffered.
+// - A line longer than max_event_bytes_ drops its event, whether it arrives
+//   in one piece or in many: the rest of it is skipped up to its line end
+//   (skipping_line_), never read as a line of its own, so what follows it
+//   in the event cannot be dispatched as an event (found by fuzz/sse).
 #include "src/http/sse.h"
 
 #include <cstring>
@@ -47,24 +51,24 @@ void SseParser::Feed(std::string_view bytes, const Callback& on_event) {
       end = static_cast<const char*>(lf ? lf : cr);
     }
     if (end == nullptr) {
+      if (skipping_line_) return;
       if (line_.size() + left <= max_event_bytes_) {
         line_.append(start, left);
       } else {
-        oversized_ = true;
-        line_.clear();
-        has_fields_ = true;
+        OversizedLine();
+        skipping_line_ = true;
       }
       return;
     }
     const size_t n = static_cast<size_t>(end - start);
-    if (line_.empty()) {
+    if (skipping_line_) {
+      skipping_line_ = false;  // the over-long line ends here
+    } else if (line_.size() + n > max_event_bytes_) {
+      OversizedLine();
+    } else if (line_.empty()) {
       Line(std::string_view(start, n), on_event);
     } else {
-      if (line_.size() + n <= max_event_bytes_) {
-        line_.append(start, n);
-      } else {
-        oversized_ = true;
-      }
+      line_.append(start, n);
       std::string line = std::move(line_);
       line_.clear();
       Line(line, on_event);
@@ -78,6 +82,14 @@ void SseParser::Feed(std::string_view bytes, const Callback& on_event) {
       }
     }
   }
+}
+
+void SseParser::OversizedLine() {
+  oversized_ = true;
+  has_fields_ = true;
+  line_.clear();
+  line_.shrink_to_fit();
+  current_.data.clear();
 }
 
 void SseParser::Line(std::string_view line, const Callback& on_event) {

@@ -6,7 +6,8 @@
 // "\n"; a blank line dispatches the event; lines starting with ':' are
 // comments; a leading UTF-8 BOM is skipped. An event is dispatched even when
 // it has no data field (the provider streams always have one; consumers
-// decide). An event larger than max_event_bytes is dropped and counted.
+// decide). An event larger than max_event_bytes, or with a line longer than
+// that, is dropped and counted, however its bytes are split into pieces.
 //
 // Thread-safety: none (one parser per stream). Ownership: the event handed
 // to the callback is valid during the callback only.
@@ -49,14 +50,17 @@ class SseParser {
 
  private:
   void Line(std::string_view line, const Callback& on_event);
+  // A line longer than max_event_bytes_: its event is dropped.
+  void OversizedLine();
 
   size_t max_event_bytes_;
   std::string line_;
   SseEvent current_;
   bool has_fields_ = false;
   bool oversized_ = false;
-  bool skip_lf_ = false;  // the last piece ended with CR
-  bool started_ = false;  // BOM check done
+  bool skipping_line_ = false;  // inside an over-long line: skip to its end
+  bool skip_lf_ = false;        // the last piece ended with CR
+  bool started_ = false;        // BOM check done
   uint64_t events_ = 0;
   uint64_t dropped_ = 0;
 };

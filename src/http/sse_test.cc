@@ -67,5 +67,32 @@ TEST(SseParser, DropsAnOversizedEventAndGoesOn) {
   EXPECT_EQ(p.dropped_events(), 1u);
 }
 
+// Regression (fuzz/corpus/sse/crash-overlong-line-split): an over-long line
+// split before its line end left its end to be read as a blank line, which
+// dispatched the rest of the dropped event as an event of its own.
+TEST(SseParser, OverLongLineDropsItsEventHoweverItIsSplit) {
+  const std::string line = "data: " + std::string(30, 'x');
+  const std::string stream = line + "\ndata: injected\n\ndata: ok\n\n";
+  for (size_t cut = 0; cut <= stream.size(); ++cut) {
+    SseParser p(16);
+    auto events = FeedAll(p, {stream.substr(0, cut), stream.substr(cut)});
+    ASSERT_EQ(events.size(), 1u) << "cut " << cut;
+    EXPECT_EQ(events[0].data, "ok") << "cut " << cut;
+    EXPECT_EQ(p.dropped_events(), 1u) << "cut " << cut;
+    EXPECT_FALSE(p.mid_event()) << "cut " << cut;
+  }
+}
+
+// An over-long line that is not data (here an event name) drops its event
+// too, also when it arrives in one piece.
+TEST(SseParser, OverLongEventNameDropsItsEvent) {
+  SseParser p(16);
+  auto events = FeedAll(
+      p, {"event: " + std::string(30, 'e') + "\ndata: x\n\ndata: ok\n\n"});
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].data, "ok");
+  EXPECT_EQ(p.dropped_events(), 1u);
+}
+
 }  // namespace
 }  // namespace toolcache::http

@@ -607,7 +607,7 @@ class Exchange : public http::ResponseSink,
   Shared* shared_;
   http::ResponderPtr res_;
   RouteInfo route_;
-  bool stream_requested_;
+  [[maybe_unused]] bool stream_requested_;  // read by no code yet (clang warns)
   std::string scope_;
   uint32_t recorded_;
   uint64_t prompt_ticket_;

@@ -5,6 +5,10 @@
 //   structure of the whole document); values the adapters do not need are
 //   skipped, never decoded.
 // - Only strings the engine needs (ids, names, arguments) are copied.
+// - Stage 1 does not check what skipped values contain (a string's escapes,
+//   a number's digits): a tool result's content, kept as raw bytes and
+//   stored as the tool's result, is validated whole (ValidJson) before a
+//   request is accepted (found by fuzz/llm_wire: "\l" in a result string).
 // - This is the only translation unit that includes simdjson.h.
 // Choice: simdjson On Demand: its stage 1 runs at GB/s, and raw_json() on
 // objects and arrays returns the original bytes, which is what spans need.
@@ -27,6 +31,15 @@ std::string_view TrimRight(std::string_view s) {
     s.remove_suffix(1);
   }
   return s;
+}
+
+// True when `text` is exactly one well-formed JSON value (full validation,
+// escapes and numbers included: simdjson's DOM parser).
+bool ValidJson(std::string_view text) {
+  thread_local simdjson::dom::parser parser;
+  const simdjson::padded_string copy(text);
+  simdjson::dom::element element;
+  return parser.parse(copy).get(element) == simdjson::SUCCESS;
 }
 
 sj::parser& ThreadParser(uint32_t depth) {
@@ -566,6 +579,12 @@ Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
   if (doc.current_location().get(rest) == simdjson::SUCCESS) {
     return InvalidArgument(
         "request body: trailing content after the JSON value");
+  }
+  for (const ToolResult& t : out.tool_results) {
+    if (!t.content.empty() && !ValidJson(t.content.In(*src))) {
+      return InvalidArgument("tool result " + t.id +
+                             ": content is not valid JSON");
+    }
   }
   uint32_t turn = 0;
   for (uint32_t i = 0; i < out.message_list.size(); ++i) {

@@ -318,5 +318,21 @@ TEST(DecodeJsonString, Escapes) {
   EXPECT_FALSE(DecodeJsonString("nope", &out));
 }
 
+// Regression (fuzz/corpus/llm_wire/crash-invalid-escape-in-result): an
+// invalid escape inside a tool result string passed simdjson's stage 1 and
+// the result was stored as text that is not JSON.
+TEST(ParseRequest, RejectsAToolResultThatIsNotValidJson) {
+  const std::string bad = Padded(R"({"model":"m","messages":[
+    {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]},
+    {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a\lb"}]}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("t1"), std::string::npos);
+  const std::string good = Padded(R"({"model":"m","messages":[
+    {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]},
+    {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a\nb"}]}]})");
+  EXPECT_TRUE(ParseRequest(Api::kAnthropicMessages, good).ok());
+}
+
 }  // namespace
 }  // namespace toolcache::llm

@@ -468,6 +468,14 @@ void Session::HandleCancelled(std::string_view line, std::string_view params) {
     wire = r->second;
     rewritten = WithId(line, request_id, wire);
     forward = rewritten;
+  } else if (auto q = pending_.find(nid);
+             q != pending_.end() && q->second.remapped) {
+    // The id names the proxy's id of another client request (found by
+    // fuzz/mcp_session): the client's own request with this id is not in
+    // flight (a proxy id is never one in flight), so the cancellation is
+    // late; forwarding it would cancel the other request upstream.
+    spdlog::debug("cancellation of {} (not in flight) dropped", request_id);
+    return;
   }
   auto p = pending_.find(wire);
   if (p != pending_.end() && p->second.ticket != 0 && cache_ != nullptr) {

@@ -831,6 +831,26 @@ TEST_F(SessionTest, CancellingARemappedRequestNamesTheIdTheServerSaw) {
           sent["id"].dump() + "}}");
 }
 
+// Regression (fuzz/corpus/mcp_session/crash-cancel-proxy-id): a late
+// cancellation of a client request whose id is the proxy id another
+// request went upstream under cancelled that other request.
+TEST_F(SessionTest, CancellingAnIdThatIsOnlyAProxyIdCancelsNothing) {
+  session_->OnClientLine(R"({"jsonrpc":"2.0","id":"r","method":"ping"})");
+  session_->OnClientLine(Call(R"("r")", "read_file", R"({"path":"/a"})"));
+  const json sent = json::parse(out_.to_server.back());
+  ASSERT_NE(sent["id"], "r");
+  const size_t to_server = out_.to_server.size();
+  // The client cancels a (finished) request of its own that used the id
+  // the proxy chose: nothing goes upstream, nothing is cancelled.
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+      sent["id"].dump() + "}}");
+  EXPECT_EQ(out_.to_server.size(), to_server);
+  session_->OnServerLine(Result(sent["id"].dump(), kFileResult));
+  ASSERT_EQ(out_.to_client.size(), 1u);
+  EXPECT_EQ(json::parse(out_.to_client[0])["id"], "r");
+}
+
 TEST_F(SessionTest, OverlongAnswerToARemappedRequestStillAnswersItsId) {
   session_->OnClientLine(R"({"jsonrpc":"2.0","id":"r","method":"ping"})");
   session_->OnClientLine(Call(R"("r")", "read_file", R"({"path":"/big"})"));

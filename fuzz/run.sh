@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/build.sh) and fuzzes each for a time
+# budget, one process per target, one after another.
+# Usage: fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60, all)
+#   FUZZ_MERGE=1  merges what each run found into fuzz/corpus/<target>
+#                 (libFuzzer -merge=1 keeps only inputs adding coverage).
+#   FUZZ_SKIP_BUILD=1  uses the existing build-fuzz/.
+# Each run starts from fuzz/corpus/<target> (read-only) plus a working
+# corpus in build-fuzz/work/<target>; crashes go to
+# build-fuzz/artifacts/<target>/; the log (with libFuzzer's final stats) to
+# build-fuzz/logs/<target>.log. Prints one line per target: executions,
+# executions per second, edge coverage (cov), features (ft), crashes.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+shift || true
+dir=build-fuzz
+[ "${FUZZ_SKIP_BUILD:-0}" = 1 ] || fuzz/build.sh "$dir"
+targets=("$@")
+if ((${#targets[@]} == 0)); then
+  for src in fuzz/*_fuzz.cc; do targets+=("$(basename "$src" _fuzz.cc)"); done
+fi
+dict_for() {
+  case $1 in
+    canonical_json | trace_convert) echo fuzz/dict/json.dict ;;
+    mcp_scan | mcp_session) echo fuzz/dict/jsonrpc.dict ;;
+    sse) echo fuzz/dict/sse.dict ;;
+    config) echo fuzz/dict/yaml.dict ;;
+    llm_wire)
+      cat fuzz/dict/json.dict fuzz/dict/sse.dict >"$dir/llm_wire.dict"
+      echo "$dir/llm_wire.dict" ;;
+  esac
+}
+mkdir -p "$dir/logs"
+status=0
+printf '%-16s %12s %8s %7s %7s %8s %s\n' target execs exec/s cov ft seconds crashes
+for t in "${targets[@]}"; do
+  work=$dir/work/$t
+  art=$dir/artifacts/$t/
+  mkdir -p "$work" "$art"
+  log=$dir/logs/$t.log
+  args=(-max_total_time="$secs" -print_final_stats=1 -timeout=10
+        -rss_limit_mb=2048 -max_len=8192 -artifact_prefix="$art")
+  d=$(dict_for "$t")
+  [ -n "$d" ] && args+=(-dict="$d")
+  start=$(date +%s)
+  rc=0
+  "$dir/fuzz/fuzz_$t" "${args[@]}" "$work" "fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
+  took=$(($(date +%s) - start))
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  crashes=$(find "$art" -type f | wc -l)
+  printf '%-16s %12s %8s %7s %7s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" \
+    "${cov:-?}" "${ft:-?}" "$took" "$crashes"
+  if [ "$rc" != 0 ] || [ "$crashes" != 0 ]; then
+    status=1
+    echo "  $t: exit $rc; see $log and $art" >&2
+  fi
+  if [ "${FUZZ_MERGE:-0}" = 1 ]; then
+    "$dir/fuzz/fuzz_$t" -merge=1 -max_len=8192 "fuzz/corpus/$t" "$work" \
+      >>"$log" 2>&1
+  fi
+done
+exit $status
