@@ -4,11 +4,14 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "apps/toolcache/commands.h"
+#include "toolcache/config.h"
+#include "toolcache/store.h"
 
 namespace toolcache::cli {
 
@@ -45,6 +48,30 @@ bool ParseListenAddress(std::string_view s, std::string* host, uint16_t* port) {
   }
   *port = static_cast<uint16_t>(value);
   return true;
+}
+
+bool OpenConfiguredStore(std::string_view command, const Config& config,
+                         bool from_flag, std::unique_ptr<Store>* out) {
+  Result<std::unique_ptr<Store>> opened = OpenStore(config.store);
+  if (!opened.ok()) {
+    std::string where = from_flag ? "--store" : config.source;
+    if (!from_flag && config.store_line > 0) {
+      where += ":" + std::to_string(config.store_line);
+    }
+    std::cerr << command << ": " << where << ": " << opened.status().message()
+              << "\n";
+    return false;
+  }
+  *out = std::move(*opened);
+  spdlog::info("store: {}", (*out)->name());
+  return true;
+}
+
+int ExitCodeOf(std::string_view command, const Result<int>& code) {
+  if (code.ok()) return *code;
+  std::cerr << command << ": " << code.status().message() << "\n";
+  return code.status().code() == StatusCode::kInvalidArgument ? kExitUsage
+                                                              : kExitFailure;
 }
 
 }  // namespace toolcache::cli

@@ -58,18 +58,10 @@ int Run(const McpArgs& a) {
   std::unique_ptr<ToolCache> cache;
   if (!a.no_cache && config.store != "memory") {
     // Choice: `memory` is the in-process cache alone (no second copy).
-    Result<std::unique_ptr<Store>> opened = OpenStore(config.store);
-    if (!opened.ok()) {
-      std::string where = a.store.empty() ? config.source : "--store";
-      if (a.store.empty() && config.store_line > 0) {
-        where += ":" + std::to_string(config.store_line);
-      }
-      std::cerr << "toolcache mcp: " << where << ": "
-                << opened.status().message() << "\n";
+    if (!OpenConfiguredStore("toolcache mcp", config, !a.store.empty(),
+                             &store)) {
       return kExitUsage;
     }
-    store = std::move(*opened);
-    spdlog::info("store: {}", store->name());
   }
   if (!a.no_cache) {
     Result<std::unique_ptr<ToolCache>> made =
@@ -91,12 +83,7 @@ int Run(const McpArgs& a) {
   o.max_line_bytes = a.max_line_bytes;
   o.max_buffered_bytes = a.max_buffered_bytes;
   Result<int> code = RunMcpProxy(o);
-  if (!code.ok()) {
-    std::cerr << "toolcache mcp: " << code.status().message() << "\n";
-    return code.status().code() == StatusCode::kInvalidArgument ? kExitUsage
-                                                                : kExitFailure;
-  }
-  return *code;
+  return ExitCodeOf("toolcache mcp", code);
 }
 
 }  // namespace

@@ -121,18 +121,10 @@ int Run(const ProxyArgs& a) {
   std::unique_ptr<Store> store;
   if (!a.no_cache && config.store != "memory") {
     // The cache's results and the tool loop's conversation state.
-    Result<std::unique_ptr<Store>> opened = OpenStore(config.store);
-    if (!opened.ok()) {
-      std::string where = a.store.empty() ? config.source : "--store";
-      if (a.store.empty() && config.store_line > 0) {
-        where += ":" + std::to_string(config.store_line);
-      }
-      std::cerr << "toolcache proxy: " << where << ": "
-                << opened.status().message() << "\n";
+    if (!OpenConfiguredStore("toolcache proxy", config, !a.store.empty(),
+                             &store)) {
       return kExitUsage;
     }
-    store = std::move(*opened);
-    spdlog::info("store: {}", store->name());
   }
   o.store = store.get();
   std::unique_ptr<ToolCache> cache;
@@ -155,12 +147,7 @@ int Run(const ProxyArgs& a) {
         o.anthropic_upstream, o.openai_upstream,
         o.scope == CredentialScope::kGlobal ? "global" : "per credential");
   });
-  if (!code.ok()) {
-    std::cerr << "toolcache proxy: " << code.status().message() << "\n";
-    return code.status().code() == StatusCode::kInvalidArgument ? kExitUsage
-                                                                : kExitFailure;
-  }
-  return *code;
+  return ExitCodeOf("toolcache proxy", code);
 }
 
 }  // namespace

@@ -73,18 +73,10 @@ int Run(const ServeArgs& a) {
   SystemClock clock;
   std::unique_ptr<Store> store;
   if (config.store != "memory") {
-    Result<std::unique_ptr<Store>> opened = OpenStore(config.store);
-    if (!opened.ok()) {
-      std::string where = a.store.empty() ? config.source : "--store";
-      if (a.store.empty() && config.store_line > 0) {
-        where += ":" + std::to_string(config.store_line);
-      }
-      std::cerr << "toolcache serve: " << where << ": "
-                << opened.status().message() << "\n";
+    if (!OpenConfiguredStore("toolcache serve", config, !a.store.empty(),
+                             &store)) {
       return kExitUsage;
     }
-    store = std::move(*opened);
-    spdlog::info("store: {}", store->name());
   }
   Result<std::unique_ptr<ToolCache>> cache =
       NewToolCache(config, &clock, store.get());
@@ -103,12 +95,7 @@ int Run(const ServeArgs& a) {
     std::cout << "listening on http://" << o.listen_host << ":" << port
               << std::endl;
   });
-  if (!code.ok()) {
-    std::cerr << "toolcache serve: " << code.status().message() << "\n";
-    return code.status().code() == StatusCode::kInvalidArgument ? kExitUsage
-                                                                : kExitFailure;
-  }
-  return *code;
+  return ExitCodeOf("toolcache serve", code);
 }
 
 }  // namespace

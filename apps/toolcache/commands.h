@@ -9,8 +9,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "toolcache/status.h"
+
+namespace toolcache {
+struct Config;
+class Store;
+}  // namespace toolcache
 
 namespace toolcache::cli {
 
@@ -44,6 +52,16 @@ void SetUpLogging(std::string_view prefix, const std::string& flag_level,
 // "host:port", "[v6]:port", ":port" or "port" -> host (default 127.0.0.1)
 // and port; false when the port is not a number in 0..65535.
 bool ParseListenAddress(std::string_view s, std::string* host, uint16_t* port);
+
+// Opens `config.store` (the --store flag already written into it when
+// `from_flag`) into *out; on failure prints "<command>: <where>: <why>",
+// where names the flag or the config file and line, and returns false.
+bool OpenConfiguredStore(std::string_view command, const Config& config,
+                         bool from_flag, std::unique_ptr<Store>* out);
+
+// A server command's exit code: its own, or after printing
+// "<command>: <why>", 2 for bad input and 1 for a failure.
+int ExitCodeOf(std::string_view command, const Result<int>& code);
 
 // Exit codes shared by every command.
 inline constexpr int kExitOk = 0;

@@ -251,6 +251,19 @@ std::string_view ReasonPhrase(int status);
 // Upgrade), and for Host and Content-Length, which are set per hop.
 bool IsHopByHop(std::string_view name);
 
+// A server process around its event loops. BlockServerSignals() blocks
+// SIGTERM, SIGINT, SIGHUP and SIGUSR1 in the calling thread (threads started
+// later inherit the mask) and ignores SIGPIPE: call it before the server
+// starts its loops. ServeUntilSignal() then runs `run` (blocking) while one
+// thread waits for those signals: SIGTERM/SIGINT/SIGHUP call `stop`, SIGUSR1
+// writes `stats()` to `stats_path` (atomically, when not empty), as does the
+// end of `run`. (run.cc)
+void BlockServerSignals();
+void ServeUntilSignal(const std::function<void()>& run,
+                      const std::function<void()>& stop,
+                      const std::function<std::string()>& stats,
+                      const std::string& stats_path);
+
 }  // namespace toolcache::http
 
 #endif  // TOOLCACHE_SRC_HTTP_HTTP_H_

@@ -16,17 +16,13 @@
 // Choice: on observed routes the proxy asks the upstream for identity
 // encoding (it must read the body); other routes pass Accept-Encoding on.
 #include <openssl/evp.h>
-#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstring>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <thread>
 
 #include "src/http/http.h"
 #include "src/http/sse.h"
@@ -866,21 +862,6 @@ class LlmProxyImpl final : public LlmProxy {
   std::unique_ptr<http::Server> server_;
 };
 
-Status WriteStatsFile(const std::string& path, const std::string& json) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
-    out << json;
-    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Unavailable("cannot rename '" + tmp + "' to '" + path +
-                       "': " + std::strerror(errno));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
@@ -1005,43 +986,13 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
 Result<int> RunLlmProxy(const LlmProxyOptions& options,
                         const std::function<void(uint16_t)>& on_listening) {
   // Signals go to one waiting thread, never to the event loops.
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  http::BlockServerSignals();
   Result<std::unique_ptr<LlmProxy>> proxy = NewLlmProxy(options);
   if (!proxy.ok()) return proxy.status();
   LlmProxy* p = proxy->get();
   if (on_listening) on_listening(p->port());
-  std::atomic<bool> stopping{false};
-  std::thread signals([&] {
-    while (true) {
-      int sig = 0;
-      if (sigwait(&set, &sig) != 0) continue;
-      if (sig == SIGUSR1) {
-        if (!options.stats_path.empty()) {
-          Status st = WriteStatsFile(options.stats_path, p->StatsJson());
-          if (!st.ok()) spdlog::warn("{}", st.message());
-        }
-        if (stopping.load()) return;
-        continue;
-      }
-      stopping = true;
-      p->Stop();
-      return;
-    }
-  });
-  p->Run();
-  if (!stopping.exchange(true)) {
-    // Run ended without a signal: wake the signal thread.
-    pthread_kill(signals.native_handle(), SIGUSR1);
-  }
-  signals.join();
-  if (!options.stats_path.empty()) {
-    Status st = WriteStatsFile(options.stats_path, p->StatsJson());
-    if (!st.ok()) spdlog::warn("{}", st.message());
-  }
+  http::ServeUntilSignal([p] { p->Run(); }, [p] { p->Stop(); },
+                         [p] { return p->StatsJson(); }, options.stats_path);
   return 0;
 }
 

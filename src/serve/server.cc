@@ -5,14 +5,10 @@
 // Invariants: the service outlives the HTTP server (declared first, so
 // destroyed last); timers still pending when the loops stop are dropped
 // with their loops, never run.
-#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
 #include <condition_variable>
-#include <csignal>
-#include <cstring>
-#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -131,21 +127,6 @@ class CacheServerImpl final : public CacheServer {
   bool stopping_ = false;  // GUARDED_BY(mu_)
 };
 
-Status WriteStatsFile(const std::string& path, const std::string& json) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
-    out << json;
-    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Unavailable("cannot rename '" + tmp + "' to '" + path +
-                       "': " + std::strerror(errno));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<std::unique_ptr<CacheServer>> NewCacheServer(
@@ -166,40 +147,13 @@ Result<std::unique_ptr<CacheServer>> NewCacheServer(
 Result<int> RunCacheServer(const ServeOptions& options,
                            const std::function<void(uint16_t)>& on_listening) {
   // Signals go to one waiting thread, never to the event loops.
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  http::BlockServerSignals();
   Result<std::unique_ptr<CacheServer>> server = NewCacheServer(options);
   if (!server.ok()) return server.status();
   CacheServer* p = server->get();
   if (on_listening) on_listening(p->port());
-  std::atomic<bool> stopping{false};
-  std::thread signals([&] {
-    while (true) {
-      int sig = 0;
-      if (sigwait(&set, &sig) != 0) continue;
-      if (sig == SIGUSR1) {
-        if (!options.stats_path.empty()) {
-          Status st = WriteStatsFile(options.stats_path, p->StatsJson());
-          if (!st.ok()) spdlog::warn("{}", st.message());
-        }
-        if (stopping.load()) return;
-        continue;
-      }
-      stopping = true;
-      p->Stop();
-      return;
-    }
-  });
-  p->Run();
-  if (!stopping.exchange(true)) pthread_kill(signals.native_handle(), SIGUSR1);
-  signals.join();
-  if (!options.stats_path.empty()) {
-    Status st = WriteStatsFile(options.stats_path, p->StatsJson());
-    if (!st.ok()) spdlog::warn("{}", st.message());
-  }
+  http::ServeUntilSignal([p] { p->Run(); }, [p] { p->Stop(); },
+                         [p] { return p->StatsJson(); }, options.stats_path);
   return 0;
 }
 

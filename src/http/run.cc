@@ -1,0 +1,87 @@
+// A server process's life around its event loops: signals taken by one
+// waiting thread, the stats file written on SIGUSR1 and at the end.
+#include <pthread.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "src/http/http.h"
+
+namespace toolcache::http {
+namespace {
+
+sigset_t ServerSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
+  return set;
+}
+
+// Written to a temporary file and renamed, so a reader never sees half.
+Status WriteStatsFile(const std::string& path, const std::string& json) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
+    out << json;
+    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Unavailable("cannot rename '" + tmp + "' to '" + path +
+                       "': " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+void WriteStats(const std::function<std::string()>& stats,
+                const std::string& path) {
+  if (path.empty()) return;
+  Status st = WriteStatsFile(path, stats());
+  if (!st.ok()) spdlog::warn("{}", st.message());
+}
+
+}  // namespace
+
+void BlockServerSignals() {
+  sigset_t set = ServerSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+void ServeUntilSignal(const std::function<void()>& run,
+                      const std::function<void()>& stop,
+                      const std::function<std::string()>& stats,
+                      const std::string& stats_path) {
+  sigset_t set = ServerSignals();
+  std::atomic<bool> stopping{false};
+  std::thread signals([&] {
+    while (true) {
+      int sig = 0;
+      if (sigwait(&set, &sig) != 0) continue;
+      if (sig == SIGUSR1) {
+        WriteStats(stats, stats_path);
+        if (stopping.load()) return;
+        continue;
+      }
+      stopping = true;
+      stop();
+      return;
+    }
+  });
+  run();
+  if (!stopping.exchange(true)) {
+    // The loops ended without a signal: wake the signal thread.
+    pthread_kill(signals.native_handle(), SIGUSR1);
+  }
+  signals.join();
+  WriteStats(stats, stats_path);
+}
+
+}  // namespace toolcache::http
