@@ -7,13 +7,13 @@
 // TOOLCACHE_BIN set.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import { startFakeUpstream } from './fake_upstream.mjs';
 import { runSession, script, totals, BUILTINS } from './sessions.mjs';
+import { spawnListening } from './spawn_proxy.mjs';
 
 const BIN = process.env.TOOLCACHE_BIN;
 const TTL_MS = 1500;
@@ -24,20 +24,8 @@ async function startProxy(upstreamUrl, promptCache) {
   const cfg = path.join(dir, 'c.yaml');
   const lines = ['promptCache:', ...Object.entries(promptCache).map(([k, v]) => `  ${k}: ${v}`)];
   fs.writeFileSync(cfg, `${lines.join('\n')}\n`);
-  const child = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstreamUrl, '--config', cfg, '--no-cache'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stderr.on('data', (d) => { log += d; });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/\S+)/);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`proxy exited ${code}: ${log}`)));
-  });
-  const p = { child, url, log: () => log };
+  const started = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstreamUrl, '--config', cfg, '--no-cache']);
+  const p = started;
   running.push(p);
   return p;
 }

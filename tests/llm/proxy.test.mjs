@@ -4,30 +4,18 @@
 // TOOLCACHE_BIN set: node --test tests/llm/proxy.test.mjs
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startFakeUpstream } from './fake_upstream.mjs';
+import { spawnListening } from './spawn_proxy.mjs';
 
 const BIN = process.env.TOOLCACHE_BIN;
 let up, proxy, base;
 
 async function startProxy(upstreamUrl, extra = []) {
-  const child = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstreamUrl, ...extra],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stderr.on('data', (d) => { log += d; });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/\S+)/);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`proxy exited ${code}: ${log}`)));
-  });
-  return { child, url, log: () => log };
+  const started = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstreamUrl, ...extra]);
+  return started;
 }
 
 async function stats() {

@@ -7,7 +7,6 @@
 // Run by tests/e2e_proxy_serve.sh with TOOLCACHE_BIN set.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,6 +14,7 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startFakeUpstream } from './fake_upstream.mjs';
+import { spawnListening } from './spawn_proxy.mjs';
 
 const BIN = process.env.TOOLCACHE_BIN;
 let up;
@@ -23,25 +23,8 @@ const config = path.join(tmp, 'toolcache.yaml');
 fs.writeFileSync(config, 'tools:\n  Grep: {requestType: INFORMATIONAL}\nproxy:\n  serve: true\n');
 
 async function startProxy(extra = [], cfg = config) {
-  const child = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg, ...extra],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  child.stderr.on('data', (d) => { log += d; });
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = out.match(/listening on (http:\/\/\S+)/);
-      if (m) resolve(m[1]);
-    });
-    child.on('exit', (code) => reject(new Error(`proxy exited ${code}: ${log}`)));
-  });
-  const stop = async () => {
-    if (child.exitCode !== null) return;
-    child.kill('SIGTERM');
-    await new Promise((r) => child.on('exit', r));
-  };
-  return { child, url, log: () => log, stop };
+  const started = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg, ...extra]);
+  return started;
 }
 
 async function metric(base, name, labels) {
