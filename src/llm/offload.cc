@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <vector>
 
 #include "src/core/sha256.h"
@@ -101,7 +100,7 @@ std::string Offloader::Preview(std::string_view text,
       "\". Only its head and tail are shown. To read more, call the " +
       std::string(kRetrievalTool) + " tool with {\"ref\": \"" + ref +
       "\", \"offset\": <byte>, \"length\": <bytes>} or {\"ref\": \"" + ref +
-      "\", \"pattern\": \"<regex>\"}.]\n--- head (bytes 0-" +
+      "\", \"pattern\": \"<text>\"}.]\n--- head (bytes 0-" +
       std::to_string(head) + ") ---\n";
   out.append(text.substr(0, head));
   out += "\n--- tail (bytes " + std::to_string(tail_from) + "-" +
@@ -121,7 +120,7 @@ std::string Offloader::Rewrite(const ParsedRequest& request,
   for (const ToolDef& d : request.tool_defs) has |= IsRetrieval(d.name);
   if (!request.tool_defs.empty() && !has) {
     const std::string schema =
-        R"J({"type":"object","properties":{"ref":{"type":"string","description":"the reference of an offloaded result"},"offset":{"type":"integer","description":"first byte to read (default 0)"},"length":{"type":"integer","description":"bytes to read (default and at most 8000)"},"pattern":{"type":"string","description":"a regular expression: return the matching lines instead"}},"required":["ref"]})J";
+        R"J({"type":"object","properties":{"ref":{"type":"string","description":"the reference of an offloaded result"},"offset":{"type":"integer","description":"first byte to read (default 0)"},"length":{"type":"integer","description":"bytes to read (default and at most 8000)"},"pattern":{"type":"string","description":"text to find (matched literally, case-sensitive): return the lines containing it instead"}},"required":["ref"]})J";
     const std::string description = JsonString(
         "Reads part of a tool result that was offloaded from the "
         "conversation (its preview names the reference): a byte range, or "
@@ -263,13 +262,9 @@ std::string Offloader::Answer(std::string_view scope,
   const std::string& text = *(*got)[0]->bytes;
   if (a.contains("pattern") && a["pattern"].is_string()) {
     const std::string pattern = a["pattern"].get<std::string>();
-    std::regex re;
-    bool use_regex = true;
-    try {
-      re = std::regex(pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      use_regex = false;  // a malformed pattern matches as plain text
-    }
+    // Choice: the pattern is matched literally (grep -F), never as a regular
+    // expression: it comes from the model, and a backtracking regex engine
+    // on a stored result of megabytes is a way to stall the proxy.
     std::string out;
     size_t line_no = 0, matches = 0, pos = 0;
     while (pos <= text.size()) {
@@ -277,9 +272,7 @@ std::string Offloader::Answer(std::string_view scope,
       if (nl == std::string::npos) nl = text.size();
       ++line_no;
       std::string_view line(text.data() + pos, nl - pos);
-      const bool hit = use_regex
-                           ? std::regex_search(line.begin(), line.end(), re)
-                           : line.find(pattern) != std::string_view::npos;
+      const bool hit = line.find(pattern) != std::string_view::npos;
       if (hit) {
         ++matches;
         std::string row = std::to_string(line_no) + ": " +

@@ -151,12 +151,17 @@ TEST_F(OffloadTest, RetrievalReadsRangesAndPatternsInScope) {
   EXPECT_EQ(range, "[bytes 10-30 of " + std::to_string(text.size()) + "]\n" +
                        text.substr(10, 20));
   std::string grep =
-      off_->Answer("s", R"({"ref":")" + ref + R"(","pattern":"NEED+LE"})");
+      off_->Answer("s", R"({"ref":")" + ref + R"(","pattern":"NEEDLE"})");
   EXPECT_EQ(grep, "438: line 437 NEEDLE here lorem ipsum dolor sit amet\n");
-  // A malformed regex matches as plain text.
-  EXPECT_NE(off_->Answer("s", R"({"ref":")" + ref + R"(","pattern":"(("})")
+  // The pattern is literal text, never a regular expression: regex syntax
+  // matches nothing here, and a pathological pattern costs one scan.
+  EXPECT_NE(off_->Answer("s", R"({"ref":")" + ref + R"(","pattern":"NEED+LE"})")
                 .find("no line matches"),
             std::string::npos);
+  EXPECT_NE(
+      off_->Answer("s", R"({"ref":")" + ref + R"(","pattern":"((a*)*)*b"})")
+          .find("no line matches"),
+      std::string::npos);
   EXPECT_NE(off_->Answer("other", R"({"ref":")" + ref + R"("})")
                 .find("unknown or expired"),
             std::string::npos);
