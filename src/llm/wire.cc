@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "src/core/canonical_json_internal.h"
+
 namespace toolcache::llm {
 namespace {
 
@@ -1114,21 +1116,7 @@ bool DecodeJsonString(std::string_view lit, std::string* out) {
           }
         }
         if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;  // lone surrogate
-        if (cp < 0x80) {
-          out->push_back(static_cast<char>(cp));
-        } else if (cp < 0x800) {
-          out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else if (cp < 0x10000) {
-          out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else {
-          out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-          out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        }
+        jcs::AppendUtf8(cp, out);
         break;
       }
       default:
