@@ -184,6 +184,32 @@ Status ReadCall(const Body& b, CallFields* c) {
   return Status::Ok();
 }
 
+// The outcome fields of record and complete: `result` (required unless
+// "isError": true), `isError`, `complete`, `latencySeconds`, `cost`.
+struct Outcome {
+  std::string result;
+  UpstreamResult r;  // r.result_json views `result`: not to be copied
+  double cost = 0;
+};
+
+Status ReadOutcome(const Body& b, Outcome* o) {
+  bool has_result = false;
+  if (Status s = b.Raw("result", false, &o->result, &has_result); !s.ok()) {
+    return s;
+  }
+  o->r.result_json = o->result;
+  for (Status s :
+       {b.Bool("isError", &o->r.is_error), b.Bool("complete", &o->r.complete),
+        b.Number("latencySeconds", &o->r.latency_seconds),
+        b.Number("cost", &o->cost)}) {
+    if (!s.ok()) return s;
+  }
+  if (!has_result && !o->r.is_error) {
+    return InvalidArgument("'result' is required (or \"isError\": true)");
+  }
+  return Status::Ok();
+}
+
 ToolCall MakeCall(const CallFields& c, std::string_view tenant) {
   ToolCall call;
   call.server = c.server;
@@ -502,6 +528,16 @@ Reply CacheService::Lookup(std::string_view tenant, std::string_view body) {
               ",\"verdict\":" + VerdictJson(p.verdict) + "}");
 }
 
+void CacheService::CountRecorded(std::string_view server, std::string_view tool,
+                                 const UpstreamResult& r, double cost) {
+  tool_recorded_->Get({server, tool})->Add();
+  tool_latency_us_->Get({server, tool})
+      ->Add(static_cast<uint64_t>(std::llround(r.latency_seconds * 1e6)));
+  tool_cost_micro_->Get({server, tool})
+      ->Add(static_cast<uint64_t>(std::llround(cost * 1e6)));
+  bytes_->Get({"recorded"})->Add(r.result_json.size());
+}
+
 Reply CacheService::Record(std::string_view tenant, std::string_view body) {
   Body b;
   if (Status s = b.Parse(body); !s.ok()) {
@@ -511,36 +547,12 @@ Reply CacheService::Record(std::string_view tenant, std::string_view body) {
   if (Status s = ReadCall(b, &c); !s.ok()) {
     return Error(400, "bad_request", s.message());
   }
-  std::string result;
-  bool has_result = false;
-  bool is_error = false;
-  bool complete = true;
-  double latency = 0;
-  double cost = 0;
-  if (Status s = b.Raw("result", false, &result, &has_result); !s.ok()) {
+  Outcome outcome;
+  if (Status s = ReadOutcome(b, &outcome); !s.ok()) {
     return Error(400, "bad_request", s.message());
   }
-  for (Status s :
-       {b.Bool("isError", &is_error), b.Bool("complete", &complete),
-        b.Number("latencySeconds", &latency), b.Number("cost", &cost)}) {
-    if (!s.ok()) return Error(400, "bad_request", s.message());
-  }
-  if (!has_result && !is_error) {
-    return Error(400, "bad_request",
-                 "'result' is required (or \"isError\": true)");
-  }
-  UpstreamResult r;
-  r.result_json = result;
-  r.is_error = is_error;
-  r.complete = complete;
-  r.latency_seconds = latency;
-  RecordOutcome o = options_.cache->Record(MakeCall(c, tenant), r);
-  tool_recorded_->Get({c.server, c.tool})->Add();
-  tool_latency_us_->Get({c.server, c.tool})
-      ->Add(static_cast<uint64_t>(std::llround(latency * 1e6)));
-  tool_cost_micro_->Get({c.server, c.tool})
-      ->Add(static_cast<uint64_t>(std::llround(cost * 1e6)));
-  bytes_->Get({"recorded"})->Add(result.size());
+  RecordOutcome o = options_.cache->Record(MakeCall(c, tenant), outcome.r);
+  CountRecorded(c.server, c.tool, outcome.r, outcome.cost);
   NoteWrite(tenant, c.server, o.verdict);
   std::string out = "{\"admitted\":";
   out += o.admitted ? "true" : "false";
@@ -703,23 +715,9 @@ Reply CacheService::Complete(std::string_view tenant, std::string_view body) {
   if (!ParseTicket(ticket_text, &ticket)) {
     return Error(400, "bad_request", "'ticket' is not a ticket from begin");
   }
-  std::string result;
-  bool has_result = false;
-  bool is_error = false;
-  bool complete = true;
-  double latency = 0;
-  double cost = 0;
-  if (Status s = b.Raw("result", false, &result, &has_result); !s.ok()) {
+  Outcome outcome;
+  if (Status s = ReadOutcome(b, &outcome); !s.ok()) {
     return Error(400, "bad_request", s.message());
-  }
-  for (Status s :
-       {b.Bool("isError", &is_error), b.Bool("complete", &complete),
-        b.Number("latencySeconds", &latency), b.Number("cost", &cost)}) {
-    if (!s.ok()) return Error(400, "bad_request", s.message());
-  }
-  if (!has_result && !is_error) {
-    return Error(400, "bad_request",
-                 "'result' is required (or \"isError\": true)");
   }
   Ticket t;
   {
@@ -734,19 +732,9 @@ Reply CacheService::Complete(std::string_view tenant, std::string_view body) {
     t = std::move(it->second);
     tickets_.erase(it);
   }
-  UpstreamResult r;
-  r.result_json = result;
-  r.is_error = is_error;
-  r.complete = complete;
-  r.latency_seconds = latency;
-  tool_recorded_->Get({t.server, t.tool})->Add();
-  tool_latency_us_->Get({t.server, t.tool})
-      ->Add(static_cast<uint64_t>(std::llround(latency * 1e6)));
-  tool_cost_micro_->Get({t.server, t.tool})
-      ->Add(static_cast<uint64_t>(std::llround(cost * 1e6)));
-  bytes_->Get({"recorded"})->Add(result.size());
+  CountRecorded(t.server, t.tool, outcome.r, outcome.cost);
   size_t answered = 0;
-  Completion c = Finish(ticket, r, result, &answered);
+  Completion c = Finish(ticket, outcome.r, outcome.result, &answered);
   std::string out = "{\"admitted\":";
   out += c.admitted ? "true" : "false";
   out += ",\"reason\":" + JsonString(VerdictReasonName(c.reason));

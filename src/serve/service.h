@@ -167,6 +167,10 @@ class CacheService {
                     uint64_t bytes);
   void NoteWrite(std::string_view tenant, std::string_view server,
                  const Verdict& verdict);
+  // Counts a recorded or completed call: per tool, its latency and cost,
+  // and the result's bytes.
+  void CountRecorded(std::string_view server, std::string_view tool,
+                     const UpstreamResult& r, double cost);
   void LogInvalidation(std::string_view tenant, std::string_view server,
                        std::string_view resource, std::string_view cause);
   Totals ReadTotals() const;
