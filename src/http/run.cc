@@ -5,13 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <string>
 #include <thread>
 
+#include "src/core/atomic_file.h"
 #include "src/http/http.h"
 
 namespace toolcache::http {
@@ -24,26 +21,10 @@ sigset_t ServerSignals() {
   return set;
 }
 
-// Written to a temporary file and renamed, so a reader never sees half.
-Status WriteStatsFile(const std::string& path, const std::string& json) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
-    out << json;
-    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Unavailable("cannot rename '" + tmp + "' to '" + path +
-                       "': " + std::strerror(errno));
-  }
-  return Status::Ok();
-}
-
 void WriteStats(const std::function<std::string()>& stats,
                 const std::string& path) {
   if (path.empty()) return;
-  Status st = WriteStatsFile(path, stats());
+  Status st = WriteFileAtomically(path, stats(), "stats file");
   if (!st.ok()) spdlog::warn("{}", st.message());
 }
 

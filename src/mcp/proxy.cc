@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/core/atomic_file.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
 #include "toolcache/mcp_proxy.h"
@@ -212,18 +213,7 @@ Status WriteToolCacheStats(const std::string& path, const ToolCacheStats& s,
   j["clientParseErrors"] = client_parse_errors;
   j["serverParseErrors"] = server_parse_errors;
   j["failedOnServerExit"] = failed_on_exit;
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
-    out << j.dump(2) << "\n";
-    if (!out) return Unavailable("cannot write stats file '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Unavailable("cannot rename '" + tmp + "' to '" + path +
-                       "': " + std::strerror(errno));
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path, j.dump(2) + "\n", "stats file");
 }
 
 Result<int> RunMcpProxy(const McpProxyOptions& o) {
