@@ -17,6 +17,11 @@
 //   node bench/serve_replay.mjs --trace /tmp/movie.jsonl [--sessions 40]
 //        [--model-ms 100] [--tool-scale 1] [--max-calls 12]
 //        [--min-result-bytes 0] [--bin build/apps/toolcache/toolcache]
+//        [--sessions all] [--modes observe,serve,offload] [--parallel]
+// --parallel: a run of consecutive calls to the same tool is one model turn
+// with parallel tool calls (LLMCompiler's plans issue a question's
+// independent searches at once); the client runs a turn's calls
+// concurrently. Without it, one call per turn (ReAct-style).
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -33,7 +38,9 @@ const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
 const BIN = path.resolve(opt('--bin', path.join(root, 'build/apps/toolcache/toolcache')));
 const TRACE = opt('--trace');
-const SESSIONS = Number(opt('--sessions', 40));
+const SESSIONS = opt('--sessions', '40') === 'all' ? Infinity : Number(opt('--sessions', 40));
+const MODES = opt('--modes', 'observe,serve,offload').split(',');
+const PARALLEL = args.includes('--parallel');
 const MODEL_MS = Number(opt('--model-ms', 100));
 const TOOL_SCALE = Number(opt('--tool-scale', 1));
 const MAX_CALLS = Number(opt('--max-calls', 12));
@@ -88,9 +95,19 @@ async function runMode(mode) {
   const client = new Anthropic({ apiKey: 'sk-replay', baseURL: proxy.url, maxRetries: 0 });
   const tools = toolNames.map((name) => ({ name, description: `the ${name} tool`, input_schema: { type: 'object' } }));
   let ms = 0, clientCalls = 0, wrong = 0, breaks = 0, bytesUp = 0, upstreamCalls = 0;
+  // Turns the client ran: `repeat` = every call repeats an earlier one
+  // (servable had it been cached), `partial` = some do, some do not.
+  let clientTurns = 0, repeatTurns = 0, partialTurns = 0, partialRepeatCalls = 0;
+  const seen = new Set();
   for (const [si, calls] of picked.entries()) {
+    // Turns: lists of call indexes.
+    const groups = [];
+    calls.forEach((r, i) => {
+      const g = groups.at(-1);
+      if (PARALLEL && g && calls[g[0]].tool === r.tool) g.push(i); else groups.push([i]);
+    });
     up.load({ strictHistory: true, turns: [
-      ...calls.map((r, i) => ({ reply: { delayMs: MODEL_MS, toolCalls: [{ id: `toolu_${si}_${i}`, name: r.tool, input: r.arguments ?? {} }] } })),
+      ...groups.map((g) => ({ reply: { delayMs: MODEL_MS, toolCalls: g.map((i) => ({ id: `toolu_${si}_${i}`, name: calls[i].tool, input: calls[i].arguments ?? {} })) } })),
       { reply: { delayMs: MODEL_MS, text: 'session done' } },
     ] });
     const messages = [{ role: 'user', content: `session ${si}` }];
@@ -100,13 +117,18 @@ async function runMode(mode) {
       messages.push({ role: 'assistant', content: msg.content });
       const uses = msg.content.filter((b) => b.type === 'tool_use');
       if (!uses.length) break;
-      const results = [];
-      for (const u of uses) {
+      ++clientTurns;
+      const repeats = uses.filter((u) => seen.has(u.name + canon(u.input))).length;
+      if (repeats === uses.length) ++repeatTurns;
+      else if (repeats > 0) { ++partialTurns; partialRepeatCalls += repeats; }
+      for (const u of uses) seen.add(u.name + canon(u.input));
+      // The client runs a turn's calls concurrently.
+      const results = await Promise.all(uses.map(async (u) => {
         const rec = calls[Number(u.id.split('_')[2])];
         await new Promise((r) => setTimeout(r, (rec.latency ?? 0.05) * 1000 * TOOL_SCALE));
         ++clientCalls;
-        results.push({ type: 'tool_result', tool_use_id: u.id, content: resultOf(u.name, u.input, rec.result_size) });
-      }
+        return { type: 'tool_result', tool_use_id: u.id, content: resultOf(u.name, u.input, rec.result_size) };
+      }));
       messages.push({ role: 'user', content: results });
     }
     ms += performance.now() - t0;
@@ -140,16 +162,16 @@ async function runMode(mode) {
   await proxy.stop();
   await up.close();
   fs.rmSync(tmp, { recursive: true, force: true });
-  return { mode, ms, clientCalls, served, wrong, breaks, bytesUp, upstreamCalls };
+  return { mode, ms, clientCalls, served, wrong, breaks, bytesUp, upstreamCalls, clientTurns, repeatTurns, partialTurns, partialRepeatCalls };
 }
 
 const total = picked.reduce((n, c) => n + c.length, 0);
 console.log(`trace ${path.basename(TRACE)}: ${picked.length} sessions, ${total} calls, model ${MODEL_MS} ms, tool latency x${TOOL_SCALE}` +
-  (MIN_RESULT ? `, results >= ${MIN_RESULT} bytes` : ''));
+  (MIN_RESULT ? `, results >= ${MIN_RESULT} bytes` : '') + (PARALLEL ? ', parallel calls per turn' : ', one call per turn'));
 const rows = [];
-for (const mode of ['observe', 'serve', 'offload']) rows.push(await runMode(mode));
-console.log('| mode | end-to-end | vs observe | client tool calls | served | wrong | prefix breaks | upstream calls | bytes sent upstream |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+for (const mode of MODES) rows.push(await runMode(mode));
+console.log('| mode | end-to-end | vs first | client tool calls | served | wrong | prefix breaks | upstream calls | bytes sent upstream | client turns (all repeats / partly) |');
+console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
-  console.log(`| ${r.mode} | ${(r.ms / 1000).toFixed(2)} s | ${(100 * (r.ms / rows[0].ms - 1)).toFixed(1)} % | ${r.clientCalls} | ${r.served} | ${r.wrong} | ${r.breaks} | ${r.upstreamCalls} | ${r.bytesUp} |`);
+  console.log(`| ${r.mode} | ${(r.ms / 1000).toFixed(2)} s | ${(100 * (r.ms / rows[0].ms - 1)).toFixed(1)} % | ${r.clientCalls} | ${r.served} | ${r.wrong} | ${r.breaks} | ${r.upstreamCalls} | ${r.bytesUp} | ${r.clientTurns} (${r.repeatTurns} / ${r.partialTurns}, ${r.partialRepeatCalls} calls) |`);
 }

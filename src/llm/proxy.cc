@@ -410,6 +410,11 @@ class Exchange : public http::ResponseSink,
   // the client's stream; every round's events pass the relay.
   void ServeStreamHead() {
     if (!serve_stream_) {
+      relay_ = llm::NewStreamRelay(route_.api);
+      if (!relay_) {  // no relay for this API's streams: not served
+        serve_.reset();
+        return StartRelay();
+      }
       serve_stream_ = true;
       relaying_ = true;
       res_->Start(status_, headers_);
@@ -426,7 +431,7 @@ class Exchange : public http::ResponseSink,
       return true;
     }
     sse_parser_.Feed(data, [this](const http::SseEvent& e) {
-      std::string out = relay_.OnEvent(e.event, e.data);
+      std::string out = relay_->OnEvent(e.event, e.data);
       if (!out.empty()) res_->Write(out);
     });
     return true;
@@ -435,18 +440,17 @@ class Exchange : public http::ResponseSink,
   void ServeStreamEnd() {
     if (serve_round_failed_) {
       shared_->Error("upstream_error_mid_loop");
-      res_->Write("event: error\ndata: " +
-                  ErrorBody(Provider::kAnthropic, status_,
-                            "toolcache proxy: upstream answered a hidden "
-                            "round with status " +
-                                std::to_string(status_) + ": " + body_) +
-                  "\n\n");
+      res_->Write(relay_->ErrorEvent(
+          ErrorBody(route_.provider, status_,
+                    "toolcache proxy: upstream answered a hidden round with "
+                    "status " +
+                        std::to_string(status_) + ": " + body_)));
       res_->Finish();
       return;
     }
-    if (relay_.failed() || !relay_.round_complete() ||
+    if (relay_->failed() || !relay_->round_complete() ||
         sse_parser_.mid_event()) {
-      const bool failed = relay_.failed();
+      const bool failed = relay_->failed();
       shared_->streams->Get({Label(), failed ? "error" : "truncated"})->Add();
       if (failed) {
         res_->Finish();
@@ -455,22 +459,22 @@ class Exchange : public http::ResponseSink,
       }
       return;
     }
-    const std::string round = relay_.RoundBody();
+    const std::string round = relay_->RoundBody();
     Result<llm::ParsedResponse> parsed = llm::ParseResponse(route_.api, round);
     if (parsed.ok()) {
       std::optional<std::string> next = serve_->OnResponse(round, *parsed);
       if (next) {
-        relay_.NextRound();
+        relay_->NextRound();
         Resend(std::move(*next));
         return;
       }
     }
     const bool hidden = serve_->rounds() > 1;
     res_->Write(
-        relay_.Flush(hidden ? serve_->usage() : nlohmann::ordered_json()));
+        relay_->Flush(hidden ? serve_->usage() : nlohmann::ordered_json()));
     if (hidden) {
-      serve_->FinishStream(round, relay_.ClientBody(),
-                           relay_.relayed_earlier());
+      serve_->FinishStream(round, relay_->ClientBody(),
+                           relay_->relayed_earlier());
       for (const std::string& t : serve_->served_tools()) {
         shared_->served->Get({Label(), t})->Add();
       }
@@ -622,7 +626,7 @@ class Exchange : public http::ResponseSink,
   http::ClientRequest again_;  // method, target, headers of later rounds
   bool serve_stream_ = false;  // the client's stream passes relay_
   bool serve_round_failed_ = false;
-  llm::AnthropicStreamRelay relay_;
+  std::unique_ptr<llm::StreamRelay> relay_;  // set with serve_stream_
 };
 
 class LlmProxyImpl final : public LlmProxy {
@@ -849,7 +853,11 @@ class LlmProxyImpl final : public LlmProxy {
     }
     std::string upstream = spliced_any ? std::move(spliced) : *body;
     prepare(&upstream);  // the prompt-cache stage, on what goes upstream
-    if (llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
+    const std::string_view bypass = llm::ToolLoop::BypassReason(parsed);
+    if (!bypass.empty()) {
+      shared->spliced->Get({api, "bypass_" + std::string(bypass)})->Add();
+      spdlog::info("{}: not served: {}", api, bypass);
+    } else if (llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
       session = std::make_unique<llm::ServeSession>(
           shared->loop.get(), std::move(parsed), std::move(*body), upstream,
           scope);

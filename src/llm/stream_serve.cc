@@ -1,10 +1,15 @@
-// Invariants:
+// Invariants (AnthropicStreamRelay):
 // - Client indexes are dense: a block relayed in round r has index
 //   (its round index + offset_), and offset_ counts exactly the blocks the
 //   client was shown in rounds before r (all blocks before each served
 //   round's first tool_use).
 // - From a round's first tool_use block on, nothing of the round reaches
 //   the client until Flush; message_delta and message_stop are always held.
+// Invariants (ChatStreamRelay):
+// - Every chunk the client receives carries round 1's id, created and
+//   model; a round's chunks from its first tool_calls delta or
+//   finish_reason on, its usage chunk and [DONE] reach the client only
+//   through Flush (or Release when the stream fails).
 #include "src/llm/stream_serve.h"
 
 namespace toolcache::llm {
@@ -17,6 +22,23 @@ std::string Dump(const ojson& j) {
 }
 
 }  // namespace
+
+std::unique_ptr<StreamRelay> NewStreamRelay(Api api) {
+  switch (api) {
+    case Api::kAnthropicMessages:
+      return std::make_unique<AnthropicStreamRelay>();
+    case Api::kOpenAiChat:
+      return std::make_unique<ChatStreamRelay>();
+    case Api::kOpenAiResponses:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+std::string AnthropicStreamRelay::ErrorEvent(
+    std::string_view error_body) const {
+  return Frame("error", error_body);
+}
 
 std::string AnthropicStreamRelay::Frame(std::string_view event,
                                         std::string_view data) {
@@ -204,6 +226,206 @@ std::string AnthropicStreamRelay::Flush(const ojson& usage) {
                                      ? std::string(R"({"type":"message_stop"})")
                                      : held_stop_);
   }
+  return out;
+}
+
+std::string ChatStreamRelay::ErrorEvent(std::string_view error_body) const {
+  return "data: " + std::string(error_body) + "\n\n";
+}
+
+std::string ChatStreamRelay::Release() {
+  std::string out;
+  for (const Held& h : held_) out += "data: " + h.data + "\n\n";
+  held_.clear();
+  return out;
+}
+
+std::string ChatStreamRelay::OnEvent(std::string_view /*event*/,
+                                     std::string_view data) {
+  if (data == "[DONE]") {
+    complete_ = true;
+    return "";
+  }
+  ojson j = ojson::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.contains("error")) {
+    failed_ = true;
+    return Release() + "data: " + std::string(data) + "\n\n";
+  }
+  if (many_) return "data: " + std::string(data) + "\n\n";
+  bool changed = false;
+  if (round_ == 0) {
+    if (!first_.is_object()) {
+      first_ = ojson::object();
+      for (const char* k : {"id", "object", "created", "model"}) {
+        if (j.contains(k)) first_[k] = j[k];
+      }
+    }
+  } else {
+    for (auto it = first_.begin(); it != first_.end(); ++it) {
+      auto f = j.find(it.key());
+      if (f != j.end() && *f != it.value()) {
+        *f = it.value();
+        changed = true;
+      }
+    }
+  }
+  const bool has_usage = j.contains("usage") && j["usage"].is_object();
+  if (has_usage) usage_ = j["usage"];
+  bool hold = holding_ || has_usage;
+  bool empty = true;  // no choice carries anything to show
+  std::string content;
+  auto ch = j.find("choices");
+  if (ch != j.end() && ch->is_array()) {
+    for (const ojson& c : *ch) {
+      if (c.is_object() && c.value("index", int64_t{0}) != 0) many_ = true;
+    }
+    if (many_) {
+      // n > 1: alternatives the loop does not serve; relay as they come.
+      return Release() + "data: " + std::string(data) + "\n\n";
+    }
+    for (ojson& c : *ch) {
+      if (!c.is_object()) continue;
+      auto d = c.find("delta");
+      if (d != c.end() && d->is_object()) {
+        if (round_ > 0 && d->contains("role")) {
+          d->erase("role");
+          changed = true;
+        }
+        auto tc = d->find("tool_calls");
+        if (tc != d->end() && tc->is_array()) {
+          for (const ojson& t : *tc) {
+            if (!t.is_object()) continue;
+            const int64_t i =
+                t.value("index", static_cast<int64_t>(calls_.size()));
+            Call& call = calls_[i];
+            if (t.contains("id") && t["id"].is_string()) {
+              call.id = t["id"].get<std::string>();
+            }
+            if (t.contains("type") && t["type"].is_string()) {
+              call.type = t["type"].get<std::string>();
+            }
+            auto f = t.find("function");
+            if (f != t.end() && f->is_object()) {
+              if (f->contains("name") && (*f)["name"].is_string()) {
+                call.name += (*f)["name"].get<std::string>();
+              }
+              if (f->contains("arguments") && (*f)["arguments"].is_string()) {
+                call.arguments += (*f)["arguments"].get<std::string>();
+              }
+            }
+          }
+          hold = true;
+        }
+        auto x = d->find("content");
+        if (x != d->end() && x->is_string()) {
+          content += x->get<std::string>();
+        }
+        auto r = d->find("refusal");
+        if (r != d->end() && r->is_string()) {
+          refusal_ += r->get<std::string>();
+          if (!r->get<std::string>().empty()) empty = false;
+        }
+        for (auto it = d->begin(); it != d->end(); ++it) {
+          if (it.key() != "content" && it.key() != "refusal" &&
+              !it.value().is_null()) {
+            empty = false;
+          }
+        }
+      }
+      auto f = c.find("finish_reason");
+      if (f != c.end() && !f->is_null()) {
+        finish_ = *f;
+        hold = true;
+      }
+      auto lp = c.find("logprobs");
+      if (lp != c.end() && !lp->is_null()) empty = false;
+    }
+  } else {
+    empty = false;  // an unknown chunk: kept in order
+  }
+  text_ += content;
+  if (!content.empty()) empty = false;
+  const std::string out = changed ? Dump(j) : std::string(data);
+  if (hold) {
+    holding_ = true;
+    held_.push_back({out, has_usage});
+    return "";
+  }
+  relayed_text_ += content;
+  // A later round's opening chunk (role, empty content): nothing to show.
+  if (round_ > 0 && empty) return "";
+  return "data: " + out + "\n\n";
+}
+
+std::string ChatStreamRelay::Body(const std::string& text) const {
+  ojson message = ojson::object();
+  message["role"] = "assistant";
+  if (text.empty() && !calls_.empty()) {
+    message["content"] = nullptr;
+  } else {
+    message["content"] = text;
+  }
+  if (!refusal_.empty()) message["refusal"] = refusal_;
+  if (!calls_.empty()) {
+    ojson calls = ojson::array();
+    for (const auto& [i, c] : calls_) {
+      calls.push_back(
+          {{"id", c.id},
+           {"type", c.type.empty() ? std::string("function") : c.type},
+           {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    }
+    message["tool_calls"] = std::move(calls);
+  }
+  ojson body = ojson::object();
+  for (const char* k : {"id", "created", "model"}) {
+    if (first_.is_object() && first_.contains(k)) body[k] = first_[k];
+  }
+  body["object"] = "chat.completion";
+  ojson choice = ojson::object();
+  choice["index"] = 0;
+  choice["message"] = std::move(message);
+  choice["finish_reason"] = finish_;
+  // n > 1: no choices, so nothing in it is served.
+  body["choices"] = many_ ? ojson::array() : ojson::array({std::move(choice)});
+  if (usage_.is_object()) body["usage"] = usage_;
+  return Dump(body);
+}
+
+std::string ChatStreamRelay::RoundBody() const { return Body(text_); }
+
+std::string ChatStreamRelay::ClientBody() const {
+  return Body(shown_text_ + text_);
+}
+
+void ChatStreamRelay::NextRound() {
+  shown_text_ += relayed_text_;
+  ++round_;
+  holding_ = false;
+  complete_ = false;
+  text_.clear();
+  relayed_text_.clear();
+  refusal_.clear();
+  calls_.clear();
+  finish_ = nullptr;
+  usage_ = nullptr;
+  held_.clear();
+}
+
+std::string ChatStreamRelay::Flush(const ojson& usage) {
+  std::string out;
+  for (const Held& h : held_) {
+    std::string data = h.data;
+    if (h.usage && usage.is_object() && !usage.empty()) {
+      ojson j = ojson::parse(h.data, nullptr, false);
+      if (j.is_object()) {
+        j["usage"] = usage;
+        data = Dump(j);
+      }
+    }
+    out += "data: " + data + "\n\n";
+  }
+  held_.clear();
+  if (complete_) out += "data: [DONE]\n\n";
   return out;
 }
 

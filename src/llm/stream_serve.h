@@ -1,6 +1,8 @@
-// AnthropicStreamRelay: one client SSE message over the tool loop's rounds
-// (Anthropic Messages with stream: true), free of I/O.
+// Stream relays: one client SSE message over the tool loop's rounds, free
+// of I/O. AnthropicStreamRelay for Anthropic Messages, ChatStreamRelay for
+// Chat Completions (both with stream: true); NewStreamRelay picks one.
 //
+// AnthropicStreamRelay.
 // Each round's events arrive one at a time. Text and thinking blocks are
 // relayed to the client as they come; from the round's first tool_use
 // block on, its events are held, and message_delta / message_stop always
@@ -25,34 +27,63 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "src/llm/wire.h"
 
 namespace toolcache::llm {
 
-class AnthropicStreamRelay {
+// What the proxy needs of a relay, whatever the API.
+class StreamRelay {
  public:
+  virtual ~StreamRelay() = default;
   // Bytes to write to the client now (possibly none).
-  std::string OnEvent(std::string_view event, std::string_view data);
+  virtual std::string OnEvent(std::string_view event,
+                              std::string_view data) = 0;
 
-  bool round_complete() const { return complete_; }
-  bool failed() const { return failed_; }
-  // The current round's message as a JSON response body.
-  std::string RoundBody() const;
+  // The round's terminal event arrived.
+  virtual bool round_complete() const = 0;
+  virtual bool failed() const = 0;
+  // The current round's message as a JSON response body (the API's
+  // non-streamed shape, so ParseResponse and the tool loop read it).
+  virtual std::string RoundBody() const = 0;
   // The message the client has been shown so far plus the current round's
-  // held blocks, as a JSON response body (what the client will send back).
-  std::string ClientBody() const;
-  // True when blocks of earlier rounds were relayed (the client's message
+  // held part, as a JSON response body (what the client will send back).
+  virtual std::string ClientBody() const = 0;
+  // True when parts of earlier rounds were relayed (the client's message
   // differs from the final round's).
-  bool relayed_earlier() const { return offset_ > 0; }
+  virtual bool relayed_earlier() const = 0;
 
   // The round's calls were served: drop its held events; the next round's
   // events continue the client's message.
-  void NextRound();
-  // The round goes to the client: its held events (message_delta's usage
-  // replaced by `usage` when it is a non-empty object).
-  std::string Flush(const nlohmann::ordered_json& usage);
+  virtual void NextRound() = 0;
+  // The round goes to the client: its held events (usage replaced by
+  // `usage` when it is a non-empty object) and the terminal event.
+  virtual std::string Flush(const nlohmann::ordered_json& usage) = 0;
+  // An error event in the API's stream shape carrying `error_body` (the
+  // provider's JSON error object).
+  virtual std::string ErrorEvent(std::string_view error_body) const = 0;
+};
+
+// The relay of `api`'s streams (Anthropic Messages or Chat Completions);
+// null for an API without one.
+std::unique_ptr<StreamRelay> NewStreamRelay(Api api);
+
+class AnthropicStreamRelay final : public StreamRelay {
+ public:
+  std::string OnEvent(std::string_view event, std::string_view data) override;
+  bool round_complete() const override { return complete_; }
+  bool failed() const override { return failed_; }
+  std::string RoundBody() const override;
+  std::string ClientBody() const override;
+  bool relayed_earlier() const override { return offset_ > 0; }
+  void NextRound() override;
+  std::string Flush(const nlohmann::ordered_json& usage) override;
+  std::string ErrorEvent(std::string_view error_body) const override;
 
  private:
   static std::string Frame(std::string_view event, std::string_view data);
@@ -70,6 +101,55 @@ class AnthropicStreamRelay {
   // Blocks relayed in earlier rounds (the start of the client's message).
   nlohmann::ordered_json shown_ = nlohmann::ordered_json::array();
   std::map<int64_t, std::string> partial_;  // input_json_delta by index
+};
+
+// ChatStreamRelay: Chat Completions chunks (`data: {...}` lines, then
+// `data: [DONE]`). Content and refusal deltas are relayed as they come;
+// from the round's first tool_calls delta or finish_reason on, its chunks
+// are held, as are the usage chunk (stream_options.include_usage) and
+// [DONE]. Later rounds' chunks carry round 1's id, created and model (the
+// client sees one completion), their role delta is dropped. Not served:
+// the held chunks are flushed (the tool_calls indexes are the final
+// round's own, so dense from 0), the usage chunk's usage replaced by the
+// sum. Only choice 0 is served: a chunk of another choice (n > 1) turns
+// the relay into a pass-through whose rounds are never served.
+class ChatStreamRelay final : public StreamRelay {
+ public:
+  std::string OnEvent(std::string_view event, std::string_view data) override;
+  bool round_complete() const override { return complete_; }
+  bool failed() const override { return failed_; }
+  std::string RoundBody() const override;
+  std::string ClientBody() const override;
+  bool relayed_earlier() const override { return !shown_text_.empty(); }
+  void NextRound() override;
+  std::string Flush(const nlohmann::ordered_json& usage) override;
+  std::string ErrorEvent(std::string_view error_body) const override;
+
+ private:
+  struct Call {
+    std::string id, type, name, arguments;
+  };
+  struct Held {
+    std::string data;    // the chunk as relayed (rewritten when needed)
+    bool usage = false;  // carries a usage object (rewritten at Flush)
+  };
+  std::string Release();  // the held chunks, framed
+  std::string Body(const std::string& text) const;
+
+  uint32_t round_ = 0;
+  bool holding_ = false;
+  bool complete_ = false;
+  bool failed_ = false;
+  bool many_ = false;  // a choice other than 0 was seen: never served
+  nlohmann::ordered_json first_;  // round 1's id, object, created, model
+  std::string text_;              // this round's content
+  std::string relayed_text_;      // of it, what the client was shown
+  std::string shown_text_;        // content relayed in earlier rounds
+  std::string refusal_;
+  std::map<int64_t, Call> calls_;  // by tool_calls index
+  nlohmann::ordered_json finish_;  // finish_reason (null until seen)
+  nlohmann::ordered_json usage_;   // this round's usage
+  std::vector<Held> held_;
 };
 
 }  // namespace toolcache::llm

@@ -113,6 +113,44 @@ void AddInto(const ojson& from, ojson* total) {
 
 }  // namespace
 
+std::string AssistantMessage(Api api, std::string_view body) {
+  ojson j = Parse(body);
+  if (!j.is_object()) return "";
+  if (api == Api::kAnthropicMessages) {
+    auto c = j.find("content");
+    if (c == j.end() || !c->is_array()) return "";
+    return "{\"role\":\"assistant\",\"content\":" + Dump(*c) + "}";
+  }
+  if (api == Api::kOpenAiResponses) {
+    // The output items, comma-joined, each as it goes back into `input`.
+    // Only items a request accepts back and nothing the client must act
+    // on (a computer_call, a custom tool call...): else "" (not served).
+    auto out = j.find("output");
+    if (out == j.end() || !out->is_array() || out->empty()) return "";
+    std::string items;
+    for (const ojson& item : *out) {
+      if (!item.is_object()) return "";
+      const std::string type = item.value("type", "");
+      if (type != "reasoning" && type != "message" && type != "function_call") {
+        return "";
+      }
+      if (!items.empty()) items.push_back(',');
+      items += Dump(item);
+    }
+    return items;
+  }
+  if (api != Api::kOpenAiChat) return "";
+  auto ch = j.find("choices");
+  if (ch == j.end() || !ch->is_array() || ch->empty()) return "";
+  const ojson& m = (*ch)[0].value("message", ojson::object());
+  ojson a = ojson::object();
+  a["role"] = "assistant";
+  a["content"] = m.value("content", ojson());
+  auto tc = m.find("tool_calls");
+  if (tc != m.end() && tc->is_array() && !tc->empty()) a["tool_calls"] = *tc;
+  return Dump(a);
+}
+
 std::string RequestFingerprint(const ParsedRequest& request,
                                std::string_view body, uint32_t message) {
   return MessageIdentity(request, body, message);
@@ -120,6 +158,29 @@ std::string RequestFingerprint(const ParsedRequest& request,
 
 std::string ResponseFingerprint(Api api, std::string_view body,
                                 const ParsedResponse& response) {
+  if (api == Api::kOpenAiResponses) {
+    // Items: the client sends each back as its own input item; the anchor
+    // is the first that is not reasoning (see Splice).
+    ojson j = Parse(body);
+    if (!j.is_object() || !j.contains("output") || !j["output"].is_array()) {
+      return "";
+    }
+    for (const ojson& item : j["output"]) {
+      if (!item.is_object()) return "";
+      const std::string type = item.value("type", "");
+      if (type == "reasoning") continue;
+      if (type == "function_call") {
+        return Identity("function_call", {item.value("call_id", "")}, "");
+      }
+      if (type == "message") {
+        auto c = item.find("content");
+        return Identity(item.value("role", "assistant"), {},
+                        c == item.end() ? "" : TextOf(*c));
+      }
+      return "";
+    }
+    return "";
+  }
   std::vector<std::string> ids;
   for (const ToolUse& u : response.tool_uses) ids.push_back(u.id);
   if (!ids.empty()) return Identity("assistant", ids, "");
@@ -191,7 +252,14 @@ ToolLoop::ToolLoop(ToolCache* cache, Store* store, const Observer* router,
       offloader_(offloader) {}
 
 bool ToolLoop::Supports(Api api, bool stream) {
-  return api == Api::kAnthropicMessages || (!stream && api == Api::kOpenAiChat);
+  return api == Api::kAnthropicMessages || api == Api::kOpenAiChat ||
+         (api == Api::kOpenAiResponses && !stream);
+}
+
+std::string_view ToolLoop::BypassReason(const ParsedRequest& request) {
+  if (!request.previous_response_id.empty()) return "previous_response_id";
+  if (request.conversation) return "conversation";
+  return "";
 }
 
 bool ToolLoop::Serves(std::string_view tool) const {
@@ -216,10 +284,12 @@ std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
   if (all_text && c->size() == 1)
     return JsonString((*c)[0]["text"].get<std::string>());
   if (api == Api::kAnthropicMessages) return Dump(*c);
-  if (!all_text) return "";  // Chat tool messages carry text only
+  // Chat tool messages and Responses outputs: text here.
+  if (!all_text) return "";
   ojson parts = ojson::array();
+  const char* type = api == Api::kOpenAiResponses ? "input_text" : "text";
   for (const ojson& b : *c) {
-    parts.push_back({{"type", "text"}, {"text", b["text"]}});
+    parts.push_back({{"type", type}, {"text", b["text"]}});
   }
   return Dump(parts);
 }
@@ -228,8 +298,9 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
                                              const ParsedResponse& response,
                                              std::string_view scope) {
   if (!Supports(api, false) || response.tool_uses.empty()) return std::nullopt;
-  const std::string_view want =
-      api == Api::kAnthropicMessages ? "tool_use" : "tool_calls";
+  const std::string_view want = api == Api::kAnthropicMessages ? "tool_use"
+                                : api == Api::kOpenAiChat      ? "tool_calls"
+                                                               : "completed";
   if (response.stop_reason != want) return std::nullopt;
   // Decide on every call first (Peek changes nothing).
   for (const ToolUse& u : response.tool_uses) {
@@ -247,26 +318,9 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
       return std::nullopt;
     }
   }
-  ojson j = Parse(body);
-  if (!j.is_object()) return std::nullopt;
   ServedTurn turn;
-  std::string assistant;
-  if (api == Api::kAnthropicMessages) {
-    auto c = j.find("content");
-    if (c == j.end() || !c->is_array()) return std::nullopt;
-    assistant = "{\"role\":\"assistant\",\"content\":" + Dump(*c) + "}";
-  } else {
-    auto ch = j.find("choices");
-    if (ch == j.end() || !ch->is_array() || ch->empty()) return std::nullopt;
-    const ojson& m = (*ch)[0].value("message", ojson::object());
-    auto tc = m.find("tool_calls");
-    if (tc == m.end() || !tc->is_array()) return std::nullopt;
-    ojson a = ojson::object();
-    a["role"] = "assistant";
-    a["content"] = m.value("content", ojson());
-    a["tool_calls"] = *tc;
-    assistant = Dump(a);
-  }
+  std::string assistant = AssistantMessage(api, body);
+  if (assistant.empty()) return std::nullopt;
   // Serve through the engine's request path (counts the hit, teaches the
   // policy the access). A call that is no longer a hit ends the attempt.
   std::vector<std::string> rendered;
@@ -309,6 +363,13 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
                        ",\"content\":" + rendered[i] + "}";
     }
     turn.messages += "]}";
+  } else if (api == Api::kOpenAiResponses) {
+    for (size_t i = 0; i < rendered.size(); ++i) {
+      turn.messages +=
+          ",{\"type\":\"function_call_output\",\"call_id\":" +
+          JsonString(response.tool_uses[i].id) + ",\"output\":" + rendered[i] +
+          "}";
+    }
   } else {
     for (size_t i = 0; i < rendered.size(); ++i) {
       turn.messages += ",{\"role\":\"tool\",\"tool_call_id\":" +
@@ -338,9 +399,18 @@ bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
       ResponseFingerprint(client.api, final_body, final_response);
   if (self.empty() || hidden.empty()) return false;
   const uint32_t n = static_cast<uint32_t>(client.message_list.size());
+  std::string last =
+      n >= 1 ? MessageIdentity(client, client_body, n - 1) : std::string();
+  std::string text;
+  if (n == 0 && !client.messages.empty() &&
+      DecodeJsonString(client.messages.In(client_body), &text)) {
+    // Responses' `input` as a string: one user message (the client sends
+    // it back as one).
+    last = Identity("user", {}, text);
+  }
   const std::string context =
       (n >= 2 ? MessageIdentity(client, client_body, n - 2) : "") + "\n" +
-      (n >= 1 ? MessageIdentity(client, client_body, n - 1) : "") + "\n" + self;
+      last + "\n" + self;
   const std::string key = StoreKeyOf(client.api, scope, context);
   // Value: the hidden messages, then "\n" and the replacement if any (no
   // compact JSON contains a raw newline).
@@ -366,19 +436,31 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
                              SpliceReport* report) {
   // Candidate assistant messages (not the first message: hidden turns
   // always follow a client message).
-  std::vector<uint32_t> at;
+  std::vector<uint32_t> at;      // the anchor (the visible message)
+  std::vector<uint32_t> starts;  // where hidden turns go (before reasoning)
   std::vector<std::string> keys;
   std::vector<std::string> ids(request.message_list.size());
   auto id = [&](uint32_t i) -> const std::string& {
     if (ids[i].empty()) ids[i] = MessageIdentity(request, body, i);
     return ids[i];
   };
+  const bool items = request.api == Api::kOpenAiResponses;
   for (uint32_t i = 1; i < request.message_list.size(); ++i) {
     const Message& m = request.message_list[i];
-    if (m.role != "assistant") continue;
+    if (m.role != "assistant" && !(items && m.type == "function_call")) {
+      continue;
+    }
     if (id(i).empty()) continue;
-    const std::string context =
-        (i >= 2 ? id(i - 2) : std::string()) + "\n" + id(i - 1) + "\n" + id(i);
+    // Responses: the response's reasoning items precede its anchor; the
+    // hidden turns go before them.
+    uint32_t start = i;
+    while (items && start > 1 &&
+           request.message_list[start - 1].type == "reasoning") {
+      --start;
+    }
+    if (start < 1) continue;
+    const std::string context = (start >= 2 ? id(start - 2) : std::string()) +
+                                "\n" + id(start - 1) + "\n" + id(i);
     std::string key = StoreKeyOf(request.api, scope, context);
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -387,6 +469,7 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
       if (it != saved_.end() && !it->second) continue;
     }
     at.push_back(i);
+    starts.push_back(start);
     keys.push_back(std::move(key));
   }
   if (at.empty()) return body;
@@ -421,14 +504,15 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
       continue;
     }
     if (out.empty()) out.reserve(body.size() + 4096);
+    const Span first = request.message_list[starts[k]].span;
     const Span span = request.message_list[at[k]].span;
     const std::string& value = *found[k]->bytes;
     const size_t nl = value.find('\n');
-    out.append(body, from, span.begin - from);
+    out.append(body, from, first.begin - from);
     out.append(value, 0, nl);
     out.push_back(',');
     if (nl == std::string::npos) {
-      from = span.begin;
+      from = first.begin;
     } else {
       out.append(value, nl + 1, std::string::npos);
       from = span.end;
@@ -456,6 +540,16 @@ ServeSession::ServeSession(ToolLoop* loop, ParsedRequest client,
     at = up->message_list.back().span.end;
   } else if (!up->messages.empty() && (*body)[up->messages.begin] == '[') {
     at = up->messages.begin + 1;
+  } else if (!up->messages.empty() && (*body)[up->messages.begin] == '"') {
+    // Responses' `input` as a string: hidden rounds send it as the one
+    // user message it stands for, followed by the hidden items.
+    const Span in = up->messages;
+    prefix_ = body->substr(0, in.begin) + "[{\"role\":\"user\",\"content\":" +
+              std::string(in.In(*body)) + "}";
+    suffix_ = "]" + body->substr(in.end);
+    comma_ = true;
+    usable_ = true;
+    return;
   } else {
     return;
   }
@@ -492,15 +586,12 @@ void ServeSession::FinishStream(std::string_view round_body,
                                 std::string_view client_body,
                                 bool relayed_earlier) {
   if (hidden_.empty()) return;
-  Result<ParsedResponse> shown =
-      ParseResponse(Api::kAnthropicMessages, client_body);
+  Result<ParsedResponse> shown = ParseResponse(client_.api, client_body);
   if (!shown.ok()) return;
   std::string replacement;
   if (relayed_earlier) {
-    ojson j = Parse(round_body);
-    if (!j.is_object() || !j.contains("content")) return;
-    replacement =
-        "{\"role\":\"assistant\",\"content\":" + Dump(j["content"]) + "}";
+    replacement = AssistantMessage(client_.api, round_body);
+    if (replacement.empty()) return;
   }
   saved_ = loop_->Save(client_, client_body_, scope_, client_body, *shown,
                        hidden_, replacement);

@@ -87,6 +87,11 @@ std::string RequestFingerprint(const ParsedRequest& request,
 std::string ResponseFingerprint(Api api, std::string_view body,
                                 const ParsedResponse& response);
 
+// The assistant message of a whole response `body` as it goes back into a
+// request (Anthropic: role and content; Chat: role, content and any
+// tool_calls of choices[0]); "" when `body` has none.
+std::string AssistantMessage(Api api, std::string_view body);
+
 // `body` with `messages` (comma-joined JSON messages) inserted after its
 // last message. INVALID_ARGUMENT when the request has no message array.
 Result<std::string> AppendMessages(const ParsedRequest& request,
@@ -109,9 +114,14 @@ class ToolLoop {
            ServeOptions options, Offloader* offloader = nullptr);
 
   const ServeOptions& options() const { return options_; }
-  // The APIs and modes served: Anthropic Messages (streamed or not) and
-  // Chat Completions (not streamed).
+  // The APIs and modes served: Anthropic Messages and Chat Completions,
+  // streamed or not; Responses, not streamed.
   static bool Supports(Api api, bool stream);
+  // Why `request` is forwarded without serving although its API is
+  // supported ("" when it is not): "previous_response_id" or
+  // "conversation" (a Responses request continuing state the provider
+  // holds, which the proxy cannot splice hidden items into).
+  static std::string_view BypassReason(const ParsedRequest& request);
   bool Serves(std::string_view tool) const;
 
   // The hidden turn when every call of `response` is served; nullopt when

@@ -281,6 +281,75 @@ TEST_F(ToolLoopTest, ChatCompletionsToolMessagesPerCall) {
   EXPECT_EQ(msgs[1]["content"], "alpha");
 }
 
+TEST_F(ToolLoopTest, ResponsesServedFromStringInputAndSplicedBeforeReasoning) {
+  ClientRan("call_1", "Read", kA, "alpha");
+  const std::string client1 = Padded(
+      R"({"model":"m","input":"read a","tools":[{"type":"function","name":"Read"}]})");
+  auto p1 = ParseRequest(Api::kOpenAiResponses, client1);
+  ASSERT_TRUE(p1.ok());
+  EXPECT_EQ(ToolLoop::BypassReason(*p1), "");
+  ServeSession s(loop_.get(), *p1, client1, client1, "s");
+  const std::string r1 =
+      R"({"id":"resp_1","object":"response","status":"completed","output":[)"
+      R"({"type":"reasoning","id":"rs_1","summary":[]},)"
+      R"({"type":"function_call","id":"fc_1","call_id":"call_7","name":"Read","arguments":"{\"file_path\":\"/w/a.txt\"}","status":"completed"}],)"
+      R"("usage":{"input_tokens":9,"output_tokens":2,"total_tokens":11,"input_tokens_details":{"cached_tokens":0}}})";
+  auto pr1 = ParseResponse(Api::kOpenAiResponses, r1);
+  ASSERT_TRUE(pr1.ok());
+  std::optional<std::string> up2 = s.OnResponse(r1, *pr1);
+  ASSERT_TRUE(up2.has_value());
+  // The string input became its user message; items paired by call_id.
+  json in = json::parse(*up2)["input"];
+  ASSERT_EQ(in.size(), 4u);
+  EXPECT_EQ(in[0]["role"], "user");
+  EXPECT_EQ(in[0]["content"], "read a");
+  EXPECT_EQ(in[1]["type"], "reasoning");
+  EXPECT_EQ(in[2]["call_id"], "call_7");
+  EXPECT_EQ(in[3]["type"], "function_call_output");
+  EXPECT_EQ(in[3]["call_id"], "call_7");
+  EXPECT_EQ(in[3]["output"], "alpha");
+  const std::string r2 =
+      R"({"id":"resp_2","object":"response","status":"completed","output":[)"
+      R"({"type":"reasoning","id":"rs_2","summary":[]},)"
+      R"({"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"alpha it is","annotations":[]}]}],)"
+      R"("usage":{"input_tokens":20,"output_tokens":3,"total_tokens":23,"input_tokens_details":{"cached_tokens":8}}})";
+  auto pr2 = ParseResponse(Api::kOpenAiResponses, r2);
+  EXPECT_FALSE(s.OnResponse(r2, *pr2).has_value());
+  json final_body = json::parse(s.Finish(r2, *pr2));
+  EXPECT_TRUE(s.saved());
+  EXPECT_EQ(final_body["usage"]["input_tokens"], 29);
+  EXPECT_EQ(final_body["usage"]["input_tokens_details"]["cached_tokens"], 8);
+  // The client sends its input back with the visible output items (the
+  // reasoning item first) and a new message.
+  const std::string client2 = Padded(
+      R"({"model":"m","input":[{"role":"user","content":"read a"},)"
+      R"({"type":"reasoning","id":"rs_2","summary":[]},)"
+      R"({"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"alpha it is","annotations":[]}]},)"
+      R"({"role":"user","content":"thanks"}]})");
+  auto p2 = ParseRequest(Api::kOpenAiResponses, client2);
+  ASSERT_TRUE(p2.ok());
+  SpliceReport rep;
+  json j2 = json::parse(loop_->Splice(*p2, client2, "s", &rep));
+  EXPECT_EQ(rep.spliced, 1u);
+  ASSERT_EQ(j2["input"].size(), 7u);
+  EXPECT_EQ(j2["input"][1]["id"], "rs_1");  // hidden, before rs_2
+  EXPECT_EQ(j2["input"][3]["type"], "function_call_output");
+  EXPECT_EQ(j2["input"][4]["id"], "rs_2");
+  EXPECT_EQ(j2["input"][5]["id"], "msg_2");
+  // State held by the provider: never served.
+  const std::string prev = Padded(
+      R"({"model":"m","previous_response_id":"resp_2","input":"more"})");
+  auto p3 = ParseRequest(Api::kOpenAiResponses, prev);
+  ASSERT_TRUE(p3.ok());
+  EXPECT_EQ(ToolLoop::BypassReason(*p3), "previous_response_id");
+  const std::string conv = Padded(
+      R"({"model":"m","conversation":{"id":"conv_1"},"input":"more"})");
+  auto p4 = ParseRequest(Api::kOpenAiResponses, conv);
+  ASSERT_TRUE(p4.ok());
+  EXPECT_EQ(ToolLoop::BypassReason(*p4), "conversation");
+  EXPECT_FALSE(ToolLoop::Supports(Api::kOpenAiResponses, /*stream=*/true));
+}
+
 TEST(ToolLoopWire, AppendToEmptyMessagesAndSumUsage) {
   const std::string body = Padded(R"({"model":"m","messages":[ ]})");
   auto p = ParseRequest(Api::kAnthropicMessages, body);

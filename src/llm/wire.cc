@@ -487,6 +487,10 @@ std::optional<Failure> Top(Reader& r, sj::document& doc, ParsedRequest* out) {
       if (t != sj::json_type::null) {
         TC_TRY(String(v, &out->previous_response_id), "previous_response_id");
       }
+    } else if (key == "conversation" && out->api == Api::kOpenAiResponses) {
+      sj::json_type t;
+      TC_TRY(v.type().get(t), "conversation");
+      out->conversation = t != sj::json_type::null;
     }
   }
   return std::nullopt;

@@ -97,6 +97,7 @@ struct ParsedRequest {
   // Responses' instructions; `messages` is messages or Responses' input.
   Span model_span, system, tools, tool_choice, thinking, messages;
   std::string previous_response_id;  // Responses
+  bool conversation = false;         // Responses: a `conversation` is set
   std::vector<ToolDef> tool_defs;
   std::vector<Message> message_list;
   std::vector<ToolUse> tool_uses;        // every call in the history

@@ -323,7 +323,8 @@ function responseEvents(r) {
 // ------------------------------------------------------------ server
 // The provider's pairing rule (Anthropic: each tool_use answered by a
 // tool_result in the next user message; Chat: each tool_call answered by a
-// tool message before the next assistant or user message). "" = valid.
+// tool message before the next assistant or user message; Responses: each
+// function_call answered by a later function_call_output). "" = valid.
 export function historyError(api, body) {
   const msgs = body.messages ?? [];
   if (api === 'anthropic') {
@@ -361,6 +362,19 @@ export function historyError(api, body) {
         if (!(msgs[k]?.tool_calls ?? []).some((c) => c.id === m.tool_call_id)) return `messages.${i}: tool message ${m.tool_call_id} answers no call`;
       }
     }
+  } else if (api === 'responses' && Array.isArray(body.input) && !body.previous_response_id) {
+    // Each function_call item answered by a function_call_output with its
+    // call_id later in the input; each output answers an earlier call.
+    const calls = new Map();
+    body.input.forEach((it, i) => { if (it.type === 'function_call') calls.set(it.call_id, i); });
+    const answered = new Set();
+    for (let i = 0; i < body.input.length; ++i) {
+      const it = body.input[i];
+      if (it.type !== 'function_call_output') continue;
+      if (!(calls.get(it.call_id) < i)) return `input.${i}: function_call_output ${it.call_id} answers no earlier function_call`;
+      answered.add(it.call_id);
+    }
+    for (const [id, i] of calls) if (!answered.has(id)) return `input.${i}: function_call ${id} has no function_call_output`;
   }
   return '';
 }

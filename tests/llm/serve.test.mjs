@@ -95,8 +95,10 @@ const read = (id, file = '/w/a.txt') => ({ id, name: 'Read', input: { file_path:
 function assertPrefixStable(i, j) {
   const a = up.requests[i].raw, b = up.requests[j].raw;
   const cut = a.lastIndexOf(']');  // the end of request i's messages
-  assert.equal(b.slice(0, a.indexOf('"messages"')), a.slice(0, a.indexOf('"messages"')));
-  const mi = a.slice(a.indexOf('"messages"'), cut);
+  const key = a.includes('"messages"') ? '"messages"' : '"input"';
+  assert.ok(a.indexOf(key) > 0);
+  assert.equal(b.slice(0, a.indexOf(key)), a.slice(0, a.indexOf(key)));
+  const mi = a.slice(a.indexOf(key), cut);
   assert.ok(b.includes(mi), `request ${j} does not extend request ${i}'s messages byte for byte`);
 }
 
@@ -384,6 +386,137 @@ test('Anthropic, streamed: a repeated read is served inside one well-formed clie
     assert.deepEqual(m[5].content.map((b) => b.text), ['Same.']);
     assertPrefixStable(2, 3);
     assert.equal(await metric(proxy.url, 'toolcache_llm_served_total', { tool: 'Read' }), 1);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('OpenAI Chat Completions, streamed: served inside one well-formed client stream', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { text: 'Reading.', toolCalls: [read('call_k1')] } },
+    { reply: { text: 'Again.', toolCalls: [read('call_k2')] } },
+    { reply: { text: 'Same.' } },
+    { reply: { text: 'Bye.' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const client = new OpenAI({ apiKey: 'sk-openai-sserve', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', function: { name: 'Read', parameters: readTool.input_schema } }];
+    const messages = [{ role: 'user', content: 'read a twice, streaming' }];
+    const ran = [];
+    const streams = [];
+    for (let i = 0; i < 5; ++i) {
+      const chunks = [];
+      const s = await client.chat.completions.create({ model: 'gpt-test', tools, messages, stream: true,
+        stream_options: { include_usage: true } });
+      for await (const c of s) chunks.push(c);
+      streams.push(chunks);
+      // Assembled as SDK users do (content concatenated, tool calls by index).
+      const m = { role: 'assistant', content: '' };
+      for (const c of chunks) for (const ch of c.choices) {
+        m.content += ch.delta.content ?? '';
+        for (const t of ch.delta.tool_calls ?? []) {
+          m.tool_calls ??= [];
+          const k = (m.tool_calls[t.index] ??= { id: t.id, type: 'function', function: { name: '', arguments: '' } });
+          k.function.name += t.function?.name ?? '';
+          k.function.arguments += t.function?.arguments ?? '';
+        }
+      }
+      messages.push(m);
+      if (!m.tool_calls?.length) break;
+      for (const c of m.tool_calls) {
+        ran.push(c.function.name);
+        messages.push({ role: 'tool', tool_call_id: c.id, content: files[JSON.parse(c.function.arguments).file_path] });
+      }
+    }
+    assert.deepEqual(ran, ['Read']);
+    assert.equal(streams.length, 2);
+    const chunks = streams[1];
+    // One completion: one id, one role delta, no tool call, one
+    // finish_reason, the usage chunk last, summed over the hidden round.
+    assert.equal(new Set(chunks.map((c) => c.id)).size, 1);
+    assert.equal(chunks.filter((c) => c.choices[0]?.delta.role).length, 1);
+    assert.ok(chunks.every((c) => !c.choices[0]?.delta.tool_calls));
+    assert.deepEqual(chunks.flatMap((c) => c.choices.map((x) => x.finish_reason)).filter(Boolean), ['stop']);
+    assert.equal(messages.at(-1).content, 'Again.Same.');
+    const usage = chunks.at(-1).usage;
+    assert.equal(chunks.at(-1).choices.length, 0);
+    const u = (i) => up.requests[i].reply.usage;
+    assert.equal(usage.prompt_tokens, u(1).prompt_tokens + u(2).prompt_tokens);
+    assert.equal(usage.completion_tokens, u(1).completion_tokens + u(2).completion_tokens);
+    // The upstream saw the hidden turn paired by id.
+    const m2 = up.requests[2].body.messages;
+    assert.equal(up.requests[2].rejected, undefined);
+    assert.equal(m2[3].tool_calls[0].id, 'call_k2');
+    assert.equal(m2[4].tool_call_id, 'call_k2');
+    assert.equal(m2[4].content, 'alpha\nbeta\n');
+    // The next turn (the SDK's stream helper): the hidden turn spliced back
+    // and the upstream's own last message in place of the client's.
+    messages.push({ role: 'user', content: 'bye' });
+    const final = await client.chat.completions.stream({ model: 'gpt-test', tools, messages }).finalChatCompletion();
+    assert.equal(final.choices[0].message.content, 'Bye.');
+    const m3 = up.requests[3].body.messages;
+    assert.equal(up.requests[3].rejected, undefined);
+    assert.equal(m3.length, 7);
+    assert.equal(m3[5].content, 'Same.');
+    assertPrefixStable(2, 3);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_served_total', { api: 'openai_chat', tool: 'Read' }), 1);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('OpenAI Responses, not streamed: served and spliced by call_id; previous_response_id bypasses', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('call_q1')] } },
+    { reply: { toolCalls: [read('call_q2')] } },
+    { reply: { text: 'responses: same twice' } },
+    { reply: { text: 'responses: bye' } },
+    { reply: { toolCalls: [read('call_q3')] } },
+    { reply: { text: 'after' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const client = new OpenAI({ apiKey: 'sk-openai-responses', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema }];
+    const input = [{ role: 'user', content: 'read a twice' }];
+    const ran = [];
+    let last, headers;
+    for (let i = 0; i < 5; ++i) {
+      const { data, response } = await client.responses.create({ model: 'gpt-test', tools, input }).withResponse();
+      last = data; headers = response.headers;
+      input.push(...data.output);
+      const calls = data.output.filter((o) => o.type === 'function_call');
+      if (!calls.length) break;
+      for (const c of calls) {
+        ran.push(c.name);
+        input.push({ type: 'function_call_output', call_id: c.call_id, output: files[JSON.parse(c.arguments).file_path] });
+      }
+    }
+    assert.deepEqual(ran, ['Read']);
+    assert.equal(last.output_text, 'responses: same twice');
+    assert.equal(headers.get('x-toolcache-served-calls'), '1');
+    const u = (i) => up.requests[i].reply.usage;
+    assert.equal(last.usage.input_tokens, u(1).input_tokens + u(2).input_tokens);
+    const in2 = up.requests[2].body.input;
+    assert.equal(up.requests[2].rejected, undefined);
+    assert.equal(in2.length, 5);
+    assert.equal(in2[3].call_id, 'call_q2');
+    assert.equal(in2[4].type, 'function_call_output');
+    assert.equal(in2[4].call_id, 'call_q2');
+    assert.equal(in2[4].output, 'alpha\nbeta\n');
+    input.push({ role: 'user', content: 'bye' });
+    await client.responses.create({ model: 'gpt-test', tools, input });
+    assert.equal(up.requests[3].rejected, undefined);
+    assert.equal(up.requests[3].body.input.length, 7);
+    assertPrefixStable(2, 3);
+    // State held by the provider: the proxy cannot splice into it, so a
+    // hit is not served but goes to the client, counted with its reason.
+    const r5 = await client.responses.create({ model: 'gpt-test', tools, previous_response_id: last.id,
+      input: [{ role: 'user', content: 'read a again' }] });
+    assert.equal(r5.output[0].call_id, 'call_q3');
+    assert.equal(await metric(proxy.url, 'toolcache_llm_splice_total', { outcome: 'bypass_previous_response_id' }), 1);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_served_total', { api: 'openai_responses' }), 1);
   } finally {
     await proxy.stop();
   }
