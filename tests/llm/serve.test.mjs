@@ -521,3 +521,38 @@ test('OpenAI Responses, not streamed: served and spliced by call_id; previous_re
     await proxy.stop();
   }
 });
+
+test('OpenAI Chat, streamed: a partial turn (one hit, one miss) reaches the client whole, indexes 0 and 1', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('call_pp1')] } },
+    { reply: { text: 'Both.', toolCalls: [read('call_pp2'), read('call_pp3', '/w/b.txt')] } },
+    { reply: { text: 'done' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const client = new OpenAI({ apiKey: 'sk-openai-partial', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', function: { name: 'Read', parameters: readTool.input_schema } }];
+    const messages = [{ role: 'user', content: 'read a, then a and b' }];
+    const ran = [];
+    let indexes;
+    for (let i = 0; i < 4; ++i) {
+      const s = client.chat.completions.stream({ model: 'gpt-test', tools, messages });
+      const seen = [];
+      s.on('chunk', (c) => { for (const t of c.choices[0]?.delta.tool_calls ?? []) if (t.id) seen.push(t.index); });
+      const m = (await s.finalChatCompletion()).choices[0].message;
+      messages.push(m);
+      if (!m.tool_calls?.length) break;
+      indexes = seen;
+      for (const c of m.tool_calls) {
+        ran.push(JSON.parse(c.function.arguments).file_path);
+        messages.push({ role: 'tool', tool_call_id: c.id, content: files[JSON.parse(c.function.arguments).file_path] });
+      }
+    }
+    assert.deepEqual(ran, ['/w/a.txt', '/w/a.txt', '/w/b.txt']);
+    assert.deepEqual(indexes, [0, 1]);
+    for (const r of up.requests) assert.equal(r.rejected, undefined);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_served_total', { api: 'openai_chat' }), 0);
+  } finally {
+    await proxy.stop();
+  }
+});
