@@ -365,10 +365,9 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
     turn.messages += "]}";
   } else if (api == Api::kOpenAiResponses) {
     for (size_t i = 0; i < rendered.size(); ++i) {
-      turn.messages +=
-          ",{\"type\":\"function_call_output\",\"call_id\":" +
-          JsonString(response.tool_uses[i].id) + ",\"output\":" + rendered[i] +
-          "}";
+      turn.messages += ",{\"type\":\"function_call_output\",\"call_id\":" +
+                       JsonString(response.tool_uses[i].id) +
+                       ",\"output\":" + rendered[i] + "}";
     }
   } else {
     for (size_t i = 0; i < rendered.size(); ++i) {
@@ -544,8 +543,9 @@ ServeSession::ServeSession(ToolLoop* loop, ParsedRequest client,
     // Responses' `input` as a string: hidden rounds send it as the one
     // user message it stands for, followed by the hidden items.
     const Span in = up->messages;
-    prefix_ = body->substr(0, in.begin) + "[{\"role\":\"user\",\"content\":" +
-              std::string(in.In(*body)) + "}";
+    prefix_ = body->substr(0, in.begin) +
+              "[{\"role\":\"user\",\"content\":" + std::string(in.In(*body)) +
+              "}";
     suffix_ = "]" + body->substr(in.end);
     comma_ = true;
     usable_ = true;

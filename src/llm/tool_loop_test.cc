@@ -337,13 +337,13 @@ TEST_F(ToolLoopTest, ResponsesServedFromStringInputAndSplicedBeforeReasoning) {
   EXPECT_EQ(j2["input"][4]["id"], "rs_2");
   EXPECT_EQ(j2["input"][5]["id"], "msg_2");
   // State held by the provider: never served.
-  const std::string prev = Padded(
-      R"({"model":"m","previous_response_id":"resp_2","input":"more"})");
+  const std::string prev =
+      Padded(R"({"model":"m","previous_response_id":"resp_2","input":"more"})");
   auto p3 = ParseRequest(Api::kOpenAiResponses, prev);
   ASSERT_TRUE(p3.ok());
   EXPECT_EQ(ToolLoop::BypassReason(*p3), "previous_response_id");
-  const std::string conv = Padded(
-      R"({"model":"m","conversation":{"id":"conv_1"},"input":"more"})");
+  const std::string conv =
+      Padded(R"({"model":"m","conversation":{"id":"conv_1"},"input":"more"})");
   auto p4 = ParseRequest(Api::kOpenAiResponses, conv);
   ASSERT_TRUE(p4.ok());
   EXPECT_EQ(ToolLoop::BypassReason(*p4), "conversation");
