@@ -271,10 +271,13 @@ std::string ChatStreamRelay::OnEvent(std::string_view /*event*/,
   }
   const bool has_usage = j.contains("usage") && j["usage"].is_object();
   if (has_usage) usage_ = j["usage"];
-  bool hold = holding_ || has_usage;
+  // The usage chunk (no choices) is held; a provider that reports usage in
+  // every chunk (continuous usage stats) still has its text relayed.
+  auto ch = j.find("choices");
+  const bool no_choices = ch == j.end() || !ch->is_array() || ch->empty();
+  bool hold = holding_ || (has_usage && no_choices);
   bool empty = true;  // no choice carries anything to show
   std::string content;
-  auto ch = j.find("choices");
   if (ch != j.end() && ch->is_array()) {
     for (const ojson& c : *ch) {
       if (c.is_object() && c.value("index", int64_t{0}) != 0) many_ = true;

@@ -260,6 +260,15 @@ TEST(ChatStreamRelay, UnservedToolRoundIsFlushedWithItsIndexes) {
   EXPECT_EQ(ojson::parse(data[5])["usage"]["prompt_tokens"], 10);
 }
 
+TEST(ChatStreamRelay, UsageInEveryChunkStillStreamsText) {
+  ChatStreamRelay relay;
+  std::string out = relay.OnEvent(
+      "",
+      R"({"id":"c","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}],"usage":{"prompt_tokens":3}})");
+  EXPECT_NE(out.find("Hi"), std::string::npos);  // not held to the end
+  EXPECT_EQ(ojson::parse(relay.RoundBody())["usage"]["prompt_tokens"], 3);
+}
+
 TEST(ChatStreamRelay, ErrorChunkAndManyChoicesPassThrough) {
   ChatStreamRelay relay;
   std::string out = relay.OnEvent(
