@@ -12,7 +12,8 @@
 //   logged: nobody waits for them).
 // - While gate_ is set (an initialize in flight) nothing else is POSTed, so
 //   every later message carries the session id that initialize returned.
-// - Header values and URL queries are never logged nor put in messages.
+// - Header values, session ids and URL queries are never logged nor put
+//   in messages.
 #include "src/mcp/http_upstream.h"
 
 #include <spdlog/spdlog.h>
@@ -345,16 +346,15 @@ class HttpUpstream::GetSink final : public http::ResponseSink {
   void OnHead(int status, const http::Headers& headers) override {
     reader_.OnHead(status, headers);
     if (reader_.is_sse()) {
+      up_->get_backoff_ = 1;  // a working stream: reconnect quickly
       ++up_->counters_.get_streams;
       spdlog::info("opened the GET event stream of {}",
                    up_->options_.endpoint.display);
     }
   }
   bool OnData(std::string_view data) override {
-    reader_.OnData(data, [this](std::string_view msg) {
-      up_->get_backoff_ = 1;  // a working stream: reconnect quickly
-      up_->to_session_(msg);
-    });
+    reader_.OnData(data,
+                   [this](std::string_view msg) { up_->to_session_(msg); });
     if (!reader_.last_event_id().empty()) {
       up_->last_event_id_ = reader_.last_event_id();
     }
@@ -500,10 +500,11 @@ void HttpUpstream::OnPostEnd(const std::shared_ptr<Outgoing>& m,
     return;
   }
   if (SessionExpired(*m, reader) && !m->retried) {
+    // Session ids are bearer-like (whoever has one speaks in the session):
+    // never logged.
     spdlog::info(
-        "the server no longer knows session {} (HTTP {}): "
-        "re-initializing",
-        session_id_, reader.status());
+        "the server no longer knows the session (HTTP {}): re-initializing",
+        reader.status());
     m->retried = true;
     held_.push_front(m);
     if (!gate_) Reinitialize();
@@ -512,8 +513,10 @@ void HttpUpstream::OnPostEnd(const std::shared_ptr<Outgoing>& m,
   if (m->is_initialize) {
     gate_ = false;
     if (st.ok() && m->answered) {
-      spdlog::info("initialized {} (session '{}', protocol {})",
-                   options_.endpoint.display, session_id_, protocol_version_);
+      spdlog::info("initialized {} ({}, protocol {})",
+                   options_.endpoint.display,
+                   session_id_.empty() ? "no session id" : "with a session id",
+                   protocol_version_);
     }
   }
   if (m->method == "notifications/initialized" && st.ok()) {
@@ -605,8 +608,7 @@ void HttpUpstream::OnReinitialized(const Status& st) {
   if (st.ok()) {
     need_reinit_ = false;
     initialized_ = true;
-    spdlog::info("re-initialized {} (session '{}')", options_.endpoint.display,
-                 session_id_);
+    spdlog::info("re-initialized {}", options_.endpoint.display);
     OpenGetStream();
     Release();
     return;

@@ -73,7 +73,12 @@ async function connect(args, { env = {} } = {}) {
   });
   const log = { text: '' };
   transport.stderr?.on('data', (d) => { log.text += d.toString(); });
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    await transport.close().catch(() => {});
+    throw e;
+  }
   return { client, transport, log };
 }
 
@@ -195,6 +200,50 @@ test('everything over HTTP: server killed mid-call gives clean errors; recovery 
     assert.ok(!isHit(c));
     assert.equal(text(await client.callTool({ name: 'echo', arguments: { message: 'c' } })), 'Echo: c');
     await client.close();
+  } finally {
+    await stopServer(server);
+  }
+});
+
+test('TLS: a self-signed endpoint fails without --ca-file and works with it', async () => {
+  const dir = mkdtempSync(join(work, 'tls-'));
+  const cert = join(dir, 'cert.pem');
+  const key = join(dir, 'key.pem');
+  const gen = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key,
+    '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost'], { encoding: 'utf8' });
+  assert.equal(gen.status, 0, `openssl: ${gen.stderr}`);
+  const port = await freePort();
+  const server = await startEverything(port);
+  const front = spawn(process.execPath, [join(here, 'tls_front.mjs'), cert, key, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    let out = '';
+    front.stdout.on('data', (d) => { out += d; });
+    await until(() => /listening \d+/.test(out), 'TLS front');
+    const url = `https://localhost:${out.match(/listening (\d+)/)[1]}/mcp`;
+    // Without the CA: the handshake fails and initialize gets an error.
+    await assert.rejects(connect(['--url', url]), /certificate|TLS|handshake/i);
+    const { client } = await connect(['--url', url, '--ca-file', cert, '--name', 'tls']);
+    assert.equal(text(await client.callTool({ name: 'echo', arguments: { message: 'tls' } })), 'Echo: tls');
+    assert.ok(isHit(await client.callTool({ name: 'echo', arguments: { message: 'tls' } })));
+    await client.close();
+  } finally {
+    front.kill('SIGKILL');
+    await stopServer(server);
+  }
+});
+
+test('config: servers.<name>.url and headers are used with --name and no command', async () => {
+  const port = await freePort();
+  const server = await startEverything(port);
+  try {
+    const cfg = join(work, 'remote.yaml');
+    writeFileSync(cfg, `servers:\n  ev:\n    url: http://127.0.0.1:${port}/mcp\n    headers:\n      X-Token: "\${TOOLCACHE_E2E_TOKEN}"\n`);
+    const { client } = await connect(['--config', cfg, '--name', 'ev'], { env: { TOOLCACHE_E2E_TOKEN: 't' } });
+    assert.equal(text(await client.callTool({ name: 'echo', arguments: { message: 'cfg' } })), 'Echo: cfg');
+    await client.close();
+    const r = spawnSync(BIN, ['mcp', '--config', cfg, '--name', 'ev'], { input: '', encoding: 'utf8', env: { ...process.env, TOOLCACHE_E2E_TOKEN: undefined } });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /TOOLCACHE_E2E_TOKEN is not set/);
   } finally {
     await stopServer(server);
   }
