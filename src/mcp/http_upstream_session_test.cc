@@ -158,7 +158,7 @@ TEST(HttpUpstreamTest, ExpiredSessionIsReinitializedAndTheMessageRetriedOnce) {
         "id: e1\ndata: \n\n"
         "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\n");
     res.Write("data: {\"jsonrpc\":\"2.0\",\"id\":" + std::string(m->id) +
-              ",\n data: \"result\":{\"ok\":true}}\n\n");
+              ",\ndata: \"result\":{\"ok\":true}}\n\n");
     res.Finish();
   });
   f.Send(kInit);
@@ -169,7 +169,7 @@ TEST(HttpUpstreamTest, ExpiredSessionIsReinitializedAndTheMessageRetriedOnce) {
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(IdOf(got[0]), "1");  // the client's initialize answer only
   EXPECT_EQ(got[1], R"({"jsonrpc":"2.0","method":"notifications/message"})");
-  EXPECT_EQ(got[2], R"({"jsonrpc":"2.0","id":2, "result":{"ok":true}})");
+  EXPECT_EQ(got[2], R"({"jsonrpc":"2.0","id":2,"result":{"ok":true}})");
   std::vector<Seen> seen = f.seen();
   std::vector<std::string> posts;
   for (const Seen& s : seen) {
