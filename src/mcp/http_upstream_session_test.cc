@@ -29,10 +29,9 @@ struct Seen {
 class Fixture {
  public:
   // `handler` answers JSON-RPC POSTs (method, request) itself.
-  explicit Fixture(
-      std::function<void(const std::string&, const http::Request&,
-                         http::Responder&)>
-          handler)
+  explicit Fixture(std::function<void(const std::string&, const http::Request&,
+                                      http::Responder&)>
+                       handler)
       : handler_(std::move(handler)) {
     auto s = http::NewServer(
         {.port = 0, .threads = 1},
@@ -57,17 +56,17 @@ class Fixture {
     loop_ = http::NewLoopThread();
     client_ = std::move(*http::NewClient({.response_timeout_seconds = 5}));
     HttpUpstreamOptions o;
-    o.endpoint = *ParseMcpEndpoint("http://127.0.0.1:" +
-                                   std::to_string(server_->port()) + "/mcp");
+    o.endpoint = *ParseMcpEndpoint(
+        "http://127.0.0.1:" + std::to_string(server_->port()) + "/mcp");
     Start(o);
   }
   void Start(HttpUpstreamOptions o) {
     http::Post(loop_->loop(), [this, o] {
-      up_ = std::make_unique<HttpUpstream>(
-          o, client_.get(), loop_->loop(), [this](std::string_view m) {
-            std::lock_guard<std::mutex> l(mu_);
-            got_.emplace_back(m);
-          });
+      up_ = std::make_unique<HttpUpstream>(o, client_.get(), loop_->loop(),
+                                           [this](std::string_view m) {
+                                             std::lock_guard<std::mutex> l(mu_);
+                                             got_.emplace_back(m);
+                                           });
     });
   }
   ~Fixture() {
@@ -134,10 +133,10 @@ std::string ErrorCodeOf(const std::string& m) {
 void AnswerInitialize(const http::Request& req, http::Responder& res,
                       const std::string& session) {
   Result<RawMessage> m = ScanMessage(req.body);
-  res.Send(200,
-           {{"content-type", "application/json"}, {"mcp-session-id", session}},
-           R"({"jsonrpc":"2.0","id":)" + std::string(m->id) +
-               R"(,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}})");
+  res.Send(
+      200, {{"content-type", "application/json"}, {"mcp-session-id", session}},
+      R"({"jsonrpc":"2.0","id":)" + std::string(m->id) +
+          R"(,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}})");
 }
 
 TEST(HttpUpstreamTest, ExpiredSessionIsReinitializedAndTheMessageRetriedOnce) {
@@ -164,7 +163,8 @@ TEST(HttpUpstreamTest, ExpiredSessionIsReinitializedAndTheMessageRetriedOnce) {
   f.Send(kInit);
   ASSERT_EQ(f.Got(1).size(), 1u);
   f.Send(kInitialized);
-  f.Send(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}})");
+  f.Send(
+      R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}})");
   std::vector<std::string> got = f.Got(3);
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(IdOf(got[0]), "1");  // the client's initialize answer only
@@ -180,8 +180,12 @@ TEST(HttpUpstreamTest, ExpiredSessionIsReinitializedAndTheMessageRetriedOnce) {
                        "tools/call@s1", "initialize@",
                        "notifications/initialized@s2", "tools/call@s2"}));
   for (const Seen& s : seen) {
-    if (s.method == "tools/call") EXPECT_EQ(s.protocol, "2025-06-18");
-    if (s.method == "initialize") EXPECT_EQ(s.protocol, "");
+    if (s.method == "tools/call") {
+      EXPECT_EQ(s.protocol, "2025-06-18");
+    }
+    if (s.method == "initialize") {
+      EXPECT_EQ(s.protocol, "");
+    }
   }
 }
 
@@ -237,8 +241,9 @@ TEST(HttpUpstreamTest, EveryFailureAnswersTheRequestUnderItsId) {
   EXPECT_EQ(ErrorCodeOf(by_id["12"]), "-32603");
   EXPECT_NE(by_id["12"].find("HTTP 202"), std::string::npos);
   // The server's own JSON-RPC error passes as it was.
-  EXPECT_EQ(by_id["\"r\""],
-            R"({"jsonrpc":"2.0","id":"r","error":{"code":-32602,"message":"bad"}})");
+  EXPECT_EQ(
+      by_id["\"r\""],
+      R"({"jsonrpc":"2.0","id":"r","error":{"code":-32602,"message":"bad"}})");
   EXPECT_EQ(ErrorCodeOf(by_id["13"]), "-32000");
 }
 
@@ -250,11 +255,12 @@ TEST(HttpUpstreamTest, UnreachableServerAnswersWithAConnectionError) {
                      http::Responder& res) { res.Send(500, {}, ""); });
     dead_port = probe.port();
   }
-  Fixture f([](const std::string&, const http::Request&,
-               http::Responder& res) { res.Send(500, {}, ""); });
+  Fixture f([](const std::string&, const http::Request&, http::Responder& res) {
+    res.Send(500, {}, "");
+  });
   HttpUpstreamOptions o;
-  o.endpoint = *ParseMcpEndpoint("http://127.0.0.1:" +
-                                 std::to_string(dead_port) + "/mcp");
+  o.endpoint = *ParseMcpEndpoint(
+      "http://127.0.0.1:" + std::to_string(dead_port) + "/mcp");
   f.Start(o);
   f.Send(kInit);
   std::vector<std::string> got = f.Got(1);
