@@ -182,7 +182,7 @@ test('everything over HTTP: server killed mid-call gives clean errors; recovery 
     assert.equal(text(await client.callTool({ name: 'echo', arguments: { message: 'a' } })), 'Echo: a');
     // A long call in flight when the server dies.
     const long = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 10 } });
-    await until(() => posts(server) >= 3, 'the long call reached the server');
+    await until(() => posts(server) >= 4, 'the long call reached the server');
     await new Promise((r) => setTimeout(r, 300));
     await stopServer(server);
     await assert.rejects(long, (e) => /toolcache/.test(e.message) && e.code === -32000, 'in-flight call fails cleanly');
