@@ -44,12 +44,20 @@ await direct.connect(new StreamableHTTPClientTransport(new URL(url)));
 const proxied = new Client({ name: 'bench-proxied', version: '1' });
 await proxied.connect(new StdioClientTransport({ command: BIN, args: ['mcp', '--url', url, '--name', 'everything'] }));
 
+// Both learn the tools (the proxy's cache needs their annotations: echo is
+// read-only, so cacheable).
+await direct.listTools();
+await proxied.listTools();
+
 const now = () => Number(process.hrtime.bigint()) / 1e6;
-async function timed(client, message) {
+async function timed(client, message, expectHit = null) {
   const t = now();
   const r = await client.callTool({ name: 'echo', arguments: { message } });
+  const elapsed = now() - t;
   if (!r.content?.[0]?.text?.includes(message)) throw new Error(`bad answer ${JSON.stringify(r)}`);
-  return now() - t;
+  const hit = r._meta?.['toolcache/cache']?.hit === true;
+  if (expectHit !== null && hit !== expectHit) throw new Error(`expected hit=${expectHit}: ${JSON.stringify(r)}`);
+  return elapsed;
 }
 const q = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(p * s.length))]; };
 
@@ -61,8 +69,9 @@ for (const mode of ['miss', 'hit']) {
   if (mode === 'hit') await timed(proxied, 'the-hit');
   for (let i = 0; i < ROUNDS; i++) {
     const message = mode === 'miss' ? `miss-${i}` : 'the-hit';
-    if (i % 2 === 0) { d.push(await timed(direct, message)); p.push(await timed(proxied, message)); }
-    else { p.push(await timed(proxied, message)); d.push(await timed(direct, message)); }
+    const hit = mode === 'hit';
+    if (i % 2 === 0) { d.push(await timed(direct, message)); p.push(await timed(proxied, message, hit)); }
+    else { p.push(await timed(proxied, message, hit)); d.push(await timed(direct, message)); }
   }
   results[mode] = { d, p };
 }
