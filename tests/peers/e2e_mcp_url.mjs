@@ -143,6 +143,9 @@ test('everything over HTTP: initialize, tools/list, repeated echo served from ca
     await until(() => server.out.includes('Received session termination request'), 'DELETE at shutdown');
     assert.ok(!log.text.includes('do-not-log-7f3a9c'), 'header values are never logged');
     assert.match(log.text, /initialized http:\/\/127\.0\.0\.1/, 'debug log was captured');
+    // The GET stream for server-initiated messages was opened.
+    assert.match(log.text, /opened the GET event stream/);
+    assert.ok(server.out.includes('Received MCP GET request'), 'the server saw the GET');
   } finally {
     await stopServer(server);
   }
@@ -152,7 +155,7 @@ test('everything over HTTP: errors pass as errors and are never cached', async (
   const port = await freePort();
   const server = await startEverything(port);
   try {
-    const { client } = await connect(['--url', `http://127.0.0.1:${port}/mcp`, '--name', 'everything']);
+    const { client } = await connect(['--url', `http://127.0.0.1:${port}/mcp`, '--name', 'everything', '--no-get-stream']);
     await client.listTools();  // the SDK lists tools before a first call otherwise
     for (let i = 0; i < 2; i++) {
       // Invalid arguments: the server answers with an error each time.
@@ -170,6 +173,7 @@ test('everything over HTTP: errors pass as errors and are never cached', async (
       assert.equal(posts(server), before + 1, `error call ${i + 1} reached the server`);
     }
     await client.close();
+    assert.ok(!server.out.includes('Received MCP GET request'), '--no-get-stream opens no GET');
   } finally {
     await stopServer(server);
   }
