@@ -13,6 +13,7 @@ PACKAGES=(
   python3 ccache libsqlite3-dev libhiredis-dev zlib1g-dev redis-server wrk
   dpkg-dev file groff-base zsh   # the .deb (cpack, dpkg-shlibdeps), man page and completion checks
   chromium   # the dashboard test (headless, driven by puppeteer-core)
+  openssl    # the `mcp --url` TLS test makes a self-signed certificate
 )
 # Node.js and npm run the MCP test peers; keep a newer one if present.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)

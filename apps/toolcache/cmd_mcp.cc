@@ -13,6 +13,7 @@
 #include "apps/toolcache/commands.h"
 #include "toolcache/config.h"
 #include "toolcache/mcp_proxy.h"
+#include "toolcache/mcp_url_proxy.h"
 #include "toolcache/store.h"
 #include "toolcache/tool_cache.h"
 
@@ -31,18 +32,36 @@ struct McpArgs {
   uint64_t max_buffered_bytes = uint64_t{16} << 20;
   bool no_cache = false;
   std::vector<std::string> command;
+  // A remote Streamable HTTP server instead of a command.
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+  std::string ca_file;
+  double timeout_seconds = 300;
+  bool no_get_stream = false;
 };
+
+// `--header 'Name: value'` -> {name, value}; exit-2 message on error.
+bool SplitHeaders(const std::vector<std::string>& in,
+                  std::vector<std::pair<std::string, std::string>>* out) {
+  for (const std::string& h : in) {
+    size_t colon = h.find(':');
+    if (colon == std::string::npos || colon == 0) {
+      std::cerr << "toolcache mcp: --header must be 'Name: value'\n";
+      return false;
+    }
+    std::string value = h.substr(colon + 1);
+    size_t start = value.find_first_not_of(" \t");
+    value = start == std::string::npos ? "" : value.substr(start);
+    out->emplace_back(h.substr(0, colon), value);
+  }
+  return true;
+}
 
 int Run(const McpArgs& a) {
   // Logs go to stderr only: stdout is the JSON-RPC channel. Choice: "warn"
   // by default so a proxied server's stderr stays readable; bypasses are
   // logged at info (TOOLCACHE_LOG=info or --log-level info).
   SetUpLogging("toolcache", a.log_level, "warn");
-  if (a.command.empty()) {
-    std::cerr << "toolcache mcp: no server command; usage: toolcache mcp "
-                 "[--config FILE] -- <command> [args...]\n";
-    return kExitUsage;
-  }
   Config config;
   if (!a.config_path.empty()) {
     Result<Config> loaded = LoadConfigFile(a.config_path);
@@ -52,6 +71,28 @@ int Run(const McpArgs& a) {
     }
     config = std::move(*loaded);
   }
+  // A remote server: --url, or the config's servers.<--name>.url.
+  std::string url = a.url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (url.empty() && a.command.empty() && !a.name.empty()) {
+    auto it = config.servers.find(a.name);
+    if (it != config.servers.end() && it->second.url) {
+      url = *it->second.url;
+      headers = it->second.headers;
+    }
+  }
+  if (!url.empty() && !a.command.empty()) {
+    std::cerr << "toolcache mcp: give either --url or a server command, not "
+                 "both\n";
+    return kExitUsage;
+  }
+  if (url.empty() && a.command.empty()) {
+    std::cerr << "toolcache mcp: no server command; usage: toolcache mcp "
+                 "[--config FILE] -- <command> [args...], or toolcache mcp "
+                 "--url URL\n";
+    return kExitUsage;
+  }
+  if (!SplitHeaders(a.headers, &headers)) return kExitUsage;
   if (!a.store.empty()) config.store = a.store;
   SystemClock clock;
   std::unique_ptr<Store> store;
@@ -73,6 +114,21 @@ int Run(const McpArgs& a) {
     }
     cache = std::move(*made);
   }
+  if (!url.empty()) {
+    McpUrlProxyOptions u;
+    u.url = url;
+    u.headers = std::move(headers);
+    u.server_name = a.name;
+    u.scope = a.scope;
+    u.cache = cache.get();
+    u.stats_path = a.stats_path;
+    u.ca_file = a.ca_file;
+    u.timeout_seconds = a.timeout_seconds;
+    u.grace_seconds = a.grace_seconds;
+    u.max_line_bytes = a.max_line_bytes;
+    u.get_stream = !a.no_get_stream;
+    return ExitCodeOf("toolcache mcp", RunMcpUrlProxy(u));
+  }
   McpProxyOptions o;
   o.command = a.command;
   o.server_name = a.name;
@@ -93,8 +149,9 @@ Command AddMcpCommand(CLI::App& root) {
   Command c;
   c.app = root.add_subcommand(
       "mcp",
-      "Run a stdio MCP server behind a transparent caching proxy: "
-      "toolcache mcp [options] -- <command> [args...]");
+      "Run an MCP server behind a transparent caching proxy: "
+      "toolcache mcp [options] -- <command> [args...] (a stdio server), or "
+      "toolcache mcp [options] --url URL (a remote Streamable HTTP server)");
   c.app->add_option("--config", args->config_path, "YAML configuration file")
       ->check(CLI::ExistingFile);
   c.app->add_option(
@@ -130,6 +187,27 @@ Command AddMcpCommand(CLI::App& root) {
                    "bytes queued for a peer that is not reading before the "
                    "proxy stops reading its counterpart (default 16 MiB)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34));
+  c.app->add_option("--url", args->url,
+                    "a remote MCP server's Streamable HTTP endpoint "
+                    "(http:// or https://) instead of a command; see "
+                    "docs/MCP.md");
+  c.app->add_option("--header", args->headers,
+                    "with --url: a request header 'Name: value' (repeatable; "
+                    "${VAR} in the value is read from the environment; values "
+                    "are never logged)");
+  c.app
+      ->add_option("--ca-file", args->ca_file,
+                   "with --url: extra CA bundle (PEM) trusted besides the "
+                   "system's")
+      ->check(CLI::ExistingFile);
+  c.app
+      ->add_option("--timeout", args->timeout_seconds,
+                   "with --url: seconds to wait for a response to start and "
+                   "between its pieces (default 300)")
+      ->check(CLI::Range(0.001, 86400.0));
+  c.app->add_flag("--no-get-stream", args->no_get_stream,
+                  "with --url: do not open the GET event stream for "
+                  "server-initiated messages");
   c.app->add_flag("--no-cache", args->no_cache,
                   "forward everything untouched (no caching)");
   c.app->add_option("command", args->command,

@@ -30,6 +30,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "toolcache/policy.h"
@@ -76,6 +77,12 @@ struct ServerConfig {
   std::vector<std::string> exclude_tools;
   TtlMap per_tool_ttl;
   ToolConfigMap tools;
+  // A remote Streamable HTTP server (`toolcache mcp --name <name>` with no
+  // command, docs/MCP.md): its URL and request headers {name, value} in file
+  // order; ${VAR} in a value is read from the environment when the proxy
+  // starts, so the file need not hold the secret.
+  std::optional<std::string> url;
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // The LLM API proxy's block (`proxy:`): where it forwards and who shares

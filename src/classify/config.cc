@@ -316,7 +316,7 @@ class Parser {
     ExpectMap(node, "servers." + name);
     CheckKeys(node, "servers." + name,
               {"trustAnnotations", "ttlSeconds", "excludeTools", "perToolTtl",
-               "tools"});
+               "tools", "url", "headers"});
     if (const YAML::Node n = node["trustAnnotations"]) {
       s.trust_annotations = Bool(n, "trustAnnotations");
     }
@@ -330,6 +330,17 @@ class Parser {
       s.per_tool_ttl = TtlTable(n, "perToolTtl");
     }
     if (const YAML::Node n = node["tools"]) s.tools = Tools(n, "tools");
+    if (const YAML::Node n = node["url"]) {
+      s.url = String(n, "servers." + name + ".url");
+    }
+    if (const YAML::Node n = node["headers"]) {
+      const std::string where = "servers." + name + ".headers";
+      ExpectMap(n, where);
+      for (auto it = n.begin(); it != n.end(); ++it) {
+        s.headers.emplace_back(String(it->first, where),
+                               String(it->second, where));
+      }
+    }
     return s;
   }
 

@@ -405,3 +405,37 @@ TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
 
 }  // namespace
 }  // namespace toolcache
+
+namespace toolcache {
+namespace {
+
+TEST(ConfigTest, ParsesARemoteServersUrlAndHeadersInFileOrder) {
+  Result<Config> c = ParseConfig(R"(
+servers:
+  github:
+    url: https://api.example.com/mcp
+    headers:
+      Authorization: Bearer ${GITHUB_TOKEN}
+      X-Team: tools
+    ttlSeconds: 60
+)",
+                                 "remote.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const ServerConfig& g = c->servers.at("github");
+  ASSERT_TRUE(g.url.has_value());
+  EXPECT_EQ(*g.url, "https://api.example.com/mcp");
+  ASSERT_EQ(g.headers.size(), 2u);
+  // Kept as written: ${VAR} is read when the proxy starts.
+  EXPECT_EQ(g.headers[0].first, "Authorization");
+  EXPECT_EQ(g.headers[0].second, "Bearer ${GITHUB_TOKEN}");
+  EXPECT_EQ(g.headers[1].first, "X-Team");
+  Result<Config> bad =
+      ParseConfig("servers:\n  g:\n    headers: [a, b]\n", "h.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("h.yaml:3"));
+  EXPECT_THAT(bad.status().message(),
+              ::testing::HasSubstr("servers.g.headers"));
+}
+
+}  // namespace
+}  // namespace toolcache

@@ -243,6 +243,18 @@ std::function<void()> RunAfter(Loop* loop, double seconds,
 // loop's handler answers a request that waits on this one).
 void Post(Loop* loop, std::function<void()> f);
 
+// An event loop of its own on a thread it starts, for a client that runs
+// outside any server (`toolcache mcp --url`). The loop runs until the
+// LoopThread is destroyed; the destructor stops it and joins the thread
+// (close the Client's idle connections first: Client::CloseIdle).
+// (loop_thread.cc)
+class LoopThread {
+ public:
+  virtual ~LoopThread() = default;
+  virtual Loop* loop() = 0;
+};
+std::unique_ptr<LoopThread> NewLoopThread();
+
 // Standard reason phrase ("Not Found"), "" for unknown codes.
 std::string_view ReasonPhrase(int status);
 
