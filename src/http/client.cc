@@ -303,6 +303,8 @@ void CallImpl::WriteRequest() {
                      [self = shared_from_this()](beast::error_code ec, size_t) {
                        if (self->done_) return;
                        if (ec) return self->Fail(ec, "write request");
+                       self->sink_->OnSent();
+                       if (self->done_) return;  // cancelled from OnSent
                        self->ReadHead();
                      });
   });

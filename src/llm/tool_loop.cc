@@ -228,6 +228,8 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
                                              const ParsedResponse& response,
                                              std::string_view scope) {
   if (!Supports(api, false) || response.tool_uses.empty()) return std::nullopt;
+  // n > 1: the client chooses among the choices; never serve for it.
+  if (response.choices > 1) return std::nullopt;
   const std::string_view want =
       api == Api::kAnthropicMessages ? "tool_use" : "tool_calls";
   if (response.stop_reason != want) return std::nullopt;
