@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -246,7 +247,17 @@ class Exchange : public http::ResponseSink,
         started_at_(Now()) {
     ++shared_->in_flight;
   }
-  ~Exchange() override { --shared_->in_flight; }
+  ~Exchange() override {
+    --shared_->in_flight;
+    // Logged once the response is done, so the line never delays it.
+    if (stages_recorded_ && spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug(
+          "{}: stages (ms): upload {:.3f}, handle {:.3f}, upstream_write "
+          "{:.3f}, upstream_wait {:.3f}, upstream_body {:.3f}",
+          Label(), stage_ms_[0], stage_ms_[1], stage_ms_[2], stage_ms_[3],
+          stage_ms_[4]);
+    }
+  }
 
   // Serve this request's tool calls from the cache (tool_loop.h).
   void SetServe(std::unique_ptr<llm::ServeSession> session) {
@@ -399,10 +410,8 @@ class Exchange : public http::ResponseSink,
     stages_->Get({l, "upstream_write"})->Observe(write);
     stages_->Get({l, "upstream_wait"})->Observe(wait);
     stages_->Get({l, "upstream_body"})->Observe(body);
-    spdlog::debug(
-        "{}: stages (ms): upload {:.3f}, handle {:.3f}, upstream write "
-        "{:.3f}, wait {:.3f}, body {:.3f}",
-        l, upload * 1e3, handle * 1e3, write * 1e3, wait * 1e3, body * 1e3);
+    stage_ms_ = {upload * 1e3, handle * 1e3, write * 1e3, wait * 1e3,
+                 body * 1e3};
   }
 
   std::string_view Label() const {
@@ -675,6 +684,7 @@ class Exchange : public http::ResponseSink,
   double head_at_ = 0, received_at_ = 0, begun_at_ = 0, sent_at_ = 0,
          upstream_head_at_ = 0;
   bool stages_recorded_ = false;
+  std::array<double, 5> stage_ms_{};
   metrics::HistogramFamily* stages_ = nullptr;
   std::unique_ptr<llm::ServeSession> serve_;
   http::ClientRequest again_;  // method, target, headers of later rounds
