@@ -221,6 +221,7 @@ test('SIGTERM drains: new connections refused, the stream in flight completes, e
     });
     assert.equal(ping, 200);
     let signalledAt = 0;
+    let refused;
     const result = await streamRequest(`${proxy.url}/v1/messages`, streamBody, () => {
       signalledAt = Date.now();
       proxy.child.kill('SIGTERM');
@@ -229,7 +230,6 @@ test('SIGTERM drains: new connections refused, the stream in flight completes, e
         http.get(`${proxy.url}/toolcache/stats`, () => { refused = 'answered'; }).on('error', (e) => { refused = e.code; });
       }, 200);
     });
-    let refused;
     assert.equal(result.status, 200);
     assert.ok(result.complete, 'the chunked stream ended properly');
     assert.match(result.text, /event: message_stop/, 'the client got the whole stream');
