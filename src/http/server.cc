@@ -81,6 +81,7 @@ class Connection : public std::enable_shared_from_this<Connection>,
   enum class Phase { kReading, kResponding, kClosed };
 
   void ReadRequest();
+  void ReadBodyDirect(size_t length);
   void OnRequest(beast::error_code ec);
   void Watch();
   void ArmReadDeadline(double seconds);
@@ -101,8 +102,10 @@ class Connection : public std::enable_shared_from_this<Connection>,
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   Phase phase_ = Phase::kReading;
-  uint64_t served_ = 0;           // requests handed to the handler
-  double head_at_ = 0;            // the current request's header arrived
+  uint64_t served_ = 0;  // requests handed to the handler
+  double head_at_ = 0;   // the current request's header arrived
+  bool direct_ = false;  // the body is read into direct_body_
+  std::string direct_body_;
   bool reading_ = false;          // a parse read is pending
   bool reading_started_ = false;  // the read deadline of this request is set
   bool watching_ = false;         // a watch read is pending
@@ -309,6 +312,11 @@ void Connection::ReadRequest() {
           return;
         }
         self->head_at_ = SteadySeconds();
+        const auto length = self->parser_->content_length();
+        if (length && !self->parser_->chunked()) {
+          self->ReadBodyDirect(static_cast<size_t>(*length));
+          return;
+        }
         bhttp::async_read(self->socket_, self->buffer_, *self->parser_,
                           [self](beast::error_code ec2, size_t) {
                             self->reading_ = false;
@@ -317,7 +325,38 @@ void Connection::ReadRequest() {
       });
 }
 
+// A body of known length is read straight into its final string, in reads
+// as large as the kernel has data for (Choice: the parser's path reads
+// through buffer_ a few KiB at a time, ~70 reads and wake-ups for a 200 KB
+// body, and copies every byte once more). The header's body limit was
+// checked by the parser.
+void Connection::ReadBodyDirect(size_t length) {
+  direct_body_.clear();
+  direct_body_.reserve(length + kBodyPadding);
+  direct_body_.resize(length);
+  const size_t have = std::min(buffer_.size(), length);
+  net::buffer_copy(net::buffer(direct_body_.data(), have), buffer_.data());
+  buffer_.consume(have);
+  direct_ = true;
+  if (have == length) {
+    reading_ = false;
+    OnRequest({});
+    return;
+  }
+  net::async_read(socket_,
+                  net::buffer(direct_body_.data() + have, length - have),
+                  [self = shared_from_this()](beast::error_code ec, size_t) {
+                    self->reading_ = false;
+                    // The client went away mid-body.
+                    if (ec == net::error::eof)
+                      ec = bhttp::error::partial_message;
+                    self->OnRequest(ec);
+                  });
+}
+
 void Connection::OnRequest(beast::error_code ec) {
+  const bool direct = direct_;
+  direct_ = false;
   read_timer_.cancel();
   reading_started_ = false;
   if (phase_ == Phase::kClosed) return;
@@ -343,25 +382,33 @@ void Connection::OnRequest(beast::error_code ec) {
     }
     return;
   }
-  auto msg = parser_->release();
-  parser_.reset();
   Request req;
   req.head_at = head_at_;
   req.received_at = SteadySeconds();
-  req.method = std::string(msg.method_string());
-  req.target = std::string(msg.target());
-  req.version = msg.version();
   req.headers.reserve(16);
-  for (const auto& f : msg) {
-    req.headers.push_back(
-        {std::string(f.name_string()), std::string(f.value())});
+  {
+    // With a direct body the parser holds the header only.
+    auto& msg = parser_->get();
+    req.method = std::string(msg.method_string());
+    req.target = std::string(msg.target());
+    req.version = msg.version();
+    for (const auto& f : msg) {
+      req.headers.push_back(
+          {std::string(f.name_string()), std::string(f.value())});
+    }
+    keep_alive_ = msg.keep_alive() && !server_->draining();
+    version_ = msg.version();
+    if (direct) {
+      req.body = std::move(direct_body_);
+      direct_body_ = std::string();
+    } else {
+      req.body = std::move(msg.body());
+    }
   }
-  req.body = std::move(msg.body());
+  parser_.reset();
   if (req.body.capacity() < req.body.size() + kBodyPadding) {
     req.body.reserve(req.body.size() + kBodyPadding);
   }
-  keep_alive_ = msg.keep_alive() && !server_->draining();
-  version_ = msg.version();
   ++served_;
   phase_ = Phase::kResponding;
   started_ = finished_ = gone_ = false;
