@@ -11,6 +11,7 @@
 //   framed, the upstream allowed keep-alive and the call was not cancelled.
 #include <openssl/ssl.h>
 
+#include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -20,7 +21,6 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <array>
 #include <chrono>
 #include <map>
 #include <mutex>

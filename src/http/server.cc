@@ -12,6 +12,11 @@
 // - Handler callbacks (OnClientGone / OnDrained) are cleared when the
 //   response ends or the connection closes, so no reference cycle outlives
 //   a request.
+// - Once the server drains (Server::Drain) no connection is accepted, and
+//   a connection never starts another request: it closes when idle, or
+//   after the response in progress (keep_alive_ is cleared).
+// - A body with a Content-Length is read into direct_body_ (the parser
+//   holds the header only); chunked bodies go through the parser.
 // Choice: plain tcp::socket plus our own timers instead of beast::tcp_stream,
 // because the watch read must outlive a response without a stream timeout.
 #include <atomic>
