@@ -425,9 +425,10 @@ void Connection::OnRequest(beast::error_code ec) {
 
 void Connection::Watch() {
   if (watching_ || phase_ == Phase::kClosed) return;
-  // Choice: stop watching once a pipelined request has filled the header
-  // budget; the client is then clearly alive.
-  if (buffer_.size() >= server_->options().max_header_bytes) return;
+  // Choice: no watch while bytes of a pipelined request wait in buffer_:
+  // the client is clearly alive, and a pending watch read would hold the
+  // next request back until the client sends more.
+  if (buffer_.size() > 0) return;
   watching_ = true;
   socket_.async_read_some(
       buffer_.prepare(4096),
