@@ -3,13 +3,19 @@
 // as the peer anchor; then throughput at 64 connections with wrk and the
 // proxy's RSS. Usage (after scripts/setup.sh and a build):
 //   node bench/llm_proxy.mjs [--bin build/apps/toolcache/toolcache]
-//        [--rounds 400] [--wrk-seconds 10]
+//        [--rounds 400] [--wrk-seconds 10] [--sizes 2048,204800]
+//        [--no-wrk] [--no-portkey] [--stages]
+// --stages runs the proxy at --log-level debug and prints, per block, the
+// medians of its per-request stage times (its "stages (ms)" log lines).
 // Method: one keep-alive client; for each body size and mode (JSON or SSE)
 // the three paths are measured in alternating order, request by request, so
 // machine load hits them alike; medians and p90 of wall time per request,
 // and added = path - direct (medians). The fake upstream runs in its own
 // process. The proxy's own time (parse + observe, from its histograms) is
-// printed too.
+// printed too, with where its time goes per stage (upload, handle,
+// upstream write/wait/body, respond; toolcache_proxy_stage_seconds) and the
+// CPU time the proxy process used per request (utime + stime from
+// /proc/PID/stat over each block, divided by the requests it carried).
 import http from 'node:http';
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,13 +28,27 @@ const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] :
 const BIN = path.resolve(opt('--bin', path.join(root, 'build/apps/toolcache/toolcache')));
 const ROUNDS = Number(opt('--rounds', 400));
 const WRK_SECONDS = Number(opt('--wrk-seconds', 10));
+const SIZES = opt('--sizes', '2048,204800').split(',').map(Number);
+const NO_WRK = args.includes('--no-wrk');
+const NO_PORTKEY = args.includes('--no-portkey');
+const STAGES = args.includes('--stages');
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+// utime + stime of a process, in ms.
+function cpuMs(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(rest[11]) + Number(rest[12])) * TICK_MS;
+}
+const loadavg = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
 function startProcess(cmd, argv, pattern, env = process.env) {
   const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
   return new Promise((resolve, reject) => {
     let out = '';
+    child.output = '';
     const on = (d) => {
       out += d;
+      child.output += d;
       const m = out.match(pattern);
       if (m) resolve({ child, match: m });
     };
@@ -72,12 +92,12 @@ const quant = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Mat
 async function main() {
   const fake = await startProcess('node', [path.join(root, 'tests/llm/fake_upstream.mjs')], /(http:\/\/127\.0\.0\.1:\d+)/);
   const upUrl = fake.match[1];
-  const proxy = await startProcess(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upUrl, '--log-level', 'warn'], /listening on (http:\S+)/);
+  const proxy = await startProcess(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upUrl, '--log-level', STAGES ? 'debug' : 'warn'], /listening on (http:\S+)/);
   const pxUrl = proxy.match[1];
   const pkPort = 18000 + Math.floor(Math.random() * 1000);
   const pkMain = path.join(root, 'bench/peers/node_modules/@portkey-ai/gateway/build/start-server.js');
   let portkey = null;
-  if (fs.existsSync(pkMain)) {
+  if (fs.existsSync(pkMain) && !NO_PORTKEY) {
     portkey = await startProcess('node', [pkMain, `--port=${pkPort}`], /Gateway is running/);
   }
   const targets = [
@@ -90,10 +110,13 @@ async function main() {
   }
   const common = { 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01' };
   const results = [];
-  for (const size of [2048, 204800]) {
+  const loadBefore = loadavg();
+  for (const size of SIZES) {
     for (const stream of [false, true]) {
       const b = body(size, stream);
       const times = Object.fromEntries(targets.map((t) => [t.name, []]));
+      const cpu0 = cpuMs(proxy.child.pid);
+      const log0 = proxy.child.output.length;
       for (let r = 0; r < ROUNDS + 20; ++r) {
         const order = r % 2 ? [...targets].reverse() : targets;
         for (const t of order) {
@@ -109,9 +132,20 @@ async function main() {
           if (r >= 20) times[t.name].push(res.ms);  // 20 warm-up rounds
         }
       }
+      const proxyCpuMs = cpuMs(proxy.child.pid) - cpu0;
+      let stageMedians;
+      if (STAGES) {
+        await new Promise((r) => setTimeout(r, 200));  // the log pipe catches up
+        const names = ['upload', 'handle', 'upstream_write', 'upstream_wait', 'upstream_body'];
+        const rows = [...proxy.child.output.slice(log0).matchAll(/stages \(ms\): upload ([\d.]+), handle ([\d.]+), upstream_write ([\d.]+), upstream_wait ([\d.]+), upstream_body ([\d.]+)/g)]
+          .slice(20).map((m) => m.slice(1).map(Number));
+        stageMedians = Object.fromEntries(names.map((n, i) => [n, +quant(rows.map((r) => r[i]), 0.5).toFixed(3)]));
+        stageMedians.requests = rows.length;
+      }
       const ok = targets.filter((t) => times[t.name].length > 0);
       const med = Object.fromEntries(ok.map((t) => [t.name, quant(times[t.name], 0.5)]));
-      const row = { bytes: b.length, stream };
+      const row = { bytes: b.length, stream, proxy_cpu_ms_per_request: +(proxyCpuMs / (ROUNDS + 20)).toFixed(3) };
+      if (stageMedians) row.proxy_stage_p50_ms = stageMedians;
       for (const t of ok) {
         row[`${t.name}_p50_ms`] = +med[t.name].toFixed(3);
         row[`${t.name}_p90_ms`] = +quant(times[t.name], 0.9).toFixed(3);
@@ -122,12 +156,22 @@ async function main() {
   }
   const stats = await (await fetch(`${pxUrl}/toolcache/stats`)).json();
   const overhead = stats.metrics.toolcache_proxy_overhead_seconds.series;
-  console.log(JSON.stringify({ rounds: ROUNDS, results, proxy_own_time: overhead.map((s) => ({ ...s.labels, p50_ms: +(s.p50 * 1e3).toFixed(3), p99_ms: +(s.p99 * 1e3).toFixed(3), count: s.count })) }, null, 1));
-  console.log('\n| request | mode | direct p50 | toolcache p50 (added) | portkey p50 (added) | ratio |');
-  console.log('|---|---|---|---|---|---|');
+  const hist = (series) => series.map((s) => ({ ...s.labels, p50_ms: +(s.p50 * 1e3).toFixed(3), p99_ms: +(s.p99 * 1e3).toFixed(3), count: s.count }));
+  const stages = stats.metrics.toolcache_proxy_stage_seconds?.series ?? [];
+  console.log(JSON.stringify({ rounds: ROUNDS, load_before: loadBefore, load_after: loadavg(), results,
+    proxy_own_time: hist(overhead), proxy_stages_all_sizes: hist(stages) }, null, 1));
+  console.log('\n| request | mode | direct p50 | toolcache p50 (added) | portkey p50 (added) | ratio | proxy CPU/request |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const r of results) {
     const ratio = r.portkey_added_ms !== undefined ? (r.portkey_added_ms / Math.max(r.toolcache_added_ms, 0.001)).toFixed(1) + 'x' : '-';
-    console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${r.direct_p50_ms} ms | ${r.toolcache_p50_ms} ms (+${r.toolcache_added_ms}) | ${r.portkey_p50_ms ?? '-'} ms (+${r.portkey_added_ms ?? '-'}) | ${ratio} |`);
+    console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${r.direct_p50_ms} ms | ${r.toolcache_p50_ms} ms (+${r.toolcache_added_ms}) | ${r.portkey_p50_ms ?? '-'} ms (+${r.portkey_added_ms ?? '-'}) | ${ratio} | ${r.proxy_cpu_ms_per_request} ms |`);
+  }
+  if (NO_WRK) {
+    proxy.child.kill('SIGTERM');
+    fake.child.kill('SIGTERM');
+    portkey?.child.kill('SIGTERM');
+    agent.destroy();
+    return;
   }
 
   // Throughput at 64 connections (wrk), direct vs through the proxy, and

@@ -11,6 +11,7 @@ PACKAGES=(
   libssl-dev libboost1.81-dev libsimdjson-dev libglpk-dev glpk-utils gnuplot-nox
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 ccache libsqlite3-dev libhiredis-dev zlib1g-dev redis-server wrk
+  openssl   # the CLI: e2e_proxy_ops makes a self-signed certificate at test time
   dpkg-dev file groff-base zsh   # the .deb (cpack, dpkg-shlibdeps), man page and completion checks
   chromium   # the dashboard test (headless, driven by puppeteer-core)
   openssl    # the `mcp --url` TLS test makes a self-signed certificate

@@ -31,6 +31,7 @@ struct ProxyArgs {
   std::string ca_file;
   std::string store;
   int threads = 2;
+  double drain_timeout = -1;  // unset: the config's, else 10 s
   bool no_cache = false;
   bool serve = false;
   bool offload = false;
@@ -70,6 +71,9 @@ int Run(const ProxyArgs& a) {
     o.response_timeout_seconds = *pc.response_timeout_seconds;
   }
   if (pc.ca_file) o.ca_file = *pc.ca_file;
+  if (pc.drain_timeout_seconds) {
+    o.drain_timeout_seconds = *pc.drain_timeout_seconds;
+  }
   if (pc.serve) o.serve.all_tools = *pc.serve;
   o.serve.tools = pc.serve_tools;
   if (pc.serve_max_rounds) {
@@ -114,6 +118,7 @@ int Run(const ProxyArgs& a) {
   }
   if (!a.client_name.empty()) o.client_server = a.client_name;
   if (!a.ca_file.empty()) o.ca_file = a.ca_file;
+  if (a.drain_timeout >= 0) o.drain_timeout_seconds = a.drain_timeout;
   o.threads = a.threads;
   o.stats_path = a.stats_path;
   if (!a.store.empty()) config.store = a.store;
@@ -185,6 +190,11 @@ Command AddProxyCommand(CLI::App& root) {
       ->add_option("--ca-file", args->ca_file,
                    "extra CA bundle (PEM) for TLS upstreams")
       ->check(CLI::ExistingFile);
+  c.app
+      ->add_option("--drain-timeout", args->drain_timeout,
+                   "seconds requests in flight get to finish on SIGTERM "
+                   "before the proxy exits (default 10)")
+      ->check(CLI::NonNegativeNumber);
   c.app->add_option("--threads", args->threads, "event loops (default 2)")
       ->check(CLI::Range(1, 64));
   c.app->add_option("--stats", args->stats_path,

@@ -101,6 +101,8 @@ struct ProxyConfig {
   std::optional<uint64_t> max_depth;
   std::optional<double> response_timeout_seconds;
   std::optional<std::string> ca_file;
+  // Seconds requests in flight get to finish on SIGTERM (default 10).
+  std::optional<double> drain_timeout_seconds;
   // The server-side tool loop (docs/PROXY_SERVE.md): `serve: true` serves every
   // cacheable tool, `serve: [Read, Grep]` those tools.
   std::optional<bool> serve;

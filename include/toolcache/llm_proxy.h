@@ -105,6 +105,11 @@ struct LlmProxyOptions {
   std::string ca_file;
   // JSON statistics written here on exit and on SIGUSR1 ("" = never).
   std::string stats_path;
+  // On SIGTERM / SIGINT / SIGHUP the proxy stops accepting and lets the
+  // requests in flight (streams included) finish for up to this long, then
+  // exits. Choice: 10 s, longer than most non-thinking turns; a longer
+  // value holds a deploy back, a shorter one cuts more streams.
+  double drain_timeout_seconds = 10;
   LlmServeOptions serve;
   // Conversation state of the tool loop (borrowed); nullptr = in memory.
   Store* store = nullptr;
@@ -121,6 +126,13 @@ class LlmProxy {
   // Serves until Stop().
   virtual void Run() = 0;
   virtual void Stop() = 0;
+  // Stops accepting, waits until every request in flight has been answered
+  // or `timeout_seconds` passed, then Stop(). Blocks; call it from another
+  // thread than Run()'s. True when everything in flight finished.
+  virtual bool DrainAndStop(double /*timeout_seconds*/) {
+    Stop();
+    return false;
+  }
   // The `GET /toolcache/stats` document.
   virtual std::string StatsJson() const = 0;
 };
@@ -129,9 +141,9 @@ class LlmProxy {
 // file, UNAVAILABLE when the address cannot be bound.
 Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options);
 
-// NewLlmProxy + Run until SIGTERM / SIGINT / SIGHUP (SIGUSR1 writes the
-// statistics file). `on_listening` is called with the bound port first.
-// Returns the process exit code.
+// NewLlmProxy + Run until SIGTERM / SIGINT / SIGHUP, which drain (see
+// drain_timeout_seconds) (SIGUSR1 writes the statistics file). `on_listening`
+// is called with the bound port first. Returns the process exit code.
 Result<int> RunLlmProxy(const LlmProxyOptions& options,
                         const std::function<void(uint16_t)>& on_listening);
 

@@ -348,11 +348,12 @@ class Parser {
     ProxyConfig p;
     if (node.IsNull()) return p;
     ExpectMap(node, "proxy");
-    CheckKeys(node, "proxy",
-              {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
-               "clientName", "maxBodyBytes", "maxDepth",
-               "responseTimeoutSeconds", "caFile", "serve", "serveMaxRounds",
-               "conversationTtlSeconds", "offload", "offloadTokens"});
+    CheckKeys(
+        node, "proxy",
+        {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
+         "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
+         "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds",
+         "offload", "offloadTokens", "drainTimeoutSeconds"});
     if (const YAML::Node n = node["upstream"]) {
       p.upstream = String(n, "proxy.upstream");
     }
@@ -381,6 +382,12 @@ class Parser {
     }
     if (const YAML::Node n = node["caFile"]) {
       p.ca_file = String(n, "proxy.caFile");
+    }
+    if (const YAML::Node n = node["drainTimeoutSeconds"]) {
+      p.drain_timeout_seconds = Number(n, "proxy.drainTimeoutSeconds");
+      if (*p.drain_timeout_seconds < 0) {
+        Fail(n, "'proxy.drainTimeoutSeconds' must be >= 0");
+      }
     }
     if (const YAML::Node n = node["serve"]) {
       // true / false, or the list of tools to serve.

@@ -114,6 +114,20 @@ TEST(ConfigTest, ParsesTheProxyBlockNextToThePrxyKeys) {
               ::testing::HasSubstr("did you mean 'upstream'"));
 }
 
+TEST(ConfigTest, ProxyDrainTimeout) {
+  Result<Config> c =
+      ParseConfig("proxy:\n  drainTimeoutSeconds: 2.5\n", "p.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(*c->proxy.drain_timeout_seconds, 2.5);
+  EXPECT_FALSE(ParseConfig("proxy:\n  upstream: x\n", "p.yaml")
+                   ->proxy.drain_timeout_seconds.has_value());
+  Result<Config> bad =
+      ParseConfig("proxy:\n  drainTimeoutSeconds: -1\n", "p.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              ::testing::HasSubstr("'proxy.drainTimeoutSeconds' must be >= 0"));
+}
+
 TEST(ConfigTest, ParsesThePromptCacheBlock) {
   Result<Config> c = ParseConfig(R"(promptCache:
   stabilizeTools: true

@@ -11,6 +11,7 @@
 //   framed, the upstream allowed keep-alive and the call was not cancelled.
 #include <openssl/ssl.h>
 
+#include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -87,6 +88,7 @@ class CallImpl : public Call, public std::enable_shared_from_this<CallImpl> {
         timer_(loop->ioc),
         resolver_(loop->ioc) {
     Serialize(request);
+    body_ = std::move(request.body);
   }
 
   void Begin();
@@ -108,7 +110,8 @@ class CallImpl : public Call, public std::enable_shared_from_this<CallImpl> {
   Loop* loop_;
   Url url_;
   std::shared_ptr<ResponseSink> sink_;
-  std::string wire_;
+  std::string wire_;  // request line and headers
+  std::string body_;  // the body, written after wire_ without a copy
   std::unique_ptr<Conn> conn_;
   net::steady_timer timer_;
   tcp::resolver resolver_;
@@ -202,7 +205,7 @@ class ClientImpl final : public Client {
 };
 
 void CallImpl::Serialize(const ClientRequest& r) {
-  wire_.reserve(r.body.size() + 512 + r.headers.size() * 64);
+  wire_.reserve(512 + r.headers.size() * 64);
   wire_ += r.method;
   wire_ += ' ';
   wire_ += url_.path_prefix;
@@ -224,7 +227,6 @@ void CallImpl::Serialize(const ClientRequest& r) {
     wire_ += "\r\n";
   }
   wire_ += "\r\n";
-  wire_ += r.body;
 }
 
 void CallImpl::Begin() {
@@ -299,10 +301,15 @@ void CallImpl::Handshake() {
 void CallImpl::WriteRequest() {
   Arm(client_->options().response_timeout_seconds, "response");
   conn_->With([&](auto& stream) {
-    net::async_write(stream, net::buffer(wire_),
+    // Head and body in one gathered write (the body is not copied).
+    const std::array<net::const_buffer, 2> bufs{net::buffer(wire_),
+                                                net::buffer(body_)};
+    net::async_write(stream, bufs,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
                        if (self->done_) return;
                        if (ec) return self->Fail(ec, "write request");
+                       self->sink_->OnSent();
+                       if (self->done_) return;  // cancelled from OnSent
                        self->ReadHead();
                      });
   });

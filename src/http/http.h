@@ -67,6 +67,11 @@ struct Request {
   int version = 11;    // 10 or 11
   Headers headers;     // as received, in order
   std::string body;    // capacity() >= size() + kBodyPadding
+  // When the header section had arrived and when the body was complete
+  // (steady clock, seconds since its epoch): the client's upload time is
+  // the difference (for stage timings).
+  double head_at = 0;
+  double received_at = 0;
 
   std::string_view Header(std::string_view name) const {
     return FindHeader(headers, name);
@@ -145,6 +150,13 @@ class Server {
   virtual void Run() = 0;
   // Stops every loop. Thread-safe; safe from a signal-handling thread.
   virtual void Stop() = 0;
+  // Starts a graceful shutdown: the listening socket closes (new
+  // connections are refused), idle keep-alive connections close, and every
+  // connection closes once its response in progress (or a request already
+  // arriving) is answered, with `connection: close` when its head has not
+  // left yet. Run() keeps serving until Stop(); open_connections() falling
+  // to 0 says the drain is over. Thread-safe.
+  virtual void Drain() {}
   // Connections open now (a gauge for metrics).
   virtual uint64_t open_connections() const = 0;
 };
@@ -180,6 +192,9 @@ struct ClientRequest {
 class ResponseSink {
  public:
   virtual ~ResponseSink() = default;
+  // The request has been written to the upstream socket (a connection
+  // taken from the pool or opened). For stage timings; optional.
+  virtual void OnSent() {}
   virtual void OnHead(int status, const Headers& headers) = 0;
   // One decoded piece of the body (chunked framing removed). Return false
   // to pause reading until Call::Resume.
@@ -254,6 +269,9 @@ class LoopThread {
   virtual Loop* loop() = 0;
 };
 std::unique_ptr<LoopThread> NewLoopThread();
+
+// Seconds on the steady clock (since its epoch), as in Request::head_at.
+double SteadySeconds();
 
 // Standard reason phrase ("Not Found"), "" for unknown codes.
 std::string_view ReasonPhrase(int status);

@@ -123,7 +123,83 @@ TEST(HttpServer, PipelinedRequestsAreAnsweredInOrder) {
       "h\r\n\r\n");
   std::string r = c.ReadUntil("/two");
   ASSERT_NE(r.find("/one"), std::string::npos) << r;
+  ASSERT_NE(r.find("/two"), std::string::npos) << r;
   EXPECT_LT(r.find("/one"), r.find("/two"));
+}
+
+// A body of known length arrives in pieces, a pipelined request right
+// behind it: the body is whole, byte for byte, and the next request intact.
+TEST(HttpServer, BodyInPiecesThenAPipelinedRequest) {
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    res->Send(
+        200, {},
+        std::string(req.Path()) + ":" + std::to_string(req.body.size()) + ":" +
+            (req.body.empty() ? "" : req.body.substr(0, 3)) + ":" +
+            req.body.substr(req.body.size() > 3 ? req.body.size() - 3 : 0) +
+            ";");
+  });
+  std::string body(300000, 'x');
+  body.replace(0, 3, "abc");
+  body.replace(body.size() - 3, 3, "xyz");
+  RawClient c(f.port());
+  c.Send("POST /big HTTP/1.1\r\nHost: h\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 1000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  c.Send(body.substr(1000) + "GET /next HTTP/1.1\r\nHost: h\r\n\r\n");
+  std::string r = c.ReadUntil("/next:0::;");
+  EXPECT_NE(r.find("/big:300000:abc:xyz;"), std::string::npos) << r;
+  EXPECT_NE(r.find("/next:0::;"), std::string::npos) << r;
+}
+
+// Drain: an idle keep-alive connection closes, new connections are
+// refused, the response in progress finishes (with connection: close).
+TEST(HttpServer, DrainFinishesTheResponseInProgress) {
+  std::atomic<Loop*> loop{nullptr};
+  ResponderPtr held;
+  std::mutex mu;
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    if (req.Path() == "/slow") {
+      std::lock_guard<std::mutex> lock(mu);
+      held = res;
+      loop = res->loop();
+      return;
+    }
+    res->Send(200, {}, "quick");
+  });
+  RawClient idle(f.port());
+  idle.Send("GET /q HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_NE(idle.ReadUntil("quick").find("quick"), std::string::npos);
+  RawClient busy(f.port());
+  busy.Send("GET /slow HTTP/1.1\r\nHost: h\r\n\r\n");
+  for (int i = 0; i < 500 && loop.load() == nullptr; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_NE(loop.load(), nullptr);
+  f.server().Drain();
+  idle.ReadUntil("never", 2);
+  EXPECT_TRUE(idle.closed()) << "the idle connection closes";
+  // The listening socket is closed: a new connection is refused.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(f.port());
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_NE(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  close(fd);
+  Post(loop.load(), [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    held->Send(200, {}, "slow done");
+    held.reset();
+  });
+  std::string r = busy.ReadUntil("slow done");
+  EXPECT_NE(r.find("slow done"), std::string::npos) << r;
+  EXPECT_NE(r.find("connection: close"), std::string::npos) << r;
+  busy.ReadUntil("never", 2);
+  EXPECT_TRUE(busy.closed());
+  for (int i = 0; i < 500 && f.server().open_connections() > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(f.server().open_connections(), 0u);
 }
 
 TEST(HttpServer, RejectsOversizedBodiesAndHeaders) {

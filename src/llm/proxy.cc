@@ -18,11 +18,13 @@
 #include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 
 #include "src/http/http.h"
 #include "src/http/sse.h"
@@ -188,6 +190,7 @@ struct Shared {
   metrics::CounterFamily* offloaded = nullptr;
   metrics::CounterFamily* served = nullptr;
   metrics::CounterFamily* spliced = nullptr;
+  metrics::CounterFamily* serve_bypass = nullptr;
   metrics::HistogramFamily* saved_latency = nullptr;
   std::unique_ptr<PromptCache> prompt;  // null: no promptCache switch on
   SystemClock clock;
@@ -200,6 +203,7 @@ struct Shared {
   metrics::HistogramFamily* overhead = nullptr;
   metrics::HistogramFamily* upstream = nullptr;
   metrics::HistogramFamily* first_byte = nullptr;
+  metrics::HistogramFamily* stages = nullptr;
 
   std::atomic<uint64_t> in_flight{0};
 
@@ -243,14 +247,31 @@ class Exchange : public http::ResponseSink,
         started_at_(Now()) {
     ++shared_->in_flight;
   }
-  ~Exchange() override { --shared_->in_flight; }
+  ~Exchange() override {
+    --shared_->in_flight;
+    // Logged once the response is done, so the line never delays it.
+    if (stages_recorded_ && spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug(
+          "{}: stages (ms): upload {:.3f}, handle {:.3f}, upstream_write "
+          "{:.3f}, upstream_wait {:.3f}, upstream_body {:.3f}",
+          Label(), stage_ms_[0], stage_ms_[1], stage_ms_[2], stage_ms_[3],
+          stage_ms_[4]);
+    }
+  }
 
   // Serve this request's tool calls from the cache (tool_loop.h).
   void SetServe(std::unique_ptr<llm::ServeSession> session) {
     serve_ = std::move(session);
   }
 
+  // When the request's header and body had arrived (http::Request).
+  void SetArrival(double head_at, double received_at) {
+    head_at_ = head_at;
+    received_at_ = received_at;
+  }
+
   void Begin(http::ClientRequest request) {
+    begun_at_ = Now();
     if (serve_) {
       again_.method = request.method;
       again_.target = request.target;
@@ -265,8 +286,11 @@ class Exchange : public http::ResponseSink,
                                std::move(request), shared_from_this());
   }
 
+  void OnSent() override { sent_at_ = Now(); }
+
   void OnHead(int status, const Headers& headers) override {
     status_ = status;
+    upstream_head_at_ = Now();
     shared_->first_byte->Get({Label()})->Observe(Now() - started_at_);
     for (const Header& h : headers) {
       if (http::IsHopByHop(h.name)) continue;
@@ -317,8 +341,10 @@ class Exchange : public http::ResponseSink,
   }
 
   void OnEnd(const Status& st) override {
-    shared_->upstream->Get({Label()})->Observe(Now() - started_at_);
+    const double end = Now();
+    shared_->upstream->Get({Label()})->Observe(end - started_at_);
     if (!st.ok()) return UpstreamFailed(st);
+    RecordStages(end);
     shared_->requests->Get({Label(), StatusClass(status_)})->Add();
     if (serve_stream_) return ServeStreamEnd();
     if (relaying_) {
@@ -354,12 +380,39 @@ class Exchange : public http::ResponseSink,
     headers_.push_back(
         {"x-toolcache-would-hit", std::to_string(rep.would_hit)});
     if (serve_) AddServeHeaders();
-    shared_->overhead->Get({Label(), "response"})->Observe(Now() - t0);
+    const double t1 = Now();
+    shared_->overhead->Get({Label(), "response"})->Observe(t1 - t0);
+    if (stages_ != nullptr)
+      stages_->Get({Label(), "respond"})->Observe(t1 - t0);
     res_->Send(status_, std::move(headers_), std::move(body_));
   }
 
  private:
   static constexpr size_t kMaxBuffered = 1 << 20;
+
+  // Where a request's time went, once per request (the first upstream
+  // round): upload (client -> proxy body transfer, from the header's
+  // arrival), handle (read done -> forwarding starts: parse, observe),
+  // upstream_write (connection from the pool or opened, request written),
+  // upstream_wait (written -> response head), upstream_body (head -> end).
+  void RecordStages(double end) {
+    stages_ = shared_->stages;
+    if (stages_recorded_ || sent_at_ == 0 || upstream_head_at_ == 0) return;
+    stages_recorded_ = true;
+    const std::string_view l = Label();
+    const double upload = received_at_ - head_at_;
+    const double handle = begun_at_ - received_at_;
+    const double write = sent_at_ - begun_at_;
+    const double wait = upstream_head_at_ - sent_at_;
+    const double body = end - upstream_head_at_;
+    stages_->Get({l, "upload"})->Observe(upload);
+    stages_->Get({l, "handle"})->Observe(handle);
+    stages_->Get({l, "upstream_write"})->Observe(write);
+    stages_->Get({l, "upstream_wait"})->Observe(wait);
+    stages_->Get({l, "upstream_body"})->Observe(body);
+    stage_ms_ = {upload * 1e3, handle * 1e3, write * 1e3, wait * 1e3,
+                 body * 1e3};
+  }
 
   std::string_view Label() const {
     return route_.route == Route::kObserved ? llm::ApiName(route_.api)
@@ -370,7 +423,16 @@ class Exchange : public http::ResponseSink,
   // the next round goes upstream and true is returned; otherwise body_
   // becomes the client's answer (usage summed over the rounds).
   bool NextRound(const llm::ParsedResponse& parsed) {
-    std::optional<std::string> next = serve_->OnResponse(body_, parsed);
+    std::optional<std::string> next;
+    if (parsed.choices > 1) {
+      // n > 1: the client picks one of several alternative turns; a hidden
+      // round would have to choose for it. Passed through, observed.
+      shared_->serve_bypass->Get({Label(), "multiple_choices"})->Add();
+      spdlog::info("{}: not served: the response has {} choices (n > 1)",
+                   Label(), parsed.choices);
+    } else {
+      next = serve_->OnResponse(body_, parsed);
+    }
     if (!next) {
       if (serve_->rounds() > 1) {
         body_ = serve_->Finish(body_, parsed);
@@ -622,6 +684,12 @@ class Exchange : public http::ResponseSink,
   http::SseParser sse_parser_;
   llm::StreamReader reader_;
   double started_at_;
+  // Stage timings (RecordStages).
+  double head_at_ = 0, received_at_ = 0, begun_at_ = 0, sent_at_ = 0,
+         upstream_head_at_ = 0;
+  bool stages_recorded_ = false;
+  std::array<double, 5> stage_ms_{};
+  metrics::HistogramFamily* stages_ = nullptr;
   std::unique_ptr<llm::ServeSession> serve_;
   http::ClientRequest again_;  // method, target, headers of later rounds
   bool serve_stream_ = false;  // the client's stream passes relay_
@@ -663,6 +731,36 @@ class LlmProxyImpl final : public LlmProxy {
   uint16_t port() const override { return server_->port(); }
   void Run() override { server_->Run(); }
   void Stop() override { server_->Stop(); }
+  bool DrainAndStop(double timeout_seconds) override {
+    const uint64_t open = server_->open_connections();
+    spdlog::info(
+        "shutting down: no new connections; {} open connection(s), {} "
+        "request(s) in flight get up to {} s to finish",
+        open, shared_->in_flight.load(), timeout_seconds);
+    server_->Drain();
+    const auto deadline =
+        std::chrono::steady_clock::now() +
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(std::max(0.0, timeout_seconds)));
+    bool drained = false;
+    while (true) {
+      drained =
+          server_->open_connections() == 0 && shared_->in_flight.load() == 0;
+      if (drained || std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (drained) {
+      spdlog::info("shutdown: every request in flight finished");
+    } else {
+      spdlog::warn(
+          "shutdown: drain timeout ({} s) passed; closing {} connection(s) "
+          "with {} request(s) in flight",
+          timeout_seconds, server_->open_connections(),
+          shared_->in_flight.load());
+    }
+    server_->Stop();
+    return drained;
+  }
   std::string StatsJson() const override { return Stats(shared_.get()); }
 
   static std::string Stats(Shared* shared) {
@@ -792,6 +890,7 @@ class LlmProxyImpl final : public LlmProxy {
     auto ex = std::make_shared<Exchange>(
         shared, res, route, stream, std::move(scope), recorded, prompt_ticket);
     ex->SetServe(std::move(session));
+    ex->SetArrival(req.head_at, req.received_at);
     shared->overhead
         ->Get({route.route == Route::kObserved ? llm::ApiName(route.api)
                                                : "passthrough",
@@ -920,6 +1019,13 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
       &r.Histograms("toolcache_proxy_upstream_first_byte_seconds",
                     "From forwarding a request to the upstream response head",
                     {"api"}, metrics::LatencyBuckets());
+  shared->stages = &r.Histograms(
+      "toolcache_proxy_stage_seconds",
+      "Where a request's time goes in the proxy: upload (client body "
+      "transfer), handle (parse + observe), upstream_write (pooled or new "
+      "connection, request written), upstream_wait (to the response head), "
+      "upstream_body, respond (whole responses: parse + peek)",
+      {"api", "stage"}, metrics::LatencyBuckets());
   Shared* sp = shared.get();
   r.Gauge("toolcache_proxy_open_connections", "Client connections open", [sp] {
     return sp->server ? static_cast<double>(sp->server->open_connections())
@@ -967,6 +1073,11 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
           "toolcache_llm_served_total",
           "Tool calls the proxy answered from the cache in hidden rounds",
           {"api", "tool"});
+      shared->serve_bypass = &r.Counters(
+          "toolcache_llm_serve_bypass_total",
+          "Responses the tool loop did not serve for a named reason "
+          "(multiple_choices: Chat with n > 1)",
+          {"api", "reason"});
       shared->spliced = &r.Counters(
           "toolcache_llm_splice_total",
           "Hidden turns put back into client requests (spliced), and "
@@ -999,7 +1110,9 @@ Result<int> RunLlmProxy(const LlmProxyOptions& options,
   if (!proxy.ok()) return proxy.status();
   LlmProxy* p = proxy->get();
   if (on_listening) on_listening(p->port());
-  http::ServeUntilSignal([p] { p->Run(); }, [p] { p->Stop(); },
+  const double drain = options.drain_timeout_seconds;
+  http::ServeUntilSignal([p] { p->Run(); },
+                         [p, drain] { (void)p->DrainAndStop(drain); },
                          [p] { return p->StatsJson(); }, options.stats_path);
   return 0;
 }

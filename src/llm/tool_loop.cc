@@ -298,6 +298,8 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
                                              const ParsedResponse& response,
                                              std::string_view scope) {
   if (!Supports(api, false) || response.tool_uses.empty()) return std::nullopt;
+  // n > 1: the client chooses among the choices; never serve for it.
+  if (response.choices > 1) return std::nullopt;
   const std::string_view want = api == Api::kAnthropicMessages ? "tool_use"
                                 : api == Api::kOpenAiChat      ? "tool_calls"
                                                                : "completed";

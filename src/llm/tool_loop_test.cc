@@ -366,5 +366,26 @@ TEST(ToolLoopWire, AppendToEmptyMessagesAndSumUsage) {
   EXPECT_EQ(j["a"], 1);
 }
 
+// Chat with n > 1: the client picks one of the choices, so the loop never
+// answers for it, even when every call of every choice is a fresh hit.
+TEST_F(ToolLoopTest, ChatWithSeveralChoicesIsNeverServed) {
+  ClientRan("call_1", "Read", kA, "alpha");
+  const std::string call =
+      R"({"role":"assistant","content":null,"tool_calls":[{"id":"call_7","type":"function","function":{"name":"Read","arguments":"{\"file_path\":\"/w/a.txt\"}"}}]})";
+  const std::string one =
+      R"({"id":"c1","object":"chat.completion","choices":[{"index":0,"message":)" +
+      call + R"(,"finish_reason":"tool_calls"}]})";
+  const std::string two =
+      R"({"id":"c1","object":"chat.completion","choices":[{"index":0,"message":)" +
+      call + R"(,"finish_reason":"tool_calls"},{"index":1,"message":)" + call +
+      R"(,"finish_reason":"tool_calls"}]})";
+  auto p1 = ParseResponse(Api::kOpenAiChat, one);
+  auto p2 = ParseResponse(Api::kOpenAiChat, two);
+  ASSERT_TRUE(p1.ok() && p2.ok());
+  EXPECT_EQ(p2->tool_uses.size(), 2u);
+  EXPECT_TRUE(loop_->TryServe(Api::kOpenAiChat, one, *p1, "s").has_value());
+  EXPECT_FALSE(loop_->TryServe(Api::kOpenAiChat, two, *p2, "s").has_value());
+}
+
 }  // namespace
 }  // namespace toolcache::llm

@@ -710,22 +710,34 @@ std::optional<std::string> ResponseTop(Api api, sj::document& doc,
     } else if (key == "choices" && api == Api::kOpenAiChat) {
       sj::array a;
       if (v.get_array().get(a)) return "choices is not an array";
-      bool first = true;
+      uint32_t position = 0;
       for (auto item : a) {
         sj::object choice;
         if (item.get_object().get(choice)) return "choice is not an object";
-        // Choice: only choices[0] is observed (n > 1 are alternatives; a
-        // client continues with one of them, almost always the first).
-        if (!first) continue;
-        first = false;
+        // Every choice is observed (n > 1 are alternatives; the client may
+        // continue with any of them). Its "index" names it, else position.
+        const uint32_t first_call =
+            static_cast<uint32_t>(out->tool_uses.size());
+        int64_t cindex = position;
+        const bool first = position++ == 0;
+        out->choices = position;
         for (auto cf : choice) {
           std::string_view ck;
           if (cf.unescaped_key().get(ck)) return "bad key";
           sj::value cv;
           if (cf.value().get(cv)) return "bad value";
+          if (ck == "index") {
+            if (cv.get_int64().get(cindex) || cindex < 0 ||
+                cindex >= (int64_t{1} << 31)) {
+              return "bad choice index";
+            }
+            continue;
+          }
           if (ck == "finish_reason") {
-            (void)String(cv, &out->stop_reason);
-          } else if (ck == "message") {
+            if (first) (void)String(cv, &out->stop_reason);
+            continue;
+          }
+          if (ck == "message") {
             sj::object msg;
             if (cv.get_object().get(msg)) return "message is not an object";
             for (auto mf : msg) {
@@ -746,6 +758,9 @@ std::optional<std::string> ResponseTop(Api api, sj::document& doc,
               }
             }
           }
+        }
+        for (size_t i = first_call; i < out->tool_uses.size(); ++i) {
+          out->tool_uses[i].choice = static_cast<uint32_t>(cindex);
         }
       }
     }
@@ -895,6 +910,7 @@ void StreamReader::Chat(std::string_view data) {
   if (data == "[DONE]") {
     for (auto& [i, p] : open_) {
       ToolUse u;
+      u.choice = static_cast<uint32_t>(i >> 32);
       u.id = std::move(p.id);
       u.name = std::move(p.name);
       u.arguments = p.arguments.empty() ? "{}" : std::move(p.arguments);
@@ -934,8 +950,12 @@ void StreamReader::Chat(std::string_view data) {
           sj::value cv;
           if (cf.value().get(cv)) return false;
           if (ck == "index") {
-            if (cv.get_int64().get(cindex)) return false;
-          } else if (ck == "delta" && cindex == 0) {
+            if (cv.get_int64().get(cindex) || cindex < 0 ||
+                cindex >= (int64_t{1} << 31)) {
+              return false;
+            }
+            choices_ = std::max(choices_, static_cast<uint32_t>(cindex + 1));
+          } else if (ck == "delta") {
             sj::object delta;
             if (cv.get_object().get(delta)) return false;
             for (auto df : delta) {
@@ -975,7 +995,8 @@ void StreamReader::Chat(std::string_view data) {
                     }
                   }
                 }
-                Partial& p = open_[tindex];
+                if (tindex < 0 || tindex >= (int64_t{1} << 32)) return false;
+                Partial& p = open_[(cindex << 32) | tindex];
                 p.tool = true;
                 if (!id.empty()) p.id = id;
                 if (!name.empty()) p.name += name;

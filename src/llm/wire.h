@@ -78,6 +78,7 @@ struct ToolUse {
   std::string arguments;  // JSON text of the arguments object
   Span span;              // the block / tool_call / item (requests only)
   uint32_t message = 0;   // index in ParsedRequest::messages (requests only)
+  uint32_t choice = 0;    // Chat: the choice it belongs to (responses, n > 1)
 };
 
 // A tool result the client sent back.
@@ -129,9 +130,12 @@ struct Usage {
 };
 
 struct ParsedResponse {
+  // Every choice's calls (Chat with n > 1: choice-major, see ToolUse::choice).
   std::vector<ToolUse> tool_uses;
   Usage usage;
-  std::string stop_reason;  // stop_reason / finish_reason / status
+  std::string stop_reason;  // stop_reason / finish_reason (of choices[0]) /
+                            // status
+  uint32_t choices = 1;     // Chat: how many choices the response has
 };
 
 // The tool calls of a whole (non-streamed) response body.
@@ -141,8 +145,9 @@ Result<ParsedResponse> ParseResponse(Api api, std::string_view body);
 // data) and collects the tool calls the model completes.
 //   Anthropic: content_block_start (tool_use) / input_json_delta /
 //              content_block_stop; message_stop ends; "error" fails.
-//   Chat:      choices[0].delta.tool_calls by index; data "[DONE]" ends;
-//              a chunk with "error" fails.
+//   Chat:      choices[i].delta.tool_calls by choice and call index (every
+//              choice of n > 1); data "[DONE]" ends; a chunk with "error"
+//              fails.
 //   Responses: response.output_item.done with a function_call item;
 //              response.completed / response.incomplete end;
 //              response.failed / error fail.
@@ -159,6 +164,8 @@ class StreamReader {
   const std::vector<ToolUse>& tool_uses() const { return done_; }
   const Usage& usage() const { return usage_; }
   uint64_t events() const { return events_; }
+  // Chat: how many choices the stream carried (1 + the highest index).
+  uint32_t choices() const { return choices_; }
 
  private:
   struct Partial {
@@ -176,7 +183,9 @@ class StreamReader {
   bool complete_ = false;
   bool failed_ = false;
   std::string failure_;
-  std::map<int64_t, Partial> open_;  // by block / tool_call index
+  // By block / tool_call index (Chat: choice << 32 | tool_call index).
+  std::map<int64_t, Partial> open_;
+  uint32_t choices_ = 1;
   std::vector<ToolUse> done_;
   Usage usage_;
   uint64_t events_ = 0;

@@ -334,5 +334,54 @@ TEST(ParseRequest, RejectsAToolResultThatIsNotValidJson) {
   EXPECT_TRUE(ParseRequest(Api::kAnthropicMessages, good).ok());
 }
 
+// Chat with n > 1: every choice's calls are found, each labelled with its
+// choice; finish_reason is choices[0]'s.
+TEST(ParseResponse, ChatFindsTheCallsOfEveryChoice) {
+  Result<ParsedResponse> c = ParseResponse(
+      Api::kOpenAiChat,
+      R"({"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"Read","arguments":"{\"p\":1}"}}]},"finish_reason":"tool_calls"},{"index":1,"message":{"role":"assistant","content":"no tools"},"finish_reason":"stop"},{"index":2,"message":{"role":"assistant","tool_calls":[{"id":"call_c","type":"function","function":{"name":"Grep","arguments":"{}"}},{"id":"call_d","type":"function","function":{"name":"Read","arguments":"{\"p\":2}"}}]},"finish_reason":"tool_calls"}]})");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->choices, 3u);
+  EXPECT_EQ(c->stop_reason, "tool_calls");
+  ASSERT_EQ(c->tool_uses.size(), 3u);
+  EXPECT_EQ(c->tool_uses[0].id, "call_a");
+  EXPECT_EQ(c->tool_uses[0].choice, 0u);
+  EXPECT_EQ(c->tool_uses[1].id, "call_c");
+  EXPECT_EQ(c->tool_uses[1].choice, 2u);
+  EXPECT_EQ(c->tool_uses[2].arguments, R"({"p":2})");
+  EXPECT_EQ(c->tool_uses[2].choice, 2u);
+  EXPECT_FALSE(
+      ParseResponse(Api::kOpenAiChat, R"({"choices":[{"index":"x"}]})").ok());
+}
+
+// Streamed n > 1: deltas of several choices interleave, and tool_call
+// indexes restart at 0 in each choice; calls are kept apart by choice.
+TEST(StreamReader, ChatKeepsTheCallsOfEachChoiceApart) {
+  StreamReader s(Api::kOpenAiChat);
+  for (
+      const char* chunk : {
+          R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","function":{"name":"Read","arguments":""}}]}}]})",
+          R"({"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"id":"call_b","function":{"name":"Grep","arguments":"{\"q\":"}}]}}]})",
+          R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"p\":1}"}}]}}]})",
+          R"({"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"x\"}"}}]}}]})",
+          R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})",
+          R"({"choices":[{"index":1,"delta":{},"finish_reason":"tool_calls"}]})",
+      }) {
+    s.OnEvent("", chunk);
+  }
+  s.OnEvent("", "[DONE]");
+  ASSERT_TRUE(s.complete());
+  EXPECT_FALSE(s.failed());
+  EXPECT_EQ(s.choices(), 2u);
+  ASSERT_EQ(s.tool_uses().size(), 2u);
+  EXPECT_EQ(s.tool_uses()[0].id, "call_a");
+  EXPECT_EQ(s.tool_uses()[0].arguments, R"({"p":1})");
+  EXPECT_EQ(s.tool_uses()[0].choice, 0u);
+  EXPECT_EQ(s.tool_uses()[1].id, "call_b");
+  EXPECT_EQ(s.tool_uses()[1].name, "Grep");
+  EXPECT_EQ(s.tool_uses()[1].arguments, R"({"q":"x"})");
+  EXPECT_EQ(s.tool_uses()[1].choice, 1u);
+}
+
 }  // namespace
 }  // namespace toolcache::llm

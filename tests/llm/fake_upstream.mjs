@@ -11,6 +11,7 @@
 //      up.requests (what it received), up.close()
 // Or:  node fake_upstream.mjs [--port N] [--script FILE]  (prints its URL)
 import http from 'node:http';
+import https from 'node:https';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 
@@ -246,33 +247,47 @@ function anthropicEvents(msg) {
   return ev.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`);
 }
 
+// `reply.choices` (Chat only): several choices, as with the request's `n`;
+// each is {text, toolCalls} like a reply. Default: the reply itself.
 function chatCompletion(body, reply, usage) {
-  const tool_calls = (reply.toolCalls ?? []).map((c) => ({
-    id: c.id ?? nextId('call_'), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) },
-  }));
+  const choiceOf = (r, index) => {
+    const tool_calls = (r.toolCalls ?? []).map((c) => ({
+      id: c.id ?? nextId('call_'), type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) },
+    }));
+    return { index, message: { role: 'assistant', content: r.text ?? null, ...(tool_calls.length ? { tool_calls } : {}), refusal: null },
+      logprobs: null, finish_reason: tool_calls.length ? 'tool_calls' : 'stop' };
+  };
   return {
     id: nextId('chatcmpl-'), object: 'chat.completion', created: 1700000000, model: body.model ?? 'fake',
-    choices: [{ index: 0, message: { role: 'assistant', content: reply.text ?? null, ...(tool_calls.length ? { tool_calls } : {}), refusal: null },
-      logprobs: null, finish_reason: tool_calls.length ? 'tool_calls' : 'stop' }],
+    choices: (reply.choices ?? [reply]).map(choiceOf),
     usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: 5, total_tokens: usage.prompt_tokens + 5,
       prompt_tokens_details: { cached_tokens: usage.cached_tokens } },
   };
 }
 
+// Chunks per choice, interleaved round-robin across choices (as the API
+// interleaves the choices of `n` > 1).
 function chatEvents(c, includeUsage) {
   const base = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model };
-  const chunk = (delta, finish = null) => ({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
-  const out = [chunk({ role: 'assistant', content: '' })];
-  const m = c.choices[0].message;
-  if (m.content) out.push(chunk({ content: m.content }));
-  (m.tool_calls ?? []).forEach((t, index) => {
-    out.push(chunk({ tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } }] }));
-    const a = t.function.arguments;
-    const half = Math.ceil(a.length / 2);
-    out.push(chunk({ tool_calls: [{ index, function: { arguments: a.slice(0, half) } }] }));
-    out.push(chunk({ tool_calls: [{ index, function: { arguments: a.slice(half) } }] }));
+  const perChoice = c.choices.map((ch) => {
+    const chunk = (delta, finish = null) => ({ ...base, choices: [{ index: ch.index, delta, logprobs: null, finish_reason: finish }] });
+    const out = [chunk({ role: 'assistant', content: '' })];
+    const m = ch.message;
+    if (m.content) out.push(chunk({ content: m.content }));
+    (m.tool_calls ?? []).forEach((t, index) => {
+      out.push(chunk({ tool_calls: [{ index, id: t.id, type: 'function', function: { name: t.function.name, arguments: '' } }] }));
+      const a = t.function.arguments;
+      const half = Math.ceil(a.length / 2);
+      out.push(chunk({ tool_calls: [{ index, function: { arguments: a.slice(0, half) } }] }));
+      out.push(chunk({ tool_calls: [{ index, function: { arguments: a.slice(half) } }] }));
+    });
+    out.push(chunk({}, ch.finish_reason));
+    return out;
   });
-  out.push(chunk({}, c.choices[0].finish_reason));
+  const out = [];
+  for (let i = 0; perChoice.some((l) => i < l.length); ++i) {
+    for (const l of perChoice) if (i < l.length) out.push(l[i]);
+  }
   if (includeUsage) out.push({ ...base, choices: [], usage: c.usage });
   return out.map((d) => `data: ${JSON.stringify(d)}\n\n`).concat(['data: [DONE]\n\n']);
 }
@@ -379,7 +394,8 @@ export function historyError(api, body) {
   return '';
 }
 
-export async function startFakeUpstream({ port = 0, script = null } = {}) {
+// `tls`: {cert, key} (PEM) serves HTTPS instead of HTTP.
+export async function startFakeUpstream({ port = 0, script = null, tls = null } = {}) {
   const state = { turns: [], requests: [], cache: new PromptCache(), fallbackText: 'done' };
   const load = (s) => {
     state.turns = [...(s?.turns ?? [])];
@@ -392,7 +408,7 @@ export async function startFakeUpstream({ port = 0, script = null } = {}) {
   };
   if (script) load(script);
 
-  const server = http.createServer(async (req, res) => {
+  const handler = async (req, res) => {
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const raw = Buffer.concat(chunks);
@@ -487,10 +503,11 @@ export async function startFakeUpstream({ port = 0, script = null } = {}) {
       return;
     }
     res.end();
-  });
+  };
+  const server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, handler) : http.createServer(handler);
   server.keepAliveTimeout = 30000;
   await new Promise((r) => server.listen(port, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${server.address().port}`;
+  const url = `${tls ? 'https' : 'http'}://127.0.0.1:${server.address().port}`;
   return {
     url, server, state, load, requests: state.requests,
     close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }),
