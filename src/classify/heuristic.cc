@@ -9,7 +9,9 @@
 //   so an unknown tool is never cached.
 // - Within the heuristic, execution or mutation evidence (execution and
 //   strong mutation verbs anywhere in a first sentence, code/SQL/body or
-//   file-output parameters) vetoes INFORMATIONAL evidence of any strength;
+//   file-output parameters, also one level down a parameter, action lists,
+//   agent nouns, a description returning a job id) vetoes INFORMATIONAL
+//   evidence of any strength;
 //   otherwise COMMAND evidence wins over INFORMATIONAL evidence of equal or
 //   lower strength (safety first); strengths, strongest first: name verb,
 //   schema action enum, title verb, description verb, weak (noun-like) name
@@ -707,10 +709,6 @@ std::string ObjectHead(const std::vector<std::string>& words, size_t i) {
   return head;
 }
 
-// Type evidence and vetoes from the first sentence of a title or
-// description: the first lexicon verb decides the type (noun-like verbs only
-// as the first word); execution verbs and strong mutation verbs anywhere
-// veto; real-time words are collected for the TTL.
 // Lowercase alphabetic words of the whole of `text`.
 std::vector<std::string> AllWords(std::string_view text) {
   std::vector<std::string> words;
@@ -753,6 +751,10 @@ void AsyncJobEvidence(std::string_view text, ToolLevel& out) {
   }
 }
 
+// Type evidence and vetoes from the first sentence of a title or
+// description: the first lexicon verb decides the type (noun-like verbs only
+// as the first word); execution verbs and strong mutation verbs anywhere
+// veto; real-time words are collected for the TTL.
 void TextEvidence(std::string_view text, Strength strength,
                   std::string_view what, ToolLevel& out) {
   const std::vector<std::string> words = FirstSentenceWords(text);
@@ -913,7 +915,7 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
         const std::string snorm = Normalized(TokenizeName(si.key()));
         const bool s_enum = si.value().is_object() &&
                             si.value().contains("enum") &&
-                            si.value()["enum"].is_array();
+                            si.value().at("enum").is_array();
         if (In(kExecutionParams, snorm) &&
             !(In(kActionKeys, snorm) && s_enum)) {
           Note(out.veto, Strength::kSchema,
@@ -923,7 +925,7 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
             !(In(kActionKeys, snorm) || snorm == "type" || snorm == "kind")) {
           continue;
         }
-        for (const Json& v : si.value()["enum"]) {
+        for (const Json& v : si.value().at("enum")) {
           std::string verb;
           if (v.is_string() &&
               (ActionVerb(v.get<std::string>(), &verb) == VerbClass::kCommand ||
