@@ -19,9 +19,11 @@ using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
 const std::string kSet = testing::TestDataPath("classify/npm_servers");
+const std::string kFreshSet =
+    testing::TestDataPath("classify/npm_servers_fresh");
 
-std::vector<SetTool> LoadSet() {
-  Result<std::vector<SetTool>> set = LoadEvalSet(kSet);
+std::vector<SetTool> LoadSet(const std::string& dir = kSet) {
+  Result<std::vector<SetTool>> set = LoadEvalSet(dir);
   EXPECT_TRUE(set.ok()) << set.status().message();
   return set.ok() ? *set : std::vector<SetTool>();
 }
@@ -45,6 +47,9 @@ void Print(const HalfReport& h) {
             << h.ReadRecall() << "\n";
   for (const std::string& w : h.writes_informational) {
     std::cout << "  write INFORMATIONAL: " << w << "\n";
+  }
+  for (const std::string& w : h.writes_cacheable) {
+    std::cout << "  write CACHEABLE: " << w << "\n";
   }
   for (const std::string& w : h.reads_lost) {
     std::cout << "  read COMMAND: " << w << "\n";
@@ -144,17 +149,17 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
                                              {"real-time", 28},
                                              {"static", 7}}));
 
-  // The held-out half: its per-tool results were not used to write rules.
-  // Goal (issue 18): 0 writes cacheable, read recall >= 0.85. Recall is
-  // met; 3 writes remain (see docs/CLASSIFY.md for each).
+  // The held-out half. Its last 3 writes (seen in an earlier session) led to
+  // the agent-noun, async-job and action-list rules, so it is no longer
+  // clean: the fresh set below is the held-out measure now. Goal (issue 18):
+  // 0 writes cacheable, read recall >= 0.85. One write remains, labelled
+  // write only by its authors' destructiveHint (see docs/CLASSIFY.md).
   EXPECT_EQ(heldout->servers, 14u);
   EXPECT_EQ(heldout->reads, 91u);
   EXPECT_EQ(heldout->writes, 124u);
   EXPECT_THAT(heldout->writes_cacheable,
-              UnorderedElementsAre("firecrawl/firecrawl_scrape",
-                                   "firecrawl/firecrawl_agent",
-                                   "circleci/find_flaky_tests"));
-  EXPECT_EQ(heldout->writes_informational.size(), 3u);
+              UnorderedElementsAre("circleci/find_flaky_tests"));
+  EXPECT_EQ(heldout->writes_informational.size(), 1u);
   EXPECT_EQ(heldout->reads_informational, 82u);  // recall 0.901
   EXPECT_GE(heldout->ReadRecall(), 0.85);
   EXPECT_EQ(heldout->reads_cacheable, 71u);
@@ -164,13 +169,44 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
                                              {"real-time", 11},
                                              {"static", 14}}));
 
-  // Claude Code's built-ins (what the LLM-API proxy sees): Glob, Grep and
-  // Task no longer fall to unknown; no write is INFORMATIONAL.
+  // Claude Code's built-ins (what the LLM-API proxy sees), with the
+  // project's own one-line descriptions: no write is INFORMATIONAL; LSP
+  // ("Asks a language server ...") has no reading verb and stays COMMAND.
   EXPECT_EQ(cc->reads, 18u);
   EXPECT_EQ(cc->writes, 37u);
   EXPECT_THAT(cc->writes_informational, IsEmpty());
-  EXPECT_EQ(cc->reads_informational, 18u);
-  EXPECT_EQ(cc->reads_cacheable, 13u);
+  EXPECT_EQ(cc->reads_informational, 17u);
+  EXPECT_EQ(cc->reads_cacheable, 15u);
+}
+
+// The fresh held-out set (tests/data/classify/npm_servers_fresh): 15 servers
+// whose labels were committed before the classifier was first run on them,
+// and on which no rule was written.
+TEST(EvalSetTest, FreshHeldOutNumbersArePinned) {
+  const std::vector<HalfReport> r =
+      EvaluateSet(Classifier(), LoadSet(kFreshSet));
+  for (const HalfReport& h : r) Print(h);
+  const HalfReport* fresh = Half(r, "fresh");
+  ASSERT_TRUE(fresh);
+  EXPECT_EQ(fresh->servers, 15u);
+  EXPECT_EQ(fresh->reads, 207u);
+  EXPECT_EQ(fresh->writes, 194u);
+  // Any further write that becomes cacheable fails here. The one left:
+  // Azure DevOps wit_query, whose action enum offers "wiql" (run an ad-hoc
+  // query), said only in the enum's description (docs/CLASSIFY.md).
+  EXPECT_THAT(fresh->writes_cacheable,
+              UnorderedElementsAre("azure-devops/wit_query"));
+  EXPECT_THAT(fresh->writes_informational,
+              UnorderedElementsAre("azure-devops/wit_query",
+                                   "selenium/diagnostics"));
+  EXPECT_EQ(fresh->reads_informational, 197u);  // recall 0.952
+  EXPECT_GE(fresh->ReadRecall(), 0.85);
+  EXPECT_EQ(fresh->reads_cacheable, 158u);
+  EXPECT_EQ(fresh->ttl_classes,
+            (std::map<std::string, uint32_t>{{"computational", 4},
+                                             {"none", 140},
+                                             {"real-time", 39},
+                                             {"static", 14}}));
 }
 
 }  // namespace

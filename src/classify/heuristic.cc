@@ -9,7 +9,9 @@
 //   so an unknown tool is never cached.
 // - Within the heuristic, execution or mutation evidence (execution and
 //   strong mutation verbs anywhere in a first sentence, code/SQL/body or
-//   file-output parameters) vetoes INFORMATIONAL evidence of any strength;
+//   file-output parameters, also one level down a parameter, action lists,
+//   agent nouns, a description returning a job id) vetoes INFORMATIONAL
+//   evidence of any strength;
 //   otherwise COMMAND evidence wins over INFORMATIONAL evidence of equal or
 //   lower strength (safety first); strengths, strongest first: name verb,
 //   schema action enum, title verb, description verb, weak (noun-like) name
@@ -184,6 +186,11 @@ constexpr auto kCommandVerbs = std::to_array<std::string_view>({
     "open",
     "retry",
     "tag",
+    // Session state: entering or leaving a mode, a worktree, a page.
+    "enter",
+    "exit",
+    "leave",
+    "quit",
 });
 
 constexpr auto kInformationalVerbs = std::to_array<std::string_view>({
@@ -310,6 +317,30 @@ constexpr auto kDispatchVerbs = std::to_array<std::string_view>({
     "perform",
     "do",
     "use",
+});
+
+// Nouns naming something that acts on its own: a name without a verb
+// whose head is one of them ("x_agent", "Agent"), or a verbless first
+// sentence headed by one ("Autonomous web research agent."), starts it
+// (execution veto). "user agent" (the HTTP header) is not one.
+constexpr auto kAgentNouns = std::to_array<std::string_view>({
+    "agent",
+    "agents",
+    "subagent",
+    "subagents",
+    "bot",
+    "autopilot",
+});
+
+// Parameters holding a list of steps the tool performs ("actions": [{"type":
+// "click"}, ...]): an enum on their items' type/action property with a
+// mutating or executing value makes the tool act (veto).
+constexpr auto kActionListParams = std::to_array<std::string_view>({
+    "actions",
+    "steps",
+    "operations",
+    "commands",
+    "instructions",
 });
 
 // TTL lexicons (paper section 4.1 classes), matched against name tokens.
@@ -519,6 +550,13 @@ void NameVerbs(const std::vector<std::string>& tokens, ToolLevel& out) {
   }
   const std::string head = ObservationNoun(tokens.back());
   if (verb == tokens.size()) {
+    if (In(kAgentNouns, tokens.back()) &&
+        !(tokens.size() >= 2 && tokens[tokens.size() - 2] == "user")) {
+      Note(out.veto, Strength::kName,
+           "agent-noun rule: name head '" + tokens.back() +
+               "' (starts an agent)");
+      return;
+    }
     if (!head.empty()) {
       Note(out.informational, Strength::kDescription,
            "observation-noun rule: name head '" + tokens.back() + "'");
@@ -633,14 +671,16 @@ bool IsNegation(std::string_view w) {
          w == "cannot" || w == "t";  // "doesn't", "don't"
 }
 
+// Words that end a noun phrase (prepositions, conjunctions, relatives).
+constexpr auto kPhraseStops = std::to_array<std::string_view>({
+    "on",  "in",  "against", "for", "to",   "with",   "from",  "of",
+    "by",  "and", "or",      "at",  "into", "that",   "which", "using",
+    "via", "as",  "then",    "if",  "when", "across",
+});
+
 // The head noun of the phrase after words[i] ("Run an accessibility audit on
 // the page" -> "audit"): determiners skipped, ends at a preposition.
 std::string ObjectHead(const std::vector<std::string>& words, size_t i) {
-  static constexpr auto kStops = std::to_array<std::string_view>({
-      "on",  "in",  "against", "for", "to",   "with",   "from",  "of",
-      "by",  "and", "or",      "at",  "into", "that",   "which", "using",
-      "via", "as",  "then",    "if",  "when", "across",
-  });
   static constexpr auto kDeterminers = std::to_array<std::string_view>({
       "a",
       "an",
@@ -662,11 +702,53 @@ std::string ObjectHead(const std::vector<std::string>& words, size_t i) {
   });
   std::string head;
   for (size_t j = i + 1; j < words.size(); ++j) {
-    if (In(kStops, words[j])) break;
+    if (In(kPhraseStops, words[j])) break;
     if (head.empty() && In(kDeterminers, words[j])) continue;
     head = words[j];
   }
   return head;
+}
+
+// Lowercase alphabetic words of the whole of `text`.
+std::vector<std::string> AllWords(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char ch = i < text.size() ? text[i] : ' ';
+    if (std::isalpha(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  return words;
+}
+
+// A description that says the call returns the id of a job, run or task
+// ("it returns a job ID immediately, and you poll ...") describes starting
+// asynchronous work, anywhere in the text: execution veto.
+void AsyncJobEvidence(std::string_view text, ToolLevel& out) {
+  static constexpr auto kJobNouns = std::to_array<std::string_view>(
+      {"job", "run", "task", "operation", "crawl", "batch", "agent"});
+  const std::vector<std::string> words = AllWords(text);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w != "return" && w != "returns" && w != "returned" &&
+        w != "returning") {
+      continue;
+    }
+    for (size_t j = i + 1; j + 1 < words.size() && j <= i + 5; ++j) {
+      if (In(kJobNouns, words[j]) &&
+          (words[j + 1] == "id" || words[j + 1] == "ids" ||
+           words[j + 1] == "identifier")) {
+        Note(out.veto, Strength::kDescription,
+             "async-job rule: description '" + w + " ... " + words[j] + " " +
+                 words[j + 1] + "' (starts asynchronous work)");
+        return;
+      }
+    }
+  }
 }
 
 // Type evidence and vetoes from the first sentence of a title or
@@ -677,6 +759,24 @@ void TextEvidence(std::string_view text, Strength strength,
                   std::string_view what, ToolLevel& out) {
   const std::vector<std::string> words = FirstSentenceWords(text);
   bool decided = false;
+  // A verbless first sentence headed by an agent noun ("Autonomous web
+  // research agent."): the tool starts an agent.
+  if (!words.empty() &&
+      ClassifyVerb(words[0], /*inflected=*/true) == VerbClass::kNone &&
+      !IsAmbiguous(words[0]) && !IsExecutionVerb(words[0])) {
+    for (size_t i = 1; i < words.size(); ++i) {
+      // Only the leading noun phrase: "... using an AI agent" is not it.
+      if (In(kPhraseStops, words[i])) break;
+      if (!In(kAgentNouns, words[i]) || words[i - 1] == "user") continue;
+      if (i + 1 == words.size() || words[i + 1] == "that" ||
+          words[i + 1] == "which" || words[i + 1] == "who") {
+        Note(out.veto, strength,
+             "agent-noun rule: " + std::string(what) + " headed by '" +
+                 words[i] + "' (starts an agent)");
+      }
+      break;
+    }
+  }
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& w = words[i];
     const bool negated = i > 0 && IsNegation(words[i - 1]);
@@ -764,6 +864,7 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
   if (props->size() >= 2) out.schema_category = props->begin().key();
   static constexpr auto kSqlCues = std::to_array<std::string_view>(
       {"sql", "graphql", "cypher", "ddl", "dml"});
+  static const Json kNoProperties = Json::object();
   for (auto it = props->begin(); it != props->end(); ++it) {
     const std::string& key = it.key();
     const std::vector<std::string> tokens = TokenizeName(key);
@@ -789,6 +890,52 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
       if (cue) {
         Note(out.veto, Strength::kSchema,
              "execution rule: parameter '" + key + "' holds code");
+      }
+    }
+    // One level down (an object's properties, an array's item properties):
+    // code or a statement inside a parameter ("actions[].script",
+    // "params.sql"), and a list of steps whose type allows an action
+    // ("actions": [{"type": "click" | "executeJavascript" | ...}]).
+    if (is_object) {
+      const Json* sub = nullptr;
+      std::string path = key;
+      if (auto p = it.value().find("properties");
+          p != it.value().end() && p->is_object()) {
+        sub = &*p;
+      } else if (auto items = it.value().find("items");
+                 items != it.value().end() && items->is_object()) {
+        if (auto ip = items->find("properties");
+            ip != items->end() && ip->is_object()) {
+          sub = &*ip;
+          path += "[]";
+        }
+      }
+      if (sub == nullptr) sub = &kNoProperties;
+      for (auto si = sub->begin(); si != sub->end(); ++si) {
+        const std::string snorm = Normalized(TokenizeName(si.key()));
+        const bool s_enum = si.value().is_object() &&
+                            si.value().contains("enum") &&
+                            si.value().at("enum").is_array();
+        if (In(kExecutionParams, snorm) &&
+            !(In(kActionKeys, snorm) && s_enum)) {
+          Note(out.veto, Strength::kSchema,
+               "execution rule: parameter '" + path + "." + si.key() + "'");
+        }
+        if (!s_enum || !In(kActionListParams, norm) ||
+            !(In(kActionKeys, snorm) || snorm == "type" || snorm == "kind")) {
+          continue;
+        }
+        for (const Json& v : si.value().at("enum")) {
+          std::string verb;
+          if (v.is_string() &&
+              (ActionVerb(v.get<std::string>(), &verb) == VerbClass::kCommand ||
+               IsExecutionVerb(verb))) {
+            Note(out.veto, Strength::kSchema,
+                 "action-list rule: '" + path + "." + si.key() + "' allows '" +
+                     v.get<std::string>() + "'");
+            break;
+          }
+        }
       }
     }
     // A file the tool writes: "outputPath", "savePng", "filePath" described
@@ -854,6 +1001,7 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
                  t);
   TextEvidence(tool.title, Strength::kTitle, "title", t);
   TextEvidence(tool.description, Strength::kDescription, "description", t);
+  AsyncJobEvidence(tool.description, t);
   return t;
 }
 

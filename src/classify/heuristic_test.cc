@@ -121,6 +121,73 @@ TEST(HeuristicTest, ExecutionEvidenceVetoesReading) {
   EXPECT_EQ(TypeOf("evaluate"), std::nullopt);
 }
 
+// Detail of the heuristic's verdict, to check that `reason` names the rule.
+std::string DetailOf(std::string name, std::string description,
+                     std::string schema = "") {
+  ToolInfo t;
+  t.name = std::move(name);
+  t.description = std::move(description);
+  t.input_schema_json = std::move(schema);
+  std::optional<Features> f = MakeHeuristicExtractor()->Extract(t, "");
+  return f ? f->detail : "";
+}
+
+TEST(HeuristicTest, ToolsThatStartAgentsOrActVeto) {
+  // A verbless name headed by an agent noun starts an agent, even when the
+  // description's first reading-like word ("research") would say read.
+  EXPECT_EQ(TypeOf("web_agent", "", "Autonomous web research agent."), kCmd);
+  EXPECT_THAT(DetailOf("web_agent", ""),
+              ::testing::HasSubstr("agent-noun rule: name head 'agent'"));
+  // The same first sentence under a neutral name vetoes by itself.
+  EXPECT_EQ(TypeOf("web_helper", "", "Autonomous web research agent."), kCmd);
+  // Not an agent noun: "user agent" (a header), a status of an agent, a
+  // list of agents, agents as an object.
+  EXPECT_EQ(TypeOf("get_user_agent", "", "Get the browser's user agent."),
+            kInfo);
+  EXPECT_EQ(TypeOf("web_agent_status", "", "Get the status of an agent job."),
+            kInfo);
+  EXPECT_EQ(TypeOf("list_agents", "", "Lists agents you can message."), kInfo);
+  // A description that returns the id of a job started elsewhere.
+  EXPECT_EQ(TypeOf("site_map", "",
+                   "Maps a site. This runs in the background: it returns a "
+                   "job ID immediately, and you poll for the result."),
+            kCmd);
+  EXPECT_THAT(DetailOf("site_map", "Maps a site. It returns a job ID."),
+              ::testing::HasSubstr("async-job rule"));
+  EXPECT_EQ(TypeOf("get_job", "", "Returns the job with the given job ID."),
+            kInfo);
+  // A list of steps whose type allows an action: the tool acts ("scrape"
+  // that clicks), one level down in the schema.
+  const std::string actions =
+      R"({"properties":{"url":{"type":"string"},"actions":{"type":"array",
+         "items":{"type":"object","properties":{"type":{"type":"string",
+         "enum":["wait","screenshot","click","executeJavascript"]}}}}}})";
+  EXPECT_EQ(
+      TypeOf("page_scrape", "", "Scrape content from a single URL.", actions),
+      kCmd);
+  EXPECT_THAT(DetailOf("page_scrape", "Scrape a URL.", actions),
+              ::testing::HasSubstr("action-list rule: 'actions[].type' allows "
+                                   "'click'"));
+  // Only reading step types: no veto.
+  EXPECT_EQ(TypeOf("page_scrape", "", "Scrape content from a single URL.",
+                   R"({"properties":{"actions":{"type":"array","items":{
+                      "properties":{"type":{"enum":["wait","screenshot"]}}}}}})"),
+            kInfo);
+  // Code one level down: "params.sql", "steps[].script".
+  EXPECT_EQ(TypeOf("get_rows", "", "Get rows.",
+                   R"({"properties":{"params":{"type":"object","properties":{
+                      "sql":{"type":"string"}}}}})"),
+            kCmd);
+  // Two levels down (an option object's own action list) is not the tool's
+  // own action: a search whose scrape options could click still reads.
+  EXPECT_EQ(TypeOf("web_search", "", "Search the web.",
+                   R"({"properties":{"scrapeOptions":{"type":"object",
+                      "properties":{"actions":{"type":"array","items":{
+                      "properties":{"type":{"enum":["click"]},
+                      "script":{"type":"string"}}}}}}}})"),
+            kInfo);
+}
+
 TEST(HeuristicTest, ObservationPhrasesRead) {
   EXPECT_EQ(TypeOf("browser_take_screenshot", "",
                    "Take a screenshot of the current page."),

@@ -1,6 +1,11 @@
+// Usage: node claude_code_capture.mjs RAW.json CLAUDE_CLI_JS "CLIENT VERSION"
+// Runs Claude Code once against the project's fake upstream and stores the
+// tools it sends. RAW.json holds Claude Code's own (proprietary) texts: keep
+// it outside the repository and store only `node claude_code_reduce.js RAW.json
+// OUT.json ...` (names, property names and types, our own descriptions).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs'; import os from 'node:os'; import path from 'node:path';
-const { startFakeUpstream } = await import('/work/wt/classifier/tests/llm/fake_upstream.mjs');
+const { startFakeUpstream } = await import(new URL('../../../../llm/fake_upstream.mjs', import.meta.url));
 const CLAUDE = process.argv[3];
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'cc-cap-')); fs.mkdirSync(path.join(work, 'home'));
 const up = await startFakeUpstream(); up.load({ fallbackText: 'ok', turns: [] });
