@@ -256,10 +256,9 @@ struct TraceBuilder::State {
 
   // Shared fields of both entry points; `object` is the object
   // index, `ttl` the record's TTL as in InternedRecord.
-  Status Push(uint64_t object, uint32_t user, uint32_t session,
-              uint32_t digest, uint64_t size, double latency, double cost,
-              double ttl, double time, bool error,
-              std::optional<RequestType> type) {
+  Status Push(uint64_t object, uint32_t user, uint32_t session, uint32_t digest,
+              uint64_t size, double latency, double cost, double ttl,
+              double time, bool error, std::optional<RequestType> type) {
     const uint64_t i = p.records;
     if (i >= PreparedTrace::kNone) {
       return Bad(i, "more than 2^32 - 1 records");
@@ -285,11 +284,11 @@ struct TraceBuilder::State {
     const double q_ttl = is_command ? 0 : record_ttl;
     p.ttl.Push(q_ttl, i, r);
     const bool cacheable = !is_command && q_ttl > options.min_cacheable_ttl;
-    p.flags.Push(static_cast<uint8_t>(
-                     (cacheable ? PreparedTrace::kCacheable : 0) |
-                     (is_command ? PreparedTrace::kCommand : 0) |
-                     (error ? PreparedTrace::kError : 0)),
-                 i, r);
+    p.flags.Push(
+        static_cast<uint8_t>((cacheable ? PreparedTrace::kCacheable : 0) |
+                             (is_command ? PreparedTrace::kCommand : 0) |
+                             (error ? PreparedTrace::kError : 0)),
+        i, r);
     any_command = any_command || is_command;
     p.session.Push(session, i, r);
     p.session_count = std::max(p.session_count, session + 1);
@@ -386,10 +385,9 @@ Status TraceBuilder::Add(const RecordView& r) {
       s.NewObject(tool, f->category_feature);
     }
   }
-  return s.Push(object, s.users.Intern(r.user),
-                s.sessions.Intern(r.session), s.digests.Intern(r.result_digest),
-                r.result_size, r.latency, r.cost, r.ttl, r.time, r.error,
-                r.request_type);
+  return s.Push(object, s.users.Intern(r.user), s.sessions.Intern(r.session),
+                s.digests.Intern(r.result_digest), r.result_size, r.latency,
+                r.cost, r.ttl, r.time, r.error, r.request_type);
 }
 
 Status TraceBuilder::AddInterned(const InternedRecord& r) {
@@ -414,8 +412,8 @@ Status TraceBuilder::AddInterned(const InternedRecord& r) {
     if (fresh) it->second = s.NewObject(r.tool, r.param_category);
     object = it->second;
   }
-  return s.Push(object, r.user, r.session, r.digest, r.result_size,
-                r.latency, r.cost, r.ttl, r.time, r.error, r.request_type);
+  return s.Push(object, r.user, r.session, r.digest, r.result_size, r.latency,
+                r.cost, r.ttl, r.time, r.error, r.request_type);
 }
 
 Result<PreparedTrace> TraceBuilder::Finish() && {
@@ -473,9 +471,9 @@ uint64_t PreparedTrace::MemoryBytes() const {
   return object_id.capacity() * sizeof(ObjectId) +
          object_category.capacity() * sizeof(uint64_t) +
          object_tool.capacity() * sizeof(uint32_t) +
-         object.capacity() * sizeof(uint32_t) + size.bytes() +
-         latency.bytes() + cost.bytes() + ttl.bytes() + now.bytes() +
-         user.bytes() + session.bytes() + digest.bytes() + flags.bytes() +
+         object.capacity() * sizeof(uint32_t) + size.bytes() + latency.bytes() +
+         cost.bytes() + ttl.bytes() + now.bytes() + user.bytes() +
+         session.bytes() + digest.bytes() + flags.bytes() +
          next_access.bytes() + next_command.bytes();
 }
 

@@ -211,18 +211,18 @@ class PlainLineScanner {
       uint32_t bit = 0;
       switch (key.size()) {
         case 4:
-          if (key == "tool") {
+          if (Is(key, "tool")) {
             bit = kTool;
             if (!String(&p, end, &r.tool) || r.tool.empty()) return false;
-          } else if (key == "time") {
+          } else if (Is(key, "time")) {
             bit = kTime;
             if (!Number(&p, end, kMaxTraceTimeSeconds, true, &r.time)) {
               return false;
             }
-          } else if (key == "user") {
+          } else if (Is(key, "user")) {
             bit = kUser;
             if (!String(&p, end, &r.user)) return false;
-          } else if (key == "cost") {
+          } else if (Is(key, "cost")) {
             bit = kCost;
             if (!Number(&p, end, kMaxTraceCost, false, &r.cost)) return false;
           } else {
@@ -230,7 +230,7 @@ class PlainLineScanner {
           }
           break;
         case 3:
-          if (key != "ttl") return false;
+          if (!Is(key, "ttl")) return false;
           bit = kTtl;
           if (!Number(&p, end, std::numeric_limits<double>::max(), true,
                       &r.ttl)) {
@@ -238,7 +238,7 @@ class PlainLineScanner {
           }
           break;
         case 5:
-          if (key != "error") return false;
+          if (!Is(key, "error")) return false;
           bit = kError;
           if (end - p >= 4 && std::memcmp(p, "true", 4) == 0) {
             r.error = true;
@@ -250,15 +250,15 @@ class PlainLineScanner {
           }
           break;
         case 6:
-          if (key != "tenant") return false;
+          if (!Is(key, "tenant")) return false;
           bit = kTenant;
           if (!String(&p, end, &r.tenant)) return false;
           break;
         case 7:
-          if (key == "session") {
+          if (Is(key, "session")) {
             bit = kSession;
             if (!String(&p, end, &r.session)) return false;
-          } else if (key == "latency") {
+          } else if (Is(key, "latency")) {
             bit = kLatency;
             if (!Number(&p, end, kMaxTraceLatencySeconds, false, &r.latency)) {
               return false;
@@ -268,29 +268,34 @@ class PlainLineScanner {
           }
           break;
         case 9:
-          if (key != "arguments") return false;
+          if (!Is(key, "arguments")) return false;
           bit = kArguments;
           if (!Arguments(&p, end, &r.arguments)) return false;
           break;
         case 11:
-          if (key != "result_size") return false;
+          if (!Is(key, "result_size")) return false;
           bit = kResultSize;
           if (!Size(&p, end, &r.result_size)) return false;
           break;
         case 12:
-          if (key != "request_type") return false;
+          if (!Is(key, "request_type")) return false;
           bit = kRequestType;
           if (end - p >= 4 && std::memcmp(p, "null", 4) == 0) {
             p += 4;
           } else {
             std::string_view t;
             if (!String(&p, end, &t)) return false;
-            r.request_type = ParseRequestType(t);
-            if (!r.request_type) return false;
+            if (Is(t, "INFORMATIONAL")) {
+              r.request_type = RequestType::kInformational;
+            } else if (Is(t, "COMMAND")) {
+              r.request_type = RequestType::kCommand;
+            } else {
+              return false;
+            }
           }
           break;
         case 13:
-          if (key != "result_digest") return false;
+          if (!Is(key, "result_digest")) return false;
           bit = kResultDigest;
           if (!String(&p, end, &r.result_digest)) return false;
           break;
@@ -316,6 +321,11 @@ class PlainLineScanner {
   }
 
  private:
+  // `s` equals the literal (a fixed-length compare the compiler inlines).
+  template <size_t N>
+  static bool Is(std::string_view s, const char (&literal)[N]) {
+    return s.size() == N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
+  }
   // A string of printable ASCII without escapes.
   static bool String(const char** pp, const char* end, std::string_view* out) {
     const char* p = *pp;
@@ -342,8 +352,17 @@ class PlainLineScanner {
     const char* e = PlainNumberEnd(p, end);
     if (e == nullptr) return false;
     double d = 0;
-    auto [q, ec] = std::from_chars(p, e, d);
-    if (ec != std::errc() || q != e) return false;
+    // An integer of at most 15 digits is exact in a double: converted
+    // directly (what a correctly rounded parse gives); else from_chars.
+    uint64_t v = 0;
+    const char* c = p;
+    while (c < e && *c >= '0' && *c <= '9') v = v * 10 + (*c++ - '0');
+    if (c == e && e - p <= 15) {
+      d = static_cast<double>(v);
+    } else {
+      auto [q, ec] = std::from_chars(p, e, d);
+      if (ec != std::errc() || q != e) return false;
+    }
     if (!std::isfinite(d) || d < 0 || d > max) return false;
     *out = d;
     *pp = e;

@@ -377,7 +377,8 @@ TEST(TraceFormats, CompactTraceReplaysAsBefore) {
       {"openai", "openai-chat", "traces/openai_chat.jsonl"},
       {"anthropic", "anthropic", "traces/anthropic_messages.jsonl"},
       {"claude", "anthropic", "traces/claude_code_session.jsonl"},
-      {"bfcl", "bfcl", "traces/bfcl/possible_answer_BFCL_v3_multi_turn_base.json"},
+      {"bfcl", "bfcl",
+       "traces/bfcl/possible_answer_BFCL_v3_multi_turn_base.json"},
       {"movie", "llmcompiler",
        "traces/llmcompiler/movie_recommendations_formatted.json"},
       {"pqa", "llmcompiler", "traces/llmcompiler/parallelqa_dataset.json"},
@@ -440,7 +441,9 @@ TEST(TraceFormats, CompactTraceReplaysAsBefore) {
                 *p, {.policy = std::string(info.name), .capacity_bytes = cap});
             ASSERT_TRUE(m.ok()) << m.status().message();
             auto u = [&](size_t i) { return std::stoull(g[i]); };
-            auto d = [&](size_t i) { return std::strtod(g[i].c_str(), nullptr); };
+            auto d = [&](size_t i) {
+              return std::strtod(g[i].c_str(), nullptr);
+            };
             EXPECT_EQ(cap, u(0));
             EXPECT_EQ(m->requests, u(1));
             EXPECT_EQ(m->hits, u(2));

@@ -63,7 +63,7 @@ TEST(VaacScaleTest, SampledEvictionStaysWithinHalfAPointOfExact) {
                                               .keys_scale = 20});
       Result<PreparedTrace> p = PrepareTrace(t, {});
       ASSERT_TRUE(p.ok()) << p.status().message();
-      requests += static_cast<double>(p->requests.size());
+      requests += static_cast<double>(p->records);
       for (size_t s = 0; s < 3; ++s) {
         const uint64_t cap = CapacityForPercent(*p, kSizes[s]);
         const Outcome exact = ReplayDirect(*p, "vaac", cap, seed);
