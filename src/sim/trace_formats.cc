@@ -352,20 +352,52 @@ class PlainLineScanner {
     const char* e = PlainNumberEnd(p, end);
     if (e == nullptr) return false;
     double d = 0;
-    // An integer of at most 15 digits is exact in a double: converted
-    // directly (what a correctly rounded parse gives); else from_chars.
-    uint64_t v = 0;
-    const char* c = p;
-    while (c < e && *c >= '0' && *c <= '9') v = v * 10 + (*c++ - '0');
-    if (c == e && e - p <= 15) {
-      d = static_cast<double>(v);
-    } else {
+    if (!FastDouble(p, e, &d)) {
       auto [q, ec] = std::from_chars(p, e, d);
       if (ec != std::errc() || q != e) return false;
     }
     if (!std::isfinite(d) || d < 0 || d > max) return false;
     *out = d;
     *pp = e;
+    return true;
+  }
+  // Clinger's fast path: a number whose digits (without the point) form an
+  // integer of at most 15 digits and whose decimal exponent is within
+  // +-22 is that integer times or divided by an exact power of ten: one
+  // correctly rounded operation on exact operands, so the same double as
+  // a correctly rounded parse (from_chars, simdjson, strtod). false = use
+  // the full parser. REQUIRES: [p, e) matched PlainNumberEnd.
+  static bool FastDouble(const char* p, const char* e, double* out) {
+    static constexpr double kPow10[] = {
+        1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    uint64_t v = 0;
+    int digits = 0;
+    int exp10 = 0;
+    const char* c = p;
+    for (; c < e && *c >= '0' && *c <= '9'; ++c, ++digits) {
+      v = v * 10 + (*c - '0');
+    }
+    if (c < e && *c == '.') {
+      for (++c; c < e && *c >= '0' && *c <= '9'; ++c, ++digits, --exp10) {
+        v = v * 10 + (*c - '0');
+      }
+    }
+    if (digits > 15) return false;
+    if (c < e) {  // the exponent: [eE][+-]?[0-9]+
+      ++c;
+      bool negative = false;
+      if (*c == '+' || *c == '-') negative = *c++ == '-';
+      int x = 0;
+      for (; c < e; ++c) {
+        x = x * 10 + (*c - '0');
+        if (x > 400) return false;
+      }
+      exp10 += negative ? -x : x;
+    }
+    if (exp10 < -22 || exp10 > 22) return false;
+    const double m = static_cast<double>(v);
+    *out = exp10 >= 0 ? m * kPow10[exp10] : m / kPow10[-exp10];
     return true;
   }
   // A non-negative integer of at most 13 digits (1 TiB has 13), no leading

@@ -167,6 +167,54 @@ TEST(TraceFormats, BadLinesGiveTheReferenceErrors) {
   ExpectSamePrepared(*ref, *fast);
 }
 
+// The plain-line scanner's numbers (integers, Clinger's fast path,
+// from_chars beyond it) are the reference parser's doubles, bit for bit.
+TEST(TraceFormats, PlainScannerNumbersEqualTheReferenceParser) {
+  const std::vector<std::string> numbers = {"0",
+                                            "7",
+                                            "0.1",
+                                            "0.2",
+                                            "1.50",
+                                            "1e-5",
+                                            "1E2",
+                                            "2.5e+3",
+                                            "0.000001",
+                                            "123456789012345",
+                                            "1234567890123456",
+                                            "9007199254740993",
+                                            "0.30000000000000004",
+                                            "3.14159265358979323846",
+                                            "1e22",
+                                            "1e23",
+                                            "5e-324",
+                                            "123.456e-20",
+                                            "999999999999999e-22",
+                                            "4.9e-310"};
+  std::string text;
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    const std::string& n = numbers[i];
+    // latency and cost are bounded (1e6); ttl takes any finite number.
+    const std::string small =
+        std::strtod(n.c_str(), nullptr) <= kMaxTraceCost ? n : "0";
+    text += R"({"time":)" + std::to_string(i) +
+            R"(,"tool":"t","arguments":{"i":)" + std::to_string(i) +
+            R"(},"result_size":1,"latency":)" + small + R"(,"cost":)" + small +
+            R"(,"ttl":)" + n + R"(,"request_type":"INFORMATIONAL"})" + "\n";
+  }
+  const std::string path = WriteFile("numbers.jsonl", text);
+  Result<PreparedTrace> ref = Reference(path, {});
+  Result<PreparedTrace> fast = ReadPreparedTrace(path, {});
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  ASSERT_TRUE(fast.ok()) << fast.status().message();
+  ExpectSamePrepared(*ref, *fast);
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    SCOPED_TRACE(numbers[i]);
+    const double want = std::strtod(numbers[i].c_str(), nullptr);
+    const double ttl = fast->ttl[i];
+    EXPECT_EQ(std::memcmp(&want, &ttl, sizeof(double)), 0);
+  }
+}
+
 // A small stand-in for bench/zipf_trace.py (the 1M trace is too slow for
 // CI): Zipf 1.1 by rank over `keys`, one lognormal-ish size per key drawn
 // first, with toolcache's own seeded generator.
