@@ -96,9 +96,8 @@ class Column {
   }
   // The whole column at once (a constant when every value is the same).
   void Assign(std::vector<T>&& v) {
-    const bool same = std::all_of(v.begin(), v.end(), [&](const T& x) {
-      return SameBits(x, v.front());
-    });
+    const bool same = std::all_of(
+        v.begin(), v.end(), [&](const T& x) { return SameBits(x, v.front()); });
     if (same) {
       constant_ = v.empty() ? T{} : v.front();
       std::vector<T>().swap(values_);
@@ -131,9 +130,9 @@ struct PreparedTrace {
 
   std::string name;
   // Per object (dense index in order of first appearance).
-  std::vector<ObjectId> object_id;         // Mix64(index + 1)
-  std::vector<uint64_t> object_category;   // Request::param_category
-  std::vector<uint32_t> object_tool;       // interned tool (1-based)
+  std::vector<ObjectId> object_id;        // Mix64(index + 1)
+  std::vector<uint64_t> object_category;  // Request::param_category
+  std::vector<uint32_t> object_tool;      // interned tool (1-based)
   // Per record.
   std::vector<uint32_t> object;  // object index
   Column<uint64_t> size;         // >= 1
