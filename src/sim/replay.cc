@@ -78,9 +78,34 @@ double ReplayMetrics::ByteHitRatio() const {
                                 static_cast<double>(total_bytes);
 }
 
+namespace {
+
+// PreparedTrace::request(i) without the offline fields (next_access and
+// next_access_time keep their "none" defaults).
+Request OnlineRequest(const PreparedTrace& trace, size_t i) {
+  Request q;
+  const uint32_t o = trace.object[i];
+  q.id = trace.object_id[o];
+  q.tool = trace.object_tool[o];
+  q.param_category = trace.object_category[o];
+  q.user = trace.user[i];
+  q.size = trace.size[i];
+  q.latency = trace.latency[i];
+  q.cost = trace.cost[i];
+  q.ttl = trace.ttl[i];
+  q.now = trace.now[i];
+  q.index = i;
+  return q;
+}
+
+}  // namespace
+
 Result<ReplayMetrics> Replay(const PreparedTrace& trace,
                              const ReplayOptions& options) {
   const PolicyInfo* info = FindPolicy(options.policy);
+  // Only offline policies read next_access / next_access_time (a random
+  // read of the next record's time): online ones get the Request without.
+  const bool offline = info == nullptr || info->kind == PolicyKind::kOffline;
   PolicyParams params;
   params.capacity_bytes = options.capacity_bytes;
   params.capacity_entries = options.capacity_entries;
@@ -163,7 +188,7 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
     const ObjectId id = trace.id(i);
     if (looked_up) {
       if (!is_command) ++m.cacheable_requests;
-      Request lookup = trace.request(i);
+      Request lookup = offline ? trace.request(i) : OnlineRequest(trace, i);
       if (is_command) lookup.ttl = 3600;  // broken path only
       lookup.dies_at = dies_at;
       LookupOutcome outcome = core.Lookup(lookup);
