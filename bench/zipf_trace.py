@@ -26,6 +26,7 @@ Only the Python 3 standard library is used.
 """
 
 import argparse
+import array
 import bisect
 import itertools
 import math
@@ -45,8 +46,9 @@ def generate(requests, keys, alpha, seed):
     hi = keys - 1
     rnd = rng.random
     # Exactly what rng.choices(range(keys), cum_weights=cum, k=requests) does.
-    trace = [bisect.bisect(cum, rnd() * total, 0, hi)
-             for _ in range(requests)]
+    # An array, not a list: 4 bytes per request (100M requests fit in RAM).
+    trace = array.array("l", (bisect.bisect(cum, rnd() * total, 0, hi)
+                              for _ in range(requests)))
     return sizes, trace
 
 
@@ -76,16 +78,20 @@ def main():
             f.writelines("%d,%d,%d\n" % (i, k, sizes[k])
                          for i, k in enumerate(trace))
     if a.oracle:
-        nxt = [-1] * len(trace)
-        last = {}
+        nxt = array.array("q", [-1]) * len(trace)
+        last = [-1] * a.keys
         for i in range(len(trace) - 1, -1, -1):
             k = trace[i]
-            nxt[i] = last.get(k, -1)
+            nxt[i] = last[k]
             last[k] = i
         rec = struct.Struct("<IQIq")
+        chunk = 1 << 20  # records per write: bounded memory
         with open(a.oracle, "wb") as f:
-            f.write(b"".join(rec.pack(i & 0xFFFFFFFF, k, sizes[k], nxt[i])
-                             for i, k in enumerate(trace)))
+            for start in range(0, len(trace), chunk):
+                end = min(len(trace), start + chunk)
+                f.write(b"".join(rec.pack(i & 0xFFFFFFFF, trace[i],
+                                          sizes[trace[i]], nxt[i])
+                                 for i in range(start, end)))
     uniq = set(trace)
     print("requests=%d keys=%d unique=%d working_set_bytes=%d" %
           (len(trace), a.keys, len(uniq), sum(sizes[k] for k in uniq)),

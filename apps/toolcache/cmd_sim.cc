@@ -175,16 +175,16 @@ bool BuildSpec(const SimFlags& f, sim::ExperimentSpec* spec) {
     Result<sim::PreparedTrace> t = sim::ReadPreparedTrace(path, read);
     bar.Finish();
     if (!t.ok()) return Usage(t.status().message());
-    if (t->requests.empty()) {
+    if (t->empty()) {
       return Usage(path + ": the trace has no records (nothing to replay)");
     }
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
     if (show_progress) {
-      std::cerr << "toolcache sim: read " << path << ": " << t->requests.size()
+      std::cerr << "toolcache sim: read " << path << ": " << t->records
                 << " requests in " << std::to_string(secs) << " s ("
-                << std::to_string(static_cast<double>(t->requests.size()) /
+                << std::to_string(static_cast<double>(t->records) /
                                   std::max(secs, 1e-9) / 1e6)
                 << " M requests/s)\n";
     }

@@ -59,10 +59,14 @@ Result<Optimum> SolveOptimumFor(const PreparedTrace& p, uint64_t capacity,
   options.max_exact_requests = spec.optimum_max_exact_requests;
   options.time_limit_seconds = spec.optimum_time_limit_seconds;
   options.dies_at = dies_at;
-  Result<OptimumResult> lat = SolveOptimum(p.requests, p.cacheable, capacity,
+  // The offline solver reads whole Requests: rebuilt from the compact
+  // records for this solve only.
+  const std::vector<Request> requests = p.Requests();
+  const std::vector<uint8_t> cacheable = p.CacheableFlags();
+  Result<OptimumResult> lat = SolveOptimum(requests, cacheable, capacity,
                                            OptimumObjective::kLatency, options);
   if (!lat.ok()) return lat.status();
-  Result<OptimumResult> cost = SolveOptimum(p.requests, p.cacheable, capacity,
+  Result<OptimumResult> cost = SolveOptimum(requests, cacheable, capacity,
                                             OptimumObjective::kCost, options);
   if (!cost.ok()) return cost.status();
   Optimum o;
@@ -167,7 +171,7 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
     }
   }
   for (const auto& t : spec.prepared_traces) {
-    if (t == nullptr || t->requests.empty()) {
+    if (t == nullptr || t->empty()) {
       return InvalidArgument("trace '" + (t ? t->name : std::string()) +
                              "' has no records (nothing to replay)");
     }

@@ -232,7 +232,8 @@ Result<OptimumResult> Optimum(const PreparedTrace& p, uint64_t capacity,
   opt.dies_at = dies;
   opt.max_exact_requests = max_exact;
   opt.time_limit_seconds = need == Need::kExact ? 3600 : 10;
-  return SolveOptimum(p.requests, p.cacheable, capacity, objective, opt);
+  return SolveOptimum(p.Requests(), p.CacheableFlags(), capacity, objective,
+                      opt);
 }
 
 // Where keeping an entry as long as the rules allow is optimal (no error
@@ -281,8 +282,8 @@ void ExpectNoPolicyBeatsOptimum(const Trace& t) {
 // drop that object's entry (2^k choices).
 uint64_t BruteForceHits(const PreparedTrace& p) {
   std::vector<size_t> reads;
-  for (size_t i = 0; i < p.requests.size(); ++i) {
-    if (p.cacheable[i]) reads.push_back(i);
+  for (size_t i = 0; i < p.records; ++i) {
+    if (p.cacheable(i)) reads.push_back(i);
   }
   uint64_t best = 0;
   for (uint64_t mask = 0; mask < (uint64_t{1} << reads.size()); ++mask) {
@@ -293,21 +294,21 @@ uint64_t BruteForceHits(const PreparedTrace& p) {
     };
     std::map<ObjectId, Entry> cache;
     uint64_t hits = 0, bit = 0;
-    for (size_t i = 0; i < p.requests.size(); ++i) {
-      const Request& q = p.requests[i];
-      if (p.command[i]) {
+    for (size_t i = 0; i < p.records; ++i) {
+      const Request q = p.request(i);
+      if (p.command(i)) {
         for (auto& [id, e] : cache) {
           if (e.touched.contains(p.session[i])) e.present = false;
         }
         continue;
       }
-      if (!p.cacheable[i]) continue;
+      if (!p.cacheable(i)) continue;
       Entry& e = cache[q.id];
       if ((mask >> bit++) & 1) e.present = false;
       if (e.present && q.now < e.expiry) {
         ++hits;
         e.touched.insert(p.session[i]);
-      } else if (!p.error[i]) {
+      } else if (!p.error(i)) {
         e = Entry{true, q.now + q.ttl, {p.session[i]}};
       } else {
         e.present = false;

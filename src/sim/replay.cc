@@ -36,20 +36,20 @@ namespace toolcache::sim {
 std::vector<uint64_t> EntryDeathIndices(const PreparedTrace& trace,
                                         InvalidationRule rule) {
   constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
-  const size_t n = trace.requests.size();
+  const size_t n = trace.records;
   std::vector<uint64_t> dies(n, kNever);
-  std::unordered_map<ObjectId, uint64_t> suffix;  // object -> min death
+  // Per object index: the minimum death over its later requests.
+  std::vector<uint64_t> suffix(trace.object_id.size(), kNever);
   for (size_t i = n; i-- > 0;) {
-    if (trace.command[i] || !trace.cacheable[i]) continue;
+    if (trace.command(i) || !trace.cacheable(i)) continue;
     uint64_t d = kNever;
     if (rule == InvalidationRule::kSession) {
       // The next COMMAND of this request's session (PrepareTrace).
-      const uint64_t own = trace.next_command[i];
-      auto [s, fresh] = suffix.try_emplace(trace.requests[i].id, own);
-      if (!fresh) s->second = std::min(s->second, own);
-      d = s->second;
+      uint64_t& s = suffix[trace.object[i]];
+      s = std::min(s, trace.NextCommand(i));
+      d = s;
     }
-    dies[i] = trace.error[i] ? i + 1 : d;
+    dies[i] = trace.error(i) ? i + 1 : d;
   }
   return dies;
 }
@@ -78,9 +78,34 @@ double ReplayMetrics::ByteHitRatio() const {
                                 static_cast<double>(total_bytes);
 }
 
+namespace {
+
+// PreparedTrace::request(i) without the offline fields (next_access and
+// next_access_time keep their "none" defaults).
+Request OnlineRequest(const PreparedTrace& trace, size_t i) {
+  Request q;
+  const uint32_t o = trace.object[i];
+  q.id = trace.object_id[o];
+  q.tool = trace.object_tool[o];
+  q.param_category = trace.object_category[o];
+  q.user = trace.user[i];
+  q.size = trace.size[i];
+  q.latency = trace.latency[i];
+  q.cost = trace.cost[i];
+  q.ttl = trace.ttl[i];
+  q.now = trace.now[i];
+  q.index = i;
+  return q;
+}
+
+}  // namespace
+
 Result<ReplayMetrics> Replay(const PreparedTrace& trace,
                              const ReplayOptions& options) {
   const PolicyInfo* info = FindPolicy(options.policy);
+  // Only offline policies read next_access / next_access_time (a random
+  // read of the next record's time): online ones get the Request without.
+  const bool offline = info == nullptr || info->kind == PolicyKind::kOffline;
   PolicyParams params;
   params.capacity_bytes = options.capacity_bytes;
   params.capacity_entries = options.capacity_entries;
@@ -108,8 +133,7 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
   // served since its last COMMAND (kSession only). A touch is recorded only
   // if the session has a COMMAND still to come (next_command), so traces
   // without COMMANDs pay nothing for the rule.
-  uint32_t sessions = 0;
-  for (uint32_t sid : trace.session) sessions = std::max(sessions, sid + 1);
+  const uint32_t sessions = trace.session_count;
   const bool track = options.invalidation == InvalidationRule::kSession;
   std::vector<std::vector<Touch>> touched(track ? sessions : 0);
   const bool broken = options.test_only_serve_commands;
@@ -131,16 +155,19 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
     list.resize(kept);
   };
 
-  for (size_t i = 0; i < trace.requests.size(); ++i) {
-    const Request& req = trace.requests[i];
-    const bool is_command = trace.command[i] != 0;
+  const size_t n = trace.records;
+  for (size_t i = 0; i < n; ++i) {
+    // The compact record; the full Request only for a lookup.
+    const uint8_t flags = trace.flags[i];
+    const bool is_command = (flags & PreparedTrace::kCommand) != 0;
     const uint32_t session = trace.session[i];
+    const uint64_t size = trace.size[i];
     ++m.requests;
-    m.total_bytes += req.size;
+    m.total_bytes += size;
     bool served = false;
     // The index at which this session's next COMMAND would erase what the
     // request touches (kSession only).
-    const uint64_t dies_at = track ? trace.next_command[i] : kNoNextAccess;
+    const uint64_t dies_at = track ? trace.NextCommand(i) : kNoNextAccess;
     const bool record_touch = dies_at != kNoNextAccess;
     if (is_command && track) {
       std::vector<Touch>& list = touched[session];
@@ -156,31 +183,34 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
       list.clear();
     }
     if (is_command) ++m.command_requests;
-    const bool looked_up = trace.cacheable[i] || (is_command && broken);
+    const bool looked_up =
+        (flags & PreparedTrace::kCacheable) != 0 || (is_command && broken);
+    const ObjectId id = trace.id(i);
     if (looked_up) {
       if (!is_command) ++m.cacheable_requests;
-      Request lookup = req;
+      Request lookup = offline ? trace.request(i) : OnlineRequest(trace, i);
       if (is_command) lookup.ttl = 3600;  // broken path only
       lookup.dies_at = dies_at;
       LookupOutcome outcome = core.Lookup(lookup);
       if (outcome == LookupOutcome::kHit) {
         served = true;
-        Slot s = core.Find(req.id);
+        Slot s = core.Find(id);
+        const uint32_t digest = trace.digest[i];
         if (s != kNoSlot && s < slot_digest.size() && slot_digest[s] != 0 &&
-            trace.digest[i] != 0 && slot_digest[s] != trace.digest[i]) {
+            digest != 0 && slot_digest[s] != digest) {
           ++m.stale_served;
         }
         if (record_touch && s != kNoSlot && s < slot_incarnation.size()) {
           std::vector<Touch>& list = touched[session];
-          if (list.empty() || list.back().id != req.id ||
+          if (list.empty() || list.back().id != id ||
               list.back().incarnation != slot_incarnation[s]) {
-            list.push_back({req.id, slot_incarnation[s]});
+            list.push_back({id, slot_incarnation[s]});
             compact(list);
           }
         }
       } else {
         if (outcome == LookupOutcome::kExpired) ++m.expired_misses;
-        if (!trace.error[i]) {
+        if ((flags & PreparedTrace::kError) == 0) {
           Slot s = core.Insert(lookup);
           if (s == kNoSlot) {
             ++m.rejections;
@@ -194,24 +224,26 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
             slot_digest[s] = trace.digest[i];
             if (record_touch) {
               std::vector<Touch>& list = touched[session];
-              list.push_back({req.id, incarnations});
+              list.push_back({id, incarnations});
               compact(list);
             }
           }
         }
       }
     }
+    const double latency = trace.latency[i];
+    const double cost = trace.cost[i];
     if (served) {
       ++m.hits;
-      m.hit_bytes += req.size;
-      m.saved_latency += req.latency;
-      m.saved_cost += req.cost;
+      m.hit_bytes += size;
+      m.saved_latency += latency;
+      m.saved_cost += cost;
       if (is_command) ++m.command_served;
     } else {
       ++m.misses;
-      m.total_latency += req.latency;
-      m.total_size += req.size;
-      m.total_cost += req.cost;
+      m.total_latency += latency;
+      m.total_size += size;
+      m.total_cost += cost;
     }
   }
   m.evictions = core.evictions();

@@ -28,7 +28,10 @@
 #ifndef TOOLCACHE_SRC_SIM_REPLAY_H_
 #define TOOLCACHE_SRC_SIM_REPLAY_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -68,24 +71,127 @@ struct PrepareOptions {
   double default_ttl = 300;
 };
 
-// One trace, ready to replay. Parallel vectors indexed by record.
+// One column of a PreparedTrace: a value per record, held as one constant
+// until a record differs (then a vector). Traces repeat most fields (one
+// latency, no sessions, no digests...), so most columns cost nothing per
+// record. Values compare by bits (a NaN constant stays constant).
+template <typename T>
+class Column {
+ public:
+  T operator[](size_t i) const {
+    return values_.empty() ? constant_ : values_[i];
+  }
+  // Appends the value of record `n` (== the records before it); `reserve`
+  // sizes the vector if this is the record that makes the column vary.
+  void Push(T v, size_t n, size_t reserve) {
+    if (!values_.empty()) {
+      values_.push_back(v);
+    } else if (n == 0) {
+      constant_ = v;
+    } else if (!SameBits(v, constant_)) {
+      values_.reserve(std::max(reserve, n + 1));
+      values_.assign(n, constant_);
+      values_.push_back(v);
+    }
+  }
+  // The whole column at once (a constant when every value is the same).
+  void Assign(std::vector<T>&& v) {
+    const bool same = std::all_of(
+        v.begin(), v.end(), [&](const T& x) { return SameBits(x, v.front()); });
+    if (same) {
+      constant_ = v.empty() ? T{} : v.front();
+      std::vector<T>().swap(values_);
+    } else {
+      values_ = std::move(v);
+    }
+  }
+  void Fill(T v) {
+    constant_ = v;
+    std::vector<T>().swap(values_);
+  }
+  bool varies() const { return !values_.empty(); }
+  uint64_t bytes() const { return values_.capacity() * sizeof(T); }
+
+ private:
+  static bool SameBits(const T& a, const T& b) {
+    return std::memcmp(&a, &b, sizeof(T)) == 0;
+  }
+  T constant_{};
+  std::vector<T> values_;
+};
+
+// One trace, ready to replay: a compact record per request (columns, most of
+// them constant in practice: docs/SIM.md, "Trace replay speed") and per-object
+// tables; request(i) rebuilds the full Request a policy sees. At most
+// 2^32 - 1 records and objects.
 struct PreparedTrace {
+  static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  enum Flag : uint8_t { kCacheable = 1, kCommand = 2, kError = 4 };
+
   std::string name;
-  std::vector<Request> requests;   // id, features, size, latency, cost,
-                                   // ttl, now, index, next_access and
-                                   // next_access_time
-  std::vector<uint8_t> cacheable;  // 1 = looked up and maybe inserted
-  std::vector<uint8_t> command;    // 1 = COMMAND (never served)
-  std::vector<uint8_t> error;      // 1 = error result (never inserted)
-  std::vector<uint32_t> session;   // interned session
-  std::vector<uint32_t> digest;    // interned result digest, 0 = unknown
-  // Index of the next COMMAND in the record's session (UINT64_MAX = none):
-  // what a hit or insert of this record exposes its entry to under
+  // Per object (dense index in order of first appearance).
+  std::vector<ObjectId> object_id;        // Mix64(index + 1)
+  std::vector<uint64_t> object_category;  // Request::param_category
+  std::vector<uint32_t> object_tool;      // interned tool (1-based)
+  // Per record.
+  std::vector<uint32_t> object;  // object index
+  Column<uint64_t> size;         // >= 1
+  Column<double> latency;
+  Column<double> cost;
+  Column<double> ttl;  // 0 for a COMMAND
+  Column<double> now;  // virtual time
+  Column<uint32_t> user;
+  Column<uint32_t> session;  // interned session
+  Column<uint32_t> digest;   // interned result digest, 0 = unknown
+  Column<uint8_t> flags;     // Flag bits
+  // Next cacheable request of the same object (kNone = none).
+  Column<uint32_t> next_access;
+  // Index of the next COMMAND in the record's session (kNone = none): what a
+  // hit or insert of this record exposes its entry to under
   // InvalidationRule::kSession (Request::dies_at for offline policies).
-  std::vector<uint64_t> next_command;
+  Column<uint32_t> next_command;
+  uint64_t records = 0;
+  uint32_t session_count = 0;
   uint64_t unique_cacheable_objects = 0;
   uint64_t unique_cacheable_bytes = 0;  // first-seen size of each object
   uint64_t total_bytes = 0;             // sum over all records
+
+  bool empty() const { return records == 0; }
+  bool cacheable(size_t i) const { return (flags[i] & kCacheable) != 0; }
+  bool command(size_t i) const { return (flags[i] & kCommand) != 0; }
+  bool error(size_t i) const { return (flags[i] & kError) != 0; }
+  ObjectId id(size_t i) const { return object_id[object[i]]; }
+  uint64_t NextCommand(size_t i) const {
+    const uint32_t c = next_command[i];
+    return c == kNone ? kNoNextAccess : c;
+  }
+  // The full view of record i (id, features, size, latency, cost, ttl, now,
+  // index, next_access and next_access_time; dies_at unset).
+  Request request(size_t i) const {
+    Request q;
+    const uint32_t o = object[i];
+    q.id = object_id[o];
+    q.tool = object_tool[o];
+    q.param_category = object_category[o];
+    q.user = user[i];
+    q.size = size[i];
+    q.latency = latency[i];
+    q.cost = cost[i];
+    q.ttl = ttl[i];
+    q.now = now[i];
+    q.index = i;
+    const uint32_t nx = next_access[i];
+    if (nx != kNone) {
+      q.next_access = nx;
+      q.next_access_time = now[nx];
+    }
+    return q;
+  }
+  // Every record's Request / cacheable flag (offline solvers, tests).
+  std::vector<Request> Requests() const;
+  std::vector<uint8_t> CacheableFlags() const;
+  // Heap bytes held (per-record columns and per-object tables).
+  uint64_t MemoryBytes() const;
 };
 
 // Interns identities and features. Errors (InvalidArgument) name the

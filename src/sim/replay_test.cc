@@ -182,9 +182,9 @@ TEST(ReplayTest, TenantsNeverShareAndDefaultTenantKeepsIds) {
   const PreparedTrace plain = Prep(t);
   t.records[1].tenant = "world-2";
   const PreparedTrace tenants = Prep(t);
-  EXPECT_EQ(plain.requests[0].id, tenants.requests[0].id);  // "" unchanged
-  EXPECT_NE(tenants.requests[0].id, tenants.requests[1].id);
-  EXPECT_EQ(tenants.requests[0].id, tenants.requests[2].id);
+  EXPECT_EQ(plain.request(0).id, tenants.request(0).id);  // "" unchanged
+  EXPECT_NE(tenants.request(0).id, tenants.request(1).id);
+  EXPECT_EQ(tenants.request(0).id, tenants.request(2).id);
   EXPECT_EQ(RunLru(plain, 1000).hits, 2u);
   EXPECT_EQ(RunLru(tenants, 1000).hits, 1u);  // record 3 hits record 1 only
   EXPECT_EQ(tenants.unique_cacheable_objects, 2u);
@@ -282,9 +282,9 @@ TEST(ReplayTest, MissingTimeAdvancesByThePreviousLatencyAndTtlDefaults) {
   t.records[0].latency = 2.5;
   t.records[1].ttl = std::numeric_limits<double>::quiet_NaN();
   PreparedTrace p = Prep(t);
-  EXPECT_DOUBLE_EQ(p.requests[0].now, 0);
-  EXPECT_DOUBLE_EQ(p.requests[1].now, 2.5);
-  EXPECT_DOUBLE_EQ(p.requests[1].ttl, 300);
+  EXPECT_DOUBLE_EQ(p.request(0).now, 0);
+  EXPECT_DOUBLE_EQ(p.request(1).now, 2.5);
+  EXPECT_DOUBLE_EQ(p.request(1).ttl, 300);
 }
 
 TEST(ReplayTest, FeaturesAndNextAccessAreInterned) {
@@ -296,18 +296,18 @@ TEST(ReplayTest, FeaturesAndNextAccessAreInterned) {
                Info("weather", "{\"city\":\"Oslo\",\"date\":\"1\"}", 4)};
   t.records[3].user = "ann";
   PreparedTrace p = Prep(t);
-  EXPECT_EQ(p.requests[0].param_category, p.requests[1].param_category);
-  EXPECT_NE(p.requests[0].param_category, p.requests[2].param_category);
-  EXPECT_NE(p.requests[0].param_category, 0u);
-  EXPECT_EQ(p.requests[3].param_category, 0u);  // single parameter
-  EXPECT_EQ(p.requests[0].tool, p.requests[2].tool);
-  EXPECT_NE(p.requests[0].tool, p.requests[3].tool);
-  EXPECT_EQ(p.requests[0].user, 0u);
-  EXPECT_NE(p.requests[3].user, 0u);
-  EXPECT_EQ(p.requests[0].id, p.requests[4].id);
-  EXPECT_NE(p.requests[0].id, p.requests[1].id);
-  EXPECT_EQ(p.requests[0].next_access, 4u);
-  EXPECT_EQ(p.requests[1].next_access, kNoNextAccess);
+  EXPECT_EQ(p.request(0).param_category, p.request(1).param_category);
+  EXPECT_NE(p.request(0).param_category, p.request(2).param_category);
+  EXPECT_NE(p.request(0).param_category, 0u);
+  EXPECT_EQ(p.request(3).param_category, 0u);  // single parameter
+  EXPECT_EQ(p.request(0).tool, p.request(2).tool);
+  EXPECT_NE(p.request(0).tool, p.request(3).tool);
+  EXPECT_EQ(p.request(0).user, 0u);
+  EXPECT_NE(p.request(3).user, 0u);
+  EXPECT_EQ(p.request(0).id, p.request(4).id);
+  EXPECT_NE(p.request(0).id, p.request(1).id);
+  EXPECT_EQ(p.request(0).next_access, 4u);
+  EXPECT_EQ(p.request(1).next_access, kNoNextAccess);
   EXPECT_EQ(p.unique_cacheable_objects, 4u);
   EXPECT_EQ(p.unique_cacheable_bytes, 400u);
   EXPECT_EQ(CapacityForPercent(p, 50), 200u);

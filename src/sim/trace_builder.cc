@@ -68,6 +68,61 @@ class Interner {
   bool has_last_ = false;
 };
 
+// Exact interning of object keys: a flat open-addressing table of (hash,
+// index) over the key texts kept end to end in one arena, so a lookup is
+// one probe and one compare (a node-based map of strings costs two or three
+// cache misses per record). Indices are dense, in order of first insertion.
+class KeyTable {
+ public:
+  // The index of `s`; `*fresh` tells whether it was added now.
+  uint64_t Intern(std::string_view s, bool* fresh) {
+    if (count_ * 2 >= slots_.size()) Grow();
+    const uint64_t h = std::hash<std::string_view>{}(s);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot& slot = slots_[i];
+      if (slot.index == kEmpty) {
+        slot = {h, count_};
+        arena_.append(s);
+        ends_.push_back(arena_.size());
+        *fresh = true;
+        return count_++;
+      }
+      if (slot.hash == h && Text(slot.index) == s) {
+        *fresh = false;
+        return slot.index;
+      }
+    }
+  }
+  uint64_t size() const { return count_; }
+
+ private:
+  static constexpr uint64_t kEmpty = std::numeric_limits<uint64_t>::max();
+  struct Slot {
+    uint64_t hash = 0;
+    uint64_t index = kEmpty;
+  };
+  std::string_view Text(uint64_t index) const {
+    const uint64_t begin = index == 0 ? 0 : ends_[index - 1];
+    return std::string_view(arena_).substr(begin, ends_[index] - begin);
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(1024, old.size() * 2), Slot{});
+    const size_t mask = slots_.size() - 1;
+    for (const Slot& o : old) {
+      if (o.index == kEmpty) continue;
+      size_t i = o.hash & mask;
+      while (slots_[i].index != kEmpty) i = (i + 1) & mask;
+      slots_[i] = o;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::string arena_;           // every key's text, end to end
+  std::vector<uint64_t> ends_;  // end offset of key i in arena_
+  uint64_t count_ = 0;
+};
+
 struct PairHash {
   size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
     return Mix64(p.first * 0x9e3779b97f4a7c15ULL ^ p.second);
@@ -151,17 +206,16 @@ struct TraceBuilder::State {
   PreparedTrace p;
   FeatureBuilder features;
   Interner<uint32_t> tools, users, sessions, digests;
-  Interner<uint64_t> objects;  // Add: the object key text
+  KeyTable objects;  // Add: the object key text
   // AddInterned: key id -> object index (global scope), or (scope, key).
   std::vector<uint64_t> key_object;
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash>
       scoped_objects;
   uint64_t key_count = 0;
   uint64_t object_count = 0;
-  std::vector<uint64_t> category;   // per object: Request::param_category
-  std::vector<uint8_t> seen;        // per object: counted as unique cacheable
-  std::vector<uint32_t> object_of;  // per request: object index
-  uint32_t session_count = 0;
+  std::vector<uint8_t> seen;  // per object: counted as unique cacheable
+  size_t reserve = 0;         // expected records (a column that varies)
+  bool any_command = false;
   double now = 0;
   double prev_latency = 0;
   std::string key_buf;
@@ -184,7 +238,7 @@ struct TraceBuilder::State {
 
   // The bounds PrepareTrace has always enforced, in its order.
   Status Check(uint64_t size, double latency, double cost, double time) const {
-    const uint64_t i = p.requests.size();
+    const uint64_t i = p.records;
     if (!(latency >= 0 && latency <= kMaxTraceLatencySeconds) ||
         !(cost >= 0 && cost <= kMaxTraceCost)) {
       return Bad(i, "latency and cost must be finite, >= 0 and at most " +
@@ -202,60 +256,62 @@ struct TraceBuilder::State {
 
   // Shared fields of both entry points; `object` is the object
   // index, `ttl` the record's TTL as in InternedRecord.
-  Status Push(uint64_t object, uint32_t tool, uint32_t user, uint32_t session,
-              uint32_t digest, uint64_t size, double latency, double cost,
-              double ttl, double time, bool error,
-              std::optional<RequestType> type) {
-    const uint64_t i = p.requests.size();
-    if (object > std::numeric_limits<uint32_t>::max() - 1) {
-      return Bad(i, "more than 2^32 - 1 distinct objects");
+  Status Push(uint64_t object, uint32_t user, uint32_t session, uint32_t digest,
+              uint64_t size, double latency, double cost, double ttl,
+              double time, bool error, std::optional<RequestType> type) {
+    const uint64_t i = p.records;
+    if (i >= PreparedTrace::kNone) {
+      return Bad(i, "more than 2^32 - 1 records");
     }
     // Choice: a record without a clock starts when the previous call ended.
     const double t = std::isfinite(time) ? time : now + prev_latency;
     now = std::max(now, t);
     prev_latency = latency;
 
-    Request& q = p.requests.emplace_back();
-    q.id = Mix64(object + 1);
-    q.tool = tool;
-    q.param_category = category[object];
-    q.user = user;
-    q.size = std::max<uint64_t>(1, size);
-    q.latency = latency;
-    q.cost = cost;
-    q.now = now;
-    q.index = i;
+    const size_t r = reserve;
+    p.object.push_back(static_cast<uint32_t>(object));
+    const uint64_t q_size = std::max<uint64_t>(1, size);
+    p.size.Push(q_size, i, r);
+    p.latency.Push(latency, i, r);
+    p.cost.Push(cost, i, r);
+    p.now.Push(now, i, r);
+    p.user.Push(user, i, r);
     // Choice: a record with no ground-truth type is treated as COMMAND (never
     // cached) -- safety first; the classifier will decide once integrated.
     const bool is_command = !type.has_value() || *type == RequestType::kCommand;
     const double record_ttl =
         std::isnan(ttl) ? options.default_ttl : ttl;  // +inf: never expires
-    q.ttl = is_command ? 0 : record_ttl;
-    p.command.push_back(is_command);
-    const bool cacheable = !is_command && q.ttl > options.min_cacheable_ttl;
-    p.cacheable.push_back(cacheable);
-    p.error.push_back(error);
-    p.session.push_back(session);
-    session_count = std::max(session_count, session + 1);
-    p.digest.push_back(digest);
-    object_of.push_back(static_cast<uint32_t>(object));
-    p.total_bytes += q.size;
+    const double q_ttl = is_command ? 0 : record_ttl;
+    p.ttl.Push(q_ttl, i, r);
+    const bool cacheable = !is_command && q_ttl > options.min_cacheable_ttl;
+    p.flags.Push(
+        static_cast<uint8_t>((cacheable ? PreparedTrace::kCacheable : 0) |
+                             (is_command ? PreparedTrace::kCommand : 0) |
+                             (error ? PreparedTrace::kError : 0)),
+        i, r);
+    any_command = any_command || is_command;
+    p.session.Push(session, i, r);
+    p.session_count = std::max(p.session_count, session + 1);
+    p.digest.Push(digest, i, r);
+    ++p.records;
+    p.total_bytes += q_size;
     if (cacheable && !seen[object]) {
       seen[object] = 1;
       ++p.unique_cacheable_objects;
-      p.unique_cacheable_bytes += q.size;
+      p.unique_cacheable_bytes += q_size;
     }
     return Status::Ok();
   }
 
   // A new object index (features filled by the caller).
-  uint64_t NewObject(uint64_t param_category) {
-    category.push_back(param_category);
+  uint64_t NewObject(uint32_t tool, uint64_t param_category) {
+    p.object_id.push_back(Mix64(object_count + 1));
+    p.object_category.push_back(param_category);
+    p.object_tool.push_back(tool);
     seen.push_back(0);
     return object_count++;
   }
 };
-
 TraceBuilder::TraceBuilder(std::string name, const PrepareOptions& options,
                            uint64_t expected_records, uint64_t key_count)
     : s_(std::make_unique<State>(options)) {
@@ -265,25 +321,17 @@ TraceBuilder::TraceBuilder(std::string name, const PrepareOptions& options,
   s_->digests.Intern("");  // unknown = 0
   s_->key_count = key_count;
   if (options.scope == Scope::kGlobal) s_->key_object.assign(key_count, kUnset);
-  if (expected_records > 0) {
-    PreparedTrace& p = s_->p;
-    p.requests.reserve(expected_records);
-    p.cacheable.reserve(expected_records);
-    p.command.reserve(expected_records);
-    p.error.reserve(expected_records);
-    p.session.reserve(expected_records);
-    p.digest.reserve(expected_records);
-    s_->object_of.reserve(expected_records);
-  }
+  s_->reserve = expected_records;
+  if (expected_records > 0) s_->p.object.reserve(expected_records);
 }
 
 TraceBuilder::~TraceBuilder() = default;
 
-uint64_t TraceBuilder::size() const { return s_->p.requests.size(); }
+uint64_t TraceBuilder::size() const { return s_->p.records; }
 
 Status TraceBuilder::Add(const RecordView& r) {
   State& s = *s_;
-  const uint64_t i = s.p.requests.size();
+  const uint64_t i = s.p.records;
   if (r.tool.empty()) return s.Bad(i, "empty tool name");
   if (Status st = s.Check(r.result_size, r.latency, r.cost, r.time); !st.ok()) {
     return st;
@@ -308,9 +356,10 @@ Status TraceBuilder::Add(const RecordView& r) {
       .append(r.tool)
       .append(1, '\x1f')
       .append(r.arguments);
-  const size_t before = s.objects.size();
-  const uint64_t object = s.objects.Intern(key);
-  if (s.objects.size() != before) {
+  const uint32_t tool = s.tools.Intern(r.tool);
+  bool fresh = false;
+  const uint64_t object = s.objects.Intern(key, &fresh);
+  if (fresh) {
     PlainObject plain;
     if (IsPlainCanonicalObject(r.arguments, &plain)) {
       // FeatureBuilder's rule (no tool table: the first member, in byte
@@ -326,25 +375,24 @@ Status TraceBuilder::Add(const RecordView& r) {
             .append(plain.first_value);
         category = StableHash(c) | 1;
       }
-      s.NewObject(category);
+      s.NewObject(tool, category);
     } else {
       Result<RequestFeatures> f =
           s.features.Build({.tool = r.tool,
                             .arguments_json = r.arguments,
                             .ttl_seconds = r.ttl});
       if (!f.ok()) return s.Bad(i, "arguments are not a JSON object");
-      s.NewObject(f->category_feature);
+      s.NewObject(tool, f->category_feature);
     }
   }
-  return s.Push(object, s.tools.Intern(r.tool), s.users.Intern(r.user),
-                s.sessions.Intern(r.session), s.digests.Intern(r.result_digest),
-                r.result_size, r.latency, r.cost, r.ttl, r.time, r.error,
-                r.request_type);
+  return s.Push(object, s.users.Intern(r.user), s.sessions.Intern(r.session),
+                s.digests.Intern(r.result_digest), r.result_size, r.latency,
+                r.cost, r.ttl, r.time, r.error, r.request_type);
 }
 
 Status TraceBuilder::AddInterned(const InternedRecord& r) {
   State& s = *s_;
-  const uint64_t i = s.p.requests.size();
+  const uint64_t i = s.p.records;
   if (r.key >= s.key_count) {
     return s.Bad(i, "object key id " + std::to_string(r.key) +
                         " out of range (the file is corrupt)");
@@ -356,42 +404,77 @@ Status TraceBuilder::AddInterned(const InternedRecord& r) {
   uint64_t object = 0;
   if (s.options.scope == Scope::kGlobal) {
     uint64_t& o = s.key_object[r.key];
-    if (o == kUnset) o = s.NewObject(r.param_category);
+    if (o == kUnset) o = s.NewObject(r.tool, r.param_category);
     object = o;
   } else {
     const uint64_t scope = s.options.scope == Scope::kUser ? r.user : r.session;
     auto [it, fresh] = s.scoped_objects.try_emplace({scope, r.key}, 0);
-    if (fresh) it->second = s.NewObject(r.param_category);
+    if (fresh) it->second = s.NewObject(r.tool, r.param_category);
     object = it->second;
   }
-  return s.Push(object, r.tool, r.user, r.session, r.digest, r.result_size,
-                r.latency, r.cost, r.ttl, r.time, r.error, r.request_type);
+  return s.Push(object, r.user, r.session, r.digest, r.result_size, r.latency,
+                r.cost, r.ttl, r.time, r.error, r.request_type);
 }
 
 Result<PreparedTrace> TraceBuilder::Finish() && {
   State& s = *s_;
   PreparedTrace& p = s.p;
-  const size_t n = p.requests.size();
-  // next_access: the next cacheable request of the same object;
-  // next_command: the next COMMAND of the same session.
-  std::vector<uint64_t> next(s.object_count, kNoNextAccess);
-  std::vector<uint64_t> next_command(s.session_count, kNoNextAccess);
-  p.next_command.assign(n, kNoNextAccess);
-  for (size_t i = n; i-- > 0;) {
-    Request& q = p.requests[i];
-    if (p.command[i]) {
-      next_command[p.session[i]] = i;
-      continue;
+  const size_t n = p.records;
+  constexpr uint32_t kNone = PreparedTrace::kNone;
+  // next_access: the next cacheable request of the same object, in one
+  // backward pass over a dense per-object array.
+  {
+    std::vector<uint32_t> next(s.object_count, kNone);
+    std::vector<uint32_t> next_access(n, kNone);
+    for (size_t i = n; i-- > 0;) {
+      if (!p.cacheable(i)) continue;
+      uint32_t& nx = next[p.object[i]];
+      next_access[i] = nx;
+      nx = static_cast<uint32_t>(i);
     }
-    p.next_command[i] = next_command[p.session[i]];
-    if (!p.cacheable[i]) continue;
-    uint64_t& nx = next[s.object_of[i]];
-    q.next_access = nx;
-    q.next_access_time = nx == kNoNextAccess ? kNoExpiry : p.requests[nx].now;
-    nx = i;
+    p.next_access.Assign(std::move(next_access));
   }
-  std::vector<uint32_t>().swap(s.object_of);
+  // next_command: the next COMMAND of the same session (none without
+  // COMMANDs: a constant column).
+  if (!s.any_command) {
+    p.next_command.Fill(kNone);
+  } else {
+    std::vector<uint32_t> next(p.session_count, kNone);
+    std::vector<uint32_t> next_command(n, kNone);
+    for (size_t i = n; i-- > 0;) {
+      const uint32_t session = p.session[i];
+      if (p.command(i)) {
+        next[session] = static_cast<uint32_t>(i);
+      } else {
+        next_command[i] = next[session];
+      }
+    }
+    p.next_command.Assign(std::move(next_command));
+  }
   return std::move(p);
+}
+
+std::vector<Request> PreparedTrace::Requests() const {
+  std::vector<Request> out;
+  out.reserve(records);
+  for (size_t i = 0; i < records; ++i) out.push_back(request(i));
+  return out;
+}
+
+std::vector<uint8_t> PreparedTrace::CacheableFlags() const {
+  std::vector<uint8_t> out(records);
+  for (size_t i = 0; i < records; ++i) out[i] = cacheable(i) ? 1 : 0;
+  return out;
+}
+
+uint64_t PreparedTrace::MemoryBytes() const {
+  return object_id.capacity() * sizeof(ObjectId) +
+         object_category.capacity() * sizeof(uint64_t) +
+         object_tool.capacity() * sizeof(uint32_t) +
+         object.capacity() * sizeof(uint32_t) + size.bytes() + latency.bytes() +
+         cost.bytes() + ttl.bytes() + now.bytes() + user.bytes() +
+         session.bytes() + digest.bytes() + flags.bytes() +
+         next_access.bytes() + next_command.bytes();
 }
 
 Result<PreparedTrace> PrepareTrace(const Trace& trace,

@@ -162,6 +162,289 @@ struct StringHash {
   }
 };
 
+// A JSON number in the plain non-negative shape (JSON grammar, no sign):
+// 0|[1-9][0-9]* then optional .[0-9]+ and [eE][+-]?[0-9]+. Returns the end
+// of the number text, or nullptr.
+const char* PlainNumberEnd(const char* p, const char* end) {
+  const char* q = p;
+  if (q >= end || *q < '0' || *q > '9') return nullptr;
+  if (*q == '0') {
+    ++q;
+  } else {
+    while (q < end && *q >= '0' && *q <= '9') ++q;
+  }
+  if (q < end && *q == '.') {
+    const char* d = ++q;
+    while (q < end && *q >= '0' && *q <= '9') ++q;
+    if (q == d) return nullptr;
+  }
+  if (q < end && (*q == 'e' || *q == 'E')) {
+    ++q;
+    if (q < end && (*q == '+' || *q == '-')) ++q;
+    const char* d = q;
+    while (q < end && *q >= '0' && *q <= '9') ++q;
+    if (q == d) return nullptr;
+  }
+  return q;
+}
+
+// The line scanner in front of simdjson for the commonest shape of a
+// record: one object with no whitespace, known member names, plain ASCII
+// strings without escapes, non-negative numbers in JSON grammar and
+// arguments already in their plain canonical form (IsPlainCanonicalObject).
+// It accepts a subset of what the simdjson path accepts, with the same
+// values (numbers: std::from_chars, correctly rounded as simdjson's and
+// nlohmann's parsers); anything else returns false and the line takes the
+// simdjson path (and, from there, the reference parser).
+class PlainLineScanner {
+ public:
+  static bool Parse(const char* p, size_t len, RecordView* out) {
+    const char* const end = p + len;
+    if (len < 2 || *p != '{' || end[-1] != '}') return false;
+    ++p;
+    uint32_t seen = 0;
+    RecordView r;
+    while (true) {
+      std::string_view key;
+      if (!String(&p, end, &key) || p >= end || *p != ':') return false;
+      ++p;
+      uint32_t bit = 0;
+      switch (key.size()) {
+        case 4:
+          if (Is(key, "tool")) {
+            bit = kTool;
+            if (!String(&p, end, &r.tool) || r.tool.empty()) return false;
+          } else if (Is(key, "time")) {
+            bit = kTime;
+            if (!Number(&p, end, kMaxTraceTimeSeconds, true, &r.time)) {
+              return false;
+            }
+          } else if (Is(key, "user")) {
+            bit = kUser;
+            if (!String(&p, end, &r.user)) return false;
+          } else if (Is(key, "cost")) {
+            bit = kCost;
+            if (!Number(&p, end, kMaxTraceCost, false, &r.cost)) return false;
+          } else {
+            return false;
+          }
+          break;
+        case 3:
+          if (!Is(key, "ttl")) return false;
+          bit = kTtl;
+          if (!Number(&p, end, std::numeric_limits<double>::max(), true,
+                      &r.ttl)) {
+            return false;
+          }
+          break;
+        case 5:
+          if (!Is(key, "error")) return false;
+          bit = kError;
+          if (end - p >= 4 && std::memcmp(p, "true", 4) == 0) {
+            r.error = true;
+            p += 4;
+          } else if (end - p >= 5 && std::memcmp(p, "false", 5) == 0) {
+            p += 5;
+          } else {
+            return false;
+          }
+          break;
+        case 6:
+          if (!Is(key, "tenant")) return false;
+          bit = kTenant;
+          if (!String(&p, end, &r.tenant)) return false;
+          break;
+        case 7:
+          if (Is(key, "session")) {
+            bit = kSession;
+            if (!String(&p, end, &r.session)) return false;
+          } else if (Is(key, "latency")) {
+            bit = kLatency;
+            if (!Number(&p, end, kMaxTraceLatencySeconds, false, &r.latency)) {
+              return false;
+            }
+          } else {
+            return false;
+          }
+          break;
+        case 9:
+          if (!Is(key, "arguments")) return false;
+          bit = kArguments;
+          if (!Arguments(&p, end, &r.arguments)) return false;
+          break;
+        case 11:
+          if (!Is(key, "result_size")) return false;
+          bit = kResultSize;
+          if (!Size(&p, end, &r.result_size)) return false;
+          break;
+        case 12:
+          if (!Is(key, "request_type")) return false;
+          bit = kRequestType;
+          if (end - p >= 4 && std::memcmp(p, "null", 4) == 0) {
+            p += 4;
+          } else {
+            std::string_view t;
+            if (!String(&p, end, &t)) return false;
+            if (Is(t, "INFORMATIONAL")) {
+              r.request_type = RequestType::kInformational;
+            } else if (Is(t, "COMMAND")) {
+              r.request_type = RequestType::kCommand;
+            } else {
+              return false;
+            }
+          }
+          break;
+        case 13:
+          if (!Is(key, "result_digest")) return false;
+          bit = kResultDigest;
+          if (!String(&p, end, &r.result_digest)) return false;
+          break;
+        default:
+          return false;
+      }
+      if (seen & bit) return false;
+      seen |= bit;
+      if (p >= end) return false;
+      if (*p == '}') {
+        if (p + 1 != end) return false;
+        break;
+      }
+      if (*p != ',') return false;
+      ++p;
+    }
+    if ((seen & (kTool | kArguments | kResultSize)) !=
+        (kTool | kArguments | kResultSize)) {
+      return false;
+    }
+    *out = r;
+    return true;
+  }
+
+ private:
+  // `s` equals the literal (a fixed-length compare the compiler inlines).
+  template <size_t N>
+  static bool Is(std::string_view s, const char (&literal)[N]) {
+    return s.size() == N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
+  }
+  // A string of printable ASCII without escapes.
+  static bool String(const char** pp, const char* end, std::string_view* out) {
+    const char* p = *pp;
+    if (p >= end || *p != '"') return false;
+    const char* start = ++p;
+    while (p < end && *p != '"') {
+      const unsigned char c = static_cast<unsigned char>(*p);
+      if (c < 0x20 || c >= 0x7f || c == '\\') return false;
+      ++p;
+    }
+    if (p >= end) return false;
+    *out = std::string_view(start, p - start);
+    *pp = p + 1;
+    return true;
+  }
+  // A finite number in [0, max] (or null when nullable: stays NaN).
+  static bool Number(const char** pp, const char* end, double max,
+                     bool nullable, double* out) {
+    const char* p = *pp;
+    if (nullable && end - p >= 4 && std::memcmp(p, "null", 4) == 0) {
+      *pp = p + 4;
+      return true;
+    }
+    const char* e = PlainNumberEnd(p, end);
+    if (e == nullptr) return false;
+    double d = 0;
+    if (!FastDouble(p, e, &d)) {
+      auto [q, ec] = std::from_chars(p, e, d);
+      if (ec != std::errc() || q != e) return false;
+    }
+    if (!std::isfinite(d) || d < 0 || d > max) return false;
+    *out = d;
+    *pp = e;
+    return true;
+  }
+  // Clinger's fast path: a number whose digits (without the point) form an
+  // integer of at most 15 digits and whose decimal exponent is within
+  // +-22 is that integer times or divided by an exact power of ten: one
+  // correctly rounded operation on exact operands, so the same double as
+  // a correctly rounded parse (from_chars, simdjson, strtod). false = use
+  // the full parser. REQUIRES: [p, e) matched PlainNumberEnd.
+  static bool FastDouble(const char* p, const char* e, double* out) {
+    static constexpr double kPow10[] = {
+        1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    uint64_t v = 0;
+    int digits = 0;
+    int exp10 = 0;
+    const char* c = p;
+    for (; c < e && *c >= '0' && *c <= '9'; ++c, ++digits) {
+      v = v * 10 + (*c - '0');
+    }
+    if (c < e && *c == '.') {
+      for (++c; c < e && *c >= '0' && *c <= '9'; ++c, ++digits, --exp10) {
+        v = v * 10 + (*c - '0');
+      }
+    }
+    if (digits > 15) return false;
+    if (c < e) {  // the exponent: [eE][+-]?[0-9]+
+      ++c;
+      bool negative = false;
+      if (*c == '+' || *c == '-') negative = *c++ == '-';
+      int x = 0;
+      for (; c < e; ++c) {
+        x = x * 10 + (*c - '0');
+        if (x > 400) return false;
+      }
+      exp10 += negative ? -x : x;
+    }
+    if (exp10 < -22 || exp10 > 22) return false;
+    const double m = static_cast<double>(v);
+    *out = exp10 >= 0 ? m * kPow10[exp10] : m / kPow10[-exp10];
+    return true;
+  }
+  // A non-negative integer of at most 13 digits (1 TiB has 13), no leading
+  // zero, within kMaxTraceResultSize.
+  static bool Size(const char** pp, const char* end, uint64_t* out) {
+    const char* p = *pp;
+    const char* q = p;
+    while (q < end && *q >= '0' && *q <= '9') ++q;
+    const size_t digits = q - p;
+    if (digits == 0 || digits > 13 || (*p == '0' && digits > 1)) return false;
+    if (q < end && (*q == '.' || *q == 'e' || *q == 'E')) return false;
+    uint64_t v = 0;
+    for (const char* c = p; c < q; ++c) v = v * 10 + (*c - '0');
+    if (v > kMaxTraceResultSize) return false;
+    *out = v;
+    *pp = q;
+    return true;
+  }
+  // An arguments object already in plain canonical form (no nesting).
+  static bool Arguments(const char** pp, const char* end,
+                        std::string_view* out) {
+    const char* p = *pp;
+    if (p >= end || *p != '{') return false;
+    const char* q = p + 1;
+    bool in_string = false;
+    for (; q < end; ++q) {
+      const char c = *q;
+      if (in_string) {
+        if (c == '\\') return false;
+        if (c == '"') in_string = false;
+      } else if (c == '"') {
+        in_string = true;
+      } else if (c == '}') {
+        break;
+      } else if (c == '{' || c == '[') {
+        return false;
+      }
+    }
+    if (q >= end) return false;
+    const std::string_view raw(p, q + 1 - p);
+    if (!IsPlainCanonicalObject(raw)) return false;
+    *out = raw;
+    *pp = q + 1;
+    return true;
+  }
+};
+
 class JsonlScanner {
  public:
   // Owned copies of a line's strings when simdjson's buffer would be reused.
@@ -323,7 +606,8 @@ Status ScanJsonl(const std::string& path, const Progress& progress,
     RecordView view;
     TraceRecord rec;
     std::string reason;
-    if (!scanner.FastParse(p, len, cap, &view)) {
+    if (!PlainLineScanner::Parse(p, len, &view) &&
+        !scanner.FastParse(p, len, cap, &view)) {
       reason = trace_internal::ParseTraceRecord(line, &rec);
       if (reason.empty()) {
         view = {.time = rec.time,

@@ -3,11 +3,14 @@
 // and libCacheSim's oracleGeneral binary and CSV traces (docs/TRACES.md,
 // "Trace file formats").
 //
-//   jsonl           docs/TRACES.md records; simdjson On Demand per line with
-//                   the arguments canonicalized once per distinct text; any
-//                   line the fast path does not fully understand is handed
-//                   to the reference reader (ReadTrace's parser), so errors
-//                   and accepted records are exactly ReadTrace's.
+//   jsonl           docs/TRACES.md records; a plain-shape line scanner
+//                   (no whitespace, no escapes, arguments already canonical:
+//                   what converters and bench/zipf_trace.py write), else
+//                   simdjson On Demand per line with the arguments
+//                   canonicalized once per distinct text; any line neither
+//                   fully understands is handed to the reference reader
+//                   (ReadTrace's parser), so errors and accepted records are
+//                   exactly ReadTrace's.
 //   bin             toolcache binary: 64-byte header ("TCTRACE", version 1),
 //                   fixed 88-byte records with interned ids, sizes, latency,
 //                   cost, TTL, time, type, error and the precomputed next

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -22,6 +23,7 @@
 #include "src/sim/trace_builder.h"
 #include "src/sim/workloads.h"
 #include "toolcache/trace.h"
+#include "toolcache/trace_convert.h"
 
 namespace toolcache::sim {
 namespace {
@@ -40,19 +42,20 @@ bool Same(double a, double b) {
 }
 
 void ExpectSamePrepared(const PreparedTrace& a, const PreparedTrace& b) {
-  ASSERT_EQ(a.requests.size(), b.requests.size());
-  EXPECT_EQ(a.cacheable, b.cacheable);
-  EXPECT_EQ(a.command, b.command);
-  EXPECT_EQ(a.error, b.error);
-  EXPECT_EQ(a.session, b.session);
-  EXPECT_EQ(a.digest, b.digest);
-  EXPECT_EQ(a.next_command, b.next_command);
+  ASSERT_EQ(a.records, b.records);
+  for (size_t i = 0; i < a.records; ++i) {
+    SCOPED_TRACE("record " + std::to_string(i));
+    ASSERT_EQ(a.flags[i], b.flags[i]);
+    ASSERT_EQ(a.session[i], b.session[i]);
+    ASSERT_EQ(a.digest[i], b.digest[i]);
+    ASSERT_EQ(a.next_command[i], b.next_command[i]);
+  }
   EXPECT_EQ(a.unique_cacheable_objects, b.unique_cacheable_objects);
   EXPECT_EQ(a.unique_cacheable_bytes, b.unique_cacheable_bytes);
   EXPECT_EQ(a.total_bytes, b.total_bytes);
-  for (size_t i = 0; i < a.requests.size(); ++i) {
-    const Request& x = a.requests[i];
-    const Request& y = b.requests[i];
+  for (size_t i = 0; i < a.records; ++i) {
+    const Request x = a.request(i);
+    const Request y = b.request(i);
     SCOPED_TRACE("request " + std::to_string(i));
     EXPECT_EQ(x.id, y.id);
     EXPECT_EQ(x.tool, y.tool);
@@ -162,6 +165,54 @@ TEST(TraceFormats, BadLinesGiveTheReferenceErrors) {
   ASSERT_TRUE(ref.ok()) << ref.status().message();
   ASSERT_TRUE(fast.ok()) << fast.status().message();
   ExpectSamePrepared(*ref, *fast);
+}
+
+// The plain-line scanner's numbers (integers, Clinger's fast path,
+// from_chars beyond it) are the reference parser's doubles, bit for bit.
+TEST(TraceFormats, PlainScannerNumbersEqualTheReferenceParser) {
+  const std::vector<std::string> numbers = {"0",
+                                            "7",
+                                            "0.1",
+                                            "0.2",
+                                            "1.50",
+                                            "1e-5",
+                                            "1E2",
+                                            "2.5e+3",
+                                            "0.000001",
+                                            "123456789012345",
+                                            "1234567890123456",
+                                            "9007199254740993",
+                                            "0.30000000000000004",
+                                            "3.14159265358979323846",
+                                            "1e22",
+                                            "1e23",
+                                            "5e-324",
+                                            "123.456e-20",
+                                            "999999999999999e-22",
+                                            "4.9e-310"};
+  std::string text;
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    const std::string& n = numbers[i];
+    // latency and cost are bounded (1e6); ttl takes any finite number.
+    const std::string small =
+        std::strtod(n.c_str(), nullptr) <= kMaxTraceCost ? n : "0";
+    text += R"({"time":)" + std::to_string(i) +
+            R"(,"tool":"t","arguments":{"i":)" + std::to_string(i) +
+            R"(},"result_size":1,"latency":)" + small + R"(,"cost":)" + small +
+            R"(,"ttl":)" + n + R"(,"request_type":"INFORMATIONAL"})" + "\n";
+  }
+  const std::string path = WriteFile("numbers.jsonl", text);
+  Result<PreparedTrace> ref = Reference(path, {});
+  Result<PreparedTrace> fast = ReadPreparedTrace(path, {});
+  ASSERT_TRUE(ref.ok()) << ref.status().message();
+  ASSERT_TRUE(fast.ok()) << fast.status().message();
+  ExpectSamePrepared(*ref, *fast);
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    SCOPED_TRACE(numbers[i]);
+    const double want = std::strtod(numbers[i].c_str(), nullptr);
+    const double ttl = fast->ttl[i];
+    EXPECT_EQ(std::memcmp(&want, &ttl, sizeof(double)), 0);
+  }
 }
 
 // A small stand-in for bench/zipf_trace.py (the 1M trace is too slow for
@@ -355,6 +406,115 @@ TEST(TraceFormats, PlainCanonicalShortcutNeverClaimsANonCanonicalText) {
       EXPECT_EQ(info.first_value, j.begin().value().dump());
     }
   }
+}
+
+// The compact PreparedTrace (columns + per-object tables, the full Request
+// rebuilt per lookup) replays exactly as the PreparedTrace of full Requests
+// did: every registry policy, every scope, four sizes, on the repository's
+// real traces, read from JSON Lines and from the binary format, against the
+// metrics `toolcache sim` printed before the change
+// (tests/data/sim_golden/replay_metrics.tsv).
+TEST(TraceFormats, CompactTraceReplaysAsBefore) {
+  const std::string data = std::string(TOOLCACHE_SOURCE_DIR) + "/tests/data";
+  struct Source {
+    std::string name;
+    std::string from;  // "" = already a trace
+    std::string path;
+  };
+  const std::vector<Source> sources = {
+      {"openai", "openai-chat", "traces/openai_chat.jsonl"},
+      {"anthropic", "anthropic", "traces/anthropic_messages.jsonl"},
+      {"claude", "anthropic", "traces/claude_code_session.jsonl"},
+      {"bfcl", "bfcl",
+       "traces/bfcl/possible_answer_BFCL_v3_multi_turn_base.json"},
+      {"movie", "llmcompiler",
+       "traces/llmcompiler/movie_recommendations_formatted.json"},
+      {"pqa", "llmcompiler", "traces/llmcompiler/parallelqa_dataset.json"},
+      {"valid", "", "traces/valid.jsonl"},
+  };
+  // trace scope policy pct -> the rest of the golden line.
+  std::map<std::string, std::vector<std::string>> golden;
+  {
+    std::ifstream in(data + "/sim_golden/replay_metrics.tsv");
+    ASSERT_TRUE(in) << "missing golden file";
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream fields(line);
+      std::vector<std::string> f;
+      for (std::string w; fields >> w;) f.push_back(w);
+      ASSERT_EQ(f.size(), 19u) << line;
+      golden[f[0] + " " + f[1] + " " + f[2] + " " + f[3]] =
+          std::vector<std::string>(f.begin() + 4, f.end());
+    }
+  }
+  ASSERT_EQ(golden.size(), 924u);
+  size_t checked = 0;
+  for (const Source& src : sources) {
+    std::string jsonl = data + "/" + src.path;
+    if (!src.from.empty()) {
+      Result<TraceSource> kind = ParseTraceSource(src.from);
+      ASSERT_TRUE(kind.ok());
+      std::ifstream in(jsonl, std::ios::binary);
+      ConvertOptions co;
+      co.input_path = jsonl;
+      Result<ConvertResult> c = ConvertTrace(*kind, in, jsonl, co);
+      ASSERT_TRUE(c.ok()) << src.name << ": " << c.status().message();
+      std::ostringstream out;
+      WriteTrace(c->trace, out);
+      jsonl = WriteFile("golden_" + src.name + ".jsonl", out.str());
+    }
+    const std::string bin = Dir() + "/golden_" + src.name + ".bin";
+    ASSERT_TRUE(ConvertToBinaryTrace(jsonl, TraceFormat::kJsonl, bin).ok());
+    const std::pair<Scope, const char*> scopes[] = {
+        {Scope::kGlobal, "global"},
+        {Scope::kUser, "user"},
+        {Scope::kSession, "session"}};
+    for (const auto& [scope, scope_name] : scopes) {
+      for (const std::string& path : {jsonl, bin}) {
+        Result<PreparedTrace> p =
+            ReadPreparedTrace(path, {.prepare = {.scope = scope}});
+        ASSERT_TRUE(p.ok()) << p.status().message();
+        for (const PolicyInfo& info : Policies()) {
+          for (double pct : {1.0, 10.0, 35.0, 90.0}) {
+            std::ostringstream key;
+            key << src.name << " " << scope_name << " " << info.name << " "
+                << std::fixed << std::setprecision(1) << pct;
+            SCOPED_TRACE(key.str() + " from " + path);
+            auto it = golden.find(key.str());
+            ASSERT_NE(it, golden.end());
+            const std::vector<std::string>& g = it->second;
+            const uint64_t cap = CapacityForPercent(*p, pct);
+            Result<ReplayMetrics> m = Replay(
+                *p, {.policy = std::string(info.name), .capacity_bytes = cap});
+            ASSERT_TRUE(m.ok()) << m.status().message();
+            auto u = [&](size_t i) { return std::stoull(g[i]); };
+            auto d = [&](size_t i) {
+              return std::strtod(g[i].c_str(), nullptr);
+            };
+            EXPECT_EQ(cap, u(0));
+            EXPECT_EQ(m->requests, u(1));
+            EXPECT_EQ(m->hits, u(2));
+            EXPECT_EQ(m->misses, u(3));
+            EXPECT_EQ(m->admissions, u(4));
+            EXPECT_EQ(m->evictions, u(5));
+            EXPECT_EQ(m->rejections, u(6));
+            EXPECT_EQ(m->expired_misses, u(7));
+            EXPECT_EQ(m->invalidations, u(8));
+            EXPECT_EQ(m->stale_served, u(9));
+            EXPECT_EQ(m->total_size, u(10));
+            EXPECT_EQ(m->saved_latency, d(11));
+            EXPECT_EQ(m->saved_cost, d(12));
+            EXPECT_EQ(m->total_latency, d(13));
+            EXPECT_EQ(m->total_cost, d(14));
+            ++checked;
+            if (::testing::Test::HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 2 * golden.size());
 }
 
 }  // namespace

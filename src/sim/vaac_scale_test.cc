@@ -33,12 +33,13 @@ Outcome ReplayDirect(const PreparedTrace& p, std::string_view policy,
   EXPECT_TRUE(made.ok());
   CacheCore core({.capacity_bytes = capacity}, std::move(*made));
   Outcome o;
-  for (size_t i = 0; i < p.requests.size(); ++i) {
-    if (!p.cacheable[i]) continue;
-    if (core.Lookup(p.requests[i]) == LookupOutcome::kHit) {
+  for (size_t i = 0; i < p.records; ++i) {
+    if (!p.cacheable(i)) continue;
+    const Request q = p.request(i);
+    if (core.Lookup(q) == LookupOutcome::kHit) {
       ++o.hits;
     } else {
-      (void)core.Insert(p.requests[i]);
+      (void)core.Insert(q);
     }
   }
   o.evictions = core.evictions();
@@ -62,7 +63,7 @@ TEST(VaacScaleTest, SampledEvictionStaysWithinHalfAPointOfExact) {
                                               .keys_scale = 20});
       Result<PreparedTrace> p = PrepareTrace(t, {});
       ASSERT_TRUE(p.ok()) << p.status().message();
-      requests += static_cast<double>(p->requests.size());
+      requests += static_cast<double>(p->records);
       for (size_t s = 0; s < 3; ++s) {
         const uint64_t cap = CapacityForPercent(*p, kSizes[s]);
         const Outcome exact = ReplayDirect(*p, "vaac", cap, seed);
