@@ -76,6 +76,9 @@ struct ServerConfig {
   std::vector<std::string> exclude_tools;
   TtlMap per_tool_ttl;
   ToolConfigMap tools;
+  // `command: [argv...]`: how to start this stdio server. `toolcache serve`
+  // serves every server with a command at /mcp/<name> (docs/SERVE.md).
+  std::vector<std::string> command;
 };
 
 // The LLM API proxy's block (`proxy:`): where it forwards and who shares

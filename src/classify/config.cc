@@ -316,7 +316,7 @@ class Parser {
     ExpectMap(node, "servers." + name);
     CheckKeys(node, "servers." + name,
               {"trustAnnotations", "ttlSeconds", "excludeTools", "perToolTtl",
-               "tools"});
+               "tools", "command"});
     if (const YAML::Node n = node["trustAnnotations"]) {
       s.trust_annotations = Bool(n, "trustAnnotations");
     }
@@ -330,6 +330,14 @@ class Parser {
       s.per_tool_ttl = TtlTable(n, "perToolTtl");
     }
     if (const YAML::Node n = node["tools"]) s.tools = Tools(n, "tools");
+    if (const YAML::Node n = node["command"]) {
+      const std::string key = "servers." + name + ".command";
+      if (!n.IsSequence() || n.size() == 0) {
+        Fail(n, "'" + key + "' must be a non-empty list (argv), got " +
+                    Describe(n));
+      }
+      for (const YAML::Node& item : n) s.command.push_back(String(item, key));
+    }
     return s;
   }
 
