@@ -33,7 +33,7 @@ fi
 # npm packages (test peers, SDK clients, tools), each folder pinned by its own
 # lock file: tests/peers (MCP servers and the SDK client) and any other
 # folder listed here. `npm ci` runs only when a lock file changed.
-NPM_DIRS=(tests/peers tests/llm tests/agent tests/browser fuzz/differential)
+NPM_DIRS=(tests/peers tests/llm tests/agent tests/browser fuzz/differential tests/conformance)
 for d in "${NPM_DIRS[@]}"; do
   [ -f "$d/package-lock.json" ] || continue
   stamp=$d/node_modules/.toolcache-lock
