@@ -37,7 +37,9 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <span>
 #include <thread>
+#include <unordered_map>
 
 #include "src/mcp/byte_buffer.h"
 #include "src/mcp/json_scan.h"
@@ -218,10 +220,11 @@ struct Exchange {
 };
 
 struct Command {
-  enum class Kind { kMessages, kStream, kGone, kClose };
+  enum class Kind { kMessages, kStream, kGone, kClose, kFlightDone };
   Kind kind = Kind::kMessages;
   std::vector<std::string> lines;
   std::shared_ptr<Exchange> ex;
+  WaiterId waiter = 0;  // kFlightDone: the local waiter; lines[0]: result
 };
 
 void PostWrite(const std::shared_ptr<Sink>& s, std::string text) {
@@ -263,17 +266,118 @@ void PostSend(const std::shared_ptr<Sink>& s, int status, std::string body) {
 
 }  // namespace
 
+class Worker;
+
+// Single flight across sessions. Every session's mcp::Session numbers its
+// waiters from 1, and answers only the waiters of its own flights; sessions
+// share one ToolCache, so a call may join a flight another session leads.
+// The router gives each waiter a process-wide id, and the leader session's
+// Completion hands the other sessions' waiters to their own workers
+// (Session::OnFlightCompletedElsewhere).
+class FlightRouter {
+ public:
+  WaiterId Add(const std::weak_ptr<Worker>& owner, WaiterId local) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const WaiterId global = next_++;
+    waiters_[global] = {owner, local};
+    return global;
+  }
+  struct Entry {
+    std::weak_ptr<Worker> owner;
+    WaiterId local = 0;
+  };
+  // Forgets `global` and returns its entry (owner expired: none).
+  std::optional<Entry> Take(WaiterId global) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = waiters_.find(global);
+    if (it == waiters_.end()) return std::nullopt;
+    Entry e = it->second;
+    waiters_.erase(it);
+    return e;
+  }
+  std::optional<Entry> Find(WaiterId global) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = waiters_.find(global);
+    if (it == waiters_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  WaiterId next_ = 1;                  // GUARDED_BY(mu_)
+  std::map<WaiterId, Entry> waiters_;  // GUARDED_BY(mu_)
+};
+
+// One session's view of the shared cache: waiter ids through the router;
+// everything else passes through.
+class SessionCache final : public ToolCache {
+ public:
+  SessionCache(ToolCache* inner, FlightRouter* router)
+      : inner_(inner), router_(router) {}
+  void SetOwner(std::weak_ptr<Worker> owner) { owner_ = std::move(owner); }
+
+  void LearnTools(std::string_view server, std::span<const ToolInfo> tools,
+                  bool replace) override {
+    inner_->LearnTools(server, tools, replace);
+  }
+  void ToolsChanged(std::string_view server) override {
+    inner_->ToolsChanged(server);
+  }
+  void ToolsRefreshing(std::string_view server) override {
+    inner_->ToolsRefreshing(server);
+  }
+  CallPlan Begin(const ToolCall& call, WaiterId waiter) override {
+    const WaiterId global = router_->Add(owner_, waiter);
+    local_to_global_[waiter] = global;
+    CallPlan plan = inner_->Begin(call, global);
+    // No flight to be answered from: a hit, or a bypass.
+    if (plan.action == CallAction::kServe || plan.bypass) Forget(waiter);
+    return plan;
+  }
+  Completion Complete(TicketId ticket, const UpstreamResult& r) override;
+  CancelOutcome Cancel(WaiterId waiter) override {
+    auto it = local_to_global_.find(waiter);
+    if (it == local_to_global_.end()) return {};
+    CancelOutcome out = inner_->Cancel(it->second);
+    Forget(waiter);
+    return out;
+  }
+  void Invalidate(std::string_view server, std::string_view resource) override {
+    inner_->Invalidate(server, resource);
+  }
+  Probe Peek(const ToolCall& call) override { return inner_->Peek(call); }
+  RecordOutcome Record(const ToolCall& call, const UpstreamResult& r) override {
+    return inner_->Record(call, r);
+  }
+  ToolCacheStats Stats() const override { return inner_->Stats(); }
+
+  void Forget(WaiterId local) {
+    auto it = local_to_global_.find(local);
+    if (it == local_to_global_.end()) return;
+    (void)router_->Take(it->second);
+    local_to_global_.erase(it);
+  }
+
+ private:
+  ToolCache* inner_;
+  FlightRouter* router_;
+  std::weak_ptr<Worker> owner_;
+  // This session's waiters (worker thread only).
+  std::unordered_map<WaiterId, WaiterId> local_to_global_;
+};
+
 // One session: its child, its mcp::Session and the thread driving them.
 class Worker final : public mcp::SessionOutput {
  public:
   Worker(std::string id, const McpServerSpec& spec, std::string tenant,
-         const McpHttpOptions& o)
+         const McpHttpOptions& o, FlightRouter* router)
       : id_(std::move(id)),
         server_(spec.name),
         tenant_(std::move(tenant)),
         options_(o),
-        session_({.server = spec.name, .scope = tenant_}, o.cache, o.clock,
-                 this),
+        cache_(o.cache, router),
+        session_({.server = spec.name, .scope = tenant_},
+                 o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
         reader_(o.max_line_bytes) {
     last_used_ = Now();
   }
@@ -360,6 +464,9 @@ class Worker final : public mcp::SessionOutput {
     (void)Push(std::move(c));
   }
 
+  void SetCacheOwner(const std::shared_ptr<Worker>& self) {
+    cache_.SetOwner(self);
+  }
   const std::string& id() const { return id_; }
   const std::string& server() const { return server_; }
   const std::string& tenant() const { return tenant_; }
@@ -449,6 +556,7 @@ class Worker final : public mcp::SessionOutput {
   }
 
   void EndExchange(Exchange& ex) {
+    Touch();  // an answer is activity too (a slow initialize must not expire)
     if (ex.gone) return;
     if (ex.sse) {
       PostFinish(ex.sink);
@@ -482,6 +590,11 @@ class Worker final : public mcp::SessionOutput {
     switch (c.kind) {
       case Command::Kind::kClose:
         BeginClose("session ended");
+        break;
+      case Command::Kind::kFlightDone:
+        cache_.Forget(c.waiter);
+        session_.OnFlightCompletedElsewhere(
+            c.waiter, c.lines.empty() ? std::string_view() : c.lines[0]);
         break;
       case Command::Kind::kStream:
         stream_ = c.ex;
@@ -650,6 +763,7 @@ class Worker final : public mcp::SessionOutput {
   const std::string server_;
   const std::string tenant_;
   const McpHttpOptions& options_;
+  SessionCache cache_;    // worker thread
   mcp::Session session_;  // worker thread
   mcp::LineReader reader_;
   mcp::IdSniffer sniffer_;
@@ -675,6 +789,34 @@ class Worker final : public mcp::SessionOutput {
   bool stream_open_ = false;      // GUARDED_BY(mu_)
   std::string protocol_version_;  // GUARDED_BY(mu_)
 };
+
+Completion SessionCache::Complete(TicketId ticket, const UpstreamResult& r) {
+  Completion c = inner_->Complete(ticket, r);
+  std::vector<WaiterId> mine;
+  const std::shared_ptr<Worker> self = owner_.lock();
+  for (WaiterId global : c.waiters) {
+    std::optional<FlightRouter::Entry> e = router_->Find(global);
+    if (!e) continue;
+    std::shared_ptr<Worker> owner = e->owner.lock();
+    if (owner && owner == self) {
+      mine.push_back(e->local);
+      continue;
+    }
+    (void)router_->Take(global);
+    if (!owner) continue;  // that session ended
+    Command cmd;
+    cmd.kind = Command::Kind::kFlightDone;
+    cmd.waiter = e->local;
+    // An error or an answer not kept: the follower asks the server itself.
+    if (!r.is_error && r.complete && !r.result_json.empty()) {
+      cmd.lines.emplace_back(r.result_json);
+    }
+    (void)owner->Push(std::move(cmd));
+  }
+  for (WaiterId local : mine) Forget(local);
+  c.waiters = std::move(mine);
+  return c;
+}
 
 class McpHttp::Impl {
  public:
@@ -991,7 +1133,9 @@ class McpHttp::Impl {
         return nullptr;
       }
     }
-    auto w = std::make_shared<Worker>(NewSessionId(), spec, tenant, options_);
+    auto w = std::make_shared<Worker>(NewSessionId(), spec, tenant, options_,
+                                      &router_);
+    w->SetCacheOwner(w);
     Status st = w->Start(spec.command);
     if (!st.ok()) {
       spdlog::error("mcp server '{}': {}", spec.name, st.message());
@@ -1007,6 +1151,7 @@ class McpHttp::Impl {
   }
 
   McpHttpOptions options_;
+  FlightRouter router_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Worker>> sessions_;  // GUARDED_BY(mu_)
   // Closed, their threads not joined yet.
