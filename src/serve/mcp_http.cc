@@ -1009,13 +1009,10 @@ class McpHttp::Impl {
                 "initialize a new one");
       return nullptr;
     }
-    const std::string negotiated = w->protocol_version();
-    if (!version.empty() && !negotiated.empty() && version != negotiated) {
-      SendError(res, 400, mcp::kInvalidRequest,
-                "Bad Request: MCP-Protocol-Version '" + std::string(version) +
-                    "' differs from the session's '" + negotiated + "'");
-      return nullptr;
-    }
+    // Choice: a known version other than the negotiated one is accepted, as
+    // the reference SDK server and the conformance suite expect (the spec's
+    // 400 is for an invalid or unsupported version, checked in Handle).
+    (void)version;
     w->Touch();
     return w;
   }
@@ -1048,7 +1045,10 @@ class McpHttp::Impl {
     if (!sid.empty()) {
       w = Find(res, spec, tenant, sid, version);
       if (!w) return;
-      if (version.empty()) version = w->protocol_version();
+      // The session's negotiated revision decides what the body may be.
+      if (std::string negotiated = w->protocol_version(); !negotiated.empty()) {
+        version = std::move(negotiated);
+      }
     }
     // Without the header, a server assumes 2025-03-26 (spec 2025-06-18,
     // "Protocol Version Header"), which still has batches.

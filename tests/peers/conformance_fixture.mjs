@@ -221,20 +221,23 @@ server.setRequestHandler(UnsubscribeRequestSchema, async (req) => {
 
 const IMAGE_MSG = { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } };
 const PROMPTS = {
-  test_simple_prompt: [[], () => [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }]],
+  test_simple_prompt: [[], () => [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
+    'A simple prompt without arguments'],
   test_prompt_with_arguments: [
     [{ name: 'arg1', description: 'First test argument', required: true }, { name: 'arg2', description: 'Second test argument', required: true }],
-    (a) => [{ role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${a.arg1}', arg2='${a.arg2}'` } }]],
+    (a) => [{ role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${a.arg1}', arg2='${a.arg2}'` } }],
+    'A prompt with required arguments'],
   test_prompt_with_embedded_resource: [
     [{ name: 'resourceUri', description: 'URI of the resource to embed', required: true }],
     (a) => [
       { role: 'user', content: { type: 'resource', resource: { uri: a.resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } } },
       { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
-    ]],
-  test_prompt_with_image: [[], () => [IMAGE_MSG, { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } }]],
+    ], 'A prompt that includes an embedded resource'],
+  test_prompt_with_image: [[], () => [IMAGE_MSG, { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } }],
+    'A prompt that includes image content'],
 };
 server.setRequestHandler(ListPromptsRequestSchema, async () => ({
-  prompts: Object.entries(PROMPTS).map(([name, [args]]) => ({ name, arguments: args })),
+  prompts: Object.entries(PROMPTS).map(([name, [args, , description]]) => ({ name, description, arguments: args })),
 }));
 server.setRequestHandler(GetPromptRequestSchema, async (req) => {
   const p = PROMPTS[req.params.name];
