@@ -11,10 +11,10 @@ PACKAGES=(
   libssl-dev libboost1.81-dev libsimdjson-dev libglpk-dev glpk-utils gnuplot-nox
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 ccache libsqlite3-dev libhiredis-dev zlib1g-dev redis-server wrk
-  openssl   # the CLI: e2e_proxy_ops makes a self-signed certificate at test time
+  openssl   # the CLI: e2e_proxy_ops and e2e_mcp_url make self-signed certificates at test time
+  curl      # e2e tests talk HTTP to the servers they start
   dpkg-dev file groff-base zsh   # the .deb (cpack, dpkg-shlibdeps), man page and completion checks
   chromium   # the dashboard test (headless, driven by puppeteer-core)
-  openssl    # the `mcp --url` TLS test makes a self-signed certificate
 )
 # Node.js and npm run the MCP test peers; keep a newer one if present.
 command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
@@ -35,7 +35,7 @@ fi
 # npm packages (test peers, SDK clients, tools), each folder pinned by its own
 # lock file: tests/peers (MCP servers and the SDK client) and any other
 # folder listed here. `npm ci` runs only when a lock file changed.
-NPM_DIRS=(tests/peers tests/llm tests/agent tests/browser fuzz/differential)
+NPM_DIRS=(tests/peers tests/llm tests/agent tests/browser fuzz/differential tests/conformance)
 for d in "${NPM_DIRS[@]}"; do
   [ -f "$d/package-lock.json" ] || continue
   stamp=$d/node_modules/.toolcache-lock

@@ -25,6 +25,8 @@ struct ServeArgs {
   std::string stats_path;
   std::string log_level;
   int threads = 2;
+  uint32_t mcp_max_sessions = 32;
+  double mcp_idle_timeout_seconds = 1800;
 };
 
 int Run(const ServeArgs& a) {
@@ -68,6 +70,12 @@ int Run(const ServeArgs& a) {
   if (config.serve.lease_seconds) o.lease_seconds = *config.serve.lease_seconds;
   o.allowed_origins = config.serve.allowed_origins;
   o.threads = a.threads;
+  for (const auto& [name, server] : config.servers) {
+    if (!server.command.empty())
+      o.mcp_servers.push_back({name, server.command});
+  }
+  o.mcp_max_sessions = a.mcp_max_sessions;
+  o.mcp_idle_timeout_seconds = a.mcp_idle_timeout_seconds;
   o.stats_path = a.stats_path;
   if (!a.store.empty()) config.store = a.store;
   SystemClock clock;
@@ -106,8 +114,9 @@ Command AddServeCommand(CLI::App& root) {
   c.app = root.add_subcommand(
       "serve",
       "Run the cache server: a JSON cache API under /v1/ for frameworks "
-      "that run their own tools, /metrics, /toolcache/stats and a "
-      "dashboard at /");
+      "that run their own tools, /metrics, /toolcache/stats, a "
+      "dashboard at /, and every configured stdio MCP server "
+      "(servers.<name>.command) over MCP Streamable HTTP at /mcp/<name>");
   c.app->add_option("--listen", args->listen,
                     "HOST:PORT (default serve.listen or 127.0.0.1:8090; "
                     "port 0 picks a free one, printed on stdout)");
@@ -119,6 +128,16 @@ Command AddServeCommand(CLI::App& root) {
                     "redis://HOST:PORT[/DB]");
   c.app->add_option("--threads", args->threads, "event loops (default 2)")
       ->check(CLI::Range(1, 64));
+  c.app
+      ->add_option("--mcp-max-sessions", args->mcp_max_sessions,
+                   "MCP sessions open at once at /mcp/<name> (default 32; "
+                   "each runs its own server process)")
+      ->check(CLI::Range(1, 4096));
+  c.app
+      ->add_option("--mcp-idle-timeout", args->mcp_idle_timeout_seconds,
+                   "seconds after which an MCP session without requests is "
+                   "ended (default 1800)")
+      ->check(CLI::Range(1.0, 1e7));
   c.app->add_option("--stats", args->stats_path,
                     "write JSON statistics to FILE on exit and on SIGUSR1");
   c.app

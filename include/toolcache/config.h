@@ -83,6 +83,9 @@ struct ServerConfig {
   // starts, so the file need not hold the secret.
   std::optional<std::string> url;
   std::vector<std::pair<std::string, std::string>> headers;
+  // `command: [argv...]`: how to start this stdio server. `toolcache serve`
+  // serves every server with a command at /mcp/<name> (docs/SERVE.md).
+  std::vector<std::string> command;
 };
 
 // The LLM API proxy's block (`proxy:`): where it forwards and who shares

@@ -138,6 +138,13 @@ class Policy {
   virtual Slot Victim() = 0;
   // Bytes of policy metadata per cached entry (for the memory report).
   virtual uint64_t MetadataBytes() const { return 0; }
+  // The live entry's current score in this policy's eviction order (higher
+  // = kept longer), for `explain`; nullopt for policies that rank entries by
+  // recency or frequency alone. (Added later: default body.)
+  virtual std::optional<double> ValueScore(Slot slot) const {
+    (void)slot;
+    return std::nullopt;
+  }
 
  protected:
   const EntryView* view_ = nullptr;

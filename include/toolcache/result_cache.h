@@ -42,6 +42,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -96,6 +97,8 @@ struct LookupResult {
   LookupOutcome outcome = LookupOutcome::kMiss;
   std::shared_ptr<const CachedValue> value;  // set iff outcome == kHit
   double age_seconds = 0;                    // now - stored_at, on a hit
+  // Peek on a hit: the policy's score of the entry (Policy::ValueScore).
+  std::optional<double> value_score;
   bool hit() const { return outcome == LookupOutcome::kHit; }
 };
 

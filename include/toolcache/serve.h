@@ -8,6 +8,8 @@
 //   GET  /metrics                        Prometheus text
 //   GET  /toolcache/stats                JSON statistics (the dashboard's)
 //   GET  /                               the dashboard (embedded HTML/JS)
+//   POST|GET|DELETE /mcp/<name>          a configured stdio MCP server over
+//                                        MCP Streamable HTTP (mcp_http.h)
 // Every cache decision is the engine's (ToolCache): the server translates
 // JSON into its calls. Tenants (bearer tokens) are cache scopes.
 //
@@ -40,6 +42,12 @@ struct ServeTenantToken {
   std::string token;  // its bearer token (non-empty)
 };
 
+// A stdio MCP server served at /mcp/<name> (MCP Streamable HTTP).
+struct ServeMcpServer {
+  std::string name;                  // path segment and cache identity
+  std::vector<std::string> command;  // argv (command[0] looked up in PATH)
+};
+
 struct ServeOptions {
   std::string listen_host = "127.0.0.1";
   uint16_t listen_port = 8090;  // 0 = any free port
@@ -56,6 +64,12 @@ struct ServeOptions {
   // Request bodies larger than this get 413. Choice: 8 MiB.
   uint64_t max_body_bytes = 8ull << 20;
   std::string stats_path;  // RunCacheServer: JSON stats on exit / SIGUSR1
+  // MCP servers served at /mcp/<name>, one child process per session
+  // (docs/SERVE.md). Choice: at most 32 sessions at once, and a session
+  // idle for 30 min is ended.
+  std::vector<ServeMcpServer> mcp_servers;
+  uint32_t mcp_max_sessions = 32;
+  double mcp_idle_timeout_seconds = 1800;
 };
 
 class CacheServer {

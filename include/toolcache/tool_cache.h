@@ -66,6 +66,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -163,6 +164,9 @@ struct Probe {
   bool would_hit = false;
   std::shared_ptr<const std::string> result_json;  // when would_hit
   double age_seconds = 0;                          // when would_hit
+  // When the entry is in this process's cache: the policy's score of it
+  // (Policy::ValueScore; nullopt for recency/frequency policies).
+  std::optional<double> value_score;
 };
 
 // What Record did with a call the face saw completed elsewhere.

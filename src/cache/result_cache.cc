@@ -168,6 +168,7 @@ class ShardedResultCache final : public ResultCache {
     result.outcome = LookupOutcome::kHit;
     result.age_seconds = now - value->stored_at;
     result.value = value;
+    result.value_score = sh.core->policy().ValueScore(s);
     return result;
   }
 

@@ -534,6 +534,7 @@ class ToolCacheImpl final : public ToolCache {
       return p;
     }
     LookupResult hit = l1_->Peek(*key);
+    if (hit.hit()) p.value_score = hit.value_score;
     if (shared_ != nullptr) {
       SharedView view = ReadShared(lock, *key, hit);
       if (!view.fault.ok()) {

@@ -316,7 +316,7 @@ class Parser {
     ExpectMap(node, "servers." + name);
     CheckKeys(node, "servers." + name,
               {"trustAnnotations", "ttlSeconds", "excludeTools", "perToolTtl",
-               "tools", "url", "headers"});
+               "tools", "url", "headers", "command"});
     if (const YAML::Node n = node["trustAnnotations"]) {
       s.trust_annotations = Bool(n, "trustAnnotations");
     }
@@ -339,6 +339,19 @@ class Parser {
       for (auto it = n.begin(); it != n.end(); ++it) {
         s.headers.emplace_back(String(it->first, where),
                                String(it->second, where));
+      }
+    }
+    if (const YAML::Node n = node["command"]) {
+      const std::string key = "servers." + name + ".command";
+      if (!n.IsSequence() || n.size() == 0) {
+        Fail(n, "'" + key + "' must be a non-empty list (argv), got " +
+                    Describe(n));
+      }
+      for (const YAML::Node& item : n) s.command.push_back(String(item, key));
+      if (s.url) {
+        Fail(n, "'servers." + name +
+                    "' has both 'url' and 'command': a server is either remote "
+                    "or a child process");
       }
     }
     return s;

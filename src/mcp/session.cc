@@ -848,6 +848,23 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
   }
 }
 
+void Session::OnFlightCompletedElsewhere(WaiterId waiter,
+                                         std::string_view result_json) {
+  if (result_json.empty()) {
+    Resend({waiter}, 0);
+    return;
+  }
+  std::optional<Follower> f = TakeFollower(waiter);
+  if (!f) return;
+  // As for a follower of this session's own flight: the upstream answer
+  // verbatim under the follower's id.
+  std::string reply = R"({"jsonrpc":"2.0","id":)" + f->raw_id;
+  reply += R"(,"result":)";
+  reply.append(result_json);
+  reply += '}';
+  out_->ToClient(reply);
+}
+
 void Session::MarkClientReady() {
   if (client_ready_) return;
   client_ready_ = true;

@@ -153,6 +153,13 @@ class Session {
   // The server is gone: answer every request still waiting for it with a
   // kConnectionClosed error whose message names `cause`.
   void FailInFlight(std::string_view cause);
+  // The flight this session's follower `waiter` joined was completed by
+  // another Session sharing the cache (toolcache serve runs one per HTTP
+  // session): answers the follower with `result_json` under its own id, or,
+  // when it is empty (an error, or an answer that was not kept), sends the
+  // follower's request upstream itself. An unknown waiter is ignored.
+  void OnFlightCompletedElsewhere(WaiterId waiter,
+                                  std::string_view result_json);
 
   // Requests forwarded upstream (or waiting on a flight) and not answered.
   size_t in_flight() const { return pending_.size() + followers_.size(); }

@@ -58,6 +58,11 @@ class GdsfPolicy final : public Policy {
     return decltype(heap_)::kBytesPerSlot + sizeof(uint32_t) + sizeof(double);
   }
 
+  // H(p), the heap key the victim is chosen by.
+  std::optional<double> ValueScore(Slot slot) const override {
+    return heap_.KeyOf(slot).h;
+  }
+
  private:
   // C / S for the configured cost source.
   double UnitValue(const Request& req) const {

@@ -105,6 +105,9 @@ class VaacPlusPolicy final : public Policy {
   double last_reuse() const { return reuse_; }
   // The priority H of a cached entry.
   double Priority(Slot slot) const { return heap_.KeyOf(slot).h; }
+  std::optional<double> ValueScore(Slot slot) const override {
+    return Priority(slot);
+  }
   double clock() const { return clock_; }
   uint64_t refusals() const { return refusals_; }
   const FeatureGrouping& grouping() const { return grouping_; }

@@ -105,6 +105,10 @@ class GroupBanditPolicy final : public Policy {
   void OnRemove(Slot slot) override;
   Slot Victim() override;
   uint64_t MetadataBytes() const override;
+  // EntryScore: what the eviction window compares.
+  std::optional<double> ValueScore(Slot slot) const override {
+    return EntryScore(slot);
+  }
 
   // Introspection for tests and `explain`.
   const FeatureGrouping& grouping() const { return grouping_; }

@@ -121,7 +121,7 @@ std::string_view OpenApiJson() {
         "summary": "Why a call is or is not cacheable, its TTL, whether it is cached now",
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Call"}}}},
         "responses": {
-          "200": {"description": "{cacheable, reason, ttlSeconds, cached, ageSeconds?, valueScore (null: not exposed yet), verdict}"},
+          "200": {"description": "{cacheable, reason, ttlSeconds, cached, ageSeconds?, valueScore (the policy score of the cached entry; null when not cached or the policy has none), verdict}"},
           "400": {"$ref": "#/components/responses/BadRequest"},
           "401": {"$ref": "#/components/responses/Unauthorized"}
         }

@@ -14,6 +14,7 @@
 
 #include "src/http/http.h"
 #include "src/metrics/metrics.h"
+#include "src/serve/mcp_http.h"
 #include "src/serve/service.h"
 #include "toolcache/serve.h"
 
@@ -44,6 +45,23 @@ class CacheServerImpl final : public CacheServer {
                              o.listen_host == "localhost" ||
                              o.listen_host == "::1";
     service_ = std::make_unique<serve::CacheService>(std::move(so));
+    if (!o.mcp_servers.empty()) {
+      serve::McpHttpOptions mo;
+      mo.cache = o.cache;
+      mo.clock = &clock_;
+      for (const ServeMcpServer& m : o.mcp_servers) {
+        mo.servers.push_back({m.name, m.command});
+      }
+      mo.max_sessions = o.mcp_max_sessions;
+      mo.idle_timeout_seconds = o.mcp_idle_timeout_seconds;
+      serve::CacheService* svc = service_.get();
+      mo.admit = [svc](const http::Request& r, serve::McpGate* g) {
+        return svc->Admit(r, &g->status, &g->message);
+      };
+      mcp_ = std::make_unique<serve::McpHttp>(std::move(mo));
+      serve::McpHttp* mcp = mcp_.get();
+      service_->SetMcpStats([mcp] { return mcp->StatsJson(); });
+    }
   }
 
   Status Init() {
@@ -53,7 +71,17 @@ class CacheServerImpl final : public CacheServer {
     so.threads = options_.threads;
     so.max_body_bytes = options_.max_body_bytes;
     so.on_bad_request = [](int status, std::string_view reason,
-                           const http::Request&, http::Responder& out) {
+                           const http::Request& partial, http::Responder& out) {
+      if (serve::McpHttp::Matches(partial.Path())) {
+        // MCP clients read JSON-RPC errors.
+        out.Send(status, {{"content-type", "application/json"}},
+                 std::string("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
+                             "{\"code\":-32600,\"message\":\"") +
+                     (status == 413 ? "Payload Too Large: body over the limit"
+                                    : "Bad Request: malformed HTTP request") +
+                     "\"}}");
+        return;
+      }
       out.Send(status, {{"content-type", "application/json"}},
                "{\"error\":{\"code\":\"bad_request\",\"message\":\"" +
                    std::string(status == 413 ? "body too large"
@@ -62,8 +90,13 @@ class CacheServerImpl final : public CacheServer {
       (void)reason;
     };
     serve::CacheService* svc = service_.get();
-    Result<std::unique_ptr<http::Server>> server =
-        http::NewServer(so, [svc](http::Request req, http::ResponderPtr res) {
+    serve::McpHttp* mcp = mcp_.get();
+    Result<std::unique_ptr<http::Server>> server = http::NewServer(
+        so, [svc, mcp](http::Request req, http::ResponderPtr res) {
+          if (mcp != nullptr && serve::McpHttp::Matches(req.Path())) {
+            mcp->Handle(req, res);
+            return;
+          }
           http::Loop* loop = res->loop();
           serve::RequestContext ctx;
           ctx.after = [loop](double s, std::function<void()> f) {
@@ -87,7 +120,9 @@ class CacheServerImpl final : public CacheServer {
   }
 
   ~CacheServerImpl() override {
-    // A waiter holds its connection, which must go before its loop does.
+    // A waiter holds its connection, which must go before its loop does;
+    // so does an MCP session's exchange.
+    if (mcp_) mcp_->Shutdown();
     service_->DropWaiters();
     server_.reset();
   }
@@ -97,11 +132,18 @@ class CacheServerImpl final : public CacheServer {
   void Run() override {
     std::thread sampler([this] {
       std::unique_lock<std::mutex> lock(mu_);
+      double last_sample = clock_.NowSeconds();
       service_->Sample();
       while (!stopping_) {
-        cv_.wait_for(lock,
-                     std::chrono::duration<double>(options_.sample_seconds));
-        if (!stopping_) service_->Sample();
+        // Choice: MCP sessions are swept every second (idle ones ended,
+        // ended ones reaped); the history is sampled every sample_seconds.
+        cv_.wait_for(lock, std::chrono::seconds(1));
+        if (stopping_) break;
+        if (mcp_) mcp_->Sweep();
+        if (clock_.NowSeconds() - last_sample >= options_.sample_seconds) {
+          service_->Sample();
+          last_sample = clock_.NowSeconds();
+        }
       }
     });
     server_->Run();
@@ -121,6 +163,7 @@ class CacheServerImpl final : public CacheServer {
   SystemClock clock_;
   metrics::Registry registry_;
   std::unique_ptr<serve::CacheService> service_;
+  std::unique_ptr<serve::McpHttp> mcp_;  // null without MCP servers
   std::unique_ptr<http::Server> server_;
   std::mutex mu_;
   std::condition_variable cv_;

@@ -354,6 +354,41 @@ bool CacheService::HostAllowed(std::string_view host) const {
   return name == "127.0.0.1" || name == "localhost" || name == "[::1]";
 }
 
+std::optional<std::string> CacheService::Admit(const http::Request& request,
+                                               int* status,
+                                               std::string* message) const {
+  if (!HostAllowed(request.Header("host"))) {
+    *status = 403;
+    *message = "this server answers requests for its loopback address only";
+    return std::nullopt;
+  }
+  if (!OriginAllowed(request.Header("origin"))) {
+    *status = 403;
+    *message = "Forbidden: Origin not allowed (serve.allowedOrigins)";
+    return std::nullopt;
+  }
+  if (options_.tenants.empty()) return std::string();
+  std::string_view auth = request.Header("authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (auth.size() <= kBearer.size() ||
+      !http::EqualsIgnoreCase(auth.substr(0, kBearer.size()), kBearer)) {
+    *status = 401;
+    *message = "missing 'Authorization: Bearer <token>'";
+    return std::nullopt;
+  }
+  const std::string_view token = auth.substr(kBearer.size());
+  const Tenant* found = nullptr;
+  for (const Tenant& t : options_.tenants) {
+    if (TokenEquals(token, t.token)) found = &t;
+  }
+  if (found == nullptr) {
+    *status = 401;
+    *message = "unknown bearer token";
+    return std::nullopt;
+  }
+  return found->name;
+}
+
 std::optional<Reply> CacheService::Handle(const http::Request& request,
                                           const RequestContext& context) {
   const double t0 = options_.clock->NowSeconds();
@@ -783,9 +818,10 @@ Reply CacheService::Explain(std::string_view tenant, std::string_view body) {
   out += ",\"cached\":";
   out += p.would_hit ? "true" : "false";
   if (p.would_hit) out += ",\"ageSeconds\":" + Num(p.age_seconds);
-  // The policy's value score is not exposed by the engine yet (left out,
-  // docs/SERVE.md).
-  out += ",\"valueScore\":null";
+  // The policy's score of the cached entry (null: not cached here, or a
+  // policy that ranks by recency/frequency alone).
+  out += ",\"valueScore\":";
+  out += p.value_score ? Num(*p.value_score) : std::string("null");
   out += ",\"verdict\":" + VerdictJson(p.verdict) + "}";
   return Json(std::move(out));
 }
@@ -927,6 +963,11 @@ std::string CacheService::StatsJson() {
   ToolCacheStats s = options_.cache->Stats();
   nlohmann::ordered_json eng;
   eng["entries"] = s.entries;
+  // Every face's calls through the engine (the MCP endpoint's included).
+  eng["calls"] = s.calls;
+  eng["hits"] = s.hits;
+  eng["misses"] = s.misses;
+  eng["coalesced"] = s.coalesced;
   eng["bytes"] = s.bytes;
   eng["admitted"] = s.admitted;
   eng["notAdmitted"] = s.not_admitted;
@@ -937,6 +978,9 @@ std::string CacheService::StatsJson() {
   for (const auto& [reason, n] : s.store_errors) se[reason] = n;
   eng["storeErrors"] = se;
   j["cache"] = eng;
+  if (mcp_stats_) {
+    j["mcp"] = nlohmann::ordered_json::parse(mcp_stats_(), nullptr, false);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     nlohmann::ordered_json inv_rows = nlohmann::ordered_json::array();

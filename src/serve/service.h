@@ -116,6 +116,17 @@ class CacheService {
   // Appends one point to the history the dashboard plots (called every few
   // seconds by the binding).
   void Sample();
+  // The checks every route shares, for routes outside the service (the MCP
+  // endpoint, mcp_http.h): Host and Origin, then the bearer token when
+  // tenants are configured. Returns the tenant ("" without tenants), or
+  // nullopt with *status (401, 403) and *message.
+  std::optional<std::string> Admit(const http::Request& request, int* status,
+                                   std::string* message) const;
+  // Extra JSON object text placed under "mcp" in StatsJson (the MCP
+  // endpoint's sessions); set once before serving.
+  void SetMcpStats(std::function<std::string()> f) {
+    mcp_stats_ = std::move(f);
+  }
 
  private:
   struct Waiter {
@@ -178,6 +189,7 @@ class CacheService {
   bool HostAllowed(std::string_view host) const;
 
   ServiceOptions options_;
+  std::function<std::string()> mcp_stats_;
   double started_ = 0;
   metrics::CounterFamily* requests_;
   metrics::CounterFamily* calls_;            // {op, outcome}

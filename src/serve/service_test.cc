@@ -28,8 +28,9 @@ tools:
 
 class ServiceTest : public ::testing::Test {
  protected:
-  void Make(std::vector<Tenant> tenants) {
-    Result<Config> config = ParseConfig(kConfig, "test.yaml");
+  void Make(std::vector<Tenant> tenants,
+            std::string_view config_text = kConfig) {
+    Result<Config> config = ParseConfig(config_text, "test.yaml");
     ASSERT_TRUE(config.ok()) << config.status().message();
     auto made = NewToolCache(*config, &clock_);
     ASSERT_TRUE(made.ok()) << made.status().message();
@@ -145,6 +146,34 @@ TEST_F(ServiceTest, NonCacheableCallsReportTheirBypassReason) {
   EXPECT_EQ(e["cached"], false);
   json stats = json::parse(service_->StatsJson());
   EXPECT_EQ(stats["bypassesByReason"]["command"], 1);
+}
+
+TEST_F(ServiceTest, ExplainReportsThePolicysValueScoreOfACachedEntry) {
+  // GDSF ranks entries by H = L + F * C / S: a cached entry has a positive
+  // score, an uncached call none.
+  std::string gdsf(kConfig);
+  gdsf.replace(gdsf.find("policy: lru"), 11, "policy: gdsf");
+  Make({}, gdsf);
+  EXPECT_TRUE(Post("/v1/explain", Call("get_doc", {{"id", 1}}))["valueScore"]
+                  .is_null());
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v1", 2.0));
+  json e = Post("/v1/explain", Call("get_doc", {{"id", 1}}));
+  ASSERT_EQ(e["cached"], true);
+  ASSERT_TRUE(e["valueScore"].is_number()) << e.dump();
+  const double score = e["valueScore"].get<double>();
+  EXPECT_GT(score, 0);
+  // A cheaper call of the same size scores lower (C halves with latency).
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 2}}), "v2", 1.0));
+  json cheaper = Post("/v1/explain", Call("get_doc", {{"id", 2}}));
+  // (JSON numbers carry 6 significant digits.)
+  EXPECT_NEAR(cheaper["valueScore"].get<double>(), score / 2, score * 1e-5);
+}
+
+TEST_F(ServiceTest, ExplainHasNoValueScoreUnderARecencyPolicy) {
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v1"));
+  json e = Post("/v1/explain", Call("get_doc", {{"id", 1}}));
+  ASSERT_EQ(e["cached"], true);
+  EXPECT_TRUE(e["valueScore"].is_null()) << e.dump();
 }
 
 TEST_F(ServiceTest, RecordedWriteInvalidatesTheServerAndIsLogged) {

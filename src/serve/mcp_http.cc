@@ -1,0 +1,1181 @@
+// McpHttp (mcp_http.h): MCP Streamable HTTP in front of stdio servers.
+//
+// Invariants:
+// - One worker thread per session drives its mcp::Session, its child's
+//   pipes and its exchanges; nothing else touches them. HTTP handlers talk to
+//   a worker only through its inbox (a mutex-guarded queue and an eventfd).
+// - A responder is used only on its connection's loop: the worker posts
+//   every write there (http::Post); a Sink is touched only on that loop.
+// - An exchange (a POST waiting for answers) is registered with the worker
+//   before its messages reach the session, so an answer given synchronously
+//   (a cache hit) finds it. It ends exactly once: when its last request was
+//   answered, or when the session ends (abandoned: 404 or a finished
+//   stream).
+// - A worker that has ended accepts no more commands (Push returns false
+//   under the inbox lock), so no request waits on a dead session.
+//
+// Choice: GET opens the server -> client stream (rather than 405): a stdio
+// server's own requests (roots/list) and list_changed notifications sent
+// between client requests need it to reach the client.
+#include "src/serve/mcp_http.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <span>
+#include <thread>
+#include <unordered_map>
+
+#include "src/mcp/byte_buffer.h"
+#include "src/mcp/json_scan.h"
+#include "src/mcp/line_reader.h"
+#include "src/mcp/session.h"
+
+extern char** environ;
+
+namespace toolcache::serve {
+
+bool IsKnownProtocolVersion(std::string_view v) {
+  return v == "2024-11-05" || v == "2025-03-26" || v == "2025-06-18" ||
+         v == "2025-11-25";
+}
+
+SplitBody SplitPostBody(std::string_view body, bool batches_allowed) {
+  SplitBody out;
+  Result<mcp::RawMessage> whole = mcp::ScanMessage(body);
+  if (!whole.ok()) {
+    out.error_code = mcp::kParseError;
+    out.error = "Parse error: " + whole.status().message();
+    return out;
+  }
+  size_t i = 0;
+  while (i < body.size() && (body[i] == ' ' || body[i] == '\t' ||
+                             body[i] == '\n' || body[i] == '\r')) {
+    ++i;
+  }
+  if (whole->is_object) {
+    out.messages.push_back(body);
+    return out;
+  }
+  if (i >= body.size() || body[i] != '[') {
+    out.error_code = mcp::kInvalidRequest;
+    out.error = "Invalid Request: not a JSON-RPC message (an object)";
+    return out;
+  }
+  out.batch = true;
+  if (!batches_allowed) {
+    out.error_code = mcp::kInvalidRequest;
+    out.error =
+        "Invalid Request: JSON-RPC batches are not part of MCP 2025-06-18";
+    return out;
+  }
+  // The body is valid JSON: split the top-level array at depth-1 commas.
+  int depth = 0;
+  bool in_string = false;
+  bool escape = false;
+  size_t start = i + 1;
+  for (size_t k = i; k < body.size(); ++k) {
+    const char c = body[k];
+    if (in_string) {
+      if (escape) {
+        escape = false;
+      } else if (c == '\\') {
+        escape = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+      if (depth == 0) {
+        std::string_view e = body.substr(start, k - start);
+        if (e.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+          out.messages.push_back(e);
+        }
+        break;
+      }
+    } else if (c == ',' && depth == 1) {
+      out.messages.push_back(body.substr(start, k - start));
+      start = k + 1;
+    }
+  }
+  if (out.messages.empty()) {
+    out.error_code = mcp::kInvalidRequest;
+    out.error = "Invalid Request: empty batch";
+    return out;
+  }
+  for (std::string_view& m : out.messages) {
+    const size_t a = m.find_first_not_of(" \t\r\n");
+    const size_t b = m.find_last_not_of(" \t\r\n");
+    m = m.substr(a, b - a + 1);
+    if (m.front() != '{') {
+      out.error_code = mcp::kInvalidRequest;
+      out.error = "Invalid Request: a batch element is not an object";
+      return out;
+    }
+  }
+  return out;
+}
+
+McpAccept ChooseResponse(std::string_view accept) {
+  auto has = [&](std::string_view t) {
+    return accept.find(t) != std::string_view::npos;
+  };
+  if (has("text/event-stream")) return McpAccept::kSse;
+  if (has("application/json") || has("*/*") || accept.empty()) {
+    return McpAccept::kJson;
+  }
+  return McpAccept::kNone;
+}
+
+std::string SseEvent(std::string_view message) {
+  std::string e;
+  e.reserve(message.size() + 24);
+  e += "event: message\ndata: ";
+  e += message;
+  e += "\n\n";
+  return e;
+}
+
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void SetNonBlocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+std::string NewSessionId() {
+  std::random_device rd;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 8; ++i) {
+    uint32_t v = rd();
+    for (int k = 0; k < 4; ++k) {
+      id += kHex[(v >> (8 * k + 4)) & 15];
+      id += kHex[(v >> (8 * k)) & 15];
+    }
+  }
+  return id;
+}
+
+std::string ErrorBody(int code, std::string_view message,
+                      std::string_view raw_id = "null") {
+  nlohmann::json m = std::string(message);
+  return "{\"jsonrpc\":\"2.0\",\"id\":" + std::string(raw_id) +
+         ",\"error\":{\"code\":" + std::to_string(code) + ",\"message\":" +
+         m.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "}}";
+}
+
+void SendError(const http::ResponderPtr& res, int status, int code,
+               std::string_view message, http::Headers extra = {}) {
+  extra.push_back({"content-type", "application/json"});
+  extra.push_back({"cache-control", "no-store"});
+  res->Send(status, std::move(extra), ErrorBody(code, message));
+}
+
+// The reply channel of one HTTP exchange, on its connection's loop.
+struct Sink {
+  http::ResponderPtr res;
+  http::Loop* loop = nullptr;
+  http::Headers headers;  // sent with the head (session id, content type)
+  bool started = false;   // loop only
+};
+
+// A POST waiting for answers, or the GET stream (worker only).
+struct Exchange {
+  std::shared_ptr<Sink> sink;
+  bool sse = false;
+  bool batch = false;
+  bool get_stream = false;
+  bool gone = false;
+  std::vector<std::string> waiting;    // normal ids of unanswered requests
+  std::vector<std::string> collected;  // JSON mode: answers so far
+};
+
+struct Command {
+  enum class Kind { kMessages, kStream, kGone, kClose, kFlightDone };
+  Kind kind = Kind::kMessages;
+  std::vector<std::string> lines;
+  std::shared_ptr<Exchange> ex;
+  WaiterId waiter = 0;  // kFlightDone: the local waiter; lines[0]: result
+};
+
+void PostWrite(const std::shared_ptr<Sink>& s, std::string text) {
+  http::Post(s->loop, [s, text = std::move(text)] {
+    if (!s->started) {
+      s->started = true;
+      s->res->Start(200, s->headers);
+    }
+    s->res->Write(text);
+  });
+}
+
+void PostFinish(const std::shared_ptr<Sink>& s) {
+  http::Post(s->loop, [s] {
+    if (!s->started) {
+      s->started = true;
+      s->res->Start(200, s->headers);
+    }
+    s->res->Finish();
+  });
+}
+
+void PostSend(const std::shared_ptr<Sink>& s, int status, std::string body) {
+  http::Post(s->loop, [s, status, body = std::move(body)] {
+    if (s->started) {
+      s->res->Finish();
+      return;
+    }
+    s->started = true;
+    http::Headers h = s->headers;
+    for (http::Header& x : h) {
+      if (http::EqualsIgnoreCase(x.name, "content-type")) {
+        x.value = "application/json";
+      }
+    }
+    s->res->Send(status, std::move(h), body);
+  });
+}
+
+}  // namespace
+
+class Worker;
+
+// Single flight across sessions. Every session's mcp::Session numbers its
+// waiters from 1, and answers only the waiters of its own flights; sessions
+// share one ToolCache, so a call may join a flight another session leads.
+// The router gives each waiter a process-wide id, and the leader session's
+// Completion hands the other sessions' waiters to their own workers
+// (Session::OnFlightCompletedElsewhere).
+class FlightRouter {
+ public:
+  WaiterId Add(const std::weak_ptr<Worker>& owner, WaiterId local) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const WaiterId global = next_++;
+    waiters_[global] = {owner, local};
+    return global;
+  }
+  struct Entry {
+    std::weak_ptr<Worker> owner;
+    WaiterId local = 0;
+  };
+  // Forgets `global` and returns its entry (owner expired: none).
+  std::optional<Entry> Take(WaiterId global) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = waiters_.find(global);
+    if (it == waiters_.end()) return std::nullopt;
+    Entry e = it->second;
+    waiters_.erase(it);
+    return e;
+  }
+  std::optional<Entry> Find(WaiterId global) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = waiters_.find(global);
+    if (it == waiters_.end()) return std::nullopt;
+    return it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  WaiterId next_ = 1;                  // GUARDED_BY(mu_)
+  std::map<WaiterId, Entry> waiters_;  // GUARDED_BY(mu_)
+};
+
+// One session's view of the shared cache: waiter ids through the router;
+// everything else passes through.
+class SessionCache final : public ToolCache {
+ public:
+  SessionCache(ToolCache* inner, FlightRouter* router)
+      : inner_(inner), router_(router) {}
+  void SetOwner(std::weak_ptr<Worker> owner) { owner_ = std::move(owner); }
+
+  void LearnTools(std::string_view server, std::span<const ToolInfo> tools,
+                  bool replace) override {
+    inner_->LearnTools(server, tools, replace);
+  }
+  void ToolsChanged(std::string_view server) override {
+    inner_->ToolsChanged(server);
+  }
+  void ToolsRefreshing(std::string_view server) override {
+    inner_->ToolsRefreshing(server);
+  }
+  CallPlan Begin(const ToolCall& call, WaiterId waiter) override {
+    const WaiterId global = router_->Add(owner_, waiter);
+    local_to_global_[waiter] = global;
+    CallPlan plan = inner_->Begin(call, global);
+    // No flight to be answered from: a hit, or a bypass.
+    if (plan.action == CallAction::kServe || plan.bypass) Forget(waiter);
+    return plan;
+  }
+  Completion Complete(TicketId ticket, const UpstreamResult& r) override;
+  CancelOutcome Cancel(WaiterId waiter) override {
+    auto it = local_to_global_.find(waiter);
+    if (it == local_to_global_.end()) return {};
+    CancelOutcome out = inner_->Cancel(it->second);
+    Forget(waiter);
+    return out;
+  }
+  void Invalidate(std::string_view server, std::string_view resource) override {
+    inner_->Invalidate(server, resource);
+  }
+  Probe Peek(const ToolCall& call) override { return inner_->Peek(call); }
+  RecordOutcome Record(const ToolCall& call, const UpstreamResult& r) override {
+    return inner_->Record(call, r);
+  }
+  ToolCacheStats Stats() const override { return inner_->Stats(); }
+
+  void Forget(WaiterId local) {
+    auto it = local_to_global_.find(local);
+    if (it == local_to_global_.end()) return;
+    (void)router_->Take(it->second);
+    local_to_global_.erase(it);
+  }
+
+ private:
+  ToolCache* inner_;
+  FlightRouter* router_;
+  std::weak_ptr<Worker> owner_;
+  // This session's waiters (worker thread only).
+  std::unordered_map<WaiterId, WaiterId> local_to_global_;
+};
+
+// One session: its child, its mcp::Session and the thread driving them.
+class Worker final : public mcp::SessionOutput {
+ public:
+  Worker(std::string id, const McpServerSpec& spec, std::string tenant,
+         const McpHttpOptions& o, FlightRouter* router)
+      : id_(std::move(id)),
+        server_(spec.name),
+        tenant_(std::move(tenant)),
+        options_(o),
+        cache_(o.cache, router),
+        session_({.server = spec.name, .scope = tenant_},
+                 o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
+        reader_(o.max_line_bytes) {
+    last_used_ = Now();
+  }
+
+  ~Worker() override {
+    Close();
+    if (thread_.joinable()) thread_.join();
+    if (wake_fd_ >= 0) close(wake_fd_);
+  }
+
+  // Spawns the child and starts the thread. INVALID_ARGUMENT when the
+  // command cannot be started.
+  Status Start(const std::vector<std::string>& command) {
+    wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0)
+      return Internal(std::string("eventfd: ") + strerror(errno));
+    int to_child[2];
+    int from_child[2];
+    if (pipe2(to_child, O_CLOEXEC) != 0) {
+      return Internal(std::string("pipe: ") + strerror(errno));
+    }
+    if (pipe2(from_child, O_CLOEXEC) != 0) {
+      close(to_child[0]);
+      close(to_child[1]);
+      return Internal(std::string("pipe: ") + strerror(errno));
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    // The server's threads block its signals; the child gets none blocked
+    // and default dispositions (SIGPIPE is ignored here).
+    sigset_t empty, defaults;
+    sigemptyset(&empty);
+    sigemptyset(&defaults);
+    for (int s : {SIGPIPE, SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP}) {
+      sigaddset(&defaults, s);
+    }
+    posix_spawnattr_setsigmask(&attr, &empty);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr,
+                             POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    std::vector<char*> argv;
+    for (const std::string& a : command) {
+      argv.push_back(const_cast<char*>(a.c_str()));
+    }
+    argv.push_back(nullptr);
+    int rc = posix_spawnp(&pid_, argv[0], &fa, &attr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(to_child[0]);
+    close(from_child[1]);
+    if (rc != 0) {
+      close(to_child[1]);
+      close(from_child[0]);
+      pid_ = -1;
+      return InvalidArgument("cannot start '" + command[0] +
+                             "': " + strerror(rc));
+    }
+    to_child_ = to_child[1];
+    from_child_ = from_child[0];
+    SetNonBlocking(to_child_);
+    SetNonBlocking(from_child_);
+    spdlog::info("mcp session {} ({}): started pid={}", id_, server_, pid_);
+    thread_ = std::thread([this] { Run(); });
+    return Status::Ok();
+  }
+
+  // Queues a command; false when the worker has ended (never run).
+  bool Push(Command c) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (ended_) return false;
+      inbox_.push_back(std::move(c));
+    }
+    Wake();
+    return true;
+  }
+  void Close() {
+    Command c;
+    c.kind = Command::Kind::kClose;
+    (void)Push(std::move(c));
+  }
+
+  void SetCacheOwner(const std::shared_ptr<Worker>& self) {
+    cache_.SetOwner(self);
+  }
+  const std::string& id() const { return id_; }
+  const std::string& server() const { return server_; }
+  const std::string& tenant() const { return tenant_; }
+  bool ended() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ended_;
+  }
+  void Touch() { last_used_ = Now(); }
+  double last_used() const { return last_used_; }
+  std::string protocol_version() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return protocol_version_;
+  }
+  bool TakeStream() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stream_open_) return false;
+    stream_open_ = true;
+    return true;
+  }
+
+  // SessionOutput (worker thread).
+  void ToServer(std::string_view line) override {
+    if (to_child_ < 0) return;
+    out_.Push(line);
+    out_.Push("\n");
+  }
+  void ToClient(std::string_view line) override {
+    Result<mcp::RawMessage> m = mcp::ScanMessage(line);
+    if (m.ok() && m->kind() == mcp::MessageKind::kResponse) {
+      const std::string nid = mcp::NormalizeId(m->id);
+      if (!m->result.empty() && protocol_version_seen_.empty()) {
+        std::string_view pv = mcp::FindMember(m->result, "protocolVersion");
+        if (!pv.empty() && !mcp::FindMember(m->result, "serverInfo").empty()) {
+          protocol_version_seen_ = mcp::DecodeString(pv);
+          std::lock_guard<std::mutex> lock(mu_);
+          protocol_version_ = protocol_version_seen_;
+        }
+      }
+      for (auto it = exchanges_.begin(); it != exchanges_.end(); ++it) {
+        Exchange& ex = **it;
+        auto w = std::find(ex.waiting.begin(), ex.waiting.end(), nid);
+        if (w == ex.waiting.end()) continue;
+        ex.waiting.erase(w);
+        if (!ex.gone) {
+          if (ex.sse) {
+            PostWrite(ex.sink, SseEvent(line));
+          } else {
+            ex.collected.emplace_back(line);
+          }
+        }
+        if (ex.waiting.empty()) {
+          EndExchange(ex);
+          exchanges_.erase(it);
+        }
+        return;
+      }
+      spdlog::warn("mcp session {}: an answer for no open request (id {})", id_,
+                   m->id);
+      return;
+    }
+    // A server notification or request: the first open SSE POST, else the
+    // GET stream, else the backlog.
+    for (const std::shared_ptr<Exchange>& ex : exchanges_) {
+      if (ex->sse && !ex->gone && !ex->waiting.empty()) {
+        PostWrite(ex->sink, SseEvent(line));
+        return;
+      }
+    }
+    if (stream_ && !stream_->gone) {
+      PostWrite(stream_->sink, SseEvent(line));
+      return;
+    }
+    backlog_.emplace_back(line);
+    if (backlog_.size() > options_.max_backlog) {
+      backlog_.pop_front();
+      spdlog::warn(
+          "mcp session {}: no stream open for server messages: dropped the "
+          "oldest held one",
+          id_);
+    }
+  }
+
+ private:
+  void Wake() {
+    uint64_t one = 1;
+    if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+  }
+
+  void EndExchange(Exchange& ex) {
+    Touch();  // an answer is activity too (a slow initialize must not expire)
+    if (ex.gone) return;
+    if (ex.sse) {
+      PostFinish(ex.sink);
+      return;
+    }
+    std::string body;
+    if (ex.batch) {
+      body = "[";
+      for (size_t i = 0; i < ex.collected.size(); ++i) {
+        if (i > 0) body += ',';
+        body += ex.collected[i];
+      }
+      body += "]";
+    } else if (!ex.collected.empty()) {
+      body = std::move(ex.collected.front());
+    }
+    PostSend(ex.sink, 200, std::move(body));
+  }
+
+  // The session ended before `ex` was answered.
+  void Abandon(Exchange& ex, std::string_view why) {
+    if (ex.gone) return;
+    if (ex.sse && ex.get_stream) {
+      PostFinish(ex.sink);
+      return;
+    }
+    PostSend(ex.sink, 404, ErrorBody(mcp::kConnectionClosed, why));
+  }
+
+  void Apply(Command& c) {
+    switch (c.kind) {
+      case Command::Kind::kClose:
+        BeginClose("session ended");
+        break;
+      case Command::Kind::kFlightDone:
+        cache_.Forget(c.waiter);
+        session_.OnFlightCompletedElsewhere(
+            c.waiter, c.lines.empty() ? std::string_view() : c.lines[0]);
+        break;
+      case Command::Kind::kStream:
+        stream_ = c.ex;
+        for (const std::string& line : backlog_) {
+          PostWrite(stream_->sink, SseEvent(line));
+        }
+        backlog_.clear();
+        break;
+      case Command::Kind::kGone:
+        c.ex->gone = true;
+        if (c.ex == stream_) {
+          stream_.reset();
+          std::lock_guard<std::mutex> lock(mu_);
+          stream_open_ = false;
+        }
+        break;
+      case Command::Kind::kMessages:
+        if (closing_) {
+          if (c.ex) Abandon(*c.ex, "session ended");
+          break;
+        }
+        if (c.ex) exchanges_.push_back(c.ex);
+        for (const std::string& line : c.lines) session_.OnClientLine(line);
+        break;
+    }
+  }
+
+  void BeginClose(const char* why) {
+    if (closing_) return;
+    closing_ = true;
+    spdlog::info("mcp session {} ({}): closing: {}", id_, server_, why);
+    term_at_ = Now() + options_.grace_seconds;
+  }
+
+  void FlushChild() {
+    while (to_child_ >= 0 && !out_.empty()) {
+      const std::string_view front = out_.Front();
+      ssize_t n = write(to_child_, front.data(), front.size());
+      if (n > 0) {
+        out_.Consume(static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      close(to_child_);  // the child stopped reading
+      to_child_ = -1;
+      out_.Clear();
+    }
+  }
+
+  void OnServerLong(std::string_view part, bool end, uint64_t total) {
+    if (!in_long_) sniffer_.Reset();
+    in_long_ = !end;
+    sniffer_.Feed(part);
+    if (!end) return;
+    const std::string raw_id = sniffer_.id();
+    session_.OnServerLineTooLong(sniffer_, total, options_.max_line_bytes);
+    // The stdio proxy streams such a line through; here the request gets
+    // an error in its place.
+    if (sniffer_.is_response()) {
+      ToClient(ErrorBody(mcp::kInternalError,
+                         "server message of " + std::to_string(total) +
+                             " bytes exceeds the limit of " +
+                             std::to_string(options_.max_line_bytes),
+                         raw_id));
+    }
+  }
+
+  void Run() {
+    std::vector<char> chunk(64 * 1024);
+    bool exited = false;
+    int status = 0;
+    double kill_at = 0;
+    auto on_line = [&](std::string_view line) { session_.OnServerLine(line); };
+    auto on_long = [&](std::string_view p, bool end, uint64_t total) {
+      OnServerLong(p, end, total);
+    };
+    while (true) {
+      if (!exited && waitpid(pid_, &status, WNOHANG) == pid_) exited = true;
+      if (exited && from_child_ < 0) break;
+      std::deque<Command> cmds;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        cmds.swap(inbox_);
+      }
+      for (Command& c : cmds) Apply(c);
+      FlushChild();
+      const double now = Now();
+      if (closing_ && to_child_ >= 0 && out_.empty()) {
+        close(to_child_);
+        to_child_ = -1;
+      }
+      if (closing_ && !exited && now >= term_at_ && kill_at == 0) {
+        kill(pid_, SIGTERM);
+        kill_at = now + options_.grace_seconds;
+      }
+      if (closing_ && !exited && kill_at > 0 && now >= kill_at) {
+        kill(pid_, SIGKILL);
+        kill_at = now + 3600;
+      }
+      pollfd fds[3];
+      int n = 0;
+      fds[n++] = {wake_fd_, POLLIN, 0};
+      int fi = -1;
+      if (from_child_ >= 0) {
+        fi = n;
+        fds[n++] = {from_child_, POLLIN, 0};
+      }
+      if (to_child_ >= 0 && !out_.empty()) fds[n++] = {to_child_, POLLOUT, 0};
+      // Choice: 100 ms polls reap the child and run the shutdown clock
+      // (SIGCHLD is blocked in every thread of the server).
+      int r = poll(fds, n, exited ? 0 : 100);
+      if (r < 0 && errno != EINTR) break;
+      if (fds[0].revents & POLLIN) {
+        uint64_t v;
+        (void)!read(wake_fd_, &v, sizeof v);
+      }
+      if (fi >= 0 && (fds[fi].revents & (POLLIN | POLLHUP | POLLERR))) {
+        ssize_t got = read(from_child_, chunk.data(), chunk.size());
+        if (got > 0) {
+          reader_.Feed(std::string_view(chunk.data(), static_cast<size_t>(got)),
+                       on_line, on_long);
+        } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
+          close(from_child_);
+          from_child_ = -1;
+          reader_.Finish(on_line, on_long);
+          BeginClose("server closed its stdout");
+        }
+      } else if (exited && from_child_ >= 0 && r == 0) {
+        close(from_child_);
+        from_child_ = -1;
+        reader_.Finish(on_line, on_long);
+      }
+    }
+    std::string cause = "server stopped";
+    if (WIFEXITED(status)) {
+      cause =
+          "server exited with status " + std::to_string(WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+      cause = "server killed by signal " + std::to_string(WTERMSIG(status));
+    }
+    spdlog::info("mcp session {} ({}): {}", id_, server_, cause);
+    if (session_.in_flight() > 0) session_.FailInFlight(cause);
+    if (to_child_ >= 0) close(to_child_);
+    to_child_ = -1;
+    std::deque<Command> left;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ended_ = true;
+      left.swap(inbox_);
+    }
+    for (const std::shared_ptr<Exchange>& ex : exchanges_) {
+      Abandon(*ex, "session ended: " + cause);
+    }
+    exchanges_.clear();
+    for (Command& c : left) {
+      if (c.ex && c.kind != Command::Kind::kGone) {
+        Abandon(*c.ex, "session ended: " + cause);
+      }
+    }
+    if (stream_) Abandon(*stream_, cause);
+    stream_.reset();
+  }
+
+  const std::string id_;
+  const std::string server_;
+  const std::string tenant_;
+  const McpHttpOptions& options_;
+  SessionCache cache_;    // worker thread
+  mcp::Session session_;  // worker thread
+  mcp::LineReader reader_;
+  mcp::IdSniffer sniffer_;
+  bool in_long_ = false;
+  mcp::OutQueue out_;  // to the child's stdin
+  pid_t pid_ = -1;
+  int to_child_ = -1;
+  int from_child_ = -1;
+  int wake_fd_ = -1;
+  std::thread thread_;
+  std::atomic<double> last_used_{0};
+  // Worker thread only.
+  std::vector<std::shared_ptr<Exchange>> exchanges_;
+  std::shared_ptr<Exchange> stream_;
+  std::deque<std::string> backlog_;
+  bool closing_ = false;
+  double term_at_ = 0;
+  std::string protocol_version_seen_;
+
+  mutable std::mutex mu_;
+  std::deque<Command> inbox_;     // GUARDED_BY(mu_)
+  bool ended_ = false;            // GUARDED_BY(mu_)
+  bool stream_open_ = false;      // GUARDED_BY(mu_)
+  std::string protocol_version_;  // GUARDED_BY(mu_)
+};
+
+Completion SessionCache::Complete(TicketId ticket, const UpstreamResult& r) {
+  Completion c = inner_->Complete(ticket, r);
+  std::vector<WaiterId> mine;
+  const std::shared_ptr<Worker> self = owner_.lock();
+  for (WaiterId global : c.waiters) {
+    std::optional<FlightRouter::Entry> e = router_->Find(global);
+    if (!e) continue;
+    std::shared_ptr<Worker> owner = e->owner.lock();
+    if (owner && owner == self) {
+      mine.push_back(e->local);
+      continue;
+    }
+    (void)router_->Take(global);
+    if (!owner) continue;  // that session ended
+    Command cmd;
+    cmd.kind = Command::Kind::kFlightDone;
+    cmd.waiter = e->local;
+    // An error or an answer not kept: the follower asks the server itself.
+    if (!r.is_error && r.complete && !r.result_json.empty()) {
+      cmd.lines.emplace_back(r.result_json);
+    }
+    (void)owner->Push(std::move(cmd));
+  }
+  for (WaiterId local : mine) Forget(local);
+  c.waiters = std::move(mine);
+  return c;
+}
+
+class McpHttp::Impl {
+ public:
+  explicit Impl(McpHttpOptions o) : options_(std::move(o)) {
+    for (const McpServerSpec& s : options_.servers) {
+      per_server_[s.name];
+    }
+  }
+
+  void Handle(const http::Request& req, const http::ResponderPtr& res) {
+    const std::string_view path = req.Path();
+    std::string_view name =
+        path.size() > 5 ? path.substr(5) : std::string_view();
+    const McpServerSpec* spec = nullptr;
+    for (const McpServerSpec& s : options_.servers) {
+      if (s.name == name) spec = &s;
+    }
+    if (spec == nullptr) {
+      return SendError(res, 404, mcp::kInvalidRequest,
+                       "no MCP server at " + std::string(path) +
+                           " (servers.<name>.command in the configuration)");
+    }
+    McpGate gate;
+    std::optional<std::string> tenant = options_.admit(req, &gate);
+    if (!tenant) {
+      return SendError(res, gate.status, mcp::kConnectionClosed, gate.message);
+    }
+    const std::string_view version = req.Header("mcp-protocol-version");
+    if (!version.empty() && !IsKnownProtocolVersion(version)) {
+      return SendError(res, 400, mcp::kInvalidRequest,
+                       "Bad Request: unsupported MCP-Protocol-Version '" +
+                           std::string(version) + "'");
+    }
+    const std::string_view sid = req.Header("mcp-session-id");
+    if (req.method == "POST") return Post(req, res, *spec, *tenant, sid);
+    if (req.method != "GET" && req.method != "DELETE") {
+      return SendError(res, 405, mcp::kConnectionClosed,
+                       "Method not allowed (POST, GET, DELETE)",
+                       {{"allow", "POST, GET, DELETE"}});
+    }
+    std::shared_ptr<Worker> w = Find(res, *spec, *tenant, sid, version);
+    if (!w) return;
+    if (req.method == "DELETE") {
+      w->Close();
+      Forget(w->id());
+      ended_by_client_++;
+      res->Send(200, {{"content-type", "application/json"}}, "{}");
+      return;
+    }
+    // GET: the server -> client stream.
+    if (ChooseResponse(req.Header("accept")) != McpAccept::kSse) {
+      return SendError(res, 406, mcp::kConnectionClosed,
+                       "Not Acceptable: GET needs Accept: text/event-stream");
+    }
+    if (!w->TakeStream()) {
+      return SendError(res, 409, mcp::kConnectionClosed,
+                       "Conflict: this session's stream is already open");
+    }
+    auto ex = std::make_shared<Exchange>();
+    ex->sse = true;
+    ex->get_stream = true;
+    ex->sink = MakeSink(res, w->id(), true);
+    ex->sink->started = true;
+    res->Start(200, ex->sink->headers);
+    WatchGone(res, w, ex);
+    Command c;
+    c.kind = Command::Kind::kStream;
+    c.ex = ex;
+    if (!w->Push(std::move(c))) res->Finish();
+  }
+
+  void Sweep() {
+    const double now = Now();
+    std::vector<std::shared_ptr<Worker>> done;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = sessions_.begin(); it != sessions_.end();) {
+        Worker& w = *it->second;
+        if (w.ended() || now - w.last_used() > options_.idle_timeout_seconds) {
+          if (!w.ended()) {
+            spdlog::info("mcp session {} ({}): idle for {:.0f}s: ending",
+                         w.id(), w.server(), now - w.last_used());
+            expired_++;
+          }
+          w.Close();
+          ending_.push_back(it->second);
+          it = sessions_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (auto it = ending_.begin(); it != ending_.end();) {
+        if ((*it)->ended()) {
+          done.push_back(std::move(*it));
+          it = ending_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    done.clear();  // joins the finished workers outside the lock
+  }
+
+  void Shutdown() {
+    std::vector<std::shared_ptr<Worker>> all;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& [id, w] : sessions_) all.push_back(w);
+      sessions_.clear();
+      for (auto& w : ending_) all.push_back(w);
+      ending_.clear();
+    }
+    for (auto& w : all) w->Close();
+    all.clear();  // joins
+  }
+
+  std::string StatsJson() const {
+    nlohmann::ordered_json j;
+    std::lock_guard<std::mutex> lock(mu_);
+    j["sessionsOpen"] = sessions_.size();
+    j["sessionsStarted"] = started_.load();
+    j["sessionsEndedByClient"] = ended_by_client_.load();
+    j["sessionsExpired"] = expired_.load();
+    j["sessionsRejected"] = rejected_.load();
+    j["maxSessions"] = options_.max_sessions;
+    nlohmann::ordered_json servers = nlohmann::ordered_json::object();
+    for (const auto& [name, c] : per_server_) {
+      size_t open = 0;
+      for (const auto& [id, w] : sessions_) open += w->server() == name;
+      servers[name] = {{"sessionsOpen", open},
+                       {"sessionsStarted", c.sessions},
+                       {"posts", c.posts}};
+    }
+    j["servers"] = servers;
+    return j.dump();
+  }
+
+ private:
+  struct ServerCounters {
+    uint64_t sessions = 0;
+    uint64_t posts = 0;
+  };
+
+  std::shared_ptr<Sink> MakeSink(const http::ResponderPtr& res,
+                                 const std::string& sid, bool sse) {
+    auto s = std::make_shared<Sink>();
+    s->res = res;
+    s->loop = res->loop();
+    s->headers = {
+        {"content-type", sse ? "text/event-stream" : "application/json"},
+        {"cache-control", sse ? "no-cache" : "no-store"},
+        {"mcp-session-id", sid}};
+    return s;
+  }
+
+  void WatchGone(const http::ResponderPtr& res,
+                 const std::shared_ptr<Worker>& w,
+                 const std::shared_ptr<Exchange>& ex) {
+    std::weak_ptr<Worker> weak = w;
+    res->OnClientGone([weak, ex] {
+      if (auto w = weak.lock()) {
+        Command c;
+        c.kind = Command::Kind::kGone;
+        c.ex = ex;
+        (void)w->Push(std::move(c));
+      }
+    });
+  }
+
+  // The session `sid` names, or nullptr after answering 400/404.
+  std::shared_ptr<Worker> Find(const http::ResponderPtr& res,
+                               const McpServerSpec& spec,
+                               const std::string& tenant, std::string_view sid,
+                               std::string_view version) {
+    if (sid.empty()) {
+      SendError(res, 400, mcp::kConnectionClosed,
+                "Bad Request: Mcp-Session-Id header is required");
+      return nullptr;
+    }
+    std::shared_ptr<Worker> w;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = sessions_.find(std::string(sid));
+      if (it != sessions_.end()) w = it->second;
+    }
+    // Another server's or another tenant's session is unknown here.
+    if (!w || w->ended() || w->server() != spec.name || w->tenant() != tenant) {
+      SendError(res, 404, mcp::kConnectionClosed,
+                "Session not found (ended, expired or never started): "
+                "initialize a new one");
+      return nullptr;
+    }
+    // Choice: a known version other than the negotiated one is accepted, as
+    // the reference SDK server and the conformance suite expect (the spec's
+    // 400 is for an invalid or unsupported version, checked in Handle).
+    (void)version;
+    w->Touch();
+    return w;
+  }
+
+  void Forget(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return;
+    ending_.push_back(it->second);
+    sessions_.erase(it);
+  }
+
+  void Post(const http::Request& req, const http::ResponderPtr& res,
+            const McpServerSpec& spec, const std::string& tenant,
+            std::string_view sid) {
+    const std::string_view ctype = req.Header("content-type");
+    if (ctype.find("application/json") == std::string_view::npos) {
+      return SendError(res, 415, mcp::kConnectionClosed,
+                       "Unsupported Media Type: Content-Type must be "
+                       "application/json");
+    }
+    const McpAccept accept = ChooseResponse(req.Header("accept"));
+    if (accept == McpAccept::kNone) {
+      return SendError(res, 406, mcp::kConnectionClosed,
+                       "Not Acceptable: Accept must list application/json "
+                       "and text/event-stream");
+    }
+    std::shared_ptr<Worker> w;
+    std::string version(req.Header("mcp-protocol-version"));
+    if (!sid.empty()) {
+      w = Find(res, spec, tenant, sid, version);
+      if (!w) return;
+      // The session's negotiated revision decides what the body may be.
+      if (std::string negotiated = w->protocol_version(); !negotiated.empty()) {
+        version = std::move(negotiated);
+      }
+    }
+    // Without the header, a server assumes 2025-03-26 (spec 2025-06-18,
+    // "Protocol Version Header"), which still has batches.
+    const bool batches = version.empty() || version < "2025-06-18";
+    SplitBody split = SplitPostBody(req.body, batches);
+    if (split.error_code != 0) {
+      return SendError(res, 400, split.error_code, split.error);
+    }
+    std::vector<std::string> lines;
+    std::vector<std::string> waiting;
+    bool initialize = false;
+    for (std::string_view m : split.messages) {
+      Result<mcp::RawMessage> raw = mcp::ScanMessage(m);
+      if (!raw.ok() || raw->kind() == mcp::MessageKind::kOther) {
+        return SendError(res, 400, mcp::kInvalidRequest,
+                         "Invalid Request: not a JSON-RPC request, "
+                         "notification or response");
+      }
+      if (raw->kind() == mcp::MessageKind::kRequest) {
+        waiting.push_back(mcp::NormalizeId(raw->id));
+        if (raw->method_name == "initialize") initialize = true;
+      }
+      // Whitespace only: JSON strings cannot hold a raw line break, so the
+      // message stays one stdio line with every other byte kept.
+      std::string line(m);
+      for (char& c : line) {
+        if (c == '\n' || c == '\r') c = ' ';
+      }
+      lines.push_back(std::move(line));
+    }
+    if (initialize && split.batch) {
+      return SendError(res, 400, mcp::kInvalidRequest,
+                       "Invalid Request: initialize must not be batched");
+    }
+    if (!w && !initialize) {
+      return SendError(res, 400, mcp::kConnectionClosed,
+                       "Bad Request: Mcp-Session-Id header is required "
+                       "(or send initialize to start a session)");
+    }
+    if (!w) {
+      w = StartSession(res, spec, tenant);
+      if (!w) return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      per_server_[spec.name].posts++;
+    }
+    Command c;
+    c.lines = std::move(lines);
+    if (waiting.empty()) {
+      if (!w->Push(std::move(c))) {
+        return SendError(res, 404, mcp::kConnectionClosed, "Session ended");
+      }
+      res->Send(202, {{"mcp-session-id", w->id()}}, "");
+      return;
+    }
+    auto ex = std::make_shared<Exchange>();
+    ex->sse = accept == McpAccept::kSse;
+    ex->batch = split.batch;
+    ex->waiting = std::move(waiting);
+    ex->sink = MakeSink(res, w->id(), ex->sse);
+    c.ex = ex;
+    WatchGone(res, w, ex);
+    if (!w->Push(std::move(c))) {
+      SendError(res, 404, mcp::kConnectionClosed, "Session ended");
+    }
+  }
+
+  std::shared_ptr<Worker> StartSession(const http::ResponderPtr& res,
+                                       const McpServerSpec& spec,
+                                       const std::string& tenant) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (sessions_.size() >= options_.max_sessions) {
+        rejected_++;
+        SendError(
+            res, 503, mcp::kConnectionClosed,
+            "Service Unavailable: " + std::to_string(options_.max_sessions) +
+                " MCP sessions are open (the limit); end one (DELETE) "
+                "or wait for an idle one to expire",
+            {{"retry-after", "5"}});
+        return nullptr;
+      }
+    }
+    auto w = std::make_shared<Worker>(NewSessionId(), spec, tenant, options_,
+                                      &router_);
+    w->SetCacheOwner(w);
+    Status st = w->Start(spec.command);
+    if (!st.ok()) {
+      spdlog::error("mcp server '{}': {}", spec.name, st.message());
+      SendError(res, 502, mcp::kConnectionClosed,
+                "cannot start MCP server '" + spec.name + "': " + st.message());
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    sessions_[w->id()] = w;
+    per_server_[spec.name].sessions++;
+    started_++;
+    return w;
+  }
+
+  McpHttpOptions options_;
+  FlightRouter router_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Worker>> sessions_;  // GUARDED_BY(mu_)
+  // Closed, their threads not joined yet.
+  std::vector<std::shared_ptr<Worker>> ending_;       // GUARDED_BY(mu_)
+  std::map<std::string, ServerCounters> per_server_;  // GUARDED_BY(mu_)
+  std::atomic<uint64_t> started_{0};
+  std::atomic<uint64_t> ended_by_client_{0};
+  std::atomic<uint64_t> expired_{0};
+  std::atomic<uint64_t> rejected_{0};
+};
+
+McpHttp::McpHttp(McpHttpOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+McpHttp::~McpHttp() { impl_->Shutdown(); }
+
+bool McpHttp::Matches(std::string_view path) {
+  return path == "/mcp" || path.substr(0, 5) == "/mcp/";
+}
+void McpHttp::Handle(const http::Request& request,
+                     const http::ResponderPtr& res) {
+  impl_->Handle(request, res);
+}
+void McpHttp::Sweep() { impl_->Sweep(); }
+void McpHttp::Shutdown() { impl_->Shutdown(); }
+std::string McpHttp::StatsJson() const { return impl_->StatsJson(); }
+
+}  // namespace toolcache::serve

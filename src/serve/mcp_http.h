@@ -1,0 +1,140 @@
+// McpHttp: `toolcache serve`'s MCP endpoint. Every configured stdio MCP
+// server (`servers.<name>.command`) is served to remote clients at
+// /mcp/<name> over the MCP Streamable HTTP transport (spec revisions
+// 2025-03-26 and 2025-06-18):
+//
+//   POST   one JSON-RPC message (or, before 2025-06-18, a batch). Requests
+//          are answered as application/json, or as a text/event-stream
+//          when the client's Accept lists it (then the server's
+//          notifications and requests sent meanwhile go on that stream);
+//          notifications and responses alone get 202.
+//   GET    opens the session's server -> client SSE stream (one at a time;
+//          a second gets 409).
+//   DELETE ends the session and its child process.
+//
+// Sessions: an initialize without `Mcp-Session-Id` starts one: a child
+// process of its own and an mcp::Session (src/mcp/session.h) driven by one
+// worker thread, exactly as the stdio proxy drives it, so caching,
+// single-flight, the classifier, invalidation and scopes are the stdio
+// proxy's. The session id comes back in the `Mcp-Session-Id` header and is
+// required afterwards (400 without it, 404 when unknown or ended).
+//
+// Thread-safety: Handle runs on the HTTP loops (any number at once); Sweep
+// and StatsJson from any thread. Ownership: borrows the cache and clock;
+// owns the sessions, their threads and their children.
+//
+// Example:
+//   McpHttp mcp({.cache = cache, .clock = &clock,
+//                .servers = {{"fs", {"npx", "server-filesystem", "/tmp"}}}});
+//   // in the HTTP handler:
+//   if (McpHttp::Matches(req.Path())) return mcp.Handle(std::move(req), res);
+#ifndef TOOLCACHE_SRC_SERVE_MCP_HTTP_H_
+#define TOOLCACHE_SRC_SERVE_MCP_HTTP_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/http/http.h"
+#include "toolcache/clock.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache::serve {
+
+struct McpServerSpec {
+  std::string name;                  // path segment and cache identity
+  std::vector<std::string> command;  // argv; command[0] is looked up in PATH
+};
+
+// What the HTTP face checks before MCP sees a request (Host, Origin, the
+// bearer token): nullopt = rejected, with `error` filled in; else the
+// tenant (the cache scope, "" = global).
+struct McpGate {
+  int status = 0;
+  std::string message;
+};
+using McpAdmit = std::function<std::optional<std::string>(
+    const http::Request& request, McpGate* error)>;
+
+struct McpHttpOptions {
+  ToolCache* cache = nullptr;    // nullptr: pass-through (no caching)
+  const Clock* clock = nullptr;  // required
+  std::vector<McpServerSpec> servers;
+  McpAdmit admit;  // required
+  // Sessions open at once (over every server); an initialize beyond gets
+  // 503. Choice: 32, each is a child process.
+  uint32_t max_sessions = 32;
+  // A session without a request this long is ended (its child stopped); a
+  // later request gets 404 and the client starts anew. Choice: 30 min.
+  double idle_timeout_seconds = 1800;
+  // Seconds between closing a child's stdin and SIGTERM, and between SIGTERM
+  // and SIGKILL (as `toolcache mcp --grace`).
+  double grace_seconds = 2;
+  // Longest server message parsed (as `toolcache mcp --max-line-bytes`); a
+  // longer answer is replaced by a JSON-RPC error to its request.
+  uint64_t max_line_bytes = uint64_t{64} << 20;
+  // Server messages that are not responses, kept while no stream can carry
+  // them (no GET stream, no open SSE POST); older ones are dropped.
+  size_t max_backlog = 256;
+};
+
+class McpHttp {
+ public:
+  explicit McpHttp(McpHttpOptions options);
+  // Ends every session (Shutdown).
+  ~McpHttp();
+  McpHttp(const McpHttp&) = delete;
+  McpHttp& operator=(const McpHttp&) = delete;
+
+  // True for "/mcp" and "/mcp/..." paths (this endpoint's).
+  static bool Matches(std::string_view path);
+  // Answers one request (on its connection's loop), now or later.
+  void Handle(const http::Request& request, const http::ResponderPtr& res);
+  // Ends sessions idle past idle_timeout_seconds, reaps ended ones.
+  void Sweep();
+  // Ends every session and waits for the workers (their children are
+  // stopped). REQUIRES: the HTTP loops still exist (replies are posted).
+  void Shutdown();
+  // {"sessionsOpen":..,"sessionsStarted":..,...,"servers":{name:{...}}}
+  std::string StatsJson() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// ----------------------------------------------- pure helpers (unit tests)
+
+// The MCP protocol revisions this endpoint accepts in MCP-Protocol-Version.
+bool IsKnownProtocolVersion(std::string_view version);
+
+// Splits a POST body into its JSON-RPC messages. A single object gives one;
+// an array (a batch) its elements, each as a span of `body`. Errors (as
+// JSON-RPC codes): -32700 not JSON; -32600 empty batch, an element that is
+// not an object, or a batch when `batches_allowed` is false.
+struct SplitBody {
+  int error_code = 0;  // 0 = ok
+  std::string error;
+  bool batch = false;
+  std::vector<std::string_view> messages;
+};
+SplitBody SplitPostBody(std::string_view body, bool batches_allowed);
+
+// Which response the client's Accept header asks for.
+enum class McpAccept { kNone, kJson, kSse };
+// kSse when text/event-stream is listed (the reference servers' default:
+// notifications sent while a request runs reach the client), else kJson
+// when application/json or */* is, else kNone.
+McpAccept ChooseResponse(std::string_view accept);
+
+// One SSE event carrying one JSON-RPC message.
+std::string SseEvent(std::string_view message);
+
+}  // namespace toolcache::serve
+
+#endif  // TOOLCACHE_SRC_SERVE_MCP_HTTP_H_

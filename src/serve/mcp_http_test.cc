@@ -1,0 +1,98 @@
+// The MCP endpoint's pure pieces: splitting a POST body into messages,
+// choosing the response type from Accept, protocol versions, SSE framing.
+// The endpoint itself (sessions, child processes, the SDK client) is
+// covered end to end by tests/e2e_mcp_http_serve.sh.
+#include "src/serve/mcp_http.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+namespace toolcache::serve {
+namespace {
+
+TEST(SplitPostBodyTest, OneObjectIsOneMessageKeptByteForByte) {
+  const std::string body =
+      " {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+  SplitBody s = SplitPostBody(body, false);
+  ASSERT_EQ(s.error_code, 0) << s.error;
+  EXPECT_FALSE(s.batch);
+  ASSERT_EQ(s.messages.size(), 1u);
+  EXPECT_EQ(s.messages[0], body);
+}
+
+TEST(SplitPostBodyTest, MalformedJsonIsAParseError) {
+  for (std::string_view bad : {"", "{", "{\"a\":}", "[1,", "nul", "{} {}"}) {
+    SplitBody s = SplitPostBody(bad, true);
+    EXPECT_EQ(s.error_code, -32700) << bad;
+    EXPECT_FALSE(s.error.empty());
+  }
+}
+
+TEST(SplitPostBodyTest, ScalarsAreInvalidRequests) {
+  for (std::string_view bad : {"7", "\"x\"", "null", "true"}) {
+    EXPECT_EQ(SplitPostBody(bad, true).error_code, -32600) << bad;
+  }
+}
+
+TEST(SplitPostBodyTest, BatchSplitsAtTopLevelCommasOnly) {
+  const std::string body =
+      "[ {\"id\":1,\"method\":\"a\",\"params\":{\"x\":[1,2],\"s\":\"],{\\\"\"}}"
+      " ,\n{\"method\":\"n\"} ]";
+  SplitBody s = SplitPostBody(body, true);
+  ASSERT_EQ(s.error_code, 0) << s.error;
+  EXPECT_TRUE(s.batch);
+  ASSERT_EQ(s.messages.size(), 2u);
+  EXPECT_EQ(
+      s.messages[0],
+      "{\"id\":1,\"method\":\"a\",\"params\":{\"x\":[1,2],\"s\":\"],{\\\"\"}}");
+  EXPECT_EQ(s.messages[1], "{\"method\":\"n\"}");
+}
+
+TEST(SplitPostBodyTest, BatchesAreRefusedWhenTheRevisionHasNone) {
+  SplitBody s = SplitPostBody("[{\"id\":1,\"method\":\"ping\"}]", false);
+  EXPECT_EQ(s.error_code, -32600);
+  EXPECT_NE(s.error.find("2025-06-18"), std::string::npos);
+}
+
+TEST(SplitPostBodyTest, EmptyBatchesAndNonObjectElementsAreInvalid) {
+  EXPECT_EQ(SplitPostBody("[]", true).error_code, -32600);
+  EXPECT_EQ(SplitPostBody(" [ ] ", true).error_code, -32600);
+  EXPECT_EQ(SplitPostBody("[{\"method\":\"a\"}, 3]", true).error_code, -32600);
+  EXPECT_EQ(SplitPostBody("[[{\"method\":\"a\"}]]", true).error_code, -32600);
+}
+
+TEST(ChooseResponseTest, EventStreamWhenListedElseJson) {
+  EXPECT_EQ(ChooseResponse("application/json, text/event-stream"),
+            McpAccept::kSse);
+  EXPECT_EQ(ChooseResponse("text/event-stream"), McpAccept::kSse);
+  EXPECT_EQ(ChooseResponse("application/json"), McpAccept::kJson);
+  EXPECT_EQ(ChooseResponse("*/*"), McpAccept::kJson);
+  EXPECT_EQ(ChooseResponse(""), McpAccept::kJson);
+  EXPECT_EQ(ChooseResponse("text/html"), McpAccept::kNone);
+}
+
+TEST(ProtocolVersionTest, KnowsThePublishedRevisionsOnly) {
+  for (std::string_view v :
+       {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}) {
+    EXPECT_TRUE(IsKnownProtocolVersion(v)) << v;
+  }
+  for (std::string_view v : {"", "2025-06-19", "1999-01-01", "2025-06-18 "}) {
+    EXPECT_FALSE(IsKnownProtocolVersion(v)) << v;
+  }
+}
+
+TEST(SseEventTest, OneMessageOneEvent) {
+  EXPECT_EQ(SseEvent("{\"id\":1}"), "event: message\ndata: {\"id\":1}\n\n");
+}
+
+TEST(McpHttpTest, MatchesItsPathsOnly) {
+  EXPECT_TRUE(McpHttp::Matches("/mcp"));
+  EXPECT_TRUE(McpHttp::Matches("/mcp/fs"));
+  EXPECT_FALSE(McpHttp::Matches("/mcpx"));
+  EXPECT_FALSE(McpHttp::Matches("/v1/lookup"));
+}
+
+}  // namespace
+}  // namespace toolcache::serve
