@@ -10,7 +10,8 @@
 # Usage: fuzz/rotate.sh UNTIL SLICE_SECONDS TARGET[:SLICES]...
 #   UNTIL is anything `date -d` reads (e.g. 16:00); TARGET:2 gets two slices
 #   per round (a fast target reaching its executions sooner).
-# Expects build-fuzz/ built (fuzz/build.sh).
+# Expects build-fuzz/ built (fuzz/build.sh); a target whose binary is not
+# there yet is skipped until it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 until_s=$(date -d "$1" +%s)
@@ -21,11 +22,15 @@ tally=$dir/tally.txt
 mkdir -p "$dir/logs"
 n=$(find "$dir/logs" -name '*.*.log' | wc -l)
 while :; do
+  ran=0
   for spec in "$@"; do
     t=${spec%%:*}
+    # A target still being built (fuzz/build.sh running beside) waits.
+    [ -x "$dir/fuzz/fuzz_$t" ] || continue
     reps=1
     [ "$spec" != "$t" ] && reps=${spec#*:}
     for ((i = 0; i < reps; i++)); do
+      ran=1
       left=$((until_s - $(date +%s)))
       ((left >= 30)) || exit 0
       secs=$((left < slice ? left : slice))
@@ -40,4 +45,5 @@ while :; do
       fi
     done
   done
+  ((ran)) || sleep 10
 done
