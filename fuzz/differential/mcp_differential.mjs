@@ -18,7 +18,7 @@
 // (their timing is the server's).
 //
 // Usage: node fuzz/differential/mcp_differential.mjs --bin TOOLCACHE
-//          [--sessions N] [--seed S] [--steps N]
+//          [--sessions N] [--seed S] [--steps N] [--repeats]
 // Exits 1 on any difference (the first few are printed).
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +33,10 @@ const BIN = opt('--bin');
 const SESSIONS = Number(opt('--sessions', '30'));
 const SEED = Number(opt('--seed', '16'));
 const STEPS = Number(opt('--steps', '24'));
+// --repeats lets reads repeat without a write between them: cache hits then
+// differ from direct answers (their _meta says so), which shows the
+// comparison sees a difference when there is one.
+const REPEATS = argv.includes('--repeats');
 if (!BIN) {
   console.error('usage: node mcp_differential.mjs --bin TOOLCACHE [--sessions N] [--seed S] [--steps N]');
   process.exit(2);
@@ -106,7 +110,7 @@ function generate(seed, server, dir) {
   const reads = new Set();  // read arguments seen since the last write
   const read = (name, args) => {
     const k = JSON.stringify([name, args]);
-    if (reads.has(k)) return null;
+    if (reads.has(k) && !REPEATS) return null;
     reads.add(k);
     return call(name, args);
   };

@@ -20,7 +20,7 @@
 // can kill it mid-call); the relay exits with the server's status and passes
 // SIGTERM/SIGINT/SIGHUP on, like tests/peers/tee.js.
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { closeSync, writeFileSync } from 'node:fs';
 
 const [mode, sep, cmd, ...args] = process.argv.slice(2);
 if (!mode || sep !== '--' || !cmd) {
@@ -73,7 +73,8 @@ child.stdout.on('data', (chunk) => {
     emit(line);
     if (closeAfter >= 0 && isCallResult && ++calls === closeAfter) {
       closed = true;
-      process.stdout.end();
+      // process.stdout.end() would not close fd 1; the proxy must see EOF.
+      process.stdout.write('', () => closeSync(1));
     }
   }
 });

@@ -257,10 +257,11 @@ async function drillClosesEarly() {
   for (let i = 0; i < n; i++) late.push(slow(s, 3));
   const exit = await Promise.race([s.exited, sleep(15000).then(() => null)]);
   const r = judge(s, [...reqs, ...late]);
+  const settled = Math.max(...late.map((q) => s.answers.get(JSON.stringify(q.id))?.[0]?.at ?? Infinity)) - t0;
   const pid = s.serverPid();
   await sleep(100);
   report('server closes its output early', r,
-    `${n} answered, then output closed; the ${n} after it failed; proxy exit ${exit ? `${exit.code} after ${s.exitedAt - t0} ms` : 'NONE'}; server ${alive(pid) ? 'STILL RUNNING' : 'stopped'}`,
+    `${n} answered, then output closed; the ${n} sent after it failed within ${settled} ms; proxy exit ${exit ? `${exit.code} after ${s.exitedAt - t0} ms` : 'NONE'}; server ${alive(pid) ? 'STILL RUNNING' : 'stopped'}`,
     !exit ? 'proxy did not exit' : (alive(pid) ? 'server left running' : ''));
 }
 

@@ -162,7 +162,11 @@ function load(proxies, dir, files, { writeEveryMs = 150, readers = 2, pad = 0 } 
           const low = Math.max(...hs.filter((h) => h.done < start).map((h) => h.v));
           const high = Math.max(...hs.filter((h) => h.started < end).map((h) => h.v));
           if (v >= low && v <= high) t.answered += 1;
-          else { t.wrong += 1; t.why.push(`${f}: got v${v}, allowed v${low}..v${high}`); }
+          else {
+            t.wrong += 1;
+            const w = proxies.indexOf(proxies[files.indexOf(f) % proxies.length]);
+            t.why.push(`${f}: proxy ${proxies.indexOf(p)} (writer: proxy ${w}) got v${v}, allowed v${low}..v${high}`);
+          }
         }
       })());
     }
@@ -244,14 +248,14 @@ async function drillSqliteFull() {
   try {
     const dir = join(work, 'sqlite-fs');
     mkdirSync(dir);
-    const files = Array.from({ length: 8 }, (_, i) => `f${i}.txt`);
+    const files = Array.from({ length: 4 }, (_, i) => `f${i}.txt`);
     const store = `sqlite:${join(mnt, 'results.db')}`;
     for (let i = 0; i < 2; i++) proxies.push(await proxy(dir, store));
     // Fill the file system but ~160 KiB with a filler file.
     const free = () => { const s = statfsSync(mnt); return s.bavail * s.bsize; };
     writeFileSync(join(mnt, 'filler'), Buffer.alloc(Math.max(0, free() - 160 * 1024)));
     // 24 KiB results: the store fills within a few dozen writes.
-    const t = load(proxies, dir, files, { writeEveryMs: 50, pad: 24 * 1024 });
+    const t = load(proxies, dir, files, { writeEveryMs: 400, pad: 24 * 1024 });
     const full = async () => {
       for (let i = 0; i < 200; i++) {
         const e = (await Promise.all(proxies.map((p) => p.readStats()))).reduce((n, s) => n
@@ -282,7 +286,7 @@ async function drillSqliteFull() {
     const integrity = (check.stdout || check.stderr).trim();
     results.push({
       drill: 'sqlite disk full (1 MiB tmpfs)', ...t,
-      notes: `2 proxies x (8 writers + 4 readers), 24 KiB results; store errors ${JSON.stringify(errors)}, `
+      notes: `2 proxies x (4 writers + 4 readers), 24 KiB results; store errors ${JSON.stringify(errors)}, `
         + `bypasses ${JSON.stringify(bypass)}; ${freeAtFull} bytes free when full; store hits again ${recovery} ms `
         + `after space was freed; integrity_check: ${integrity}`,
     });
