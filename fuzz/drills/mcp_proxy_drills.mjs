@@ -11,7 +11,10 @@
 //             operation: its duration), or, for a request whose response the
 //             fault replaced, ...
 //   clean     exactly one JSON-RPC error under its id (code and message), or
-//             no answer because the client itself went away (client drill);
+//             no answer because the client itself went away (client drill),
+//             or a request written after the proxy stopped reading (server
+//             gone, SIGTERM) that fails as the proxy exits and the
+//             connection closes;
 //   wrong     anything else: a result that is not the request's, a second
 //             answer, a line the client cannot parse, no answer at all from
 //             a proxy that exited -- must be 0;
@@ -123,7 +126,7 @@ function slow(s, seconds) {
 }
 
 // Sorts requests into answered / clean / wrong (see the header).
-function judge(s, reqs, { allowUnanswered = false } = {}) {
+function judge(s, reqs, { allowUnanswered = false, lines = true } = {}) {
   const r = { sent: reqs.length, answered: 0, clean: 0, wrong: 0, why: [] };
   for (const q of reqs) {
     const got = s.answers.get(JSON.stringify(q.id)) ?? [];
@@ -143,7 +146,7 @@ function judge(s, reqs, { allowUnanswered = false } = {}) {
     if (text.includes(q.want)) r.answered += 1;
     else { r.wrong += 1; r.why.push(`${q.id}: wanted ${q.want}, got ${JSON.stringify(m.result).slice(0, 200)}`); }
   }
-  if (s.unparsable) { r.wrong += s.unparsable; r.why.push(`${s.unparsable} unparsable lines to the client`); }
+  if (lines && s.unparsable) { r.wrong += s.unparsable; r.why.push(`${s.unparsable} unparsable lines to the client`); }
   return r;
 }
 
@@ -256,12 +259,19 @@ async function drillClosesEarly() {
   const late = [];
   for (let i = 0; i < n; i++) late.push(slow(s, 3));
   const exit = await Promise.race([s.exited, sleep(15000).then(() => null)]);
-  const r = judge(s, [...reqs, ...late]);
-  const settled = Math.max(...late.map((q) => s.answers.get(JSON.stringify(q.id))?.[0]?.at ?? Infinity)) - t0;
+  // A request the proxy read before it saw the end of the server's output
+  // gets -32000; one sent after that is never read (the proxy stops reading
+  // its client when the server is gone) and fails as the connection closes
+  // when the proxy exits (the SDK rejects it with ConnectionClosed).
+  const r = judge(s, reqs);
+  const rl = judge(s, late, { allowUnanswered: exit !== null, lines: false });
+  for (const k of ['sent', 'answered', 'clean', 'wrong']) r[k] += rl[k];
+  r.why.push(...rl.why);
+  const errored = late.filter((q) => s.answered(q.id)).length;
   const pid = s.serverPid();
   await sleep(100);
   report('server closes its output early', r,
-    `${n} answered, then output closed; the ${n} sent after it failed within ${settled} ms; proxy exit ${exit ? `${exit.code} after ${s.exitedAt - t0} ms` : 'NONE'}; server ${alive(pid) ? 'STILL RUNNING' : 'stopped'}`,
+    `${n} answered, then output closed; of the ${n} sent after it ${errored} got -32000, ${n - errored} the closed connection; proxy exit ${exit ? `${exit.code} after ${s.exitedAt - t0} ms` : 'NONE'}; server ${alive(pid) ? 'STILL RUNNING' : 'stopped'}`,
     !exit ? 'proxy did not exit' : (alive(pid) ? 'server left running' : ''));
 }
 
