@@ -173,12 +173,15 @@ class Converter {
         ++result_.report.calls_without_result;
       }
     }
-    const bool timed = !kept.empty() &&
-                       std::all_of(kept.begin(), kept.end(), [](const Call& c) {
-                         return !std::isnan(c.call_time) &&
-                                !std::isnan(c.result_time) &&
-                                c.result_time >= c.call_time;
-                       });
+    const bool timed =
+        !kept.empty() &&
+        std::all_of(kept.begin(), kept.end(), [](const Call& c) {
+          // A latency the trace reader refuses (a clock
+          // that jumped years) leaves the session untimed.
+          return !std::isnan(c.call_time) && !std::isnan(c.result_time) &&
+                 c.result_time >= c.call_time &&
+                 c.result_time - c.call_time <= kMaxTraceLatencySeconds;
+        });
     double t0 = kNaN;
     if (timed) {
       std::stable_sort(kept.begin(), kept.end(),
