@@ -9,7 +9,8 @@
 // - error is the tool_result's `is_error`; result_size / result_digest are
 //   the bytes / SHA-256 of its content (string, or text of its blocks).
 // - Claude-Code-like lines carry ISO-8601 `timestamp`s: when both the call's
-//   and the result's line have one, latency is measured (result - call) and
+//   and the result's line have one (and the difference is within the
+//   reader's kMaxTraceLatencySeconds), latency is measured (result - call) and
 //   time is seconds since the first timestamp; otherwise the tool table
 //   assigns latency and no record gets a time (all-or-nothing, as the reader
 //   requires).
@@ -173,12 +174,15 @@ class Converter {
         ++result_.report.calls_without_result;
       }
     }
-    const bool timed = !kept.empty() &&
-                       std::all_of(kept.begin(), kept.end(), [](const Call& c) {
-                         return !std::isnan(c.call_time) &&
-                                !std::isnan(c.result_time) &&
-                                c.result_time >= c.call_time;
-                       });
+    const bool timed =
+        !kept.empty() &&
+        std::all_of(kept.begin(), kept.end(), [](const Call& c) {
+          // A latency the trace reader refuses (a clock
+          // that jumped years) leaves the session untimed.
+          return !std::isnan(c.call_time) && !std::isnan(c.result_time) &&
+                 c.result_time >= c.call_time &&
+                 c.result_time - c.call_time <= kMaxTraceLatencySeconds;
+        });
     double t0 = kNaN;
     if (timed) {
       std::stable_sort(kept.begin(), kept.end(),

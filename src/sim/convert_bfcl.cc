@@ -155,7 +155,18 @@ class PyParser {
     return true;
   }
 
+  // A string literal; its text must be valid UTF-8 (raw bytes and escapes
+  // alike: "\ud800" is a lone surrogate), since it becomes a JSON string.
   bool String(std::string* out) {
+    const size_t start = out->size();
+    auto done = [&] {
+      const char* problem = nullptr;
+      std::string_view text = std::string_view(*out).substr(start);
+      if (jcs::FindInvalidUtf8(text, &problem) != text.size()) {
+        return Err(std::string("string is not valid UTF-8 (") + problem + ")");
+      }
+      return true;
+    };
     const char q = Peek();
     ++pos_;
     const bool triple = PeekAt(0) == q && PeekAt(1) == q;
@@ -166,11 +177,11 @@ class PyParser {
       if (c == q) {
         if (!triple) {
           ++pos_;
-          return true;
+          return done();
         }
         if (PeekAt(1) == q && PeekAt(2) == q) {
           pos_ += 3;
-          return true;
+          return done();
         }
       }
       if (c == '\n' && !triple) return Err("newline inside a string");

@@ -419,6 +419,12 @@ TEST(PythonCallTest, RejectsWhatIsNotALiteralCall) {
       {"f(x=[1 2])", "expected ',' or ']'"},
       {"f(x={1.5: 2})", "dict keys must be strings or integers"},
       {"f(x=1e)", "bad exponent"},
+      // Found by fuzz/trace_convert_fuzz.cc (corpus
+      // trace_convert/crash-invalid-utf8-in-python-string): these threw
+      // from nlohmann's dump() instead of failing.
+      {"f(unit='c\xaa')", "not valid UTF-8"},
+      {"f(s='\\ud800')", "not valid UTF-8"},
+      {"f(d={'\xff': 1})", "not valid UTF-8"},
   };
   for (const Case& c : cases) {
     Result<PythonCall> p = ParsePythonCall(c.call);

@@ -240,46 +240,61 @@ class SqliteStore final : public Store {
     }
     if (keys.empty()) return std::vector<uint64_t>{};
     const std::string first = std::to_string(initial + delta);
+    // A bump that finds the file full evicts values and retries once, as a
+    // Put does: a lost bump is a lost invalidation, and other processes would
+    // keep serving what the write made stale (fuzz/drills/store_drills.mjs).
     return WithConn<std::vector<uint64_t>>(
         [&](Conn& c) -> Result<std::vector<uint64_t>> {
-          if (Status s = Exec(c, c.begin_write, "begin"); !s.ok()) return s;
-          std::vector<uint64_t> out;
-          out.reserve(keys.size());
-          for (const StoreKey& k : keys) {
-            sqlite3_stmt* st = c.counter.get();
-            Reset reset(st);
-            Bind(st, k);
-            sqlite3_bind_text(st, 3, first.data(),
-                              static_cast<int>(first.size()), SQLITE_STATIC);
-            sqlite3_bind_int64(st, 4, static_cast<sqlite3_int64>(delta));
-            int rc = sqlite3_step(st);
-            if (rc == SQLITE_DONE) {
-              Rollback(c);
-              return InvalidArgument(
-                  "sqlite store: key holds a value, not a counter");
-            }
-            if (rc != SQLITE_ROW) {
-              Status s = FromSqlite(rc, c.db, "counter");
-              Rollback(c);
-              return s;
-            }
-            out.push_back(static_cast<uint64_t>(sqlite3_column_int64(st, 0)));
-            rc = sqlite3_step(st);  // finishes the RETURNING statement
-            if (rc != SQLITE_DONE) {
-              Status s = FromSqlite(rc, c.db, "counter");
-              Rollback(c);
-              return s;
-            }
+          Result<std::vector<uint64_t>> r = BumpCounters(c, keys, delta, first);
+          if (r.ok() || r.status().code() != StatusCode::kResourceExhausted) {
+            return r;
           }
-          if (Status s = Exec(c, c.commit, "commit"); !s.ok()) {
-            Rollback(c);
-            return s;
-          }
-          return out;
+          if (Status s = Evict(c, /*forced=*/true); !s.ok()) return r;
+          return BumpCounters(c, keys, delta, first);
         });
   }
 
  private:
+  Result<std::vector<uint64_t>> BumpCounters(Conn& c,
+                                             std::span<const StoreKey> keys,
+                                             uint64_t delta,
+                                             const std::string& first) {
+    if (Status s = Exec(c, c.begin_write, "begin"); !s.ok()) return s;
+    std::vector<uint64_t> out;
+    out.reserve(keys.size());
+    for (const StoreKey& k : keys) {
+      sqlite3_stmt* st = c.counter.get();
+      Reset reset(st);
+      Bind(st, k);
+      sqlite3_bind_text(st, 3, first.data(), static_cast<int>(first.size()),
+                        SQLITE_STATIC);
+      sqlite3_bind_int64(st, 4, static_cast<sqlite3_int64>(delta));
+      int rc = sqlite3_step(st);
+      if (rc == SQLITE_DONE) {
+        Rollback(c);
+        return InvalidArgument(
+            "sqlite store: key holds a value, not a counter");
+      }
+      if (rc != SQLITE_ROW) {
+        Status s = FromSqlite(rc, c.db, "counter");
+        Rollback(c);
+        return s;
+      }
+      out.push_back(static_cast<uint64_t>(sqlite3_column_int64(st, 0)));
+      rc = sqlite3_step(st);  // finishes the RETURNING statement
+      if (rc != SQLITE_DONE) {
+        Status s = FromSqlite(rc, c.db, "counter");
+        Rollback(c);
+        return s;
+      }
+    }
+    if (Status s = Exec(c, c.commit, "commit"); !s.ok()) {
+      Rollback(c);
+      return s;
+    }
+    return out;
+  }
+
   static void Bind(sqlite3_stmt* st, const StoreKey& k) {
     sqlite3_bind_text(st, 1, k.ns.data(), static_cast<int>(k.ns.size()),
                       SQLITE_STATIC);

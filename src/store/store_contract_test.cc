@@ -431,6 +431,30 @@ TEST(SqliteStoreTest, FileStaysWithinMaxBytesKeepingNewestAndCounters) {
             StatusCode::kResourceExhausted);
 }
 
+// A counter bump that finds the file full evicts values instead of failing:
+// a lost bump is a lost invalidation (other processes would keep serving
+// results a write made stale). Found by fuzz/drills/store_drills.mjs.
+TEST(SqliteStoreTest, CounterBumpsOnAFullFileEvictValuesInsteadOfFailing) {
+  const std::string path = TempPath("full-counters.db");
+  ManualClock clock(kStart);
+  auto store = MustOpen("sqlite:" + path + "?max_bytes=256KiB", &clock);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_TRUE(
+        store->Put({"ns", "k" + std::to_string(i)}, std::string(1000, 'v'), 60)
+            .ok())
+        << i;
+  }
+  for (int i = 0; i < 2000; ++i) {
+    StoreKey c{"ns", "counter-" + std::to_string(i)};
+    Result<std::vector<uint64_t>> r = store->AddToCounters({&c, 1}, 1, 41);
+    ASSERT_TRUE(r.ok()) << i << ": " << r.status().ToString();
+    EXPECT_EQ((*r)[0], 42u);
+  }
+  EXPECT_LE(std::filesystem::file_size(path), 256u * 1024);
+  StoreKey first{"ns", "counter-0"};
+  EXPECT_EQ(*(*store->Get({&first, 1}))[0]->bytes, "42");
+}
+
 TEST(SqliteStoreTest, AFileThatIsNotADatabaseIsAClearError) {
   const std::string path = TempPath("garbage.db");
   {
