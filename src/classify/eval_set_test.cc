@@ -196,9 +196,9 @@ TEST(EvalSetTest, FreshHeldOutNumbersArePinned) {
   // query), said only in the enum's description (docs/CLASSIFY.md).
   EXPECT_THAT(fresh->writes_cacheable,
               UnorderedElementsAre("azure-devops/wit_query"));
-  EXPECT_THAT(fresh->writes_informational,
-              UnorderedElementsAre("azure-devops/wit_query",
-                                   "selenium/diagnostics"));
+  EXPECT_THAT(
+      fresh->writes_informational,
+      UnorderedElementsAre("azure-devops/wit_query", "selenium/diagnostics"));
   EXPECT_EQ(fresh->reads_informational, 197u);  // recall 0.952
   EXPECT_GE(fresh->ReadRecall(), 0.85);
   EXPECT_EQ(fresh->reads_cacheable, 158u);

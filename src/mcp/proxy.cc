@@ -21,7 +21,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -38,11 +37,10 @@
 #include <vector>
 
 #include "src/core/atomic_file.h"
+#include "src/mcp/child.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
 #include "toolcache/mcp_proxy.h"
-
-extern char** environ;
 
 namespace toolcache {
 namespace {
@@ -53,11 +51,6 @@ double Now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-void SetNonBlocking(int fd) {
-  int flags = fcntl(fd, F_GETFL);
-  if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
 // Output queue of one fd.
@@ -239,57 +232,22 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     return Internal(std::string("signalfd: ") + std::strerror(errno));
   }
 
-  int to_child[2];
-  int from_child[2];
-  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0) {
-    close(sig_fd);
-    return Internal(std::string("pipe: ") + std::strerror(errno));
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t empty, defaults;
-  sigemptyset(&empty);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  for (int s : {SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP}) {
-    sigaddset(&defaults, s);
-  }
-  posix_spawnattr_setsigmask(&attr, &empty);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> argv;
-  for (const std::string& a : o.command) {
-    argv.push_back(const_cast<char*>(a.c_str()));
-  }
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  close(to_child[0]);
-  close(from_child[1]);
-  if (rc != 0) {
-    close(to_child[1]);
-    close(from_child[0]);
+  Result<mcp::ChildProcess> spawned = mcp::SpawnChild(o.command);
+  if (!spawned.ok()) {
     close(sig_fd);
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    return InvalidArgument("cannot start server '" + o.command[0] +
-                           "': " + std::strerror(rc));
+    return spawned.status();
   }
+  const pid_t pid = spawned.value().pid;
+  const int to_child = spawned.value().to_child;
+  const int from_child = spawned.value().from_child;
   spdlog::info("started server pid={} identity='{}'", pid, identity);
 
-  SetNonBlocking(to_child[1]);
-  SetNonBlocking(from_child[0]);
   int out_flags = fcntl(o.client_out_fd, F_GETFL);
-  SetNonBlocking(o.client_out_fd);
+  mcp::SetNonBlocking(o.client_out_fd);
 
   OutBuffer client_out{.fd = o.client_out_fd};
-  OutBuffer server_in{.fd = to_child[1]};
+  OutBuffer server_in{.fd = to_child};
   ProxyOutput output(&client_out, &server_in);
   SystemClock clock;
   mcp::Session session({.server = identity, .scope = o.scope}, o.cache, &clock,
@@ -362,7 +320,7 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
 
   auto close_server_in = [&] {
     if (!server_in_open) return;
-    close(to_child[1]);
+    close(to_child);
     server_in_open = false;
     output.server_open = false;
   };
@@ -440,12 +398,12 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     }
     if (client_out.pending()) fds.push_back({o.client_out_fd, POLLOUT, 0});
     if (server_in_open && server_in.pending()) {
-      fds.push_back({to_child[1], POLLOUT, 0});
+      fds.push_back({to_child, POLLOUT, 0});
     }
     // Once the server exited, drain it regardless: its output is finite.
     if (server_out_open && (exited || !client_full)) {
       so = static_cast<int>(fds.size());
-      fds.push_back({from_child[0], POLLIN, 0});
+      fds.push_back({from_child, POLLIN, 0});
     }
     int timeout_ms = -1;
     double next = term_at > 0 && kill_at == 0 ? term_at : kill_at;
@@ -488,14 +446,14 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     }
 
     if (so >= 0 && (fds[so].revents & (POLLIN | POLLHUP | POLLERR))) {
-      ssize_t r = read(from_child[0], chunk.data(), chunk.size());
+      ssize_t r = read(from_child, chunk.data(), chunk.size());
       if (r > 0) {
         server_reader.Feed(
             std::string_view(chunk.data(), static_cast<size_t>(r)),
             on_server_line, on_server_long);
       } else if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) {
         server_out_open = false;
-        close(from_child[0]);
+        close(from_child);
         // Choice: a final server line without '\n' is still a message.
         server_reader.Finish(on_server_line, on_server_long);
         if (!shutting_down) begin_shutdown("server closed its stdout");
@@ -504,7 +462,7 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
       // The server exited and nothing more is readable right now (a
       // grandchild may still hold the pipe open): stop reading.
       server_out_open = false;
-      close(from_child[0]);
+      close(from_child);
       server_reader.Finish(on_server_line, on_server_long);
     }
 

@@ -23,7 +23,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
@@ -42,11 +41,10 @@
 #include <unordered_map>
 
 #include "src/mcp/byte_buffer.h"
+#include "src/mcp/child.h"
 #include "src/mcp/json_scan.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
-
-extern char** environ;
 
 namespace toolcache::serve {
 
@@ -163,11 +161,6 @@ double Now() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-void SetNonBlocking(int fd) {
-  int flags = fcntl(fd, F_GETFL);
-  if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
 }
 
 std::string NewSessionId() {
@@ -394,55 +387,13 @@ class Worker final : public mcp::SessionOutput {
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0)
       return Internal(std::string("eventfd: ") + strerror(errno));
-    int to_child[2];
-    int from_child[2];
-    if (pipe2(to_child, O_CLOEXEC) != 0) {
-      return Internal(std::string("pipe: ") + strerror(errno));
-    }
-    if (pipe2(from_child, O_CLOEXEC) != 0) {
-      close(to_child[0]);
-      close(to_child[1]);
-      return Internal(std::string("pipe: ") + strerror(errno));
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, to_child[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, from_child[1], 1);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    // The server's threads block its signals; the child gets none blocked
-    // and default dispositions (SIGPIPE is ignored here).
-    sigset_t empty, defaults;
-    sigemptyset(&empty);
-    sigemptyset(&defaults);
-    for (int s : {SIGPIPE, SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP}) {
-      sigaddset(&defaults, s);
-    }
-    posix_spawnattr_setsigmask(&attr, &empty);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr,
-                             POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    std::vector<char*> argv;
-    for (const std::string& a : command) {
-      argv.push_back(const_cast<char*>(a.c_str()));
-    }
-    argv.push_back(nullptr);
-    int rc = posix_spawnp(&pid_, argv[0], &fa, &attr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    close(to_child[0]);
-    close(from_child[1]);
-    if (rc != 0) {
-      close(to_child[1]);
-      close(from_child[0]);
-      pid_ = -1;
-      return InvalidArgument("cannot start '" + command[0] +
-                             "': " + strerror(rc));
-    }
-    to_child_ = to_child[1];
-    from_child_ = from_child[0];
-    SetNonBlocking(to_child_);
-    SetNonBlocking(from_child_);
+    // The server's threads block its signals; SpawnChild gives the child
+    // none blocked and default dispositions.
+    Result<mcp::ChildProcess> child = mcp::SpawnChild(command);
+    if (!child.ok()) return child.status();
+    pid_ = child.value().pid;
+    to_child_ = child.value().to_child;
+    from_child_ = child.value().from_child;
     spdlog::info("mcp session {} ({}): started pid={}", id_, server_, pid_);
     thread_ = std::thread([this] { Run(); });
     return Status::Ok();

@@ -1,0 +1,37 @@
+// A stdio MCP server started as a child process, shared by the faces that
+// run one: the stdio proxy (`toolcache mcp`, proxy.cc) and the Streamable
+// HTTP endpoint of `toolcache serve` (one child per session, mcp_http.cc).
+#ifndef TOOLCACHE_SRC_MCP_CHILD_H_
+#define TOOLCACHE_SRC_MCP_CHILD_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "toolcache/status.h"
+
+namespace toolcache::mcp {
+
+// Sets O_NONBLOCK on `fd` (a failure leaves it blocking).
+void SetNonBlocking(int fd);
+
+// The child's pid and the parent's ends of its stdin and stdout pipes, both
+// non-blocking and close-on-exec. The caller owns the fds and the pid.
+struct ChildProcess {
+  pid_t pid = -1;
+  int to_child = -1;    // the child's stdin
+  int from_child = -1;  // the child's stdout
+};
+
+// Starts `command` (argv; argv[0] searched on PATH) with stdin and stdout on
+// pipes, stderr inherited, no signal blocked and default dispositions for
+// the signals the proxies handle or ignore (SIGPIPE, SIGCHLD, SIGUSR1,
+// SIGTERM, SIGINT, SIGHUP), whatever the calling thread blocks.
+// INVALID_ARGUMENT "cannot start server '<argv0>': <why>" when it cannot be
+// started or `command` is empty; INTERNAL when the pipes cannot be made.
+Result<ChildProcess> SpawnChild(const std::vector<std::string>& command);
+
+}  // namespace toolcache::mcp
+
+#endif  // TOOLCACHE_SRC_MCP_CHILD_H_

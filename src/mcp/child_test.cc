@@ -1,0 +1,53 @@
+#include "src/mcp/child.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+namespace toolcache::mcp {
+namespace {
+
+TEST(SpawnChild, PipesReachTheChildsStdinAndStdout) {
+  Result<ChildProcess> c = SpawnChild({"cat"});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  const std::string line = "{\"jsonrpc\":\"2.0\",\"id\":1}\n";
+  ASSERT_EQ(write(c.value().to_child, line.data(), line.size()),
+            static_cast<ssize_t>(line.size()));
+  close(c.value().to_child);  // cat echoes, then ends at EOF
+  std::string got;
+  char buf[256];
+  for (;;) {
+    pollfd p{c.value().from_child, POLLIN, 0};
+    ASSERT_GT(poll(&p, 1, 5000), 0) << "no answer from the child";
+    ssize_t n = read(c.value().from_child, buf, sizeof buf);
+    if (n <= 0) break;  // non-blocking: poll said readable, 0 is EOF
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(got, line);
+  close(c.value().from_child);
+  int status = 0;
+  ASSERT_EQ(waitpid(c.value().pid, &status, 0), c.value().pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(SpawnChild, AMissingProgramIsAnErrorNamingIt) {
+  Result<ChildProcess> c = SpawnChild({"toolcache-no-such-program-xyz"});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find(
+                "cannot start server 'toolcache-no-such-program-xyz'"),
+            std::string::npos)
+      << c.status().message();
+}
+
+TEST(SpawnChild, AnEmptyCommandIsAnError) {
+  Result<ChildProcess> c = SpawnChild({});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace toolcache::mcp
