@@ -209,6 +209,21 @@ Status WriteToolCacheStats(const std::string& path, const ToolCacheStats& s,
   return WriteFileAtomically(path, j.dump(2) + "\n", "stats file");
 }
 
+namespace mcp {
+
+void WriteSessionStats(const std::string& path, ToolCache* cache,
+                       const Session& session) {
+  if (path.empty()) return;
+  const ToolCacheStats st =
+      cache != nullptr ? cache->Stats() : ToolCacheStats{};
+  const SessionCounters& c = session.counters();
+  Status s = WriteToolCacheStats(path, st, c.client_parse_errors,
+                                 c.server_parse_errors, c.failed_on_exit);
+  if (!s.ok()) spdlog::warn("{}", s.message());
+}
+
+}  // namespace mcp
+
 Result<int> RunMcpProxy(const McpProxyOptions& o) {
   if (o.command.empty()) return InvalidArgument("no server command given");
   std::string identity = o.server_name;
@@ -295,13 +310,7 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   };
 
   auto write_stats = [&] {
-    if (o.stats_path.empty()) return;
-    ToolCacheStats st =
-        o.cache != nullptr ? o.cache->Stats() : ToolCacheStats{};
-    const mcp::SessionCounters& c = session.counters();
-    Status s = WriteToolCacheStats(o.stats_path, st, c.client_parse_errors,
-                                   c.server_parse_errors, c.failed_on_exit);
-    if (!s.ok()) spdlog::warn("{}", s.message());
+    mcp::WriteSessionStats(o.stats_path, o.cache, session);
   };
 
   bool client_in_open = true;

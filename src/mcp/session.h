@@ -324,6 +324,12 @@ ToolsPage ParseToolsPage(std::string_view server, std::string_view result);
 void LearnToolsFromListResult(ToolCache* cache, std::string_view server,
                               std::string_view result, bool replace);
 
+// Writes the stats file of a proxy face running `session` over `cache`
+// (nullptr: zero stats) to `path` (WriteToolCacheStats); "" writes nothing.
+// A failure is logged as a warning, never fatal. (proxy.cc)
+void WriteSessionStats(const std::string& path, ToolCache* cache,
+                       const Session& session);
+
 }  // namespace toolcache::mcp
 
 #endif  // TOOLCACHE_SRC_MCP_SESSION_H_

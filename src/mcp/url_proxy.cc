@@ -136,13 +136,7 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
   output.upstream = &upstream;
 
   auto write_stats = [&] {  // on the loop thread
-    if (o.stats_path.empty()) return;
-    ToolCacheStats st =
-        o.cache != nullptr ? o.cache->Stats() : ToolCacheStats{};
-    const mcp::SessionCounters& c = session.counters();
-    Status s = WriteToolCacheStats(o.stats_path, st, c.client_parse_errors,
-                                   c.server_parse_errors, c.failed_on_exit);
-    if (!s.ok()) spdlog::warn("{}", s.message());
+    mcp::WriteSessionStats(o.stats_path, o.cache, session);
   };
 
   mcp::LineReader reader(o.max_line_bytes);
