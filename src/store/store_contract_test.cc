@@ -445,7 +445,8 @@ TEST(SqliteStoreTest, CounterBumpsOnAFullFileEvictValuesInsteadOfFailing) {
         << i;
   }
   for (int i = 0; i < 2000; ++i) {
-    StoreKey c{"ns", "counter-" + std::to_string(i)};
+    const std::string name = "counter-" + std::to_string(i);  // outlives c
+    StoreKey c{"ns", name};
     Result<std::vector<uint64_t>> r = store->AddToCounters({&c, 1}, 1, 41);
     ASSERT_TRUE(r.ok()) << i << ": " << r.status().ToString();
     EXPECT_EQ((*r)[0], 42u);
