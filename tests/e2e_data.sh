@@ -10,7 +10,7 @@ trap 'rm -rf "$TMP"' EXIT
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
 
-# 1. No reference to a sibling shared/ folder in code, build or scripts
+# 1. No reference to the sibling folder of shared data in code, build or scripts
 # (the pattern is built in two parts so this file does not name it).
 sibling='\.\./'
 sibling+='shared'
