@@ -600,6 +600,22 @@ void NameVerbs(const std::vector<std::string>& tokens, ToolLevel& out) {
   }
 }
 
+// Lowercase alphabetic words of the whole of `text`.
+std::vector<std::string> AllWords(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char ch = i < text.size() ? text[i] : ' ';
+    if (std::isalpha(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  return words;
+}
+
 // Lowercase alphabetic words of the first sentence of `text`: leading
 // whitespace and Markdown headings skipped; ends at ". ", "\n" or the end.
 std::vector<std::string> FirstSentenceWords(std::string_view text) {
@@ -623,18 +639,7 @@ std::vector<std::string> FirstSentenceWords(std::string_view text) {
             std::isspace(static_cast<unsigned char>(text[end + 1]))))) {
     ++end;
   }
-  std::vector<std::string> words;
-  std::string word;
-  for (size_t i = start; i <= end && i < text.size() + 1; ++i) {
-    const char ch = i < text.size() ? text[i] : ' ';
-    if (std::isalpha(static_cast<unsigned char>(ch))) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    } else if (!word.empty()) {
-      words.push_back(std::move(word));
-      word.clear();
-    }
-  }
-  return words;
+  return AllWords(text.substr(start, end - start));
 }
 
 // `word` as a base form for the veto lists: itself, or, when
@@ -707,22 +712,6 @@ std::string ObjectHead(const std::vector<std::string>& words, size_t i) {
     head = words[j];
   }
   return head;
-}
-
-// Lowercase alphabetic words of the whole of `text`.
-std::vector<std::string> AllWords(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (size_t i = 0; i <= text.size(); ++i) {
-    const char ch = i < text.size() ? text[i] : ' ';
-    if (std::isalpha(static_cast<unsigned char>(ch))) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    } else if (!word.empty()) {
-      words.push_back(std::move(word));
-      word.clear();
-    }
-  }
-  return words;
 }
 
 // A description that says the call returns the id of a job, run or task
