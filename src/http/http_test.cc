@@ -444,5 +444,27 @@ TEST(HttpUrl, ParsesOriginsAndRejectsOthers) {
   EXPECT_FALSE(ParseUrl("http://").ok());
 }
 
+// Errors are logged and printed: they never repeat credentials a URL holds
+// in its userinfo or its query.
+TEST(HttpUrl, ErrorsDoNotEchoCredentials) {
+  for (const char* url :
+       {"http://alice:s3cret@x/v1", "https://s3cret@api.example.com",
+        "http://x/?key=s3cret", "http://x/v1#s3cret", "ftp://u:s3cret@x/",
+        "http://u:s3cret@x:99999/", "http://x:bad/?token=s3cret"}) {
+    Result<Url> u = ParseUrl(url);
+    ASSERT_FALSE(u.ok()) << url;
+    EXPECT_EQ(u.status().message().find("s3cret"), std::string::npos)
+        << u.status().message();
+    EXPECT_NE(u.status().message().find("***"), std::string::npos)
+        << u.status().message();
+  }
+  // The host is still named, so the message stays useful.
+  EXPECT_NE(ParseUrl("http://a:b@api.example.com/v1")
+                .status()
+                .message()
+                .find("api.example.com"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace toolcache::http

@@ -37,9 +37,38 @@ std::string Url::HostHeader() const {
   return h;
 }
 
-Result<Url> ParseUrl(std::string_view text) {
-  Url u;
+namespace {
+
+// `text` as an error may show it: userinfo and anything after '?' or '#'
+// can hold credentials (user:password@, ?key=...), so they become "***".
+std::string RedactedUrl(std::string_view text) {
   std::string_view rest = text;
+  std::string out;
+  if (const size_t scheme = rest.find("://");
+      scheme != std::string_view::npos) {
+    out = std::string(rest.substr(0, scheme + 3));
+    rest.remove_prefix(scheme + 3);
+  }
+  const size_t end = rest.find_first_of("/?#");
+  std::string_view authority = rest.substr(0, end);
+  if (const size_t at = authority.rfind('@'); at != std::string_view::npos) {
+    out += "***";
+    rest.remove_prefix(at);
+  }
+  if (const size_t q = rest.find_first_of("?#"); q != std::string_view::npos) {
+    out += std::string(rest.substr(0, q + 1)) + "***";
+  } else {
+    out += std::string(rest);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Url> ParseUrl(std::string_view raw) {
+  const std::string text = RedactedUrl(raw);
+  Url u;
+  std::string_view rest = raw;
   if (rest.substr(0, 7) == "http://") {
     rest.remove_prefix(7);
   } else if (rest.substr(0, 8) == "https://") {
