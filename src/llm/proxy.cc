@@ -234,12 +234,10 @@ class Exchange : public http::ResponseSink,
                  public std::enable_shared_from_this<Exchange> {
  public:
   Exchange(Shared* shared, http::ResponderPtr res, RouteInfo route,
-           bool stream_requested, std::string scope, uint32_t recorded,
-           uint64_t prompt_ticket)
+           std::string scope, uint32_t recorded, uint64_t prompt_ticket)
       : shared_(shared),
         res_(std::move(res)),
         route_(route),
-        stream_requested_(stream_requested),
         scope_(std::move(scope)),
         recorded_(recorded),
         prompt_ticket_(prompt_ticket),
@@ -669,7 +667,6 @@ class Exchange : public http::ResponseSink,
   Shared* shared_;
   http::ResponderPtr res_;
   RouteInfo route_;
-  [[maybe_unused]] bool stream_requested_;  // read by no code yet (clang warns)
   std::string scope_;
   uint32_t recorded_;
   uint64_t prompt_ticket_;
@@ -813,7 +810,6 @@ class LlmProxyImpl final : public LlmProxy {
     }
     std::string scope;
     uint32_t recorded = 0;
-    bool stream = false;
     std::unique_ptr<llm::ServeSession> session;
     // The prompt-cache hook: the request as the provider should see it. It
     // runs on the body as it goes upstream (after splicing and offload), so
@@ -846,7 +842,6 @@ class LlmProxyImpl final : public LlmProxy {
                             "toolcache proxy: " + parsed.status().message()));
         return;
       }
-      stream = parsed->stream;
       if (shared->observer) {
         scope = ScopeOf(req.headers, shared->options.scope);
         llm::RequestReport rep =
@@ -887,8 +882,8 @@ class LlmProxyImpl final : public LlmProxy {
       creq.headers.push_back({"accept-encoding", "identity"});
     }
     creq.body = std::move(req.body);
-    auto ex = std::make_shared<Exchange>(
-        shared, res, route, stream, std::move(scope), recorded, prompt_ticket);
+    auto ex = std::make_shared<Exchange>(shared, res, route, std::move(scope),
+                                         recorded, prompt_ticket);
     ex->SetServe(std::move(session));
     ex->SetArrival(req.head_at, req.received_at);
     shared->overhead
