@@ -22,6 +22,11 @@ cfg=$(mktemp); printf 'capacityBytes: 1MiB\nperTooTtl: {}\n' >"$cfg"
 out=$("$TOOLCACHE_BIN" mcp --config "$cfg" -- cat 2>&1 </dev/null); rc=$?
 rm -f "$cfg"
 [ $rc -eq 2 ] && grep -q "perTooTtl" <<<"$out" || { echo "FAIL: bad config: rc=$rc $out"; exit 1; }
+# An option the chosen kind of server would ignore is refused, named.
+out=$("$TOOLCACHE_BIN" mcp --url http://127.0.0.1:9/mcp --max-buffered-bytes 100 2>&1 </dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--max-buffered-bytes applies to a stdio server" <<<"$out" || { echo "FAIL: stdio-only option with --url: rc=$rc $out"; exit 1; }
+out=$("$TOOLCACHE_BIN" mcp --header 'A: b' -- cat 2>&1 </dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q -- "--header applies only with --url" <<<"$out" || { echo "FAIL: --url-only option with a command: rc=$rc $out"; exit 1; }
 # The server's exit status becomes the proxy's.
 "$TOOLCACHE_BIN" mcp -- sh -c 'exit 7' </dev/null; rc=$?
 [ $rc -eq 7 ] || { echo "FAIL: exit status not propagated: $rc"; exit 1; }

@@ -38,6 +38,9 @@ struct McpArgs {
   std::string ca_file;
   double timeout_seconds = 300;
   bool no_get_stream = false;
+  // Options given that only one kind of server uses (named in errors).
+  std::string stdio_only_given;  // e.g. "--max-buffered-bytes"
+  std::string url_only_given;    // e.g. "--header"
 };
 
 // `--header 'Name: value'` -> {name, value}; exit-2 message on error.
@@ -90,6 +93,18 @@ int Run(const McpArgs& a) {
     std::cerr << "toolcache mcp: no server command; usage: toolcache mcp "
                  "[--config FILE] -- <command> [args...], or toolcache mcp "
                  "--url URL\n";
+    return kExitUsage;
+  }
+  // An option the chosen kind of server ignores is a mistake worth naming,
+  // not something to drop silently.
+  if (!url.empty() && !a.stdio_only_given.empty()) {
+    std::cerr << "toolcache mcp: " << a.stdio_only_given
+              << " applies to a stdio server, not to --url\n";
+    return kExitUsage;
+  }
+  if (url.empty() && !a.url_only_given.empty()) {
+    std::cerr << "toolcache mcp: " << a.url_only_given
+              << " applies only with --url\n";
     return kExitUsage;
   }
   if (!SplitHeaders(a.headers, &headers)) return kExitUsage;
@@ -182,37 +197,53 @@ Command AddMcpCommand(CLI::App& root) {
                    "MiB): a longer client message is rejected, a longer "
                    "server message streamed through uncached")
       ->check(CLI::Range(uint64_t{1024}, uint64_t{1} << 34));
-  c.app
-      ->add_option("--max-buffered-bytes", args->max_buffered_bytes,
-                   "bytes queued for a peer that is not reading before the "
-                   "proxy stops reading its counterpart (default 16 MiB)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34));
+  CLI::Option* max_buffered =
+      c.app
+          ->add_option("--max-buffered-bytes", args->max_buffered_bytes,
+                       "bytes queued for a peer that is not reading before the "
+                       "proxy stops reading its counterpart (default 16 MiB)")
+          ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 34));
   c.app->add_option("--url", args->url,
                     "a remote MCP server's Streamable HTTP endpoint "
                     "(http:// or https://) instead of a command; see "
                     "docs/MCP.md");
-  c.app->add_option("--header", args->headers,
-                    "with --url: a request header 'Name: value' (repeatable; "
-                    "${VAR} in the value is read from the environment; values "
-                    "are never logged)");
-  c.app
-      ->add_option("--ca-file", args->ca_file,
-                   "with --url: extra CA bundle (PEM) trusted besides the "
-                   "system's")
-      ->check(CLI::ExistingFile);
-  c.app
-      ->add_option("--timeout", args->timeout_seconds,
-                   "with --url: seconds to wait for a response to start and "
-                   "between its pieces (default 300)")
-      ->check(CLI::Range(0.001, 86400.0));
-  c.app->add_flag("--no-get-stream", args->no_get_stream,
-                  "with --url: do not open the GET event stream for "
-                  "server-initiated messages");
+  CLI::Option* header = c.app->add_option(
+      "--header", args->headers,
+      "with --url: a request header 'Name: value' (repeatable; "
+      "${VAR} in the value is read from the environment; values "
+      "are never logged)");
+  CLI::Option* ca_file =
+      c.app
+          ->add_option("--ca-file", args->ca_file,
+                       "with --url: extra CA bundle (PEM) trusted besides the "
+                       "system's")
+          ->check(CLI::ExistingFile);
+  CLI::Option* timeout =
+      c.app
+          ->add_option(
+              "--timeout", args->timeout_seconds,
+              "with --url: seconds to wait for a response to start and "
+              "between its pieces (default 300)")
+          ->check(CLI::Range(0.001, 86400.0));
+  CLI::Option* no_get_stream =
+      c.app->add_flag("--no-get-stream", args->no_get_stream,
+                      "with --url: do not open the GET event stream for "
+                      "server-initiated messages");
   c.app->add_flag("--no-cache", args->no_cache,
                   "forward everything untouched (no caching)");
   c.app->add_option("command", args->command,
                     "the server command and its arguments (after --)");
-  c.run = [args] { return Run(*args); };
+  c.run = [args, max_buffered, header, ca_file, timeout, no_get_stream] {
+    if (max_buffered->count() > 0)
+      args->stdio_only_given = "--max-buffered-bytes";
+    for (CLI::Option* o : {header, ca_file, timeout, no_get_stream}) {
+      if (o->count() > 0) {
+        args->url_only_given = o->get_name();
+        break;
+      }
+    }
+    return Run(*args);
+  };
   return c;
 }
 
