@@ -68,6 +68,9 @@ int Run(const ServeArgs& a) {
     o.max_wait_seconds = *config.serve.max_wait_seconds;
   }
   if (config.serve.lease_seconds) o.lease_seconds = *config.serve.lease_seconds;
+  if (config.serve.max_open_tickets) {
+    o.max_open_tickets = *config.serve.max_open_tickets;
+  }
   o.allowed_origins = config.serve.allowed_origins;
   o.threads = a.threads;
   for (const auto& [name, server] : config.servers) {

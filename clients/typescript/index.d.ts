@@ -30,7 +30,7 @@ export type BeginResult =
   | { action: 'hit'; result: Json; ageSeconds: number }
   | { action: 'coalesced'; result: Json }
   | { action: 'forward'; ticket: string; cacheable: boolean; reason: string; leaseSeconds: number; verdict: Verdict }
-  | { action: 'forward'; ticket?: undefined; reason: 'wait_timeout' | 'leader_failed'; detail: string };
+  | { action: 'forward'; ticket?: undefined; reason: 'wait_timeout' | 'leader_failed' | 'open_ticket_limit'; detail: string; cacheable?: false; verdict?: Verdict };
 
 export interface CompleteResult { admitted: boolean; reason: string; waitersAnswered: number }
 export interface ExplainResult {

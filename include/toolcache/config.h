@@ -137,6 +137,8 @@ struct ServeConfig {
   // `begin` ticket may stay open before the server ends it.
   std::optional<double> max_wait_seconds;
   std::optional<double> lease_seconds;
+  // Most tickets one tenant may hold open (serve.maxOpenTickets).
+  std::optional<uint64_t> max_open_tickets;
   // Allowed Origin values for browser requests ("*" any).
   std::vector<std::string> allowed_origins;
 };

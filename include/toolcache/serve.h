@@ -55,8 +55,9 @@ struct ServeOptions {
   ToolCache* cache = nullptr;   // required
   // Empty: no authentication, one global scope.
   std::vector<ServeTenantToken> tenants;
-  double max_wait_seconds = 30;  // a coalesced begin's longest wait
-  double lease_seconds = 300;    // a ticket's longest life
+  double max_wait_seconds = 30;     // a coalesced begin's longest wait
+  double lease_seconds = 300;       // a ticket's longest life
+  size_t max_open_tickets = 10000;  // per tenant; then misses get no ticket
   // Browser Origins allowed ("*" any); empty: loopback origins only.
   std::vector<std::string> allowed_origins;
   // Seconds between two points of the dashboard's history. Choice: 5 s.

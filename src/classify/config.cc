@@ -438,7 +438,7 @@ class Parser {
     ExpectMap(node, "serve");
     CheckKeys(node, "serve",
               {"listen", "tenants", "maxWaitSeconds", "leaseSeconds",
-               "allowedOrigins"});
+               "maxOpenTickets", "allowedOrigins"});
     if (const YAML::Node n = node["listen"]) {
       p.listen = String(n, "serve.listen");
     }
@@ -447,6 +447,12 @@ class Parser {
     }
     if (const YAML::Node n = node["leaseSeconds"]) {
       p.lease_seconds = Number(n, "serve.leaseSeconds");
+    }
+    if (const YAML::Node n = node["maxOpenTickets"]) {
+      p.max_open_tickets = Count(n, "serve.maxOpenTickets");
+      if (*p.max_open_tickets == 0) {
+        Fail(n, "'serve.maxOpenTickets' must be >= 1, got 0");
+      }
     }
     if (const YAML::Node n = node["allowedOrigins"]) {
       p.allowed_origins = ToolList(n, "serve.allowedOrigins");

@@ -389,6 +389,7 @@ TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
   listen: 127.0.0.1:9100
   maxWaitSeconds: 5
   leaseSeconds: 60
+  maxOpenTickets: 500
   allowedOrigins: [http://dash.local]
   tenants:
     alice: {token: a-secret}
@@ -399,12 +400,18 @@ TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
   EXPECT_EQ(*c->serve.listen, "127.0.0.1:9100");
   EXPECT_EQ(*c->serve.max_wait_seconds, 5);
   EXPECT_EQ(*c->serve.lease_seconds, 60);
+  EXPECT_EQ(*c->serve.max_open_tickets, 500u);
   ASSERT_EQ(c->serve.allowed_origins.size(), 1u);
   ASSERT_EQ(c->serve.tenants.size(), 2u);
   EXPECT_EQ(c->serve.tenants[0].name, "alice");
   EXPECT_EQ(c->serve.tenants[0].token, "a-secret");
   EXPECT_EQ(c->serve.tenants[1].token_env, "BOB_TOKEN");
-  EXPECT_EQ(c->serve.tenants[1].line, 8);
+  EXPECT_EQ(c->serve.tenants[1].line, 9);
+  for (const char* bad : {"0", "1.5", "-3", "many"}) {
+    Result<Config> r = ParseConfig(
+        std::string("serve:\n  maxOpenTickets: ") + bad + "\n", "s.yaml");
+    EXPECT_FALSE(r.ok()) << bad;
+  }
   Result<Config> both = ParseConfig(
       "serve:\n  tenants:\n    a: {token: x, tokenEnv: Y}\n", "s.yaml");
   ASSERT_FALSE(both.ok());

@@ -87,7 +87,7 @@ std::string_view OpenApiJson() {
         "summary": "Single-flight start: a hit, a ticket to run the tool and complete, or (an identical call in flight) the leader's result when it completes",
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"allOf": [{"$ref": "#/components/schemas/Call"}, {"type": "object", "properties": {"waitSeconds": {"type": "number"}}}]}}}},
         "responses": {
-          "200": {"description": "{action: hit, result, ageSeconds} | {action: forward, ticket, cacheable, reason, leaseSeconds, verdict} | {action: coalesced, result} | {action: forward, reason: wait_timeout|leader_failed} (no ticket: run the tool yourself)"},
+          "200": {"description": "{action: hit, result, ageSeconds} | {action: forward, ticket, cacheable, reason, leaseSeconds, verdict} | {action: coalesced, result} | {action: forward, reason: wait_timeout|leader_failed|open_ticket_limit} (no ticket: run the tool yourself)"},
           "400": {"$ref": "#/components/responses/BadRequest"},
           "401": {"$ref": "#/components/responses/Unauthorized"}
         }

@@ -40,6 +40,7 @@ class CacheServerImpl final : public CacheServer {
     }
     so.max_wait_seconds = o.max_wait_seconds;
     so.lease_seconds = o.lease_seconds;
+    so.max_open_tickets = o.max_open_tickets;
     so.allowed_origins = o.allowed_origins;
     so.loopback_hosts_only = o.listen_host == "127.0.0.1" ||
                              o.listen_host == "localhost" ||

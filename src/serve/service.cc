@@ -19,6 +19,7 @@
 #include "src/serve/service.h"
 
 #include <simdjson.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -620,6 +621,35 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
     return Error(400, "bad_request", s.message());
   }
   wait = std::min(wait, options_.max_wait_seconds);
+  if (AtTicketLimit(tenant)) {
+    // No new ticket for this tenant: serve a hit, let a write through (its
+    // completion invalidates), send a read miss to run the tool itself.
+    Probe probe = options_.cache->Peek(MakeCall(c, tenant));
+    if (probe.verdict.request_type != RequestType::kCommand) {
+      if (probe.would_hit && probe.result_json) {
+        const size_t n = probe.result_json->size();
+        CountOutcome(tenant, "begin", c.server, c.tool, "hit", "", n);
+        std::string out;
+        out.reserve(n + 64);
+        out += "{\"action\":\"hit\",\"result\":";
+        out += *probe.result_json;
+        out += ",\"ageSeconds\":" + Num(probe.age_seconds) + "}";
+        return Json(std::move(out));
+      }
+      CountOutcome(tenant, "begin", c.server, c.tool, "bypass",
+                   "open_ticket_limit", 0);
+      spdlog::warn(
+          "serve: tenant '{}' holds {} open tickets (the limit): {}/{} is "
+          "forwarded without a ticket (bypass open_ticket_limit)",
+          tenant, options_.max_open_tickets, c.server, c.tool);
+      return Json(
+          "{\"action\":\"forward\",\"cacheable\":false,\"reason\":"
+          "\"open_ticket_limit\",\"detail\":\"this tenant holds the most "
+          "open tickets allowed: run the tool yourself, and complete the "
+          "tickets you hold\",\"verdict\":" +
+          VerdictJson(probe.verdict) + "}");
+    }
+  }
   WaiterId id;
   {
     // Registered before Begin: a Completion racing with this call finds it.
@@ -676,6 +706,7 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
   {
     std::lock_guard<std::mutex> lock(mu_);
     tickets_[p.ticket] = Ticket{std::string(tenant), c.server, c.tool};
+    ++open_tickets_[std::string(tenant)];
   }
   const TicketId ticket = p.ticket;
   context.after(options_.lease_seconds,
@@ -723,12 +754,26 @@ Completion CacheService::Finish(TicketId ticket, const UpstreamResult& result,
   return c;
 }
 
+bool CacheService::AtTicketLimit(std::string_view tenant) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_tickets_.find(tenant);
+  return it != open_tickets_.end() && it->second >= options_.max_open_tickets;
+}
+
+void CacheService::CloseTicket(std::map<TicketId, Ticket>::iterator it) {
+  auto open = open_tickets_.find(it->second.tenant);
+  if (open != open_tickets_.end() && --open->second == 0) {
+    open_tickets_.erase(open);
+  }
+  tickets_.erase(it);
+}
+
 void CacheService::ExpireTicket(TicketId ticket) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = tickets_.find(ticket);
     if (it == tickets_.end()) return;
-    tickets_.erase(it);
+    CloseTicket(it);
   }
   UpstreamResult r;
   r.is_error = true;
@@ -764,8 +809,8 @@ Reply CacheService::Complete(std::string_view tenant, std::string_view body) {
                    "no open ticket " + ticket_text +
                        " (completed, expired, or never issued)");
     }
-    t = std::move(it->second);
-    tickets_.erase(it);
+    t = it->second;  // a copy: CloseTicket reads its tenant
+    CloseTicket(it);
   }
   CountRecorded(t.server, t.tool, outcome.r, outcome.cost);
   size_t answered = 0;

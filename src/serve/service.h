@@ -69,6 +69,14 @@ struct ServiceOptions {
   // waiters run the tool themselves). Choice: 300 s, longer than any tool
   // call worth caching.
   double lease_seconds = 300;
+  // Most tickets one tenant may hold open at once. Past it a `begin` that
+  // is a miss gets `{action: "forward", reason: "open_ticket_limit"}` with
+  // no ticket (the caller runs the tool itself; nothing is cached); hits are
+  // still served and writes (COMMAND calls) always get their ticket, since
+  // their completion is what invalidates. Choice: 10000 -- far above what a
+  // well-behaved client holds (one per call in flight), low enough that a
+  // tenant that never completes cannot grow the server without bound.
+  size_t max_open_tickets = 10000;
   // Browser Origins allowed to call the API ("*" = any); a request with an
   // Origin header not listed gets 403. Empty: same-host origins only
   // (http://127.0.0.1:*, http://localhost:*).
@@ -166,12 +174,15 @@ class CacheService {
   Reply Explain(std::string_view tenant, std::string_view body);
   Reply TenantStats(std::string_view tenant);
 
-  // Ends `ticket` (its leader's result), answers its waiters.
   // Ends `ticket` with its leader's result and answers its waiters
   // (*answered: how many).
   Completion Finish(TicketId ticket, const UpstreamResult& result,
                     std::string_view result_json, size_t* answered);
   void ExpireTicket(TicketId ticket);
+  // Whether `tenant` holds max_open_tickets open tickets.
+  bool AtTicketLimit(std::string_view tenant);
+  // Erases an open ticket and its tenant's count. Requires mu_ held.
+  void CloseTicket(std::map<TicketId, Ticket>::iterator it);
   void CountOutcome(std::string_view tenant, std::string_view op,
                     std::string_view server, std::string_view tool,
                     std::string_view outcome, std::string_view bypass_reason,
@@ -211,6 +222,7 @@ class CacheService {
   WaiterId next_waiter_ = 1;                                  // GUARDED_BY(mu_)
   std::map<WaiterId, Waiter> waiters_;                        // GUARDED_BY(mu_)
   std::map<TicketId, Ticket> tickets_;                        // GUARDED_BY(mu_)
+  std::map<std::string, size_t, std::less<>> open_tickets_;   // GUARDED_BY
   std::deque<InvalidationEvent> invalidations_log_;           // GUARDED_BY(mu_)
   std::deque<Point> history_;                                 // GUARDED_BY(mu_)
   std::map<std::string, uint64_t, std::less<>> engine_seen_;  // GUARDED_BY

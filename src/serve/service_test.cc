@@ -28,8 +28,8 @@ tools:
 
 class ServiceTest : public ::testing::Test {
  protected:
-  void Make(std::vector<Tenant> tenants,
-            std::string_view config_text = kConfig) {
+  void Make(std::vector<Tenant> tenants, std::string_view config_text = kConfig,
+            size_t max_open_tickets = 10000) {
     Result<Config> config = ParseConfig(config_text, "test.yaml");
     ASSERT_TRUE(config.ok()) << config.status().message();
     auto made = NewToolCache(*config, &clock_);
@@ -44,6 +44,7 @@ class ServiceTest : public ::testing::Test {
     o.tenants = std::move(tenants);
     o.max_wait_seconds = 10;
     o.lease_seconds = 100;
+    o.max_open_tickets = max_open_tickets;
     service_ = std::make_unique<CacheService>(std::move(o));
   }
   void SetUp() override { Make({}); }
@@ -294,6 +295,52 @@ TEST_F(ServiceTest, AWaiterTimesOutAndALapsedLeaseReleasesWaiters) {
       Post("/v1/complete", {{"ticket", leader2["ticket"]}, {"result", 2}});
   EXPECT_EQ(done["waitersAnswered"], 0);
   EXPECT_FALSE(w3->reply.has_value());
+}
+
+// A tenant that never completes its tickets cannot grow the server without
+// bound: past max_open_tickets its read misses run without a ticket, while
+// hits, writes and other tenants are unaffected; closing tickets (complete
+// or a lapsed lease) makes room again.
+TEST_F(ServiceTest, OpenTicketsArePerTenantAndCapped) {
+  Make({{"alice", "tok-a"}, {"bob", "tok-b"}}, kConfig, 2);
+  json t1 = Post("/v1/begin", Call("get_doc", {{"id", 1}}), "tok-a");
+  json t2 = Post("/v1/begin", Call("get_doc", {{"id", 2}}), "tok-a");
+  ASSERT_TRUE(t1["ticket"].is_string());
+  ASSERT_TRUE(t2["ticket"].is_string());
+  json over = Post("/v1/begin", Call("get_doc", {{"id", 3}}), "tok-a");
+  EXPECT_EQ(over["action"], "forward");
+  EXPECT_EQ(over["reason"], "open_ticket_limit");
+  EXPECT_EQ(over["cacheable"], false);
+  EXPECT_FALSE(over.contains("ticket"));
+  // Another tenant still gets tickets.
+  json bob = Post("/v1/begin", Call("get_doc", {{"id", 3}}), "tok-b");
+  EXPECT_TRUE(bob["ticket"].is_string()) << bob;
+  // A write always gets its ticket: its completion is what invalidates.
+  json write = Post("/v1/begin", Call("put_doc", {{"id", 1}}), "tok-a");
+  EXPECT_TRUE(write["ticket"].is_string()) << write;
+  // Completing frees slots (t1's result is not admitted: the write began
+  // while it was in flight). At the limit a hit is still served.
+  Post("/v1/complete", {{"ticket", write["ticket"]}, {"result", "ok"}},
+       "tok-a");
+  Post("/v1/complete", {{"ticket", t1["ticket"]}, {"result", "one"}}, "tok-a");
+  json t6 = Post("/v1/begin", Call("get_doc", {{"id", 6}}), "tok-a");
+  ASSERT_TRUE(t6["ticket"].is_string()) << t6;
+  EXPECT_EQ(Post("/v1/complete", {{"ticket", t6["ticket"]}, {"result", "six"}},
+                 "tok-a")["admitted"],
+            true);
+  json t4 = Post("/v1/begin", Call("get_doc", {{"id", 4}}), "tok-a");
+  ASSERT_TRUE(t4["ticket"].is_string()) << t4;  // alice: t2, t4
+  json hit = Post("/v1/begin", Call("get_doc", {{"id", 6}}), "tok-a");
+  EXPECT_EQ(hit["action"], "hit") << hit;
+  EXPECT_EQ(hit["result"], "six");
+  EXPECT_EQ(Post("/v1/begin", Call("get_doc", {{"id", 5}}), "tok-a")["reason"],
+            "open_ticket_limit");
+  // Lapsed leases free their slots too.
+  for (auto& [s, f] : timers_) f();
+  json again = Post("/v1/begin", Call("get_doc", {{"id", 5}}), "tok-a");
+  EXPECT_TRUE(again["ticket"].is_string()) << again;
+  json stats = json::parse(service_->StatsJson());
+  EXPECT_EQ(stats["bypassesByReason"]["open_ticket_limit"], 2) << stats;
 }
 
 TEST_F(ServiceTest, BadInputIsA4xxJsonErrorNeverACrash) {
