@@ -58,6 +58,19 @@ std::string Num(double v) {
   return buf;
 }
 
+// A hit's reply body: `head` (e.g. "{\"hit\":true"), the result, its age.
+std::string HitBody(std::string_view head, const std::string* result_json,
+                    double age_seconds) {
+  const size_t n = result_json ? result_json->size() : 0;
+  std::string out;
+  out.reserve(n + head.size() + 48);
+  out += head;
+  out += ",\"result\":";
+  out += result_json ? *result_json : std::string("null");
+  out += ",\"ageSeconds\":" + Num(age_seconds) + "}";
+  return out;
+}
+
 Reply Error(int status, std::string_view code, std::string_view message) {
   Reply r;
   r.status = status;
@@ -548,12 +561,7 @@ Reply CacheService::Lookup(std::string_view tenant, std::string_view body) {
   if (p.would_hit && p.result_json) {
     CountOutcome(tenant, "lookup", c.server, c.tool, "hit", "",
                  p.result_json->size());
-    std::string out;
-    out.reserve(p.result_json->size() + 64);
-    out += "{\"hit\":true,\"result\":";
-    out += *p.result_json;
-    out += ",\"ageSeconds\":" + Num(p.age_seconds) + "}";
-    return Json(std::move(out));
+    return Json(HitBody("{\"hit\":true", p.result_json.get(), p.age_seconds));
   }
   const bool cacheable = p.bypass_reason.empty();
   CountOutcome(tenant, "lookup", c.server, c.tool,
@@ -629,12 +637,8 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
       if (probe.would_hit && probe.result_json) {
         const size_t n = probe.result_json->size();
         CountOutcome(tenant, "begin", c.server, c.tool, "hit", "", n);
-        std::string out;
-        out.reserve(n + 64);
-        out += "{\"action\":\"hit\",\"result\":";
-        out += *probe.result_json;
-        out += ",\"ageSeconds\":" + Num(probe.age_seconds) + "}";
-        return Json(std::move(out));
+        return Json(HitBody("{\"action\":\"hit\"", probe.result_json.get(),
+                            probe.age_seconds));
       }
       CountOutcome(tenant, "begin", c.server, c.tool, "bypass",
                    "open_ticket_limit", 0);
@@ -691,12 +695,8 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
   if (p.action == CallAction::kServe) {
     const size_t n = p.result_json ? p.result_json->size() : 0;
     CountOutcome(tenant, "begin", c.server, c.tool, "hit", "", n);
-    std::string out;
-    out.reserve(n + 64);
-    out += "{\"action\":\"hit\",\"result\":";
-    out += p.result_json ? *p.result_json : std::string("null");
-    out += ",\"ageSeconds\":" + Num(p.age_seconds) + "}";
-    return Json(std::move(out));
+    return Json(
+        HitBody("{\"action\":\"hit\"", p.result_json.get(), p.age_seconds));
   }
   CountOutcome(tenant, "begin", c.server, c.tool, p.bypass ? "bypass" : "miss",
                p.bypass_reason, 0);
