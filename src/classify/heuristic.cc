@@ -9,13 +9,18 @@
 //   so an unknown tool is never cached.
 // - Within the heuristic, execution or mutation evidence (execution and
 //   strong mutation verbs anywhere in a first sentence, code/SQL/body or
-//   file-output parameters, also one level down a parameter, action lists,
+//   file-output parameters, also one level down a parameter, a parameter
+//   described as executed, a state-changing boolean option, action lists,
 //   agent nouns, a description returning a job id) vetoes INFORMATIONAL
 //   evidence of any strength;
 //   otherwise COMMAND evidence wins over INFORMATIONAL evidence of equal or
-//   lower strength (safety first); strengths, strongest first: name verb,
-//   schema action enum, title verb, description verb, weak (noun-like) name
-//   verb.
+//   lower strength (safety first), and a schema action enum with a mutating
+//   value wins over any INFORMATIONAL evidence; strengths, strongest first:
+//   name verb, schema action enum, title verb, description verb, weak
+//   (noun-like) name verb.
+// - TTL classes come from evidence (live words of the name, of a first
+//   sentence, or two of a description; the context of "history" and
+//   "stats"), never lengthened by a single static word against live ones.
 // - Every Features::detail names the rule and quotes the deciding words.
 // - Never throws: malformed schema or arguments are treated as absent.
 #include "src/classify/heuristic.h"
