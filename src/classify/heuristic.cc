@@ -9,13 +9,18 @@
 //   so an unknown tool is never cached.
 // - Within the heuristic, execution or mutation evidence (execution and
 //   strong mutation verbs anywhere in a first sentence, code/SQL/body or
-//   file-output parameters, also one level down a parameter, action lists,
+//   file-output parameters, also one level down a parameter, a parameter
+//   described as executed, a state-changing boolean option, action lists,
 //   agent nouns, a description returning a job id) vetoes INFORMATIONAL
 //   evidence of any strength;
 //   otherwise COMMAND evidence wins over INFORMATIONAL evidence of equal or
-//   lower strength (safety first); strengths, strongest first: name verb,
-//   schema action enum, title verb, description verb, weak (noun-like) name
-//   verb.
+//   lower strength (safety first), and a schema action enum with a mutating
+//   value wins over any INFORMATIONAL evidence; strengths, strongest first:
+//   name verb, schema action enum, title verb, description verb, weak
+//   (noun-like) name verb.
+// - TTL classes come from evidence (live words of the name, of a first
+//   sentence, or two of a description; the context of "history" and
+//   "stats"), never lengthened by a single static word against live ones.
 // - Every Features::detail names the rule and quotes the deciding words.
 // - Never throws: malformed schema or arguments are treated as absent.
 #include "src/classify/heuristic.h"
@@ -140,6 +145,7 @@ constexpr auto kCommandVerbs = std::to_array<std::string_view>({
     "kick",
     "mint",
     "refresh",
+    "prune",
     // Session, browser and infrastructure actions.
     "navigate",
     "click",
@@ -345,25 +351,27 @@ constexpr auto kActionListParams = std::to_array<std::string_view>({
 
 // TTL lexicons (paper section 4.1 classes), matched against name tokens.
 constexpr auto kRealtimeWords = std::to_array<std::string_view>({
-    "weather",      "forecast",      "price",   "prices",   "pricing",
-    "stock",        "stocks",        "quote",   "quotes",   "status",
-    "now",          "current",       "latest",  "live",     "realtime",
-    "notification", "notifications", "news",    "trending", "traffic",
-    "time",         "rate",          "rates",   "exchange", "market",
-    "feed",         "alert",         "alerts",  "balance",  "presence",
-    "online",       "queue",         "inbox",   "unread",   "recent",
-    "today",        "ticker",        "score",   "scores",   "log",
-    "logs",         "activity",      "events",  "metrics",  "health",
-    "process",      "processes",     "running", "output",   "console",
-    "screenshot",   "snapshot",      "session", "sessions", "progress",
-    "active",       "usage",
+    "weather",      "forecast",      "price",    "prices",   "pricing",
+    "stock",        "stocks",        "quote",    "quotes",   "status",
+    "now",          "current",       "latest",   "live",     "realtime",
+    "notification", "notifications", "news",     "trending", "traffic",
+    "time",         "rate",          "rates",    "exchange", "market",
+    "feed",         "alert",         "alerts",   "balance",  "presence",
+    "online",       "queue",         "inbox",    "unread",   "recent",
+    "today",        "ticker",        "score",    "scores",   "log",
+    "logs",         "activity",      "events",   "metrics",  "health",
+    "process",      "processes",     "running",  "output",   "console",
+    "screenshot",   "snapshot",      "session",  "sessions", "progress",
+    "active",       "usage",         "incident", "freebusy", "availability",
+    "uptime",       "oncall",
 });
 // Words of a title or description's first sentence that mark live data.
 constexpr auto kRealtimeTextWords = std::to_array<std::string_view>({
-    "recent",   "recently", "current",   "currently", "latest", "live",
-    "realtime", "now",      "today",     "status",    "logs",   "log",
-    "running",  "balance",  "price",     "prices",    "queue",  "active",
-    "progress", "ongoing",  "streaming",
+    "recent",    "recently", "current", "currently", "latest",
+    "live",      "realtime", "now",     "today",     "status",
+    "logs",      "log",      "running", "balance",   "price",
+    "prices",    "queue",    "active",  "progress",  "ongoing",
+    "streaming", "balances", "busy",    "incident",  "incidents",
 });
 constexpr auto kComputationalWords = std::to_array<std::string_view>({
     "calculate",  "calculator", "compute",  "convert",  "conversion",
@@ -485,6 +493,10 @@ struct ToolLevel {
   // sentence, code/statement/body parameters, file-output parameters.
   Evidence veto;
   bool dispatch = false;  // the name's verb is multi-purpose
+  // A schema action enum allows a mutating value: the tool's operations
+  // include a write, whatever verb its name shows ("box_preview" with
+  // action create | list | delete).
+  bool action_enum_mutates = false;
   std::string ambiguous;  // the name's verb computes or executes
   std::vector<std::string> name_tokens;
   std::optional<std::string> schema_category;
@@ -842,6 +854,131 @@ bool ContainsCue(std::string_view text,
   return false;
 }
 
+// A property schema whose type is boolean ("type": "boolean" or a type list
+// holding it).
+bool IsBooleanSchema(const Json& p) {
+  if (!p.is_object()) return false;
+  auto t = p.find("type");
+  if (t == p.end()) return false;
+  if (t->is_string()) return t->get<std::string>() == "boolean";
+  if (t->is_array()) {
+    for (const Json& v : *t) {
+      if (v.is_string() && v.get<std::string>() == "boolean") return true;
+    }
+  }
+  return false;
+}
+
+// The clauses of a parameter description, each as lowercase words: split at
+// sentence ends, line breaks, parentheses, colons and semicolons.
+std::vector<std::vector<std::string>> Clauses(std::string_view text) {
+  std::vector<std::vector<std::string>> out;
+  size_t begin = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const bool end = i == text.size() || text[i] == '\n' || text[i] == '(' ||
+                     text[i] == ')' || text[i] == ':' || text[i] == ';' ||
+                     (text[i] == '.' &&
+                      (i + 1 == text.size() ||
+                       std::isspace(static_cast<unsigned char>(text[i + 1]))));
+    if (!end) continue;
+    std::vector<std::string> words = AllWords(text.substr(begin, i - begin));
+    if (!words.empty()) out.push_back(std::move(words));
+    begin = i + 1;
+  }
+  return out;
+}
+
+// A parameter whose description says its value is executed ("The WIQL
+// query string to execute.", "JavaScript code to evaluate in the page",
+// "the statement to be executed"): the tool runs what the caller passes
+// (veto). The verb is an infinitive or a passive with "be", and has no
+// object of its own (it ends its clause or a preposition follows): "the
+// connection to run the operation against" names where, not what, is run.
+void ParamExecutionText(const std::string& path, std::string_view pdesc,
+                        ToolLevel& out) {
+  static constexpr auto kInfinitive = std::to_array<std::string_view>(
+      {"execute", "exec", "invoke", "run", "evaluate", "eval", "launch",
+       "spawn", "trigger"});
+  static constexpr auto kPassive = std::to_array<std::string_view>(
+      {"executed", "evaluated", "invoked", "run", "launched", "triggered",
+       "spawned"});
+  for (const std::vector<std::string>& words : Clauses(pdesc)) {
+    for (size_t i = 1; i < words.size(); ++i) {
+      const std::string& w = words[i];
+      const std::string& prev = words[i - 1];
+      const bool verb = (prev == "to" && In(kInfinitive, w)) ||
+                        ((prev == "be" || prev == "being") && In(kPassive, w));
+      if (!verb) continue;
+      if (i >= 2 && IsNegation(words[i - 2])) continue;
+      if (i + 1 < words.size() && !In(kPhraseStops, words[i + 1])) continue;
+      Note(out.veto, Strength::kSchema,
+           "parameter-text execution rule: parameter '" + path +
+               "' described '... " + prev + " " + w + "'");
+      return;
+    }
+  }
+}
+
+// A boolean option described by an imperative verb that changes state
+// ("clear": "Clear after returning", "prune": "Prune remote-tracking
+// references", "Whether to delete the source branch"): setting it makes the
+// call act (veto). A leading "whether to", "if true", "when true" or "set to
+// true to" is skipped; -ed/-ing forms ("Archived projects only") describe.
+// Options that shape the returned data ("Remove all script tags from the
+// HTML", "Enable summary generation for results") do not count: the verb
+// list has no output-shaping verbs (enable, apply, add, follow, ...), and a
+// clause naming the output (html, output, response, result, text, content,
+// markdown) is skipped.
+void BooleanOptionText(const std::string& path, std::string_view pdesc,
+                       ToolLevel& out) {
+  static constexpr auto kStateVerbs = std::to_array<std::string_view>({
+      "clear",  "prune",   "delete", "remove",    "purge",     "wipe",
+      "reset",  "drop",    "kill",   "terminate", "overwrite", "save",
+      "write",  "send",    "submit", "publish",   "commit",    "push",
+      "deploy", "install", "create", "archive",   "execute",   "run",
+      "invoke", "launch",  "start",  "trigger",   "spawn",     "close",
+      "stop",   "cancel",  "lock",   "unlock",    "merge",     "notify",
+  });
+  static constexpr auto kOutputWords = std::to_array<std::string_view>(
+      {"html", "output", "response", "result", "results", "text", "content",
+       "markdown"});
+  const std::vector<std::string> words = FirstSentenceWords(pdesc);
+  for (const std::string& w : words) {
+    if (In(kOutputWords, w)) return;
+  }
+  size_t i = 0;
+  auto skip = [&](std::initializer_list<std::string_view> prefix) {
+    if (i > 0 || words.size() < prefix.size() + 1) return;
+    size_t j = 0;
+    for (std::string_view p : prefix) {
+      if (words[j++] != p) return;
+    }
+    i = j;
+  };
+  skip({"whether", "to"});
+  skip({"if", "true"});
+  skip({"when", "true"});
+  skip({"set", "to", "true", "to"});
+  skip({"true", "to"});
+  if (i >= words.size()) return;
+  const std::string& w = words[i];
+  std::string base = In(kStateVerbs, w) ? w : "";
+  // "Deletes the branch" (-s/-es only; never -ed/-ing).
+  for (std::string_view suffix : {"es", "s"}) {
+    if (!base.empty() || w.size() <= suffix.size() + 2 ||
+        w.substr(w.size() - suffix.size()) != suffix) {
+      continue;
+    }
+    const std::string stem = w.substr(0, w.size() - suffix.size());
+    if (In(kStateVerbs, stem)) base = stem;
+    if (In(kStateVerbs, stem + "e")) base = stem + "e";
+  }
+  if (base.empty()) return;
+  Note(out.veto, Strength::kSchema,
+       "option rule: boolean parameter '" + path + "' described '" + w +
+           " ...' (setting it acts)");
+}
+
 void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
                     ToolLevel& out) {
   if (schema_text.empty()) return;
@@ -867,15 +1004,24 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
         pdesc = d->get<std::string>();
       }
     }
+    // The parameter's own text: its value is executed, or it is an option
+    // that makes the call act.
+    ParamExecutionText(key, pdesc, out);
+    if (IsBooleanSchema(it.value())) BooleanOptionText(key, pdesc, out);
     // Code, a statement or a body: the tool executes or sends it.
     if (In(kExecutionParams, norm) && !(In(kActionKeys, norm) && has_enum)) {
       Note(out.veto, Strength::kSchema,
            "execution rule: parameter '" + key + "'");
     } else if (In(kCodeCueParams, norm) && !has_enum) {
-      const bool cue = norm == "query" ? ContainsCue(pdesc, kSqlCues) ||
-                                             ContainsCue(tool_text, kSqlCues)
-                                       : ContainsCue(pdesc, kCodeCues) ||
-                                             ContainsCue(tool_text, kCodeCues);
+      // "code" is no cue for a parameter named "code" ("The discount code"
+      // names no program); "function" and "expression" stay cues for their
+      // own parameters (a formula to evaluate: safety first).
+      std::vector<std::string_view> cues(kCodeCues.begin(), kCodeCues.end());
+      if (norm == "code") std::erase(cues, std::string_view("code"));
+      const bool cue =
+          norm == "query"
+              ? ContainsCue(pdesc, kSqlCues) || ContainsCue(tool_text, kSqlCues)
+              : ContainsCue(pdesc, cues) || ContainsCue(tool_text, cues);
       if (cue) {
         Note(out.veto, Strength::kSchema,
              "execution rule: parameter '" + key + "' holds code");
@@ -905,6 +1051,16 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
         const bool s_enum = si.value().is_object() &&
                             si.value().contains("enum") &&
                             si.value().at("enum").is_array();
+        if (si.value().is_object()) {
+          const std::string sub_path = path + "." + si.key();
+          if (auto d = si.value().find("description");
+              d != si.value().end() && d->is_string()) {
+            ParamExecutionText(sub_path, d->get<std::string>(), out);
+            if (IsBooleanSchema(si.value())) {
+              BooleanOptionText(sub_path, d->get<std::string>(), out);
+            }
+          }
+        }
         if (In(kExecutionParams, snorm) &&
             !(In(kActionKeys, snorm) && s_enum)) {
           Note(out.veto, Strength::kSchema,
@@ -956,6 +1112,7 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
                               ? ActionVerb(v.get<std::string>(), &verb)
                               : VerbClass::kNone;
       if (c == VerbClass::kCommand) {
+        out.action_enum_mutates = true;
         Note(out.command, Strength::kSchema,
              "action-enum rule: '" + key + "' allows '" + v.get<std::string>() +
                  "'");
@@ -999,21 +1156,132 @@ struct TtlEvidence {
   std::string why;
 };
 
-// The TTL class from evidence: real-time words in the name or in the first
-// sentence of the title/description win (shortest); then computational and
-// static words of the name.
+// A real-time name word, or the plural of one ("balances", "incidents").
+std::string LiveNameWord(const std::string& t) {
+  if (In(kRealtimeWords, t)) return t;
+  for (std::string_view suffix : {"es", "s"}) {
+    if (t.size() > suffix.size() + 2 &&
+        t.substr(t.size() - suffix.size()) == suffix &&
+        In(kRealtimeWords, t.substr(0, t.size() - suffix.size()))) {
+      return t.substr(0, t.size() - suffix.size());
+    }
+  }
+  return "";
+}
+
+// Context words that make a "history" immutable (a commit log, a release
+// list) or live (the change history of an object that keeps changing).
+constexpr auto kImmutableHistoryWords = std::to_array<std::string_view>({
+    "commit",
+    "commits",
+    "git",
+    "blame",
+    "version",
+    "versions",
+    "revision",
+    "revisions",
+    "release",
+    "releases",
+    "tag",
+    "tags",
+    "changelog",
+});
+constexpr auto kChangeWords = std::to_array<std::string_view>({
+    "change",
+    "changes",
+    "activity",
+    "edit",
+    "edits",
+    "update",
+    "updates",
+    "action",
+    "actions",
+    "status",
+});
+// Systems whose statistics change with every write: "stats" of one of them
+// ("db_stats", "describe-index-stats", "Get queue statistics") measure live
+// state; "player_stats" or "calculate_stats" do not say so.
+constexpr auto kLiveSystemNouns = std::to_array<std::string_view>({
+    "index",      "indexes",     "indices", "db",     "database", "databases",
+    "collection", "collections", "queue",   "queues", "cluster",  "server",
+    "instance",   "table",       "tables",  "cache",  "bucket",   "namespace",
+    "namespaces", "storage",     "disk",
+});
+
+// The TTL class from evidence (issue 18: not from one word alone):
+// 1. real-time: a live word (or its plural) in the name; or one in the
+//    first sentence of the title/description; or two different live words
+//    anywhere in the description ("... logs have been truncated. Only
+//    showing the most recent entries");
+// 2. "history": static only with an immutable context (commit, version,
+//    release, ...); with a change context ("change history", "activity")
+//    real-time; with neither, static as before;
+// 3. "stats"/"statistics" in the name of a live system (index, database,
+//    queue, ... in the name or first sentence) are real-time;
+// 4. else computational, then static words of the name.
 TtlEvidence TtlOf(const ToolInfo& tool, const std::vector<std::string>& name) {
   for (const std::string& t : name) {
-    if (In(kRealtimeWords, t)) {
+    if (const std::string w = LiveNameWord(t); !w.empty()) {
       return {TtlCategory::kRealtime, "real-time word '" + t + "' in the name"};
     }
   }
+  std::vector<std::string> context = name;
   for (const std::string* text : {&tool.title, &tool.description}) {
     for (const std::string& w : FirstSentenceWords(*text)) {
       if (In(kRealtimeTextWords, w)) {
         return {TtlCategory::kRealtime,
                 "real-time word '" + w + "' in the " +
                     (text == &tool.title ? "title" : "description")};
+      }
+      context.push_back(w);
+    }
+  }
+  {
+    // Beyond the first sentence "status", "active" and "now" mostly name a
+    // field or a filter ("filter by status"), so they do not count there;
+    // a plural is its singular ("price", "prices": one word).
+    std::vector<std::string> live;
+    for (std::string w : AllWords(tool.description)) {
+      if (w == "status" || w == "active" || w == "now" ||
+          !In(kRealtimeTextWords, w)) {
+        continue;
+      }
+      if (w.size() > 3 && w.back() == 's' &&
+          In(kRealtimeTextWords, std::string_view(w).substr(0, w.size() - 1))) {
+        w.pop_back();
+      }
+      if (std::find(live.begin(), live.end(), w) == live.end()) {
+        live.push_back(w);
+      }
+      if (live.size() == 2) {
+        return {TtlCategory::kRealtime, "real-time words '" + live[0] +
+                                            "' and '" + live[1] +
+                                            "' in the description"};
+      }
+    }
+  }
+  auto in_context = [&](auto& list) -> std::string {
+    for (const std::string& w : context) {
+      if (In(list, w)) return w;
+    }
+    return "";
+  };
+  const bool history =
+      std::find(name.begin(), name.end(), "history") != name.end() ||
+      std::find(name.begin(), name.end(), "histories") != name.end();
+  if (history && in_context(kImmutableHistoryWords).empty()) {
+    if (const std::string c = in_context(kChangeWords); !c.empty()) {
+      return {TtlCategory::kRealtime,
+              "'history' in the name with the change word '" + c +
+                  "' (a history that grows with each change)"};
+    }
+  }
+  if (const std::string system = in_context(kLiveSystemNouns);
+      !system.empty()) {
+    for (const std::string& t : name) {
+      if (t == "stats" || t == "statistics") {
+        return {TtlCategory::kRealtime, "'" + t + "' of a '" + system +
+                                            "' (statistics of a live system)"};
       }
     }
   }
@@ -1047,7 +1315,8 @@ class HeuristicExtractor final : public FeatureExtractor {
       f.detail = t.veto.detail;
       f.weak_command = true;
     } else if (t.command.strength != Strength::kNone &&
-               t.command.strength >= t.informational.strength) {
+               (t.command.strength >= t.informational.strength ||
+                t.action_enum_mutates)) {
       f.request_type = RequestType::kCommand;
       f.detail = t.command.detail;
       f.weak_command = t.command.strength < Strength::kSchema;
@@ -1158,8 +1427,15 @@ VerbClass ClassifyVerb(std::string_view token, bool inflected) {
       continue;
     }
     const std::string stem(token.substr(0, token.size() - suffix.size()));
+    // "-ies" is always "-y" ("queries", "replies"): "stories" is not a
+    // form of "store".
+    if (suffix == "ies") {
+      const VerbClass c = BaseVerb(stem + "y");
+      if (c != VerbClass::kNone) return c;
+      continue;
+    }
     for (const std::string& candidate :
-         {stem, stem + "e", suffix == "ies" ? stem + "y" : stem,
+         {stem, stem + "e",
           // "running" -> "run", "submitted" -> "submit"
           stem.size() >= 2 && stem[stem.size() - 1] == stem[stem.size() - 2]
               ? stem.substr(0, stem.size() - 1)
@@ -1175,7 +1451,7 @@ TtlCategory TtlCategoryOf(const std::vector<std::string>& name_tokens) {
   // Paper-silent: when several classes match, the shortest TTL wins (safer).
   TtlCategory best = TtlCategory::kNone;
   for (const std::string& t : name_tokens) {
-    if (In(kRealtimeWords, t)) return TtlCategory::kRealtime;
+    if (!LiveNameWord(t).empty()) return TtlCategory::kRealtime;
     if (In(kComputationalWords, t)) best = TtlCategory::kComputational;
     if (In(kStaticWords, t) && best == TtlCategory::kNone) {
       best = TtlCategory::kStatic;

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 namespace toolcache::classify {
 namespace {
 
@@ -188,6 +190,121 @@ TEST(HeuristicTest, ToolsThatStartAgentsOrActVeto) {
             kInfo);
 }
 
+// Issue 18, the writes left cacheable on real servers: the side effect is
+// said only in a parameter's description.
+TEST(HeuristicTest, ParameterTextThatExecutesTheValueVetoes) {
+  // "The WIQL query string to execute." (a reading name and description).
+  const std::string wiql =
+      R"({"properties":{"action":{"type":"string","enum":["get","wiql"]},
+         "wiql":{"type":"string","description":
+         "The WIQL query string to execute. Required for: wiql."}}})";
+  EXPECT_EQ(TypeOf("wit_query", "", "Retrieve work item query data.", wiql),
+            kCmd);
+  EXPECT_THAT(DetailOf("wit_query", "Retrieve work item query data.", wiql),
+              ::testing::HasSubstr("parameter-text execution rule: parameter "
+                                   "'wiql' described '... to execute'"));
+  EXPECT_EQ(TypeOf("get_rows", "", "Get rows.",
+                   R"({"properties":{"q":{"type":"string","description":
+                      "Statement to be executed against the database"}}})"),
+            kCmd);
+  // One level down too.
+  EXPECT_EQ(TypeOf("get_rows", "", "Get rows.",
+                   R"({"properties":{"params":{"type":"object","properties":{
+                      "expr":{"type":"string","description":
+                      "JavaScript to evaluate."}}}}})"),
+            kCmd);
+  // Where something runs, not what: the verb has its own object. (Each
+  // schema is checked to parse: a malformed one would be ignored.)
+  const std::string against =
+      R"({"properties":{"connectionId":{"type":"string","description":)"
+      R"("The connection to run the operation against."}}})";
+  ASSERT_TRUE(nlohmann::json::accept(against));
+  EXPECT_EQ(
+      TypeOf("find_documents", "", "Find documents in a collection.", against),
+      kInfo);
+  // A past description ("was executed") and a noun ("a workflow run").
+  const std::string past =
+      R"({"properties":{"explain":{"type":"boolean","description":)"
+      R"("Whether to include explanation of how the query was executed"},)"
+      R"("runId":{"type":"string","description":"The workflow run to read"}}})";
+  ASSERT_TRUE(nlohmann::json::accept(past));
+  EXPECT_EQ(TypeOf("search", "", "Search an index.", past), kInfo);
+}
+
+TEST(HeuristicTest, BooleanOptionThatChangesStateVetoes) {
+  auto option = [](std::string description, std::string type = "boolean") {
+    return R"({"properties":{"type":{"type":"string"},"opt":{"type":")" + type +
+           R"(","description":")" + description + R"("}}})";
+  };
+  // "clear": "Clear after returning"; "prune": "Prune remote-tracking
+  // references"; "Whether to delete ...".
+  EXPECT_EQ(TypeOf("get_diagnostics", "", "Retrieves browser diagnostics.",
+                   option("Clear after returning (default: false)")),
+            kCmd);
+  EXPECT_THAT(DetailOf("get_diagnostics", "Retrieves browser diagnostics.",
+                       option("Clear after returning")),
+              ::testing::HasSubstr("option rule: boolean parameter 'opt' "
+                                   "described 'clear ...'"));
+  EXPECT_EQ(TypeOf("fetch_updates", "", "Fetch updates from a remote.",
+                   option("Prune remote-tracking references.")),
+            kCmd);
+  EXPECT_EQ(TypeOf("get_branch", "", "Get a branch.",
+                   option("Whether to delete the branch after reading")),
+            kCmd);
+  // Options that shape the output, and descriptions of state, do not act.
+  EXPECT_EQ(TypeOf("get_visible_html", "", "Get the page HTML.",
+                   option("Remove all script tags from the HTML")),
+            kInfo);
+  EXPECT_EQ(TypeOf("search_web", "", "Search the web.",
+                   option("Enable summary generation for results")),
+            kInfo);
+  EXPECT_EQ(TypeOf("list_projects", "", "List projects.",
+                   option("Archived projects only")),
+            kInfo);
+  // Only a boolean option: a string "Clear ..." is not a switch.
+  EXPECT_EQ(TypeOf("get_diagnostics", "", "Retrieves browser diagnostics.",
+                   option("Clear text to match", "string")),
+            kInfo);
+}
+
+// An action enum that allows a mutating value outranks a reading name verb
+// at tool level ("box_preview" is a noun phrase; its operations include
+// create and delete); the call's own action still refines it.
+TEST(HeuristicTest, MutatingActionEnumOutranksAReadingNameVerb) {
+  const std::string schema =
+      R"({"properties":{"action":{"type":"string",)"
+      R"("enum":["create","list","delete"]},"box_id":{"type":"string"}}})";
+  EXPECT_EQ(TypeOf("box_preview", "", "Manage preview URLs of a box.", schema),
+            kCmd);
+  EXPECT_THAT(DetailOf("box_preview", "Manage preview URLs of a box.", schema),
+              ::testing::HasSubstr("action-enum rule: 'action' allows "
+                                   "'create'"));
+  EXPECT_EQ(TypeOf("box_preview", "", "Manage preview URLs of a box.", schema,
+                   R"({"action":"list","box_id":"b1"})"),
+            kInfo);
+  EXPECT_EQ(TypeOf("box_preview", "", "Manage preview URLs of a box.", schema,
+                   R"({"action":"delete","box_id":"b1"})"),
+            kCmd);
+}
+
+TEST(HeuristicTest, FreshSetDefectsAreFixed) {
+  // "-ies" is "-y": "Stories" (a title's noun) is not a form of "store".
+  EXPECT_EQ(ClassifyVerb("stories", true), VerbClass::kNone);
+  EXPECT_EQ(ClassifyVerb("replies", true), VerbClass::kCommand);
+  EXPECT_EQ(
+      TypeOf("stories-search", "Stories: Search", "Find stories by text."),
+      kInfo);
+  // A parameter named "code" is no program because the tool says "code".
+  EXPECT_EQ(TypeOf("list_discounts", "", "List discounts by discount code.",
+                   R"({"properties":{"code":{"type":"string",
+                      "description":"Discount code"},"id":{}}})"),
+            kInfo);
+  EXPECT_EQ(TypeOf("get_result", "", "Get a result.",
+                   R"({"properties":{"code":{"type":"string",
+                      "description":"JavaScript source"},"id":{}}})"),
+            kCmd);
+}
+
 TEST(HeuristicTest, ObservationPhrasesRead) {
   EXPECT_EQ(TypeOf("browser_take_screenshot", "",
                    "Take a screenshot of the current page."),
@@ -239,6 +356,40 @@ TEST(HeuristicTest, TtlClassesFollowThePaperDefaults) {
   EXPECT_EQ(ToolTtlCategory(history), TtlCategory::kStatic);
   history.description = "Get recent messages from a channel";
   EXPECT_EQ(ToolTtlCategory(history), TtlCategory::kRealtime);
+  // A history is static only without a change context.
+  history.description = "Get the change history for a story";
+  EXPECT_EQ(ToolTtlCategory(history), TtlCategory::kRealtime);
+  history.description = "Get the history of a channel's commits";
+  EXPECT_EQ(ToolTtlCategory(history), TtlCategory::kStatic);
+  history.name = "european_history.get_event_date";  // events of the past
+  history.description = "Retrieve the date of a historical event";
+  EXPECT_EQ(ToolTtlCategory(history), TtlCategory::kStatic);
+  // Plurals of live words, and live nouns the lexicon lacked.
+  EXPECT_EQ(TtlCategoryOf(TokenizeName("list_credit_balances")),
+            TtlCategory::kRealtime);
+  EXPECT_EQ(TtlCategoryOf(TokenizeName("list_incidents")),
+            TtlCategory::kRealtime);
+  EXPECT_EQ(TtlCategoryOf(TokenizeName("get-freebusy")),
+            TtlCategory::kRealtime);
+  // Statistics of a live system vs. statistics computed from the input.
+  ToolInfo stats;
+  stats.name = "describe-index-stats";
+  EXPECT_EQ(ToolTtlCategory(stats), TtlCategory::kRealtime);
+  stats.name = "get_player_stats";  // not said to be live
+  EXPECT_EQ(ToolTtlCategory(stats), TtlCategory::kComputational);
+  stats.name = "get_statistics";
+  stats.description = "Get usage statistics of a database";
+  EXPECT_EQ(ToolTtlCategory(stats), TtlCategory::kRealtime);
+  // Two live words beyond the first sentence; one is not enough, nor is
+  // "status" there (mostly a field name).
+  ToolInfo flaky;
+  flaky.name = "find_flaky_tests";
+  flaky.description = "Retrieves flaky tests. The logs are truncated.";
+  EXPECT_EQ(ToolTtlCategory(flaky), TtlCategory::kNone);
+  flaky.description += " Only the most recent entries are shown.";
+  EXPECT_EQ(ToolTtlCategory(flaky), TtlCategory::kRealtime);
+  flaky.description = "Lists subscriptions. Filter by status or price.";
+  EXPECT_EQ(ToolTtlCategory(flaky), TtlCategory::kNone);
   EXPECT_EQ(TtlCategorySeconds(TtlCategory::kRealtime), 60);
   EXPECT_EQ(TtlCategorySeconds(TtlCategory::kComputational), 300);
   EXPECT_EQ(TtlCategorySeconds(TtlCategory::kStatic), 3600);
