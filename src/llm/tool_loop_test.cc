@@ -347,7 +347,7 @@ TEST_F(ToolLoopTest, ResponsesServedFromStringInputAndSplicedBeforeReasoning) {
   auto p4 = ParseRequest(Api::kOpenAiResponses, conv);
   ASSERT_TRUE(p4.ok());
   EXPECT_EQ(ToolLoop::BypassReason(*p4), "conversation");
-  EXPECT_FALSE(ToolLoop::Supports(Api::kOpenAiResponses, /*stream=*/true));
+  EXPECT_TRUE(ToolLoop::Supports(Api::kOpenAiResponses, /*stream=*/true));
 }
 
 TEST(ToolLoopWire, AppendToEmptyMessagesAndSumUsage) {
