@@ -523,7 +523,13 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
       // is left as sent.
       const uint64_t n = std::strtoull(value.c_str() + nl2 + 1, nullptr, 10);
       const uint64_t last = starts[k] + n - 1;
-      if (n == 0 || last < at[k] || last >= request.message_list.size()) {
+      bool whole = n > 0 && last >= at[k] && last < request.message_list.size();
+      for (uint64_t i = starts[k]; whole && i <= last; ++i) {
+        const Message& m = request.message_list[i];
+        whole = m.role == "assistant" || m.type == "reasoning" ||
+                m.type == "function_call";
+      }
+      if (!whole) {
         ++report->missing;
         continue;
       }

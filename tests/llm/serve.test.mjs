@@ -575,7 +575,8 @@ test('OpenAI Responses, streamed: served inside one well-formed event stream, sp
     assert.equal(final.model, up.requests[1].reply.model);
     assert.deepEqual(final.output.map((o) => o.type), ['reasoning', 'message', 'message']);
     assert.equal(final.output[0].summary[0].text, 'Check again.');
-    assert.equal(final.output_text, 'Again.Same.');
+    assert.equal(final.output.filter((o) => o.type === 'message').map((o) => o.content[0].text).join(''), 'Again.Same.');
+    assert.equal(final.status, 'completed');
     const u = (i) => up.requests[i].reply.usage;
     assert.equal(final.usage.input_tokens, u(1).input_tokens + u(2).input_tokens);
     assert.equal(final.usage.output_tokens, u(1).output_tokens + u(2).output_tokens);
