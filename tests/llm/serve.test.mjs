@@ -610,6 +610,35 @@ test('OpenAI Responses, streamed: served inside one well-formed event stream, sp
   }
 });
 
+test('OpenAI Responses, streamed: a hidden round answered 500 ends the client stream with an error event', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('call_x1')] } },
+    { reply: { text: 'Again.', toolCalls: [read('call_x2')] } },
+    { reply: { status: 500, error: { message: 'upstream broke' } } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const client = new OpenAI({ apiKey: 'sk-openai-rstream-err', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema }];
+    const input = [{ role: 'user', content: 'read a twice' }];
+    const first = await client.responses.stream({ model: 'gpt-test', tools, input }).finalResponse();
+    input.push(...first.output, { type: 'function_call_output', call_id: 'call_x1', output: files['/w/a.txt'] });
+    const events = [];
+    const s = await client.responses.create({ model: 'gpt-test', tools, input, stream: true });
+    for await (const e of s) events.push(e);
+    assert.equal(up.requests.length, 3);
+    assert.equal(up.requests[2].rejected, undefined);  // the hidden round was valid
+    assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
+    const last = events.at(-1);
+    assert.equal(last.type, 'error');
+    assert.match(last.message, /hidden round with status 500.*upstream broke/s);
+    assert.ok(events.some((e) => e.type === 'response.output_text.delta' && e.delta === 'Again.'));
+    assert.ok(!events.some((e) => e.type === 'response.completed' || e.item?.type === 'function_call'));
+  } finally {
+    await proxy.stop();
+  }
+});
+
 test('OpenAI Chat, streamed: a partial turn (one hit, one miss) reaches the client whole, indexes 0 and 1', async () => {
   up.load({ strictHistory: true, turns: [
     { reply: { toolCalls: [read('call_pp1')] } },
