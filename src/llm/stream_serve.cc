@@ -458,14 +458,21 @@ std::string ChatStreamRelay::Flush(const ojson& usage) {
   return out;
 }
 
-std::string ResponsesStreamRelay::Emit(std::string_view event, ojson data) {
-  data["sequence_number"] = seq_++;
+std::string ResponsesStreamRelay::Emit(std::string_view event, ojson data,
+                                       std::string_view raw) {
+  const int64_t seq = seq_++;
+  auto it = data.find("sequence_number");
+  if (!raw.empty() && it != data.end() && it->is_number_integer() &&
+      it->get<int64_t>() == seq) {
+    return SseFrame(event, raw);
+  }
+  data["sequence_number"] = seq;
   return SseFrame(event, Dump(data));
 }
 
 std::string ResponsesStreamRelay::Release() {
   std::string out;
-  for (Held& h : held_) out += Emit(h.event, std::move(h.data));
+  for (Held& h : held_) out += Emit(h.event, std::move(h.data), h.raw);
   held_.clear();
   return out;
 }
@@ -501,7 +508,14 @@ std::string ResponsesStreamRelay::OnEvent(std::string_view event,
   const std::string name = event.empty() ? type : std::string(event);
   if (type == "error" || type == "response.failed") {
     failed_ = true;
-    return Release() + Emit(name, std::move(j));
+    auto r = j.find("response");
+    if (round_ > 0 && first_.is_object() && r != j.end() && r->is_object()) {
+      for (const char* k : {"id", "created_at", "model"}) {
+        if (first_.contains(k)) (*r)[k] = first_[k];
+      }
+      return Release() + Emit(name, std::move(j));
+    }
+    return Release() + Emit(name, std::move(j), data);
   }
   if (type == "response.created" || type == "response.in_progress" ||
       type == "response.queued") {
@@ -509,22 +523,23 @@ std::string ResponsesStreamRelay::OnEvent(std::string_view event,
       response_ = j["response"];
       if (round_ == 0 && !first_.is_object()) first_ = response_;
     }
-    return round_ == 0 ? Emit(name, std::move(j)) : "";
+    return round_ == 0 ? Emit(name, std::move(j), data) : "";
   }
   if (type == "response.completed" || type == "response.incomplete") {
     complete_ = true;
     if (j.contains("response") && j["response"].is_object()) {
       response_ = j["response"];
     }
-    held_.push_back({name, std::move(j)});
+    held_.push_back({name, std::move(j), std::string(data)});
     return "";
   }
+  bool changed = false;
   auto oi = j.find("output_index");
   if (oi != j.end() && oi->is_number_integer()) {
     const int64_t index = oi->get<int64_t>();
     if (index < 0 || index > 4096) {
       failed_ = true;
-      return Release() + Emit(name, std::move(j));
+      return Release() + Emit(name, std::move(j), data);
     }
     auto item = j.find("item");
     const bool has_item = item != j.end() && item->is_object();
@@ -534,13 +549,17 @@ std::string ResponsesStreamRelay::OnEvent(std::string_view event,
       first_call_ = index;
     }
     if (type == "response.output_item.done" && has_item) items_[index] = *item;
-    if (offset_ > 0) j["output_index"] = index + offset_;
+    if (offset_ > 0) {
+      j["output_index"] = index + offset_;
+      changed = true;
+    }
   }
+  const std::string_view raw = changed ? std::string_view() : data;
   if (holding_) {
-    held_.push_back({name, std::move(j)});
+    held_.push_back({name, std::move(j), std::string(raw)});
     return "";
   }
-  return Emit(name, std::move(j));
+  return Emit(name, std::move(j), raw);
 }
 
 ojson ResponsesStreamRelay::RoundOutput() const {
@@ -601,6 +620,7 @@ std::string ResponsesStreamRelay::Flush(const ojson& usage) {
       ojson client = ojson::parse(ClientBody(), nullptr, false);
       if (usage.is_object() && !usage.empty()) client["usage"] = usage;
       last["response"] = std::move(client);
+      held_.back().raw.clear();
     }
   }
   return Release();

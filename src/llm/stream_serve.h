@@ -185,9 +185,13 @@ class ResponsesStreamRelay final : public StreamRelay {
   struct Held {
     std::string event;
     nlohmann::ordered_json data;
+    std::string raw;  // the upstream's bytes while `data` is unchanged
   };
-  // `data` framed with the next client sequence_number.
-  std::string Emit(std::string_view event, nlohmann::ordered_json data);
+  // `data` framed with the next client sequence_number; `raw` (the
+  // upstream's bytes of an unchanged `data`) is sent as is when that
+  // number is already its own.
+  std::string Emit(std::string_view event, nlohmann::ordered_json data,
+                   std::string_view raw = {});
   std::string Release();  // the held events, framed
   // This round's output items: the terminal response's, else the
   // output_item.done items by index.

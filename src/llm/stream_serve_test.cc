@@ -519,6 +519,17 @@ TEST(ResponsesStreamRelay, UnservedRoundIsFlushedUnchangedButNumbered) {
   }
   plain += one.Flush(ojson());
   EXPECT_EQ(plain, want);
+  // The upstream's bytes pass as they are (escapes kept) while its
+  // numbering is the client's.
+  const std::string delta =
+      R"({"type":"response.output_text.delta","sequence_number":2,)"
+      R"("output_index":0,"item_id":"m","content_index":0,"delta":"caf\u00e9"})";
+  ResponsesStreamRelay esc;
+  for (size_t i = 0; i < 2; ++i) {
+    (void)esc.OnEvent(round2[i].event, round2[i].data);
+  }
+  EXPECT_EQ(esc.OnEvent("response.output_text.delta", delta),
+            "event: response.output_text.delta\ndata: " + delta + "\n\n");
 }
 
 TEST(ResponsesStreamRelay, ErrorAndFailedEventsPassAndFail) {
