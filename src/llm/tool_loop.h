@@ -194,7 +194,8 @@ class ServeSession {
   // The same for a stream (stream_serve.h): `round_body` is the final
   // round's message, `client_body` the message the client was shown over
   // all rounds; when they differ (`relayed_earlier`) the next request gets
-  // the final round's message back in place of the client's.
+  // the final round's message back in place of the client's (Responses:
+  // the final round's items in place of every item of `client_body`).
   void FinishStream(std::string_view round_body, std::string_view client_body,
                     bool relayed_earlier);
   // The summed usage of the rounds so far (an object, maybe empty).
