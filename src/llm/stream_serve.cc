@@ -10,6 +10,13 @@
 //   model; a round's chunks from its first tool_calls delta or
 //   finish_reason on, its usage chunk and [DONE] reach the client only
 //   through Flush (or Release when the stream fails).
+// Invariants (ResponsesStreamRelay):
+// - The client's sequence_numbers are 0, 1, 2, ... in the order it
+//   receives events (Emit is the only place that frames an event).
+// - A client output_index is (the round's index + offset_), offset_
+//   counting the items shown in earlier rounds, which shown_ holds.
+// - From a round's first function_call item on, nothing of the round
+//   reaches the client until Flush (or Release when the stream fails).
 #include "src/llm/stream_serve.h"
 
 namespace toolcache::llm {
@@ -21,6 +28,25 @@ std::string Dump(const ojson& j) {
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
 }
 
+std::string StringOf(const ojson& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string SseFrame(std::string_view event, std::string_view data) {
+  std::string out;
+  out.reserve(event.size() + data.size() + 16);
+  if (!event.empty()) {
+    out += "event: ";
+    out.append(event);
+    out += "\n";
+  }
+  out += "data: ";
+  out.append(data);
+  out += "\n\n";
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<StreamRelay> NewStreamRelay(Api api) {
@@ -30,7 +56,7 @@ std::unique_ptr<StreamRelay> NewStreamRelay(Api api) {
     case Api::kOpenAiChat:
       return std::make_unique<ChatStreamRelay>();
     case Api::kOpenAiResponses:
-      return nullptr;
+      return std::make_unique<ResponsesStreamRelay>();
   }
   return nullptr;
 }
@@ -430,6 +456,174 @@ std::string ChatStreamRelay::Flush(const ojson& usage) {
   held_.clear();
   if (complete_) out += "data: [DONE]\n\n";
   return out;
+}
+
+std::string ResponsesStreamRelay::Emit(std::string_view event, ojson data,
+                                       std::string_view raw) {
+  const int64_t seq = seq_++;
+  auto it = data.find("sequence_number");
+  if (!raw.empty() && it != data.end() && it->is_number_integer() &&
+      it->get<int64_t>() == seq) {
+    return SseFrame(event, raw);
+  }
+  data["sequence_number"] = seq;
+  return SseFrame(event, Dump(data));
+}
+
+std::string ResponsesStreamRelay::Release() {
+  std::string out;
+  for (Held& h : held_) out += Emit(h.event, std::move(h.data), h.raw);
+  held_.clear();
+  return out;
+}
+
+std::string ResponsesStreamRelay::ErrorEvent(
+    std::string_view error_body) const {
+  ojson j = ojson::parse(error_body, nullptr, false);
+  ojson e = j.is_object() && j.contains("error") && j["error"].is_object()
+                ? j["error"]
+                : (j.is_object() ? j : ojson::object());
+  ojson out = ojson::object();
+  out["type"] = "error";
+  out["code"] =
+      e.contains("code") && e["code"].is_string() ? e["code"] : ojson();
+  out["message"] = e.contains("message") && e["message"].is_string()
+                       ? e["message"]
+                       : ojson(std::string(error_body));
+  out["param"] =
+      e.contains("param") && e["param"].is_string() ? e["param"] : ojson();
+  out["sequence_number"] = seq_;
+  return SseFrame("error", Dump(out));
+}
+
+std::string ResponsesStreamRelay::OnEvent(std::string_view event,
+                                          std::string_view data) {
+  ojson j = ojson::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) {
+    failed_ = true;
+    return Release() + SseFrame(event, data);
+  }
+  std::string type = StringOf(j, "type");
+  if (type.empty()) type = std::string(event);
+  const std::string name = event.empty() ? type : std::string(event);
+  if (type == "error" || type == "response.failed") {
+    failed_ = true;
+    auto r = j.find("response");
+    if (round_ > 0 && first_.is_object() && r != j.end() && r->is_object()) {
+      for (const char* k : {"id", "created_at", "model"}) {
+        if (first_.contains(k)) (*r)[k] = first_[k];
+      }
+      return Release() + Emit(name, std::move(j));
+    }
+    return Release() + Emit(name, std::move(j), data);
+  }
+  if (type == "response.created" || type == "response.in_progress" ||
+      type == "response.queued") {
+    if (j.contains("response") && j["response"].is_object()) {
+      response_ = j["response"];
+      if (round_ == 0 && !first_.is_object()) first_ = response_;
+    }
+    return round_ == 0 ? Emit(name, std::move(j), data) : "";
+  }
+  if (type == "response.completed" || type == "response.incomplete") {
+    complete_ = true;
+    if (j.contains("response") && j["response"].is_object()) {
+      response_ = j["response"];
+    }
+    held_.push_back({name, std::move(j), std::string(data)});
+    return "";
+  }
+  bool changed = false;
+  auto oi = j.find("output_index");
+  if (oi != j.end() && oi->is_number_integer()) {
+    const int64_t index = oi->get<int64_t>();
+    if (index < 0 || index > 4096) {
+      failed_ = true;
+      return Release() + Emit(name, std::move(j), data);
+    }
+    auto item = j.find("item");
+    const bool has_item = item != j.end() && item->is_object();
+    if (type == "response.output_item.added" && !holding_ && has_item &&
+        StringOf(*item, "type") == "function_call") {
+      holding_ = true;
+      first_call_ = index;
+    }
+    if (type == "response.output_item.done" && has_item) items_[index] = *item;
+    if (offset_ > 0) {
+      j["output_index"] = index + offset_;
+      changed = true;
+    }
+  }
+  const std::string_view raw = changed ? std::string_view() : data;
+  if (holding_) {
+    held_.push_back({name, std::move(j), std::string(raw)});
+    return "";
+  }
+  return Emit(name, std::move(j), raw);
+}
+
+ojson ResponsesStreamRelay::RoundOutput() const {
+  if (response_.is_object()) {
+    auto out = response_.find("output");
+    if (out != response_.end() && out->is_array() && !out->empty()) {
+      return *out;
+    }
+  }
+  ojson out = ojson::array();
+  for (const auto& [i, item] : items_) out.push_back(item);
+  return out;
+}
+
+std::string ResponsesStreamRelay::RoundBody() const {
+  ojson r = response_.is_object() ? response_ : ojson::object();
+  r["output"] = RoundOutput();
+  return Dump(r);
+}
+
+std::string ResponsesStreamRelay::ClientBody() const {
+  ojson r = response_.is_object() ? response_ : ojson::object();
+  if (first_.is_object()) {
+    for (const char* k : {"id", "created_at", "model"}) {
+      if (first_.contains(k)) r[k] = first_[k];
+    }
+  }
+  ojson output = shown_;
+  for (const ojson& item : RoundOutput()) output.push_back(item);
+  r["output"] = std::move(output);
+  return Dump(r);
+}
+
+void ResponsesStreamRelay::NextRound() {
+  const ojson out = RoundOutput();
+  const size_t shown =
+      first_call_ >= 0 ? static_cast<size_t>(first_call_) : out.size();
+  for (size_t i = 0; i < shown && i < out.size(); ++i) {
+    shown_.push_back(out[i]);
+  }
+  offset_ += static_cast<int64_t>(shown);
+  ++round_;
+  first_call_ = -1;
+  holding_ = false;
+  complete_ = false;
+  response_ = nullptr;
+  items_.clear();
+  held_.clear();
+}
+
+std::string ResponsesStreamRelay::Flush(const ojson& usage) {
+  const bool rewrite = round_ > 0 || (usage.is_object() && !usage.empty());
+  if (rewrite && !held_.empty()) {
+    ojson& last = held_.back().data;
+    const std::string type = StringOf(last, "type");
+    if ((type == "response.completed" || type == "response.incomplete") &&
+        last.contains("response") && last["response"].is_object()) {
+      ojson client = ojson::parse(ClientBody(), nullptr, false);
+      if (usage.is_object() && !usage.empty()) client["usage"] = usage;
+      last["response"] = std::move(client);
+      held_.back().raw.clear();
+    }
+  }
+  return Release();
 }
 
 }  // namespace toolcache::llm

@@ -1,6 +1,7 @@
 // Stream relays: one client SSE message over the tool loop's rounds, free
 // of I/O. AnthropicStreamRelay for Anthropic Messages, ChatStreamRelay for
-// Chat Completions (both with stream: true); NewStreamRelay picks one.
+// Chat Completions, ResponsesStreamRelay for OpenAI Responses (all with
+// stream: true); NewStreamRelay picks one.
 //
 // AnthropicStreamRelay.
 // Each round's events arrive one at a time. Text and thinking blocks are
@@ -69,8 +70,8 @@ class StreamRelay {
   virtual std::string ErrorEvent(std::string_view error_body) const = 0;
 };
 
-// The relay of `api`'s streams (Anthropic Messages or Chat Completions);
-// null for an API without one.
+// The relay of `api`'s streams (Anthropic Messages, Chat Completions or
+// Responses); null for an API without one.
 std::unique_ptr<StreamRelay> NewStreamRelay(Api api);
 
 class AnthropicStreamRelay final : public StreamRelay {
@@ -149,6 +150,65 @@ class ChatStreamRelay final : public StreamRelay {
   std::map<int64_t, Call> calls_;  // by tool_calls index
   nlohmann::ordered_json finish_;  // finish_reason (null until seen)
   nlohmann::ordered_json usage_;   // this round's usage
+  std::vector<Held> held_;
+};
+
+// ResponsesStreamRelay: Responses events (`event: response.*` with
+// `{type, sequence_number, ...}`). Items before the round's first
+// function_call output item are relayed as they come; from it on the
+// round's events are held, as is its terminal event (response.completed /
+// response.incomplete). Later rounds' response.created / in_progress /
+// queued are dropped and their output_index values continue after the
+// items the client was shown. Every event the client receives gets the
+// next sequence_number of one dense sequence from 0 (the upstream's own
+// numbers restart each round). Not served: the held events are flushed,
+// the terminal event's response carrying round 1's id, created_at and
+// model, every item shown in earlier rounds before the round's own in
+// `output`, and `usage` replaced by the sum. An `error` event or
+// response.failed passes at once (held events first): the stream failed.
+class ResponsesStreamRelay final : public StreamRelay {
+ public:
+  std::string OnEvent(std::string_view event, std::string_view data) override;
+  bool round_complete() const override { return complete_; }
+  bool failed() const override { return failed_; }
+  std::string RoundBody() const override;
+  std::string ClientBody() const override;
+  bool relayed_earlier() const override { return !shown_.empty(); }
+  void NextRound() override;
+  std::string Flush(const nlohmann::ordered_json& usage) override;
+  std::string ErrorEvent(std::string_view error_body) const override;
+
+  // Items the client was shown in earlier rounds (the start of its output).
+  size_t shown_items() const { return shown_.size(); }
+
+ private:
+  struct Held {
+    std::string event;
+    nlohmann::ordered_json data;
+    std::string raw;  // the upstream's bytes while `data` is unchanged
+  };
+  // `data` framed with the next client sequence_number; `raw` (the
+  // upstream's bytes of an unchanged `data`) is sent as is when that
+  // number is already its own.
+  std::string Emit(std::string_view event, nlohmann::ordered_json data,
+                   std::string_view raw = {});
+  std::string Release();  // the held events, framed
+  // This round's output items: the terminal response's, else the
+  // output_item.done items by index.
+  nlohmann::ordered_json RoundOutput() const;
+
+  uint32_t round_ = 0;
+  int64_t seq_ = 0;          // the client's next sequence_number
+  int64_t offset_ = 0;       // client output_index used by earlier rounds
+  int64_t first_call_ = -1;  // this round's first function_call index
+  bool holding_ = false;
+  bool complete_ = false;
+  bool failed_ = false;
+  nlohmann::ordered_json first_;     // round 1's response (created)
+  nlohmann::ordered_json response_;  // this round's, latest seen
+  std::string terminal_;             // the terminal event's name
+  std::map<int64_t, nlohmann::ordered_json> items_;  // output_item.done
+  nlohmann::ordered_json shown_ = nlohmann::ordered_json::array();
   std::vector<Held> held_;
 };
 

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "src/core/sha256.h"
 
@@ -252,8 +253,9 @@ ToolLoop::ToolLoop(ToolCache* cache, Store* store, const Observer* router,
       offloader_(offloader) {}
 
 bool ToolLoop::Supports(Api api, bool stream) {
+  (void)stream;  // every API's streams have a relay (stream_serve.h)
   return api == Api::kAnthropicMessages || api == Api::kOpenAiChat ||
-         (api == Api::kOpenAiResponses && !stream);
+         api == Api::kOpenAiResponses;
 }
 
 std::string_view ToolLoop::BypassReason(const ParsedRequest& request) {
@@ -395,7 +397,8 @@ std::string ToolLoop::StoreKeyOf(Api api, std::string_view scope,
 bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
                     std::string_view scope, std::string_view final_body,
                     const ParsedResponse& final_response,
-                    std::string_view hidden, std::string_view replacement) {
+                    std::string_view hidden, std::string_view replacement,
+                    uint32_t replaced_items) {
   const std::string self =
       ResponseFingerprint(client.api, final_body, final_response);
   if (self.empty() || hidden.empty()) return false;
@@ -413,12 +416,17 @@ bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
       (n >= 2 ? MessageIdentity(client, client_body, n - 2) : "") + "\n" +
       last + "\n" + self;
   const std::string key = StoreKeyOf(client.api, scope, context);
-  // Value: the hidden messages, then "\n" and the replacement if any (no
+  // Value: the hidden messages, then "\n" and the replacement if any, then
+  // "\n" and the count of client items it replaces if not one message (no
   // compact JSON contains a raw newline).
   std::string value(hidden);
   if (!replacement.empty()) {
     value.push_back('\n');
     value.append(replacement);
+    if (replaced_items > 0) {
+      value.push_back('\n');
+      value.append(std::to_string(replaced_items));
+    }
   }
   Status st = store_->Put({.ns = kNamespace, .key = key}, value,
                           options_.state_ttl_seconds);
@@ -504,18 +512,38 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
       }
       continue;
     }
-    if (out.empty()) out.reserve(body.size() + 4096);
     const Span first = request.message_list[starts[k]].span;
-    const Span span = request.message_list[at[k]].span;
+    Span span = request.message_list[at[k]].span;
     const std::string& value = *found[k]->bytes;
     const size_t nl = value.find('\n');
+    const size_t nl2 = nl == std::string::npos ? nl : value.find('\n', nl + 1);
+    if (nl2 != std::string::npos) {
+      // The replacement stands for `n` client items (a Responses stream
+      // that showed items of hidden rounds); a history without them all
+      // is left as sent.
+      const uint64_t n = std::strtoull(value.c_str() + nl2 + 1, nullptr, 10);
+      const uint64_t last = starts[k] + n - 1;
+      bool whole = n > 0 && last >= at[k] && last < request.message_list.size();
+      for (uint64_t i = starts[k]; whole && i <= last; ++i) {
+        const Message& m = request.message_list[i];
+        whole = m.role == "assistant" || m.type == "reasoning" ||
+                m.type == "function_call";
+      }
+      if (!whole) {
+        ++report->missing;
+        continue;
+      }
+      span = request.message_list[last].span;
+    }
+    if (first.begin < from) continue;  // inside an earlier replacement
+    if (out.empty()) out.reserve(body.size() + 4096);
     out.append(body, from, first.begin - from);
     out.append(value, 0, nl);
     out.push_back(',');
     if (nl == std::string::npos) {
       from = first.begin;
     } else {
-      out.append(value, nl + 1, std::string::npos);
+      out.append(value, nl + 1, nl2 == std::string::npos ? nl2 : nl2 - nl - 1);
       from = span.end;
     }
     ++report->spliced;
@@ -591,12 +619,22 @@ void ServeSession::FinishStream(std::string_view round_body,
   Result<ParsedResponse> shown = ParseResponse(client_.api, client_body);
   if (!shown.ok()) return;
   std::string replacement;
+  uint32_t items = 0;
   if (relayed_earlier) {
     replacement = AssistantMessage(client_.api, round_body);
     if (replacement.empty()) return;
+    if (client_.api == Api::kOpenAiResponses) {
+      // The client holds every item it was shown, each its own input item.
+      nlohmann::ordered_json j = Parse(client_body);
+      if (!j.is_object() || !j.contains("output") || !j["output"].is_array() ||
+          j["output"].empty()) {
+        return;
+      }
+      items = static_cast<uint32_t>(j["output"].size());
+    }
   }
   saved_ = loop_->Save(client_, client_body_, scope_, client_body, *shown,
-                       hidden_, replacement);
+                       hidden_, replacement, items);
 }
 
 std::string ServeSession::Finish(std::string_view body,

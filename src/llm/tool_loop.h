@@ -114,8 +114,8 @@ class ToolLoop {
            ServeOptions options, Offloader* offloader = nullptr);
 
   const ServeOptions& options() const { return options_; }
-  // The APIs and modes served: Anthropic Messages and Chat Completions,
-  // streamed or not; Responses, not streamed.
+  // The APIs and modes served: Anthropic Messages, Chat Completions and
+  // Responses, streamed or not.
   static bool Supports(Api api, bool stream);
   // Why `request` is forwarded without serving although its API is
   // supported ("" when it is not): "previous_response_id" or
@@ -135,12 +135,15 @@ class ToolLoop {
   // of `client` (its request as it sent it). `final_body` is the assistant
   // message as the client received it (its identity); a non-empty
   // `replacement` (one JSON message) replaces that message when spliced
-  // (a stream that showed the client blocks of hidden rounds). False when
-  // the store failed or the message has no identity.
+  // (a stream that showed the client blocks of hidden rounds). Responses
+  // keep the items of one response apart: a non-zero `replaced_items` says
+  // the replacement stands for that many client items from the anchor's
+  // first (reasoning) item on. False when the store failed or the message
+  // has no identity.
   bool Save(const ParsedRequest& client, std::string_view client_body,
             std::string_view scope, std::string_view final_body,
             const ParsedResponse& final_response, std::string_view hidden,
-            std::string_view replacement = {});
+            std::string_view replacement = {}, uint32_t replaced_items = 0);
 
   // `body` with every saved hidden turn spliced back; `body` itself when
   // there is none.
@@ -191,7 +194,8 @@ class ServeSession {
   // The same for a stream (stream_serve.h): `round_body` is the final
   // round's message, `client_body` the message the client was shown over
   // all rounds; when they differ (`relayed_earlier`) the next request gets
-  // the final round's message back in place of the client's.
+  // the final round's message back in place of the client's (Responses:
+  // the final round's items in place of every item of `client_body`).
   void FinishStream(std::string_view round_body, std::string_view client_body,
                     bool relayed_earlier);
   // The summed usage of the rounds so far (an object, maybe empty).

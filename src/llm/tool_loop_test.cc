@@ -347,7 +347,66 @@ TEST_F(ToolLoopTest, ResponsesServedFromStringInputAndSplicedBeforeReasoning) {
   auto p4 = ParseRequest(Api::kOpenAiResponses, conv);
   ASSERT_TRUE(p4.ok());
   EXPECT_EQ(ToolLoop::BypassReason(*p4), "conversation");
-  EXPECT_FALSE(ToolLoop::Supports(Api::kOpenAiResponses, /*stream=*/true));
+  EXPECT_TRUE(ToolLoop::Supports(Api::kOpenAiResponses, /*stream=*/true));
+}
+
+TEST_F(ToolLoopTest, ResponsesStreamShowingHiddenRoundItemsIsReplacedWhole) {
+  ClientRan("call_1", "Read", kA, "alpha");
+  const std::string client1 = Padded(
+      R"({"model":"m","input":[{"role":"user","content":"read a"}],"stream":true})");
+  auto p1 = ParseRequest(Api::kOpenAiResponses, client1);
+  ASSERT_TRUE(p1.ok());
+  ServeSession s(loop_.get(), *p1, client1, client1, "s");
+  const std::string r1 =
+      R"({"id":"resp_1","object":"response","status":"completed","output":[)"
+      R"({"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Reading.","annotations":[]}]},)"
+      R"({"type":"function_call","id":"fc_1","call_id":"call_7","name":"Read","arguments":"{\"file_path\":\"/w/a.txt\"}","status":"completed"}],)"
+      R"("usage":{"input_tokens":9,"output_tokens":2,"total_tokens":11}})";
+  auto pr1 = ParseResponse(Api::kOpenAiResponses, r1);
+  ASSERT_TRUE(pr1.ok());
+  ASSERT_TRUE(s.OnResponse(r1, *pr1).has_value());
+  const std::string msg2 =
+      R"({"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Done.","annotations":[]}]})";
+  const std::string r2 =
+      R"({"id":"resp_2","object":"response","status":"completed","output":[)" +
+      msg2 +
+      R"(],"usage":{"input_tokens":20,"output_tokens":3,"total_tokens":23}})";
+  auto pr2 = ParseResponse(Api::kOpenAiResponses, r2);
+  ASSERT_TRUE(pr2.ok());
+  EXPECT_FALSE(s.OnResponse(r2, *pr2).has_value());
+  // The client was shown msg_1 (round 1's text) and msg_2, as one response.
+  const std::string msg1_client =
+      R"({"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Reading.","annotations":[]}]})";
+  const std::string shown =
+      R"({"id":"resp_1","object":"response","status":"completed","output":[)" +
+      msg1_client + "," + msg2 + "]}";
+  s.FinishStream(r2, shown, /*relayed_earlier=*/true);
+  EXPECT_TRUE(s.saved());
+  const std::string client2 = Padded(
+      R"({"model":"m","input":[{"role":"user","content":"read a"},)" +
+      msg1_client + "," + msg2 + R"(,{"role":"user","content":"thanks"}]})");
+  auto p2 = ParseRequest(Api::kOpenAiResponses, client2);
+  ASSERT_TRUE(p2.ok());
+  SpliceReport rep;
+  json j2 = json::parse(loop_->Splice(*p2, client2, "s", &rep));
+  EXPECT_EQ(rep.spliced, 1u);
+  // Both client items replaced by the upstream's four: no duplicate msg_1.
+  ASSERT_EQ(j2["input"].size(), 6u) << j2.dump();
+  EXPECT_EQ(j2["input"][1]["id"], "msg_1");
+  EXPECT_EQ(j2["input"][2]["call_id"], "call_7");
+  EXPECT_EQ(j2["input"][3]["type"], "function_call_output");
+  EXPECT_EQ(j2["input"][4]["id"], "msg_2");
+  EXPECT_EQ(j2["input"][5]["content"], "thanks");
+  // A history without all of them (msg_2 dropped): forwarded as sent.
+  const std::string client3 =
+      Padded(R"({"model":"m","input":[{"role":"user","content":"read a"},)" +
+             msg1_client + R"(,{"role":"user","content":"thanks"}]})");
+  auto p3 = ParseRequest(Api::kOpenAiResponses, client3);
+  ASSERT_TRUE(p3.ok());
+  SpliceReport rep3;
+  EXPECT_EQ(loop_->Splice(*p3, client3, "s", &rep3), client3);
+  EXPECT_EQ(rep3.spliced, 0u);
+  EXPECT_EQ(rep3.missing, 1u);
 }
 
 TEST(ToolLoopWire, AppendToEmptyMessagesAndSumUsage) {

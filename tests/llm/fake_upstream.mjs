@@ -294,6 +294,9 @@ function chatEvents(c, includeUsage) {
 
 function response(body, reply, usage) {
   const output = [];
+  if (reply.reasoning) {
+    output.push({ type: 'reasoning', id: nextId('rs_'), summary: [{ type: 'summary_text', text: reply.reasoning }] });
+  }
   if (reply.text) {
     output.push({ type: 'message', id: nextId('msg_'), status: 'completed', role: 'assistant',
       content: [{ type: 'output_text', text: reply.text, annotations: [] }] });
@@ -317,7 +320,14 @@ function responseEvents(r) {
   push('response.created', { response: shell });
   push('response.in_progress', { response: shell });
   r.output.forEach((item, output_index) => {
-    if (item.type === 'function_call') {
+    if (item.type === 'reasoning') {
+      const part = item.summary[0];
+      push('response.output_item.added', { output_index, item: { ...item, summary: [] } });
+      push('response.reasoning_summary_part.added', { output_index, item_id: item.id, summary_index: 0, part: { type: 'summary_text', text: '' } });
+      push('response.reasoning_summary_text.delta', { output_index, item_id: item.id, summary_index: 0, delta: part.text });
+      push('response.reasoning_summary_text.done', { output_index, item_id: item.id, summary_index: 0, text: part.text });
+      push('response.reasoning_summary_part.done', { output_index, item_id: item.id, summary_index: 0, part });
+    } else if (item.type === 'function_call') {
       push('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
       push('response.function_call_arguments.delta', { output_index, item_id: item.id, delta: item.arguments });
       push('response.function_call_arguments.done', { output_index, item_id: item.id, arguments: item.arguments });

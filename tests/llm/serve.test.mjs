@@ -522,6 +522,123 @@ test('OpenAI Responses, not streamed: served and spliced by call_id; previous_re
   }
 });
 
+test('OpenAI Responses, streamed: served inside one well-formed event stream, spliced next turn', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('call_r1')] } },
+    { reply: { reasoning: 'Check again.', text: 'Again.', toolCalls: [read('call_r2')] } },
+    { reply: { text: 'Same.' } },
+    { reply: { text: 'Bye.' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const client = new OpenAI({ apiKey: 'sk-openai-rstream', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema }];
+    const input = [{ role: 'user', content: 'read a twice, streaming' }];
+    const ran = [];
+    const streams = [];
+    let final;
+    for (let i = 0; i < 5; ++i) {
+      // The SDK's stream helper: it rebuilds the response from the events
+      // (and throws on an output_index it has no item for).
+      const s = client.responses.stream({ model: 'gpt-test', tools, input });
+      const events = [];
+      s.on('event', (e) => events.push(e));
+      final = await s.finalResponse();
+      streams.push(events);
+      input.push(...final.output);
+      const calls = final.output.filter((o) => o.type === 'function_call');
+      if (!calls.length) break;
+      for (const c of calls) {
+        ran.push(c.name);
+        input.push({ type: 'function_call_output', call_id: c.call_id, output: files[JSON.parse(c.arguments).file_path] });
+      }
+    }
+    // The repeated read was answered in the proxy: the client ran one, the
+    // upstream got three requests for the client's two.
+    assert.deepEqual(ran, ['Read']);
+    assert.equal(streams.length, 2);
+    assert.equal(up.requests.length, 3);
+    const events = streams[1];
+    // One response: dense sequence numbers from 0, one created, one
+    // completed (last), dense output indexes, no served call visible.
+    assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
+    assert.equal(events.filter((e) => e.type === 'response.created').length, 1);
+    assert.equal(events.filter((e) => e.type === 'response.completed').length, 1);
+    assert.equal(events.at(-1).type, 'response.completed');
+    assert.deepEqual(events.filter((e) => e.type === 'response.output_item.added').map((e) => e.output_index), [0, 1, 2]);
+    assert.ok(events.every((e) => e.item?.type !== 'function_call'));
+    assert.ok(!JSON.stringify(events).includes('call_r2'));
+    // The assembled response: round 1's id, every item shown, usage summed.
+    assert.equal(final.id, events[0].response.id);
+    assert.equal(final.id, up.requests[1].reply.id);
+    assert.notEqual(up.requests[2].reply.id, final.id);
+    assert.equal(final.model, up.requests[1].reply.model);
+    assert.deepEqual(final.output.map((o) => o.type), ['reasoning', 'message', 'message']);
+    assert.equal(final.output[0].summary[0].text, 'Check again.');
+    assert.equal(final.output.filter((o) => o.type === 'message').map((o) => o.content[0].text).join(''), 'Again.Same.');
+    assert.equal(final.status, 'completed');
+    const u = (i) => up.requests[i].reply.usage;
+    assert.equal(final.usage.input_tokens, u(1).input_tokens + u(2).input_tokens);
+    assert.equal(final.usage.output_tokens, u(1).output_tokens + u(2).output_tokens);
+    assert.equal(final.usage.total_tokens, u(1).total_tokens + u(2).total_tokens);
+    // The hidden round went upstream paired by call_id.
+    const in2 = up.requests[2].body.input;
+    assert.equal(up.requests[2].rejected, undefined);
+    assert.deepEqual(in2.map((x) => x.type ?? x.role), ['user', 'function_call', 'function_call_output',
+      'reasoning', 'message', 'function_call', 'function_call_output']);
+    assert.equal(in2[5].call_id, 'call_r2');
+    assert.equal(in2[6].call_id, 'call_r2');
+    assert.equal(in2[6].output, 'alpha\nbeta\n');
+    // The next turn (responses.create with stream: true): the client's three
+    // items of the response are replaced by the upstream's own five.
+    input.push({ role: 'user', content: 'bye' });
+    const s4 = await client.responses.create({ model: 'gpt-test', tools, input, stream: true });
+    let text = '';
+    for await (const e of s4) if (e.type === 'response.output_text.delta') text += e.delta;
+    assert.equal(text, 'Bye.');
+    assert.equal(up.requests.length, 4);
+    const in3 = up.requests[3].body.input;
+    assert.equal(up.requests[3].rejected, undefined);
+    assert.deepEqual(in3.map((x) => x.type ?? x.role), ['user', 'function_call', 'function_call_output',
+      'reasoning', 'message', 'function_call', 'function_call_output', 'message', 'user']);
+    assert.equal(in3[7].content[0].text, 'Same.');
+    assertPrefixStable(2, 3);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_served_total', { api: 'openai_responses', tool: 'Read' }), 1);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_splice_total', { api: 'openai_responses', outcome: 'spliced' }), 1);
+  } finally {
+    await proxy.stop();
+  }
+});
+
+test('OpenAI Responses, streamed: a hidden round answered 500 ends the client stream with an error event', async () => {
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('call_x1')] } },
+    { reply: { text: 'Again.', toolCalls: [read('call_x2')] } },
+    { reply: { status: 500, error: { message: 'upstream broke' } } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const client = new OpenAI({ apiKey: 'sk-openai-rstream-err', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema }];
+    const input = [{ role: 'user', content: 'read a twice' }];
+    const first = await client.responses.stream({ model: 'gpt-test', tools, input }).finalResponse();
+    input.push(...first.output, { type: 'function_call_output', call_id: 'call_x1', output: files['/w/a.txt'] });
+    const events = [];
+    const s = await client.responses.create({ model: 'gpt-test', tools, input, stream: true });
+    for await (const e of s) events.push(e);
+    assert.equal(up.requests.length, 3);
+    assert.equal(up.requests[2].rejected, undefined);  // the hidden round was valid
+    assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
+    const last = events.at(-1);
+    assert.equal(last.type, 'error');
+    assert.match(last.message, /hidden round with status 500.*upstream broke/s);
+    assert.ok(events.some((e) => e.type === 'response.output_text.delta' && e.delta === 'Again.'));
+    assert.ok(!events.some((e) => e.type === 'response.completed' || e.item?.type === 'function_call'));
+  } finally {
+    await proxy.stop();
+  }
+});
+
 test('OpenAI Chat, streamed: a partial turn (one hit, one miss) reaches the client whole, indexes 0 and 1', async () => {
   up.load({ strictHistory: true, turns: [
     { reply: { toolCalls: [read('call_pp1')] } },
