@@ -339,11 +339,13 @@ class SqliteStore final : public Store {
           rc = sqlite3_step(st);
         }
         if (rc == SQLITE_DONE) break;
+        if ((rc & 0xff) == SQLITE_FULL) checkpoint_due_.store(true);
         if ((rc & 0xff) != SQLITE_FULL || attempt > 0) {
           return FromSqlite(rc, c.db, "put");
         }
-        if (Status s = Evict(c, /*forced=*/true); !s.ok()) return s;
+        MakeRoom(c);
       }
+      AfterWrite(c);
       if (++c.writes % 32 == 0) {
         if (Status s = Evict(c, /*forced=*/false); !s.ok()) return s;
       }
@@ -399,8 +401,34 @@ class SqliteStore final : public Store {
     if (r.ok() || r.status().code() != StatusCode::kResourceExhausted) {
       return r;
     }
-    if (Status s = Evict(c, /*forced=*/true); !s.ok()) return r;
-    return BumpCounters(c, keys, delta, first);
+    MakeRoom(c);
+    r = BumpCounters(c, keys, delta, first);
+    if (!r.ok() && r.status().code() == StatusCode::kResourceExhausted) {
+      checkpoint_due_.store(true);
+    }
+    return r;
+  }
+
+  // After SQLITE_FULL: a checkpoint first (it lets the next write restart
+  // the WAL in the space the WAL already has, where a full disk would
+  // refuse it more), then eviction (values out of the main file).
+  void MakeRoom(Conn& c) {
+    checkpoint_due_.store(true);
+    AfterWrite(c);
+    (void)Evict(c, /*forced=*/true);
+  }
+
+  // Called after every write that got through. Until a checkpoint after a
+  // SQLITE_FULL completes, each tries one (PASSIVE: it never waits), so
+  // space that comes back goes first to moving the WAL into the main file,
+  // before new writes grow the WAL into it and fill the disk again.
+  void AfterWrite(Conn& c) {
+    if (!checkpoint_due_.load()) return;
+    int log = -1;
+    int done = -1;
+    const int rc = sqlite3_wal_checkpoint_v2(
+        c.db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    if (rc == SQLITE_OK && log == done) checkpoint_due_.store(false);
   }
 
   // One transaction: adds `delta` to each of `keys`; first, when the store
@@ -451,6 +479,7 @@ class SqliteStore final : public Store {
       return s;
     }
     if (lost) guard_->NoteHealed(*lost);
+    AfterWrite(c);
     return out;
   }
 
@@ -663,8 +692,10 @@ class SqliteStore final : public Store {
   const SqliteOptions o_;
   // Set by every Open (the same value for the file).
   std::atomic<uint64_t> page_size_{4096};
-  std::unique_ptr<BumpGuard> guard_;      // set by Init
-  std::atomic<bool> healing_{false};      // a Get's heal runs in this object
+  std::unique_ptr<BumpGuard> guard_;  // set by Init
+  std::atomic<bool> healing_{false};  // a Get's heal runs in this object
+  // A write met SQLITE_FULL and no checkpoint completed since (AfterWrite).
+  std::atomic<bool> checkpoint_due_{false};
   std::atomic<int64_t> next_heal_ns_{0};  // steady clock
   std::mutex mu_;
   std::vector<std::unique_ptr<Conn>> idle_;  // GUARDED_BY(mu_)
