@@ -5,7 +5,9 @@
 // reason, and caching resumes by itself.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <chrono>
 #include <future>
 #include <string>
 #include <thread>
@@ -330,6 +332,64 @@ TEST_F(StoreFaultTest, StoreCallsDoNotHoldTheCachesLock) {
 }
 
 // --- record format and resource relation ----------------------------------
+
+// The race the SQLite disk-full drill found (fuzz/drills/store_drills.mjs):
+// process B reads between the two bumps of A's write, so B's result holds
+// the pre-write content under the tag A's first bump made; A's second bump,
+// which alone invalidates it, fails (the disk was full; here another
+// connection holds the write lock). No process may serve that result, and
+// caching resumes by itself once the store takes writes again.
+TEST(SharedSqliteTest, AResultThatRacedALostInvalidationIsNeverServed) {
+  char tmpl[] = "/tmp/toolcache-ss-XXXXXX";
+  const std::string path = std::string(mkdtemp(tmpl)) + "/s.db";
+  const std::string spec = "sqlite:" + path + "?busy_timeout_ms=10";
+  ManualClock clock{1.7e9};
+  auto sa = OpenStore(spec, {.clock = &clock});
+  auto sb = OpenStore(spec, {.clock = &clock});
+  auto sc = OpenStore(spec, {.clock = &clock});
+  ASSERT_TRUE(sa.ok() && sb.ok() && sc.ok());
+  auto a = MakeCache(&clock, sa->get());
+  auto b = MakeCache(&clock, sb->get());
+  auto c = MakeCache(&clock, sc->get());
+  constexpr std::string_view kOld = R"({"content":[{"text":"old"}]})";
+  constexpr std::string_view kNew = R"({"content":[{"text":"new"}]})";
+
+  CallPlan write = a->Begin(Write(), 1);  // first bump published
+  ASSERT_EQ(write.action, CallAction::kForward);
+  ASSERT_EQ(Call(*b, Read(), kOld), CallAction::kForward);
+  ASSERT_EQ(Call(*b, Read()), CallAction::kServe);  // live while A writes
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  (void)a->Complete(write.ticket, {.result_json = "{}"});  // bump lost
+  EXPECT_GE(a->Stats().store_errors.at("store_timeout"), 1u);
+
+  // Neither B's in-process copy nor the stored result is served: a miss
+  // that names the reason, and the call still goes upstream.
+  for (ToolCache* cache : {b.get(), c.get(), a.get()}) {
+    CallPlan p = cache->Begin(Read(), 10);
+    ASSERT_EQ(p.action, CallAction::kForward)
+        << "served " << *p.result_json << " after a lost invalidation";
+    EXPECT_EQ(p.bypass_reason,
+              cache == a.get() ? "store_timeout" : "store_degraded");
+    (void)cache->Complete(p.ticket, {.result_json = kNew});
+  }
+  EXPECT_EQ(b->Stats().bypasses.at("store_degraded"), 1u);
+
+  ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(other);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // retry gap
+  // Healed by itself: every counter moved, so the next call is a miss that
+  // stores the new content, and then everyone serves it.
+  ASSERT_EQ(Call(*b, Read(), kNew), CallAction::kForward);
+  for (ToolCache* cache : {b.get(), c.get()}) {
+    CallPlan p = cache->Begin(Read(), 20);
+    ASSERT_EQ(p.action, CallAction::kServe);
+    EXPECT_EQ(*p.result_json, kNew);
+  }
+}
 
 TEST(SharedResultsTest, RecordsRoundTripAndAnyDamageIsDetected) {
   CachedValue v;
