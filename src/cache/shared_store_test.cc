@@ -221,6 +221,33 @@ TEST_P(SharedStoreTest, AnExpiredResultIsNotServedFromTheStore) {
   EXPECT_EQ(b->Begin(Read(), 2).action, CallAction::kForward);
 }
 
+// A call never joins an identical call in flight that went upstream before
+// a write another process has answered since: B's later read would get
+// what B's earlier read fetched before the write (seen by
+// fuzz/drills/store_drills.mjs while a full disk slowed B down).
+TEST_P(SharedStoreTest, NoCallJoinsAFlightThatPredatesAnotherProcesssWrite) {
+  auto a = MakeCache(&clock_, store_.get());
+  auto b = MakeCache(&clock_, store_.get());
+  CallPlan early = b->Begin(Read(), 1);
+  ASSERT_EQ(early.action, CallAction::kForward);
+  ASSERT_EQ(Call(*a, Write()), CallAction::kForward);  // answered
+  CallPlan late = b->Begin(Read(), 2);
+  EXPECT_EQ(late.action, CallAction::kForward)
+      << "joined a read sent before the write";
+  Completion c = b->Complete(early.ticket, {.result_json = R"({"v":1})"});
+  EXPECT_THAT(c.waiters, ::testing::ElementsAre(1u));
+  (void)b->Complete(late.ticket, {.result_json = R"({"v":2})"});
+  CallPlan after = b->Begin(Read(), 3);
+  ASSERT_EQ(after.action, CallAction::kServe);
+  EXPECT_EQ(*after.result_json, R"({"v":2})");
+  // Without a write in between, identical calls still coalesce.
+  CallPlan x = a->Begin(Read(R"({"path":"/x"})"), 4);
+  ASSERT_EQ(x.action, CallAction::kForward);
+  EXPECT_EQ(a->Begin(Read(R"({"path":"/x"})"), 5).action, CallAction::kWait);
+  EXPECT_THAT(a->Complete(x.ticket, {.result_json = kBody}).waiters,
+              ::testing::ElementsAre(4u, 5u));
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryStore, SharedStoreTest,
                          ::testing::Values("memory", "sqlite", "redis"));
 
