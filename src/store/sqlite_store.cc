@@ -133,10 +133,11 @@ class BumpGuard {
   static Result<std::unique_ptr<BumpGuard>> Open(const std::string& db_path) {
     const std::string path = db_path + "-guard";
     auto fail = [&](int fd, std::string_view what) -> Status {
+      const int err = errno;
       const std::string msg = "sqlite store: " + std::string(what) + " " +
-                              path + ": " + std::strerror(errno);
+                              path + ": " + std::strerror(err);
       if (fd >= 0) close(fd);
-      return errno == ENOSPC ? ResourceExhausted(msg) : Unavailable(msg);
+      return err == ENOSPC ? ResourceExhausted(msg) : Unavailable(msg);
     };
     const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return fail(fd, "cannot open");
@@ -222,6 +223,7 @@ struct Conn {
   Stmt begin_read, begin_write, commit, rollback, get, put, del, counter, heal,
       expire, evict, pages, freelist;
   uint32_t writes = 0;
+  bool small_wal = false;  // checkpoints every kLowSpaceCheckpointPages
   ~Conn() { sqlite3_close_v2(db); }
 };
 
@@ -414,8 +416,21 @@ class SqliteStore final : public Store {
   // refuse it more), then eviction (values out of the main file).
   void MakeRoom(Conn& c) {
     checkpoint_due_.store(true);
+    low_space_.store(true);
+    UseSmallWal(c);
     AfterWrite(c);
     (void)Evict(c, /*forced=*/true);
+  }
+
+  // Choice: once a store object met SQLITE_FULL, its connections checkpoint
+  // every 16 pages instead of 1000, for good: a WAL that holds most of the
+  // database cannot be checkpointed without the space it took, and a disk
+  // that filled once may fill again.
+  static constexpr int kLowSpaceCheckpointPages = 16;
+  void UseSmallWal(Conn& c) {
+    if (c.small_wal || !low_space_.load()) return;
+    sqlite3_wal_autocheckpoint(c.db, kLowSpaceCheckpointPages);
+    c.small_wal = true;
   }
 
   // Called after every write that got through. Until a checkpoint after a
@@ -675,6 +690,7 @@ class SqliteStore final : public Store {
       if (!opened.ok()) return opened.status();
       c = std::move(*opened);
     }
+    UseSmallWal(*c);
     Result<T> r = fn(*c);
     const bool reuse =
         r.ok() || (r.status().code() != StatusCode::kUnavailable &&
@@ -696,6 +712,7 @@ class SqliteStore final : public Store {
   std::atomic<bool> healing_{false};  // a Get's heal runs in this object
   // A write met SQLITE_FULL and no checkpoint completed since (AfterWrite).
   std::atomic<bool> checkpoint_due_{false};
+  std::atomic<bool> low_space_{false};    // a write met SQLITE_FULL once
   std::atomic<int64_t> next_heal_ns_{0};  // steady clock
   std::mutex mu_;
   std::vector<std::unique_ptr<Conn>> idle_;  // GUARDED_BY(mu_)
