@@ -20,7 +20,9 @@
 // Every call returns a Status: a fault never throws and never crashes. The
 // codes mean: UNAVAILABLE (unreachable, connection lost), DEADLINE_EXCEEDED
 // (no answer within the timeout), RESOURCE_EXHAUSTED (full, a value too
-// large), DATA_LOSS (the backend found corrupt data), INVALID_ARGUMENT (a
+// large), DATA_LOSS (the backend found corrupt data), FAILED_PRECONDITION
+// (degraded: a counter bump failed and may be lost, so counters are not
+// read until the store heals itself; SQLite), INVALID_ARGUMENT (a
 // malformed key or namespace: a caller bug). StoreFaultOf() maps them to the
 // bypass reasons callers count ("store_unavailable", ...).
 //
@@ -102,7 +104,10 @@ class Store {
   // needed). Counters never expire and are never evicted by the store's
   // size limit (Redis: only under an allkeys-* maxmemory policy; see
   // docs/STORE.md). REQUIRES: keys.size() <= kMaxStoreBatch. A key holding a
-  // non-counter item is INVALID_ARGUMENT.
+  // non-counter item is INVALID_ARGUMENT. A bump that fails may be lost;
+  // SQLite then fails counter reads in every process sharing the file
+  // (FAILED_PRECONDITION) until it has moved every counter past every value
+  // read before, so a lost bump costs misses, never a stale hit.
   virtual Result<std::vector<uint64_t>> AddToCounters(
       std::span<const StoreKey> keys, uint64_t delta, uint64_t initial) = 0;
 };
@@ -115,6 +120,7 @@ enum class StoreFault {
   kTimeout,      // "store_timeout": no answer within the timeout
   kFull,         // "store_full": out of space, value too large
   kCorrupt,      // "store_corrupt": an unreadable item
+  kDegraded,     // "store_degraded": counters not trusted (a bump was lost)
   kError,        // "store_error": any other failure (a bug, a bad reply)
 };
 

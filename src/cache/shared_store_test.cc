@@ -5,7 +5,9 @@
 // reason, and caching resumes by itself.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
+#include <chrono>
 #include <future>
 #include <string>
 #include <thread>
@@ -219,6 +221,33 @@ TEST_P(SharedStoreTest, AnExpiredResultIsNotServedFromTheStore) {
   EXPECT_EQ(b->Begin(Read(), 2).action, CallAction::kForward);
 }
 
+// A call never joins an identical call in flight that went upstream before
+// a write another process has answered since: B's later read would get
+// what B's earlier read fetched before the write (seen by
+// fuzz/drills/store_drills.mjs while a full disk slowed B down).
+TEST_P(SharedStoreTest, NoCallJoinsAFlightThatPredatesAnotherProcesssWrite) {
+  auto a = MakeCache(&clock_, store_.get());
+  auto b = MakeCache(&clock_, store_.get());
+  CallPlan early = b->Begin(Read(), 1);
+  ASSERT_EQ(early.action, CallAction::kForward);
+  ASSERT_EQ(Call(*a, Write()), CallAction::kForward);  // answered
+  CallPlan late = b->Begin(Read(), 2);
+  EXPECT_EQ(late.action, CallAction::kForward)
+      << "joined a read sent before the write";
+  Completion c = b->Complete(early.ticket, {.result_json = R"({"v":1})"});
+  EXPECT_THAT(c.waiters, ::testing::ElementsAre(1u));
+  (void)b->Complete(late.ticket, {.result_json = R"({"v":2})"});
+  CallPlan after = b->Begin(Read(), 3);
+  ASSERT_EQ(after.action, CallAction::kServe);
+  EXPECT_EQ(*after.result_json, R"({"v":2})");
+  // Without a write in between, identical calls still coalesce.
+  CallPlan x = a->Begin(Read(R"({"path":"/x"})"), 4);
+  ASSERT_EQ(x.action, CallAction::kForward);
+  EXPECT_EQ(a->Begin(Read(R"({"path":"/x"})"), 5).action, CallAction::kWait);
+  EXPECT_THAT(a->Complete(x.ticket, {.result_json = kBody}).waiters,
+              ::testing::ElementsAre(4u, 5u));
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryStore, SharedStoreTest,
                          ::testing::Values("memory", "sqlite", "redis"));
 
@@ -330,6 +359,64 @@ TEST_F(StoreFaultTest, StoreCallsDoNotHoldTheCachesLock) {
 }
 
 // --- record format and resource relation ----------------------------------
+
+// The race the SQLite disk-full drill found (fuzz/drills/store_drills.mjs):
+// process B reads between the two bumps of A's write, so B's result holds
+// the pre-write content under the tag A's first bump made; A's second bump,
+// which alone invalidates it, fails (the disk was full; here another
+// connection holds the write lock). No process may serve that result, and
+// caching resumes by itself once the store takes writes again.
+TEST(SharedSqliteTest, AResultThatRacedALostInvalidationIsNeverServed) {
+  char tmpl[] = "/tmp/toolcache-ss-XXXXXX";
+  const std::string path = std::string(mkdtemp(tmpl)) + "/s.db";
+  const std::string spec = "sqlite:" + path + "?busy_timeout_ms=10";
+  ManualClock clock{1.7e9};
+  auto sa = OpenStore(spec, {.clock = &clock});
+  auto sb = OpenStore(spec, {.clock = &clock});
+  auto sc = OpenStore(spec, {.clock = &clock});
+  ASSERT_TRUE(sa.ok() && sb.ok() && sc.ok());
+  auto a = MakeCache(&clock, sa->get());
+  auto b = MakeCache(&clock, sb->get());
+  auto c = MakeCache(&clock, sc->get());
+  constexpr std::string_view kOld = R"({"content":[{"text":"old"}]})";
+  constexpr std::string_view kNew = R"({"content":[{"text":"new"}]})";
+
+  CallPlan write = a->Begin(Write(), 1);  // first bump published
+  ASSERT_EQ(write.action, CallAction::kForward);
+  ASSERT_EQ(Call(*b, Read(), kOld), CallAction::kForward);
+  ASSERT_EQ(Call(*b, Read()), CallAction::kServe);  // live while A writes
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  (void)a->Complete(write.ticket, {.result_json = "{}"});  // bump lost
+  EXPECT_GE(a->Stats().store_errors.at("store_timeout"), 1u);
+
+  // Neither B's in-process copy nor the stored result is served: a miss
+  // that names the reason, and the call still goes upstream.
+  for (ToolCache* cache : {b.get(), c.get(), a.get()}) {
+    CallPlan p = cache->Begin(Read(), 10);
+    ASSERT_EQ(p.action, CallAction::kForward)
+        << "served " << *p.result_json << " after a lost invalidation";
+    EXPECT_EQ(p.bypass_reason,
+              cache == a.get() ? "store_timeout" : "store_degraded");
+    (void)cache->Complete(p.ticket, {.result_json = kNew});
+  }
+  EXPECT_EQ(b->Stats().bypasses.at("store_degraded"), 1u);
+
+  ASSERT_EQ(sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(other);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // retry gap
+  // Healed by itself: every counter moved, so the next call is a miss that
+  // stores the new content, and then everyone serves it.
+  ASSERT_EQ(Call(*b, Read(), kNew), CallAction::kForward);
+  for (ToolCache* cache : {b.get(), c.get()}) {
+    CallPlan p = cache->Begin(Read(), 20);
+    ASSERT_EQ(p.action, CallAction::kServe);
+    EXPECT_EQ(*p.result_json, kNew);
+  }
+}
 
 TEST(SharedResultsTest, RecordsRoundTripAndAnyDamageIsDetected) {
   CachedValue v;

@@ -24,7 +24,9 @@
 //   under; it is served only after the store confirms the tag is current,
 //   so a write through another process stops this one from serving it.
 // - A flight's tag is read before it goes upstream; its result is stored
-//   under that tag, so a write published meanwhile makes it invisible.
+//   under that tag, so a write published meanwhile makes it invisible. A
+//   call joins a flight only when the counters it read equal the flight's
+//   tag (no write published, by any process, since the flight's read).
 // - Every invalidation is published (Publish) before the call that caused
 //   it returns; one that fails leaves its server in pending_, and no result
 //   of that server is read from the store until a server-wide bump works.
@@ -936,10 +938,10 @@ class ToolCacheImpl final : public ToolCache {
   // Begin's path with a shared store. REQUIRES: `lock` holds mu_.
   CallPlan BeginShared(std::unique_lock<std::mutex> lock, CallPlan plan,
                        Flight f, WaiterId waiter) {
+    // Choice: a call that could join a flight still reads the counters
+    // first (one round trip): JoinOrStart joins only a flight read under the
+    // same ones.
     LookupResult candidate = l1_->Peek(f.key);
-    if (!candidate.hit() && joinable_.contains(KeyText(f.key))) {
-      return JoinOrStart(std::move(plan), std::move(f), waiter);
-    }
     SharedView view = ReadShared(lock, f.key, candidate);
     if (!view.fault.ok()) {
       plan.verdict.detail = view.fault.message();
@@ -999,6 +1001,13 @@ class ToolCacheImpl final : public ToolCache {
   CallPlan JoinOrStart(CallPlan plan, Flight f, WaiterId waiter) {
     std::string text = KeyText(f.key);
     auto joinable = joinable_.find(text);
+    if (joinable != joinable_.end() && shared_ != nullptr &&
+        (f.tag.empty() || flights_[joinable->second].tag != f.tag)) {
+      // The flight went upstream under other counter values: a write that
+      // another process published since may postdate its read.
+      Detach(flights_[joinable->second], joinable->second);
+      joinable = joinable_.end();
+    }
     if (joinable != joinable_.end()) {
       ++stats_.coalesced;
       flights_[joinable->second].waiters.push_back(waiter);

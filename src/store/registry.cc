@@ -244,6 +244,8 @@ StoreFault StoreFaultOf(const Status& status) {
       return StoreFault::kFull;
     case StatusCode::kDataLoss:
       return StoreFault::kCorrupt;
+    case StatusCode::kFailedPrecondition:
+      return StoreFault::kDegraded;
     default:
       return StoreFault::kError;
   }
@@ -261,6 +263,8 @@ std::string_view StoreFaultName(StoreFault fault) {
       return "store_full";
     case StoreFault::kCorrupt:
       return "store_corrupt";
+    case StoreFault::kDegraded:
+      return "store_degraded";
     case StoreFault::kError:
       return "store_error";
   }

@@ -21,16 +21,42 @@
 // - The main file never grows past max_bytes: every connection sets
 //   PRAGMA max_page_count; an insert that hits it (SQLITE_FULL) evicts and
 //   retries once. The WAL file is bounded by journal_size_limit.
+// - Lost bumps are never silent (the bump guard, `<path>-guard`): a counter
+//   bump (delta != 0) that fails for any reason may have been lost, so it
+//   increments `lost` in one page of shared memory that every process
+//   opening the file maps. While `lost` > `healed`, counter reads fail in
+//   every process (FAILED_PRECONDITION, "store_degraded"), with the check
+//   made before the read's snapshot. A heal takes the write lock, notes
+//   `lost`, adds 1 to every counter, commits, then raises `healed` to what
+//   it noted: no value a counter had before the heal is ever read again, and
+//   a bump lost after the heal began keeps the store degraded. Updating the
+//   page needs no disk space (it is written in full when created), so a
+//   full disk cannot lose the signal.
+// - A new guard starts degraded (lost 1, healed 0): it cannot know about
+//   bumps lost before it existed; opening the store tries the first heal.
 //
 // Choice: eviction first drops expired rows, then the oldest writes, down
 // to 80% of max_bytes, checked every 32 writes and on SQLITE_FULL: the
 // cache's policy above decides admission; this only bounds the file.
+// Choice: while degraded, every AddToCounters heals in its own transaction
+// (it writes anyway); a Get tries a heal-only transaction, but not within
+// 25 ms of a failed one in the same store object, so reads do not hammer a
+// full disk, yet a process that only reads still recovers by itself.
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,11 +120,110 @@ class Reset {
   sqlite3_stmt* s_;
 };
 
+// The bump guard: two counters in one page of `<db>-guard`, mapped shared
+// by every process (and every store object) that opens the database.
+// `lost` counts counter bumps that failed; `healed` is the value of `lost`
+// the last successful heal had seen. Both only grow, and healed <= lost.
+class BumpGuard {
+ public:
+  static constexpr size_t kBytes = 4096;
+
+  // Maps `db_path`-guard, creating it (degraded: lost 1, healed 0) when it
+  // is absent or shorter than a page.
+  static Result<std::unique_ptr<BumpGuard>> Open(const std::string& db_path) {
+    const std::string path = db_path + "-guard";
+    auto fail = [&](int fd, std::string_view what) -> Status {
+      const int err = errno;
+      const std::string msg = "sqlite store: " + std::string(what) + " " +
+                              path + ": " + std::strerror(err);
+      if (fd >= 0) close(fd);
+      return err == ENOSPC ? ResourceExhausted(msg) : Unavailable(msg);
+    };
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return fail(fd, "cannot open");
+    // Two processes creating it at once: one writes the page, under the lock.
+    if (flock(fd, LOCK_EX) != 0) return fail(fd, "cannot lock");
+    struct stat st;
+    if (fstat(fd, &st) != 0) return fail(fd, "cannot stat");
+    if (st.st_size < static_cast<off_t>(kBytes)) {
+      // Never mapped yet (only a whole page is): safe to write in full. The
+      // write allocates the page, so updates never need disk space.
+      std::string page(kBytes, '\0');
+      std::memcpy(page.data(), kMagic, sizeof kMagic);
+      const uint64_t lost = 1;
+      std::memcpy(page.data() + kLostAt, &lost, sizeof lost);
+      size_t done = 0;
+      while (done < page.size()) {
+        const ssize_t n = pwrite(fd, page.data() + done, page.size() - done,
+                                 static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return fail(fd, "cannot write");
+        done += static_cast<size_t>(n);
+      }
+    }
+    void* map =
+        mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) return fail(fd, "cannot map");
+    (void)flock(fd, LOCK_UN);
+    close(fd);
+    auto guard = std::unique_ptr<BumpGuard>(new BumpGuard(map));
+    if (std::memcmp(map, kMagic, sizeof kMagic) != 0) {
+      return FailedPrecondition("sqlite store: " + path +
+                                " is not a toolcache bump guard; move it away");
+    }
+    return guard;
+  }
+
+  ~BumpGuard() { munmap(page_, kBytes); }
+  BumpGuard(const BumpGuard&) = delete;
+  BumpGuard& operator=(const BumpGuard&) = delete;
+
+  // The value of `lost` when some failed bump is not healed yet, else none.
+  std::optional<uint64_t> Unhealed() const {
+    const uint64_t healed = Word(kHealedAt).load();
+    const uint64_t lost = Word(kLostAt).load();
+    if (lost > healed) return lost;
+    return std::nullopt;
+  }
+  void NoteLost() { Word(kLostAt).fetch_add(1); }
+  // A heal that began when `lost` was `seen` committed.
+  void NoteHealed(uint64_t seen) {
+    std::atomic_ref<uint64_t> healed = Word(kHealedAt);
+    uint64_t now = healed.load();
+    while (now < seen && !healed.compare_exchange_weak(now, seen)) {
+    }
+  }
+
+ private:
+  static constexpr char kMagic[8] = {'T', 'C', 'B', 'G', 1, 0, 0, 0};
+  static constexpr size_t kLostAt = 8;
+  static constexpr size_t kHealedAt = 16;
+  static_assert(std::atomic_ref<uint64_t>::is_always_lock_free,
+                "the guard is shared between processes: needs lock-free "
+                "64-bit atomics");
+
+  explicit BumpGuard(void* page) : page_(static_cast<char*>(page)) {}
+  std::atomic_ref<uint64_t> Word(size_t at) const {
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(page_ + at));
+  }
+
+  char* page_;  // kBytes, page-aligned, MAP_SHARED
+};
+
+Status Degraded(std::string_view path) {
+  return FailedPrecondition(
+      "sqlite store " + std::string(path) +
+      " is degraded: a counter bump failed (here or in another process "
+      "sharing the file) and may be lost, so counters are not read until a "
+      "write gets through again (retried by itself)");
+}
+
 struct Conn {
   sqlite3* db = nullptr;
-  Stmt begin_read, begin_write, commit, rollback, get, put, del, counter,
+  Stmt begin_read, begin_write, commit, rollback, get, put, del, counter, heal,
       expire, evict, pages, freelist;
   uint32_t writes = 0;
+  bool small_wal = false;  // checkpoints every kLowSpaceCheckpointPages
   ~Conn() { sqlite3_close_v2(db); }
 };
 
@@ -111,7 +236,9 @@ constexpr const char* kSchema =
     " expires REAL,"
     " counter INTEGER NOT NULL DEFAULT 0,"
     " UNIQUE(ns, k));"
-    "CREATE INDEX IF NOT EXISTS kv_expires ON kv(expires) WHERE counter = 0;";
+    "CREATE INDEX IF NOT EXISTS kv_expires ON kv(expires) WHERE counter = 0;"
+    // A heal touches the counters alone, not the whole file.
+    "CREATE INDEX IF NOT EXISTS kv_counters ON kv(counter) WHERE counter = 1;";
 
 class SqliteStore final : public Store {
  public:
@@ -124,6 +251,12 @@ class SqliteStore final : public Store {
     Result<std::unique_ptr<Conn>> c = Open();
     if (!c.ok()) return c.status();
     idle_.push_back(std::move(*c));
+    Result<std::unique_ptr<BumpGuard>> guard = BumpGuard::Open(o_.path);
+    if (!guard.ok()) return guard.status();
+    guard_ = std::move(*guard);
+    // A new guard starts degraded: heal now, before any call (a failure
+    // here is retried by the calls).
+    (void)TryHeal();
     return Status::Ok();
   }
 
@@ -136,6 +269,9 @@ class SqliteStore final : public Store {
       if (Status s = CheckKey(k); !s.ok()) return s;
     }
     const double now = NowSeconds(o_.clock);
+    // Checked before the snapshot is taken: a counter read after a heal
+    // began sees the heal (lost bumps stay invisible, see the top).
+    const bool degraded = guard_->Unhealed() && !TryHeal();
     return WithConn<std::vector<std::optional<StoreValue>>>(
         [&](Conn& c) -> Result<std::vector<std::optional<StoreValue>>> {
           std::vector<std::optional<StoreValue>> out(keys.size());
@@ -155,6 +291,10 @@ class SqliteStore final : public Store {
               return s;
             }
             const bool counter = sqlite3_column_int(st, 2) != 0;
+            if (counter && degraded) {
+              if (txn) Rollback(c);
+              return Degraded(o_.path);
+            }
             const bool has_expiry = sqlite3_column_type(st, 1) != SQLITE_NULL;
             const double expires =
                 has_expiry ? sqlite3_column_double(st, 1) : kNoExpiry;
@@ -201,11 +341,13 @@ class SqliteStore final : public Store {
           rc = sqlite3_step(st);
         }
         if (rc == SQLITE_DONE) break;
+        if ((rc & 0xff) == SQLITE_FULL) checkpoint_due_.store(true);
         if ((rc & 0xff) != SQLITE_FULL || attempt > 0) {
           return FromSqlite(rc, c.db, "put");
         }
-        if (Status s = Evict(c, /*forced=*/true); !s.ok()) return s;
+        MakeRoom(c);
       }
+      AfterWrite(c);
       if (++c.writes % 32 == 0) {
         if (Status s = Evict(c, /*forced=*/false); !s.ok()) return s;
       }
@@ -240,26 +382,85 @@ class SqliteStore final : public Store {
     }
     if (keys.empty()) return std::vector<uint64_t>{};
     const std::string first = std::to_string(initial + delta);
-    // A bump that finds the file full evicts values and retries once, as a
-    // Put does: a lost bump is a lost invalidation, and other processes would
-    // keep serving what the write made stale (fuzz/drills/store_drills.mjs).
-    return WithConn<std::vector<uint64_t>>(
+    // While degraded, this call's transaction heals first (it writes anyway).
+    Result<std::vector<uint64_t>> r = WithConn<std::vector<uint64_t>>(
         [&](Conn& c) -> Result<std::vector<uint64_t>> {
-          Result<std::vector<uint64_t>> r = BumpCounters(c, keys, delta, first);
-          if (r.ok() || r.status().code() != StatusCode::kResourceExhausted) {
-            return r;
-          }
-          if (Status s = Evict(c, /*forced=*/true); !s.ok()) return r;
-          return BumpCounters(c, keys, delta, first);
+          return BumpCountersEvicting(c, keys, delta, first);
         });
+    // A failed bump may be a lost invalidation: other processes would keep
+    // serving what the write made stale (fuzz/drills/store_drills.mjs).
+    if (!r.ok() && delta != 0) guard_->NoteLost();
+    return r;
   }
 
  private:
+  // A bump (or heal) that finds the file full evicts values and retries
+  // once, as a Put does.
+  Result<std::vector<uint64_t>> BumpCountersEvicting(
+      Conn& c, std::span<const StoreKey> keys, uint64_t delta,
+      const std::string& first) {
+    Result<std::vector<uint64_t>> r = BumpCounters(c, keys, delta, first);
+    if (r.ok() || r.status().code() != StatusCode::kResourceExhausted) {
+      return r;
+    }
+    MakeRoom(c);
+    r = BumpCounters(c, keys, delta, first);
+    if (!r.ok() && r.status().code() == StatusCode::kResourceExhausted) {
+      checkpoint_due_.store(true);
+    }
+    return r;
+  }
+
+  // After SQLITE_FULL: a checkpoint first (it lets the next write restart
+  // the WAL in the space the WAL already has, where a full disk would
+  // refuse it more), then eviction (values out of the main file).
+  void MakeRoom(Conn& c) {
+    checkpoint_due_.store(true);
+    low_space_.store(true);
+    UseSmallWal(c);
+    AfterWrite(c);
+    (void)Evict(c, /*forced=*/true);
+  }
+
+  // Choice: once a store object met SQLITE_FULL, its connections checkpoint
+  // every 16 pages instead of 1000, for good: a WAL that holds most of the
+  // database cannot be checkpointed without the space it took, and a disk
+  // that filled once may fill again.
+  static constexpr int kLowSpaceCheckpointPages = 16;
+  void UseSmallWal(Conn& c) {
+    if (c.small_wal || !low_space_.load()) return;
+    sqlite3_wal_autocheckpoint(c.db, kLowSpaceCheckpointPages);
+    c.small_wal = true;
+  }
+
+  // Called after every write that got through. Until a checkpoint after a
+  // SQLITE_FULL completes, each tries one (PASSIVE: it never waits), so
+  // space that comes back goes first to moving the WAL into the main file,
+  // before new writes grow the WAL into it and fill the disk again.
+  void AfterWrite(Conn& c) {
+    if (!checkpoint_due_.load()) return;
+    int log = -1;
+    int done = -1;
+    const int rc = sqlite3_wal_checkpoint_v2(
+        c.db, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    if (rc == SQLITE_OK && log == done) checkpoint_due_.store(false);
+  }
+
+  // One transaction: adds `delta` to each of `keys`; first, when the store
+  // is degraded, adds 1 to every counter (a heal). `lost` is read once the
+  // write lock is held, so concurrent heals rarely repeat each other.
   Result<std::vector<uint64_t>> BumpCounters(Conn& c,
                                              std::span<const StoreKey> keys,
                                              uint64_t delta,
                                              const std::string& first) {
     if (Status s = Exec(c, c.begin_write, "begin"); !s.ok()) return s;
+    const std::optional<uint64_t> lost = guard_->Unhealed();
+    if (lost) {
+      if (Status s = Exec(c, c.heal, "heal"); !s.ok()) {
+        Rollback(c);
+        return s;
+      }
+    }
     std::vector<uint64_t> out;
     out.reserve(keys.size());
     for (const StoreKey& k : keys) {
@@ -292,7 +493,29 @@ class SqliteStore final : public Store {
       Rollback(c);
       return s;
     }
+    if (lost) guard_->NoteHealed(*lost);
+    AfterWrite(c);
     return out;
+  }
+
+  // Called by a Get that found the store degraded: tries a heal-only
+  // transaction unless one failed less than 25 ms ago or runs now in this
+  // object. Returns whether the store is healthy afterwards.
+  bool TryHeal() {
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    if (now < next_heal_ns_.load()) return false;
+    if (healing_.exchange(true)) return false;
+    if (guard_->Unhealed()) {
+      Result<std::vector<uint64_t>> r = WithConn<std::vector<uint64_t>>(
+          [&](Conn& c) -> Result<std::vector<uint64_t>> {
+            return BumpCountersEvicting(c, {}, 0, "");
+          });
+      if (!r.ok()) next_heal_ns_.store(now + 25'000'000);
+    }
+    healing_.store(false);
+    return !guard_->Unhealed();
   }
 
   static void Bind(sqlite3_stmt* st, const StoreKey& k) {
@@ -377,21 +600,26 @@ class SqliteStore final : public Store {
       if (Status s = exec(pragma); !s.ok()) return s;
     }
     if (Status s = exec(kSchema); !s.ok()) return s;
+    int version = 0;
     {
       Stmt v;
       if (v.Prepare(c->db, "PRAGMA user_version") != SQLITE_OK ||
           sqlite3_step(v.get()) != SQLITE_ROW) {
         return FromSqlite(sqlite3_errcode(c->db), c->db, "user_version");
       }
-      const int version = sqlite3_column_int(v.get(), 0);
-      if (version > 1) {
-        return FailedPrecondition(
-            "sqlite store " + o_.path + ": schema version " +
-            std::to_string(version) +
-            " was written by a newer toolcache; use another file");
-      }
+      version = sqlite3_column_int(v.get(), 0);
     }
-    if (Status s = exec("PRAGMA user_version=1"); !s.ok()) return s;
+    if (version > 1) {
+      return FailedPrecondition(
+          "sqlite store " + o_.path + ": schema version " +
+          std::to_string(version) +
+          " was written by a newer toolcache; use another file");
+    }
+    // Written once: opening a connection must not need the write lock or
+    // disk space (a pool connection may be opened in the middle of a call).
+    if (version == 0) {
+      if (Status s = exec("PRAGMA user_version=1"); !s.ok()) return s;
+    }
     {
       Stmt ps;
       if (ps.Prepare(c->db, "PRAGMA page_size") != SQLITE_OK ||
@@ -427,6 +655,9 @@ class SqliteStore final : public Store {
          "INSERT INTO kv(ns, k, v, expires, counter) VALUES(?1, ?2, ?3, NULL, "
          "1) ON CONFLICT(ns, k) DO UPDATE SET v = CAST(CAST(v AS INTEGER) + "
          "?4 AS TEXT) WHERE counter = 1 RETURNING CAST(v AS INTEGER)"},
+        {&c->heal,
+         "UPDATE kv SET v = CAST(CAST(v AS INTEGER) + 1 AS TEXT) WHERE "
+         "counter = 1"},
         {&c->expire, "DELETE FROM kv WHERE counter = 0 AND expires <= ?1"},
         {&c->evict,
          "DELETE FROM kv WHERE id IN (SELECT id FROM kv WHERE counter = 0 "
@@ -459,6 +690,7 @@ class SqliteStore final : public Store {
       if (!opened.ok()) return opened.status();
       c = std::move(*opened);
     }
+    UseSmallWal(*c);
     Result<T> r = fn(*c);
     const bool reuse =
         r.ok() || (r.status().code() != StatusCode::kUnavailable &&
@@ -476,6 +708,12 @@ class SqliteStore final : public Store {
   const SqliteOptions o_;
   // Set by every Open (the same value for the file).
   std::atomic<uint64_t> page_size_{4096};
+  std::unique_ptr<BumpGuard> guard_;  // set by Init
+  std::atomic<bool> healing_{false};  // a Get's heal runs in this object
+  // A write met SQLITE_FULL and no checkpoint completed since (AfterWrite).
+  std::atomic<bool> checkpoint_due_{false};
+  std::atomic<bool> low_space_{false};    // a write met SQLITE_FULL once
+  std::atomic<int64_t> next_heal_ns_{0};  // steady clock
   std::mutex mu_;
   std::vector<std::unique_ptr<Conn>> idle_;  // GUARDED_BY(mu_)
 };
