@@ -39,7 +39,7 @@ std::vector<uint64_t> EntryDeathIndices(const PreparedTrace& trace,
   const size_t n = trace.records;
   std::vector<uint64_t> dies(n, kNever);
   // Per object index: the minimum death over its later requests.
-  std::vector<uint64_t> suffix(trace.object_id.size(), kNever);
+  std::vector<uint64_t> suffix(trace.objects, kNever);
   for (size_t i = n; i-- > 0;) {
     if (trace.command(i) || !trace.cacheable(i)) continue;
     uint64_t d = kNever;
@@ -85,7 +85,7 @@ namespace {
 Request OnlineRequest(const PreparedTrace& trace, size_t i) {
   Request q;
   const uint32_t o = trace.object[i];
-  q.id = trace.object_id[o];
+  q.id = PreparedTrace::ObjectIdOf(o);
   q.tool = trace.object_tool[o];
   q.param_category = trace.object_category[o];
   q.user = trace.user[i];
@@ -156,7 +156,12 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
   };
 
   const size_t n = trace.records;
+  // Cache hints kAhead and 2 * kAhead records ahead: the index bucket of a
+  // later record's object, then (once that is in cache) its entry.
+  constexpr size_t kAhead = 8;
   for (size_t i = 0; i < n; ++i) {
+    if (i + 2 * kAhead < n) core.PrefetchIndex(trace.id(i + 2 * kAhead));
+    if (i + kAhead < n) core.PrefetchEntry(trace.id(i + kAhead));
     // The compact record; the full Request only for a lookup.
     const uint8_t flags = trace.flags[i];
     const bool is_command = (flags & PreparedTrace::kCommand) != 0;
@@ -194,8 +199,10 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
       LookupOutcome outcome = core.Lookup(lookup);
       if (outcome == LookupOutcome::kHit) {
         served = true;
-        Slot s = core.Find(id);
         const uint32_t digest = trace.digest[i];
+        // The slot only matters for a digest to compare or a touch to
+        // record (most traces have neither: one lookup, not two).
+        const Slot s = digest != 0 || record_touch ? core.Find(id) : kNoSlot;
         if (s != kNoSlot && s < slot_digest.size() && slot_digest[s] != 0 &&
             digest != 0 && slot_digest[s] != digest) {
           ++m.stale_served;

@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/core/prefetch.h"
 #include "src/sim/random.h"
 #include "toolcache/config.h"
 #include "toolcache/request_features.h"
@@ -72,16 +73,6 @@ class Interner {
   T last_id_ = 0;
   bool has_last_ = false;
 };
-
-// A cache hint to read `p` soon. Inline assembly on x86: GCC 12 at -O2
-// deletes __builtin_prefetch calls whose address comes from a load.
-inline void PrefetchRead(const void* p) {
-#if defined(__x86_64__) || defined(__i386__)
-  asm volatile("prefetcht0 %0" : : "m"(*static_cast<const char*>(p)));
-#else
-  __builtin_prefetch(p);
-#endif
-}
 
 // Exact interning of object keys (scope id, tenant id, tool id, canonical
 // arguments text): a flat open-addressing table of (hash, arena offset)
@@ -289,8 +280,20 @@ struct TraceBuilder::State {
                            why);
   }
 
-  // The bounds PrepareTrace has always enforced, in its order.
+  // The bounds PrepareTrace has always enforced (CheckFailed says which).
+  static bool InBounds(uint64_t size, double latency, double cost,
+                       double time) {
+    return latency >= 0 && latency <= kMaxTraceLatencySeconds && cost >= 0 &&
+           cost <= kMaxTraceCost && size <= kMaxTraceResultSize &&
+           !(std::isinf(time) || time > kMaxTraceTimeSeconds || time < 0);
+  }
   Status Check(uint64_t size, double latency, double cost, double time) const {
+    if (InBounds(size, latency, cost, time)) return Status::Ok();
+    return CheckFailed(size, latency, cost, time);
+  }
+  // The first bound violated, in the order PrepareTrace has always checked.
+  [[gnu::noinline]] Status CheckFailed(uint64_t size, double latency,
+                                       double cost, double time) const {
     const uint64_t i = p.records;
     if (!(latency >= 0 && latency <= kMaxTraceLatencySeconds) ||
         !(cost >= 0 && cost <= kMaxTraceCost)) {
@@ -425,10 +428,10 @@ struct TraceBuilder::State {
 
   // A new object index (features filled by the caller).
   uint64_t NewObject(uint32_t tool, uint64_t param_category) {
-    p.object_id.push_back(Mix64(object_count + 1));
-    p.object_category.push_back(param_category);
-    p.object_tool.push_back(tool);
+    p.object_category.Push(param_category, object_count, 0);
+    p.object_tool.Push(tool, object_count, 0);
     seen.push_back(0);
+    p.objects = object_count + 1;
     return object_count++;
   }
 };
@@ -554,9 +557,7 @@ std::vector<uint8_t> PreparedTrace::CacheableFlags() const {
 }
 
 uint64_t PreparedTrace::MemoryBytes() const {
-  return object_id.capacity() * sizeof(ObjectId) +
-         object_category.capacity() * sizeof(uint64_t) +
-         object_tool.capacity() * sizeof(uint32_t) +
+  return object_category.bytes() + object_tool.bytes() +
          object.capacity() * sizeof(uint32_t) + size.bytes() + latency.bytes() +
          cost.bytes() + ttl.bytes() + now.bytes() + user.bytes() +
          session.bytes() + digest.bytes() + flags.bytes() +
