@@ -1032,12 +1032,14 @@ class BinaryWriter {
 
   Status Add(const RecordView& r) {
     if (r.tool.empty()) return InvalidArgument("empty tool name");
-    key_buf_.assign(r.tenant)
-        .append(1, '\x1f')
-        .append(r.tool)
-        .append(1, '\x1f')
-        .append(r.arguments);
     BinRecord b{};
+    b.tool = Intern(tools_, tool_names_, r.tool);
+    b.tenant = Intern(tenants_, tenant_names_, r.tenant);
+    // The key: (tenant id, tool id, arguments), as TraceBuilder::Add
+    // identifies objects (ids, so no name can forge a separator).
+    key_buf_.assign(reinterpret_cast<const char*>(&b.tenant), 4)
+        .append(reinterpret_cast<const char*>(&b.tool), 4)
+        .append(r.arguments);
     auto it = keys_.find(key_buf_);
     if (it == keys_.end()) {
       Result<RequestFeatures> f =
@@ -1054,10 +1056,8 @@ class BinaryWriter {
     b.ttl = r.ttl;
     b.time = r.time;
     b.next_access = kNoNextAccess;
-    b.tool = Intern(tools_, tool_names_, r.tool);
     b.user = Intern(users_, user_names_, r.user);
     b.session = Intern(sessions_, session_names_, r.session);
-    b.tenant = Intern(tenants_, tenant_names_, r.tenant);
     b.digest = Intern(digests_, digest_names_, r.result_digest);
     b.type = !r.request_type.has_value()                      ? 0
              : *r.request_type == RequestType::kInformational ? 1
@@ -1157,6 +1157,18 @@ uint64_t ExpectedRecords(const std::string& path, TraceFormat format) {
 }
 
 }  // namespace
+
+namespace jsonl_internal {
+
+const char* ScanWriterLine(const char* p, const char* end, RecordView* out) {
+  return PlainLineScanner::ParseWriterLine(p, end, out);
+}
+
+bool ScanPlainLine(const char* p, size_t len, RecordView* out) {
+  return PlainLineScanner::Parse(p, len, out);
+}
+
+}  // namespace jsonl_internal
 
 Result<TraceFormat> ParseTraceFormat(std::string_view name) {
   if (name == "auto") return TraceFormat::kAuto;
