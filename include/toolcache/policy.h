@@ -278,12 +278,6 @@ class CacheCore {
   void Clear();
   // Slot of `id`, or kNoSlot.
   Slot Find(ObjectId id) const;
-  // Cache hints for a request for `id` a few calls ahead (a replay knows its
-  // next requests), in two steps some requests apart: PrefetchIndex fetches
-  // the index bucket `id` hashes to; PrefetchEntry, once that bucket is in
-  // cache, the entry it names. No effect on contents or results.
-  void PrefetchIndex(ObjectId id) const;
-  void PrefetchEntry(ObjectId id) const;
 
   // Called for every removal, after Policy::OnRemove and before the slot is
   // reused (values above the core, like ResultCache's payloads, are dropped

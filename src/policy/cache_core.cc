@@ -23,7 +23,6 @@
 #include <utility>
 #include <vector>
 
-#include "src/core/prefetch.h"
 #include "src/policy/flat_map.h"
 #include "toolcache/policy.h"
 
@@ -67,19 +66,6 @@ class SlotIndex {
       const Bucket b = buckets_[i];
       if (b.slot == kNoSlot) return kNoSlot;
       if (b.tag == tag && (*metas_)[b.slot].id == id) return b.slot;
-    }
-  }
-
-  // Cache hints (CacheCore::PrefetchIndex / PrefetchEntry): the bucket `id`
-  // hashes to; the entry that bucket names if its tag is id's.
-  void PrefetchBucket(ObjectId id) const {
-    PrefetchRead(buckets_.data() + (MixId(id) & mask_));
-  }
-  void PrefetchEntry(ObjectId id) const {
-    const uint64_t h = MixId(id);
-    const Bucket b = buckets_[h & mask_];
-    if (b.slot != kNoSlot && b.tag == static_cast<uint32_t>(h >> 32)) {
-      PrefetchRead(metas_->data() + b.slot);
     }
   }
 
@@ -272,8 +258,6 @@ class CacheCore::Impl final : public EntryView {
   }
 
   Slot Find(ObjectId id) const { return index_.Find(id); }
-  void PrefetchIndex(ObjectId id) const { index_.PrefetchBucket(id); }
-  void PrefetchEntry(ObjectId id) const { index_.PrefetchEntry(id); }
 
   void SetRemovalListener(std::function<void(Slot, ObjectId, RemovalCause)> f) {
     listener_ = std::move(f);
@@ -358,8 +342,6 @@ bool CacheCore::Erase(ObjectId id) { return impl_->Erase(id); }
 void CacheCore::ExpireUntil(double now) { impl_->ExpireUntil(now); }
 void CacheCore::Clear() { impl_->Clear(); }
 Slot CacheCore::Find(ObjectId id) const { return impl_->Find(id); }
-void CacheCore::PrefetchIndex(ObjectId id) const { impl_->PrefetchIndex(id); }
-void CacheCore::PrefetchEntry(ObjectId id) const { impl_->PrefetchEntry(id); }
 void CacheCore::SetRemovalListener(
     std::function<void(Slot, ObjectId, RemovalCause)> f) {
   impl_->SetRemovalListener(std::move(f));

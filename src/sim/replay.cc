@@ -156,12 +156,7 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
   };
 
   const size_t n = trace.records;
-  // Cache hints kAhead and 2 * kAhead records ahead: the index bucket of a
-  // later record's object, then (once that is in cache) its entry.
-  constexpr size_t kAhead = 8;
   for (size_t i = 0; i < n; ++i) {
-    if (i + 2 * kAhead < n) core.PrefetchIndex(trace.id(i + 2 * kAhead));
-    if (i + kAhead < n) core.PrefetchEntry(trace.id(i + kAhead));
     // The compact record; the full Request only for a lookup.
     const uint8_t flags = trace.flags[i];
     const bool is_command = (flags & PreparedTrace::kCommand) != 0;

@@ -36,7 +36,9 @@
 namespace toolcache::sim {
 namespace {
 
-constexpr uint64_t kUnset = std::numeric_limits<uint64_t>::max();
+// An object index never reached: at most 2^32 - 1 records, so indices stop
+// at 2^32 - 2.
+constexpr uint32_t kNoObject = std::numeric_limits<uint32_t>::max();
 
 struct StringHash {
   using is_transparent = void;
@@ -253,7 +255,7 @@ struct TraceBuilder::State {
   Interner<uint32_t> tools, users, sessions, digests, tenants;
   KeyTable objects;  // Add: the object keys
   // AddInterned: key id -> object index (global scope), or (scope, key).
-  std::vector<uint64_t> key_object;
+  std::vector<uint32_t> key_object;  // kNoObject: not seen yet
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash>
       scoped_objects;
   uint64_t key_count = 0;
@@ -444,7 +446,9 @@ TraceBuilder::TraceBuilder(std::string name, const PrepareOptions& options,
   s_->digests.Intern("");  // unknown = 0
   s_->tenants.Intern("");  // default = 0
   s_->key_count = key_count;
-  if (options.scope == Scope::kGlobal) s_->key_object.assign(key_count, kUnset);
+  if (options.scope == Scope::kGlobal) {
+    s_->key_object.assign(key_count, kNoObject);
+  }
   s_->reserve = expected_records;
   if (expected_records > 0) s_->p.object.reserve(expected_records);
 }
@@ -492,8 +496,10 @@ Status TraceBuilder::AddInterned(const InternedRecord& r) {
   }
   uint64_t object = 0;
   if (s.options.scope == Scope::kGlobal) {
-    uint64_t& o = s.key_object[r.key];
-    if (o == kUnset) o = s.NewObject(r.tool, r.param_category);
+    uint32_t& o = s.key_object[r.key];
+    if (o == kNoObject) {
+      o = static_cast<uint32_t>(s.NewObject(r.tool, r.param_category));
+    }
     object = o;
   } else {
     const uint64_t scope = s.options.scope == Scope::kUser ? r.user : r.session;
