@@ -3,9 +3,11 @@
 // and libCacheSim's oracleGeneral binary and CSV traces (docs/TRACES.md,
 // "Trace file formats").
 //
-//   jsonl           docs/TRACES.md records; a plain-shape line scanner
-//                   (no whitespace, no escapes, arguments already canonical:
-//                   what converters and bench/zipf_trace.py write), else
+//   jsonl           docs/TRACES.md records, mmap'ed; a scanner for lines
+//                   in WriteTrace's member order, else a plain-shape line
+//                   scanner in any order (both: no whitespace, no escapes,
+//                   arguments already canonical: what converters and
+//                   bench/zipf_trace.py write), else
 //                   simdjson On Demand per line with the arguments
 //                   canonicalized once per distinct text; any line neither
 //                   fully understands is handed to the reference reader
