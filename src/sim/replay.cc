@@ -39,7 +39,7 @@ std::vector<uint64_t> EntryDeathIndices(const PreparedTrace& trace,
   const size_t n = trace.records;
   std::vector<uint64_t> dies(n, kNever);
   // Per object index: the minimum death over its later requests.
-  std::vector<uint64_t> suffix(trace.object_id.size(), kNever);
+  std::vector<uint64_t> suffix(trace.objects, kNever);
   for (size_t i = n; i-- > 0;) {
     if (trace.command(i) || !trace.cacheable(i)) continue;
     uint64_t d = kNever;
@@ -85,7 +85,7 @@ namespace {
 Request OnlineRequest(const PreparedTrace& trace, size_t i) {
   Request q;
   const uint32_t o = trace.object[i];
-  q.id = trace.object_id[o];
+  q.id = PreparedTrace::ObjectIdOf(o);
   q.tool = trace.object_tool[o];
   q.param_category = trace.object_category[o];
   q.user = trace.user[i];
@@ -194,8 +194,10 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
       LookupOutcome outcome = core.Lookup(lookup);
       if (outcome == LookupOutcome::kHit) {
         served = true;
-        Slot s = core.Find(id);
         const uint32_t digest = trace.digest[i];
+        // The slot only matters for a digest to compare or a touch to
+        // record (most traces have neither: one lookup, not two).
+        const Slot s = digest != 0 || record_touch ? core.Find(id) : kNoSlot;
         if (s != kNoSlot && s < slot_digest.size() && slot_digest[s] != 0 &&
             digest != 0 && slot_digest[s] != digest) {
           ++m.stale_served;

@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "src/sim/random.h"
 #include "toolcache/policy.h"
 #include "toolcache/status.h"
 #include "toolcache/trace.h"
@@ -83,15 +84,11 @@ class Column {
   }
   // Appends the value of record `n` (== the records before it); `reserve`
   // sizes the vector if this is the record that makes the column vary.
-  void Push(T v, size_t n, size_t reserve) {
+  [[gnu::always_inline]] void Push(T v, size_t n, size_t reserve) {
     if (!values_.empty()) {
       values_.push_back(v);
-    } else if (n == 0) {
-      constant_ = v;
-    } else if (!SameBits(v, constant_)) {
-      values_.reserve(std::max(reserve, n + 1));
-      values_.assign(n, constant_);
-      values_.push_back(v);
+    } else if (n == 0 || !SameBits(v, constant_)) {
+      Start(v, n, reserve);  // the first value, or the first that differs
     }
   }
   // The whole column at once (a constant when every value is the same).
@@ -116,6 +113,17 @@ class Column {
   static bool SameBits(const T& a, const T& b) {
     return std::memcmp(&a, &b, sizeof(T)) == 0;
   }
+  // Out of line: once per column at most (keeps Push small enough to
+  // inline in the readers' loops).
+  [[gnu::noinline]] void Start(T v, size_t n, size_t reserve) {
+    if (n == 0) {
+      constant_ = v;
+      return;
+    }
+    values_.reserve(std::max(reserve, n + 1));
+    values_.assign(n, constant_);
+    values_.push_back(v);
+  }
   T constant_{};
   std::vector<T> values_;
 };
@@ -129,10 +137,12 @@ struct PreparedTrace {
   enum Flag : uint8_t { kCacheable = 1, kCommand = 2, kError = 4 };
 
   std::string name;
-  // Per object (dense index in order of first appearance).
-  std::vector<ObjectId> object_id;        // Mix64(index + 1)
-  std::vector<uint64_t> object_category;  // Request::param_category
-  std::vector<uint32_t> object_tool;      // interned tool (1-based)
+  // Per object (dense index in order of first appearance). An object's id
+  // is ObjectIdOf(index), computed rather than stored; its features are
+  // columns too (one constant for a one-tool trace).
+  uint64_t objects = 0;
+  Column<uint64_t> object_category;  // Request::param_category
+  Column<uint32_t> object_tool;      // interned tool (1-based)
   // Per record.
   std::vector<uint32_t> object;  // object index
   Column<uint64_t> size;         // >= 1
@@ -160,7 +170,9 @@ struct PreparedTrace {
   bool cacheable(size_t i) const { return (flags[i] & kCacheable) != 0; }
   bool command(size_t i) const { return (flags[i] & kCommand) != 0; }
   bool error(size_t i) const { return (flags[i] & kError) != 0; }
-  ObjectId id(size_t i) const { return object_id[object[i]]; }
+  // Mix64(index + 1): a bijection, so distinct objects never share an id.
+  static ObjectId ObjectIdOf(uint64_t index) { return Mix64(index + 1); }
+  ObjectId id(size_t i) const { return ObjectIdOf(object[i]); }
   uint64_t NextCommand(size_t i) const {
     const uint32_t c = next_command[i];
     return c == kNone ? kNoNextAccess : c;
@@ -170,7 +182,7 @@ struct PreparedTrace {
   Request request(size_t i) const {
     Request q;
     const uint32_t o = object[i];
-    q.id = object_id[o];
+    q.id = ObjectIdOf(o);
     q.tool = object_tool[o];
     q.param_category = object_category[o];
     q.user = user[i];

@@ -4,6 +4,9 @@
 //   - Object identity is exact interning of (scope, tenant, tool, canonical
 //     arguments) in order of first appearance; the object's id is
 //     Mix64(index + 1), a bijection, so no two distinct keys share an id.
+//     Add interns the scope's user or session, the tenant and the tool
+//     exactly as strings first, then the tuple of their ids with the
+//     arguments text (equal tuples iff equal strings).
 //     AddInterned reaches the same indices from the dense key ids (a key id
 //     is equal iff the strings are), so both paths agree record for record.
 //   - Per-object features (the parameter category) are a function of the
@@ -16,13 +19,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "src/core/prefetch.h"
 #include "src/sim/random.h"
 #include "toolcache/config.h"
 #include "toolcache/request_features.h"
@@ -30,7 +36,9 @@
 namespace toolcache::sim {
 namespace {
 
-constexpr uint64_t kUnset = std::numeric_limits<uint64_t>::max();
+// An object index never reached: at most 2^32 - 1 records, so indices stop
+// at 2^32 - 2.
+constexpr uint32_t kNoObject = std::numeric_limits<uint32_t>::max();
 
 struct StringHash {
   using is_transparent = void;
@@ -68,29 +76,60 @@ class Interner {
   bool has_last_ = false;
 };
 
-// Exact interning of object keys: a flat open-addressing table of (hash,
-// index) over the key texts kept end to end in one arena, so a lookup is
-// one probe and one compare (a node-based map of strings costs two or three
-// cache misses per record). Indices are dense, in order of first insertion.
+// Exact interning of object keys (scope id, tenant id, tool id, canonical
+// arguments text): a flat open-addressing table of (hash, arena offset)
+// over one arena holding each key as a fixed header (the three ids, the
+// index, the text's length) followed by its text, so a lookup is one probe
+// and one compare of the record's own fields, with no key string built.
+// Indices are dense, in order of first insertion.
 class KeyTable {
  public:
-  // The index of `s`; `*fresh` tells whether it was added now.
-  uint64_t Intern(std::string_view s, bool* fresh) {
+  struct Ids {
+    uint32_t scope = 0;  // interned user or session (0 for global scope)
+    uint32_t tenant = 0;
+    uint32_t tool = 0;
+  };
+  static uint64_t Hash(const Ids& ids, std::string_view text) {
+    return Mix64(
+        std::hash<std::string_view>{}(text) ^
+        ((uint64_t{ids.scope} << 32 | ids.tenant) * 0x9e3779b97f4a7c15ULL) ^
+        (uint64_t{ids.tool} * 0xc2b2ae3d27d4eb4fULL));
+  }
+  // Cache hints for a later Intern of a key whose Hash is `h`: its first
+  // slot, then the key text that slot points to.
+  void PrefetchSlot(uint64_t h) const {
+    PrefetchRead(slots_.data() + (h & (slots_.size() - 1)));
+  }
+  void PrefetchText(uint64_t h) const {
+    const uint64_t offset = slots_[h & (slots_.size() - 1)].offset;
+    if (offset != kEmpty) PrefetchRead(arena_.data() + offset);
+  }
+  // The index of (ids, text); `*fresh` tells whether it was added now.
+  // REQUIRES: h == Hash(ids, text).
+  uint64_t Intern(const Ids& ids, std::string_view text, uint64_t h,
+                  bool* fresh) {
     if (count_ * 2 >= slots_.size()) Grow();
-    const uint64_t h = std::hash<std::string_view>{}(s);
     const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       Slot& slot = slots_[i];
-      if (slot.index == kEmpty) {
-        slot = {h, count_};
-        arena_.append(s);
-        ends_.push_back(arena_.size());
+      if (slot.offset == kEmpty) {
+        slot = {h, arena_.size()};
+        const Header head{ids.scope, ids.tenant, ids.tool,
+                          0,         count_,     text.size()};
+        arena_.append(reinterpret_cast<const char*>(&head), sizeof(head))
+            .append(text);
         *fresh = true;
         return count_++;
       }
-      if (slot.hash == h && Text(slot.index) == s) {
+      if (slot.hash != h) continue;
+      Header head;
+      std::memcpy(&head, arena_.data() + slot.offset, sizeof(head));
+      if (head.scope == ids.scope && head.tenant == ids.tenant &&
+          head.tool == ids.tool && head.length == text.size() &&
+          std::memcmp(arena_.data() + slot.offset + sizeof(head), text.data(),
+                      text.size()) == 0) {
         *fresh = false;
-        return slot.index;
+        return head.index;
       }
     }
   }
@@ -100,26 +139,26 @@ class KeyTable {
   static constexpr uint64_t kEmpty = std::numeric_limits<uint64_t>::max();
   struct Slot {
     uint64_t hash = 0;
-    uint64_t index = kEmpty;
+    uint64_t offset = kEmpty;  // of the key's Header in arena_
   };
-  std::string_view Text(uint64_t index) const {
-    const uint64_t begin = index == 0 ? 0 : ends_[index - 1];
-    return std::string_view(arena_).substr(begin, ends_[index] - begin);
-  }
+  static constexpr size_t kMinSlots = 1024;
+  struct Header {
+    uint32_t scope, tenant, tool, unused;
+    uint64_t index, length;
+  };
   void Grow() {
     std::vector<Slot> old = std::move(slots_);
-    slots_.assign(std::max<size_t>(1024, old.size() * 2), Slot{});
+    slots_.assign(std::max(kMinSlots, old.size() * 2), Slot{});
     const size_t mask = slots_.size() - 1;
     for (const Slot& o : old) {
-      if (o.index == kEmpty) continue;
+      if (o.offset == kEmpty) continue;
       size_t i = o.hash & mask;
-      while (slots_[i].index != kEmpty) i = (i + 1) & mask;
+      while (slots_[i].offset != kEmpty) i = (i + 1) & mask;
       slots_[i] = o;
     }
   }
-  std::vector<Slot> slots_;
-  std::string arena_;           // every key's text, end to end
-  std::vector<uint64_t> ends_;  // end offset of key i in arena_
+  std::vector<Slot> slots_ = std::vector<Slot>(kMinSlots);  // a power of 2
+  std::string arena_;  // every key: Header, then its text
   uint64_t count_ = 0;
 };
 
@@ -131,84 +170,92 @@ struct PairHash {
 
 }  // namespace
 
-// Whether `raw` is an object that is already its own RFC 8785 text in the
+// Whether the object at `p` is already its own RFC 8785 text in the
 // simplest, commonest shape: no whitespace, ASCII member names without
 // escapes in strictly increasing byte order (JCS sorts by UTF-16 units,
 // which for ASCII is byte order), each value an integer of at most 15
 // digits without leading zeros (exact in a double, printed as is by JCS), a
 // string of printable ASCII without escapes, true, false or null. Anything
-// else takes the full canonicalization. A false answer is always safe.
+// else takes the full canonicalization. A nullptr answer is always safe.
 // `info` (optional) receives the member count and the first member.
-bool IsPlainCanonicalObject(std::string_view raw, PlainObject* info) {
-  size_t i = 0;
-  const size_t n = raw.size();
+const char* PlainCanonicalObjectEnd(const char* p, const char* end,
+                                    PlainObject* info) {
   auto plain_string = [&](std::string_view* text) {
-    if (i >= n || raw[i] != '"') return false;
-    const size_t start = ++i;
-    while (i < n && raw[i] != '"') {
-      const unsigned char c = static_cast<unsigned char>(raw[i]);
+    if (p >= end || *p != '"') return false;
+    const char* start = ++p;
+    while (p < end && *p != '"') {
+      const unsigned char c = static_cast<unsigned char>(*p);
       if (c < 0x20 || c >= 0x7f || c == '\\') return false;
-      ++i;
+      ++p;
     }
-    if (i >= n) return false;
-    *text = raw.substr(start, i - start);
-    ++i;
+    if (p >= end) return false;
+    *text = std::string_view(start, p - start);
+    ++p;
     return true;
   };
-  if (n < 2 || raw[0] != '{') return false;
-  i = 1;
-  if (raw[i] == '}') return i + 1 == n;
+  auto literal = [&](std::string_view word) {
+    if (static_cast<size_t>(end - p) < word.size() ||
+        std::memcmp(p, word.data(), word.size()) != 0) {
+      return false;
+    }
+    p += word.size();
+    return true;
+  };
+  if (end - p < 2 || *p != '{') return nullptr;
+  ++p;
+  if (*p == '}') return p + 1;
   std::string_view prev;
   uint64_t members = 0;
   bool first = true;
   while (true) {
     std::string_view key;
-    if (!plain_string(&key)) return false;
-    if (!first && !(prev < key)) return false;
+    if (!plain_string(&key)) return nullptr;
+    if (!first && !(prev < key)) return nullptr;
     first = false;
     prev = key;
-    if (i >= n || raw[i] != ':') return false;
-    ++i;
-    if (i >= n) return false;
-    const size_t value_start = i;
-    const char c = raw[i];
+    if (p >= end || *p != ':') return nullptr;
+    ++p;
+    if (p >= end) return nullptr;
+    const char* value_start = p;
+    const char c = *p;
     if (c == '"') {
       std::string_view v;
-      if (!plain_string(&v)) return false;
+      if (!plain_string(&v)) return nullptr;
     } else if (c == '-' || (c >= '0' && c <= '9')) {
-      if (c == '-') ++i;
-      const size_t start = i;
-      while (i < n && raw[i] >= '0' && raw[i] <= '9') ++i;
-      const size_t digits = i - start;
-      if (digits == 0 || digits > 15) return false;
-      if (raw[start] == '0' && (digits > 1 || c == '-')) return false;  // -0
-    } else if (raw.substr(i, 4) == "true" || raw.substr(i, 4) == "null") {
-      i += 4;
-    } else if (raw.substr(i, 5) == "false") {
-      i += 5;
-    } else {
-      return false;
+      if (c == '-') ++p;
+      const char* start = p;
+      while (p < end && *p >= '0' && *p <= '9') ++p;
+      const ptrdiff_t digits = p - start;
+      if (digits == 0 || digits > 15) return nullptr;
+      if (*start == '0' && (digits > 1 || c == '-')) return nullptr;  // -0
+    } else if (!literal("true") && !literal("null") && !literal("false")) {
+      return nullptr;
     }
-    if (i >= n) return false;
+    if (p >= end) return nullptr;
     if (++members == 1 && info != nullptr) {
       info->first_name = key;
-      info->first_value = raw.substr(value_start, i - value_start);
+      info->first_value = std::string_view(value_start, p - value_start);
     }
     if (info != nullptr) info->members = members;
-    if (raw[i] == '}') return i + 1 == n;
-    if (raw[i] != ',') return false;
-    ++i;
+    if (*p == '}') return p + 1;
+    if (*p != ',') return nullptr;
+    ++p;
   }
+}
+
+bool IsPlainCanonicalObject(std::string_view raw, PlainObject* info) {
+  const char* end = raw.data() + raw.size();
+  return PlainCanonicalObjectEnd(raw.data(), end, info) == end;
 }
 
 struct TraceBuilder::State {
   PrepareOptions options;
   PreparedTrace p;
   FeatureBuilder features;
-  Interner<uint32_t> tools, users, sessions, digests;
-  KeyTable objects;  // Add: the object key text
+  Interner<uint32_t> tools, users, sessions, digests, tenants;
+  KeyTable objects;  // Add: the object keys
   // AddInterned: key id -> object index (global scope), or (scope, key).
-  std::vector<uint64_t> key_object;
+  std::vector<uint32_t> key_object;  // kNoObject: not seen yet
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash>
       scoped_objects;
   uint64_t key_count = 0;
@@ -218,7 +265,6 @@ struct TraceBuilder::State {
   bool any_command = false;
   double now = 0;
   double prev_latency = 0;
-  std::string key_buf;
   std::string category_buf;
 
   static Config FeatureConfig(const PrepareOptions& o) {
@@ -236,8 +282,20 @@ struct TraceBuilder::State {
                            why);
   }
 
-  // The bounds PrepareTrace has always enforced, in its order.
+  // The bounds PrepareTrace has always enforced (CheckFailed says which).
+  static bool InBounds(uint64_t size, double latency, double cost,
+                       double time) {
+    return latency >= 0 && latency <= kMaxTraceLatencySeconds && cost >= 0 &&
+           cost <= kMaxTraceCost && size <= kMaxTraceResultSize &&
+           !(std::isinf(time) || time > kMaxTraceTimeSeconds || time < 0);
+  }
   Status Check(uint64_t size, double latency, double cost, double time) const {
+    if (InBounds(size, latency, cost, time)) return Status::Ok();
+    return CheckFailed(size, latency, cost, time);
+  }
+  // The first bound violated, in the order PrepareTrace has always checked.
+  [[gnu::noinline]] Status CheckFailed(uint64_t size, double latency,
+                                       double cost, double time) const {
     const uint64_t i = p.records;
     if (!(latency >= 0 && latency <= kMaxTraceLatencySeconds) ||
         !(cost >= 0 && cost <= kMaxTraceCost)) {
@@ -303,12 +361,79 @@ struct TraceBuilder::State {
     return Status::Ok();
   }
 
+  // A record's interned strings and the hash of its object key.
+  struct Keyed {
+    KeyTable::Ids ids;
+    uint32_t user = 0;
+    uint32_t session = 0;
+    uint64_t hash = 0;
+  };
+  Keyed Key(const RecordView& r) {
+    Keyed k;
+    k.user = users.Intern(r.user);
+    k.session = sessions.Intern(r.session);
+    k.ids.tenant = tenants.Intern(r.tenant);
+    k.ids.tool = tools.Intern(r.tool);
+    switch (options.scope) {
+      case Scope::kGlobal:
+        break;
+      case Scope::kUser:
+        k.ids.scope = k.user;
+        break;
+      case Scope::kSession:
+        k.ids.scope = k.session;
+        break;
+    }
+    k.hash = KeyTable::Hash(k.ids, r.arguments);
+    return k;
+  }
+
+  // Add's checks, object and columns for a record keyed by Key(r). An
+  // error leaves the builder unusable (Key interned the strings already).
+  Status AddKeyed(const RecordView& r, const Keyed& k) {
+    const uint64_t i = p.records;
+    if (r.tool.empty()) return Bad(i, "empty tool name");
+    if (Status st = Check(r.result_size, r.latency, r.cost, r.time); !st.ok()) {
+      return st;
+    }
+    bool fresh = false;
+    const uint64_t object = objects.Intern(k.ids, r.arguments, k.hash, &fresh);
+    if (fresh) {
+      PlainObject plain;
+      if (IsPlainCanonicalObject(r.arguments, &plain)) {
+        // FeatureBuilder's rule (no tool table: the first member, in byte
+        // order, of a call with two or more) read off the text, which for
+        // this shape is what nlohmann's dump() prints.
+        uint64_t category = 0;
+        if (plain.members >= 2) {
+          category_buf.assign(r.tool)
+              .append(1, '\x1f')
+              .append(plain.first_name)
+              .append(1, '=')
+              .append(plain.first_value);
+          category = StableHash(category_buf) | 1;
+        }
+        NewObject(k.ids.tool, category);
+      } else {
+        Result<RequestFeatures> f =
+            features.Build({.tool = r.tool,
+                            .arguments_json = r.arguments,
+                            .ttl_seconds = r.ttl});
+        if (!f.ok()) return Bad(i, "arguments are not a JSON object");
+        NewObject(k.ids.tool, f->category_feature);
+      }
+    }
+    return Push(object, k.user, k.session, digests.Intern(r.result_digest),
+                r.result_size, r.latency, r.cost, r.ttl, r.time, r.error,
+                r.request_type);
+  }
+
   // A new object index (features filled by the caller).
   uint64_t NewObject(uint32_t tool, uint64_t param_category) {
-    p.object_id.push_back(Mix64(object_count + 1));
-    p.object_category.push_back(param_category);
-    p.object_tool.push_back(tool);
+    p.object_category.Push(param_category, object_count, 0);
+    p.object_tool.Push(tool, object_count, 0);
     seen.push_back(0);
+    p.objects = object_count + 1;
     return object_count++;
   }
 };
@@ -319,8 +444,11 @@ TraceBuilder::TraceBuilder(std::string name, const PrepareOptions& options,
   s_->tools.set_first(1);
   s_->users.Intern("");    // anonymous = 0
   s_->digests.Intern("");  // unknown = 0
+  s_->tenants.Intern("");  // default = 0
   s_->key_count = key_count;
-  if (options.scope == Scope::kGlobal) s_->key_object.assign(key_count, kUnset);
+  if (options.scope == Scope::kGlobal) {
+    s_->key_object.assign(key_count, kNoObject);
+  }
   s_->reserve = expected_records;
   if (expected_records > 0) s_->p.object.reserve(expected_records);
 }
@@ -330,64 +458,29 @@ TraceBuilder::~TraceBuilder() = default;
 uint64_t TraceBuilder::size() const { return s_->p.records; }
 
 Status TraceBuilder::Add(const RecordView& r) {
+  return s_->AddKeyed(r, s_->Key(r));
+}
+
+Status TraceBuilder::AddBatch(std::span<const RecordView> records) {
   State& s = *s_;
-  const uint64_t i = s.p.records;
-  if (r.tool.empty()) return s.Bad(i, "empty tool name");
-  if (Status st = s.Check(r.result_size, r.latency, r.cost, r.time); !st.ok()) {
-    return st;
-  }
-  std::string& key = s.key_buf;
-  key.clear();
-  switch (s.options.scope) {
-    case Scope::kGlobal:
-      break;
-    case Scope::kUser:
-      key.append("u:").append(r.user);
-      break;
-    case Scope::kSession:
-      key.append("s:").append(r.session);
-      break;
-  }
-  // The tenant joins the identity (a default "" tenant leaves the interning
-  // order, hence every id, as it was before tenants existed).
-  key.append(1, '\x1e')
-      .append(r.tenant)
-      .append(1, '\x1f')
-      .append(r.tool)
-      .append(1, '\x1f')
-      .append(r.arguments);
-  const uint32_t tool = s.tools.Intern(r.tool);
-  bool fresh = false;
-  const uint64_t object = s.objects.Intern(key, &fresh);
-  if (fresh) {
-    PlainObject plain;
-    if (IsPlainCanonicalObject(r.arguments, &plain)) {
-      // FeatureBuilder's rule (no tool table: the first member, in byte
-      // order, of a call with two or more) read off the text, which for
-      // this shape is what nlohmann's dump() prints.
-      uint64_t category = 0;
-      if (plain.members >= 2) {
-        std::string& c = s.category_buf;
-        c.assign(r.tool)
-            .append(1, '\x1f')
-            .append(plain.first_name)
-            .append(1, '=')
-            .append(plain.first_value);
-        category = StableHash(c) | 1;
-      }
-      s.NewObject(tool, category);
-    } else {
-      Result<RequestFeatures> f =
-          s.features.Build({.tool = r.tool,
-                            .arguments_json = r.arguments,
-                            .ttl_seconds = r.ttl});
-      if (!f.ok()) return s.Bad(i, "arguments are not a JSON object");
-      s.NewObject(tool, f->category_feature);
+  // Three passes per group: intern the strings and hash each key, fetching
+  // its slot; fetch the key text the slot points to; then the real lookup
+  // and the columns, in record order. The first two only warm the cache.
+  constexpr size_t kGroup = 16;
+  State::Keyed keyed[kGroup];
+  for (size_t at = 0; at < records.size(); at += kGroup) {
+    const size_t n = std::min(kGroup, records.size() - at);
+    const RecordView* r = records.data() + at;
+    for (size_t j = 0; j < n; ++j) {
+      keyed[j] = s.Key(r[j]);
+      s.objects.PrefetchSlot(keyed[j].hash);
+    }
+    for (size_t j = 0; j < n; ++j) s.objects.PrefetchText(keyed[j].hash);
+    for (size_t j = 0; j < n; ++j) {
+      if (Status st = s.AddKeyed(r[j], keyed[j]); !st.ok()) return st;
     }
   }
-  return s.Push(object, s.users.Intern(r.user), s.sessions.Intern(r.session),
-                s.digests.Intern(r.result_digest), r.result_size, r.latency,
-                r.cost, r.ttl, r.time, r.error, r.request_type);
+  return Status::Ok();
 }
 
 Status TraceBuilder::AddInterned(const InternedRecord& r) {
@@ -403,8 +496,10 @@ Status TraceBuilder::AddInterned(const InternedRecord& r) {
   }
   uint64_t object = 0;
   if (s.options.scope == Scope::kGlobal) {
-    uint64_t& o = s.key_object[r.key];
-    if (o == kUnset) o = s.NewObject(r.tool, r.param_category);
+    uint32_t& o = s.key_object[r.key];
+    if (o == kNoObject) {
+      o = static_cast<uint32_t>(s.NewObject(r.tool, r.param_category));
+    }
     object = o;
   } else {
     const uint64_t scope = s.options.scope == Scope::kUser ? r.user : r.session;
@@ -468,9 +563,7 @@ std::vector<uint8_t> PreparedTrace::CacheableFlags() const {
 }
 
 uint64_t PreparedTrace::MemoryBytes() const {
-  return object_id.capacity() * sizeof(ObjectId) +
-         object_category.capacity() * sizeof(uint64_t) +
-         object_tool.capacity() * sizeof(uint32_t) +
+  return object_category.bytes() + object_tool.bytes() +
          object.capacity() * sizeof(uint32_t) + size.bytes() + latency.bytes() +
          cost.bytes() + ttl.bytes() + now.bytes() + user.bytes() +
          session.bytes() + digest.bytes() + flags.bytes() +

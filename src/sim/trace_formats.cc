@@ -9,8 +9,9 @@
 //     and message win. So the records and errors equal ReadTrace's.
 //   - The arguments text of a line is canonicalized once per distinct text
 //     (memo); a memo entry was validated by nlohmann + CanonicalArguments.
-//   - The reader holds one chunk of the file (plus the longest line), never
-//     the whole file.
+//   - The JSONL reader maps the file and drops the pages it has consumed
+//     every kReleaseEvery bytes, so it never holds the whole file; a line
+//     is copied (with simdjson's padding) only for the simdjson path.
 //   - Binary: every id and offset read from a file is range-checked before
 //     use; a corrupt file is an InvalidArgument, never a crash.
 #include "src/sim/trace_formats.h"
@@ -22,11 +23,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +42,7 @@ namespace toolcache::sim {
 namespace {
 
 using RecordSink = std::function<Status(const RecordView&)>;
+using BatchSink = std::function<Status(std::span<const RecordView>)>;
 using Progress = std::function<void(uint64_t, uint64_t)>;
 
 constexpr char kMagic[8] = {'T', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
@@ -46,6 +50,8 @@ constexpr uint32_t kVersion = 1;
 constexpr size_t kHeaderSize = 64;
 constexpr size_t kRecordSize = 88;
 constexpr uint64_t kProgressEvery = uint64_t{8} << 20;  // bytes
+// Mapped input pages are dropped every this many bytes consumed.
+constexpr uint64_t kReleaseEvery = uint64_t{2} << 20;
 
 // The binary record, little-endian, packed (offsets in the comments).
 struct BinRecord {
@@ -113,27 +119,50 @@ class MappedFile {
       }
       data_ = static_cast<const char*>(m);
       madvise(m, size_, MADV_SEQUENTIAL);
+      Ahead(0);
     }
     close(fd);
     return Status::Ok();
   }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
-  // Lets the kernel drop pages already consumed (keeps RSS flat).
+  // Lets the kernel drop pages already consumed (keeps RSS flat) and maps
+  // the next window ahead in one call (MADV_POPULATE_READ, Linux 5.14+;
+  // ignored where unsupported) instead of a page fault every few pages.
+  // Call with the bytes consumed so far, every kWindow bytes or so.
   void Done(size_t upto) {
-    const size_t page = 1 << 21;
-    const size_t end = upto / page * page;
+    const size_t end = upto / kWindow * kWindow;
     if (end > released_) {
       madvise(const_cast<char*>(data_) + released_, end - released_,
               MADV_DONTNEED);
       released_ = end;
     }
+    Ahead(upto);
+  }
+  // Maps [upto, upto + kWindow) ahead (see Done).
+  void Ahead(size_t upto) {
+#ifdef MADV_POPULATE_READ
+    const size_t want = std::min(size_, (upto / kWindow + 2) * kWindow);
+    if (want > populated_ && populate_) {
+      const size_t from = std::max(populated_, upto / kWindow * kWindow);
+      if (madvise(const_cast<char*>(data_) + from, want - from,
+                  MADV_POPULATE_READ) != 0) {
+        populate_ = false;  // an older kernel: page faults it is
+      }
+      populated_ = want;
+    }
+#else
+    (void)upto;
+#endif
   }
 
  private:
+  static constexpr size_t kWindow = size_t{1} << 21;
   const char* data_ = nullptr;
   size_t size_ = 0;
   size_t released_ = 0;
+  size_t populated_ = 0;
+  bool populate_ = true;
 };
 
 // ---------------------------------------------------------------- JSONL
@@ -162,30 +191,33 @@ struct StringHash {
   }
 };
 
-// A JSON number in the plain non-negative shape (JSON grammar, no sign):
-// 0|[1-9][0-9]* then optional .[0-9]+ and [eE][+-]?[0-9]+. Returns the end
-// of the number text, or nullptr.
-const char* PlainNumberEnd(const char* p, const char* end) {
-  const char* q = p;
-  if (q >= end || *q < '0' || *q > '9') return nullptr;
-  if (*q == '0') {
-    ++q;
-  } else {
-    while (q < end && *q >= '0' && *q <= '9') ++q;
+// A JSON string's bytes that end the plain shape: '"', '\\', a control
+// character or anything outside printable ASCII.
+inline bool IsStopByte(unsigned char c) {
+  return c == '"' || c == '\\' || c < 0x20 || c >= 0x7f;
+}
+
+// The first stop byte (IsStopByte) in [p, end), or end. Eight bytes at a
+// time on little-endian machines (SWAR: the lowest flagged byte of each
+// test is exact, since a borrow only runs towards higher bytes).
+inline const char* FirstStopByte(const char* p, const char* end) {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr uint64_t kOnes = 0x0101010101010101ULL;
+    constexpr uint64_t kHighs = 0x8080808080808080ULL;
+    auto zero_bytes = [](uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+    while (end - p >= 8) {
+      uint64_t x;
+      std::memcpy(&x, p, 8);
+      const uint64_t stop = zero_bytes(x ^ (kOnes * '"')) |
+                            zero_bytes(x ^ (kOnes * '\\')) |
+                            zero_bytes(x ^ (kOnes * 0x7f)) |
+                            ((x - kOnes * 0x20) & ~x & kHighs) | (x & kHighs);
+      if (stop != 0) return p + std::countr_zero(stop) / 8;
+      p += 8;
+    }
   }
-  if (q < end && *q == '.') {
-    const char* d = ++q;
-    while (q < end && *q >= '0' && *q <= '9') ++q;
-    if (q == d) return nullptr;
-  }
-  if (q < end && (*q == 'e' || *q == 'E')) {
-    ++q;
-    if (q < end && (*q == '+' || *q == '-')) ++q;
-    const char* d = q;
-    while (q < end && *q >= '0' && *q <= '9') ++q;
-    if (q == d) return nullptr;
-  }
-  return q;
+  while (p < end && !IsStopByte(static_cast<unsigned char>(*p))) ++p;
+  return p;
 }
 
 // The line scanner in front of simdjson for the commonest shape of a
@@ -193,9 +225,16 @@ const char* PlainNumberEnd(const char* p, const char* end) {
 // strings without escapes, non-negative numbers in JSON grammar and
 // arguments already in their plain canonical form (IsPlainCanonicalObject).
 // It accepts a subset of what the simdjson path accepts, with the same
-// values (numbers: std::from_chars, correctly rounded as simdjson's and
-// nlohmann's parsers); anything else returns false and the line takes the
-// simdjson path (and, from there, the reference parser).
+// values (numbers: integers and Clinger's fast path, else std::from_chars;
+// all correctly rounded, as simdjson's and nlohmann's parsers); anything
+// else returns false and the line takes the simdjson path (and, from
+// there, the reference parser).
+//
+// Members are recognized by whole literals (quote, name, quote, colon)
+// after a switch on the name's first letter: in the field order
+// toolcache's writer and converters emit, each switch and each compare
+// goes the same way on every line, and any other order takes the same
+// code, so no layout is special-cased.
 class PlainLineScanner {
  public:
   static bool Parse(const char* p, size_t len, RecordView* out) {
@@ -205,99 +244,91 @@ class PlainLineScanner {
     uint32_t seen = 0;
     RecordView r;
     while (true) {
-      std::string_view key;
-      if (!String(&p, end, &key) || p >= end || *p != ':') return false;
-      ++p;
+      if (end - p < 2 || *p != '"') return false;
       uint32_t bit = 0;
-      switch (key.size()) {
-        case 4:
-          if (Is(key, "tool")) {
-            bit = kTool;
-            if (!String(&p, end, &r.tool) || r.tool.empty()) return false;
-          } else if (Is(key, "time")) {
+      switch (p[1]) {
+        case 't':
+          if (Lit(&p, end, "\"time\":")) {
             bit = kTime;
             if (!Number(&p, end, kMaxTraceTimeSeconds, true, &r.time)) {
               return false;
             }
-          } else if (Is(key, "user")) {
-            bit = kUser;
-            if (!String(&p, end, &r.user)) return false;
-          } else if (Is(key, "cost")) {
-            bit = kCost;
-            if (!Number(&p, end, kMaxTraceCost, false, &r.cost)) return false;
-          } else {
-            return false;
-          }
-          break;
-        case 3:
-          if (!Is(key, "ttl")) return false;
-          bit = kTtl;
-          if (!Number(&p, end, std::numeric_limits<double>::max(), true,
-                      &r.ttl)) {
-            return false;
-          }
-          break;
-        case 5:
-          if (!Is(key, "error")) return false;
-          bit = kError;
-          if (end - p >= 4 && std::memcmp(p, "true", 4) == 0) {
-            r.error = true;
-            p += 4;
-          } else if (end - p >= 5 && std::memcmp(p, "false", 5) == 0) {
-            p += 5;
-          } else {
-            return false;
-          }
-          break;
-        case 6:
-          if (!Is(key, "tenant")) return false;
-          bit = kTenant;
-          if (!String(&p, end, &r.tenant)) return false;
-          break;
-        case 7:
-          if (Is(key, "session")) {
-            bit = kSession;
-            if (!String(&p, end, &r.session)) return false;
-          } else if (Is(key, "latency")) {
-            bit = kLatency;
-            if (!Number(&p, end, kMaxTraceLatencySeconds, false, &r.latency)) {
+          } else if (Lit(&p, end, "\"tool\":")) {
+            bit = kTool;
+            if (!String(&p, end, &r.tool) || r.tool.empty()) return false;
+          } else if (Lit(&p, end, "\"ttl\":")) {
+            bit = kTtl;
+            if (!Number(&p, end, std::numeric_limits<double>::max(), true,
+                        &r.ttl)) {
               return false;
             }
+          } else if (Lit(&p, end, "\"tenant\":")) {
+            bit = kTenant;
+            if (!String(&p, end, &r.tenant)) return false;
           } else {
             return false;
           }
           break;
-        case 9:
-          if (!Is(key, "arguments")) return false;
+        case 's':
+          if (!Lit(&p, end, "\"session\":")) return false;
+          bit = kSession;
+          if (!String(&p, end, &r.session)) return false;
+          break;
+        case 'u':
+          if (!Lit(&p, end, "\"user\":")) return false;
+          bit = kUser;
+          if (!String(&p, end, &r.user)) return false;
+          break;
+        case 'a':
+          if (!Lit(&p, end, "\"arguments\":")) return false;
           bit = kArguments;
-          if (!Arguments(&p, end, &r.arguments)) return false;
-          break;
-        case 11:
-          if (!Is(key, "result_size")) return false;
-          bit = kResultSize;
-          if (!Size(&p, end, &r.result_size)) return false;
-          break;
-        case 12:
-          if (!Is(key, "request_type")) return false;
-          bit = kRequestType;
-          if (end - p >= 4 && std::memcmp(p, "null", 4) == 0) {
-            p += 4;
+          if (const char* e = PlainCanonicalObjectEnd(p, end); e != nullptr) {
+            r.arguments = std::string_view(p, e - p);
+            p = e;
           } else {
-            std::string_view t;
-            if (!String(&p, end, &t)) return false;
-            if (Is(t, "INFORMATIONAL")) {
-              r.request_type = RequestType::kInformational;
-            } else if (Is(t, "COMMAND")) {
-              r.request_type = RequestType::kCommand;
-            } else {
-              return false;
-            }
+            return false;
           }
           break;
-        case 13:
-          if (!Is(key, "result_digest")) return false;
-          bit = kResultDigest;
-          if (!String(&p, end, &r.result_digest)) return false;
+        case 'r':
+          if (Lit(&p, end, "\"result_size\":")) {
+            bit = kResultSize;
+            if (!Size(&p, end, &r.result_size)) return false;
+          } else if (Lit(&p, end, "\"request_type\":")) {
+            bit = kRequestType;
+            if (Lit(&p, end, "\"INFORMATIONAL\"")) {
+              r.request_type = RequestType::kInformational;
+            } else if (Lit(&p, end, "\"COMMAND\"")) {
+              r.request_type = RequestType::kCommand;
+            } else if (!Lit(&p, end, "null")) {
+              return false;
+            }
+          } else if (Lit(&p, end, "\"result_digest\":")) {
+            bit = kResultDigest;
+            if (!String(&p, end, &r.result_digest)) return false;
+          } else {
+            return false;
+          }
+          break;
+        case 'l':
+          if (!Lit(&p, end, "\"latency\":")) return false;
+          bit = kLatency;
+          if (!Number(&p, end, kMaxTraceLatencySeconds, false, &r.latency)) {
+            return false;
+          }
+          break;
+        case 'c':
+          if (!Lit(&p, end, "\"cost\":")) return false;
+          bit = kCost;
+          if (!Number(&p, end, kMaxTraceCost, false, &r.cost)) return false;
+          break;
+        case 'e':
+          if (!Lit(&p, end, "\"error\":")) return false;
+          bit = kError;
+          if (Lit(&p, end, "true")) {
+            r.error = true;
+          } else if (!Lit(&p, end, "false")) {
+            return false;
+          }
           break;
         default:
           return false;
@@ -320,84 +351,193 @@ class PlainLineScanner {
     return true;
   }
 
- private:
-  // `s` equals the literal (a fixed-length compare the compiler inlines).
-  template <size_t N>
-  static bool Is(std::string_view s, const char (&literal)[N]) {
-    return s.size() == N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
+  // The line at `p` in exactly the member order WriteTrace writes (and
+  // bench/zipf_trace.py): time (optional), session, user, tenant
+  // (optional), tool, arguments, result_size, latency, cost, ttl
+  // (optional), error, request_type (optional), result_digest (optional),
+  // with the same value rules as Parse. [p, end) is the rest of the file:
+  // no token matches a '\n' (strings refuse control characters), so the
+  // line is found without searching for its end first. Returns the line's
+  // end (its '\n', or its "\r\n", or `end`), or nullptr: then the caller
+  // reads the line through Parse and the slower paths. Accepts a subset of
+  // what Parse accepts, with the same values.
+  static const char* ParseWriterLine(const char* p, const char* end,
+                                     RecordView* out) {
+    RecordView& r = *out;
+    r = RecordView();
+    if (!Lit(&p, end, "{")) return nullptr;
+    if (Lit(&p, end, "\"time\":")) {
+      if (!Number(&p, end, kMaxTraceTimeSeconds, true, &r.time) ||
+          !Lit(&p, end, ",")) {
+        return nullptr;
+      }
+    }
+    if (!Lit(&p, end, "\"session\":") || !String(&p, end, &r.session) ||
+        !Lit(&p, end, ",\"user\":") || !String(&p, end, &r.user)) {
+      return nullptr;
+    }
+    if (Lit(&p, end, ",\"tenant\":") && !String(&p, end, &r.tenant)) {
+      return nullptr;
+    }
+    if (!Lit(&p, end, ",\"tool\":") || !String(&p, end, &r.tool) ||
+        r.tool.empty() || !Lit(&p, end, ",\"arguments\":")) {
+      return nullptr;
+    }
+    const char* args_end = PlainCanonicalObjectEnd(p, end);
+    if (args_end == nullptr) return nullptr;
+    r.arguments = std::string_view(p, args_end - p);
+    p = args_end;
+    if (!Lit(&p, end, ",\"result_size\":") || !Size(&p, end, &r.result_size) ||
+        !Lit(&p, end, ",\"latency\":") ||
+        !Number(&p, end, kMaxTraceLatencySeconds, false, &r.latency) ||
+        !Lit(&p, end, ",\"cost\":") ||
+        !Number(&p, end, kMaxTraceCost, false, &r.cost)) {
+      return nullptr;
+    }
+    if (Lit(&p, end, ",\"ttl\":") &&
+        !Number(&p, end, std::numeric_limits<double>::max(), true, &r.ttl)) {
+      return nullptr;
+    }
+    if (Lit(&p, end, ",\"error\":true")) {
+      r.error = true;
+    } else if (!Lit(&p, end, ",\"error\":false")) {
+      return nullptr;
+    }
+    if (Lit(&p, end, ",\"request_type\":")) {
+      if (Lit(&p, end, "\"INFORMATIONAL\"")) {
+        r.request_type = RequestType::kInformational;
+      } else if (Lit(&p, end, "\"COMMAND\"")) {
+        r.request_type = RequestType::kCommand;
+      } else if (!Lit(&p, end, "null")) {
+        return nullptr;
+      }
+    }
+    if (Lit(&p, end, ",\"result_digest\":") &&
+        !String(&p, end, &r.result_digest)) {
+      return nullptr;
+    }
+    if (!Lit(&p, end, "}")) return nullptr;
+    // The line ends here: '\n', "\r\n", or the end of the file (after an
+    // optional '\r', as the general path strips one).
+    if (p < end && *p == '\r') ++p;
+    if (p == end || *p == '\n') return p;
+    return nullptr;
   }
+
+ private:
+  // Consumes the literal if the text at *pp starts with it (a fixed-length
+  // compare the compiler inlines).
+  template <size_t N>
+  static bool Lit(const char** pp, const char* end, const char (&literal)[N]) {
+    if (end - *pp < static_cast<ptrdiff_t>(N - 1) ||
+        !Equal<N - 1>(*pp, literal)) {
+      return false;
+    }
+    *pp += N - 1;
+    return true;
+  }
+  // The first `n` bytes of `a` and `b` are equal: word loads, the last one
+  // overlapping (GCC calls memcmp past a few bytes).
+  template <size_t n>
+  static bool Equal(const char* a, const char* b) {
+    if constexpr (n >= 8) {
+      uint64_t diff = 0;
+      for (size_t i = 0; i + 8 <= n; i += 8)
+        diff |= Load<uint64_t>(a + i) ^ Load<uint64_t>(b + i);
+      if constexpr (n % 8 != 0) {
+        diff |= Load<uint64_t>(a + n - 8) ^ Load<uint64_t>(b + n - 8);
+      }
+      return diff == 0;
+    } else if constexpr (n >= 4) {
+      return ((Load<uint32_t>(a) ^ Load<uint32_t>(b)) |
+              (Load<uint32_t>(a + n - 4) ^ Load<uint32_t>(b + n - 4))) == 0;
+    } else if constexpr (n >= 2) {
+      return ((Load<uint16_t>(a) ^ Load<uint16_t>(b)) |
+              (Load<uint16_t>(a + n - 2) ^ Load<uint16_t>(b + n - 2))) == 0;
+    } else {
+      return n == 0 || a[0] == b[0];
+    }
+  }
+  template <typename T>
+  static T Load(const char* p) {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return v;
+  }
+  static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
   // A string of printable ASCII without escapes.
   static bool String(const char** pp, const char* end, std::string_view* out) {
     const char* p = *pp;
     if (p >= end || *p != '"') return false;
     const char* start = ++p;
-    while (p < end && *p != '"') {
-      const unsigned char c = static_cast<unsigned char>(*p);
-      if (c < 0x20 || c >= 0x7f || c == '\\') return false;
-      ++p;
-    }
-    if (p >= end) return false;
+    p = FirstStopByte(p, end);
+    if (p >= end || *p != '"') return false;
     *out = std::string_view(start, p - start);
     *pp = p + 1;
     return true;
   }
-  // A finite number in [0, max] (or null when nullable: stays NaN).
+  // A finite number in [0, max] (or null when nullable: stays NaN), in the
+  // plain non-negative shape of JSON's grammar: 0|[1-9][0-9]* then
+  // optional .[0-9]+ and [eE][+-]?[0-9]+. One pass reads the digits and the
+  // exponent; Clinger's fast path gives the value when the digits (without
+  // the point) form an integer of at most 15 digits and the decimal
+  // exponent is within +-22: that integer times or divided by an exact
+  // power of ten, one correctly rounded operation on exact operands, so the
+  // same double as a correctly rounded parse (from_chars, simdjson,
+  // strtod), which takes every other number.
   static bool Number(const char** pp, const char* end, double max,
                      bool nullable, double* out) {
-    const char* p = *pp;
-    if (nullable && end - p >= 4 && std::memcmp(p, "null", 4) == 0) {
-      *pp = p + 4;
-      return true;
-    }
-    const char* e = PlainNumberEnd(p, end);
-    if (e == nullptr) return false;
-    double d = 0;
-    if (!FastDouble(p, e, &d)) {
-      auto [q, ec] = std::from_chars(p, e, d);
-      if (ec != std::errc() || q != e) return false;
-    }
-    if (!std::isfinite(d) || d < 0 || d > max) return false;
-    *out = d;
-    *pp = e;
-    return true;
-  }
-  // Clinger's fast path: a number whose digits (without the point) form an
-  // integer of at most 15 digits and whose decimal exponent is within
-  // +-22 is that integer times or divided by an exact power of ten: one
-  // correctly rounded operation on exact operands, so the same double as
-  // a correctly rounded parse (from_chars, simdjson, strtod). false = use
-  // the full parser. REQUIRES: [p, e) matched PlainNumberEnd.
-  static bool FastDouble(const char* p, const char* e, double* out) {
     static constexpr double kPow10[] = {
         1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    uint64_t v = 0;
+    const char* const start = *pp;
+    const char* p = start;
+    if (nullable && Lit(&p, end, "null")) {
+      *pp = p;
+      return true;
+    }
+    if (p >= end || !IsDigit(*p)) return false;
+    uint64_t v = 0;  // wraps past 19 digits: only used up to 15
     int digits = 0;
     int exp10 = 0;
-    const char* c = p;
-    for (; c < e && *c >= '0' && *c <= '9'; ++c, ++digits) {
-      v = v * 10 + (*c - '0');
+    if (*p == '0') {
+      ++p;
+      digits = 1;
+    } else {
+      for (; p < end && IsDigit(*p); ++p, ++digits) v = v * 10 + (*p - '0');
     }
-    if (c < e && *c == '.') {
-      for (++c; c < e && *c >= '0' && *c <= '9'; ++c, ++digits, --exp10) {
-        v = v * 10 + (*c - '0');
+    if (p < end && *p == '.') {
+      const char* d = ++p;
+      for (; p < end && IsDigit(*p); ++p, ++digits, --exp10) {
+        v = v * 10 + (*p - '0');
       }
+      if (p == d) return false;
     }
-    if (digits > 15) return false;
-    if (c < e) {  // the exponent: [eE][+-]?[0-9]+
-      ++c;
+    bool huge_exponent = false;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+      ++p;
       bool negative = false;
-      if (*c == '+' || *c == '-') negative = *c++ == '-';
+      if (p < end && (*p == '+' || *p == '-')) negative = *p++ == '-';
+      const char* d = p;
       int x = 0;
-      for (; c < e; ++c) {
-        x = x * 10 + (*c - '0');
-        if (x > 400) return false;
+      for (; p < end && IsDigit(*p); ++p) {
+        if (x <= 400) x = x * 10 + (*p - '0');
       }
+      if (p == d) return false;
+      huge_exponent = x > 400;
       exp10 += negative ? -x : x;
     }
-    if (exp10 < -22 || exp10 > 22) return false;
-    const double m = static_cast<double>(v);
-    *out = exp10 >= 0 ? m * kPow10[exp10] : m / kPow10[-exp10];
+    double d = 0;
+    if (digits <= 15 && !huge_exponent && exp10 >= -22 && exp10 <= 22) {
+      const double m = static_cast<double>(v);
+      d = exp10 >= 0 ? m * kPow10[exp10] : m / kPow10[-exp10];
+    } else {
+      auto [q, ec] = std::from_chars(start, p, d);
+      if (ec != std::errc() || q != p) return false;
+    }
+    if (!std::isfinite(d) || d < 0 || d > max) return false;
+    *out = d;
+    *pp = p;
     return true;
   }
   // A non-negative integer of at most 13 digits (1 TiB has 13), no leading
@@ -405,42 +545,14 @@ class PlainLineScanner {
   static bool Size(const char** pp, const char* end, uint64_t* out) {
     const char* p = *pp;
     const char* q = p;
-    while (q < end && *q >= '0' && *q <= '9') ++q;
-    const size_t digits = q - p;
+    uint64_t v = 0;
+    for (; q < end && IsDigit(*q); ++q) v = v * 10 + (*q - '0');
+    const ptrdiff_t digits = q - p;
     if (digits == 0 || digits > 13 || (*p == '0' && digits > 1)) return false;
     if (q < end && (*q == '.' || *q == 'e' || *q == 'E')) return false;
-    uint64_t v = 0;
-    for (const char* c = p; c < q; ++c) v = v * 10 + (*c - '0');
     if (v > kMaxTraceResultSize) return false;
     *out = v;
     *pp = q;
-    return true;
-  }
-  // An arguments object already in plain canonical form (no nesting).
-  static bool Arguments(const char** pp, const char* end,
-                        std::string_view* out) {
-    const char* p = *pp;
-    if (p >= end || *p != '{') return false;
-    const char* q = p + 1;
-    bool in_string = false;
-    for (; q < end; ++q) {
-      const char c = *q;
-      if (in_string) {
-        if (c == '\\') return false;
-        if (c == '"') in_string = false;
-      } else if (c == '"') {
-        in_string = true;
-      } else if (c == '}') {
-        break;
-      } else if (c == '{' || c == '[') {
-        return false;
-      }
-    }
-    if (q >= end) return false;
-    const std::string_view raw(p, q + 1 - p);
-    if (!IsPlainCanonicalObject(raw)) return false;
-    *out = raw;
-    *pp = q + 1;
     return true;
   }
 };
@@ -579,52 +691,77 @@ class JsonlScanner {
       memo_;
 };
 
+// Reads the JSON Lines file at `path`, handing the records to `sink` in
+// order, in groups (a group's views stay valid until the call returns).
 Status ScanJsonl(const std::string& path, const Progress& progress,
-                 const RecordSink& sink) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return NotFound(path + ": cannot open trace file");
-  struct stat st {};
-  const uint64_t total = fstat(fd, &st) == 0 ? st.st_size : 0;
+                 const BatchSink& sink) {
+  MappedFile f;
+  if (Status s = f.Open(path); !s.ok()) return s;
+  const uint64_t total = f.size();
   JsonlScanner scanner;
-  std::vector<char> buf(size_t{4} << 20);
-  size_t have = 0;  // bytes of buf holding unread input
-  uint64_t consumed = 0, last_report = 0, line_no = 0;
+  std::vector<char> padded;  // a line with simdjson's padding (slow path)
+  TraceRecord rec;           // a line the reference parser read
+  // The records not yet handed over. Plain-path views point into the
+  // mapping; a slow-path view points into `padded`, `rec` or simdjson's
+  // buffers, which the next slow-path line reuses: it hands the group
+  // over first.
+  constexpr size_t kGroup = 64;
+  RecordView group[kGroup];
+  size_t pending = 0;
+  auto flush = [&]() -> Status {
+    const size_t n = pending;
+    pending = 0;
+    return n == 0 ? Status::Ok() : sink(std::span(group, n));
+  };
+  uint64_t line_no = 0, last_report = 0, last_release = 0;
   std::optional<bool> timed;
   double last_time = 0;
-  bool eof = false;
-  Status result = Status::Ok();
-  auto fail = [&](Status s) {
-    result = std::move(s);
-    return false;
-  };
-  // One line (without its '\n'); false stops the scan.
-  auto line_fn = [&](const char* p, size_t len, size_t cap) -> bool {
+  const char* const base = f.data();
+  const char* const end = base + total;
+  for (const char* p = base; p < end;) {
     ++line_no;
-    if (len > 0 && p[len - 1] == '\r') --len;
-    std::string_view line(p, len);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) return true;
-    RecordView view;
-    TraceRecord rec;
     std::string reason;
-    if (!PlainLineScanner::Parse(p, len, &view) &&
-        !scanner.FastParse(p, len, cap, &view)) {
-      reason = trace_internal::ParseTraceRecord(line, &rec);
-      if (reason.empty()) {
-        view = {.time = rec.time,
-                .session = rec.session,
-                .user = rec.user,
-                .tenant = rec.tenant,
-                .tool = rec.tool,
-                .arguments = rec.arguments,
-                .result_size = rec.result_size,
-                .latency = rec.latency,
-                .cost = rec.cost,
-                .ttl = rec.ttl,
-                .error = rec.error,
-                .request_type = rec.request_type,
-                .result_digest = rec.result_digest};
+    // The writer's own layout first; else find the line's end and read it
+    // through the general plain scanner, simdjson or the reference parser.
+    const char* nl = PlainLineScanner::ParseWriterLine(p, end, &group[pending]);
+    const bool read = nl != nullptr;
+    if (!read) {
+      nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+      if (nl == nullptr) nl = end;
+    }
+    size_t len = nl - p;
+    if (len > 0 && p[len - 1] == '\r') --len;
+    if (!read && !PlainLineScanner::Parse(p, len, &group[pending])) {
+      const std::string_view line(p, len);
+      if (line.find_first_not_of(" \t") == std::string_view::npos) {
+        p = nl < end ? nl + 1 : end;  // a blank line
+        continue;
+      }
+      if (Status s = flush(); !s.ok()) return s;
+      RecordView& view = group[0];
+      padded.assign(p, p + len);
+      padded.resize(len + simdjson::SIMDJSON_PADDING);
+      if (!scanner.FastParse(padded.data(), len, padded.size(), &view)) {
+        rec = TraceRecord();
+        reason = trace_internal::ParseTraceRecord(line, &rec);
+        if (reason.empty()) {
+          view = {.time = rec.time,
+                  .session = rec.session,
+                  .user = rec.user,
+                  .tenant = rec.tenant,
+                  .tool = rec.tool,
+                  .arguments = rec.arguments,
+                  .result_size = rec.result_size,
+                  .latency = rec.latency,
+                  .cost = rec.cost,
+                  .ttl = rec.ttl,
+                  .error = rec.error,
+                  .request_type = rec.request_type,
+                  .result_digest = rec.result_digest};
+        }
       }
     }
+    const RecordView& view = group[pending];
     const bool has_time = !std::isnan(view.time);
     if (reason.empty() && timed.has_value() && *timed != has_time) {
       reason = has_time ? "'time' is present here but missing on earlier "
@@ -638,53 +775,28 @@ Status ScanJsonl(const std::string& path, const Progress& progress,
                nlohmann::json(last_time).dump();
     }
     if (!reason.empty()) {
-      return fail(InvalidArgument(path + ":" + std::to_string(line_no) + ": " +
-                                  reason));
+      if (Status s = flush(); !s.ok()) return s;  // earlier records first
+      return InvalidArgument(path + ":" + std::to_string(line_no) + ": " +
+                             reason);
     }
     timed = has_time;
     if (has_time) last_time = view.time;
-    Status s = sink(view);
-    if (!s.ok()) return fail(std::move(s));
-    return true;
-  };
-  while (!eof) {
-    if (buf.size() - have < simdjson::SIMDJSON_PADDING + 1) {
-      buf.resize(buf.size() * 2);  // a line longer than the buffer
+    if (++pending == kGroup) {
+      if (Status s = flush(); !s.ok()) return s;
     }
-    const size_t room = buf.size() - have - simdjson::SIMDJSON_PADDING;
-    ssize_t n = read(fd, buf.data() + have, room);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      close(fd);
-      return Unavailable(path + ": read error");
-    }
-    eof = n == 0;
-    have += static_cast<size_t>(n);
-    const char* base = buf.data();
-    const char* end = base + have;
-    const char* p = base;
-    const size_t cap_end = buf.size();
-    while (p < end) {
-      const char* nl = static_cast<const char*>(memchr(p, '\n', end - p));
-      if (nl == nullptr) {
-        if (!eof) break;
-        nl = end;
+    p = nl < end ? nl + 1 : end;
+    const uint64_t consumed = p - base;
+    if (consumed - last_release >= kReleaseEvery) {
+      if (Status s = flush(); !s.ok()) return s;  // its views are in there
+      f.Done(consumed);
+      last_release = consumed;
+      if (progress && consumed - last_report >= kProgressEvery) {
+        progress(consumed, total);
+        last_report = consumed;
       }
-      if (!line_fn(p, nl - p, cap_end - (p - base))) {
-        close(fd);
-        return result;
-      }
-      p = nl < end ? nl + 1 : end;
-    }
-    consumed += p - base;
-    std::memmove(buf.data(), p, end - p);
-    have = end - p;
-    if (progress && consumed - last_report >= kProgressEvery) {
-      progress(consumed, total);
-      last_report = consumed;
     }
   }
-  close(fd);
+  if (Status s = flush(); !s.ok()) return s;
   if (progress) progress(total, total);
   return Status::Ok();
 }
@@ -815,7 +927,12 @@ Status ScanText(const std::string& path, TraceFormat format,
                 const Progress& progress, const RecordSink& sink) {
   switch (format) {
     case TraceFormat::kJsonl:
-      return ScanJsonl(path, progress, sink);
+      return ScanJsonl(path, progress, [&](std::span<const RecordView> rs) {
+        for (const RecordView& r : rs) {
+          if (Status s = sink(r); !s.ok()) return s;
+        }
+        return Status::Ok();
+      });
     case TraceFormat::kOracleGeneral:
       return ScanOracleGeneral(path, progress, sink);
     case TraceFormat::kCsv:
@@ -888,7 +1005,7 @@ Result<PreparedTrace> ReadBinary(const std::string& path,
     if (r.type == 1) q.request_type = RequestType::kInformational;
     if (r.type == 2) q.request_type = RequestType::kCommand;
     if (Status s = b.AddInterned(q); !s.ok()) return s;
-    if ((i & 0xffff) == 0xffff) {
+    if ((i & 0x3fff) == 0x3fff) {  // every 1.4 MiB
       f.Done(kHeaderSize + i * kRecordSize);
       if (options.progress) {
         options.progress(kHeaderSize + i * kRecordSize, f.size());
@@ -915,12 +1032,14 @@ class BinaryWriter {
 
   Status Add(const RecordView& r) {
     if (r.tool.empty()) return InvalidArgument("empty tool name");
-    key_buf_.assign(r.tenant)
-        .append(1, '\x1f')
-        .append(r.tool)
-        .append(1, '\x1f')
-        .append(r.arguments);
     BinRecord b{};
+    b.tool = Intern(tools_, tool_names_, r.tool);
+    b.tenant = Intern(tenants_, tenant_names_, r.tenant);
+    // The key: (tenant id, tool id, arguments), as TraceBuilder::Add
+    // identifies objects (ids, so no name can forge a separator).
+    key_buf_.assign(reinterpret_cast<const char*>(&b.tenant), 4)
+        .append(reinterpret_cast<const char*>(&b.tool), 4)
+        .append(r.arguments);
     auto it = keys_.find(key_buf_);
     if (it == keys_.end()) {
       Result<RequestFeatures> f =
@@ -937,10 +1056,8 @@ class BinaryWriter {
     b.ttl = r.ttl;
     b.time = r.time;
     b.next_access = kNoNextAccess;
-    b.tool = Intern(tools_, tool_names_, r.tool);
     b.user = Intern(users_, user_names_, r.user);
     b.session = Intern(sessions_, session_names_, r.session);
-    b.tenant = Intern(tenants_, tenant_names_, r.tenant);
     b.digest = Intern(digests_, digest_names_, r.result_digest);
     b.type = !r.request_type.has_value()                      ? 0
              : *r.request_type == RequestType::kInformational ? 1
@@ -1041,6 +1158,18 @@ uint64_t ExpectedRecords(const std::string& path, TraceFormat format) {
 
 }  // namespace
 
+namespace jsonl_internal {
+
+const char* ScanWriterLine(const char* p, const char* end, RecordView* out) {
+  return PlainLineScanner::ParseWriterLine(p, end, out);
+}
+
+bool ScanPlainLine(const char* p, size_t len, RecordView* out) {
+  return PlainLineScanner::Parse(p, len, out);
+}
+
+}  // namespace jsonl_internal
+
 Result<TraceFormat> ParseTraceFormat(std::string_view name) {
   if (name == "auto") return TraceFormat::kAuto;
   if (name == "jsonl") return TraceFormat::kJsonl;
@@ -1096,8 +1225,13 @@ Result<PreparedTrace> ReadPreparedTrace(const std::string& path,
   if (format == TraceFormat::kBinary) return ReadBinary(path, options);
   const uint64_t expected = ExpectedRecords(path, format);
   TraceBuilder b(Stem(path), options.prepare, expected);
-  Status s = ScanText(path, format, options.progress,
-                      [&](const RecordView& r) { return b.Add(r); });
+  Status s = format == TraceFormat::kJsonl
+                 ? ScanJsonl(path, options.progress,
+                             [&](std::span<const RecordView> rs) {
+                               return b.AddBatch(rs);
+                             })
+                 : ScanText(path, format, options.progress,
+                            [&](const RecordView& r) { return b.Add(r); });
   if (!s.ok()) return s;
   return std::move(b).Finish();
 }

@@ -3,9 +3,11 @@
 // and libCacheSim's oracleGeneral binary and CSV traces (docs/TRACES.md,
 // "Trace file formats").
 //
-//   jsonl           docs/TRACES.md records; a plain-shape line scanner
-//                   (no whitespace, no escapes, arguments already canonical:
-//                   what converters and bench/zipf_trace.py write), else
+//   jsonl           docs/TRACES.md records, mmap'ed; a scanner for lines
+//                   in WriteTrace's member order, else a plain-shape line
+//                   scanner in any order (both: no whitespace, no escapes,
+//                   arguments already canonical: what converters and
+//                   bench/zipf_trace.py write), else
 //                   simdjson On Demand per line with the arguments
 //                   canonicalized once per distinct text; any line neither
 //                   fully understands is handed to the reference reader
@@ -40,6 +42,7 @@
 #include <string_view>
 
 #include "src/sim/replay.h"
+#include "src/sim/trace_builder.h"
 #include "toolcache/status.h"
 
 namespace toolcache::sim {
@@ -73,6 +76,19 @@ Result<PreparedTrace> ReadPreparedTrace(const std::string& path,
 Result<uint64_t> ConvertToBinaryTrace(const std::string& in_path,
                                       TraceFormat in_format,
                                       const std::string& out_path);
+
+// The JSON Lines reader's two scanners, exposed for tests. Each accepts a
+// subset of what the reference parser accepts, with the same values;
+// rejecting is always safe (the reader then tries the next path).
+namespace jsonl_internal {
+// The line at `p` in exactly WriteTrace's member order; [p, end) may run
+// past the line (the rest of the file). Returns the line's end (its '\n',
+// the '\n' after "\r", or `end`), or nullptr.
+const char* ScanWriterLine(const char* p, const char* end, RecordView* out);
+// The line [p, p + len) (without its newline) in any member order, no
+// whitespace, no escapes, plain canonical arguments.
+bool ScanPlainLine(const char* p, size_t len, RecordView* out);
+}  // namespace jsonl_internal
 
 }  // namespace toolcache::sim
 

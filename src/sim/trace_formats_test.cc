@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -515,6 +516,236 @@ TEST(TraceFormats, CompactTraceReplaysAsBefore) {
     }
   }
   EXPECT_EQ(checked, 2 * golden.size());
+}
+
+// Records in every shape WriteTrace emits: with and without time, tenant,
+// ttl, request_type, digest; errors, COMMANDs, several tools and users.
+Trace WriterLayoutTrace() {
+  Trace t;
+  t.name = "layout";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int i = 0; i < 40; ++i) {
+    TraceRecord r;
+    r.time = 1.5 * i;
+    r.session = i % 3 == 0 ? "" : "s" + std::to_string(i % 4);
+    r.user = i % 5 == 0 ? "" : "u" + std::to_string(i % 2);
+    r.tenant = i % 7 == 0 ? "t1" : "";
+    r.tool = i % 2 == 0 ? "object" : "search";
+    r.arguments = i % 6 == 0 ? "{}"
+                             : R"({"id":)" + std::to_string(i % 9) +
+                                   R"(,"q":"x y","z":null})";
+    r.result_size = 100 + (i % 4) * 1000;
+    r.latency = i % 3 == 0 ? 0.25 : 1;
+    r.cost = i % 4 == 0 ? 0.001 : 0;
+    r.ttl = i % 5 == 0 ? nan : (i % 5 == 1 ? 1e12 : 600);
+    r.error = i % 11 == 10;
+    if (i % 8 != 7) {
+      r.request_type =
+          i % 9 == 4 ? RequestType::kCommand : RequestType::kInformational;
+    }
+    r.result_digest = i % 3 == 1 ? "d" + std::to_string(i % 2) : "";
+    t.records.push_back(r);
+  }
+  return t;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Every member of a RecordView, NaN equal to NaN.
+void ExpectSameView(const RecordView& a, const RecordView& b) {
+  EXPECT_TRUE(Same(a.time, b.time));
+  EXPECT_EQ(a.session, b.session);
+  EXPECT_EQ(a.user, b.user);
+  EXPECT_EQ(a.tenant, b.tenant);
+  EXPECT_EQ(a.tool, b.tool);
+  EXPECT_EQ(a.arguments, b.arguments);
+  EXPECT_EQ(a.result_size, b.result_size);
+  EXPECT_TRUE(Same(a.latency, b.latency));
+  EXPECT_TRUE(Same(a.cost, b.cost));
+  EXPECT_TRUE(Same(a.ttl, b.ttl));
+  EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.request_type, b.request_type);
+  EXPECT_EQ(a.result_digest, b.result_digest);
+}
+
+// The writer-layout fast path reads WriteTrace's lines to the same records
+// as the general plain scanner and the reference parser; the same trace with
+// its members reordered, with whitespace, with escapes, with CRLF endings,
+// blank lines and no final newline (each taking another path) prepares to
+// exactly the same records under every scope.
+TEST(TraceFormats, WriterLayoutFastPathEqualsEveryOtherLayout) {
+  std::ostringstream out;
+  WriteTrace(WriterLayoutTrace(), out);
+  const std::string text = out.str();
+  const std::vector<std::string> lines = Lines(text);
+  ASSERT_EQ(lines.size(), 40u);
+  std::string reordered, spaced, escaped, crlf;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    SCOPED_TRACE(line);
+    // Line by line: the fast path takes every writer line, whole.
+    RecordView fast, plain;
+    const char* end = jsonl_internal::ScanWriterLine(
+        line.data(), line.data() + line.size(), &fast);
+    ASSERT_EQ(end, line.data() + line.size());
+    ASSERT_TRUE(
+        jsonl_internal::ScanPlainLine(line.data(), line.size(), &plain));
+    ExpectSameView(fast, plain);
+    TraceRecord ref;
+    ASSERT_EQ(trace_internal::ParseTraceRecord(line, &ref), "");
+    EXPECT_EQ(fast.tool, ref.tool);
+    EXPECT_EQ(fast.arguments, ref.arguments);
+    EXPECT_TRUE(Same(fast.ttl, ref.ttl));
+    // Other layouts of the same record.
+    nlohmann::json j = nlohmann::json::parse(line);
+    const std::string sorted = j.dump();  // members in name order
+    RecordView r;
+    EXPECT_EQ(jsonl_internal::ScanWriterLine(sorted.data(),
+                                             sorted.data() + sorted.size(), &r),
+              nullptr);
+    ASSERT_TRUE(
+        jsonl_internal::ScanPlainLine(sorted.data(), sorted.size(), &r));
+    ExpectSameView(fast, r);
+    reordered += sorted + "\n";
+    std::string s = line;
+    for (size_t at = 0; (at = s.find("\":", at)) != std::string::npos;
+         at += 3) {
+      s.insert(at + 2, " ");
+    }
+    spaced += " " + s + "\t\n";
+    std::string e = line;
+    if (size_t at = e.find(R"("tool":"object")"); at != std::string::npos) {
+      e.replace(at, 15, R"("tool":"obj\u0065ct")");
+    }
+    if (size_t at = e.find(R"("q":"x y")"); at != std::string::npos) {
+      e.replace(at, 9, R"("q":"x\u0020y")");
+    }
+    escaped += e + "\n";
+    crlf += line + (i + 1 < lines.size() ? "\r\n\r\n" : "");
+  }
+  const std::string base = WriteFile("layout.jsonl", text);
+  for (Scope scope : {Scope::kGlobal, Scope::kUser, Scope::kSession}) {
+    SCOPED_TRACE(static_cast<int>(scope));
+    const PrepareOptions o{.scope = scope};
+    Result<PreparedTrace> ref = Reference(base, o);
+    ASSERT_TRUE(ref.ok()) << ref.status().message();
+    Result<PreparedTrace> fast = ReadPreparedTrace(base, {.prepare = o});
+    ASSERT_TRUE(fast.ok()) << fast.status().message();
+    ExpectSamePrepared(*ref, *fast);
+    for (const auto& [name, body] :
+         std::vector<std::pair<std::string, std::string>>{
+             {"reordered", reordered},
+             {"spaced", spaced},
+             {"escaped", escaped},
+             {"crlf", crlf}}) {
+      SCOPED_TRACE(name);
+      Result<PreparedTrace> other = ReadPreparedTrace(
+          WriteFile("layout_" + name + ".jsonl", body), {.prepare = o});
+      ASSERT_TRUE(other.ok()) << other.status().message();
+      ExpectSamePrepared(*fast, *other);
+    }
+  }
+}
+
+// Lines in the writer's layout with one defect each: the fast path refuses
+// them, and the reader's verdict and message are the reference reader's.
+TEST(TraceFormats, WriterLayoutBadLinesGiveTheReferenceErrors) {
+  const std::string head = R"({"time":1,"session":"","user":"","tool":"a",)";
+  const std::string ok = head +
+                         R"("arguments":{"id":1},"result_size":5,"latency":1,)"
+                         R"("cost":0,"ttl":1e12,"error":false,)"
+                         R"("request_type":"INFORMATIONAL"})";
+  const std::vector<std::string> bad = {
+      ok + "x",
+      ok.substr(0, ok.size() - 1),
+      ok.substr(0, ok.size() - 1) + R"(,"tool":"b"})",
+      ok.substr(0, ok.size() - 1) + R"(,"bogus":1})",
+      head +
+          R"("arguments":{"id":1},"result_size":5.5,"latency":1,"cost":0,"error":false})",
+      head +
+          R"("arguments":{"id":1},"result_size":5,"latency":-1,"cost":0,"error":false})",
+      head +
+          R"("arguments":{"id":1},"result_size":5,"latency":1,"cost":0,"ttl":1e400,"error":false})",
+      head +
+          R"("arguments":{"id":1},"result_size":5,"latency":1,"cost":0,"error":nul})",
+      head +
+          R"("arguments":{"id":1},"result_size":5,"latency":1,"cost":0,"error":false,"request_type":"X"})",
+      head +
+          R"("arguments":{"id":tru},"result_size":5,"latency":1,"cost":0,"error":false})",
+      head +
+          R"("arguments":{"id":1,"result_size":5,"latency":1,"cost":0,"error":false})",
+      R"({"time":01,"session":"","user":"","tool":"a","arguments":{},"result_size":5,"latency":1,"cost":0,"error":false})",
+      R"({"time":1,"session":"a)" + std::string(1, '\t') +
+          R"(b","user":"","tool":"a","arguments":{},"result_size":5,"latency":1,"cost":0,"error":false})",
+      R"({"time":1,"session":"","user":"","tool":"","arguments":{},"result_size":5,"latency":1,"cost":0,"error":false})",
+      R"({"time":0.5,"session":"","user":"","tool":"a","arguments":{},"result_size":5,"latency":1,"cost":0,"error":false})",
+      R"({"session":"","user":"","tool":"a","arguments":{},"result_size":5,"latency":1,"cost":0,"error":false})",
+  };
+  int n = 0;
+  for (const std::string& line : bad) {
+    SCOPED_TRACE(line);
+    RecordView v;
+    // Lines the fast path may take must not be among these, except the
+    // ones whose fault is between lines (time order, time presence).
+    const bool between =
+        line.starts_with(R"({"time":0.5)") || line.starts_with(R"({"session")");
+    if (!between) {
+      EXPECT_EQ(jsonl_internal::ScanWriterLine(line.data(),
+                                               line.data() + line.size(), &v),
+                nullptr);
+    }
+    const std::string path = WriteFile("wbad" + std::to_string(n++) + ".jsonl",
+                                       ok + "\n" + line + "\n" + ok + "\n");
+    Result<Trace> ref = ReadTraceFile(path);
+    Result<PreparedTrace> fast = ReadPreparedTrace(path, {});
+    ASSERT_FALSE(ref.ok());
+    ASSERT_FALSE(fast.ok());
+    EXPECT_EQ(ref.status().message(), fast.status().message());
+  }
+}
+
+// Object identity is (scope, tenant, tool, arguments) field by field: names
+// that contain the characters an earlier joined-text key used as separators
+// (U+001E, U+001F) cannot make two objects one, from JSONL or binary.
+TEST(TraceFormats, NamesWithSeparatorCharactersStayDistinctObjects) {
+  const std::string a =
+      R"({"tenant":"a\u001fb","tool":"c","arguments":{},"result_size":1,"request_type":"INFORMATIONAL"})";
+  const std::string b =
+      R"({"tenant":"a","tool":"b\u001fc","arguments":{},"result_size":1,"request_type":"INFORMATIONAL"})";
+  const std::string path =
+      WriteFile("separators.jsonl", a + "\n" + b + "\n" + a + "\n");
+  const std::string bin = Dir() + "/separators.bin";
+  ASSERT_TRUE(ConvertToBinaryTrace(path, TraceFormat::kJsonl, bin).ok());
+  for (const std::string& p : {path, bin}) {
+    SCOPED_TRACE(p);
+    Result<PreparedTrace> t = ReadPreparedTrace(p, {});
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(t->objects, 2u);
+    EXPECT_NE(t->id(0), t->id(1));
+    EXPECT_EQ(t->id(0), t->id(2));
+  }
+}
+
+// PlainCanonicalObjectEnd finds the end of a plain object followed by more
+// text, and never reads past `end`.
+TEST(TraceFormats, PlainCanonicalObjectEndStopsAtTheObject) {
+  const std::string text = R"({"a":1,"b":"}"},"result_size":1)";
+  const char* end =
+      PlainCanonicalObjectEnd(text.data(), text.data() + text.size());
+  ASSERT_NE(end, nullptr);
+  EXPECT_EQ(std::string(text.data(), end), R"({"a":1,"b":"}"})");
+  for (size_t cut = 0; cut < 15; ++cut) {
+    // Cut inside the object: no end, and (under ASan) no read past the cut.
+    std::vector<char> buf(text.begin(), text.begin() + cut);
+    EXPECT_EQ(PlainCanonicalObjectEnd(buf.data(), buf.data() + buf.size()),
+              nullptr)
+        << cut;
+  }
 }
 
 }  // namespace
