@@ -42,13 +42,15 @@ CanonicalOptions Plain(NumberForm numbers = NumberForm::kRfc8785) {
   return o;
 }
 
-void CheckDocument(std::string_view doc) {
+// Checks `doc`; returns nlohmann's parse of it (discarded when invalid),
+// which CheckKeys reuses.
+nlohmann::json CheckDocument(std::string_view doc) {
   const auto rfc = CanonicalizeJson(doc, Plain());
   const auto exact = CanonicalizeJson(doc, Plain(NumberForm::kExactIntegers));
   const auto inexact = toolcache::FindInexactIntegers(doc, Plain());
   FUZZ_CHECK(rfc.ok() == exact.ok() && rfc.ok() == inexact.ok(),
              "number forms disagree on validity");
-  if (!rfc.ok()) return;
+  if (!rfc.ok()) return nlohmann::json::parse(doc, nullptr, false);
   const auto again = CanonicalizeJson(*rfc, Plain());
   FUZZ_CHECK(again.ok() && *again == *rfc,
              "RFC 8785 form is not a fixed point");
@@ -87,9 +89,12 @@ void CheckDocument(std::string_view doc) {
   const auto expected = toolcache::CanonicalizeJsonValue(without, Plain());
   FUZZ_CHECK(expected.ok() && *expected == *dropped,
              "dropped members differ from erasing them");
+  return parsed;
 }
 
-void CheckKeys(const std::vector<std::string_view>& parts) {
+// `parsed[i]`: nlohmann's parse of part i (CheckDocument's).
+void CheckKeys(const std::vector<std::string_view>& parts,
+               const nlohmann::json (&parsed)[2]) {
   auto field = [&](size_t i) {
     return i < parts.size() ? parts[i] : std::string_view();
   };
@@ -111,11 +116,9 @@ void CheckKeys(const std::vector<std::string_view>& parts) {
                "MakeCacheKey differs from CanonicalizeJson");
     // The parsed-value key builder agrees whenever it accepts the document
     // (it refuses integers a double may have rounded).
-    const nlohmann::json parsed =
-        nlohmann::json::parse(docs[i], nullptr, false);
-    if (!parsed.is_discarded()) {
-      const auto from_value =
-          toolcache::MakeCacheKeyFromValue(k.scope, k.server, k.tool, parsed);
+    if (!parsed[i].is_discarded()) {
+      const auto from_value = toolcache::MakeCacheKeyFromValue(
+          k.scope, k.server, k.tool, parsed[i]);
       FUZZ_CHECK(!from_value.ok() || *from_value == k,
                  "text and parsed-value key builders disagree");
     }
@@ -147,8 +150,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CheckDocument("");
     return 0;
   }
-  CheckDocument(parts[0]);
-  if (parts.size() > 1) CheckDocument(parts[1]);
-  CheckKeys(parts);
+  const nlohmann::json parsed[2] = {
+      CheckDocument(parts[0]), parts.size() > 1
+                                   ? CheckDocument(parts[1])
+                                   : nlohmann::json::parse("", nullptr, false)};
+  CheckKeys(parts, parsed);
   return 0;
 }

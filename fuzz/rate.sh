@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Measures a fuzz target's speed in executions per CPU second, which a
+# shared, loaded machine disturbs far less than executions per wall second.
+# Runs the target twice with a fixed seed on a fresh working corpus: once
+# only loading fuzz/corpus/<target> (-runs=0), once loading it and then
+# fuzzing RUNS more inputs; the difference of the two CPU times is the
+# fuzzing phase. Prints both (corpus loading is paid again by every
+# fuzz/rotate.sh slice).
+# Usage: fuzz/rate.sh TARGET RUNS [BINARY_DIR] [libFuzzer flags...]
+#   BINARY_DIR defaults to build-fuzz/fuzz (e.g. a copy of older binaries);
+#   the flags default to fuzz/run.sh's (-max_len, the entropic threshold).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t=$1
+runs=$2
+bin=${3:-build-fuzz/fuzz}
+shift 2
+(($# > 0)) && shift
+flags=("$@")
+if ((${#flags[@]} == 0)); then
+  max_len=8192
+  [ "$t" = mcp_session ] && max_len=512
+  flags=(-max_len="$max_len" -entropic_feature_frequency_threshold=8)
+fi
+case $t in
+  canonical_json | trace_convert) dict=fuzz/dict/json.dict ;;
+  mcp_scan | mcp_session) dict=fuzz/dict/jsonrpc.dict ;;
+  sse) dict=fuzz/dict/sse.dict ;;
+  config) dict=fuzz/dict/yaml.dict ;;
+  llm_wire)
+    dict=$(mktemp)
+    cat fuzz/dict/json.dict fuzz/dict/sse.dict >"$dict" ;;
+esac
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cpu() {  # runs the target with "$@"; prints user+sys seconds
+  rm -rf "$tmp/work"
+  mkdir "$tmp/work"
+  /usr/bin/time -f "%U %S" -o "$tmp/time" "$bin/fuzz_$t" "$@" -seed=1 \
+    -timeout=10 -rss_limit_mb=2048 -dict="$dict" "${flags[@]}" \
+    "$tmp/work" "fuzz/corpus/$t" >"$tmp/log" 2>&1
+  awk '{print $1 + $2}' "$tmp/time"
+}
+load=$(cpu -runs=0)
+loaded=$(grep -o '^#[0-9]*' "$tmp/log" | tail -1 | tr -d '#')
+total=$(cpu -runs=$((loaded + runs)))
+awk -v t="$t" -v n="$loaded" -v l="$load" -v r="$runs" -v c="$total" 'BEGIN {
+  printf "%s: corpus %d inputs in %.2f s CPU; fuzzing %d runs in %.2f s CPU: %d exec/CPU-s\n",
+    t, n, l, r, c - l, r / (c - l) }'
