@@ -63,33 +63,18 @@ std::unique_ptr<StreamRelay> NewStreamRelay(Api api) {
 
 std::string AnthropicStreamRelay::ErrorEvent(
     std::string_view error_body) const {
-  return Frame("error", error_body);
-}
-
-std::string AnthropicStreamRelay::Frame(std::string_view event,
-                                        std::string_view data) {
-  std::string out;
-  out.reserve(event.size() + data.size() + 16);
-  if (!event.empty()) {
-    out += "event: ";
-    out.append(event);
-    out += "\n";
-  }
-  out += "data: ";
-  out.append(data);
-  out += "\n\n";
-  return out;
+  return SseFrame("error", error_body);
 }
 
 std::string AnthropicStreamRelay::OnEvent(std::string_view event,
                                           std::string_view data) {
-  if (event == "ping") return holding_ ? "" : Frame(event, data);
+  if (event == "ping") return holding_ ? "" : SseFrame(event, data);
   ojson j = ojson::parse(data, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || event == "error") {
     failed_ = true;
     std::string out = held_;
     held_.clear();
-    return out + Frame(event, data);
+    return out + SseFrame(event, data);
   }
   const std::string type = j.value("type", std::string(event));
   if (type == "message_start") {
@@ -99,7 +84,7 @@ std::string AnthropicStreamRelay::OnEvent(std::string_view event,
       message_ = ojson::object();
     }
     message_["content"] = ojson::array();
-    return round_ == 0 ? Frame(event, data) : "";
+    return round_ == 0 ? SseFrame(event, data) : "";
   }
   if (type == "message_delta") {
     if (!message_.is_object()) message_ = ojson::object();
@@ -129,7 +114,7 @@ std::string AnthropicStreamRelay::OnEvent(std::string_view event,
     const int64_t index = j.value("index", int64_t{-1});
     if (index < 0 || index > 4096) {
       failed_ = true;
-      return Frame(event, data);
+      return SseFrame(event, data);
     }
     if (!message_.is_object()) message_ = ojson::object();
     ojson& content = message_["content"];
@@ -179,10 +164,10 @@ std::string AnthropicStreamRelay::OnEvent(std::string_view event,
     }
     std::string framed;
     if (offset_ == 0) {
-      framed = Frame(event, data);
+      framed = SseFrame(event, data);
     } else {
       j["index"] = index + offset_;
-      framed = Frame(event, Dump(j));
+      framed = SseFrame(event, Dump(j));
     }
     if (holding_) {
       held_ += framed;
@@ -192,10 +177,10 @@ std::string AnthropicStreamRelay::OnEvent(std::string_view event,
   }
   // Unknown event types: kept in order with the rest.
   if (holding_) {
-    held_ += Frame(event, data);
+    held_ += SseFrame(event, data);
     return "";
   }
-  return Frame(event, data);
+  return SseFrame(event, data);
 }
 
 std::string AnthropicStreamRelay::RoundBody() const {
@@ -245,10 +230,11 @@ std::string AnthropicStreamRelay::Flush(const ojson& usage) {
         delta = Dump(j);
       }
     }
-    out += Frame("message_delta", delta);
+    out += SseFrame("message_delta", delta);
   }
   if (complete_) {
-    out += Frame("message_stop", held_stop_.empty()
+    out +=
+        SseFrame("message_stop", held_stop_.empty()
                                      ? std::string(R"({"type":"message_stop"})")
                                      : held_stop_);
   }

@@ -87,8 +87,6 @@ class AnthropicStreamRelay final : public StreamRelay {
   std::string ErrorEvent(std::string_view error_body) const override;
 
  private:
-  static std::string Frame(std::string_view event, std::string_view data);
-
   uint32_t round_ = 0;
   uint32_t offset_ = 0;      // client indexes used by earlier rounds
   int64_t first_tool_ = -1;  // this round's first tool_use index
