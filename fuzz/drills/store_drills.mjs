@@ -16,7 +16,9 @@
 // *failed cleanly* (store faults should cost hits, never calls: expected 0).
 // Recovery time: from the store's return (Redis restarted, space freed)
 // until a proxy serves a result from the store again (its statistics'
-// `storeHits` grow; read through SIGUSR1).
+// `storeHits` grow; read through SIGUSR1). The SQLite drill also requires
+// store hits in a window 2 S later, once the store could have refilled the
+// disk.
 //
 // Usage: node fuzz/drills/store_drills.mjs --bin TOOLCACHE [--seconds S]
 //          [--only redis|sqlite]
@@ -271,7 +273,17 @@ async function drillSqliteFull() {
     const before = (await Promise.all(proxies.map((p) => p.readStats()))).map((s) => s?.storeHits ?? 0);
     rmSync(join(mnt, 'filler'));
     const recovery = await waitStoreHits(proxies, before, 15000);
+    // Still serving once the store has had time to refill the disk: store
+    // hits must go on in a later window (a store that grew straight back
+    // into the freed space filled the disk again within half a second and
+    // stayed full).
+    const hits = async () => (await Promise.all(proxies.map((p) => p.readStats())))
+      .reduce((n, s) => n + (s?.storeHits ?? 0), 0);
+    await sleep(2000 * SECONDS);
+    const h1 = await hits();
     await sleep(1000 * SECONDS);
+    const later = (await hits()) - h1;
+    const freeAtEnd = free();
     await t.done();
     const stats = [];
     for (const p of proxies) stats.push(await p.close());
@@ -288,11 +300,13 @@ async function drillSqliteFull() {
       drill: 'sqlite disk full (1 MiB tmpfs)', ...t,
       notes: `2 proxies x (4 writers + 4 readers), 24 KiB results; store errors ${JSON.stringify(errors)}, `
         + `bypasses ${JSON.stringify(bypass)}; ${freeAtFull} bytes free when full; store hits again ${recovery} ms `
-        + `after space was freed; integrity_check: ${integrity}`,
+        + `after space was freed, ${later} in a window ${2 * SECONDS} s later (${freeAtEnd} bytes free then); `
+        + `integrity_check: ${integrity}`,
     });
-    if (t.wrong || !sawFull || recovery < 0 || integrity !== 'ok') {
+    if (t.wrong || !sawFull || recovery < 0 || later <= 0 || integrity !== 'ok') {
       failed += 1;
-      console.error(`FAIL sqlite: wrong=${t.wrong} full=${sawFull} recovery=${recovery} integrity=${integrity} ${t.why.slice(0, 5).join('; ')}`);
+      console.error(`FAIL sqlite: wrong=${t.wrong} full=${sawFull} recovery=${recovery} later=${later} `
+        + `integrity=${integrity} ${t.why.slice(0, 5).join('; ')}`);
     }
   } finally {
     for (const p of proxies) await p.client.close().catch(() => {});

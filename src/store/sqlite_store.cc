@@ -47,6 +47,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -224,6 +225,7 @@ struct Conn {
       expire, evict, pages, freelist;
   uint32_t writes = 0;
   bool small_wal = false;  // checkpoints every kLowSpaceCheckpointPages
+  uint64_t cap_pages = 0;  // the disk-full cap this connection applied
   ~Conn() { sqlite3_close_v2(db); }
 };
 
@@ -349,6 +351,7 @@ class SqliteStore final : public Store {
       }
       AfterWrite(c);
       if (++c.writes % 32 == 0) {
+        RaiseCap(c);
         if (Status s = Evict(c, /*forced=*/false); !s.ok()) return s;
       }
       return true;
@@ -418,8 +421,70 @@ class SqliteStore final : public Store {
     checkpoint_due_.store(true);
     low_space_.store(true);
     UseSmallWal(c);
+    CapAtDiskFull(c);
     AfterWrite(c);
     (void)Evict(c, /*forced=*/true);
+  }
+
+  // The bound on the file's pages: max_bytes, or less once the disk filled.
+  uint64_t MaxPages() const {
+    const uint64_t from_bytes =
+        std::max<uint64_t>(16, o_.max_bytes / page_size_.load());
+    const uint64_t cap = cap_pages_.load();
+    return cap == 0 ? from_bytes : std::min(from_bytes, cap);
+  }
+
+  // Choice: SQLITE_FULL well below max_bytes means the disk is full; the
+  // file then stops growing at the size it has and eviction makes room
+  // inside it. A file that grew straight back into space freed later would
+  // fill the disk again, and a commit whose checkpoint must extend the
+  // file fails on a full disk until someone else frees space
+  // (fuzz/drills/store_drills.mjs). RaiseCap lets it grow again slowly.
+  void CapAtDiskFull(Conn& c) {
+    Result<int64_t> pages = Pragma(c, c.pages);
+    if (!pages.ok()) return;
+    const uint64_t now = std::max<int64_t>(16, *pages);
+    if (now >= MaxPages() / 10 * 9) return;  // max_bytes is the bound
+    uint64_t cap = cap_pages_.load();
+    while ((cap == 0 || now < cap) &&
+           !cap_pages_.compare_exchange_weak(cap, now)) {
+    }
+    ApplyCap(c);
+  }
+
+  // Checked every 32 writes while capped: the cap grows by half of the
+  // disk's free space beyond the cap's own size (that much stays free for
+  // the WAL, checkpoints and everyone else, so the file settles before the
+  // disk fills again); once it reaches max_bytes the cap is gone.
+  void RaiseCap(Conn& c) {
+    uint64_t cap = cap_pages_.load();
+    if (cap == 0) return;
+    struct statvfs fs;
+    if (statvfs(o_.path.c_str(), &fs) != 0) return;
+    const uint64_t free_pages =
+        static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize / page_size_.load();
+    const uint64_t from_bytes =
+        std::max<uint64_t>(16, o_.max_bytes / page_size_.load());
+    if (free_pages <= cap) return;
+    uint64_t want = cap + (free_pages - cap) / 2;
+    if (want >= from_bytes) want = 0;
+    while (cap != 0 && (want == 0 || want > cap) &&
+           !cap_pages_.compare_exchange_weak(cap, want)) {
+    }
+    ApplyCap(c);
+  }
+
+  // Sets this connection's max_page_count to MaxPages() when the disk-full
+  // cap changed since it last did.
+  void ApplyCap(Conn& c) {
+    const uint64_t cap = cap_pages_.load();
+    if (c.cap_pages == cap) return;
+    const std::string sql =
+        "PRAGMA max_page_count=" + std::to_string(MaxPages());
+    if (sqlite3_exec(c.db, sql.c_str(), nullptr, nullptr, nullptr) ==
+        SQLITE_OK) {
+      c.cap_pages = cap;
+    }
   }
 
   // Choice: once a store object met SQLITE_FULL, its connections checkpoint
@@ -551,12 +616,19 @@ class SqliteStore final : public Store {
   }
 
   // Drops expired rows, then the oldest writes, until the file's live pages
-  // are at most 80% of max_bytes. `forced`: an insert hit the limit.
+  // are at most 80% of max_bytes. `forced`: a write met SQLITE_FULL, from
+  // max_page_count or from a full disk; then the bound is also 80% of what
+  // is in use now, so a store on a full disk frees pages inside its file
+  // and goes on working at the size it reached (deleted pages are reused,
+  // the file does not shrink), instead of failing every write until
+  // entries expire (fuzz/drills/store_drills.mjs).
   Status Evict(Conn& c, bool forced) {
     Result<uint64_t> used = UsedBytes(c);
     if (!used.ok()) return used.status();
-    const uint64_t high = o_.max_bytes / 10 * 9;
-    const uint64_t low = o_.max_bytes / 10 * 8;
+    const uint64_t max_bytes = MaxPages() * page_size_.load();
+    const uint64_t high = max_bytes / 10 * 9;
+    const uint64_t low =
+        forced ? std::min(max_bytes, *used) / 10 * 8 : max_bytes / 10 * 8;
     if (!forced && *used <= high) return Status::Ok();
     {
       sqlite3_stmt* st = c.expire.get();
@@ -571,7 +643,9 @@ class SqliteStore final : public Store {
       if (*used <= low) break;
       sqlite3_stmt* st = c.evict.get();
       Reset reset(st);
-      sqlite3_bind_int(st, 1, 64);
+      // Choice: small steps when forced, so a full disk costs the oldest
+      // few entries, not all of a small store.
+      sqlite3_bind_int(st, 1, forced ? 8 : 64);
       const int rc = sqlite3_step(st);
       if (rc != SQLITE_DONE) return FromSqlite(rc, c.db, "evict");
       if (sqlite3_changes(c.db) == 0) break;  // only counters are left
@@ -691,6 +765,7 @@ class SqliteStore final : public Store {
       c = std::move(*opened);
     }
     UseSmallWal(*c);
+    ApplyCap(*c);
     Result<T> r = fn(*c);
     const bool reuse =
         r.ok() || (r.status().code() != StatusCode::kUnavailable &&
@@ -712,7 +787,9 @@ class SqliteStore final : public Store {
   std::atomic<bool> healing_{false};  // a Get's heal runs in this object
   // A write met SQLITE_FULL and no checkpoint completed since (AfterWrite).
   std::atomic<bool> checkpoint_due_{false};
-  std::atomic<bool> low_space_{false};    // a write met SQLITE_FULL once
+  std::atomic<bool> low_space_{false};  // a write met SQLITE_FULL once
+  // Pages the file may have since the disk filled (0: none; CapAtDiskFull).
+  std::atomic<uint64_t> cap_pages_{0};
   std::atomic<int64_t> next_heal_ns_{0};  // steady clock
   std::mutex mu_;
   std::vector<std::unique_ptr<Conn>> idle_;  // GUARDED_BY(mu_)
