@@ -19,7 +19,10 @@
 #include <array>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "src/classify/heuristic.h"
 
@@ -65,6 +68,31 @@ std::string_view LastSegment(std::string_view name) {
   return name.substr(cut);
 }
 
+// A tool name normalized once, to match against many listed names
+// (Classifier::MatchesToolName's rule).
+struct NameForms {
+  explicit NameForms(std::string_view tool) : full(Normalize(tool)) {
+    const std::string_view last = LastSegment(tool);
+    if (last.size() != tool.size()) segment = Normalize(last);
+  }
+  // `want`: a listed name, already normalized.
+  bool Matches(std::string_view want) const {
+    return !want.empty() && (full == want || (segment && *segment == want));
+  }
+  std::string full;
+  std::optional<std::string> segment;  // after the last prefix separator
+};
+
+// kHardList, normalized.
+const std::vector<std::string>& NormalizedHardList() {
+  static const std::vector<std::string> list = [] {
+    std::vector<std::string> out;
+    for (std::string_view l : kHardList) out.push_back(Normalize(l));
+    return out;
+  }();
+  return list;
+}
+
 // The first config entry whose key matches `tool` (exact name first).
 template <typename Map>
 const typename Map::mapped_type* FindTool(const Map& map,
@@ -81,8 +109,11 @@ class HardListLayer final : public FeatureExtractor {
   FeatureSource source() const override { return FeatureSource::kHardList; }
   std::optional<Features> Extract(const ToolInfo& tool,
                                   std::string_view) const override {
-    for (std::string_view listed : kHardList) {
-      if (Classifier::MatchesToolName(tool.name, listed)) {
+    const NameForms forms(tool.name);
+    const std::vector<std::string>& normalized = NormalizedHardList();
+    for (size_t i = 0; i < kHardList.size(); ++i) {
+      if (forms.Matches(normalized[i])) {
+        const std::string_view listed = kHardList[i];
         Features f;
         f.excluded = true;
         f.reason_if_excluded = VerdictReason::kHardExcluded;
@@ -408,16 +439,14 @@ Verdict Classifier::AdmitResult(const Verdict& call, bool is_error,
 bool Classifier::MatchesToolName(std::string_view tool,
                                  std::string_view listed) {
   const std::string want = Normalize(listed);
-  if (want.empty()) return false;
-  if (Normalize(tool) == want) return true;
-  const std::string_view last = LastSegment(tool);
-  return last.size() != tool.size() && Normalize(last) == want;
+  return !want.empty() && NameForms(tool).Matches(want);
 }
 
 bool Classifier::IsHardExcluded(std::string_view tool) {
-  return std::any_of(
-      kHardList.begin(), kHardList.end(),
-      [&](std::string_view l) { return MatchesToolName(tool, l); });
+  const NameForms forms(tool);
+  const std::vector<std::string>& normalized = NormalizedHardList();
+  return std::any_of(normalized.begin(), normalized.end(),
+                     [&](const std::string& l) { return forms.Matches(l); });
 }
 
 const Config& Classifier::config() const { return impl_->config; }

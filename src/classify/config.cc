@@ -32,36 +32,46 @@ struct ConfigError {
   std::string message;
 };
 
-size_t EditDistance(std::string_view a, std::string_view b) {
+// Case-insensitive edit distance of `a` and `b` when it is at most
+// `limit`, else limit + 1 (a row whose every cell exceeds `limit` ends it).
+size_t EditDistanceWithin(std::string_view a, std::string_view b,
+                          size_t limit) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) >
+      limit) {
+    return limit + 1;
+  }
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
+    size_t row_min = cur[0];
     for (size_t j = 1; j <= b.size(); ++j) {
       const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
                         std::tolower(static_cast<unsigned char>(b[j - 1]));
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + !same});
+      row_min = std::min(row_min, cur[j]);
     }
+    if (row_min > limit) return limit + 1;
     std::swap(prev, cur);
   }
-  return prev[b.size()];
+  return std::min(prev[b.size()], limit + 1);
 }
 
 // Closest key within a small edit distance, or "".
+// Choice: suggest when at most max(2, len/3) edits away.
 std::string_view Closest(std::string_view key,
                          const std::vector<std::string_view>& known) {
+  const size_t limit = std::max<size_t>(2, key.size() / 3);
   std::string_view best;
-  size_t best_d = std::numeric_limits<size_t>::max();
+  size_t best_d = limit + 1;
   for (std::string_view k : known) {
-    const size_t d = EditDistance(key, k);
+    const size_t d = EditDistanceWithin(key, k, limit);
     if (d < best_d) {
       best_d = d;
       best = k;
     }
   }
-  // Choice: suggest when at most max(2, len/3) edits away.
-  const size_t limit = std::max<size_t>(2, key.size() / 3);
-  return best_d <= limit ? best : std::string_view();
+  return best;
 }
 
 class Parser {
