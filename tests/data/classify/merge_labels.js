@@ -1,11 +1,18 @@
-// Usage (in npm_servers_heldout2/): node capture/merge.js
-// Builds labels.csv from every server of split.csv and capture/hand.csv with
+// Usage: node tests/data/classify/merge_labels.js SET_DIR
+// (e.g. tests/data/classify/npm_servers_fresh). Builds SET_DIR/labels.csv
+// from every server of SET_DIR/split.csv (each captured as SET_DIR/<server>.json)
+// and SET_DIR/capture/hand.csv with
 // the rules of docs/CLASSIFY.md ("Labels"): an override in hand.csv (note
 // starting "override:") wins; else the authors' annotations (readOnlyHint
 // true and destructiveHint not true = read; readOnlyHint false = write;
 // destructiveHint true = write); else the hand label. A tool with neither is
 // an error, and so is a hand label naming no captured tool.
 const fs = require('fs');
+if (process.argv.length !== 3) {
+  console.error('usage: node merge_labels.js SET_DIR');
+  process.exit(2);
+}
+process.chdir(process.argv[2]);
 function csv(line){const out=[];let cur='',q=false;for(let i=0;i<line.length;i++){const c=line[i];if(q){if(c=='"'){if(line[i+1]=='"'){cur+='"';i++}else q=false}else cur+=c}else if(c=='"')q=true;else if(c==','){out.push(cur);cur=''}else cur+=c}out.push(cur);return out}
 const q=s=>/[",\n]/.test(s)?'"'+s.replace(/"/g,'""')+'"':s;
 const hand=new Map();
