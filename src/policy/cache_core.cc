@@ -137,14 +137,20 @@ class CacheCore::Impl final : public EntryView {
       : capacity_bytes_(options.capacity_bytes),
         capacity_entries_(options.capacity_entries),
         policy_(std::move(policy)),
-        index_(&metas_, options.capacity_entries) {
+        index_(&metas_,
+               std::min<uint64_t>(options.capacity_entries, kMaxPresized)) {
     assert(policy_ != nullptr);
-    if (capacity_entries_ != 0 && capacity_entries_ < (1u << 20)) {
+    if (capacity_entries_ != 0 && capacity_entries_ < kMaxPresized) {
       metas_.reserve(capacity_entries_);
       generation_.reserve(capacity_entries_);
     }
     policy_->Bind(this);
   }
+
+  // Choice: up to this many entries are allocated up front; past it the
+  // arrays and the index grow with the entries (a `maxEntries: 400333333`
+  // in a config allocated a 4 GiB index at start: found by fuzz_config).
+  static constexpr uint64_t kMaxPresized = uint64_t{1} << 20;
 
   // EntryView.
   const EntryMeta& meta(Slot slot) const override {

@@ -176,6 +176,18 @@ TEST(CacheCoreTest, EntryCapacityIsHonoured) {
   EXPECT_EQ(core->Find(7), kNoSlot);
 }
 
+// A huge entry limit costs memory only as entries arrive (fuzz_config
+// found a config whose `maxEntries` made the index allocate 4 GiB at start).
+TEST(CacheCoreTest, AHugeEntryLimitAllocatesNothingUpFront) {
+  auto core = LruCore(1000, /*entries=*/400'333'333);
+  EXPECT_LT(core->MetadataBytes(), uint64_t{64} << 20);
+  for (ObjectId id = 1; id <= 100; ++id) {
+    ASSERT_NE(core->Insert(Req(id, 1)), kNoSlot);
+  }
+  EXPECT_NE(core->Find(100), kNoSlot);
+  EXPECT_LT(core->MetadataBytes(), uint64_t{64} << 20);
+}
+
 TEST(CacheCoreTest, ListenerFiresOnceBeforeSlotIsReused) {
   auto core = LruCore(1);
   std::vector<std::pair<Slot, ObjectId>> removed;
