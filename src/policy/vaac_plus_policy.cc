@@ -85,7 +85,9 @@ VaacPlusPolicy::VaacPlusPolicy(const VaacPlusOptions& options)
   if (options_.admission == PlusAdmission::kStrict) gamma_ = 1;
   const uint64_t expected =
       options.capacity_entries > 0
-          ? options.capacity_entries
+          // The sketch grows with the entries (EnsureCapacity): a huge
+          // limit allocates nothing up front.
+          ? std::min<uint64_t>(options.capacity_entries, uint64_t{1} << 20)
           : std::clamp<uint64_t>(options.capacity_bytes / kAssumedEntryBytes,
                                  16, uint64_t{1} << 16);
   sketch_.Resize(expected);

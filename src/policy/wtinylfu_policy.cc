@@ -45,7 +45,9 @@ class WTinyLfuPolicy final : public Policy {
         std::floor(static_cast<double>(main) * o.protected_pct));
     const uint64_t expected =
         o.capacity_entries > 0
-            ? o.capacity_entries
+            // The sketch grows with the entries (EnsureCapacity): a huge
+            // limit allocates nothing up front.
+            ? std::min<uint64_t>(o.capacity_entries, uint64_t{1} << 20)
             : std::clamp<uint64_t>(o.capacity_bytes / kAssumedEntryBytes, 16,
                                    uint64_t{1} << 16);
     sketch_.Resize(expected);
