@@ -15,6 +15,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 until_s=$(date -d "$1" +%s)
+if ((until_s <= $(date +%s))); then
+  # `date -d 00:05` is today's 00:05: give a date when UNTIL is past midnight.
+  echo "rotate.sh: UNTIL '$1' is $(date -d "@$until_s"), in the past" >&2
+  exit 2
+fi
 slice=$2
 shift 2
 dir=build-fuzz

@@ -64,6 +64,9 @@ for t in "${targets[@]}"; do
   d=$(dict_for "$t")
   [ -n "$d" ] && args+=(-dict="$d")
   start=$(date +%s)
+  # Crashes of this run only: an old artifact left in $art (a fixed crash
+  # kept for reference) must not stop every later run.
+  marker=$(mktemp)
   rc=0
   "$dir/fuzz/fuzz_$t" "${args[@]}" "$work" "fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
   took=$(($(date +%s) - start))
@@ -71,7 +74,8 @@ for t in "${targets[@]}"; do
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
-  crashes=$(find "$art" -type f | wc -l)
+  crashes=$(find "$art" -type f -newer "$marker" | wc -l)
+  rm -f "$marker"
   printf '%-16s %12s %8s %7s %7s %8s %s\n' "$t" "${execs:-?}" "${rate:-?}" \
     "${cov:-?}" "${ft:-?}" "$took" "$crashes"
   if [ "$rc" != 0 ] || [ "$crashes" != 0 ]; then
