@@ -162,35 +162,31 @@ PY
 expect_exit 0 "eval-set table" -- "$BIN" classify --eval-set "$SET"
 grep -Eq "^heldout +14 +215 +91 +124 +1 +0 +0\.901" "$TMP/out" \
   || fail "eval-set table: heldout row: $(grep heldout "$TMP/out" | head -1)"
-# The fresh held-out set (15 servers; labels frozen before the first run):
-# no write cacheable.
-FRESH="$SRC/tests/data/classify/npm_servers_fresh"
-expect_exit 0 "eval-set fresh json" -- "$BIN" classify --eval-set "$FRESH" --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set fresh json: $(head -c 400 "$TMP/out")"
+# A held-out set: one half NAME with these counts, no write cacheable,
+# read recall >= 0.85.
+# Usage: check_heldout NAME DIR SERVERS TOOLS READS WRITES
+check_heldout() {
+  expect_exit 0 "eval-set $1 json" -- "$BIN" classify --eval-set "$2" --format json
+  python3 - "$TMP/out" "$1" "$3" "$4" "$5" "$6" <<'PY' || fail "eval-set $1 json: $(head -c 400 "$TMP/out")"
 import json, sys
+name, want = sys.argv[2], tuple(map(int, sys.argv[3:7]))
 by = {r["half"]: r for r in map(json.loads, open(sys.argv[1]))}
-assert set(by) == {"fresh"}, by.keys()
-f = by["fresh"]
-assert (f["servers"], f["tools"], f["reads"], f["writes"]) == (15, 401, 207, 194), f
-assert f["writes_cacheable"] == [], f["writes_cacheable"]
-assert f["read_recall"] >= 0.85, f
+assert set(by) == {name}, by.keys()
+h = by[name]
+assert (h["servers"], h["tools"], h["reads"], h["writes"]) == want, h
+assert h["writes_cacheable"] == [], h["writes_cacheable"]
+assert h["read_recall"] >= 0.85, h
 PY
+}
+# The fresh held-out set (15 servers; labels frozen before the first run).
+FRESH="$SRC/tests/data/classify/npm_servers_fresh"
+check_heldout fresh "$FRESH" 15 401 207 194
 expect_exit 0 "eval-set fresh table" -- "$BIN" classify --eval-set "$FRESH"
 grep -Eq "^fresh +15 +401 +207 +194 +0 +0 +0\.957" "$TMP/out" \
   || fail "eval-set table: fresh row: $(grep fresh "$TMP/out" | head -1)"
 # The second held-out set (12 servers labelled and committed before any
-# rule of its session changed): no write cacheable, recall >= 0.85.
-HELDOUT2="$SRC/tests/data/classify/npm_servers_heldout2"
-expect_exit 0 "eval-set heldout2 json" -- "$BIN" classify --eval-set "$HELDOUT2" --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set heldout2 json: $(head -c 400 "$TMP/out")"
-import json, sys
-by = {r["half"]: r for r in map(json.loads, open(sys.argv[1]))}
-assert set(by) == {"heldout2"}, by.keys()
-h = by["heldout2"]
-assert (h["servers"], h["tools"], h["reads"], h["writes"]) == (12, 313, 161, 152), h
-assert h["writes_cacheable"] == [], h["writes_cacheable"]
-assert h["read_recall"] >= 0.85, h
-PY
+# rule of its session changed).
+check_heldout heldout2 "$SRC/tests/data/classify/npm_servers_heldout2" 12 313 161 152
 expect_bad "eval-set missing dir" "cannot read" -- "$BIN" classify --eval-set "$TMP/nope"
 expect_bad "eval-set and file" "either FILE or --eval-set" \
   -- "$BIN" classify --eval-set "$SET" "$CSV"
