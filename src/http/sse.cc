@@ -11,6 +11,7 @@
 //   in the event cannot be dispatched as an event (found by fuzz/sse).
 #include "src/http/sse.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace toolcache::http {
@@ -36,19 +37,30 @@ void SseParser::Feed(std::string_view bytes, const Callback& on_event) {
     if (bytes[0] == '\n') i = 1;
     skip_lf_ = false;
   }
+  // The next LF and CR at or after i (nullptr: none left in `bytes`). Each
+  // is searched for again only once i has passed it: a piece of many
+  // LF-only lines is scanned once, not once per line for its absent CR
+  // (which made a 200 KB piece 50 times slower to parse than 1 KiB ones).
+  const char* lf = nullptr;
+  const char* cr = nullptr;
+  bool lf_known = false;
+  bool cr_known = false;
   while (i < bytes.size()) {
     const char* start = bytes.data() + i;
     const size_t left = bytes.size() - i;
-    // Find the next CR or LF.
-    const void* lf = std::memchr(start, '\n', left);
-    const void* cr = std::memchr(start, '\r', left);
+    if (!lf_known || (lf != nullptr && lf < start)) {
+      lf = static_cast<const char*>(std::memchr(start, '\n', left));
+      lf_known = true;
+    }
+    if (!cr_known || (cr != nullptr && cr < start)) {
+      cr = static_cast<const char*>(std::memchr(start, '\r', left));
+      cr_known = true;
+    }
     const char* end = nullptr;
     if (lf && cr) {
-      end = static_cast<const char*>(lf) < static_cast<const char*>(cr)
-                ? static_cast<const char*>(lf)
-                : static_cast<const char*>(cr);
+      end = std::min(lf, cr);
     } else {
-      end = static_cast<const char*>(lf ? lf : cr);
+      end = lf ? lf : cr;
     }
     if (end == nullptr) {
       if (skipping_line_) return;
