@@ -8,7 +8,7 @@
 # fuzz/rotate.sh slice).
 # Usage: fuzz/rate.sh TARGET RUNS [BINARY_DIR] [libFuzzer flags...]
 #   BINARY_DIR defaults to build-fuzz/fuzz (e.g. a copy of older binaries);
-#   the flags default to fuzz/run.sh's (-max_len, the entropic threshold).
+#   the flags default to fuzz/run.sh's (fuzz/settings.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t=$1
@@ -17,22 +17,13 @@ bin=${3:-build-fuzz/fuzz}
 shift 2
 (($# > 0)) && shift
 flags=("$@")
-if ((${#flags[@]} == 0)); then
-  max_len=8192
-  [ "$t" = mcp_session ] && max_len=512
-  flags=(-max_len="$max_len" -entropic_feature_frequency_threshold=8)
-fi
-case $t in
-  canonical_json | trace_convert) dict=fuzz/dict/json.dict ;;
-  mcp_scan | mcp_session) dict=fuzz/dict/jsonrpc.dict ;;
-  sse) dict=fuzz/dict/sse.dict ;;
-  config) dict=fuzz/dict/yaml.dict ;;
-  llm_wire)
-    dict=$(mktemp)
-    cat fuzz/dict/json.dict fuzz/dict/sse.dict >"$dict" ;;
-esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. fuzz/settings.sh
+if ((${#flags[@]} == 0)); then
+  flags=(-max_len="$(max_len_for "$t")" "$fuzz_entropic_flag")
+fi
+dict=$(dict_for "$t" "$tmp")
 cpu() {  # runs the target with "$@"; prints user+sys seconds
   rm -rf "$tmp/work"
   mkdir "$tmp/work"

@@ -11,17 +11,8 @@
 # build-fuzz/logs/<target>.log. Prints one line per target: executions,
 # executions per second, edge coverage (cov), features (ft), crashes.
 #
-# Choice: -entropic_feature_frequency_threshold=8 (libFuzzer's default is
-# 255). Entropic scheduling keeps a list of "rare" features: the 100 rarest
-# plus every feature seen fewer times than the threshold, and for every
-# feature an execution hits it searches that list linearly. With 255 the
-# list holds most of a 10,000-27,000-feature corpus for the first hundreds
-# of thousands of executions, and that search took 33-56 % of the CPU of
-# canonical_json, mcp_scan and llm_wire and most of the corpus loading
-# (fuzz/README.md, session 3). With 8 the schedule is still entropic (the
-# 100 rarest features steer it) and the search is short.
-# Choice: -max_len per target (max_len_for): a cap on the work one input
-# can make; mcp_session's programs run the whole engine per step.
+# The per-target flags (-max_len, the dictionary, the entropic threshold)
+# and why: fuzz/settings.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -32,23 +23,7 @@ targets=("$@")
 if ((${#targets[@]} == 0)); then
   for src in fuzz/*_fuzz.cc; do targets+=("$(basename "$src" _fuzz.cc)"); done
 fi
-dict_for() {
-  case $1 in
-    canonical_json | trace_convert) echo fuzz/dict/json.dict ;;
-    mcp_scan | mcp_session) echo fuzz/dict/jsonrpc.dict ;;
-    sse) echo fuzz/dict/sse.dict ;;
-    config) echo fuzz/dict/yaml.dict ;;
-    llm_wire)
-      cat fuzz/dict/json.dict fuzz/dict/sse.dict >"$dir/llm_wire.dict"
-      echo "$dir/llm_wire.dict" ;;
-  esac
-}
-max_len_for() {
-  case $1 in
-    mcp_session) echo 512 ;;
-    *) echo 8192 ;;
-  esac
-}
+. fuzz/settings.sh
 mkdir -p "$dir/logs"
 status=0
 printf '%-16s %12s %8s %7s %7s %8s %s\n' target execs exec/s cov ft seconds crashes
@@ -60,8 +35,8 @@ for t in "${targets[@]}"; do
   max_len=$(max_len_for "$t")
   args=(-max_total_time="$secs" -print_final_stats=1 -timeout=10
         -rss_limit_mb=2048 -max_len="$max_len" -artifact_prefix="$art"
-        -entropic_feature_frequency_threshold=8)
-  d=$(dict_for "$t")
+        "$fuzz_entropic_flag")
+  d=$(dict_for "$t" "$dir")
   [ -n "$d" ] && args+=(-dict="$d")
   start=$(date +%s)
   # Crashes of this run only: an old artifact left in $art (a fixed crash
