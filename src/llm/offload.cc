@@ -59,8 +59,10 @@ bool Offloader::ResultText(std::string_view content, std::string* text) {
   if (!j.is_array()) return false;
   text->clear();
   for (const ojson& b : j) {
-    if (!b.is_object() || b.value("type", "") != "text" ||
-        !b.contains("text") || !b["text"].is_string()) {
+    // "text" blocks (Anthropic, Chat) or "input_text" parts (Responses).
+    const std::string type = b.is_object() ? b.value("type", "") : "";
+    if ((type != "text" && type != "input_text") || !b.contains("text") ||
+        !b["text"].is_string()) {
       return false;
     }
     if (!text->empty()) text->push_back('\n');
@@ -112,7 +114,6 @@ std::string Offloader::Preview(std::string_view text,
 std::string Offloader::Rewrite(const ParsedRequest& request,
                                const std::string& body, std::string_view scope,
                                OffloadReport* report) {
-  if (request.api == Api::kOpenAiResponses) return body;
   std::vector<Edit> edits;
   // The retrieval tool, after the client's tools, in every request that
   // has a tool list.
@@ -125,14 +126,21 @@ std::string Offloader::Rewrite(const ParsedRequest& request,
         "Reads part of a tool result that was offloaded from the "
         "conversation (its preview names the reference): a byte range, or "
         "the lines matching a pattern.");
-    std::string def = request.api == Api::kAnthropicMessages
-                          ? R"({"name":")" + std::string(kRetrievalTool) +
-                                R"(","description":)" + description +
-                                R"(,"input_schema":)" + schema + "}"
-                          : R"({"type":"function","function":{"name":")" +
-                                std::string(kRetrievalTool) +
-                                R"(","description":)" + description +
-                                R"(,"parameters":)" + schema + "}}";
+    const std::string named = R"("name":")" + std::string(kRetrievalTool) +
+                              R"(","description":)" + description;
+    std::string def;
+    if (request.api == Api::kAnthropicMessages) {
+      def = "{" + named + R"(,"input_schema":)" + schema + "}";
+    } else if (request.api == Api::kOpenAiChat) {
+      def = R"({"type":"function","function":{)" + named + R"(,"parameters":)" +
+            schema + "}}";
+    } else {
+      // Responses: a flat function tool. Choice: "strict": false, said
+      // explicitly: Responses defaults to strict, which makes the model
+      // fill every optional parameter (an empty pattern, a zero length).
+      def = R"({"type":"function",)" + named + R"(,"parameters":)" + schema +
+            R"(,"strict":false})";
+    }
     const uint32_t at = request.tool_defs.back().span.end;
     edits.push_back({at, at, "," + def});
     report->tool_added = true;
@@ -260,7 +268,9 @@ std::string Offloader::Answer(std::string_view scope,
     return "toolcache_read: unknown or expired reference \"" + ref + "\"";
   }
   const std::string& text = *(*got)[0]->bytes;
-  if (a.contains("pattern") && a["pattern"].is_string()) {
+  // An empty pattern is no pattern (it would match every line).
+  if (a.contains("pattern") && a["pattern"].is_string() &&
+      !a["pattern"].get_ref<const std::string&>().empty()) {
     const std::string pattern = a["pattern"].get<std::string>();
     // Choice: the pattern is matched literally (grep -F), never as a regular
     // expression: it comes from the model, and a backtracking regex engine

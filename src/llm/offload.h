@@ -76,7 +76,8 @@ class Offloader {
   std::string Answer(std::string_view scope, std::string_view arguments_json);
 
   // The text of a result's content (a JSON string, or the text of an array
-  // of text blocks); false when it has other blocks.
+  // of text blocks or Responses input_text parts, joined by newlines);
+  // false when it has other blocks.
   static bool ResultText(std::string_view content, std::string* text);
   // "tc_" + 16 hex digits of the SHA-256 of `text`.
   static std::string RefOf(std::string_view text);

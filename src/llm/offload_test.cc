@@ -141,6 +141,49 @@ TEST_F(OffloadTest, SmallResultsAndNoToolList) {
   EXPECT_EQ(rep.offloaded, 0u);
 }
 
+// Responses: the flat function tool with "strict": false (Responses
+// defaults to strict), and a function_call_output's output offloaded
+// whether it is a string or a list of input_text parts.
+TEST_F(OffloadTest, ResponsesToolIsFlatAndNotStrictAndOutputsAreOffloaded) {
+  const std::string text = BigText();
+  const json parts =
+      json::array({{{"type", "input_text"}, {"text", text.substr(0, 9000)}},
+                   {{"type", "input_text"}, {"text", text.substr(9000)}}});
+  for (const json& output : {json(text), parts}) {
+    SCOPED_TRACE(output.is_string() ? "string" : "input_text parts");
+    const std::string body =
+        R"({"model":"m","tools":[{"type":"function","name":"Read",)"
+        R"("parameters":{"type":"object"}}],"input":[)"
+        R"({"role":"user","content":"go"},)"
+        R"({"type":"function_call","call_id":"c1","name":"Read",)"
+        R"("arguments":"{}"},)"
+        R"({"type":"function_call_output","call_id":"c1","output":)" +
+        output.dump() + "}]}";
+    auto p = ParseRequest(Api::kOpenAiResponses, body);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    Offloader off(store_.get(), OffloadOptions{});
+    OffloadReport rep;
+    const json j = json::parse(off.Rewrite(*p, body, "s", &rep));
+    EXPECT_EQ(rep.offloaded, 1u);
+    ASSERT_EQ(j["tools"].size(), 2u);
+    const json& tool = j["tools"][1];
+    EXPECT_EQ(tool["type"], "function");
+    EXPECT_EQ(tool["name"], "toolcache_read");
+    EXPECT_EQ(tool["strict"], false);
+    EXPECT_EQ(tool["parameters"]["required"], json::array({"ref"}));
+    EXPECT_FALSE(tool.contains("function"));
+    const json& out = j["input"][2]["output"];
+    ASSERT_TRUE(out.is_string());
+    const std::string preview = out;
+    // The parts are joined by a newline: the reference is of that text.
+    const std::string whole =
+        output.is_string() ? text
+                           : text.substr(0, 9000) + "\n" + text.substr(9000);
+    EXPECT_NE(preview.find(Offloader::RefOf(whole)), std::string::npos);
+    EXPECT_LT(preview.size(), 3000u);
+  }
+}
+
 TEST_F(OffloadTest, RetrievalReadsRangesAndPatternsInScope) {
   const std::string text = BigText();
   OffloadReport rep;
@@ -162,6 +205,11 @@ TEST_F(OffloadTest, RetrievalReadsRangesAndPatternsInScope) {
       off_->Answer("s", R"({"ref":")" + ref + R"(","pattern":"((a*)*)*b"})")
           .find("no line matches"),
       std::string::npos);
+  // An empty pattern (what a model filling every parameter sends) is no
+  // pattern: the byte range is read, not every line.
+  EXPECT_EQ(off_->Answer("s", R"({"ref":")" + ref +
+                                  R"(","offset":10,"length":20,"pattern":""})"),
+            range);
   EXPECT_NE(off_->Answer("other", R"({"ref":")" + ref + R"("})")
                 .find("unknown or expired"),
             std::string::npos);

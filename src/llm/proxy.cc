@@ -920,8 +920,11 @@ class LlmProxyImpl final : public LlmProxy {
     }
     std::unique_ptr<llm::ServeSession> session;
     bool spliced_any = sr.spliced > 0;
-    // Offload only where the loop can answer the retrieval tool.
-    if (shared->offload && llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
+    // Offload only where the loop can answer the retrieval tool: not in a
+    // Responses request continuing state the provider holds
+    // (previous_response_id, conversation), which the loop does not serve.
+    if (shared->offload && llm::ToolLoop::Supports(parsed.api, parsed.stream) &&
+        llm::ToolLoop::BypassReason(parsed).empty()) {
       // Offload rewrites the request as it will go upstream (spliced).
       Result<llm::ParsedRequest> now =
           spliced_any ? llm::ParseRequest(parsed.api, spliced)

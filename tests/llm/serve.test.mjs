@@ -357,6 +357,73 @@ test('offload: an oversized result becomes a preview, toolcache_read is answered
   }
 });
 
+test('offload, OpenAI Responses: the flat tool with strict false, a preview in the output, toolcache_read answered; previous_response_id untouched', async () => {
+  const offloadConfig = path.join(tmp, 'offload-responses.yaml');
+  fs.writeFileSync(offloadConfig, 'proxy:\n  serve: true\n  offload: true\n  offloadTokens: 2000\n');
+  const big = files['/w/big.txt'];
+  const ref = 'tc_' + crypto.createHash('sha256').update(big).digest('hex').slice(0, 16);
+  up.load({ strictHistory: true, turns: [
+    { reply: { toolCalls: [read('call_o1', '/w/big.txt')] } },
+    { reply: { toolCalls: [{ id: 'call_o2', name: 'toolcache_read', input: { ref, pattern: 'NEEDLE' } }] } },
+    { reply: { text: 'found it on row 321' } },
+    { reply: { toolCalls: [read('call_o3', '/w/big.txt')] } },
+    { reply: { text: 'read again' } },
+  ] });
+  const proxy = await startProxy([], offloadConfig);
+  try {
+    const client = new OpenAI({ apiKey: 'sk-openai-offload', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema, strict: false }];
+    const input = [{ role: 'user', content: 'find the needle in big.txt' }];
+    const ran = [];
+    let last;
+    for (let i = 0; i < 4; ++i) {
+      last = await client.responses.create({ model: 'gpt-test', tools, input });
+      input.push(...last.output);
+      const calls = last.output.filter((o) => o.type === 'function_call');
+      if (!calls.length) break;
+      for (const c of calls) {
+        ran.push(c.name);
+        input.push({ type: 'function_call_output', call_id: c.call_id, output: files[JSON.parse(c.arguments).file_path] });
+      }
+    }
+    assert.equal(last.output_text, 'found it on row 321');
+    // The retrieval call never reached the client.
+    assert.deepEqual(ran, ['Read']);
+    // The tool: Responses' flat shape, not strict (Responses defaults to
+    // strict), last, the same bytes in every request.
+    const tool = (i) => up.requests[i].body.tools.at(-1);
+    assert.deepEqual(Object.keys(tool(0)).sort(), ['description', 'name', 'parameters', 'strict', 'type']);
+    assert.equal(tool(0).name, 'toolcache_read');
+    assert.equal(tool(0).strict, false);
+    assert.deepEqual(tool(1), tool(0));
+    // The upstream got the preview as the output, not the 25 KB result.
+    const out = up.requests[1].body.input[2];
+    assert.equal(out.type, 'function_call_output');
+    assert.ok(out.output.length < 3000 && out.output.includes(ref), `output of ${out.output.length} bytes`);
+    assert.ok(up.requests[1].bodyBytes < 6000);
+    // The proxy answered the retrieval with the matching line.
+    const answer = up.requests[2].body.input.at(-1);
+    assert.equal(answer.call_id, 'call_o2');
+    assert.equal(answer.output, '322: row 321 NEEDLE the quick brown fox jumps\n');
+    for (const r of up.requests) assert.equal(r.rejected, undefined);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_offload_total', { api: 'openai_responses', what: 'offloaded' }), 1);
+    // State the provider holds (previous_response_id): the loop cannot
+    // answer toolcache_read there, so nothing is added or offloaded.
+    const r4 = await client.responses.create({ model: 'gpt-test', tools, previous_response_id: last.id,
+      input: [{ role: 'user', content: 'read it again' }] });
+    const c4 = r4.output.find((o) => o.type === 'function_call');
+    const r5 = await client.responses.create({ model: 'gpt-test', tools, previous_response_id: r4.id,
+      input: [{ type: 'function_call_output', call_id: c4.call_id, output: big }] });
+    assert.equal(r5.output_text, 'read again');
+    assert.equal(up.requests.length, 5);
+    assert.deepEqual(up.requests[3].body.tools, tools);
+    assert.deepEqual(up.requests[4].body.tools, tools);
+    assert.equal(up.requests[4].body.input[0].output, big);
+  } finally {
+    await proxy.stop();
+  }
+});
+
 test('Anthropic, streamed: a repeated read is served inside one well-formed client stream', async () => {
   up.load({ strictHistory: true, turns: [
     { reply: { text: 'Reading.', toolCalls: [read('toolu_x1')] } },
