@@ -91,6 +91,32 @@ class AnthropicAgent {
 
 const read = (id, file = '/w/a.txt') => ({ id, name: 'Read', input: { file_path: file } });
 
+// A Responses SDK user's tool loop: sends `input`, appends the output, runs
+// the function calls (reading `files`), until a response has none (at most
+// `turns` requests). The last response, its headers, the tools run.
+async function responsesLoop(client, tools, input, turns = 5) {
+  const ran = [];
+  let last, headers;
+  for (let i = 0; i < turns; ++i) {
+    const { data, response } = await client.responses.create({ model: 'gpt-test', tools, input }).withResponse();
+    last = data; headers = response.headers;
+    if (!answerCalls(data.output, input, ran)) break;
+  }
+  return { last, headers, ran };
+}
+
+// Appends a Responses `output` to `input`, then a function_call_output for
+// each of its function calls (reading `files`); false when it has none.
+function answerCalls(output, input, ran) {
+  input.push(...output);
+  const calls = output.filter((o) => o.type === 'function_call');
+  for (const c of calls) {
+    ran.push(c.name);
+    input.push({ type: 'function_call_output', call_id: c.call_id, output: files[JSON.parse(c.arguments).file_path] });
+  }
+  return calls.length > 0;
+}
+
 // Asserts request j's messages begin with request i's, byte for byte.
 function assertPrefixStable(i, j) {
   const a = up.requests[i].raw, b = up.requests[j].raw;
@@ -312,17 +338,22 @@ test('OpenAI Chat Completions, not streamed: served and spliced', async () => {
   }
 });
 
+// Offload tests: a config with serve and offload on, big.txt, its reference,
+// and the script's first three turns: the model reads big.txt (call `id1`),
+// then calls toolcache_read for the NEEDLE line (`id2`), then answers.
+const offloadConfig = path.join(tmp, 'offload.yaml');
+fs.writeFileSync(offloadConfig, 'proxy:\n  serve: true\n  offload: true\n  offloadTokens: 2000\n');
+const big = files['/w/big.txt'];
+const bigRef = 'tc_' + crypto.createHash('sha256').update(big).digest('hex').slice(0, 16);
+const needleTurns = (id1, id2) => [
+  { reply: { toolCalls: [read(id1, '/w/big.txt')] } },
+  { reply: { toolCalls: [{ id: id2, name: 'toolcache_read', input: { ref: bigRef, pattern: 'NEEDLE' } }] } },
+  { reply: { text: 'found it on row 321' } },
+];
+
 test('offload: an oversized result becomes a preview, toolcache_read is answered in the proxy', async () => {
-  const offloadConfig = path.join(tmp, 'offload.yaml');
-  fs.writeFileSync(offloadConfig, 'proxy:\n  serve: true\n  offload: true\n  offloadTokens: 2000\n');
-  const big = files['/w/big.txt'];
-  const ref = 'tc_' + crypto.createHash('sha256').update(big).digest('hex').slice(0, 16);
-  up.load({ strictHistory: true, turns: [
-    { reply: { toolCalls: [read('toolu_o1', '/w/big.txt')] } },
-    { reply: { toolCalls: [{ id: 'toolu_o2', name: 'toolcache_read', input: { ref, pattern: 'NEEDLE' } }] } },
-    { reply: { text: 'found it on row 321' } },
-    { reply: { text: 'bye' } },
-  ] });
+  const ref = bigRef;
+  up.load({ strictHistory: true, turns: [...needleTurns('toolu_o1', 'toolu_o2'), { reply: { text: 'bye' } }] });
   const proxy = await startProxy([], offloadConfig);
   try {
     const agent = new AnthropicAgent(proxy.url, 'sk-ant-offload');
@@ -358,14 +389,8 @@ test('offload: an oversized result becomes a preview, toolcache_read is answered
 });
 
 test('offload, OpenAI Responses: the flat tool with strict false, a preview in the output, toolcache_read answered; previous_response_id untouched', async () => {
-  const offloadConfig = path.join(tmp, 'offload-responses.yaml');
-  fs.writeFileSync(offloadConfig, 'proxy:\n  serve: true\n  offload: true\n  offloadTokens: 2000\n');
-  const big = files['/w/big.txt'];
-  const ref = 'tc_' + crypto.createHash('sha256').update(big).digest('hex').slice(0, 16);
-  up.load({ strictHistory: true, turns: [
-    { reply: { toolCalls: [read('call_o1', '/w/big.txt')] } },
-    { reply: { toolCalls: [{ id: 'call_o2', name: 'toolcache_read', input: { ref, pattern: 'NEEDLE' } }] } },
-    { reply: { text: 'found it on row 321' } },
+  const ref = bigRef;
+  up.load({ strictHistory: true, turns: [...needleTurns('call_o1', 'call_o2'),
     { reply: { toolCalls: [read('call_o3', '/w/big.txt')] } },
     { reply: { text: 'read again' } },
   ] });
@@ -374,18 +399,7 @@ test('offload, OpenAI Responses: the flat tool with strict false, a preview in t
     const client = new OpenAI({ apiKey: 'sk-openai-offload', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
     const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema, strict: false }];
     const input = [{ role: 'user', content: 'find the needle in big.txt' }];
-    const ran = [];
-    let last;
-    for (let i = 0; i < 4; ++i) {
-      last = await client.responses.create({ model: 'gpt-test', tools, input });
-      input.push(...last.output);
-      const calls = last.output.filter((o) => o.type === 'function_call');
-      if (!calls.length) break;
-      for (const c of calls) {
-        ran.push(c.name);
-        input.push({ type: 'function_call_output', call_id: c.call_id, output: files[JSON.parse(c.arguments).file_path] });
-      }
-    }
+    const { last, ran } = await responsesLoop(client, tools, input);
     assert.equal(last.output_text, 'found it on row 321');
     // The retrieval call never reached the client.
     assert.deepEqual(ran, ['Read']);
@@ -547,19 +561,7 @@ test('OpenAI Responses, not streamed: served and spliced by call_id; previous_re
     const client = new OpenAI({ apiKey: 'sk-openai-responses', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
     const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema }];
     const input = [{ role: 'user', content: 'read a twice' }];
-    const ran = [];
-    let last, headers;
-    for (let i = 0; i < 5; ++i) {
-      const { data, response } = await client.responses.create({ model: 'gpt-test', tools, input }).withResponse();
-      last = data; headers = response.headers;
-      input.push(...data.output);
-      const calls = data.output.filter((o) => o.type === 'function_call');
-      if (!calls.length) break;
-      for (const c of calls) {
-        ran.push(c.name);
-        input.push({ type: 'function_call_output', call_id: c.call_id, output: files[JSON.parse(c.arguments).file_path] });
-      }
-    }
+    const { last, headers, ran } = await responsesLoop(client, tools, input);
     assert.deepEqual(ran, ['Read']);
     assert.equal(last.output_text, 'responses: same twice');
     assert.equal(headers.get('x-toolcache-served-calls'), '1');
@@ -612,13 +614,7 @@ test('OpenAI Responses, streamed: served inside one well-formed event stream, sp
       s.on('event', (e) => events.push(e));
       final = await s.finalResponse();
       streams.push(events);
-      input.push(...final.output);
-      const calls = final.output.filter((o) => o.type === 'function_call');
-      if (!calls.length) break;
-      for (const c of calls) {
-        ran.push(c.name);
-        input.push({ type: 'function_call_output', call_id: c.call_id, output: files[JSON.parse(c.arguments).file_path] });
-      }
+      if (!answerCalls(final.output, input, ran)) break;
     }
     // The repeated read was answered in the proxy: the client ran one, the
     // upstream got three requests for the client's two.
