@@ -12,7 +12,13 @@
 // lies inside the body and indexes the right things (message and turn
 // indexes in range); NormalizedResult of every tool result is one JSON
 // object (nlohmann accepts it); every
-// failure the stream reports has a reason.
+// failure the stream reports has a reason. Every parsed request is also
+// offloaded (Offloader::Rewrite, threshold 8 tokens so that fuzzed results
+// reach it, a memory store per input): a rewrite of valid JSON is valid
+// JSON that reads back with the same messages and tool results (and one
+// tool more when the retrieval tool was added), and rewriting the same
+// request again gives the same bytes (the prompt-cache safety of the
+// memoised previews).
 #include <spdlog/spdlog.h>
 
 #include <cstddef>
@@ -26,9 +32,11 @@
 #include "fuzz/fuzz_input.h"
 #include "src/http/sse.h"
 #include "src/llm/observer.h"
+#include "src/llm/offload.h"
 #include "src/llm/wire.h"
 #include "toolcache/clock.h"
 #include "toolcache/config.h"
+#include "toolcache/store.h"
 #include "toolcache/tool_cache.h"
 
 namespace {
@@ -73,6 +81,28 @@ void CheckRequest(const toolcache::llm::ParsedRequest& r,
   }
 }
 
+void CheckOffload(const toolcache::llm::ParsedRequest& r,
+                  const std::string& body, toolcache::llm::Offloader* off) {
+  toolcache::llm::OffloadReport report;
+  const std::string out = off->Rewrite(r, body, "tenant", &report);
+  toolcache::llm::OffloadReport again;
+  FUZZ_CHECK(off->Rewrite(r, body, "tenant", &again) == out,
+             "the same request offloaded twice gives other bytes");
+  // simdjson On Demand does not validate what it skips: only a body that
+  // is JSON throughout must stay JSON.
+  if (out == body || !nlohmann::json::accept(body)) return;
+  FUZZ_CHECK(nlohmann::json::accept(out), "offload made invalid JSON");
+  auto read = toolcache::llm::ParseRequest(r.api, out);
+  FUZZ_CHECK(read.ok(), "offload made an unreadable request");
+  FUZZ_CHECK(read->message_list.size() == r.message_list.size() &&
+                 read->tool_results.size() == r.tool_results.size() &&
+                 read->tool_uses.size() == r.tool_uses.size(),
+             "offload changed the messages or tool calls");
+  FUZZ_CHECK(read->tool_defs.size() ==
+                 r.tool_defs.size() + (report.tool_added ? 1 : 0),
+             "offload changed the tool list other than adding its tool");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -90,11 +120,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(cache.ok(), "default engine");
   toolcache::metrics::Registry registry;
   toolcache::llm::Observer observer(cache->get(), &clock, &registry, {});
+  auto store = toolcache::OpenStore("memory");
+  FUZZ_CHECK(store.ok(), "memory store");
+  toolcache::llm::Offloader offloader(
+      store->get(), {.threshold_tokens = 8, .head_bytes = 16, .tail_bytes = 8});
   while (!in.empty()) {
     const std::string body(in.Part());
     auto request = toolcache::llm::ParseRequest(api, body);
     if (request.ok()) {
       CheckRequest(*request, body);
+      CheckOffload(*request, body, &offloader);
       observer.OnRequest(*request, body, "tenant");
     } else {
       FUZZ_CHECK(!request.status().message().empty(), "no message");
