@@ -11,7 +11,6 @@
 //       --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string>

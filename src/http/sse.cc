@@ -41,21 +41,18 @@ void SseParser::Feed(std::string_view bytes, const Callback& on_event) {
   // is searched for again only once i has passed it: a piece of many
   // LF-only lines is scanned once, not once per line for its absent CR
   // (which made a 200 KB piece 50 times slower to parse than 1 KiB ones).
-  const char* lf = nullptr;
-  const char* cr = nullptr;
-  bool lf_known = false;
-  bool cr_known = false;
+  const auto next = [&](char c) -> const char* {
+    if (i >= bytes.size()) return nullptr;
+    return static_cast<const char*>(
+        std::memchr(bytes.data() + i, c, bytes.size() - i));
+  };
+  const char* lf = next('\n');
+  const char* cr = next('\r');
   while (i < bytes.size()) {
     const char* start = bytes.data() + i;
     const size_t left = bytes.size() - i;
-    if (!lf_known || (lf != nullptr && lf < start)) {
-      lf = static_cast<const char*>(std::memchr(start, '\n', left));
-      lf_known = true;
-    }
-    if (!cr_known || (cr != nullptr && cr < start)) {
-      cr = static_cast<const char*>(std::memchr(start, '\r', left));
-      cr_known = true;
-    }
+    if (lf != nullptr && lf < start) lf = next('\n');
+    if (cr != nullptr && cr < start) cr = next('\r');
     const char* end = nullptr;
     if (lf && cr) {
       end = std::min(lf, cr);
