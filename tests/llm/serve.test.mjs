@@ -352,7 +352,6 @@ const needleTurns = (id1, id2) => [
 ];
 
 test('offload: an oversized result becomes a preview, toolcache_read is answered in the proxy', async () => {
-  const ref = bigRef;
   up.load({ strictHistory: true, turns: [...needleTurns('toolu_o1', 'toolu_o2'), { reply: { text: 'bye' } }] });
   const proxy = await startProxy([], offloadConfig);
   try {
@@ -369,7 +368,7 @@ test('offload: an oversized result becomes a preview, toolcache_read is answered
     const preview = up.requests[1].body.messages[2].content[0].content;
     assert.ok(big.length > 20000);
     assert.ok(preview.length < 3000, `preview of ${preview.length} bytes`);
-    assert.ok(preview.includes(ref) && preview.startsWith('[toolcache: this tool result was offloaded'));
+    assert.ok(preview.includes(bigRef) && preview.startsWith('[toolcache: this tool result was offloaded'));
     assert.ok(up.requests[1].bodyBytes < 6000);
     // The proxy answered the retrieval with the matching line.
     const answer = up.requests[2].body.messages.at(-1).content[0];
@@ -389,7 +388,6 @@ test('offload: an oversized result becomes a preview, toolcache_read is answered
 });
 
 test('offload, OpenAI Responses: the flat tool with strict false, a preview in the output, toolcache_read answered; previous_response_id untouched', async () => {
-  const ref = bigRef;
   up.load({ strictHistory: true, turns: [...needleTurns('call_o1', 'call_o2'),
     { reply: { toolCalls: [read('call_o3', '/w/big.txt')] } },
     { reply: { text: 'read again' } },
@@ -413,7 +411,7 @@ test('offload, OpenAI Responses: the flat tool with strict false, a preview in t
     // The upstream got the preview as the output, not the 25 KB result.
     const out = up.requests[1].body.input[2];
     assert.equal(out.type, 'function_call_output');
-    assert.ok(out.output.length < 3000 && out.output.includes(ref), `output of ${out.output.length} bytes`);
+    assert.ok(out.output.length < 3000 && out.output.includes(bigRef), `output of ${out.output.length} bytes`);
     assert.ok(up.requests[1].bodyBytes < 6000);
     // The proxy answered the retrieval with the matching line.
     const answer = up.requests[2].body.input.at(-1);
