@@ -8,22 +8,29 @@
 //   a hidden turn) is never replaced because this one was.
 // - Stored texts and previews are keyed by scope: a reference read from
 //   another scope finds nothing.
+// - Stored texts and previews are sealed (src/store/sealed.h): a damaged
+//   preview is never put into a request and a damaged text never answers
+//   toolcache_read.
 #include "src/llm/offload.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "src/core/sha256.h"
+#include "src/store/sealed.h"
 
 namespace toolcache::llm {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr std::string_view kNamespace = "offl";
+// "offl2": values are sealed since version 2 (unsealed "offl" values of
+// earlier versions are not read).
+constexpr std::string_view kNamespace = "offl2";
 
 std::string JsonString(std::string_view s) {
   return ojson(std::string(s))
@@ -185,13 +192,27 @@ std::string Offloader::Rewrite(const ParsedRequest& request,
     auto got = store_->Get(keys);
     if (!got.ok()) {
       ++report->store_errors;
+      spdlog::warn(
+          "offload: store read failed ({}); oversized results sent "
+          "whole",
+          got.status().message());
       continue;
     }
     for (size_t i = b; i < e; ++i) {
-      if ((*got)[i - b]) {
-        cands[ask[i]].preview = *(*got)[i - b]->bytes;
-        cands[ask[i]].known = true;
+      if (!(*got)[i - b]) continue;
+      std::optional<std::string_view> preview =
+          UnsealValue(*(*got)[i - b]->bytes);
+      if (!preview) {
+        // Choice: a damaged preview counts as none. In the newest turn the
+        // preview is made again (the same bytes under the same options)
+        // and stored over it; in an older turn the result goes whole.
+        ++report->corrupt;
+        spdlog::warn(
+            "offload: a stored preview is damaged (check failed); not used");
+        continue;
       }
+      cands[ask[i]].preview = std::string(*preview);
+      cands[ask[i]].known = true;
     }
   }
   for (Candidate& c : cands) {
@@ -210,9 +231,9 @@ std::string Offloader::Rewrite(const ParsedRequest& request,
       std::string preview = JsonString(Preview(text, ref));
       Status st = store_->Put(
           {.ns = kNamespace, .key = "t/" + std::string(scope) + "/" + ref},
-          text, options_.ttl_seconds);
+          SealValue(text), options_.ttl_seconds);
       if (st.ok()) {
-        st = store_->Put({.ns = kNamespace, .key = c.key}, preview,
+        st = store_->Put({.ns = kNamespace, .key = c.key}, SealValue(preview),
                          options_.ttl_seconds);
       }
       if (!st.ok()) {
@@ -267,7 +288,16 @@ std::string Offloader::Answer(std::string_view scope,
   if (!(*got)[0]) {
     return "toolcache_read: unknown or expired reference \"" + ref + "\"";
   }
-  const std::string& text = *(*got)[0]->bytes;
+  std::optional<std::string_view> sealed = UnsealValue(*(*got)[0]->bytes);
+  if (!sealed) {
+    spdlog::warn(
+        "offload: the stored result \"{}\" is damaged (check "
+        "failed); not read",
+        ref);
+    return "toolcache_read: the stored result \"" + ref +
+           "\" is damaged and cannot be read; run the original tool again";
+  }
+  const std::string_view text = *sealed;
   // An empty pattern is no pattern (it would match every line).
   if (a.contains("pattern") && a["pattern"].is_string() &&
       !a["pattern"].get_ref<const std::string&>().empty()) {
@@ -314,7 +344,8 @@ std::string Offloader::Answer(std::string_view scope,
   return "[bytes " + std::to_string(offset) + "-" +
          std::to_string(offset + length) + " of " +
          std::to_string(text.size()) + "]\n" +
-         text.substr(static_cast<size_t>(offset), static_cast<size_t>(length));
+         std::string(text.substr(static_cast<size_t>(offset),
+                                 static_cast<size_t>(length)));
 }
 
 }  // namespace toolcache::llm

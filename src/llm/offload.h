@@ -4,7 +4,8 @@
 // A tool result in the newest client turn larger than the threshold
 // (default 2,000 tokens, estimated as bytes / 4) is replaced by a preview:
 // its size, a reference, how to read more, its head and its tail. The whole
-// text is stored (namespace "offl", per scope). The proxy adds one tool,
+// text is stored (namespace "offl2", per scope, sealed: a damaged value
+// is never used). The proxy adds one tool,
 // `toolcache_read`, at the end of the request's tool list from the
 // conversation's first request on, and answers calls to it itself in the
 // server-side tool loop (tool_loop.h): a byte range or the lines matching a
@@ -55,6 +56,7 @@ struct OffloadReport {
   uint32_t reused = 0;         // memoised previews put in again
   uint64_t bytes_removed = 0;  // request bytes saved
   uint32_t store_errors = 0;
+  uint32_t corrupt = 0;  // stored previews damaged (not used)
   bool tool_added = false;
 };
 

@@ -99,6 +99,41 @@ TEST_F(OffloadTest, NewestResultBecomesPreviewAndResendsAreIdentical) {
   EXPECT_EQ(restarted.reused, 1u);
 }
 
+// A shared store can hand back damaged values (another writer, a bad
+// disk): a damaged preview is never put into a request and a damaged text
+// never answers toolcache_read.
+TEST_F(OffloadTest, DamagedStoredValuesAreNeverUsed) {
+  const std::string text = BigText();
+  OffloadReport rep;
+  const std::string out = Rewrite(off_.get(), Request(text), &rep);
+  ASSERT_EQ(rep.offloaded, 1u);
+  auto plan = std::make_shared<FaultPlan>();
+  plan->corrupt_values = true;
+  std::unique_ptr<Store> damaged = NewFaultInjectionStore(store_.get(), plan);
+  // Newest turn: the preview is made again, the same bytes as before.
+  Offloader newest(damaged.get(), OffloadOptions{});
+  OffloadReport rn;
+  EXPECT_EQ(Rewrite(&newest, Request(text), &rn), out);
+  EXPECT_EQ(rn.corrupt, 1u);
+  EXPECT_EQ(rn.offloaded, 1u);
+  // Older turn: the result goes whole.
+  Offloader older(damaged.get(), OffloadOptions{});
+  const std::string small = "small";
+  OffloadReport ro;
+  json j = json::parse(Rewrite(&older, Request(text, &small), &ro));
+  EXPECT_EQ(ro.corrupt, 1u);
+  EXPECT_EQ(ro.offloaded, 0u);
+  EXPECT_EQ(j["messages"][2]["content"][0]["content"], text);
+  // toolcache_read: a clear message instead of damaged bytes; the healthy
+  // store still answers.
+  const std::string read =
+      R"({"ref":")" + Offloader::RefOf(text) + R"(","pattern":"NEEDLE"})";
+  const std::string refused = older.Answer("s", read);
+  EXPECT_NE(refused.find("is damaged"), std::string::npos) << refused;
+  EXPECT_EQ(refused.find("NEEDLE here"), std::string::npos);
+  EXPECT_EQ(off_->Answer("s", read).find("438: line 437 NEEDLE here"), 0u);
+}
+
 TEST_F(OffloadTest, OlderTurnsAreNeverNewlyRewritten) {
   const std::string text = BigText();
   const std::string small = "small";

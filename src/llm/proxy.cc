@@ -918,6 +918,9 @@ class LlmProxyImpl final : public LlmProxy {
     if (sr.store_errors > 0) {
       shared->spliced->Get({api, "store_error"})->Add(sr.store_errors);
     }
+    if (sr.corrupt > 0) {
+      shared->spliced->Get({api, "store_corrupt"})->Add(sr.corrupt);
+    }
     std::unique_ptr<llm::ServeSession> session;
     bool spliced_any = sr.spliced > 0;
     // Offload only where the loop can answer the retrieval tool: not in a
@@ -935,6 +938,16 @@ class LlmProxyImpl final : public LlmProxy {
             *now, spliced_any ? spliced : *body, scope, &orep);
         if (orep.offloaded > 0) {
           shared->offloaded->Get({api, "offloaded"})->Add(orep.offloaded);
+          spdlog::info(
+              "{}: offloaded {} oversized tool result(s): previews sent "
+              "upstream, the results kept for toolcache_read",
+              api, orep.offloaded);
+        }
+        if (orep.store_errors > 0) {
+          shared->offloaded->Get({api, "store_error"})->Add(orep.store_errors);
+        }
+        if (orep.corrupt > 0) {
+          shared->offloaded->Get({api, "store_corrupt"})->Add(orep.corrupt);
         }
         if (orep.reused > 0) {
           shared->offloaded->Get({api, "reused"})->Add(orep.reused);
@@ -1060,8 +1073,10 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
         shared->offloaded = &r.Counters(
             "toolcache_llm_offload_total",
             "Oversized tool results replaced by previews (offloaded: first "
-            "time, reused: the memoised preview again), and request bytes "
-            "removed (bytes)",
+            "time, reused: the memoised preview again), request bytes "
+            "removed (bytes), store failures that sent results whole "
+            "(store_error) and damaged stored previews not used "
+            "(store_corrupt)",
             {"api", "what"});
       }
       shared->loop = std::make_unique<llm::ToolLoop>(
@@ -1079,8 +1094,8 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
       shared->spliced = &r.Counters(
           "toolcache_llm_splice_total",
           "Hidden turns put back into client requests (spliced), and "
-          "those whose state was gone (splice_missing) or unreadable "
-          "(store_error)",
+          "those whose state was gone (splice_missing), unreadable "
+          "(store_error) or damaged (store_corrupt)",
           {"api", "outcome"});
       shared->saved_latency = &r.Histograms(
           "toolcache_llm_served_latency_saved_seconds",

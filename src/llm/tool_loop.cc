@@ -8,21 +8,27 @@
 //   visible assistant message, that message): a conversation of another
 //   scope never receives another's turns.
 // - saved_ holds at most options_.max_local keys (cleared when full).
+// - Stored state is sealed (src/store/sealed.h): a damaged value is never
+//   spliced; the request goes as the client sent it.
 #include "src/llm/tool_loop.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <charconv>
+#include <optional>
 
 #include "src/core/sha256.h"
+#include "src/store/sealed.h"
 
 namespace toolcache::llm {
 namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr std::string_view kNamespace = "conv";
+// "conv2": values are sealed since version 2 (unsealed "conv" values of
+// earlier versions are not read).
+constexpr std::string_view kNamespace = "conv2";
 
 std::string Dump(const ojson& j) {
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
@@ -428,7 +434,7 @@ bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
       value.append(std::to_string(replaced_items));
     }
   }
-  Status st = store_->Put({.ns = kNamespace, .key = key}, value,
+  Status st = store_->Put({.ns = kNamespace, .key = key}, SealValue(value),
                           options_.state_ttl_seconds);
   if (!st.ok()) {
     spdlog::warn("tool loop: conversation state not saved: {}", st.message());
@@ -512,16 +518,25 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
       }
       continue;
     }
+    std::optional<std::string_view> sealed = UnsealValue(*found[k]->bytes);
+    if (!sealed) {
+      ++report->corrupt;
+      spdlog::warn(
+          "tool loop: stored conversation state is damaged (check failed); "
+          "not spliced");
+      continue;
+    }
+    const std::string_view value = *sealed;
     const Span first = request.message_list[starts[k]].span;
     Span span = request.message_list[at[k]].span;
-    const std::string& value = *found[k]->bytes;
     const size_t nl = value.find('\n');
     const size_t nl2 = nl == std::string::npos ? nl : value.find('\n', nl + 1);
     if (nl2 != std::string::npos) {
       // The replacement stands for `n` client items (a Responses stream
       // that showed items of hidden rounds); a history without them all
       // is left as sent.
-      const uint64_t n = std::strtoull(value.c_str() + nl2 + 1, nullptr, 10);
+      uint64_t n = 0;
+      std::from_chars(value.data() + nl2 + 1, value.data() + value.size(), n);
       const uint64_t last = starts[k] + n - 1;
       bool whole = n > 0 && last >= at[k] && last < request.message_list.size();
       for (uint64_t i = starts[k]; whole && i <= last; ++i) {

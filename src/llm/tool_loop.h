@@ -77,6 +77,7 @@ struct SpliceReport {
   uint32_t spliced = 0;  // assistant messages that got hidden turns back
   uint32_t missing = 0;  // known served, state gone (forwarded as sent)
   uint32_t store_errors = 0;
+  uint32_t corrupt = 0;  // stored state damaged (forwarded as sent)
 };
 
 // The identity of an assistant message, the same for the message in a

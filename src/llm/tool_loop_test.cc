@@ -242,6 +242,17 @@ TEST_F(ToolLoopTest, SessionSplicesHiddenTurnsBack) {
   SpliceReport other;
   EXPECT_EQ(loop_->Splice(*p2, client2, "t", &other), client2);
   EXPECT_EQ(other.spliced, 0u);
+  // Another process reads the state through a store that damages every
+  // value: the request goes as sent, counted corrupt, nothing spliced.
+  auto plan = std::make_shared<FaultPlan>();
+  plan->corrupt_values = true;
+  std::unique_ptr<Store> damaged = NewFaultInjectionStore(store_.get(), plan);
+  ToolLoop reader(cache_.get(), damaged.get(), obs_.get(),
+                  ServeOptions{.all_tools = true});
+  SpliceReport bad;
+  EXPECT_EQ(reader.Splice(*p2, client2, "s", &bad), client2);
+  EXPECT_EQ(bad.corrupt, 1u);
+  EXPECT_EQ(bad.spliced, 0u);
   // State gone (expired): forwarded as sent, counted missing.
   clock_.Advance(loop_->options().state_ttl_seconds + 1);
   SpliceReport gone;

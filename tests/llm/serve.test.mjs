@@ -382,6 +382,8 @@ test('offload: an oversized result becomes a preview, toolcache_read is answered
     assertPrefixStable(1, 2);
     assertPrefixStable(2, 3);
     assert.equal(await metric(proxy.url, 'toolcache_llm_offload_total', { what: 'offloaded' }), 1);
+    // The log says so, once (the later requests reuse the preview).
+    assert.equal(proxy.log().match(/anthropic_messages: offloaded 1 oversized tool result\(s\)/g)?.length, 1, proxy.log());
   } finally {
     await proxy.stop();
   }
