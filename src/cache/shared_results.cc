@@ -10,8 +10,6 @@
 //   other byte string is DATA_LOSS (store_corrupt), never a wrong result.
 #include "src/cache/shared_results.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -19,6 +17,7 @@
 #include <utility>
 
 #include "src/core/sha256.h"
+#include "src/store/sealed.h"
 
 namespace toolcache::cache_internal {
 namespace {
@@ -66,18 +65,6 @@ double GetF64(const char* p) {
   return v;
 }
 
-uint32_t Crc(std::string_view s) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  // zlib takes uInt lengths: feed large values in pieces.
-  while (!s.empty()) {
-    const size_t n = std::min<size_t>(s.size(), 1u << 30);
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(s.data()),
-                static_cast<uInt>(n));
-    s.remove_prefix(n);
-  }
-  return static_cast<uint32_t>(crc);
-}
-
 uint64_t NowMicros() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(
@@ -114,7 +101,7 @@ std::string EncodeResult(const CachedValue& v, std::string_view result,
   for (std::string_view f : fields)
     PutU32(out, static_cast<uint32_t>(f.size()));
   for (std::string_view f : fields) out += f;
-  const uint32_t crc = Crc(std::string_view(out).substr(8));
+  const uint32_t crc = Crc32(std::string_view(out).substr(8));
   for (int i = 0; i < 4; ++i) out[4 + i] = static_cast<char>(crc >> (8 * i));
   return out;
 }
@@ -123,7 +110,7 @@ Result<StoredResult> DecodeResult(std::string_view b) {
   if (b.size() < kHeader || b.substr(0, 4) != kMagic) {
     return DataLoss("stored result: not a TCR1 record");
   }
-  if (GetU32(b.data() + 4) != Crc(b.substr(8))) {
+  if (GetU32(b.data() + 4) != Crc32(b.substr(8))) {
     return DataLoss("stored result: checksum mismatch");
   }
   const char* p = b.data() + 8;

@@ -11,6 +11,8 @@ namespace {
 constexpr std::string_view kMagic = "TCS1";
 constexpr size_t kHeader = 8;
 
+}  // namespace
+
 uint32_t Crc32(std::string_view s) {
   uLong crc = crc32(0L, Z_NULL, 0);
   // zlib takes uInt lengths: feed gigabyte pieces.
@@ -22,8 +24,6 @@ uint32_t Crc32(std::string_view s) {
   }
   return static_cast<uint32_t>(crc);
 }
-
-}  // namespace
 
 std::string SealValue(std::string_view payload) {
   std::string out;

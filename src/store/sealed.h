@@ -18,11 +18,16 @@
 #ifndef TOOLCACHE_SRC_STORE_SEALED_H_
 #define TOOLCACHE_SRC_STORE_SEALED_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace toolcache {
+
+// The CRC-32 of `bytes` (zlib's polynomial), any length. Also the check of
+// the tool cache's records (src/cache/shared_results.cc).
+uint32_t Crc32(std::string_view bytes);
 
 // `payload` sealed: 8 bytes longer.
 std::string SealValue(std::string_view payload);
