@@ -2,11 +2,13 @@
 # Builds the libFuzzer targets (fuzz/build.sh) and fuzzes each for a time
 # budget, one process per target, one after another.
 # Usage: fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60, all)
-#   FUZZ_MERGE=1  merges what each run found into fuzz/corpus/<target>
-#                 (libFuzzer -merge=1 keeps only inputs adding coverage).
+#   FUZZ_MERGE=1  merges into fuzz/corpus/<target> the inputs of this run
+#                 that add an edge (libFuzzer -merge=1 -use_counters=0);
+#                 everything else it found stays in the working corpus.
 #   FUZZ_SKIP_BUILD=1  uses the existing build-fuzz/.
 # Each run starts from fuzz/corpus/<target> (read-only) plus a working
-# corpus in build-fuzz/work/<target>; crashes go to
+# corpus in build-fuzz/work/<target> (outside git; filled on first use from
+# the archive in git history, fuzz/settings.sh restore_work_corpus); crashes go to
 # build-fuzz/artifacts/<target>/; the log (with libFuzzer's final stats) to
 # build-fuzz/logs/<target>.log. Prints one line per target: executions,
 # executions per second, edge coverage (cov), features (ft), crashes.
@@ -31,6 +33,7 @@ for t in "${targets[@]}"; do
   work=$dir/work/$t
   art=$dir/artifacts/$t/
   mkdir -p "$work" "$art"
+  restore_work_corpus "$t" "$work"
   log=$dir/logs/$t.log
   max_len=$(max_len_for "$t")
   args=(-max_total_time="$secs" -print_final_stats=1 -timeout=10
@@ -58,7 +61,8 @@ for t in "${targets[@]}"; do
     echo "  $t: exit $rc; see $log and $art" >&2
   fi
   if [ "${FUZZ_MERGE:-0}" = 1 ]; then
-    "$dir/fuzz/fuzz_$t" -merge=1 -max_len="$max_len" "fuzz/corpus/$t" "$work" \
+    "$dir/fuzz/fuzz_$t" -merge=1 -use_counters=0 -max_len="$max_len" \
+      "fuzz/corpus/$t" "$work" \
       >>"$log" 2>&1
   fi
 done
