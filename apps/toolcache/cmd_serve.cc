@@ -26,6 +26,7 @@ struct ServeArgs {
   std::string log_level;
   int threads = 2;
   uint32_t mcp_max_sessions = 32;
+  uint32_t mcp_max_sessions_per_tenant = 0;
   double mcp_idle_timeout_seconds = 1800;
 };
 
@@ -78,6 +79,7 @@ int Run(const ServeArgs& a) {
       o.mcp_servers.push_back({name, server.command});
   }
   o.mcp_max_sessions = a.mcp_max_sessions;
+  o.mcp_max_sessions_per_tenant = a.mcp_max_sessions_per_tenant;
   o.mcp_idle_timeout_seconds = a.mcp_idle_timeout_seconds;
   o.stats_path = a.stats_path;
   if (!a.store.empty()) config.store = a.store;
@@ -135,6 +137,13 @@ Command AddServeCommand(CLI::App& root) {
       ->add_option("--mcp-max-sessions", args->mcp_max_sessions,
                    "MCP sessions open at once at /mcp/<name> (default 32; "
                    "each runs its own server process)")
+      ->check(CLI::Range(1, 4096));
+  c.app
+      ->add_option("--mcp-max-sessions-per-tenant",
+                   args->mcp_max_sessions_per_tenant,
+                   "MCP sessions one tenant may hold at once (default: half "
+                   "of --mcp-max-sessions with two or more tenants, else "
+                   "all); an initialize beyond gets 429")
       ->check(CLI::Range(1, 4096));
   c.app
       ->add_option("--mcp-idle-timeout", args->mcp_idle_timeout_seconds,

@@ -70,6 +70,11 @@ struct ServeOptions {
   // idle for 30 min is ended.
   std::vector<ServeMcpServer> mcp_servers;
   uint32_t mcp_max_sessions = 32;
+  // Sessions one tenant may hold at once (an initialize beyond gets 429).
+  // 0 = the default: half of mcp_max_sessions (at least 1) when there are
+  // two or more tenants, so one tenant cannot lock the others out, and all
+  // of them otherwise.
+  uint32_t mcp_max_sessions_per_tenant = 0;
   double mcp_idle_timeout_seconds = 1800;
 };
 

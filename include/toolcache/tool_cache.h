@@ -98,8 +98,11 @@ struct ToolCall {
   // forwards it as a bypass under this statistics name: no hit, no flight,
   // nothing stored; a possible write still invalidates. Default "".
   std::string_view bypass_reason;
-  // Caller identity for the policy's grouping (request_features.h); "" =
-  // the scope. (Added with the store; faces may leave it empty.)
+  // Caller identity. Always the policy's grouping (request_features.h;
+  // "" = the scope). Under `scope: user` (Config::scope) also part of the
+  // key's scope: only calls of the same user share entries and flights, and
+  // a cacheable call with no user is never served, joined or stored (bypass
+  // "user_required"; a COMMAND still invalidates).
   std::string_view user;
 };
 

@@ -32,6 +32,9 @@ enum class VerdictReason {
   kOpenWorldNeedsTtl,  // read-only but open-world, and no operator TTL
   kErrorResult,        // the result is an error (never cached)
   kIncompleteResult,   // the result is partial / task-augmented / streamed
+  kInvalidArguments,   // the arguments have no canonical form (for example
+                       // a duplicate member name): no key can be built
+  kUserRequired,       // `scope: user` and the call names no user
 };
 
 // Where the request type came from, strongest first.

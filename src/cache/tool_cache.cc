@@ -306,17 +306,35 @@ bool ResourcesOverlap(std::string_view a, std::string_view b) {
   return below(a, b) || below(b, a);
 }
 
+// The single-flight table's key: every field length-prefixed, so no two
+// different keys share a text (a scope, server or user may hold any byte,
+// '\0' included).
 std::string KeyText(const CacheKey& k) {
   std::string s;
   s.reserve(k.scope.size() + k.server.size() + k.tool.size() +
-            k.canonical_args.size() + 3);
-  s += k.scope;
-  s += '\0';
-  s += k.server;
-  s += '\0';
-  s += k.tool;
-  s += '\0';
-  s += k.canonical_args;
+            k.canonical_args.size() + 48);
+  for (const std::string* field :
+       {&k.scope, &k.server, &k.tool, &k.canonical_args}) {
+    s += std::to_string(field->size());
+    s += ':';
+    s += *field;
+  }
+  return s;
+}
+
+// The key scope of a call under `scope: user`: the face's scope and the
+// user, length-prefixed, so two different (scope, user) pairs never share
+// one ("a"+"bc" and "ab"+"c" differ). Choice: a leading '\x01' keeps it
+// apart from the face scopes of `scope: global` (tenant names, credential
+// digests), which never start with a control byte.
+std::string UserScope(std::string_view scope, std::string_view user) {
+  std::string s = "\x01user:";
+  s += std::to_string(scope.size());
+  s += ':';
+  s += scope;
+  s += std::to_string(user.size());
+  s += ':';
+  s += user;
   return s;
 }
 
@@ -793,14 +811,24 @@ class ToolCacheImpl final : public ToolCache {
       v.detail = "a task-augmented write is still running";
       return FailedPrecondition("task_in_progress");
     }
-    Result<CacheKey> key =
-        MakeCacheKey(call.scope, call.server, call.tool, args);
+    std::string scope(call.scope);
+    if (config_.scope == SharingScope::kUser) {
+      // Results depend on who asks: a call that names nobody can neither be
+      // served another user's result nor leave its own for others.
+      if (call.user.empty()) {
+        v.cacheable = false;
+        v.reason = VerdictReason::kUserRequired;
+        v.detail = "scope: user and the call names no user";
+        return FailedPrecondition(std::string(VerdictReasonName(v.reason)));
+      }
+      scope = UserScope(call.scope, call.user);
+    }
+    Result<CacheKey> key = MakeCacheKey(scope, call.server, call.tool, args);
     if (!key.ok()) {
       v.cacheable = false;
+      v.reason = VerdictReason::kInvalidArguments;
       v.detail = key.status().message();
-      // Choice: arguments without a canonical form bypass under their own
-      // statistics name (Verdict has no reason for it).
-      return InvalidArgument("invalid_arguments");
+      return InvalidArgument(std::string(VerdictReasonName(v.reason)));
     }
     return key;
   }

@@ -240,6 +240,110 @@ TEST_P(ToolCacheTest, InvalidArgumentsBypassWithTheirOwnReason) {
   EXPECT_TRUE(p.bypass);
   EXPECT_EQ(p.bypass_reason, "invalid_arguments");
   EXPECT_EQ(cache_->Stats().bypasses.at("invalid_arguments"), 1u);
+  // The verdict says the same (issue 27.15: it said "cacheable").
+  EXPECT_FALSE(p.verdict.cacheable);
+  EXPECT_EQ(p.verdict.reason, VerdictReason::kInvalidArguments);
+  RecordOutcome r = cache_->Record(Read(R"({"a":1,"a":2})"),
+                                   {.result_json = R"({"content":[]})"});
+  EXPECT_EQ(r.bypass_reason, "invalid_arguments");
+  EXPECT_EQ(VerdictReasonName(r.verdict.reason), "invalid_arguments");
+  Probe probe = cache_->Peek(Read(R"({"a":1,"a":2})"));
+  EXPECT_EQ(probe.verdict.reason, VerdictReason::kInvalidArguments);
+}
+
+// A cache over the same backing store with `scope: user` (Config::scope).
+std::unique_ptr<ToolCache> UserScopedCache(const Clock* clock, Store* store) {
+  Config config;
+  config.policy = "lru";
+  config.scope = SharingScope::kUser;
+  auto made = NewToolCache(config, clock, store);
+  EXPECT_TRUE(made.ok()) << made.status().message();
+  if (!made.ok()) return nullptr;
+  ToolInfo read{.name = "get_doc", .description = "Get a document"};
+  read.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  ToolInfo write{.name = "put_doc", .description = "Store a document"};
+  write.annotations = ToolAnnotations{.read_only = false};
+  std::vector<ToolInfo> tools = {read, write};
+  (*made)->LearnTools("s", tools, true);
+  return std::move(*made);
+}
+
+ToolCall ReadAs(std::string_view user, std::string_view scope = "") {
+  return {.server = "s",
+          .scope = scope,
+          .tool = "get_doc",
+          .arguments_json = "{}",
+          .user = user};
+}
+
+TEST_P(ToolCacheTest, UserScopeNeverServesOneUsersResultToAnother) {
+  std::unique_ptr<ToolCache> cache = UserScopedCache(&clock_, store_.get());
+  ASSERT_NE(cache, nullptr);
+  RecordOutcome rec = cache->Record(
+      ReadAs("alice"), {.result_json = R"({"content":["alice's inbox"]})"});
+  ASSERT_TRUE(rec.admitted);
+  EXPECT_FALSE(cache->Peek(ReadAs("bob")).would_hit);
+  CallPlan bob = cache->Begin(ReadAs("bob"), 1);
+  EXPECT_EQ(bob.action, CallAction::kForward);
+  EXPECT_FALSE(bob.bypass);
+  (void)cache->Complete(bob.ticket, {.result_json = R"({"content":["bob"]})"});
+  CallPlan alice = cache->Begin(ReadAs("alice"), 2);
+  ASSERT_EQ(alice.action, CallAction::kServe);
+  EXPECT_EQ(*alice.result_json, R"({"content":["alice's inbox"]})");
+  CallPlan bob_again = cache->Begin(ReadAs("bob"), 3);
+  ASSERT_EQ(bob_again.action, CallAction::kServe);
+  EXPECT_EQ(*bob_again.result_json, R"({"content":["bob"]})");
+}
+
+TEST_P(ToolCacheTest, UserScopeJoinsOnlyTheSameUsersFlight) {
+  std::unique_ptr<ToolCache> cache = UserScopedCache(&clock_, store_.get());
+  ASSERT_NE(cache, nullptr);
+  CallPlan alice = cache->Begin(ReadAs("alice"), 1);
+  ASSERT_EQ(alice.action, CallAction::kForward);
+  CallPlan bob = cache->Begin(ReadAs("bob"), 2);
+  EXPECT_EQ(bob.action, CallAction::kForward);
+  EXPECT_NE(bob.ticket, alice.ticket);
+  CallPlan alice2 = cache->Begin(ReadAs("alice"), 3);
+  EXPECT_EQ(alice2.action, CallAction::kWait);
+  EXPECT_EQ(alice2.ticket, alice.ticket);
+  Completion c = cache->Complete(alice.ticket, {.result_json = "{}"});
+  EXPECT_EQ(c.waiters, (std::vector<WaiterId>{1, 3}));
+}
+
+TEST_P(ToolCacheTest, UserScopeScopeAndUserPairsNeverCollide) {
+  std::unique_ptr<ToolCache> cache = UserScopedCache(&clock_, store_.get());
+  ASSERT_NE(cache, nullptr);
+  ASSERT_TRUE(cache->Record(ReadAs("bc", "a"), {.result_json = "{}"}).admitted);
+  EXPECT_FALSE(cache->Peek(ReadAs("c", "ab")).would_hit);
+  EXPECT_FALSE(cache->Peek(ReadAs("abc", "")).would_hit);
+  EXPECT_FALSE(cache->Peek(ReadAs(std::string_view("bc\0", 3), "a")).would_hit);
+  EXPECT_TRUE(cache->Peek(ReadAs("bc", "a")).would_hit);
+}
+
+TEST_P(ToolCacheTest, UserScopeCallWithoutUserIsNeverServedOrStored) {
+  std::unique_ptr<ToolCache> cache = UserScopedCache(&clock_, store_.get());
+  ASSERT_NE(cache, nullptr);
+  ASSERT_TRUE(cache->Record(ReadAs("alice"), {.result_json = "{}"}).admitted);
+  RecordOutcome rec = cache->Record(ReadAs(""), {.result_json = "{}"});
+  EXPECT_FALSE(rec.admitted);
+  EXPECT_EQ(rec.bypass_reason, "user_required");
+  EXPECT_EQ(rec.verdict.reason, VerdictReason::kUserRequired);
+  Probe probe = cache->Peek(ReadAs(""));
+  EXPECT_FALSE(probe.would_hit);
+  EXPECT_EQ(probe.bypass_reason, "user_required");
+  CallPlan p = cache->Begin(ReadAs(""), 1);
+  EXPECT_EQ(p.action, CallAction::kForward);
+  EXPECT_TRUE(p.bypass);
+  EXPECT_EQ(p.bypass_reason, "user_required");
+  CallPlan q = cache->Begin(ReadAs(""), 2);
+  EXPECT_TRUE(q.bypass);  // never joins the first either
+  EXPECT_FALSE(cache->Complete(p.ticket, {.result_json = "{}"}).admitted);
+  EXPECT_EQ(cache->Stats().bypasses.at("user_required"), 3u);
+  // A write that names no user still invalidates (for every user).
+  (void)cache->Record(
+      {.server = "s", .tool = "put_doc", .arguments_json = "{}"},
+      {.result_json = "{}"});
+  EXPECT_FALSE(cache->Peek(ReadAs("alice")).would_hit);
 }
 
 TEST_P(ToolCacheTest, NullAbsentAndEmptyArgumentsAreOneEntry) {

@@ -488,6 +488,20 @@ class Parser {
                                  "' needs exactly one of 'token' and "
                                  "'tokenEnv'");
           }
+          // The token decides the tenant (its cache scope): two tenants
+          // with one token would silently be one (the token is not shown).
+          for (const ServeTenant& other : p.tenants) {
+            if (other.name == t.name) {
+              Fail(it->first, "tenant '" + t.name + "' is listed twice");
+            }
+            if ((!t.token.empty() && other.token == t.token) ||
+                (!t.token_env.empty() && other.token_env == t.token_env)) {
+              Fail(it->second, "tenants '" + other.name + "' and '" + t.name +
+                                   "' have the same " +
+                                   (t.token.empty() ? "tokenEnv" : "token") +
+                                   "; each tenant needs its own");
+            }
+          }
           p.tenants.push_back(std::move(t));
         }
       }

@@ -422,6 +422,22 @@ TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
   ASSERT_FALSE(typo.ok());
   EXPECT_THAT(typo.status().message(),
               ::testing::HasSubstr("did you mean 'tenants'"));
+  // Issue 27.12: two tenants with one token were silently the last one.
+  Result<Config> shared = ParseConfig(
+      "serve:\n  tenants:\n    alice: {token: s3cret-tok}\n"
+      "    bob: {token: s3cret-tok}\n",
+      "s.yaml");
+  ASSERT_FALSE(shared.ok());
+  EXPECT_THAT(shared.status().message(),
+              ::testing::HasSubstr("tenants 'alice' and 'bob' have the same"));
+  EXPECT_THAT(shared.status().message(),
+              ::testing::Not(::testing::HasSubstr("s3cret-tok")));
+  Result<Config> shared_env = ParseConfig(
+      "serve:\n  tenants:\n    a: {tokenEnv: T}\n    b: {tokenEnv: T}\n",
+      "s.yaml");
+  ASSERT_FALSE(shared_env.ok());
+  EXPECT_THAT(shared_env.status().message(),
+              ::testing::HasSubstr("tenants 'a' and 'b' have the same"));
 }
 
 }  // namespace

@@ -21,6 +21,10 @@ std::string_view VerdictReasonName(VerdictReason reason) {
       return "error_result";
     case VerdictReason::kIncompleteResult:
       return "incomplete_result";
+    case VerdictReason::kInvalidArguments:
+      return "invalid_arguments";
+    case VerdictReason::kUserRequired:
+      return "user_required";
   }
   return "unknown";
 }

@@ -9,8 +9,11 @@
 
 namespace toolcache {
 
-// Writes `contents` to `path` + ".tmp" and renames it over `path`.
-// `what` names the file in errors ("cannot write stats file 'x.tmp'").
+// Writes `contents` to a new temporary file beside `path` (created
+// exclusively under a random name, never following a link) and renames it
+// over `path`; the temporary file is removed on failure. `what` names the
+// file in errors ("cannot write stats file 'x.tmp.AbC123'"). Thread-safe;
+// concurrent writers of one path each use their own temporary file.
 Status WriteFileAtomically(const std::string& path, std::string_view contents,
                            std::string_view what);
 

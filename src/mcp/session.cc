@@ -96,8 +96,16 @@ HitPieces PlanHitResponse(std::string_view raw_id, std::string_view result,
   h.head = R"({"jsonrpc":"2.0","id":)";
   h.head += raw_id;
   h.head += R"(,"result":)";
-  std::string_view meta = FindMember(result, "_meta");
-  size_t open = result.find('{');
+  // The result's own opening brace: a '{' further in may sit inside a
+  // string or an array element (a stored "a{b" got _meta spliced into the
+  // string, an invalid answer no client could read: issue 27.6). A result
+  // that is not an object is answered as stored, without provenance.
+  const size_t first = result.find_first_not_of(" \t\r\n");
+  const bool is_object =
+      first != std::string_view::npos && result[first] == '{';
+  std::string_view meta =
+      is_object ? FindMember(result, "_meta") : std::string_view();
+  const size_t open = is_object ? first : std::string_view::npos;
   if (!meta.empty() && meta.front() == '{') {
     // Splice into the existing _meta object.
     h.split = static_cast<size_t>(meta.data() - result.data()) + 1;

@@ -179,6 +179,20 @@ TEST(BuildHitResponseTest, SplicesProvenanceIntoExistingOrNewMeta) {
       R"({"jsonrpc":"2.0","id":1,"result":{"_meta":{"toolcache/cache":{"hit":true,"ageSeconds":0.000}}}})");
 }
 
+TEST(BuildHitResponseTest, NeverSplicesIntoAStringOrAnArrayElement) {
+  // Issue 27.6: the splice went after the first '{' of the stored bytes.
+  for (std::string_view stored :
+       {R"("a{b")", R"([{"x":1}])", "7", "null", R"(  "}{" )"}) {
+    const std::string out = BuildHitResponse("3", stored, 0);
+    json j = json::parse(out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << stored << " -> " << out;
+    EXPECT_EQ(j["result"], json::parse(stored)) << out;
+  }
+  EXPECT_EQ(
+      BuildHitResponse("1", R"( {"content":["{"]})", 0),
+      R"({"jsonrpc":"2.0","id":1,"result": {"_meta":{"toolcache/cache":{"hit":true,"ageSeconds":0.000}},"content":["{"]}})");
+}
+
 TEST_F(SessionTest, WriteInvalidatesAndTheNextReadSeesIt) {
   RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
   RoundTrip("2", "read_file", R"({"path":"/a"})", kFileResult);

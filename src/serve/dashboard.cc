@@ -36,6 +36,7 @@ canvas{background:#fff;border:1px solid #ddd;border-radius:6px}
  <div class="card"><div class="v" id="misses">-</div><div class="k">misses</div></div>
  <div class="card"><div class="v" id="coalesced">-</div><div class="k">coalesced</div></div>
  <div class="card"><div class="v" id="bypasses">-</div><div class="k">bypasses</div></div>
+ <div class="card"><div class="v" id="waitedNoResult">-</div><div class="k">waited, no result</div></div>
  <div class="card"><div class="v" id="hitRatio">-</div><div class="k">hit ratio</div></div>
  <div class="card"><div class="v" id="savedSeconds">-</div><div class="k">saved time (s)</div></div>
  <div class="card"><div class="v" id="savedCost">-</div><div class="k">saved cost</div></div>
@@ -45,7 +46,7 @@ canvas{background:#fff;border:1px solid #ddd;border-radius:6px}
 <h2>Hit ratio and saved time over time</h2>
 <canvas id="chart" width="760" height="200"></canvas>
 <h2>Per tool</h2>
-<table id="tools"><thead><tr><th>server</th><th>tool</th><th>calls</th><th>hits</th><th>misses</th><th>coalesced</th><th>bypasses</th><th>hit ratio</th><th>saved (s)</th></tr></thead><tbody></tbody></table>
+<table id="tools"><thead><tr><th>server</th><th>tool</th><th>calls</th><th>hits</th><th>misses</th><th>coalesced</th><th>bypasses</th><th>waited, no result</th><th>hit ratio</th><th>saved (s)</th></tr></thead><tbody></tbody></table>
 <h2>Bypass reasons</h2>
 <table id="bypassReasons"><thead><tr><th>reason</th><th>calls</th></tr></thead><tbody></tbody></table>
 <h2>Recent invalidations</h2>
@@ -84,10 +85,11 @@ async function refresh() {
     const t = s.totals;
     text("calls", t.calls); text("hits", t.hits); text("misses", t.misses);
     text("coalesced", t.coalesced); text("bypasses", t.bypasses);
+    text("waitedNoResult", t.waitedNoResult);
     text("hitRatio", fmt(t.hitRatio, 3)); text("savedSeconds", fmt(t.savedSeconds, 3));
     text("savedCost", fmt(t.savedCost, 4)); text("entries", s.cache.entries);
     text("invalidations", t.invalidations);
-    fill("tools", s.tools.map(x => [x.server, x.tool, x.calls, x.hits, x.misses, x.coalesced, x.bypasses,
+    fill("tools", s.tools.map(x => [x.server, x.tool, x.calls, x.hits, x.misses, x.coalesced, x.bypasses, x.waitedNoResult,
       fmt(x.calls ? (x.hits + x.coalesced) / x.calls : 0, 3), fmt(x.savedSeconds, 3)]));
     fill("bypassReasons", Object.entries(s.bypassesByReason));
     fill("invalidationLog", s.recentInvalidations.map(e => [new Date(e.time * 1000).toISOString(), e.server, e.resource, e.cause, e.tenant]));

@@ -893,6 +893,9 @@ class McpHttp::Impl {
     j["sessionsExpired"] = expired_.load();
     j["sessionsRejected"] = rejected_.load();
     j["maxSessions"] = options_.max_sessions;
+    j["maxSessionsPerTenant"] = options_.max_sessions_per_tenant > 0
+                                    ? options_.max_sessions_per_tenant
+                                    : options_.max_sessions;
     nlohmann::ordered_json servers = nlohmann::ordered_json::object();
     for (const auto& [name, c] : per_server_) {
       size_t open = 0;
@@ -1073,31 +1076,57 @@ class McpHttp::Impl {
                                        const std::string& tenant) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (sessions_.size() >= options_.max_sessions) {
+      const size_t per_tenant = options_.max_sessions_per_tenant > 0
+                                    ? options_.max_sessions_per_tenant
+                                    : options_.max_sessions;
+      size_t mine = starting_[tenant];
+      for (const auto& [id, w] : sessions_) mine += w->tenant() == tenant;
+      if (sessions_.size() + starting_total_ >= options_.max_sessions) {
         rejected_++;
         SendError(
             res, 503, mcp::kConnectionClosed,
             "Service Unavailable: " + std::to_string(options_.max_sessions) +
-                " MCP sessions are open (the limit); end one (DELETE) "
-                "or wait for an idle one to expire",
+                " MCP sessions are open (the limit, --mcp-max-sessions); end "
+                "one (DELETE) or wait for an idle one to expire",
             {{"retry-after", "5"}});
         return nullptr;
       }
+      if (mine >= per_tenant) {
+        // One tenant may not hold every session (issue 27.10).
+        rejected_++;
+        SendError(res, 429, mcp::kConnectionClosed,
+                  "Too Many Requests: this tenant holds " +
+                      std::to_string(mine) +
+                      " MCP sessions (its limit, "
+                      "--mcp-max-sessions-per-tenant); end one (DELETE) or "
+                      "wait for an idle one to expire",
+                  {{"retry-after", "5"}});
+        return nullptr;
+      }
+      // Counted from now: concurrent initializes cannot overshoot.
+      ++starting_[tenant];
+      ++starting_total_;
     }
     auto w = std::make_shared<Worker>(NewSessionId(), spec, tenant, options_,
                                       &router_);
     w->SetCacheOwner(w);
     Status st = w->Start(spec.command);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --starting_total_;
+      if (--starting_[tenant] == 0) starting_.erase(tenant);
+      if (st.ok()) {
+        sessions_[w->id()] = w;
+        per_server_[spec.name].sessions++;
+        started_++;
+      }
+    }
     if (!st.ok()) {
       spdlog::error("mcp server '{}': {}", spec.name, st.message());
       SendError(res, 502, mcp::kConnectionClosed,
                 "cannot start MCP server '" + spec.name + "': " + st.message());
       return nullptr;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    sessions_[w->id()] = w;
-    per_server_[spec.name].sessions++;
-    started_++;
     return w;
   }
 
@@ -1105,6 +1134,10 @@ class McpHttp::Impl {
   FlightRouter router_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Worker>> sessions_;  // GUARDED_BY(mu_)
+  // Sessions being started (their child not running yet), per tenant and
+  // in all; counted against the limits.
+  std::map<std::string, size_t> starting_;  // GUARDED_BY(mu_)
+  size_t starting_total_ = 0;               // GUARDED_BY(mu_)
   // Closed, their threads not joined yet.
   std::vector<std::shared_ptr<Worker>> ending_;       // GUARDED_BY(mu_)
   std::map<std::string, ServerCounters> per_server_;  // GUARDED_BY(mu_)

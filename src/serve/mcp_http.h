@@ -68,6 +68,9 @@ struct McpHttpOptions {
   // Sessions open at once (over every server); an initialize beyond gets
   // 503. Choice: 32, each is a child process.
   uint32_t max_sessions = 32;
+  // Sessions one tenant may hold open at once; an initialize beyond gets
+  // 429, so one tenant cannot lock the others out. 0 = max_sessions.
+  uint32_t max_sessions_per_tenant = 0;
   // A session without a request this long is ended (its child stopped); a
   // later request gets 404 and the client starts anew. Choice: 30 min.
   double idle_timeout_seconds = 1800;

@@ -23,13 +23,13 @@ std::string_view OpenApiJson() {
           "server": {"type": "string", "description": "server identity (config servers.<name> applies)"},
           "tool": {"type": "string"},
           "arguments": {"type": "object", "description": "tool arguments; default {}"},
-          "user": {"type": "string", "description": "caller identity for the policy's grouping"}
+          "user": {"type": "string", "description": "caller identity: the policy's grouping; under scope: user also part of the key (required for cacheable calls)"}
         }
       },
       "Result": {
         "type": "object",
         "properties": {
-          "result": {"description": "the tool's result: any JSON value"},
+          "result": {"description": "the tool's result: a JSON object (an MCP tool result); any JSON value when isError"},
           "isError": {"type": "boolean", "default": false},
           "complete": {"type": "boolean", "default": true},
           "latencySeconds": {"type": "number", "minimum": 0},
@@ -40,7 +40,7 @@ std::string_view OpenApiJson() {
         "type": "object",
         "properties": {
           "cacheable": {"type": "boolean"},
-          "reason": {"type": "string", "enum": ["cacheable", "hard_excluded", "operator_excluded", "command", "ttl_too_short", "open_world_needs_ttl", "error_result", "incomplete_result"]},
+          "reason": {"type": "string", "enum": ["cacheable", "hard_excluded", "operator_excluded", "command", "ttl_too_short", "open_world_needs_ttl", "error_result", "incomplete_result", "invalid_arguments", "user_required"]},
           "requestType": {"type": "string", "enum": ["INFORMATIONAL", "COMMAND"]},
           "ttlSeconds": {"type": "number"},
           "source": {"type": "string"},

@@ -7,6 +7,7 @@
 // with their loops, never run.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -54,6 +55,12 @@ class CacheServerImpl final : public CacheServer {
         mo.servers.push_back({m.name, m.command});
       }
       mo.max_sessions = o.mcp_max_sessions;
+      mo.max_sessions_per_tenant = o.mcp_max_sessions_per_tenant;
+      if (mo.max_sessions_per_tenant == 0 && o.tenants.size() > 1) {
+        // Choice: half, so a second tenant always finds room.
+        mo.max_sessions_per_tenant =
+            std::max<uint32_t>(1, o.mcp_max_sessions / 2);
+      }
       mo.idle_timeout_seconds = o.mcp_idle_timeout_seconds;
       serve::CacheService* svc = service_.get();
       mo.admit = [svc](const http::Request& r, serve::McpGate* g) {
@@ -176,10 +183,21 @@ class CacheServerImpl final : public CacheServer {
 Result<std::unique_ptr<CacheServer>> NewCacheServer(
     const ServeOptions& options) {
   if (options.cache == nullptr) return InvalidArgument("serve: no cache");
-  for (const ServeTenantToken& t : options.tenants) {
+  for (size_t i = 0; i < options.tenants.size(); ++i) {
+    const ServeTenantToken& t = options.tenants[i];
     if (t.name.empty() || t.token.empty()) {
       return InvalidArgument("serve: tenant '" + t.name +
                              "' needs a name and a non-empty token");
+    }
+    // The token decides the tenant: two with one token would silently be
+    // the last one (issue 27.12). The token itself is never printed.
+    for (size_t j = 0; j < i; ++j) {
+      if (options.tenants[j].token == t.token) {
+        return InvalidArgument("serve: tenants '" + options.tenants[j].name +
+                               "' and '" + t.name +
+                               "' have the same token; each tenant needs "
+                               "its own");
+      }
     }
   }
   auto s = std::make_unique<CacheServerImpl>(options);

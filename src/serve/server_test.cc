@@ -183,7 +183,7 @@ TEST_F(ServerTest, AWaiterWhoseClientHangsUpIsCancelled) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(Stats()["waiting"], 0);
-  json complete = {{"ticket", l["ticket"]}, {"result", 1}};
+  json complete = {{"ticket", l["ticket"]}, {"result", {{"v", 1}}}};
   auto [s2, done] = Http("POST", "/v1/complete", complete.dump());
   EXPECT_EQ(json::parse(done)["waitersAnswered"], 0);
 }

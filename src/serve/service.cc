@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 namespace toolcache::serve {
@@ -96,17 +97,135 @@ dom::parser& ThreadParser() {
   return parser;
 }
 
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+size_t SkipSpace(std::string_view t, size_t i) {
+  while (i < t.size() && IsSpace(t[i])) ++i;
+  return i;
+}
+
+// REQUIRES: `t` is valid JSON and t[i] == '"'. Just after the string.
+size_t StringEnd(std::string_view t, size_t i) {
+  for (++i; i < t.size(); ++i) {
+    if (t[i] == '\\') {
+      ++i;
+    } else if (t[i] == '"') {
+      return i + 1;
+    }
+  }
+  return t.size();
+}
+
+// REQUIRES: `t` is valid JSON and a value starts at t[i]. Just after it.
+size_t ValueEnd(std::string_view t, size_t i) {
+  if (i >= t.size()) return t.size();
+  if (t[i] == '"') return StringEnd(t, i);
+  if (t[i] != '{' && t[i] != '[') {
+    while (i < t.size() && t[i] != ',' && t[i] != '}' && t[i] != ']' &&
+           !IsSpace(t[i])) {
+      ++i;
+    }
+    return i;
+  }
+  size_t depth = 0;
+  for (; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '"') {
+      i = StringEnd(t, i) - 1;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return t.size();
+}
+
+// Deepest nesting of arrays and objects in the JSON text `t`.
+size_t MaxDepth(std::string_view t) {
+  size_t depth = 0, deepest = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '"') {
+      i = StringEnd(t, i) - 1;
+    } else if (c == '{' || c == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// REQUIRES: `object` is a valid JSON object. The raw text of its first
+// top-level member named `key` (names compared decoded, as simdjson's
+// at_key does), or nullopt.
+std::optional<std::string_view> MemberSpan(std::string_view object,
+                                           std::string_view key) {
+  size_t i = SkipSpace(object, 0);
+  if (i >= object.size() || object[i] != '{') return std::nullopt;
+  i = SkipSpace(object, i + 1);
+  while (i < object.size() && object[i] == '"') {
+    const size_t name_end = StringEnd(object, i);
+    const std::string_view literal = object.substr(i, name_end - i);
+    bool match = false;
+    if (literal.find('\\') == std::string_view::npos) {
+      match = literal.substr(1, literal.size() - 2) == key;
+    } else {
+      nlohmann::json name = nlohmann::json::parse(literal, nullptr, false);
+      match = name.is_string() && name.get_ref<const std::string&>() == key;
+    }
+    i = SkipSpace(object, SkipSpace(object, name_end) + 1);  // past ':'
+    const size_t value_end = ValueEnd(object, i);
+    if (match) return object.substr(i, value_end - i);
+    i = SkipSpace(object, value_end);
+    if (i >= object.size() || object[i] != ',') break;
+    i = SkipSpace(object, i + 1);
+  }
+  return std::nullopt;
+}
+
+// The JSON text `v` without insignificant whitespace; every token (number
+// spellings, string escapes) byte for byte as sent.
+std::string MinifyText(std::string_view v) {
+  std::string out(v.size() + simdjson::SIMDJSON_PADDING, '\0');
+  size_t n = 0;
+  if (simdjson::minify(v.data(), v.size(), out.data(), n) !=
+      simdjson::SUCCESS) {
+    return std::string(v);  // not reached for validated text
+  }
+  out.resize(n);
+  return out;
+}
+
 // One parsed request body: an object, with typed field access that names
 // the field in its error.
+//
+// Choice: simdjson's DOM validates and types the fields; a body it refuses
+// only for a number it cannot represent (an integer beyond 64 bits, valid
+// JSON) is validated by nlohmann's SAX acceptor instead and its fields are
+// read from their own text. Raw values (`arguments`, `result`) are always
+// cut from the body's text, so numbers and escapes are kept as sent.
 class Body {
  public:
   // INVALID_ARGUMENT naming the problem unless `text` is one JSON object.
   Status Parse(std::string_view text) {
     if (text.empty())
       return InvalidArgument("empty body: expected a JSON object");
+    text_ = text;
     dom::parser& p = ThreadParser();
     dom::element e;
-    if (auto err = p.parse(text.data(), text.size(), true).get(e)) {
+    auto err = p.parse(text.data(), text.size(), true).get(e);
+    if (err == simdjson::NUMBER_ERROR && MaxDepth(text) <= kMaxDepth &&
+        nlohmann::json::accept(text)) {
+      // Valid JSON with a number simdjson cannot hold.
+      fallback_ = true;
+      if (text[SkipSpace(text, 0)] != '{') {
+        return InvalidArgument("body must be a JSON object");
+      }
+      return Status::Ok();
+    }
+    if (err) {
       if (err == simdjson::DEPTH_ERROR) {
         return InvalidArgument("body nested deeper than " +
                                std::to_string(kMaxDepth) + " levels");
@@ -120,62 +239,107 @@ class Body {
     return Status::Ok();
   }
   bool Has(std::string_view key) const {
+    if (fallback_) {
+      std::optional<std::string_view> v = MemberSpan(text_, key);
+      return v && *v != "null";
+    }
     dom::element e;
     return obj_.at_key(key).get(e) == simdjson::SUCCESS && !e.is_null();
   }
   // A required (or optional, when `required` is false) string.
   Status String(std::string_view key, bool required, std::string* out) const {
-    dom::element e;
-    if (obj_.at_key(key).get(e) || e.is_null()) {
+    std::optional<std::string> got;
+    bool wrong_type = false;
+    if (fallback_) {
+      nlohmann::json v = Member(key);
+      if (v.is_string()) {
+        got = v.get<std::string>();
+      } else {
+        wrong_type = !v.is_null();
+      }
+    } else {
+      dom::element e;
+      if (!obj_.at_key(key).get(e) && !e.is_null()) {
+        std::string_view sv;
+        wrong_type = static_cast<bool>(e.get_string().get(sv));
+        if (!wrong_type) got = std::string(sv);
+      }
+    }
+    if (wrong_type) {
+      return InvalidArgument("'" + std::string(key) + "' must be a string");
+    }
+    if (!got) {
       if (required)
         return InvalidArgument("'" + std::string(key) + "' is required");
       return Status::Ok();
     }
-    std::string_view s;
-    if (e.get_string().get(s)) {
-      return InvalidArgument("'" + std::string(key) + "' must be a string");
-    }
-    if (required && s.empty()) {
+    if (required && got->empty()) {
       return InvalidArgument("'" + std::string(key) + "' must not be empty");
     }
-    out->assign(s);
+    *out = std::move(*got);
     return Status::Ok();
   }
   Status Number(std::string_view key, double* out) const {
-    dom::element e;
-    if (obj_.at_key(key).get(e) || e.is_null()) return Status::Ok();
     double v = 0;
-    if (e.get_double().get(v) || !std::isfinite(v) || v < 0) {
-      return InvalidArgument("'" + std::string(key) +
-                             "' must be a number >= 0");
+    if (fallback_) {
+      nlohmann::json j = Member(key);
+      if (j.is_null()) return Status::Ok();
+      if (!j.is_number()) return NotANumber(key);
+      v = j.get<double>();
+    } else {
+      dom::element e;
+      if (obj_.at_key(key).get(e) || e.is_null()) return Status::Ok();
+      if (e.get_double().get(v)) return NotANumber(key);
     }
+    if (!std::isfinite(v) || v < 0) return NotANumber(key);
     *out = v;
     return Status::Ok();
   }
   Status Bool(std::string_view key, bool* out) const {
+    if (fallback_) {
+      nlohmann::json j = Member(key);
+      if (j.is_null()) return Status::Ok();
+      if (!j.is_boolean()) return NotABool(key);
+      *out = j.get<bool>();
+      return Status::Ok();
+    }
     dom::element e;
     if (obj_.at_key(key).get(e) || e.is_null()) return Status::Ok();
-    if (e.get_bool().get(*out)) {
-      return InvalidArgument("'" + std::string(key) + "' must be a boolean");
-    }
+    if (e.get_bool().get(*out)) return NotABool(key);
     return Status::Ok();
   }
-  // Any JSON value, minified. `object_only`: must be an object.
+  // Any JSON value, minified (tokens byte for byte as sent). `object_only`:
+  // must be an object (null counts as absent).
   Status Raw(std::string_view key, bool object_only, std::string* out,
              bool* present) const {
-    dom::element e;
     *present = false;
-    if (obj_.at_key(key).get(e)) return Status::Ok();
-    if (object_only && !e.is_object() && !e.is_null()) {
+    std::optional<std::string_view> v = MemberSpan(text_, key);
+    if (!v) return Status::Ok();
+    if (object_only && *v == "null") return Status::Ok();
+    if (object_only && v->front() != '{') {
       return InvalidArgument("'" + std::string(key) + "' must be an object");
     }
-    if (object_only && e.is_null()) return Status::Ok();
-    *out = simdjson::minify(e);
+    *out = MinifyText(*v);
     *present = true;
     return Status::Ok();
   }
 
  private:
+  // Fallback mode: the member's value, parsed alone (null when absent).
+  nlohmann::json Member(std::string_view key) const {
+    std::optional<std::string_view> v = MemberSpan(text_, key);
+    if (!v) return nullptr;
+    return nlohmann::json::parse(*v, nullptr, false);
+  }
+  static Status NotANumber(std::string_view key) {
+    return InvalidArgument("'" + std::string(key) + "' must be a number >= 0");
+  }
+  static Status NotABool(std::string_view key) {
+    return InvalidArgument("'" + std::string(key) + "' must be a boolean");
+  }
+
+  std::string_view text_;
+  bool fallback_ = false;
   dom::object obj_;
 };
 
@@ -221,6 +385,14 @@ Status ReadOutcome(const Body& b, Outcome* o) {
   if (!has_result && !o->r.is_error) {
     return InvalidArgument("'result' is required (or \"isError\": true)");
   }
+  // What is stored is answered as an MCP tool result (also at /mcp/<name>),
+  // which is a JSON object; an error result is never stored or shared.
+  if (has_result && !o->r.is_error && o->result.front() != '{') {
+    return InvalidArgument(
+        "'result' must be a JSON object (an MCP tool result, e.g. "
+        "{\"content\":[...]}), not " +
+        std::string(o->result.front() == '[' ? "an array" : "a scalar"));
+  }
   return Status::Ok();
 }
 
@@ -234,6 +406,16 @@ ToolCall MakeCall(const CallFields& c, std::string_view tenant) {
   return call;
 }
 
+// The 400 of a lookup / record / begin the engine refused for naming no
+// user under `scope: user` (bypass "user_required").
+constexpr std::string_view kUserRequired = "user_required";
+Reply UserRequired() {
+  return Error(400, kUserRequired,
+               "'user' is required: the cache is configured with 'scope: "
+               "user' (results depend on who asks), so a call that names no "
+               "user may neither be served nor stored");
+}
+
 std::string VerdictJson(const Verdict& v) {
   std::string s = "{\"cacheable\":";
   s += v.cacheable ? "true" : "false";
@@ -244,6 +426,12 @@ std::string VerdictJson(const Verdict& v) {
   s += ",\"detail\":" + JsonString(v.detail);
   s += ",\"parameterCategory\":" + JsonString(v.parameter_category) + "}";
   return s;
+}
+
+// Outcomes of a coalesced begin answered without the leader's result.
+bool IsWaitedNoResult(std::string_view outcome) {
+  return outcome == "leader_failed" || outcome == "wait_timeout" ||
+         outcome == "waiter_gone";
 }
 
 std::string TicketText(TicketId t) { return "t" + std::to_string(t); }
@@ -281,7 +469,9 @@ CacheService::CacheService(ServiceOptions options)
   calls_ = &r.Counters(
       "toolcache_serve_calls_total",
       "Tool calls asked about (lookup, begin) by outcome: hit, miss, "
-      "coalesced, bypass",
+      "coalesced (a waiter answered with the leader's result), bypass, "
+      "leader_failed / wait_timeout / waiter_gone (a waiter that got no "
+      "result)",
       {"op", "outcome"});
   tenant_calls_ =
       &r.Counters("toolcache_serve_tenant_calls_total",
@@ -558,6 +748,7 @@ Reply CacheService::Lookup(std::string_view tenant, std::string_view body) {
     return Error(400, "bad_request", s.message());
   }
   Probe p = options_.cache->Peek(MakeCall(c, tenant));
+  if (p.bypass_reason == kUserRequired) return UserRequired();
   if (p.would_hit && p.result_json) {
     CountOutcome(tenant, "lookup", c.server, c.tool, "hit", "",
                  p.result_json->size());
@@ -596,6 +787,7 @@ Reply CacheService::Record(std::string_view tenant, std::string_view body) {
     return Error(400, "bad_request", s.message());
   }
   RecordOutcome o = options_.cache->Record(MakeCall(c, tenant), outcome.r);
+  if (o.bypass_reason == kUserRequired) return UserRequired();
   CountRecorded(c.server, c.tool, outcome.r, outcome.cost);
   NoteWrite(tenant, c.server, o.verdict);
   std::string out = "{\"admitted\":";
@@ -633,6 +825,7 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
     // No new ticket for this tenant: serve a hit, let a write through (its
     // completion invalidates), send a read miss to run the tool itself.
     Probe probe = options_.cache->Peek(MakeCall(c, tenant));
+    if (probe.bypass_reason == kUserRequired) return UserRequired();
     if (probe.verdict.request_type != RequestType::kCommand) {
       if (probe.would_hit && probe.result_json) {
         const size_t n = probe.result_json->size();
@@ -659,11 +852,12 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
     // Registered before Begin: a Completion racing with this call finds it.
     std::lock_guard<std::mutex> lock(mu_);
     id = next_waiter_++;
-    waiters_[id] = Waiter{std::string(tenant), context.later};
+    waiters_[id] = Waiter{std::string(tenant), c.server, c.tool, context.later};
   }
   CallPlan p = options_.cache->Begin(MakeCall(c, tenant), id);
   if (p.action == CallAction::kWait) {
-    CountOutcome(tenant, "begin", c.server, c.tool, "coalesced", "", 0);
+    // Counted when answered: coalesced only if the leader's result reaches
+    // it (Finish), else under what happened instead.
     auto take = [this, id]() -> std::optional<Waiter> {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = waiters_.find(id);
@@ -674,13 +868,19 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
     };
     if (context.on_gone) {
       context.on_gone([this, take, id] {
-        if (take()) (void)options_.cache->Cancel(id);
+        std::optional<Waiter> w = take();
+        if (!w) return;
+        (void)options_.cache->Cancel(id);
+        CountOutcome(w->tenant, "begin", w->server, w->tool, "waiter_gone", "",
+                     0);
       });
     }
     context.after(wait, [this, take, id] {
       std::optional<Waiter> w = take();
       if (!w) return;
       (void)options_.cache->Cancel(id);
+      CountOutcome(w->tenant, "begin", w->server, w->tool, "wait_timeout", "",
+                   0);
       w->later(
           Json("{\"action\":\"forward\",\"reason\":\"wait_timeout\","
                "\"detail\":\"the identical call in flight did not complete in "
@@ -691,6 +891,11 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
   {
     std::lock_guard<std::mutex> lock(mu_);
     waiters_.erase(id);
+  }
+  if (p.bypass_reason == kUserRequired) {
+    // No ticket: the engine's bypass flight ends here (nothing is stored).
+    (void)options_.cache->Complete(p.ticket, {.is_error = true});
+    return UserRequired();
   }
   if (p.action == CallAction::kServe) {
     const size_t n = p.result_json ? p.result_json->size() : 0;
@@ -747,7 +952,9 @@ Completion CacheService::Finish(TicketId ticket, const UpstreamResult& result,
       }
     }
     if (!waiter) continue;
-    if (shareable) bytes_->Get({"served"})->Add(result_json.size());
+    CountOutcome(waiter->tenant, "begin", waiter->server, waiter->tool,
+                 shareable ? "coalesced" : "leader_failed", "",
+                 shareable ? result_json.size() : 0);
     ++*answered;
     waiter->later(Json(reply_body));
   }
@@ -796,9 +1003,7 @@ Reply CacheService::Complete(std::string_view tenant, std::string_view body) {
     return Error(400, "bad_request", "'ticket' is not a ticket from begin");
   }
   Outcome outcome;
-  if (Status s = ReadOutcome(b, &outcome); !s.ok()) {
-    return Error(400, "bad_request", s.message());
-  }
+  const Status read = ReadOutcome(b, &outcome);
   Ticket t;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -811,6 +1016,17 @@ Reply CacheService::Complete(std::string_view tenant, std::string_view body) {
     }
     t = it->second;  // a copy: CloseTicket reads its tenant
     CloseTicket(it);
+  }
+  if (!read.ok()) {
+    // A refused completion ends the flight as failed: its waiters run the
+    // tool themselves now instead of waiting out their wait.
+    UpstreamResult failed;
+    failed.is_error = true;
+    failed.complete = false;
+    size_t answered = 0;
+    (void)Finish(ticket, failed, "", &answered);
+    return Error(400, "bad_request",
+                 read.message() + " (the ticket is closed as failed)");
   }
   CountRecorded(t.server, t.tool, outcome.r, outcome.cost);
   size_t answered = 0;
@@ -894,6 +1110,7 @@ CacheService::Totals CacheService::ReadTotals() const {
         if (v[1] == "miss") t.misses += n;
         if (v[1] == "coalesced") t.coalesced += n;
         if (v[1] == "bypass") t.bypasses += n;
+        if (IsWaitedNoResult(v[1])) t.waited_no_result += n;
       });
   saved_->ForEach(
       [&](const std::vector<std::string>& v, const metrics::Counter& c) {
@@ -954,6 +1171,7 @@ std::string CacheService::StatsJson() {
   tot["misses"] = t.misses;
   tot["coalesced"] = t.coalesced;
   tot["bypasses"] = t.bypasses;
+  tot["waitedNoResult"] = t.waited_no_result;
   tot["hitRatio"] = t.calls > 0 ? static_cast<double>(t.hits + t.coalesced) /
                                       static_cast<double>(t.calls)
                                 : 0.0;
@@ -984,16 +1202,17 @@ std::string CacheService::StatsJson() {
         if (row.is_null()) {
           row["server"] = v[0];
           row["tool"] = v[1];
-          for (const char* k :
-               {"calls", "hits", "misses", "coalesced", "bypasses"}) {
+          for (const char* k : {"calls", "hits", "misses", "coalesced",
+                                "bypasses", "waitedNoResult"}) {
             row[k] = 0;
           }
           row["savedSeconds"] = 0.0;
         }
-        const std::string key = v[2] == "hit"         ? "hits"
-                                : v[2] == "miss"      ? "misses"
-                                : v[2] == "coalesced" ? "coalesced"
-                                                      : "bypasses";
+        const std::string key = v[2] == "hit"            ? "hits"
+                                : v[2] == "miss"         ? "misses"
+                                : v[2] == "coalesced"    ? "coalesced"
+                                : IsWaitedNoResult(v[2]) ? "waitedNoResult"
+                                                         : "bypasses";
         row[key] = row[key].get<uint64_t>() + c.value();
         row["calls"] = row["calls"].get<uint64_t>() + c.value();
       });

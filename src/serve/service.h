@@ -139,6 +139,8 @@ class CacheService {
  private:
   struct Waiter {
     std::string tenant;
+    std::string server;  // the call, for its outcome's counters
+    std::string tool;
     std::function<void(Reply)> later;
   };
   struct Ticket {
@@ -162,6 +164,9 @@ class CacheService {
   };
   struct Totals {
     uint64_t calls = 0, hits = 0, misses = 0, coalesced = 0, bypasses = 0;
+    // Coalesced begins that got no result (leader_failed, wait_timeout,
+    // waiter_gone): they ran the tool themselves, or nobody got an answer.
+    uint64_t waited_no_result = 0;
     double saved_seconds = 0, saved_cost = 0;
   };
 

@@ -157,30 +157,33 @@ TEST_F(ServiceTest, ExplainReportsThePolicysValueScoreOfACachedEntry) {
   Make({}, gdsf);
   EXPECT_TRUE(Post("/v1/explain", Call("get_doc", {{"id", 1}}))["valueScore"]
                   .is_null());
-  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v1", 2.0));
+  Post("/v1/record",
+       WithResult(Call("get_doc", {{"id", 1}}), {{"v", "v1"}}, 2.0));
   json e = Post("/v1/explain", Call("get_doc", {{"id", 1}}));
   ASSERT_EQ(e["cached"], true);
   ASSERT_TRUE(e["valueScore"].is_number()) << e.dump();
   const double score = e["valueScore"].get<double>();
   EXPECT_GT(score, 0);
   // A cheaper call of the same size scores lower (C halves with latency).
-  Post("/v1/record", WithResult(Call("get_doc", {{"id", 2}}), "v2", 1.0));
+  Post("/v1/record",
+       WithResult(Call("get_doc", {{"id", 2}}), {{"v", "v2"}}, 1.0));
   json cheaper = Post("/v1/explain", Call("get_doc", {{"id", 2}}));
   // (JSON numbers carry 6 significant digits.)
   EXPECT_NEAR(cheaper["valueScore"].get<double>(), score / 2, score * 1e-5);
 }
 
 TEST_F(ServiceTest, ExplainHasNoValueScoreUnderARecencyPolicy) {
-  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v1"));
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), {{"v", "v1"}}));
   json e = Post("/v1/explain", Call("get_doc", {{"id", 1}}));
   ASSERT_EQ(e["cached"], true);
   EXPECT_TRUE(e["valueScore"].is_null()) << e.dump();
 }
 
 TEST_F(ServiceTest, RecordedWriteInvalidatesTheServerAndIsLogged) {
-  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v1"));
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), {{"v", "v1"}}));
   ASSERT_EQ(Post("/v1/lookup", Call("get_doc", {{"id", 1}}))["hit"], true);
-  json w = Post("/v1/record", WithResult(Call("put_doc", {{"id", 1}}), "ok"));
+  json w = Post("/v1/record",
+                WithResult(Call("put_doc", {{"id", 1}}), {{"v", "ok"}}));
   EXPECT_EQ(w["cacheable"], false);
   EXPECT_EQ(Post("/v1/lookup", Call("get_doc", {{"id", 1}}))["hit"], false);
   json stats = json::parse(service_->StatsJson());
@@ -190,7 +193,7 @@ TEST_F(ServiceTest, RecordedWriteInvalidatesTheServerAndIsLogged) {
 }
 
 TEST_F(ServiceTest, InvalidateDropsTheServersEntries) {
-  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v1"));
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), {{"v", "v1"}}));
   json inv = Post("/v1/invalidate", {{"server", "docs"}});
   EXPECT_EQ(inv["entriesDropped"], 1);
   EXPECT_EQ(Post("/v1/lookup", Call("get_doc", {{"id", 1}}))["hit"], false);
@@ -204,8 +207,8 @@ TEST_F(ServiceTest, TenantsNeedTheirTokenAndNeverReadEachOthersEntries) {
   EXPECT_EQ(Post("/v1/lookup", call, "", 401)["error"]["code"], "unauthorized");
   EXPECT_EQ(Post("/v1/lookup", call, "tok-x", 401)["error"]["code"],
             "unauthorized");
-  Post("/v1/record", WithResult(call, "alice's"), "tok-a");
-  EXPECT_EQ(Post("/v1/lookup", call, "tok-a")["result"], "alice's");
+  Post("/v1/record", WithResult(call, {{"v", "alice's"}}), "tok-a");
+  EXPECT_EQ(Post("/v1/lookup", call, "tok-a")["result"]["v"], "alice's");
   EXPECT_EQ(Post("/v1/lookup", call, "tok-b")["hit"], false)
       << "bob read alice's entry";
   json bob = json::parse(Send("GET", "/v1/stats", "", "tok-b")->body);
@@ -215,13 +218,13 @@ TEST_F(ServiceTest, TenantsNeedTheirTokenAndNeverReadEachOthersEntries) {
   // A ticket is only completable by its tenant.
   json begun = Post("/v1/begin", call, "tok-b");
   ASSERT_EQ(begun["action"], "forward");
-  json other = {{"ticket", begun["ticket"]}, {"result", "poison"}};
+  json other = {{"ticket", begun["ticket"]}, {"result", {{"v", "poison"}}}};
   EXPECT_EQ(Post("/v1/complete", other, "tok-a", 404)["error"]["code"],
             "unknown_ticket");
-  json mine = {{"ticket", begun["ticket"]}, {"result", "bob's"}};
+  json mine = {{"ticket", begun["ticket"]}, {"result", {{"v", "bob's"}}}};
   EXPECT_EQ(Post("/v1/complete", mine, "tok-b")["admitted"], true);
-  EXPECT_EQ(Post("/v1/lookup", call, "tok-b")["result"], "bob's");
-  EXPECT_EQ(Post("/v1/lookup", call, "tok-a")["result"], "alice's");
+  EXPECT_EQ(Post("/v1/lookup", call, "tok-b")["result"]["v"], "bob's");
+  EXPECT_EQ(Post("/v1/lookup", call, "tok-a")["result"]["v"], "alice's");
 }
 
 TEST_F(ServiceTest, BeginCoalescesIdenticalCallsUntilTheLeaderCompletes) {
@@ -291,10 +294,160 @@ TEST_F(ServiceTest, AWaiterTimesOutAndALapsedLeaseReleasesWaiters) {
   ASSERT_FALSE(Send("POST", "/v1/begin", call.dump(), "", w3).has_value());
   ASSERT_FALSE(gone_.empty());
   gone_.back()();
-  json done =
-      Post("/v1/complete", {{"ticket", leader2["ticket"]}, {"result", 2}});
+  json done = Post("/v1/complete",
+                   {{"ticket", leader2["ticket"]}, {"result", {{"v", 2}}}});
   EXPECT_EQ(done["waitersAnswered"], 0);
   EXPECT_FALSE(w3->reply.has_value());
+}
+
+// Issue 27.1: with `scope: user` one user's results never reach another,
+// and a call that names no user is refused (nothing served or stored).
+TEST_F(ServiceTest, UserScopeKeepsEachUsersResultsApart) {
+  Make({}, std::string(kConfig) + "scope: user\n");
+  json alice = Call("get_doc", json::object());
+  alice["user"] = "alice";
+  json bob = alice;
+  bob["user"] = "bob";
+  json rec = Post("/v1/record", WithResult(alice, {{"inbox", "alice's"}}));
+  ASSERT_EQ(rec["admitted"], true) << rec;
+  EXPECT_EQ(Post("/v1/lookup", bob)["hit"], false);
+  json begun = Post("/v1/begin", bob);
+  EXPECT_EQ(begun["action"], "forward");
+  EXPECT_EQ(begun["reason"], "miss");
+  json hit = Post("/v1/lookup", alice);
+  EXPECT_EQ(hit["hit"], true);
+  EXPECT_EQ(hit["result"], json({{"inbox", "alice's"}}));
+  json nobody = Call("get_doc", json::object());
+  for (const char* op : {"/v1/lookup", "/v1/begin", "/v1/record"}) {
+    json body = std::string(op) == "/v1/record"
+                    ? WithResult(nobody, {{"inbox", "x"}})
+                    : nobody;
+    json e = Post(op, body, "", 400);
+    EXPECT_EQ(e["error"]["code"], "user_required") << op;
+  }
+  EXPECT_EQ(Post("/v1/explain", nobody)["reason"], "user_required");
+  json stats = json::parse(service_->StatsJson());
+  EXPECT_EQ(stats["openTickets"], 1);  // bob's; the refused begin has none
+  EXPECT_EQ(stats["waiting"], 0);
+}
+
+// Issue 27.6: what is stored is answered as an MCP tool result.
+TEST_F(ServiceTest, ANonObjectResultIsRefusedAndItsFlightFails) {
+  for (const char* result : {R"("a{b")", "[{\"x\":1}]", "7", "null"}) {
+    std::string body = R"({"server":"docs","tool":"get_doc","result":)" +
+                       std::string(result) + "}";
+    std::optional<Reply> r = Send("POST", "/v1/record", body);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 400) << result << " " << r->body;
+    EXPECT_NE(r->body.find("must be a JSON object"), std::string::npos);
+  }
+  EXPECT_EQ(Post("/v1/lookup", Call("get_doc", json::object()))["hit"], false);
+  // An error result may be anything: it is never stored.
+  json call = Call("get_doc", {{"id", 9}});
+  json leader = Post("/v1/begin", call);
+  auto waiter = std::make_shared<Deferred>();
+  ASSERT_FALSE(Send("POST", "/v1/begin", call.dump(), "", waiter).has_value());
+  json refused =
+      Post("/v1/complete", {{"ticket", leader["ticket"]}, {"result", "a{b"}},
+           "", 400);
+  EXPECT_EQ(refused["error"]["code"], "bad_request");
+  // Issue 27.14: the waiter is answered at once, not after its wait.
+  ASSERT_TRUE(waiter->reply.has_value());
+  EXPECT_EQ(json::parse(waiter->reply->body)["reason"], "leader_failed");
+  EXPECT_EQ(json::parse(service_->StatsJson())["openTickets"], 0);
+  EXPECT_EQ(Post("/v1/begin", call)["action"], "forward");
+}
+
+// Issue 27.14: valid JSON with an integer beyond 64 bits is kept as sent.
+TEST_F(ServiceTest, IntegersBeyondSixtyFourBitsAreStoredExactly) {
+  const std::string big = "123456789012345678901234567890";
+  const std::string result = R"({"n":)" + big + R"(,"f":1.50,"s":"\u00e9"})";
+  std::string body = R"({"server":"docs","tool":"get_doc","arguments":{"id":)" +
+                     big + R"(},"result": )" + result +
+                     R"(,"latencySeconds":1})";
+  std::optional<Reply> r = Send("POST", "/v1/record", body);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(json::parse(r->body)["admitted"], true) << r->body;
+  r = Send(
+      "POST", "/v1/lookup",
+      R"({"server":"docs","tool":"get_doc","arguments":{"id":)" + big + "}}");
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_NE(r->body.find(R"("result":)" + result), std::string::npos)
+      << r->body;
+  // Through begin / complete, to a waiter too.
+  const std::string call =
+      R"({"server":"docs","tool":"get_doc","arguments":{"id":)" + big + "0}}";
+  r = Send("POST", "/v1/begin", call);
+  ASSERT_TRUE(r.has_value());
+  const std::string ticket = json::parse(r->body)["ticket"];
+  auto waiter = std::make_shared<Deferred>();
+  ASSERT_FALSE(Send("POST", "/v1/begin", call, "", waiter).has_value());
+  r = Send("POST", "/v1/complete",
+           R"({"ticket":")" + ticket + R"(","result":)" + result + "}");
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  ASSERT_TRUE(waiter->reply.has_value());
+  EXPECT_NE(waiter->reply->body.find(result), std::string::npos)
+      << waiter->reply->body;
+  // Still refused: a number no parser can hold.
+  r = Send("POST", "/v1/record",
+           R"({"server":"docs","tool":"get_doc","result":{"x":1e999}})");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 400) << r->body;
+}
+
+// Issue 27.13: a waiter that got no result is no coalesced hit.
+TEST_F(ServiceTest, WaitersThatGotNoResultAreNotCountedAsCoalesced) {
+  // The leader's tool has a recorded latency, so a coalesced answer would
+  // count saved time.
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 0}}), {{"v", 0}}, 2));
+  json call = Call("get_doc", {{"id", 5}});
+  json leader = Post("/v1/begin", call);
+  auto failed = std::make_shared<Deferred>();
+  ASSERT_FALSE(Send("POST", "/v1/begin", call.dump(), "", failed).has_value());
+  Post("/v1/complete", {{"ticket", leader["ticket"]}, {"isError", true}});
+  ASSERT_TRUE(failed->reply.has_value());
+  EXPECT_EQ(json::parse(failed->reply->body)["reason"], "leader_failed");
+  leader = Post("/v1/begin", call);
+  auto late = std::make_shared<Deferred>();
+  ASSERT_FALSE(Send("POST", "/v1/begin", call.dump(), "", late).has_value());
+  timers_.back().second();  // the wait times out
+  ASSERT_TRUE(late->reply.has_value());
+  json stats = json::parse(service_->StatsJson());
+  EXPECT_EQ(stats["totals"]["coalesced"], 0);
+  EXPECT_EQ(stats["totals"]["waitedNoResult"], 2);
+  EXPECT_EQ(stats["totals"]["hitRatio"], 0);
+  EXPECT_EQ(stats["totals"]["savedSeconds"], 0);
+  const std::string metrics = service_->Prometheus();
+  EXPECT_NE(metrics.find(R"(outcome="leader_failed"} 1)"), std::string::npos);
+  EXPECT_NE(metrics.find(R"(outcome="wait_timeout"} 1)"), std::string::npos);
+  EXPECT_EQ(metrics.find(R"(outcome="coalesced")"), std::string::npos);
+  // A waiter that does get the result is coalesced, with saved time.
+  auto ok = std::make_shared<Deferred>();
+  ASSERT_FALSE(Send("POST", "/v1/begin", call.dump(), "", ok).has_value());
+  Post("/v1/complete", {{"ticket", leader["ticket"]}, {"result", {{"v", 5}}}});
+  ASSERT_TRUE(ok->reply.has_value());
+  stats = json::parse(service_->StatsJson());
+  EXPECT_EQ(stats["totals"]["coalesced"], 1);
+  EXPECT_GT(stats["totals"]["savedSeconds"].get<double>(), 0);
+}
+
+// Issue 27.15: the verdict says why a call with a duplicate argument name
+// is not cacheable.
+TEST_F(ServiceTest, DuplicateArgumentNamesAreReportedConsistently) {
+  const std::string body =
+      R"({"server":"docs","tool":"get_doc","arguments":{"a":1,"a":2},"result":{}})";
+  for (const char* op : {"/v1/record", "/v1/explain", "/v1/lookup"}) {
+    std::optional<Reply> r = Send("POST", op, body);
+    ASSERT_TRUE(r.has_value());
+    json j = json::parse(r->body);
+    EXPECT_EQ(j["cacheable"], false) << op << " " << r->body;
+    EXPECT_EQ(j["reason"], "invalid_arguments") << op;
+    EXPECT_EQ(j["verdict"]["cacheable"], false) << op;
+    EXPECT_EQ(j["verdict"]["reason"], "invalid_arguments") << op;
+  }
 }
 
 // A tenant that never completes its tickets cannot grow the server without
@@ -320,19 +473,21 @@ TEST_F(ServiceTest, OpenTicketsArePerTenantAndCapped) {
   EXPECT_TRUE(write["ticket"].is_string()) << write;
   // Completing frees slots (t1's result is not admitted: the write began
   // while it was in flight). At the limit a hit is still served.
-  Post("/v1/complete", {{"ticket", write["ticket"]}, {"result", "ok"}},
+  Post("/v1/complete", {{"ticket", write["ticket"]}, {"result", {{"v", "ok"}}}},
        "tok-a");
-  Post("/v1/complete", {{"ticket", t1["ticket"]}, {"result", "one"}}, "tok-a");
+  Post("/v1/complete", {{"ticket", t1["ticket"]}, {"result", {{"v", "one"}}}},
+       "tok-a");
   json t6 = Post("/v1/begin", Call("get_doc", {{"id", 6}}), "tok-a");
   ASSERT_TRUE(t6["ticket"].is_string()) << t6;
-  EXPECT_EQ(Post("/v1/complete", {{"ticket", t6["ticket"]}, {"result", "six"}},
+  EXPECT_EQ(Post("/v1/complete",
+                 {{"ticket", t6["ticket"]}, {"result", {{"v", "six"}}}},
                  "tok-a")["admitted"],
             true);
   json t4 = Post("/v1/begin", Call("get_doc", {{"id", 4}}), "tok-a");
   ASSERT_TRUE(t4["ticket"].is_string()) << t4;  // alice: t2, t4
   json hit = Post("/v1/begin", Call("get_doc", {{"id", 6}}), "tok-a");
   EXPECT_EQ(hit["action"], "hit") << hit;
-  EXPECT_EQ(hit["result"], "six");
+  EXPECT_EQ(hit["result"]["v"], "six");
   EXPECT_EQ(Post("/v1/begin", Call("get_doc", {{"id", 5}}), "tok-a")["reason"],
             "open_ticket_limit");
   // Lapsed leases free their slots too.
@@ -421,7 +576,7 @@ TEST_F(ServiceTest, ALoopbackServerRefusesOtherHostNames) {
 }
 
 TEST_F(ServiceTest, MetricsCountOutcomesByEnumLabels) {
-  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), "v"));
+  Post("/v1/record", WithResult(Call("get_doc", {{"id", 1}}), {{"v", "v"}}));
   Post("/v1/lookup", Call("get_doc", {{"id", 1}}));
   Post("/v1/lookup", Call("put_doc", {{"id", 1}}));
   Post("/v1/invalidate", {{"server", "docs"}});

@@ -35,6 +35,12 @@
 // - A new guard starts degraded (lost 1, healed 0): it cannot know about
 //   bumps lost before it existed; opening the store tries the first heal.
 //
+// Choice: opening the store (the first connection) retries a busy or
+// locked database for up to kStartupWaitMs: several processes opening one
+// new file at once is the documented way to share it, and switching it to
+// WAL needs a lock the busy handler does not always wait for (issue 27.16:
+// "PRAGMA journal_mode=WAL: database is locked" in 1 of 3 double starts).
+// A pool connection opened later, during a call, waits busy_timeout_ms.
 // Choice: eviction first drops expired rows, then the oldest writes, down
 // to 80% of max_bytes, checked every 32 writes and on SQLITE_FULL: the
 // cache's policy above decides admission; this only bounds the file.
@@ -59,6 +65,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -229,6 +236,13 @@ struct Conn {
   ~Conn() { sqlite3_close_v2(db); }
 };
 
+// Longest wait for other processes' locks while the store opens.
+constexpr int kStartupWaitMs = 10000;
+
+bool IsBusy(int rc) {
+  return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+}
+
 constexpr const char* kSchema =
     "CREATE TABLE IF NOT EXISTS kv("
     " id INTEGER PRIMARY KEY,"
@@ -250,7 +264,7 @@ class SqliteStore final : public Store {
   // Opens the first connection (creating the schema); the error says why
   // the file cannot be used.
   Status Init() {
-    Result<std::unique_ptr<Conn>> c = Open();
+    Result<std::unique_ptr<Conn>> c = Open(kStartupWaitMs);
     if (!c.ok()) return c.status();
     idle_.push_back(std::move(*c));
     Result<std::unique_ptr<BumpGuard>> guard = BumpGuard::Open(o_.path);
@@ -653,20 +667,52 @@ class SqliteStore final : public Store {
     return Status::Ok();
   }
 
-  Result<std::unique_ptr<Conn>> Open() {
+  // A new connection, configured. A busy or locked database is retried
+  // for up to `wait_ms` (at least the busy timeout) before failing.
+  Result<std::unique_ptr<Conn>> Open(int wait_ms = 0) {
     auto c = std::make_unique<Conn>();
     int rc = sqlite3_open_v2(
         o_.path.c_str(), &c->db,
         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
         nullptr);
     if (rc != SQLITE_OK) return FromSqlite(rc, c->db, "open " + o_.path);
+    // Before any statement: every one below may meet another's lock.
     sqlite3_busy_timeout(c->db, o_.busy_timeout_ms);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    // True (after a short sleep) while a busy `rc` may still be retried.
+    auto again = [&](int r, int* round) {
+      if (!IsBusy(r) || std::chrono::steady_clock::now() >= deadline) {
+        return false;
+      }
+      const int ms = std::min(50, 2 << std::min(*round, 4));
+      ++*round;
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+      return true;
+    };
     auto exec = [&](const std::string& sql) -> Status {
-      char* err = nullptr;
-      const int r = sqlite3_exec(c->db, sql.c_str(), nullptr, nullptr, &err);
-      sqlite3_free(err);
+      int r = SQLITE_OK;
+      for (int round = 0;;) {
+        char* err = nullptr;
+        r = sqlite3_exec(c->db, sql.c_str(), nullptr, nullptr, &err);
+        sqlite3_free(err);
+        if (!again(r, &round)) break;
+      }
       return r == SQLITE_OK ? Status::Ok()
                             : FromSqlite(r, c->db, o_.path + ": " + sql);
+    };
+    // One row of a PRAGMA that reads a number.
+    auto read_int = [&](const char* sql, int64_t* out) -> Status {
+      for (int round = 0;;) {
+        Stmt st;
+        int r = st.Prepare(c->db, sql);
+        if (r == SQLITE_OK) r = sqlite3_step(st.get());
+        if (r == SQLITE_ROW) {
+          *out = sqlite3_column_int64(st.get(), 0);
+          return Status::Ok();
+        }
+        if (!again(r, &round)) return FromSqlite(r, c->db, sql);
+      }
     };
     for (const char* pragma :
          {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL",
@@ -674,14 +720,9 @@ class SqliteStore final : public Store {
       if (Status s = exec(pragma); !s.ok()) return s;
     }
     if (Status s = exec(kSchema); !s.ok()) return s;
-    int version = 0;
-    {
-      Stmt v;
-      if (v.Prepare(c->db, "PRAGMA user_version") != SQLITE_OK ||
-          sqlite3_step(v.get()) != SQLITE_ROW) {
-        return FromSqlite(sqlite3_errcode(c->db), c->db, "user_version");
-      }
-      version = sqlite3_column_int(v.get(), 0);
+    int64_t version = 0;
+    if (Status s = read_int("PRAGMA user_version", &version); !s.ok()) {
+      return s;
     }
     if (version > 1) {
       return FailedPrecondition(
@@ -695,13 +736,11 @@ class SqliteStore final : public Store {
       if (Status s = exec("PRAGMA user_version=1"); !s.ok()) return s;
     }
     {
-      Stmt ps;
-      if (ps.Prepare(c->db, "PRAGMA page_size") != SQLITE_OK ||
-          sqlite3_step(ps.get()) != SQLITE_ROW) {
-        return FromSqlite(sqlite3_errcode(c->db), c->db, "page_size");
+      int64_t page_size = 0;
+      if (Status s = read_int("PRAGMA page_size", &page_size); !s.ok()) {
+        return s;
       }
-      page_size_.store(
-          static_cast<uint64_t>(sqlite3_column_int64(ps.get(), 0)));
+      page_size_.store(static_cast<uint64_t>(page_size));
     }
     if (Status s = exec("PRAGMA max_page_count=" +
                         std::to_string(std::max<uint64_t>(

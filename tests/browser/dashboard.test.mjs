@@ -65,10 +65,10 @@ async function traffic() {
     await post('/v1/lookup', { server: 'weather', tool: 'get_weather', arguments: { city: 'Oslo' } });
   }
   const b = await post('/v1/begin', { server: 'docs', tool: 'search_docs', arguments: { q: 'x' } });
-  await post('/v1/complete', { ticket: b.ticket, result: ['a'], latencySeconds: 1 });
+  await post('/v1/complete', { ticket: b.ticket, result: { content: ['a'] }, latencySeconds: 1 });
   await post('/v1/begin', { server: 'docs', tool: 'search_docs', arguments: { q: 'x' } });
   await post('/v1/lookup', { server: 'clock', tool: 'set_alarm', arguments: { at: 7 } });
-  await post('/v1/record', { server: 'clock', tool: 'set_alarm', arguments: { at: 7 }, result: 'ok' });
+  await post('/v1/record', { server: 'clock', tool: 'set_alarm', arguments: { at: 7 }, result: { ok: true } });
   await post('/v1/invalidate', { server: 'docs', resource: '/tmp/x' });
 }
 
@@ -114,7 +114,8 @@ test('the dashboard shows what /toolcache/stats says, with no console errors', a
     const r = shown.tools.find((x) => x[0] === row.server && x[1] === row.tool);
     assert.ok(r, `no row for ${row.server}/${row.tool}`);
     assert.deepEqual(r.slice(2, 7), [row.calls, row.hits, row.misses, row.coalesced, row.bypasses].map(String));
-    assert.equal(r[8], row.savedSeconds.toFixed(3));
+    assert.equal(r[7], String(row.waitedNoResult));
+    assert.equal(r[9], row.savedSeconds.toFixed(3));
   }
   assert.deepEqual(Object.fromEntries(shown.bypassReasons.map(([k, v]) => [k, Number(v)])), stats.bypassesByReason);
   assert.equal(shown.invalidationLog.length, stats.recentInvalidations.length);
