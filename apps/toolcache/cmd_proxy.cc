@@ -71,6 +71,8 @@ int Run(const ProxyArgs& a) {
     o.response_timeout_seconds = *pc.response_timeout_seconds;
   }
   if (pc.ca_file) o.ca_file = *pc.ca_file;
+  o.allowed_hosts = pc.allowed_hosts;
+  o.allowed_origins = pc.allowed_origins;
   if (pc.drain_timeout_seconds) {
     o.drain_timeout_seconds = *pc.drain_timeout_seconds;
   }

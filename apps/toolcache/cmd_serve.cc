@@ -73,6 +73,7 @@ int Run(const ServeArgs& a) {
     o.max_open_tickets = *config.serve.max_open_tickets;
   }
   o.allowed_origins = config.serve.allowed_origins;
+  o.allowed_hosts = config.serve.allowed_hosts;
   o.threads = a.threads;
   for (const auto& [name, server] : config.servers) {
     if (!server.command.empty())

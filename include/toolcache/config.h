@@ -115,6 +115,10 @@ struct ProxyConfig {
   // Offload oversized tool results (seed 003) above this many tokens.
   std::optional<bool> offload;
   std::optional<uint64_t> offload_tokens;
+  // The browser-origin defence (src/http/browser_guard.h): Host names and
+  // browser Origins answered besides the loopback ones ("*" any).
+  std::vector<std::string> allowed_hosts;
+  std::vector<std::string> allowed_origins;
 };
 
 // One tenant of `toolcache serve` (`serve.tenants.<name>`): callers that
@@ -141,6 +145,9 @@ struct ServeConfig {
   std::optional<uint64_t> max_open_tickets;
   // Allowed Origin values for browser requests ("*" any).
   std::vector<std::string> allowed_origins;
+  // Host names answered besides IP literals, localhost and the listen
+  // address ("*" any; DNS-rebinding defence).
+  std::vector<std::string> allowed_hosts;
 };
 
 // The LLM API proxy's prompt-cache block (`promptCache:`, issue 14,

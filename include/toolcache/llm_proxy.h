@@ -80,6 +80,13 @@ struct LlmServeOptions {
 struct LlmProxyOptions {
   std::string listen_host = "127.0.0.1";
   uint16_t listen_port = 0;  // 0 = any free port (see LlmProxy::port)
+  // The browser-origin defence (src/http/browser_guard.h): Host names
+  // answered besides IP literals, localhost and the listen address ("*" =
+  // any), and browser Origins allowed (empty: the loopback origins; "*" =
+  // any). Requests from other hosts or cross-site pages get 403 in the
+  // provider's error shape; observed POSTs need a JSON Content-Type (415).
+  std::vector<std::string> allowed_hosts;
+  std::vector<std::string> allowed_origins;
   // Upstream origins (http or https, with an optional path prefix).
   std::string anthropic_upstream = "https://api.anthropic.com";
   std::string openai_upstream = "https://api.openai.com";

@@ -60,6 +60,9 @@ struct ServeOptions {
   size_t max_open_tickets = 10000;  // per tenant; then misses get no ticket
   // Browser Origins allowed ("*" any); empty: loopback origins only.
   std::vector<std::string> allowed_origins;
+  // Host names answered besides IP literals, localhost and the listen
+  // address ("*" = any): a server behind a name (serve.allowedHosts).
+  std::vector<std::string> allowed_hosts;
   // Seconds between two points of the dashboard's history. Choice: 5 s.
   double sample_seconds = 5;
   // Request bodies larger than this get 413. Choice: 8 MiB.

@@ -371,12 +371,18 @@ class Parser {
     ProxyConfig p;
     if (node.IsNull()) return p;
     ExpectMap(node, "proxy");
-    CheckKeys(
-        node, "proxy",
-        {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
-         "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
-         "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds",
-         "offload", "offloadTokens", "drainTimeoutSeconds"});
+    CheckKeys(node, "proxy",
+              {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
+               "clientName", "maxBodyBytes", "maxDepth",
+               "responseTimeoutSeconds", "caFile", "serve", "serveMaxRounds",
+               "conversationTtlSeconds", "offload", "offloadTokens",
+               "drainTimeoutSeconds", "allowedHosts", "allowedOrigins"});
+    if (const YAML::Node n = node["allowedHosts"]) {
+      p.allowed_hosts = ToolList(n, "proxy.allowedHosts");
+    }
+    if (const YAML::Node n = node["allowedOrigins"]) {
+      p.allowed_origins = ToolList(n, "proxy.allowedOrigins");
+    }
     if (const YAML::Node n = node["upstream"]) {
       p.upstream = String(n, "proxy.upstream");
     }
@@ -448,7 +454,10 @@ class Parser {
     ExpectMap(node, "serve");
     CheckKeys(node, "serve",
               {"listen", "tenants", "maxWaitSeconds", "leaseSeconds",
-               "maxOpenTickets", "allowedOrigins"});
+               "maxOpenTickets", "allowedOrigins", "allowedHosts"});
+    if (const YAML::Node n = node["allowedHosts"]) {
+      p.allowed_hosts = ToolList(n, "serve.allowedHosts");
+    }
     if (const YAML::Node n = node["listen"]) {
       p.listen = String(n, "serve.listen");
     }

@@ -15,6 +15,7 @@
 #include <future>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace toolcache::http {
 namespace {
@@ -233,6 +234,63 @@ TEST(HttpServer, RejectsOversizedBodiesAndHeaders) {
     EXPECT_NE(r.find("400"), std::string::npos) << r;
   }
   EXPECT_EQ(calls.load(), 0);
+}
+
+// RFC 9112 section 6.3: a body whose length is ambiguous is refused and
+// the connection closes; the bytes after the head never run as a request.
+TEST(HttpServer, RefusesAmbiguousFramingAndRunsNothingAfterIt) {
+  std::mutex mu;
+  std::vector<std::string> seen;
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      seen.push_back(req.method + " " + req.target);
+    }
+    res->Send(200, {}, "ok");
+  });
+  const std::string smuggled = "GET /smuggled HTTP/1.1\r\nHost: h\r\n\r\n";
+  const std::vector<std::pair<std::string, std::string>> heads = {
+      {"Transfer-Encoding: gzip\r\n", "400"},
+      {"Transfer-Encoding: chunked, identity\r\n", "400"},
+      {"Transfer-Encoding: gzip, chunked\r\n", "501"},
+      {"Content-Length: 0\r\nTransfer-Encoding: chunked\r\n", "400"},
+      {"Content-Length: 0\r\nContent-Length: 0\r\n", "400"},
+      {"X-A: 1\r\n Transfer-Encoding: chunked\r\n", "400"},
+      {"Transfer-Encoding : chunked\r\n", "400"},
+  };
+  for (const auto& [fields, status] : heads) {
+    RawClient c(f.port());
+    c.Send("POST /first HTTP/1.1\r\nHost: h\r\n" + fields + "\r\n" + smuggled);
+    std::string r = c.ReadUntil("\r\n\r\n\r\n", 3);  // until it closes
+    EXPECT_EQ(r.substr(0, 12), "HTTP/1.1 " + status) << fields << r;
+    EXPECT_NE(r.find("connection: close"), std::string::npos) << r;
+    EXPECT_TRUE(c.closed()) << fields;
+  }
+  // A bad chunk size is the parser's to refuse, with the same effect.
+  {
+    RawClient c(f.port());
+    c.Send(
+        "POST /first HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked"
+        "\r\n\r\nzz\r\nab\r\n0\r\n\r\n" +
+        smuggled);
+    std::string r = c.ReadUntil("\r\n\r\n\r\n", 3);
+    EXPECT_EQ(r.substr(0, 12), "HTTP/1.1 400") << r;
+  }
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(seen.empty()) << seen.front();
+}
+
+TEST(HttpServer, ChunkedBodiesAndLeadingEmptyLinesStillWork) {
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    res->Send(200, {}, req.method + " " + req.target + " " + req.body + ";");
+  });
+  RawClient c(f.port());
+  c.Send(
+      "POST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "3;ext=1\r\nabc\r\n0\r\n\r\n\r\nGET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+  std::string r = c.ReadUntil("GET /b ;");
+  EXPECT_NE(r.find("POST /a abc;"), std::string::npos) << r;
+  EXPECT_NE(r.find("GET /b ;"), std::string::npos) << r;
 }
 
 TEST(HttpServer, BadRequestHookShapesTheError) {

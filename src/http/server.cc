@@ -17,6 +17,10 @@
 //   after the response in progress (keep_alive_ is cleared).
 // - A body with a Content-Length is read into direct_body_ (the parser
 //   holds the header only); chunked bodies go through the parser.
+// - No byte reaches the parser before the framing rules (framing.h) have
+//   accepted the whole head: a request whose body length is ambiguous is
+//   answered 400/501 and its connection closes, so what follows it is
+//   never read as a request (RFC 9112 section 6.3).
 // Choice: plain tcp::socket plus our own timers instead of beast::tcp_stream,
 // because the watch read must outlive a response without a stream timeout.
 #include <atomic>
@@ -36,6 +40,7 @@
 #include <unordered_map>
 
 #include "src/http/asio_internal.h"
+#include "src/http/framing.h"
 #include "src/http/http.h"
 
 namespace toolcache::http {
@@ -87,6 +92,7 @@ class Connection : public std::enable_shared_from_this<Connection>,
   enum class Phase { kReading, kResponding, kClosed };
 
   void ReadRequest();
+  void ReadHead();
   void ReadBodyDirect(size_t length);
   void OnRequest(beast::error_code ec);
   void Watch();
@@ -107,6 +113,7 @@ class Connection : public std::enable_shared_from_this<Connection>,
   net::steady_timer write_timer_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::optional<HeadScanner> scanner_;  // the current request's head
   Phase phase_ = Phase::kReading;
   uint64_t served_ = 0;  // requests handed to the handler
   double head_at_ = 0;   // the current request's header arrived
@@ -305,30 +312,79 @@ void Connection::ReadRequest() {
   parser_->header_limit(static_cast<uint32_t>(
       std::min<uint64_t>(o.max_header_bytes, UINT32_MAX)));
   parser_->body_limit(o.max_body_bytes);
-  reading_ = true;
-  // The header section first (its arrival time starts the upload timing),
-  // then the body.
-  bhttp::async_read_header(
-      socket_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) {
-        if (ec || self->phase_ == Phase::kClosed || self->parser_->is_done()) {
-          self->head_at_ = SteadySeconds();
+  scanner_.emplace(static_cast<size_t>(o.max_header_bytes));
+  ReadHead();
+}
+
+// The head is read into buffer_ and judged by the framing rules
+// (framing.h) before the parser sees it; only a head they accept is handed
+// to the parser, whose body read follows.
+void Connection::ReadHead() {
+  if (phase_ == Phase::kClosed) return;
+  const std::string_view have(static_cast<const char*>(buffer_.data().data()),
+                              buffer_.size());
+  const HeadScan scan = scanner_->Scan(have);
+  if (scan.verdict == FramingVerdict::kIncomplete) {
+    reading_ = true;
+    socket_.async_read_some(
+        buffer_.prepare(16384),
+        [self = shared_from_this()](beast::error_code ec, size_t n) {
           self->reading_ = false;
-          self->OnRequest(ec);
-          return;
-        }
-        self->head_at_ = SteadySeconds();
-        const auto length = self->parser_->content_length();
-        if (length && !self->parser_->chunked()) {
-          self->ReadBodyDirect(static_cast<size_t>(*length));
-          return;
-        }
-        bhttp::async_read(self->socket_, self->buffer_, *self->parser_,
-                          [self](beast::error_code ec2, size_t) {
-                            self->reading_ = false;
-                            self->OnRequest(ec2);
-                          });
-      });
+          if (ec) {
+            self->head_at_ = SteadySeconds();
+            self->OnRequest(ec);
+            return;
+          }
+          self->buffer_.commit(n);
+          self->ReadHead();
+        });
+    return;
+  }
+  head_at_ = SteadySeconds();
+  beast::error_code ec;
+  if (scan.verdict != FramingVerdict::kOk) {
+    // What parses of the head goes to the bad-request hook (its error
+    // shape may depend on the path); the verdict decides the answer.
+    parser_->put(net::buffer(buffer_.data()), ec);
+    if (scan.verdict == FramingVerdict::kHeadTooLarge) {
+      BadRequest(431, "request header section larger than the limit of " +
+                          std::to_string(server_->options().max_header_bytes) +
+                          " bytes");
+    } else {
+      BadRequest(FramingStatus(scan.verdict),
+                 std::string(FramingReason(scan.verdict)));
+    }
+    return;
+  }
+  buffer_.consume(scan.head_begin);
+  const size_t used = parser_->put(
+      net::buffer(buffer_.data().data(), scan.head_end - scan.head_begin), ec);
+  buffer_.consume(used);
+  if (!ec && !parser_->is_header_done()) ec = bhttp::error::partial_message;
+  if (ec) {
+    if (ec == bhttp::error::partial_message) {
+      // Cannot happen for a head the scanner ended; answered, not hung.
+      BadRequest(400, "malformed HTTP request head");
+      return;
+    }
+    OnRequest(ec);
+    return;
+  }
+  if (parser_->is_done()) {
+    OnRequest({});
+    return;
+  }
+  const auto length = parser_->content_length();
+  if (length && !parser_->chunked()) {
+    ReadBodyDirect(static_cast<size_t>(*length));
+    return;
+  }
+  reading_ = true;
+  bhttp::async_read(socket_, buffer_, *parser_,
+                    [self = shared_from_this()](beast::error_code ec2, size_t) {
+                      self->reading_ = false;
+                      self->OnRequest(ec2);
+                    });
 }
 
 // A body of known length is read straight into its final string, in reads

@@ -26,6 +26,7 @@
 #include <optional>
 #include <thread>
 
+#include "src/http/browser_guard.h"
 #include "src/http/http.h"
 #include "src/http/sse.h"
 #include "src/llm/observer.h"
@@ -195,6 +196,7 @@ struct Shared {
   std::unique_ptr<PromptCache> prompt;  // null: no promptCache switch on
   SystemClock clock;
   http::Server* server = nullptr;
+  std::unique_ptr<http::BrowserGuard> guard;  // every request passes it
 
   metrics::CounterFamily* requests = nullptr;
   metrics::CounterFamily* errors = nullptr;
@@ -793,6 +795,19 @@ class LlmProxyImpl final : public LlmProxy {
                      http::ResponderPtr res) {
     const double t0 = Now();
     RouteInfo route = RouteOf(req.method, req.Path(), req.headers);
+    // Browser pages first (src/http/browser_guard.h): a DNS-rebinding or
+    // cross-site request is answered 403 (415 for a non-JSON observed
+    // POST) before it can read, record or be served anything. This is what
+    // makes a request without any credential safe to observe and serve.
+    if (http::GuardDecision g = shared->guard->Check(
+            req, route.route == Route::kObserved && req.method == "POST");
+        !g.allowed()) {
+      shared->Error(g.code());
+      res->Send(
+          g.status, {{"content-type", "application/json"}},
+          ErrorBody(route.provider, g.status, "toolcache proxy: " + g.message));
+      return;
+    }
     if (route.route == Route::kMetrics) {
       res->Send(200, {{"content-type", "text/plain; version=0.0.4"}},
                 shared->registry.Prometheus());
@@ -993,6 +1008,11 @@ Result<std::unique_ptr<LlmProxy>> NewLlmProxy(const LlmProxyOptions& options) {
     return InvalidArgument("openai upstream: " + o.status().message());
   shared->anthropic = *a;
   shared->openai = *o;
+  shared->guard = std::make_unique<http::BrowserGuard>(
+      http::BrowserGuardOptions{.listen_host = options.listen_host,
+                                .allowed_hosts = options.allowed_hosts,
+                                .allowed_origins = options.allowed_origins,
+                                .config_block = "proxy"});
   http::ClientOptions co;
   co.connect_timeout_seconds = options.connect_timeout_seconds;
   co.response_timeout_seconds = options.response_timeout_seconds;

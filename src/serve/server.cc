@@ -43,9 +43,8 @@ class CacheServerImpl final : public CacheServer {
     so.lease_seconds = o.lease_seconds;
     so.max_open_tickets = o.max_open_tickets;
     so.allowed_origins = o.allowed_origins;
-    so.loopback_hosts_only = o.listen_host == "127.0.0.1" ||
-                             o.listen_host == "localhost" ||
-                             o.listen_host == "::1";
+    so.allowed_hosts = o.allowed_hosts;
+    so.listen_host = o.listen_host;
     service_ = std::make_unique<serve::CacheService>(std::move(so));
     if (!o.mcp_servers.empty()) {
       serve::McpHttpOptions mo;

@@ -460,7 +460,11 @@ bool TokenEquals(std::string_view a, std::string_view b) {
 }  // namespace
 
 CacheService::CacheService(ServiceOptions options)
-    : options_(std::move(options)) {
+    : options_(std::move(options)),
+      guard_({.listen_host = options_.listen_host,
+              .allowed_hosts = options_.allowed_hosts,
+              .allowed_origins = options_.allowed_origins,
+              .config_block = "serve"}) {
   started_ = UnixNow();
   metrics::Registry& r = *options_.registry;
   requests_ = &r.Counters("toolcache_serve_requests_total",
@@ -527,48 +531,15 @@ CacheService::CacheService(ServiceOptions options)
           [cache] { return static_cast<double>(cache->Stats().bytes); });
 }
 
-bool CacheService::OriginAllowed(std::string_view origin) const {
-  if (origin.empty()) return true;
-  if (options_.allowed_origins.empty()) {
-    for (std::string_view p :
-         {"http://127.0.0.1", "http://localhost", "http://[::1]"}) {
-      if (origin.substr(0, p.size()) == p &&
-          (origin.size() == p.size() || origin[p.size()] == ':')) {
-        return true;
-      }
-    }
-    return false;
-  }
-  for (const std::string& o : options_.allowed_origins) {
-    if (o == "*" || o == origin) return true;
-  }
-  return false;
-}
-
-bool CacheService::HostAllowed(std::string_view host) const {
-  if (!options_.loopback_hosts_only || host.empty()) return true;
-  // Drop the port: "127.0.0.1:8090", "[::1]:8090", "localhost".
-  std::string_view name = host;
-  if (!name.empty() && name.front() == '[') {
-    name = name.substr(0, name.find(']') + 1);
-  } else if (const size_t colon = name.rfind(':');
-             colon != std::string_view::npos) {
-    name = name.substr(0, colon);
-  }
-  return name == "127.0.0.1" || name == "localhost" || name == "[::1]";
-}
-
 std::optional<std::string> CacheService::Admit(const http::Request& request,
                                                int* status,
                                                std::string* message) const {
-  if (!HostAllowed(request.Header("host"))) {
-    *status = 403;
-    *message = "this server answers requests for its loopback address only";
-    return std::nullopt;
-  }
-  if (!OriginAllowed(request.Header("origin"))) {
-    *status = 403;
-    *message = "Forbidden: Origin not allowed (serve.allowedOrigins)";
+  // Browser pages are kept out first (Host, Origin, Sec-Fetch-Site, a JSON
+  // Content-Type on POSTs): src/http/browser_guard.h.
+  if (http::GuardDecision g = guard_.Check(request, request.method == "POST");
+      !g.allowed()) {
+    *status = g.status;
+    *message = std::move(g.message);
     return std::nullopt;
   }
   if (options_.tenants.empty()) return std::string();
@@ -604,14 +575,9 @@ std::optional<Reply> CacheService::Handle(const http::Request& request,
     latency_->Get({op})->Observe(options_.clock->NowSeconds() - t0);
     return r;
   };
-  if (!HostAllowed(request.Header("host"))) {
-    return done(Error(403, "forbidden_host",
-                      "this server answers requests for its loopback "
-                      "address only"));
-  }
-  if (!OriginAllowed(request.Header("origin"))) {
-    return done(Error(403, "forbidden_origin",
-                      "Origin not allowed (serve.allowedOrigins)"));
+  if (http::GuardDecision g = guard_.Check(request, method == "POST");
+      !g.allowed()) {
+    return done(Error(g.status, std::string(g.code()), g.message));
   }
   if (method == "GET" && path == "/") {
     op = "dashboard";

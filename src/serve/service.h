@@ -44,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/http/browser_guard.h"
 #include "src/http/http.h"
 #include "src/metrics/metrics.h"
 #include "toolcache/clock.h"
@@ -77,14 +78,17 @@ struct ServiceOptions {
   // well-behaved client holds (one per call in flight), low enough that a
   // tenant that never completes cannot grow the server without bound.
   size_t max_open_tickets = 10000;
-  // Browser Origins allowed to call the API ("*" = any); a request with an
-  // Origin header not listed gets 403. Empty: same-host origins only
+  // The browser-origin defence (src/http/browser_guard.h), for the API,
+  // the dashboard and /mcp alike. Browser Origins allowed to call the API
+  // ("*" = any); a request with an Origin header not listed, or a
+  // cross-site Sec-Fetch-Site, gets 403. Empty: same-host origins only
   // (http://127.0.0.1:*, http://localhost:*).
   std::vector<std::string> allowed_origins;
-  // The server listens on a loopback address: a request whose Host header
-  // names another host gets 403 (a DNS-rebinding page cannot read the API
-  // or the statistics). Default false.
-  bool loopback_hosts_only = false;
+  // Host names answered besides IP literals, localhost and listen_host
+  // ("*" = any): another Host gets 403 (a DNS-rebinding page cannot read
+  // the API or the statistics).
+  std::vector<std::string> allowed_hosts;
+  std::string listen_host = "127.0.0.1";
 };
 
 struct Reply {
@@ -201,10 +205,9 @@ class CacheService {
   void LogInvalidation(std::string_view tenant, std::string_view server,
                        std::string_view resource, std::string_view cause);
   Totals ReadTotals() const;
-  bool OriginAllowed(std::string_view origin) const;
-  bool HostAllowed(std::string_view host) const;
 
   ServiceOptions options_;
+  http::BrowserGuard guard_;  // from options_
   std::function<std::string()> mcp_stats_;
   double started_ = 0;
   metrics::CounterFamily* requests_;

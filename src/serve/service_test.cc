@@ -65,6 +65,9 @@ class ServiceTest : public ::testing::Test {
     if (!token.empty())
       r.headers.push_back({"Authorization", "Bearer " + token});
     if (!origin.empty()) r.headers.push_back({"Origin", origin});
+    if (r.method == "POST") {
+      r.headers.push_back({"Content-Type", "application/json"});
+    }
     RequestContext ctx;
     ctx.after = [this](double s, std::function<void()> f) {
       timers_.push_back({s, std::move(f)});
@@ -561,18 +564,20 @@ TEST_F(ServiceTest, ALoopbackServerRefusesOtherHostNames) {
     r.headers.push_back({"Host", std::move(host)});
     return service_->Handle(r, RequestContext{})->status;
   };
-  EXPECT_EQ(send("rebound.example:8090"), 200) << "checked while off";
-  ServiceOptions o;
-  o.cache = cache_.get();
-  o.clock = &clock_;
-  o.registry = registry_.get();
-  o.loopback_hosts_only = true;
-  service_ = std::make_unique<CacheService>(std::move(o));
   EXPECT_EQ(send("rebound.example:8090"), 403);
   EXPECT_EQ(send("rebound.example"), 403);
   EXPECT_EQ(send("127.0.0.1:8090"), 200);
   EXPECT_EQ(send("localhost"), 200);
   EXPECT_EQ(send("[::1]:8090"), 200);
+  // serve.allowedHosts names a host the server is reached by.
+  ServiceOptions o;
+  o.cache = cache_.get();
+  o.clock = &clock_;
+  o.registry = registry_.get();
+  o.allowed_hosts = {"cache.internal"};
+  service_ = std::make_unique<CacheService>(std::move(o));
+  EXPECT_EQ(send("cache.internal:8090"), 200);
+  EXPECT_EQ(send("rebound.example"), 403);
 }
 
 TEST_F(ServiceTest, MetricsCountOutcomesByEnumLabels) {
