@@ -4,9 +4,18 @@
 //   never partly answered: the whole turn goes to the client.
 // - Hidden messages are stored and spliced back as the exact bytes the
 //   upstream received (they are built once, here, and never re-rendered).
-// - A store key names (API, scope, the two client messages before the
-//   visible assistant message, that message): a conversation of another
-//   scope never receives another's turns.
+// - A store key names (API, scope, the whole prefix the hidden turns
+//   continue: system / instructions, tools and every earlier client
+//   message, in canonical bytes; then the visible assistant message's
+//   identity): two conversations share state only when their scopes and
+//   full prefixes are identical (issue 27, item 3).
+// Choice: canonical bytes of a prefix value are its JSON with keys sorted,
+//   every `cache_control` member removed (clients move breakpoints from
+//   turn to turn), a content of text blocks only collapsed to its text and
+//   a message without `type` given type "message" (a Responses string
+//   `input` and the item the client sends back for it agree). Anything
+//   else a client changes in its history makes the state miss (the request
+//   is forwarded as sent), never splice into another conversation.
 // - saved_ holds at most options_.max_local keys (cleared when full).
 // - Stored state is sealed (src/store/sealed.h): a damaged value is never
 //   spliced; the request goes as the client sent it.
@@ -95,6 +104,96 @@ std::string MessageIdentity(const ParsedRequest& request, std::string_view body,
   auto c = j.find("content");
   return Identity(role, {}, c == j.end() ? "" : TextOf(*c));
 }
+
+// The canonical form of a prefix value (see the Choice above).
+nlohmann::json Canonical(const nlohmann::json& v) {
+  using json = nlohmann::json;
+  if (v.is_array()) {
+    // Only text blocks: their text (a string content says the same).
+    bool text_only = !v.empty();
+    std::string text;
+    for (const json& b : v) {
+      if (!text_only) break;
+      if (!b.is_object()) {
+        text_only = false;
+        break;
+      }
+      auto t = b.find("type");
+      auto x = b.find("text");
+      text_only = t != b.end() && t->is_string() &&
+                  (*t == "text" || *t == "input_text" || *t == "output_text") &&
+                  x != b.end() && x->is_string();
+      for (auto it = b.begin(); text_only && it != b.end(); ++it) {
+        text_only = it.key() == "type" || it.key() == "text" ||
+                    it.key() == "cache_control";
+      }
+      if (text_only) text += x->get<std::string>();
+    }
+    if (text_only) return json(text);
+    json out = json::array();
+    for (const json& e : v) out.push_back(Canonical(e));
+    return out;
+  }
+  if (!v.is_object()) return v;
+  json out = json::object();
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (it.key() == "cache_control") continue;
+    out[it.key()] = Canonical(it.value());
+  }
+  if (out.contains("role") && !out.contains("type")) out["type"] = "message";
+  return out;
+}
+
+// Appends the canonical bytes of the JSON text `raw`, length-prefixed.
+void AppendCanonical(std::string_view raw, std::string* out) {
+  nlohmann::json j = nlohmann::json::parse(raw, nullptr, false);
+  const std::string c =
+      j.is_discarded()
+          ? std::string(raw)
+          : Canonical(j).dump(-1, ' ', false,
+                              nlohmann::json::error_handler_t::replace);
+  out->append(std::to_string(c.size()));
+  out->push_back(':');
+  out->append(c);
+}
+
+// The running digest of a request's prefix: P(0) covers the API, the
+// scope, system / instructions and tools; P(k+1) = SHA-256(P(k), message k).
+class PrefixDigest {
+ public:
+  PrefixDigest(const ParsedRequest& r, std::string_view body,
+               std::string_view scope)
+      : request_(r), body_(body) {
+    std::string head = "llm-prefix-v1\n";
+    head.append(ApiName(r.api));
+    head.push_back('\n');
+    AppendCanonical(JsonString(scope), &head);
+    AppendCanonical(r.system.empty() ? "null" : r.system.In(body), &head);
+    AppendCanonical(r.tools.empty() ? "null" : r.tools.In(body), &head);
+    digests_.push_back(ComputeSha256(head));
+  }
+  // P(k): the digest of everything before message k.
+  const Sha256Digest& At(uint32_t k) {
+    while (digests_.size() <= k) {
+      const uint32_t i = static_cast<uint32_t>(digests_.size() - 1);
+      Extend(i < request_.message_list.size()
+                 ? request_.message_list[i].span.In(body_)
+                 : std::string_view("null"));
+    }
+    return digests_[k];
+  }
+  // Appends a message that is not in the request (Responses' string input).
+  void Extend(std::string_view raw_message) {
+    std::string step(digests_.back().begin(), digests_.back().end());
+    AppendCanonical(raw_message, &step);
+    digests_.push_back(ComputeSha256(step));
+  }
+
+ private:
+  const ParsedRequest& request_;
+  std::string_view body_;
+  std::vector<Sha256Digest> digests_;
+};
 
 void AddInto(const ojson& from, ojson* total) {
   for (auto it = from.begin(); it != from.end(); ++it) {
@@ -390,13 +489,17 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
   return turn;
 }
 
-std::string ToolLoop::StoreKeyOf(Api api, std::string_view scope,
-                                 std::string_view fingerprint) const {
-  std::string k = "llm1/";
+std::string ToolLoop::StoreKeyOf(Api api, const Sha256Digest& prefix,
+                                 std::string_view anchor) const {
+  // "llm2": keyed by the whole prefix (keys of "llm1", by the last two
+  // messages, are no longer read).
+  std::string k = "llm2/";
   k.append(ApiName(api));
   k.push_back('/');
-  k.append(ToHex(
-      ComputeSha256(std::string(scope) + '\0' + std::string(fingerprint))));
+  std::string m(prefix.begin(), prefix.end());
+  m.push_back('\n');
+  m.append(anchor);
+  k.append(ToHex(ComputeSha256(m)));
   return k;
 }
 
@@ -409,19 +512,17 @@ bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
       ResponseFingerprint(client.api, final_body, final_response);
   if (self.empty() || hidden.empty()) return false;
   const uint32_t n = static_cast<uint32_t>(client.message_list.size());
-  std::string last =
-      n >= 1 ? MessageIdentity(client, client_body, n - 1) : std::string();
+  PrefixDigest prefix(client, client_body, scope);
+  Sha256Digest digest = prefix.At(n);
   std::string text;
   if (n == 0 && !client.messages.empty() &&
       DecodeJsonString(client.messages.In(client_body), &text)) {
     // Responses' `input` as a string: one user message (the client sends
     // it back as one).
-    last = Identity("user", {}, text);
+    prefix.Extend("{\"role\":\"user\",\"content\":" + JsonString(text) + "}");
+    digest = prefix.At(1);
   }
-  const std::string context =
-      (n >= 2 ? MessageIdentity(client, client_body, n - 2) : "") + "\n" +
-      last + "\n" + self;
-  const std::string key = StoreKeyOf(client.api, scope, context);
+  const std::string key = StoreKeyOf(client.api, digest, self);
   // Value: the hidden messages, then "\n" and the replacement if any, then
   // "\n" and the count of client items it replaces if not one message (no
   // compact JSON contains a raw newline).
@@ -460,6 +561,7 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
     return ids[i];
   };
   const bool items = request.api == Api::kOpenAiResponses;
+  PrefixDigest prefix(request, body, scope);
   for (uint32_t i = 1; i < request.message_list.size(); ++i) {
     const Message& m = request.message_list[i];
     if (m.role != "assistant" && !(items && m.type == "function_call")) {
@@ -474,9 +576,7 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
       --start;
     }
     if (start < 1) continue;
-    const std::string context = (start >= 2 ? id(start - 2) : std::string()) +
-                                "\n" + id(start - 1) + "\n" + id(i);
-    std::string key = StoreKeyOf(request.api, scope, context);
+    std::string key = StoreKeyOf(request.api, prefix.At(start), id(i));
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = saved_.find(key);

@@ -11,11 +11,14 @@
 // sees half a turn, and its tool runner always answers every call it sees).
 //
 // Splicing. The client never saw the hidden turns, so its next request
-// lacks them. Save stores them in the Store under the fingerprint of the
-// visible assistant message that followed them (its tool call ids, or the
-// digest of its text); Splice finds each assistant message of a request in
-// the Store and inserts the hidden turns before it, byte-identical to what
-// the upstream saw. Missing state leaves the request as sent (counted
+// lacks them. Save stores them in the Store under the scope, a running
+// digest of the whole prefix they continue (system, tools, every earlier
+// message, canonical bytes) and the fingerprint of the visible assistant
+// message that followed them (its tool call ids, or the digest of its
+// text); Splice finds each assistant message of a request in the Store and
+// inserts the hidden turns before it, byte-identical to what the upstream
+// saw. Two conversations share state only when their scopes and full
+// prefixes are identical. Missing state leaves the request as sent (counted
 // `missing` when this process knows it had served there).
 //
 // Usage: SumUsage adds every integer of each round's `usage` object, so
@@ -44,6 +47,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "src/core/sha256.h"
 #include "src/llm/observer.h"
 #include "src/llm/offload.h"
 #include "src/llm/wire.h"
@@ -152,8 +156,10 @@ class ToolLoop {
                      std::string_view scope, SpliceReport* report);
 
  private:
-  std::string StoreKeyOf(Api api, std::string_view scope,
-                         std::string_view fingerprint) const;
+  // `prefix`: the running digest of everything before the hidden turns
+  // (scope included); `anchor`: the visible assistant message's identity.
+  std::string StoreKeyOf(Api api, const Sha256Digest& prefix,
+                         std::string_view anchor) const;
   // Served results in the API's form; "" when it cannot carry them.
   static std::string RenderResult(Api api, std::string_view stored);
 

@@ -261,6 +261,131 @@ TEST_F(ToolLoopTest, SessionSplicesHiddenTurnsBack) {
   EXPECT_EQ(gone.spliced, 0u);
 }
 
+// Issue 27, item 3: conversation state is bound to the whole prefix it
+// continues. Agent A (system A) says "Start.", a Read is served in a
+// hidden round, A answers "Done."; agent B (system B, same scope) sends
+// the same visible messages: nothing of A's reaches B. A's own next
+// request, re-serialized with a moved cache_control breakpoint, still
+// gets its hidden turn.
+TEST_F(ToolLoopTest, StateIsBoundToTheWholePrefix) {
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  auto request = [](const std::string& system, const std::string& tail) {
+    return Padded(
+        R"({"model":"m","max_tokens":100,"system":")" + system +
+        R"(","tools":[{"name":"Read","input_schema":{"type":"object"}}],)"
+        R"("messages":[{"role":"user","content":"Start."})" +
+        tail + "]}");
+  };
+  const std::string a1 = request("You are agent A.", "");
+  auto pa1 = ParseRequest(Api::kAnthropicMessages, a1);
+  ASSERT_TRUE(pa1.ok());
+  ServeSession s(loop_.get(), *pa1, a1, a1, "s");
+  const std::string r1 = AnthropicToolResponse({{"toolu_9", "Read", kA}});
+  auto pr1 = ParseResponse(Api::kAnthropicMessages, r1);
+  ASSERT_TRUE(s.OnResponse(r1, *pr1).has_value());
+  const std::string r2 = AnthropicTextResponse("Done.");
+  auto pr2 = ParseResponse(Api::kAnthropicMessages, r2);
+  EXPECT_FALSE(s.OnResponse(r2, *pr2).has_value());
+  (void)s.Finish(r2, *pr2);
+  ASSERT_TRUE(s.saved());
+  const std::string tail =
+      R"(,{"role":"assistant","content":[{"type":"text","text":"Done."}]},)"
+      R"({"role":"user","content":"Next."})";
+  // B: another system prompt, the same visible turns, the same scope.
+  const std::string b2 = request("You are agent B.", tail);
+  auto pb2 = ParseRequest(Api::kAnthropicMessages, b2);
+  ASSERT_TRUE(pb2.ok());
+  SpliceReport rb;
+  EXPECT_EQ(loop_->Splice(*pb2, b2, "s", &rb), b2);
+  EXPECT_EQ(rb.spliced, 0u);
+  // Another tool list is another conversation too.
+  std::string t2 = request("You are agent A.", tail);
+  t2.replace(t2.find("\"Read\""), 6, "\"Grep\"");
+  auto pt2 = ParseRequest(Api::kAnthropicMessages, t2);
+  ASSERT_TRUE(pt2.ok());
+  SpliceReport rt;
+  EXPECT_EQ(loop_->Splice(*pt2, t2, "s", &rt), t2);
+  EXPECT_EQ(rt.spliced, 0u);
+  // An earlier message B had and A did not.
+  const std::string e2 = Padded(
+      R"({"model":"m","max_tokens":100,"system":"You are agent A.",)"
+      R"("tools":[{"name":"Read","input_schema":{"type":"object"}}],)"
+      R"("messages":[{"role":"user","content":"Earlier."},)"
+      R"({"role":"assistant","content":"Ok."},{"role":"user","content":"Start."})" +
+      tail + "]}");
+  auto pe2 = ParseRequest(Api::kAnthropicMessages, e2);
+  ASSERT_TRUE(pe2.ok());
+  SpliceReport re;
+  EXPECT_EQ(loop_->Splice(*pe2, e2, "s", &re), e2);
+  EXPECT_EQ(re.spliced, 0u);
+  // A itself: the first message now a text block with a cache_control
+  // breakpoint and keys in another order; the same prefix.
+  std::string a2 = request("You are agent A.", tail);
+  a2.replace(a2.find(R"({"role":"user","content":"Start."})"),
+             std::string(R"({"role":"user","content":"Start."})").size(),
+             R"({"content":[{"text":"Start.","type":"text",)"
+             R"("cache_control":{"type":"ephemeral"}}],"role":"user"})");
+  auto pa2 = ParseRequest(Api::kAnthropicMessages, a2);
+  ASSERT_TRUE(pa2.ok());
+  SpliceReport ra;
+  json j = json::parse(loop_->Splice(*pa2, a2, "s", &ra));
+  EXPECT_EQ(ra.spliced, 1u);
+  ASSERT_EQ(j["messages"].size(), 5u);
+  EXPECT_EQ(j["messages"][1]["content"][1]["id"], "toolu_9");
+}
+
+// The same through Chat Completions ids: an upstream that numbers calls
+// call_0, call_1... in every conversation gives two conversations the
+// same anchor identity; their prefixes still tell them apart, even where
+// the system prompts differ further back than the last two messages.
+TEST_F(ToolLoopTest, ReusedChatIdsDoNotCrossConversations) {
+  ClientRan("call_x", "Read", kA, "alpha");
+  auto request = [](const std::string& system, const std::string& tail) {
+    return Padded(R"({"model":"m","messages":[{"role":"system","content":")" +
+                  system +
+                  R"("},{"role":"user","content":"Hi."},)"
+                  R"({"role":"assistant","content":"Hello."},)"
+                  R"({"role":"user","content":"Start."})" +
+                  tail + "]}");
+  };
+  auto chat_calls = [](const std::string& id, const std::string& name) {
+    return R"({"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[)"
+           R"({"id":")" +
+           id + R"(","type":"function","function":{"name":")" + name +
+           R"(","arguments":"{\"file_path\":\"/w/a.txt\"}"}}]},"finish_reason":"tool_calls"}],)"
+           R"("usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}})";
+  };
+  const std::string a1 = request("A", "");
+  auto pa1 = ParseRequest(Api::kOpenAiChat, a1);
+  ASSERT_TRUE(pa1.ok());
+  ServeSession s(loop_.get(), *pa1, a1, a1, "s");
+  const std::string r1 = chat_calls("call_0", "Read");  // served
+  auto pr1 = ParseResponse(Api::kOpenAiChat, r1);
+  ASSERT_TRUE(s.OnResponse(r1, *pr1).has_value());
+  const std::string r2 = chat_calls("call_0", "Write");  // the client's
+  auto pr2 = ParseResponse(Api::kOpenAiChat, r2);
+  EXPECT_FALSE(s.OnResponse(r2, *pr2).has_value());
+  (void)s.Finish(r2, *pr2);
+  ASSERT_TRUE(s.saved());
+  const std::string tail =
+      R"(,{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"Write","arguments":"{}"}}]},)"
+      R"({"role":"tool","tool_call_id":"call_0","content":"ok"})";
+  const std::string b2 = request("B", tail);
+  auto pb2 = ParseRequest(Api::kOpenAiChat, b2);
+  ASSERT_TRUE(pb2.ok());
+  SpliceReport rb;
+  EXPECT_EQ(loop_->Splice(*pb2, b2, "s", &rb), b2);
+  EXPECT_EQ(rb.spliced, 0u);
+  const std::string a2 = request("A", tail);
+  auto pa2 = ParseRequest(Api::kOpenAiChat, a2);
+  ASSERT_TRUE(pa2.ok());
+  SpliceReport ra;
+  json j = json::parse(loop_->Splice(*pa2, a2, "s", &ra));
+  EXPECT_EQ(ra.spliced, 1u);
+  ASSERT_EQ(j["messages"].size(), 8u);
+  EXPECT_EQ(j["messages"][4]["tool_calls"][0]["function"]["name"], "Read");
+}
+
 TEST_F(ToolLoopTest, RoundLimit) {
   Build(Config(), ServeOptions{.all_tools = true, .max_rounds = 1});
   ClientRan("toolu_1", "Read", kA, "alpha");
@@ -336,7 +461,8 @@ TEST_F(ToolLoopTest, ResponsesServedFromStringInputAndSplicedBeforeReasoning) {
       R"({"model":"m","input":[{"role":"user","content":"read a"},)"
       R"({"type":"reasoning","id":"rs_2","summary":[]},)"
       R"({"type":"message","id":"msg_2","role":"assistant","status":"completed","content":[{"type":"output_text","text":"alpha it is","annotations":[]}]},)"
-      R"({"role":"user","content":"thanks"}]})");
+      R"({"role":"user","content":"thanks"}],)"
+      R"("tools":[{"type":"function","name":"Read"}]})");
   auto p2 = ParseRequest(Api::kOpenAiResponses, client2);
   ASSERT_TRUE(p2.ok());
   SpliceReport rep;

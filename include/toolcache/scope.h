@@ -1,0 +1,101 @@
+// Principals and the cache scope: who may share a cached entry, computed
+// once per request, in one place, for every face (issue 27).
+//
+// A Principal names everything that tells two callers apart: the operator's
+// explicit scope (`--scope`), the serve tenant, the configured user, and a
+// keyed digest of the credentials the upstream sees (an API key, an
+// Authorization header, a stdio server's secret environment). ScopeOf turns
+// it into the scope string that result entries, single-flight, conversation
+// state and offloaded results are keyed under (CacheKey::scope; the engine
+// folds it into the key digest with a length prefix). Two principals that
+// differ in any field get different scopes; a principal with no field set is
+// the global scope "", so credential-less setups keep their keys.
+//
+// Secrets never appear in a scope: CredentialDigest is an HMAC-SHA256 keyed
+// by TOOLCACHE_SCOPE_KEY (when set) over a fixed domain-separation prefix,
+// truncated to 128 bits. Choice: keyed, not a plain SHA-256, so a deployment
+// that sets the key makes a stored scope useless for confirming a guessed
+// short token; without it, the digest is as strong as the token's entropy
+// (API keys and PATs carry >= 128 bits, so guessing is infeasible). 128 bits
+// so that nobody can search for a credential of their own whose digest
+// matches another principal's (a 64-bit truncation is within reach).
+//
+// Thread-safety: free functions, thread-safe (the key is read once).
+//
+// Example:
+//   Principal p;
+//   p.credential = CredentialDigest({{"authorization", "Bearer s3cr3t"}});
+//   std::string scope = ScopeOf(p);  // "@c32:<32 hex>", never the token
+#ifndef TOOLCACHE_SCOPE_H_
+#define TOOLCACHE_SCOPE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace toolcache {
+
+struct Principal {
+  // The operator's explicit scope (`toolcache mcp --scope`); "" = none.
+  std::string base;
+  // The serve tenant (its configured name); "" = none.
+  std::string tenant;
+  // The configured user; "" = none.
+  std::string user;
+  // CredentialDigest(...) of what the upstream sees; "" = no credential.
+  // The LLM proxy uses "none" for a request that carries no credential
+  // (distinct from every digest and from the global scope).
+  std::string credential;
+};
+
+// The scope string of `p`:
+//   - every field empty: "" (global);
+//   - only `base`, and it does not start with '@': `base` itself (the
+//     scope `--scope` has always given);
+//   - otherwise '@' followed by each non-empty field as
+//     <tag><decimal length>':'<value>';' in the order base (b), tenant (t),
+//     user (u), credential (c), e.g. "@t5:alice;c32:9f...;".
+// Injective: distinct principals give distinct strings (lengths, not
+// separators, delimit values; '@' marks the composed form).
+std::string ScopeOf(const Principal& p);
+
+// One piece of credential material: a header or an environment variable.
+struct Credential {
+  std::string name;  // header names lowercased by the caller
+  std::string value;
+};
+
+// 32 lowercase hex digits: HMAC-SHA256 over the pieces sorted by name, each
+// length-prefixed, truncated to 128 bits; "" when `parts` is empty. The key
+// is "toolcache/scope/v1" followed by `key`.
+std::string CredentialDigest(std::vector<Credential> parts,
+                             std::string_view key);
+// The same with the deployment key: the environment variable
+// TOOLCACHE_SCOPE_KEY, read once ("" when unset). Every process sharing a
+// store must use the same key to share entries.
+std::string CredentialDigest(std::vector<Credential> parts);
+
+// True when an environment variable named `name` probably holds a secret:
+// one of its '_'-separated words (case-insensitive) starts or ends with
+// TOKEN, KEY, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIAL, AUTH,
+// COOKIE or SESSION, or ends with PAT or PASS, e.g.
+// GITHUB_PERSONAL_ACCESS_TOKEN, OPENAI_API_KEY, APIKEY, GH_PAT,
+// AWS_SECRET_ACCESS_KEY (PATH is not: PAT only ends a word). Known
+// non-secrets that only vary with the login (SSH_AUTH_SOCK, XDG_*, DBUS_*,
+// SESSION_MANAGER, DESKTOP_SESSION, terminal session ids) are excluded, so
+// one user's terminals still share.
+bool LooksLikeSecretName(std::string_view name);
+
+// The secret-looking variables of `environ`-style "NAME=value" entries,
+// plus those named in `also` (variables the operator declared, e.g. a
+// wrapped server's env block), deduplicated.
+std::vector<Credential> SecretEnvironment(
+    const std::vector<std::string>& entries,
+    const std::vector<std::string>& also = {});
+
+// This process's environment as "NAME=value" entries.
+std::vector<std::string> ProcessEnvironment();
+
+}  // namespace toolcache
+
+#endif  // TOOLCACHE_SCOPE_H_

@@ -1,0 +1,176 @@
+// Invariants:
+// - ScopeOf is injective over Principals: the composed form starts with '@'
+//   and length-prefixes every value; the legacy form (only `base`) is
+//   returned only when `base` does not start with '@'.
+// - No credential byte reaches a scope: only CredentialDigest's truncated
+//   HMAC does, and nothing here logs.
+// Choice: HMAC-SHA256 truncated to 128 bits (see include/toolcache/scope.h
+//   for why keyed and why 128).
+// Choice: the pieces are sorted by name before hashing, so the order in
+//   which headers or variables were given does not split a principal.
+#include "toolcache/scope.h"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+
+namespace toolcache {
+namespace {
+
+constexpr std::string_view kKeyPrefix = "toolcache/scope/v1";
+
+void AppendField(std::string* out, char tag, std::string_view value) {
+  if (value.empty()) return;
+  out->push_back(tag);
+  out->append(std::to_string(value.size()));
+  out->push_back(':');
+  out->append(value);
+  out->push_back(';');
+}
+
+void AppendLengthPrefixed(std::string* out, std::string_view s) {
+  const uint64_t n = s.size();
+  for (int i = 7; i >= 0; --i) {
+    out->push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  }
+  out->append(s);
+}
+
+std::string Upper(std::string_view s) {
+  std::string u(s);
+  for (char& c : u) {
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return u;
+}
+
+bool StartsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(0, p.size()) == p;
+}
+bool EndsWith(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
+}  // namespace
+
+std::string ScopeOf(const Principal& p) {
+  if (p.tenant.empty() && p.user.empty() && p.credential.empty() &&
+      (p.base.empty() || p.base[0] != '@')) {
+    return p.base;
+  }
+  std::string s = "@";
+  AppendField(&s, 'b', p.base);
+  AppendField(&s, 't', p.tenant);
+  AppendField(&s, 'u', p.user);
+  AppendField(&s, 'c', p.credential);
+  return s;
+}
+
+std::string CredentialDigest(std::vector<Credential> parts,
+                             std::string_view key) {
+  if (parts.empty()) return "";
+  std::sort(parts.begin(), parts.end(),
+            [](const Credential& a, const Credential& b) {
+              return a.name != b.name ? a.name < b.name : a.value < b.value;
+            });
+  std::string message;
+  for (const Credential& c : parts) {
+    AppendLengthPrefixed(&message, c.name);
+    AppendLengthPrefixed(&message, c.value);
+  }
+  std::string k(kKeyPrefix);
+  k.push_back('\0');
+  k.append(key);
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int n = 0;
+  HMAC(EVP_sha256(), k.data(), static_cast<int>(k.size()),
+       reinterpret_cast<const unsigned char*>(message.data()), message.size(),
+       md.data(), &n);
+  // Scrub the copies of the secret material.
+  std::fill(message.begin(), message.end(), '\0');
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < 16 && i < n; ++i) {
+    out.push_back(kHex[md[i] >> 4]);
+    out.push_back(kHex[md[i] & 15]);
+  }
+  return out;
+}
+
+std::string CredentialDigest(std::vector<Credential> parts) {
+  static const std::string key = [] {
+    const char* v = std::getenv("TOOLCACHE_SCOPE_KEY");
+    return std::string(v == nullptr ? "" : v);
+  }();
+  return CredentialDigest(std::move(parts), key);
+}
+
+bool LooksLikeSecretName(std::string_view name) {
+  const std::string u = Upper(name);
+  // Login-scoped values that are no secret (sharing between one user's
+  // terminals would otherwise break).
+  static constexpr std::string_view kNotSecret[] = {
+      "SSH_AUTH_SOCK",   "SESSION_MANAGER",    "DESKTOP_SESSION",
+      "TERM_SESSION_ID", "ITERM_SESSION_ID",   "WT_SESSION",
+      "XAUTHORITY",      "TOOLCACHE_SCOPE_KEY"};
+  for (std::string_view n : kNotSecret) {
+    if (u == n) return false;
+  }
+  if (StartsWith(u, "XDG_") || StartsWith(u, "DBUS_") ||
+      StartsWith(u, "GNOME_KEYRING")) {
+    return false;
+  }
+  static constexpr std::string_view kEither[] = {
+      "TOKEN",      "KEY",        "SECRET", "PASSWORD", "PASSWD",
+      "PASSPHRASE", "CREDENTIAL", "AUTH",   "COOKIE",   "SESSION"};
+  static constexpr std::string_view kEnd[] = {"PAT", "PASS"};
+  size_t start = 0;
+  while (start <= u.size()) {
+    size_t end = u.find('_', start);
+    if (end == std::string::npos) end = u.size();
+    const std::string_view w = std::string_view(u).substr(start, end - start);
+    if (!w.empty()) {
+      for (std::string_view k : kEither) {
+        if (StartsWith(w, k) || EndsWith(w, k)) return true;
+      }
+      for (std::string_view k : kEnd) {
+        if (EndsWith(w, k)) return true;
+      }
+    }
+    start = end + 1;
+  }
+  return false;
+}
+
+std::vector<Credential> SecretEnvironment(
+    const std::vector<std::string>& entries,
+    const std::vector<std::string>& also) {
+  std::vector<Credential> out;
+  for (const std::string& e : entries) {
+    const size_t eq = e.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    const std::string_view name = std::string_view(e).substr(0, eq);
+    const bool declared =
+        std::find(also.begin(), also.end(), name) != also.end();
+    if (!declared && !LooksLikeSecretName(name)) continue;
+    bool seen = false;
+    for (const Credential& c : out) seen = seen || c.name == name;
+    if (!seen) out.push_back({std::string(name), e.substr(eq + 1)});
+  }
+  return out;
+}
+
+std::vector<std::string> ProcessEnvironment() {
+  std::vector<std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    out.emplace_back(*e);
+  }
+  return out;
+}
+
+}  // namespace toolcache

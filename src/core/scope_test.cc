@@ -1,0 +1,114 @@
+#include "toolcache/scope.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace toolcache {
+namespace {
+
+TEST(ScopeTest, EmptyPrincipalIsGlobalAndBaseAloneIsKept) {
+  EXPECT_EQ(ScopeOf({}), "");
+  EXPECT_EQ(ScopeOf({.base = "team-a"}), "team-a");
+}
+
+TEST(ScopeTest, DistinctPrincipalsGetDistinctScopes) {
+  const std::string c1 = CredentialDigest({{"authorization", "Bearer alice"}});
+  const std::string c2 = CredentialDigest({{"authorization", "Bearer bob"}});
+  std::vector<Principal> all = {
+      {},
+      {.base = "a"},
+      {.tenant = "a"},
+      {.user = "a"},
+      {.credential = c1},
+      {.credential = c2},
+      {.base = "a", .credential = c1},
+      {.tenant = "a", .credential = c1},
+      {.tenant = "a", .user = "a"},
+      {.tenant = "a", .user = "a", .credential = c1},
+      {.credential = "none"},
+  };
+  std::set<std::string> seen;
+  for (const Principal& p : all) {
+    EXPECT_TRUE(seen.insert(ScopeOf(p)).second) << ScopeOf(p);
+  }
+}
+
+TEST(ScopeTest, NoCollisionByConcatenation) {
+  // Values that would run together under plain concatenation.
+  EXPECT_NE(ScopeOf({.tenant = "ab", .user = "c"}),
+            ScopeOf({.tenant = "a", .user = "bc"}));
+  EXPECT_NE(ScopeOf({.tenant = "a;u1:b"}),
+            ScopeOf({.tenant = "a", .user = "b"}));
+  EXPECT_NE(ScopeOf({.tenant = "x", .user = ""}),
+            ScopeOf({.tenant = "", .user = "x"}));
+  // A legacy --scope that imitates the composed form is composed itself.
+  const Principal forged{.base = "@t5:alice;"};
+  EXPECT_NE(ScopeOf(forged), ScopeOf({.tenant = "alice"}));
+  EXPECT_EQ(ScopeOf({.tenant = "alice"}), "@t5:alice;");
+  // Credential pieces: name/value boundaries are length-prefixed.
+  EXPECT_NE(CredentialDigest({{"ab", "c"}}), CredentialDigest({{"a", "bc"}}));
+  EXPECT_NE(CredentialDigest({{"a", "b"}, {"c", "d"}}),
+            CredentialDigest({{"a", "bcd"}}));
+}
+
+TEST(ScopeTest, CredentialDigestIsStableOrderFreeAndKeyed) {
+  const std::string d1 = CredentialDigest({{"a", "1"}, {"b", "2"}}, "k");
+  EXPECT_EQ(d1, CredentialDigest({{"b", "2"}, {"a", "1"}}, "k"));
+  EXPECT_EQ(d1.size(), 32u);
+  EXPECT_NE(d1, CredentialDigest({{"a", "1"}, {"b", "2"}}, "other key"));
+  EXPECT_NE(d1, CredentialDigest({{"a", "1"}, {"b", "3"}}, "k"));
+  EXPECT_EQ(CredentialDigest({}, "k"), "");
+}
+
+TEST(ScopeTest, NoSecretBytesInTheScope) {
+  const std::string token = "ghp_SuperSecretTokenValue1234567890";
+  const std::string scope = ScopeOf(
+      {.base = "s", .credential = CredentialDigest({{"GITHUB_TOKEN", token}})});
+  EXPECT_EQ(scope.find(token), std::string::npos);
+  // Not even an 8-byte window of the token.
+  for (size_t i = 0; i + 8 <= token.size(); ++i) {
+    EXPECT_EQ(scope.find(token.substr(i, 8)), std::string::npos) << i;
+  }
+  for (char c : scope.substr(scope.find("c32:") + 4, 32)) {
+    EXPECT_TRUE((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')) << scope;
+  }
+}
+
+TEST(ScopeTest, SecretLookingNames) {
+  for (const char* n :
+       {"GITHUB_PERSONAL_ACCESS_TOKEN", "OPENAI_API_KEY", "APIKEY", "GH_PAT",
+        "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "github_token", "SLACK_COOKIE",
+        "MY_SESSION", "AUTHORIZATION", "GOOGLE_APPLICATION_CREDENTIALS",
+        "PGPASS", "NOTION_AUTH"}) {
+    EXPECT_TRUE(LooksLikeSecretName(n)) << n;
+  }
+  for (const char* n :
+       {"PATH", "HOME", "USER", "LANG", "SSH_AUTH_SOCK", "XDG_SESSION_ID",
+        "DBUS_SESSION_BUS_ADDRESS", "DESKTOP_SESSION", "SESSION_MANAGER",
+        "TERM", "PWD", "NODE_OPTIONS", "TOOLCACHE_SCOPE_KEY"}) {
+    EXPECT_FALSE(LooksLikeSecretName(n)) << n;
+  }
+}
+
+TEST(ScopeTest, SecretEnvironmentTakesSecretsAndDeclaredNames) {
+  const std::vector<std::string> env = {"PATH=/usr/bin", "GITHUB_TOKEN=t1",
+                                        "ORG=acme", "BROKEN", "=x"};
+  std::vector<Credential> got = SecretEnvironment(env);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].name, "GITHUB_TOKEN");
+  EXPECT_EQ(got[0].value, "t1");
+  got = SecretEnvironment(env, {"ORG"});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].name, "ORG");
+  // Different tokens: different digests; the same: the same.
+  EXPECT_NE(CredentialDigest(SecretEnvironment({"GITHUB_TOKEN=alice"})),
+            CredentialDigest(SecretEnvironment({"GITHUB_TOKEN=bob"})));
+  EXPECT_EQ(CredentialDigest(SecretEnvironment({"GITHUB_TOKEN=a", "PWD=/x"})),
+            CredentialDigest(SecretEnvironment({"PWD=/y", "GITHUB_TOKEN=a"})));
+}
+
+}  // namespace
+}  // namespace toolcache
