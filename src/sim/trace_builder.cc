@@ -265,6 +265,7 @@ struct TraceBuilder::State {
   // Streaming: records already handed to chunk_sink; 0 otherwise.
   uint64_t base = 0;
   uint64_t chunk_records = 0;  // 0 = not streaming
+  bool flags_and_sessions_only = false;
   TraceBuilder::ChunkSink chunk_sink;
   bool any_command = false;
   double now = 0;
@@ -353,21 +354,24 @@ struct TraceBuilder::State {
     prev_latency = latency;
 
     const size_t r = reserve;
-    p.object.push_back(static_cast<uint32_t>(object));
     const uint64_t q_size = std::max<uint64_t>(1, size);
-    p.size.Push(q_size, i, r);
-    p.latency.Push(latency, i, r);
-    p.cost.Push(cost, i, r);
-    p.now.Push(now, i, r);
-    p.user.Push(user, i, r);
     // Choice: a record with no ground-truth type is treated as COMMAND (never
     // cached) -- safety first; the classifier will decide once integrated.
     const bool is_command = !type.has_value() || *type == RequestType::kCommand;
     const double record_ttl =
         std::isnan(ttl) ? options.default_ttl : ttl;  // +inf: never expires
     const double q_ttl = is_command ? 0 : record_ttl;
-    p.ttl.Push(q_ttl, i, r);
     const bool cacheable = !is_command && q_ttl > options.min_cacheable_ttl;
+    if (!flags_and_sessions_only) {
+      p.object.push_back(static_cast<uint32_t>(object));
+      p.size.Push(q_size, i, r);
+      p.latency.Push(latency, i, r);
+      p.cost.Push(cost, i, r);
+      p.now.Push(now, i, r);
+      p.user.Push(user, i, r);
+      p.ttl.Push(q_ttl, i, r);
+      p.digest.Push(digest, i, r);
+    }
     p.flags.Push(
         static_cast<uint8_t>((cacheable ? PreparedTrace::kCacheable : 0) |
                              (is_command ? PreparedTrace::kCommand : 0) |
@@ -376,7 +380,6 @@ struct TraceBuilder::State {
     any_command = any_command || is_command;
     p.session.Push(session, i, r);
     p.session_count = std::max(p.session_count, session + 1);
-    p.digest.Push(digest, i, r);
     ++p.records;
     p.total_bytes += q_size;
     if (cacheable && !seen[object]) {
@@ -484,8 +487,10 @@ TraceBuilder::~TraceBuilder() = default;
 
 uint64_t TraceBuilder::size() const { return s_->base + s_->p.records; }
 
-void TraceBuilder::StreamChunks(uint64_t chunk_records, ChunkSink sink) {
+void TraceBuilder::StreamChunks(uint64_t chunk_records, ChunkSink sink,
+                                StreamContent content) {
   State& s = *s_;
+  s.flags_and_sessions_only = content == StreamContent::kFlagsAndSessions;
   s.chunk_records = std::max<uint64_t>(1, chunk_records);
   s.chunk_sink = std::move(sink);
   s.reserve = static_cast<size_t>(s.chunk_records);

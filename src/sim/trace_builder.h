@@ -132,10 +132,15 @@ class TraceBuilder {
   // and next_command are not filled). An error stops the read.
   using ChunkSink =
       std::function<Status(const PreparedTrace& chunk, uint64_t first)>;
+  // Which per-record columns a streamed chunk fills: all, or only `flags`
+  // and `session` (a first pass that wants the totals and the COMMANDs per
+  // session: the other columns are left empty, which costs half as much).
+  enum class StreamContent { kAll, kFlagsAndSessions };
   // Call before the first Add: every `chunk_records` records (and the rest at
   // Finish) go to `sink` and are dropped, so the builder's memory is the
   // per-object tables plus one chunk, whatever the trace's length.
-  void StreamChunks(uint64_t chunk_records, ChunkSink sink);
+  void StreamChunks(uint64_t chunk_records, ChunkSink sink,
+                    StreamContent content = StreamContent::kAll);
 
  private:
   struct State;

@@ -948,6 +948,7 @@ Status ScanText(const std::string& path, TraceFormat format,
 struct Streaming {
   uint64_t chunk_records = 0;
   TraceBuilder::ChunkSink sink;
+  TraceBuilder::StreamContent content = TraceBuilder::StreamContent::kAll;
 };
 
 Result<PreparedTrace> ReadBinary(const std::string& path,
@@ -977,7 +978,8 @@ Result<PreparedTrace> ReadBinary(const std::string& path,
   }
   TraceBuilder b(Stem(path), options.prepare,
                  stream != nullptr ? 0 : h.record_count, h.key_count);
-  if (stream != nullptr) b.StreamChunks(stream->chunk_records, stream->sink);
+  if (stream != nullptr)
+    b.StreamChunks(stream->chunk_records, stream->sink, stream->content);
   const char* base = f.data() + kHeaderSize;
   for (uint64_t i = 0; i < h.record_count; ++i) {
     BinRecord r;
@@ -1238,7 +1240,8 @@ Result<PreparedTrace> ReadWith(const std::string& path,
   const uint64_t expected =
       stream != nullptr ? 0 : ExpectedRecords(path, format);
   TraceBuilder b(Stem(path), options.prepare, expected);
-  if (stream != nullptr) b.StreamChunks(stream->chunk_records, stream->sink);
+  if (stream != nullptr)
+    b.StreamChunks(stream->chunk_records, stream->sink, stream->content);
   Status s = format == TraceFormat::kJsonl
                  ? ScanJsonl(path, options.progress,
                              [&](std::span<const RecordView> rs) {
@@ -1260,14 +1263,16 @@ Result<PreparedTrace> ReadPreparedTrace(const std::string& path,
 Result<TraceTotals> StreamPreparedTrace(const std::string& path,
                                         const TraceReadOptions& options,
                                         uint64_t chunk_records,
-                                        const TraceBuilder::ChunkSink& sink) {
+                                        const TraceBuilder::ChunkSink& sink,
+                                        TraceBuilder::StreamContent content) {
   uint64_t records = 0;
   const Streaming stream{
       .chunk_records = chunk_records,
       .sink = [&](const PreparedTrace& chunk, uint64_t first) -> Status {
         records = first + chunk.records;
         return sink(chunk, first);
-      }};
+      },
+      .content = content};
   Result<PreparedTrace> p = ReadWith(path, options, &stream);
   if (!p.ok()) return p.status();
   TraceTotals t = TotalsOf(*p);

@@ -585,12 +585,14 @@ TEST(TraceFormats, StreamedReplayEqualsHeldReplay) {
         SCOPED_TRACE(path + " chunk " + std::to_string(chunk));
         std::vector<uint64_t> commands;
         Result<TraceTotals> totals = StreamPreparedTrace(
-            path, read, chunk, [&](const PreparedTrace& c, uint64_t first) {
+            path, read, chunk,
+            [&](const PreparedTrace& c, uint64_t first) {
               EXPECT_LE(c.records, chunk);
               EXPECT_EQ(first % chunk, 0u);
               CountCommands(c, &commands);
               return Status::Ok();
-            });
+            },
+            TraceBuilder::StreamContent::kFlagsAndSessions);
         ASSERT_TRUE(totals.ok()) << totals.status().message();
         EXPECT_EQ(totals->records, held->records);
         EXPECT_EQ(totals->objects, held->objects);
