@@ -265,6 +265,14 @@ void GroupBanditPolicy::OnRemove(Slot slot) {
 }
 
 uint64_t GroupBanditPolicy::WindowTarget(uint64_t n) const {
+  // Rebalance asks after every hook, for n that moves by one: remembered.
+  if (n == window_n_) return window_target_;
+  window_n_ = n;
+  window_target_ = ComputeWindowTarget(n);
+  return window_target_;
+}
+
+uint64_t GroupBanditPolicy::ComputeWindowTarget(uint64_t n) const {
   if (n == 0) return 0;
   // Paper-silent: the window is ceil(fraction * n) entries, at least 1 (the
   // epsilon keeps 0.1 * 30 at 3, not 4).

@@ -146,6 +146,7 @@ class GroupBanditPolicy final : public Policy {
   static constexpr uint32_t kWindow = 1;
 
   uint64_t WindowTarget(uint64_t n) const;
+  uint64_t ComputeWindowTarget(uint64_t n) const;
   void Rebalance();
   void WindowAdd(Slot slot);
   void WindowRemove(Slot slot);
@@ -165,6 +166,9 @@ class GroupBanditPolicy final : public Policy {
   // Exact mode: the members of kWindow by (EntryScore, tick).
   using WindowHeap = SlotHeap<ClockPriority, ClockPriorityLess>;
   WindowHeap window_heap_;
+  // WindowTarget's last (n, target).
+  mutable uint64_t window_n_ = UINT64_MAX;
+  mutable uint64_t window_target_ = 0;
   uint64_t rounds_ = 0;
   uint64_t sampled_victims_ = 0;
   uint64_t tick_ = 0;
