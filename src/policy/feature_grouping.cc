@@ -107,13 +107,27 @@ uint32_t FeatureGrouping::Record(const Request& req, bool hit, double value) {
     n.sum_value += value;
   };
   bump(root_);
-  Node& tool = tools_[req.tool];
+  const UserKey key{req.tool, req.param_category, req.user};
+  if (last_.tool == nullptr || last_.key.tool != key.tool) {
+    last_.tool = &tools_[key.tool];
+    last_.cat = nullptr;
+  }
+  if (last_.cat == nullptr || last_.key.category != key.category) {
+    last_.cat = &cats_[CatKey{key.tool, key.category}];
+    last_.user = nullptr;
+  }
+  if (options_.group_by_user &&
+      (last_.user == nullptr || last_.key.user != key.user)) {
+    last_.user = &users_[key];
+  }
+  last_.key = key;
+  Node& tool = *last_.tool;
   bump(tool);
-  Node& cat = cats_[CatKey{req.tool, req.param_category}];
+  Node& cat = *last_.cat;
   bump(cat);
   Node* user = nullptr;
   if (options_.group_by_user) {
-    user = &users_[UserKey{req.tool, req.param_category, req.user}];
+    user = last_.user;
     bump(*user);
   }
   const uint32_t g = Resolve(&tool, &cat, user);
@@ -131,6 +145,7 @@ uint32_t FeatureGrouping::Record(const Request& req, bool hit, double value) {
 
 void FeatureGrouping::Regroup() {
   ++regroups_;
+  last_ = LastNodes();  // nodes may be erased below
   // Remember the bandit counters of the current leaves by identity.
   std::vector<Group> old = std::move(groups_);
   groups_.clear();

@@ -150,6 +150,25 @@ class FeatureGrouping {
   uint64_t regroups_ = 0;
   // Scratch for Regroup (kept to avoid reallocation).
   std::unordered_map<GroupKey, uint32_t, KeyHash> previous_;
+  // The nodes of the last Record (traces repeat a tool / category / user in
+  // runs: one compare instead of three hash lookups). unordered_map nodes
+  // never move and are erased only by Regroup, which empties the memo; a
+  // copy of the grouping starts with an empty memo (its own maps).
+  struct LastNodes {
+    LastNodes() = default;
+    LastNodes(const LastNodes&) {}
+    LastNodes& operator=(const LastNodes&) {
+      tool = nullptr;
+      cat = nullptr;
+      user = nullptr;
+      return *this;
+    }
+    UserKey key{};
+    Node* tool = nullptr;
+    Node* cat = nullptr;
+    Node* user = nullptr;  // only with group_by_user
+  };
+  LastNodes last_;
 };
 
 }  // namespace toolcache

@@ -5,14 +5,21 @@
 //    two lists; list kMain then list kWindow, front to back, is the recency
 //    order (most recent first) and slots_[s].tick strictly decreases along
 //    it (ticks are unique).
-//  - LRU and exact modes use kMain only. Sampled mode keeps
+//  - LRU mode uses kMain only. Both VLRU modes keep
 //    |kWindow| == WindowTarget(n) after every hook (n = live entries), so
-//    kWindow holds exactly the entries the exact form would scan; window_
-//    holds the same slots densely and slots_[s].window_pos indexes it.
+//    kWindow holds exactly the least recent ceil(0.1 n) entries the paper's
+//    form scans. Sampled mode: window_ holds the same slots densely and
+//    slots_[s].window_pos indexes it. Exact mode: window_heap_ holds them
+//    keyed by (EntryScore, tick), and window_pos is 0 for a member.
+//  - An entry's EntryScore changes only on OnInsert/OnHit, and OnHit takes
+//    the entry out of the window first: a window member's heap key is its
+//    current score, so the heap's top is the scan's answer (lowest score,
+//    the least recent -- smallest tick -- among equal scores).
 //  - Σ_i N_i over the current groups <= rounds_ (counters of groups that
 //    were not formed again at a regroup are dropped).
 //  - every hook is O(1) amortized except Admit's bandit round (O(groups))
-//    and the exact form's Victim (O(window)).
+//    and the exact form's window moves (O(log window) each, amortized O(1)
+//    moves per hook); Victim is O(1) in exact mode.
 #include "src/policy/vaac_policy.h"
 
 #include <spdlog/spdlog.h>
@@ -231,7 +238,7 @@ void GroupBanditPolicy::OnInsert(Slot slot, const Request& req) {
   m.window_pos = kNotInWindow;
   m.tick = ++tick_;
   lists_.PushFront(kMain, slot);
-  if (options_.eviction == EvictionMode::kVlruSampled) Rebalance();
+  if (options_.eviction != EvictionMode::kLru) Rebalance();
 }
 
 void GroupBanditPolicy::OnHit(Slot slot, const Request& req) {
@@ -246,7 +253,7 @@ void GroupBanditPolicy::OnHit(Slot slot, const Request& req) {
   m.tick = ++tick_;
   if (m.window_pos != kNotInWindow) WindowRemove(slot);
   lists_.MoveToFront(kMain, slot);
-  if (options_.eviction == EvictionMode::kVlruSampled) Rebalance();
+  if (options_.eviction != EvictionMode::kLru) Rebalance();
 }
 
 void GroupBanditPolicy::OnRemove(Slot slot) {
@@ -254,10 +261,18 @@ void GroupBanditPolicy::OnRemove(Slot slot) {
   if (slot < slots_.size() && slots_[slot].window_pos != kNotInWindow) {
     WindowRemove(slot);
   }
-  if (options_.eviction == EvictionMode::kVlruSampled) Rebalance();
+  if (options_.eviction != EvictionMode::kLru) Rebalance();
 }
 
 uint64_t GroupBanditPolicy::WindowTarget(uint64_t n) const {
+  // Rebalance asks after every hook, for n that moves by one: remembered.
+  if (n == window_n_) return window_target_;
+  window_n_ = n;
+  window_target_ = ComputeWindowTarget(n);
+  return window_target_;
+}
+
+uint64_t GroupBanditPolicy::ComputeWindowTarget(uint64_t n) const {
   if (n == 0) return 0;
   // Paper-silent: the window is ceil(fraction * n) entries, at least 1 (the
   // epsilon keeps 0.1 * 30 at 3, not 4).
@@ -267,17 +282,27 @@ uint64_t GroupBanditPolicy::WindowTarget(uint64_t n) const {
 }
 
 uint64_t GroupBanditPolicy::WindowSize() const {
-  const uint64_t n = lists_.Size(kMain) + lists_.Size(kWindow);
-  return options_.eviction == EvictionMode::kVlruSampled ? lists_.Size(kWindow)
-                                                         : WindowTarget(n);
+  return options_.eviction == EvictionMode::kLru
+             ? WindowTarget(lists_.Size(kMain))
+             : lists_.Size(kWindow);
 }
 
 void GroupBanditPolicy::WindowAdd(Slot slot) {
+  if (options_.eviction == EvictionMode::kVlruExact) {
+    slots_[slot].window_pos = 0;
+    window_heap_.Set(slot, {EntryScore(slot), slots_[slot].tick});
+    return;
+  }
   slots_[slot].window_pos = static_cast<uint32_t>(window_.size());
   window_.push_back(slot);
 }
 
 void GroupBanditPolicy::WindowRemove(Slot slot) {
+  if (options_.eviction == EvictionMode::kVlruExact) {
+    window_heap_.Remove(slot);
+    slots_[slot].window_pos = kNotInWindow;
+    return;
+  }
   const uint32_t pos = slots_[slot].window_pos;
   const Slot last = window_.back();
   window_[pos] = last;
@@ -311,22 +336,33 @@ double GroupBanditPolicy::EntryScore(Slot slot) const {
 }
 
 Slot GroupBanditPolicy::VictimExact() const {
-  // The paper's form: walk the least recent ceil(0.1 n) entries, keep the
+  // The paper's form: among the least recent ceil(0.1 n) entries, the
   // lowest e = log(v + h + delta5) (log is monotone: compare the argument).
-  // Paper-silent tie-break: the least recent among equal scores (strict <
-  // while walking from the LRU end).
-  const uint64_t w = WindowTarget(lists_.Size(kMain));
-  Slot best = lists_.Back(kMain);
-  if (best == kNoSlot) return kNoSlot;  // contract violation by the caller
-  double best_score = EntryScore(best);
-  Slot s = best;
-  for (uint64_t i = 1; i < w; ++i) {
-    s = lists_.Prev(s);
+  // Paper-silent tie-break: the least recent among equal scores (the
+  // smallest tick). Choice: the window is kept as a heap on (score, tick)
+  // (see Invariants) instead of walked per eviction -- the same victim, at
+  // O(log window) per window move instead of O(window) per eviction.
+  if (window_heap_.empty()) return kNoSlot;  // contract violation
+  return window_heap_.Top();
+}
+
+Slot GroupBanditPolicy::VictimExactScan() const {
+  // Walks the recency order itself (kWindow back to front, then kMain back
+  // to front), not trusting the window's bookkeeping.
+  const uint64_t w = WindowTarget(lists_.Size(kMain) + lists_.Size(kWindow));
+  Slot s = lists_.Back(kWindow);
+  if (s == kNoSlot) s = lists_.Back(kMain);
+  Slot best = kNoSlot;
+  double best_score = 0;
+  for (uint64_t i = 0; i < w && s != kNoSlot; ++i) {
     const double e = EntryScore(s);
-    if (e < best_score) {
+    if (best == kNoSlot || e < best_score) {
       best = s;
       best_score = e;
     }
+    const Slot prev = lists_.Prev(s);
+    s = prev != kNoSlot || lists_.ListOf(s) == kMain ? prev
+                                                     : lists_.Back(kMain);
   }
   return best;
 }
@@ -373,7 +409,10 @@ Slot GroupBanditPolicy::Victim() {
 
 uint64_t GroupBanditPolicy::MetadataBytes() const {
   return sizeof(SlotMeta) + SlotLists::kBytesPerSlot +
-         (options_.eviction == EvictionMode::kVlruSampled ? sizeof(Slot) : 0);
+         (options_.eviction == EvictionMode::kVlruSampled ? sizeof(Slot) : 0) +
+         (options_.eviction == EvictionMode::kVlruExact
+              ? WindowHeap::kBytesPerSlot
+              : 0);
 }
 
 std::unique_ptr<Policy> MakeVaacPolicy(const PolicyParams& params) {

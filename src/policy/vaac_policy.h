@@ -39,6 +39,7 @@
 
 #include "src/policy/feature_grouping.h"
 #include "src/policy/intrusive_list.h"
+#include "src/policy/slot_heap.h"
 #include "src/policy/ucb1.h"
 #include "src/policy/value_model.h"
 #include "toolcache/policy.h"
@@ -128,6 +129,9 @@ class GroupBanditPolicy final : public Policy {
   // Evictions the sampled form decided by sampling (window > sample_size);
   // the others scored the whole window, exactly as the exact form does.
   uint64_t sampled_victims() const { return sampled_victims_; }
+  // TEST ONLY (exact mode): the victim found by walking the window from its
+  // least recent end, the paper's O(window) form; Victim() must agree.
+  Slot VictimExactScan() const;
 
  private:
   static constexpr uint32_t kNotInWindow = UINT32_MAX;
@@ -142,6 +146,7 @@ class GroupBanditPolicy final : public Policy {
   static constexpr uint32_t kWindow = 1;
 
   uint64_t WindowTarget(uint64_t n) const;
+  uint64_t ComputeWindowTarget(uint64_t n) const;
   void Rebalance();
   void WindowAdd(Slot slot);
   void WindowRemove(Slot slot);
@@ -158,6 +163,12 @@ class GroupBanditPolicy final : public Policy {
   SlotLists lists_{2};
   std::vector<SlotMeta> slots_;
   std::vector<Slot> window_;  // sampled mode: the members of kWindow
+  // Exact mode: the members of kWindow by (EntryScore, tick).
+  using WindowHeap = SlotHeap<ClockPriority, ClockPriorityLess>;
+  WindowHeap window_heap_;
+  // WindowTarget's last (n, target).
+  mutable uint64_t window_n_ = UINT64_MAX;
+  mutable uint64_t window_target_ = 0;
   uint64_t rounds_ = 0;
   uint64_t sampled_victims_ = 0;
   uint64_t tick_ = 0;

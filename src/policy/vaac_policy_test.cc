@@ -285,6 +285,37 @@ TEST(VaacPolicyTest, SampledWindowTracksTheExactWindowSize) {
   }
 }
 
+TEST(VaacPolicyTest, ExactWindowHeapPicksWhatTheScanPicks) {
+  // The exact form keeps its window as a heap; after every hook its victim
+  // must be the one the paper's walk over the least recent ceil(0.1 n)
+  // entries finds (hits, expiries, erases and evictions mixed; sizes vary so
+  // n moves and the window grows and shrinks).
+  VaacOptions o = BanditOptions();
+  o.eviction = EvictionMode::kVlruExact;
+  auto core = Core(400, std::make_unique<GroupBanditPolicy>(o));
+  uint64_t x = 11;
+  uint64_t checked = 0;
+  for (int i = 0; i < 20000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double u = static_cast<double>(x >> 11) * 0x1.0p-53;
+    Request r = Req(static_cast<ObjectId>(1.0 / (u * u + 2e-3)),
+                    static_cast<uint32_t>((x >> 8) % 3),
+                    static_cast<double>((x >> 16) % 9) * 0.1);
+    r.size = 1 + (x >> 24) % 6;
+    r.ttl = (x >> 32) % 4 == 0 ? 50 : 3600;
+    r.now = i * 0.25;
+    core->ExpireUntil(r.now);
+    if (core->Lookup(r) != LookupOutcome::kHit) (void)core->Insert(r);
+    if (i % 13 == 0) (void)core->Erase((x >> 40) % 200);
+    if (core->view().entry_count() == 0) continue;
+    ASSERT_EQ(Bandit(*core).Victim(), Bandit(*core).VictimExactScan())
+        << "request " << i;
+    ++checked;
+  }
+  EXPECT_GT(checked, 19000u);
+  EXPECT_GT(core->evictions(), 300u);
+}
+
 TEST(VaacPolicyTest, GroupByUserKnobChangesTheGrouping) {
   PolicyParams params{.capacity_bytes = 10};
   params.knobs["group_by_user"] = 0;

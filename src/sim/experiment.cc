@@ -34,7 +34,11 @@ struct Source {
   InvalidationRule invalidation = InvalidationRule::kNone;
   std::shared_ptr<const PreparedTrace> held;  // a pre-read trace (shared)
   PreparedTrace own;
+  std::shared_ptr<const StreamedTrace> streamed;  // read while replayed
   const PreparedTrace& prepared() const { return held ? *held : own; }
+  TraceTotals totals() const {
+    return streamed ? streamed->totals : TotalsOf(prepared());
+  }
 };
 
 struct Optimum {
@@ -101,12 +105,30 @@ std::optional<double> Fraction(double value, double optimum) {
 
 bool OptimumAvailable() { return TOOLCACHE_SIM_HAS_OPTIMUM != 0; }
 
+Result<StreamedTrace> ScanStreamedTrace(const std::string& path,
+                                        const TraceReadOptions& read) {
+  StreamedTrace t;
+  t.path = path;
+  t.read = read;
+  Result<TraceTotals> totals = StreamPreparedTrace(
+      path, read, kStreamChunkRecords,
+      [&](const PreparedTrace& chunk, uint64_t) -> Status {
+        CountCommands(chunk, &t.commands_per_session);
+        return Status::Ok();
+      },
+      TraceBuilder::StreamContent::kFlagsAndSessions);
+  if (!totals.ok()) return totals.status();
+  t.totals = std::move(*totals);
+  return t;
+}
+
 uint64_t ExperimentWork(const ExperimentSpec& spec) {
   const uint64_t synthetic =
       static_cast<uint64_t>(spec.workloads.size()) * spec.seeds;
   const uint64_t traces = spec.traces.size() + spec.prepared_traces.size();
   const uint64_t sizes = spec.sizes_pct.size();
-  uint64_t work = (synthetic + traces) * spec.policies.size() * sizes;
+  uint64_t work = (synthetic + traces + spec.streamed_traces.size()) *
+                  spec.policies.size() * sizes;
   if (SolvesOptimumFor(spec, false)) work += synthetic * sizes;
   if (SolvesOptimumFor(spec, true)) work += traces * sizes;
   return work;
@@ -176,7 +198,20 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
                              "' has no records (nothing to replay)");
     }
   }
+  for (const auto& t : spec.streamed_traces) {
+    if (t == nullptr || t->totals.records == 0) {
+      return InvalidArgument("trace '" + (t ? t->path : std::string()) +
+                             "' has no records (nothing to replay)");
+    }
+  }
   for (const PolicyVariant& v : spec.policies) {
+    const PolicyInfo* info = FindPolicy(v.policy);
+    if (!spec.streamed_traces.empty() && info != nullptr &&
+        info->kind == PolicyKind::kOffline) {
+      return InvalidArgument("policy '" + v.policy +
+                             "' is offline: it cannot replay a streamed "
+                             "trace (it needs the next accesses)");
+    }
     Result<std::unique_ptr<Policy>> probe =
         MakePolicy(v.policy, {.capacity_bytes = 1024, .knobs = v.knobs});
     if (!probe.ok()) return probe.status();
@@ -212,6 +247,15 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
     src.held = t;
     sources.push_back(std::move(src));
   }
+  for (const auto& t : spec.streamed_traces) {
+    Source src;
+    src.name = t->totals.name;
+    src.seed = spec.first_seed;
+    src.from_trace = true;
+    src.invalidation = InvalidationRule::kSession;
+    src.streamed = t;
+    sources.push_back(std::move(src));
+  }
   const size_t to_prepare = synthetic + spec.traces.size();
   Status st = ParallelFor(to_prepare, spec.jobs, [&](uint64_t i) -> Status {
     Source& src = sources[i];
@@ -239,6 +283,7 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
   std::vector<uint64_t> opt_cells;
   std::vector<std::vector<uint64_t>> dies_at(sources.size());
   for (size_t s = 0; s < sources.size(); ++s) {
+    if (sources[s].streamed) continue;  // never solved (no held trace)
     if (!SolvesOptimumFor(spec, sources[s].from_trace)) continue;
     dies_at[s] =
         EntryDeathIndices(sources[s].prepared(), sources[s].invalidation);
@@ -266,51 +311,98 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
   // Phase 3: replays. Cell order: source-major (so a workload's seeds are
   // adjacent), then policy, then size; records are re-sorted below.
   std::vector<RunRecord> cells(sources.size() * n_pol * n_sizes);
-  st = ParallelFor(cells.size(), spec.jobs, [&](uint64_t i) -> Status {
-    const size_t s = i / (n_pol * n_sizes);
-    const size_t pol = (i / n_sizes) % n_pol;
+  // The options of cell i (source-major, then policy, then size).
+  auto options_of = [&](uint64_t i) {
+    const Source& src = sources[i / (n_pol * n_sizes)];
+    const PolicyVariant& v = spec.policies[(i / n_sizes) % n_pol];
     const size_t z = i % n_sizes;
-    const Source& src = sources[s];
-    const PolicyVariant& v = spec.policies[pol];
+    const TraceTotals totals = src.totals();
     ReplayOptions opt;
     opt.policy = v.policy;
     opt.knobs = v.knobs;
     opt.seed = src.seed;
     opt.invalidation = src.invalidation;
     if (spec.entry_capacity) {
-      opt.capacity_entries =
-          EntriesForPercent(src.prepared(), spec.sizes_pct[z]);
-      opt.capacity_bytes = std::max<uint64_t>(1, src.prepared().total_bytes);
+      opt.capacity_entries = EntriesForPercent(totals, spec.sizes_pct[z]);
+      opt.capacity_bytes = std::max<uint64_t>(1, totals.total_bytes);
     } else {
-      opt.capacity_bytes =
-          CapacityForPercent(src.prepared(), spec.sizes_pct[z]);
+      opt.capacity_bytes = CapacityForPercent(totals, spec.sizes_pct[z]);
     }
-    Result<ReplayMetrics> m = Replay(src.prepared(), opt);
-    if (!m.ok()) return m.status();
+    return opt;
+  };
+  auto record = [&](uint64_t i, const ReplayOptions& opt,
+                    const ReplayMetrics& m) {
+    const size_t s = i / (n_pol * n_sizes);
+    const size_t z = i % n_sizes;
+    const Source& src = sources[s];
     RunRecord& r = cells[i];
     r.workload = src.name;
-    r.policy = v.label;
+    r.policy = spec.policies[(i / n_sizes) % n_pol].label;
     r.cache_size_pct = spec.sizes_pct[z];
     r.seed = src.seed;
     r.from_trace = src.from_trace;
     r.capacity_bytes = opt.capacity_bytes;
     r.capacity_entries = opt.capacity_entries;
-    r.unique_objects = src.prepared().unique_cacheable_objects;
-    r.metrics = *m;
+    r.unique_objects = src.totals().unique_cacheable_objects;
+    r.metrics = m;
     const Optimum& o = optima[s * n_sizes + z];
     if (o.solved) {
       r.saved_latency_fraction_of_opt =
-          Fraction(m->saved_latency, o.saved_latency);
-      r.saved_cost_fraction_of_opt = Fraction(m->saved_cost, o.saved_cost);
+          Fraction(m.saved_latency, o.saved_latency);
+      r.saved_cost_fraction_of_opt = Fraction(m.saved_cost, o.saved_cost);
       r.optimum_method = o.method;
       r.optimum_cost_method = o.cost_method;
       r.optimum_exact = (!r.saved_latency_fraction_of_opt || o.latency_exact) &&
                         (!r.saved_cost_fraction_of_opt || o.cost_exact);
     }
     tick();
-    return Status::Ok();
-  });
+  };
+  const size_t held_sources = sources.size() - spec.streamed_traces.size();
+  st = ParallelFor(held_sources * n_pol * n_sizes, spec.jobs,
+                   [&](uint64_t i) -> Status {
+                     const ReplayOptions opt = options_of(i);
+                     Result<ReplayMetrics> m =
+                         Replay(sources[i / (n_pol * n_sizes)].prepared(), opt);
+                     if (!m.ok()) return m.status();
+                     record(i, opt, *m);
+                     return Status::Ok();
+                   });
   if (!st.ok()) return st;
+  // Streamed traces: one more read each, every cell fed chunk by chunk
+  // (the cells of a chunk in parallel).
+  for (size_t s = held_sources; s < sources.size(); ++s) {
+    const StreamedTrace& t = *sources[s].streamed;
+    const uint64_t first_cell = s * n_pol * n_sizes;
+    std::vector<ReplayOptions> opts;
+    std::vector<std::unique_ptr<Replayer>> replayers;
+    for (uint64_t c = 0; c < n_pol * n_sizes; ++c) {
+      opts.push_back(options_of(first_cell + c));
+      Result<std::unique_ptr<Replayer>> r =
+          Replayer::Make(opts.back(), t.commands_per_session);
+      if (!r.ok()) return r.status();
+      replayers.push_back(std::move(*r));
+    }
+    TraceReadOptions read = t.read;
+    read.progress = nullptr;
+    Result<TraceTotals> again = StreamPreparedTrace(
+        t.path, read, kStreamChunkRecords,
+        [&](const PreparedTrace& chunk, uint64_t first) -> Status {
+          return ParallelFor(replayers.size(), spec.jobs,
+                             [&](uint64_t c) -> Status {
+                               replayers[c]->Feed(chunk, first);
+                               return Status::Ok();
+                             });
+        });
+    if (!again.ok()) return again.status();
+    if (again->records != t.totals.records ||
+        again->unique_cacheable_bytes != t.totals.unique_cacheable_bytes) {
+      return FailedPrecondition("trace '" + t.path +
+                                "' changed between its two reads");
+    }
+    for (uint64_t c = 0; c < replayers.size(); ++c) {
+      record(first_cell + c, opts[c], replayers[c]->Finish());
+    }
+  }
 
   // Order: workload, policy, size, seed. Sources of one workload are
   // adjacent and in seed order.

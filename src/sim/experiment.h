@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "src/sim/replay.h"
+#include "src/sim/trace_formats.h"
 #include "src/sim/workloads.h"
 #include "toolcache/status.h"
 #include "toolcache/trace.h"
@@ -46,6 +47,26 @@ struct PolicyVariant {
   std::map<std::string, double, std::less<>> knobs;
 };
 
+// A trace replayed as a stream, never held in memory (ScanStreamedTrace
+// read it once for its totals; RunExperiment reads it once more, feeding
+// every cell of it in the same pass). Only online and unbounded policies,
+// and no optimum, can replay a stream.
+struct StreamedTrace {
+  std::string path;
+  TraceReadOptions read;
+  TraceTotals totals;
+  std::vector<uint64_t> commands_per_session;  // CountCommands
+};
+
+// The first pass over a trace to be streamed: its totals (the capacities
+// need the unique cacheable bytes) and COMMANDs per session. Holds one
+// chunk of records at a time. Errors: ReadPreparedTrace's.
+Result<StreamedTrace> ScanStreamedTrace(const std::string& path,
+                                        const TraceReadOptions& read);
+
+// Records per chunk of a streamed read (64 Ki: ~1.5 MiB of columns).
+inline constexpr uint64_t kStreamChunkRecords = uint64_t{1} << 16;
+
 struct ExperimentSpec {
   std::vector<WorkloadKind> workloads;
   std::vector<Trace> traces;  // replayed with InvalidationRule::kSession
@@ -53,6 +74,10 @@ struct ExperimentSpec {
   // `prepare` options); replayed after `traces`, like them. Shared by every
   // cell, never copied.
   std::vector<std::shared_ptr<const PreparedTrace>> prepared_traces;
+  // Traces streamed from their files (after the prepared ones, like them);
+  // every policy must be online or unbounded, and no optimum is solved for
+  // them. Memory does not grow with their length.
+  std::vector<std::shared_ptr<const StreamedTrace>> streamed_traces;
   std::vector<PolicyVariant> policies;
   std::vector<double> sizes_pct = {10, 20, 35, 50, 90};
   uint32_t seeds = 10;  // synthetic workloads: seeds first_seed..+seeds-1

@@ -54,13 +54,31 @@ std::vector<uint64_t> EntryDeathIndices(const PreparedTrace& trace,
   return dies;
 }
 
+TraceTotals TotalsOf(const PreparedTrace& trace) {
+  return {.name = trace.name,
+          .records = trace.records,
+          .objects = trace.objects,
+          .session_count = trace.session_count,
+          .unique_cacheable_objects = trace.unique_cacheable_objects,
+          .unique_cacheable_bytes = trace.unique_cacheable_bytes,
+          .total_bytes = trace.total_bytes};
+}
+
 uint64_t CapacityForPercent(const PreparedTrace& trace, double percent) {
+  return CapacityForPercent(TotalsOf(trace), percent);
+}
+
+uint64_t EntriesForPercent(const PreparedTrace& trace, double percent) {
+  return EntriesForPercent(TotalsOf(trace), percent);
+}
+
+uint64_t CapacityForPercent(const TraceTotals& trace, double percent) {
   double bytes =
       percent / 100.0 * static_cast<double>(trace.unique_cacheable_bytes);
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(bytes)));
 }
 
-uint64_t EntriesForPercent(const PreparedTrace& trace, double percent) {
+uint64_t EntriesForPercent(const TraceTotals& trace, double percent) {
   double entries =
       percent / 100.0 * static_cast<double>(trace.unique_cacheable_objects);
   return std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(entries)));
@@ -98,63 +116,87 @@ Request OnlineRequest(const PreparedTrace& trace, size_t i) {
   return q;
 }
 
-}  // namespace
+// The request loop, once for both forms: Replay runs it over a held trace
+// (kStreamed = false: the next-COMMAND column says whether a touch is worth
+// recording, and offline policies get dies_at); a Replayer runs it chunk by
+// chunk (kStreamed = true: a per-session count of the COMMANDs still to come
+// says the same thing). The two agree record for record: a non-COMMAND
+// record's session has a later COMMAND iff its next_command is set.
+class ReplayLoop final : public Replayer {
+ public:
+  ReplayLoop(const ReplayOptions& options, bool offline,
+             std::unique_ptr<Policy> policy, uint64_t capacity_bytes,
+             uint64_t capacity_entries)
+      : offline_(offline),
+        track_(options.invalidation == InvalidationRule::kSession),
+        broken_(options.test_only_serve_commands),
+        core_({.capacity_bytes = capacity_bytes,
+               .capacity_entries = capacity_entries},
+              std::move(policy)) {}
 
-Result<ReplayMetrics> Replay(const PreparedTrace& trace,
-                             const ReplayOptions& options) {
-  const PolicyInfo* info = FindPolicy(options.policy);
-  // Only offline policies read next_access / next_access_time (a random
-  // read of the next record's time): online ones get the Request without.
-  const bool offline = info == nullptr || info->kind == PolicyKind::kOffline;
-  PolicyParams params;
-  params.capacity_bytes = options.capacity_bytes;
-  params.capacity_entries = options.capacity_entries;
-  params.seed = options.seed;
-  params.knobs = options.knobs;
-  if (info != nullptr && info->kind == PolicyKind::kUnbounded) {
-    params.capacity_bytes = kUnlimitedBytes;
-    params.capacity_entries = 0;
+  void SetCommandsLeft(std::vector<uint64_t> counts) {
+    commands_left_ = std::move(counts);
   }
-  Result<std::unique_ptr<Policy>> policy = MakePolicy(options.policy, params);
-  if (!policy.ok()) return policy.status();
-  CacheCore core({.capacity_bytes = params.capacity_bytes,
-                  .capacity_entries = params.capacity_entries},
-                 std::move(*policy));
 
-  ReplayMetrics m;
-  std::vector<uint64_t> slot_incarnation;
-  std::vector<uint32_t> slot_digest;
-  uint64_t incarnations = 0;
+  void Feed(const PreparedTrace& chunk, uint64_t first) override {
+    Run<true>(chunk, first);
+  }
+  ReplayMetrics Finish() override {
+    m_.evictions = core_.evictions();
+    return m_;
+  }
+
+  template <bool kStreamed>
+  void Run(const PreparedTrace& trace, uint64_t first);
+
+ private:
   struct Touch {
     ObjectId id;
     uint64_t incarnation;
   };
-  // Per session (interned ids are dense): the entries it created or was
-  // served since its last COMMAND (kSession only). A touch is recorded only
-  // if the session has a COMMAND still to come (next_command), so traces
-  // without COMMANDs pay nothing for the rule.
-  const uint32_t sessions = trace.session_count;
-  const bool track = options.invalidation == InvalidationRule::kSession;
-  std::vector<std::vector<Touch>> touched(track ? sessions : 0);
-  const bool broken = options.test_only_serve_commands;
   // A session whose next COMMAND is far away grows its list by one per hit:
   // when a list doubles past the live entries, drop the touches of entries
   // that are gone and duplicates (amortized O(1) per request; memory stays
   // O(entries) per session).
-  auto compact = [&](std::vector<Touch>& list) {
-    const size_t limit = std::max<size_t>(1024, 2 * core.view().entry_count());
+  void Compact(std::vector<Touch>& list) {
+    const size_t limit = std::max<size_t>(1024, 2 * core_.view().entry_count());
     if (list.size() <= limit) return;
     std::unordered_map<ObjectId, uint64_t> live;
     size_t kept = 0;
     for (const Touch& t : list) {
-      const Slot s = core.Find(t.id);
-      if (s == kNoSlot || slot_incarnation[s] != t.incarnation) continue;
+      const Slot s = core_.Find(t.id);
+      if (s == kNoSlot || slot_incarnation_[s] != t.incarnation) continue;
       if (!live.emplace(t.id, t.incarnation).second) continue;
       list[kept++] = t;
     }
     list.resize(kept);
-  };
+  }
+  std::vector<Touch>& Touched(uint32_t session) {
+    if (session >= touched_.size()) touched_.resize(session + 1);
+    return touched_[session];
+  }
 
+  const bool offline_;
+  const bool track_;
+  const bool broken_;
+  CacheCore core_;
+  ReplayMetrics m_;
+  std::vector<uint64_t> slot_incarnation_;
+  std::vector<uint32_t> slot_digest_;
+  uint64_t incarnations_ = 0;
+  // Per session (interned ids are dense): the entries it created or was
+  // served since its last COMMAND (kSession only). A touch is recorded only
+  // if the session has a COMMAND still to come, so traces without COMMANDs
+  // pay nothing for the rule.
+  std::vector<std::vector<Touch>> touched_;
+  std::vector<uint64_t> commands_left_;  // streamed: per session
+};
+
+template <bool kStreamed>
+void ReplayLoop::Run(const PreparedTrace& trace, uint64_t first) {
+  ReplayMetrics& m = m_;
+  CacheCore& core = core_;
+  const bool track = track_;
   const size_t n = trace.records;
   for (size_t i = 0; i < n; ++i) {
     // The compact record; the full Request only for a lookup.
@@ -166,29 +208,44 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
     m.total_bytes += size;
     bool served = false;
     // The index at which this session's next COMMAND would erase what the
-    // request touches (kSession only).
-    const uint64_t dies_at = track ? trace.NextCommand(i) : kNoNextAccess;
-    const bool record_touch = dies_at != kNoNextAccess;
+    // request touches (kSession only; held traces only -- only offline
+    // policies read it).
+    uint64_t dies_at = kNoNextAccess;
+    bool record_touch = false;
+    if constexpr (kStreamed) {
+      record_touch = track && !is_command && session < commands_left_.size() &&
+                     commands_left_[session] != 0;
+    } else {
+      dies_at = track ? trace.NextCommand(i) : kNoNextAccess;
+      record_touch = dies_at != kNoNextAccess;
+    }
     if (is_command && track) {
-      std::vector<Touch>& list = touched[session];
+      std::vector<Touch>& list = Touched(session);
       for (const Touch& t : list) {
         Slot s = core.Find(t.id);
         // Only the incarnation this session touched: the object may since
         // have been evicted and re-inserted by a session that did not.
-        if (s != kNoSlot && slot_incarnation[s] == t.incarnation &&
+        if (s != kNoSlot && slot_incarnation_[s] == t.incarnation &&
             core.Erase(t.id)) {
           ++m.invalidations;
         }
       }
       list.clear();
+      if constexpr (kStreamed) {
+        if (session < commands_left_.size() && commands_left_[session] != 0) {
+          --commands_left_[session];
+        }
+      }
     }
     if (is_command) ++m.command_requests;
     const bool looked_up =
-        (flags & PreparedTrace::kCacheable) != 0 || (is_command && broken);
+        (flags & PreparedTrace::kCacheable) != 0 || (is_command && broken_);
     const ObjectId id = trace.id(i);
     if (looked_up) {
       if (!is_command) ++m.cacheable_requests;
-      Request lookup = offline ? trace.request(i) : OnlineRequest(trace, i);
+      Request lookup =
+          !kStreamed && offline_ ? trace.request(i) : OnlineRequest(trace, i);
+      lookup.index = first + i;
       if (is_command) lookup.ttl = 3600;  // broken path only
       lookup.dies_at = dies_at;
       LookupOutcome outcome = core.Lookup(lookup);
@@ -198,16 +255,16 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
         // The slot only matters for a digest to compare or a touch to
         // record (most traces have neither: one lookup, not two).
         const Slot s = digest != 0 || record_touch ? core.Find(id) : kNoSlot;
-        if (s != kNoSlot && s < slot_digest.size() && slot_digest[s] != 0 &&
-            digest != 0 && slot_digest[s] != digest) {
+        if (s != kNoSlot && s < slot_digest_.size() && slot_digest_[s] != 0 &&
+            digest != 0 && slot_digest_[s] != digest) {
           ++m.stale_served;
         }
-        if (record_touch && s != kNoSlot && s < slot_incarnation.size()) {
-          std::vector<Touch>& list = touched[session];
+        if (record_touch && s != kNoSlot && s < slot_incarnation_.size()) {
+          std::vector<Touch>& list = Touched(session);
           if (list.empty() || list.back().id != id ||
-              list.back().incarnation != slot_incarnation[s]) {
-            list.push_back({id, slot_incarnation[s]});
-            compact(list);
+              list.back().incarnation != slot_incarnation_[s]) {
+            list.push_back({id, slot_incarnation_[s]});
+            Compact(list);
           }
         }
       } else {
@@ -218,16 +275,16 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
             ++m.rejections;
           } else {
             ++m.admissions;
-            if (s >= slot_incarnation.size()) {
-              slot_incarnation.resize(s + 1, 0);
-              slot_digest.resize(s + 1, 0);
+            if (s >= slot_incarnation_.size()) {
+              slot_incarnation_.resize(s + 1, 0);
+              slot_digest_.resize(s + 1, 0);
             }
-            slot_incarnation[s] = ++incarnations;
-            slot_digest[s] = trace.digest[i];
+            slot_incarnation_[s] = ++incarnations_;
+            slot_digest_[s] = trace.digest[i];
             if (record_touch) {
-              std::vector<Touch>& list = touched[session];
-              list.push_back({id, incarnations});
-              compact(list);
+              std::vector<Touch>& list = Touched(session);
+              list.push_back({id, incarnations_});
+              Compact(list);
             }
           }
         }
@@ -248,8 +305,61 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
       m.total_cost += cost;
     }
   }
-  m.evictions = core.evictions();
-  return m;
+}
+
+// The policy and the core's capacities for `options`.
+Result<std::unique_ptr<ReplayLoop>> MakeLoop(const ReplayOptions& options) {
+  const PolicyInfo* info = FindPolicy(options.policy);
+  // Only offline policies read next_access / next_access_time (a random
+  // read of the next record's time): online ones get the Request without.
+  const bool offline = info == nullptr || info->kind == PolicyKind::kOffline;
+  PolicyParams params;
+  params.capacity_bytes = options.capacity_bytes;
+  params.capacity_entries = options.capacity_entries;
+  params.seed = options.seed;
+  params.knobs = options.knobs;
+  if (info != nullptr && info->kind == PolicyKind::kUnbounded) {
+    params.capacity_bytes = kUnlimitedBytes;
+    params.capacity_entries = 0;
+  }
+  Result<std::unique_ptr<Policy>> policy = MakePolicy(options.policy, params);
+  if (!policy.ok()) return policy.status();
+  return std::make_unique<ReplayLoop>(options, offline, std::move(*policy),
+                                      params.capacity_bytes,
+                                      params.capacity_entries);
+}
+
+}  // namespace
+
+Result<ReplayMetrics> Replay(const PreparedTrace& trace,
+                             const ReplayOptions& options) {
+  Result<std::unique_ptr<ReplayLoop>> loop = MakeLoop(options);
+  if (!loop.ok()) return loop.status();
+  (*loop)->Run<false>(trace, 0);
+  return (*loop)->Finish();
+}
+
+Result<std::unique_ptr<Replayer>> Replayer::Make(
+    const ReplayOptions& options, std::vector<uint64_t> commands_per_session) {
+  const PolicyInfo* info = FindPolicy(options.policy);
+  if (info != nullptr && info->kind == PolicyKind::kOffline) {
+    return InvalidArgument("policy '" + options.policy +
+                           "' is offline: it needs the whole trace "
+                           "(next accesses), not a stream");
+  }
+  Result<std::unique_ptr<ReplayLoop>> loop = MakeLoop(options);
+  if (!loop.ok()) return loop.status();
+  (*loop)->SetCommandsLeft(std::move(commands_per_session));
+  return std::unique_ptr<Replayer>(std::move(*loop));
+}
+
+void CountCommands(const PreparedTrace& chunk, std::vector<uint64_t>* counts) {
+  for (size_t i = 0; i < chunk.records; ++i) {
+    if (!chunk.command(i)) continue;
+    const uint32_t session = chunk.session[i];
+    if (session >= counts->size()) counts->resize(session + 1, 0);
+    ++(*counts)[session];
+  }
 }
 
 }  // namespace toolcache::sim

@@ -33,6 +33,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,8 @@ class Column {
     constant_ = v;
     std::vector<T>().swap(values_);
   }
+  // Empties the column for the next chunk of a stream (keeps the capacity).
+  void Clear() { values_.clear(); }
   bool varies() const { return !values_.empty(); }
   uint64_t bytes() const { return values_.capacity() * sizeof(T); }
 
@@ -206,6 +209,19 @@ struct PreparedTrace {
   uint64_t MemoryBytes() const;
 };
 
+// What a capacity and a report need of a trace: its totals, without the
+// records (all a streamed read keeps).
+struct TraceTotals {
+  std::string name;
+  uint64_t records = 0;
+  uint64_t objects = 0;
+  uint32_t session_count = 0;
+  uint64_t unique_cacheable_objects = 0;
+  uint64_t unique_cacheable_bytes = 0;
+  uint64_t total_bytes = 0;
+};
+TraceTotals TotalsOf(const PreparedTrace& trace);
+
 // Interns identities and features. Errors (InvalidArgument) name the
 // offending record: empty tool, arguments not an object, latency / cost
 // negative, non-finite or above the trace bounds (kMaxTrace* in trace.h),
@@ -228,6 +244,8 @@ std::vector<uint64_t> EntryDeathIndices(const PreparedTrace& trace,
 // Paper-silent: capacity for `percent` of the unique cacheable objects: the
 // summed first-seen size of them
 // (percent x unique_cacheable_bytes), or their count (entries); at least 1.
+uint64_t CapacityForPercent(const TraceTotals& trace, double percent);
+uint64_t EntriesForPercent(const TraceTotals& trace, double percent);
 uint64_t CapacityForPercent(const PreparedTrace& trace, double percent);
 uint64_t EntriesForPercent(const PreparedTrace& trace, double percent);
 
@@ -277,6 +295,34 @@ struct ReplayMetrics {
 // Errors: unknown policy or knob (the registry's message).
 Result<ReplayMetrics> Replay(const PreparedTrace& trace,
                              const ReplayOptions& options);
+
+// The same replay fed a chunk at a time (StreamPreparedTrace), for online
+// and unbounded policies: what Replay decides needs no look-ahead except
+// "does this session have a COMMAND still to come" (whether a touch is
+// worth recording), which the caller supplies as the count of COMMANDs per
+// session (CountCommands over a first pass). Feeding the chunks of a trace
+// in order gives exactly Replay's metrics on the whole trace.
+//
+//   Result<std::unique_ptr<Replayer>> r = Replayer::Make(opt, commands);
+//   StreamPreparedTrace(path, read, 1 << 16, [&](auto& c, uint64_t first) {
+//     (*r)->Feed(c, first); return Status::Ok(); });
+//   ReplayMetrics m = (*r)->Finish();
+class Replayer {
+ public:
+  // `commands_per_session[s]`: COMMAND records of session s in the whole
+  // trace (index = interned session). Errors: unknown policy or knob; an
+  // offline policy (it needs next_access: use Replay on a held trace).
+  static Result<std::unique_ptr<Replayer>> Make(
+      const ReplayOptions& options, std::vector<uint64_t> commands_per_session);
+  virtual ~Replayer() = default;
+  // Records [first, first + chunk.records) of the trace, in order.
+  virtual void Feed(const PreparedTrace& chunk, uint64_t first) = 0;
+  // The metrics so far (call once, after the last chunk).
+  virtual ReplayMetrics Finish() = 0;
+};
+
+// Adds each COMMAND of `chunk` to counts[session] (growing it as needed).
+void CountCommands(const PreparedTrace& chunk, std::vector<uint64_t>* counts);
 
 }  // namespace toolcache::sim
 

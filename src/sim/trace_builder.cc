@@ -262,6 +262,11 @@ struct TraceBuilder::State {
   uint64_t object_count = 0;
   std::vector<uint8_t> seen;  // per object: counted as unique cacheable
   size_t reserve = 0;         // expected records (a column that varies)
+  // Streaming: records already handed to chunk_sink; 0 otherwise.
+  uint64_t base = 0;
+  uint64_t chunk_records = 0;  // 0 = not streaming
+  bool flags_and_sessions_only = false;
+  TraceBuilder::ChunkSink chunk_sink;
   bool any_command = false;
   double now = 0;
   double prev_latency = 0;
@@ -277,9 +282,31 @@ struct TraceBuilder::State {
   explicit State(const PrepareOptions& o)
       : options(o), features(FeatureConfig(o)) {}
 
+  // `i` is the record's index in the current chunk (== in the trace unless
+  // streaming).
   Status Bad(uint64_t i, const std::string& why) const {
-    return InvalidArgument(p.name + ": record " + std::to_string(i + 1) + ": " +
-                           why);
+    return InvalidArgument(p.name + ": record " + std::to_string(base + i + 1) +
+                           ": " + why);
+  }
+
+  // Streaming (TraceBuilder::StreamChunks): hands the chunk to the sink and
+  // empties the per-record columns; per-object tables and totals stay.
+  Status Flush() {
+    if (p.records == 0) return Status::Ok();
+    if (Status st = chunk_sink(p, base); !st.ok()) return st;
+    base += p.records;
+    p.records = 0;
+    p.object.clear();
+    p.size.Clear();
+    p.latency.Clear();
+    p.cost.Clear();
+    p.ttl.Clear();
+    p.now.Clear();
+    p.user.Clear();
+    p.session.Clear();
+    p.digest.Clear();
+    p.flags.Clear();
+    return Status::Ok();
   }
 
   // The bounds PrepareTrace has always enforced (CheckFailed says which).
@@ -318,7 +345,7 @@ struct TraceBuilder::State {
               uint64_t size, double latency, double cost, double ttl,
               double time, bool error, std::optional<RequestType> type) {
     const uint64_t i = p.records;
-    if (i >= PreparedTrace::kNone) {
+    if (base + i >= PreparedTrace::kNone) {
       return Bad(i, "more than 2^32 - 1 records");
     }
     // Choice: a record without a clock starts when the previous call ended.
@@ -327,21 +354,24 @@ struct TraceBuilder::State {
     prev_latency = latency;
 
     const size_t r = reserve;
-    p.object.push_back(static_cast<uint32_t>(object));
     const uint64_t q_size = std::max<uint64_t>(1, size);
-    p.size.Push(q_size, i, r);
-    p.latency.Push(latency, i, r);
-    p.cost.Push(cost, i, r);
-    p.now.Push(now, i, r);
-    p.user.Push(user, i, r);
     // Choice: a record with no ground-truth type is treated as COMMAND (never
     // cached) -- safety first; the classifier will decide once integrated.
     const bool is_command = !type.has_value() || *type == RequestType::kCommand;
     const double record_ttl =
         std::isnan(ttl) ? options.default_ttl : ttl;  // +inf: never expires
     const double q_ttl = is_command ? 0 : record_ttl;
-    p.ttl.Push(q_ttl, i, r);
     const bool cacheable = !is_command && q_ttl > options.min_cacheable_ttl;
+    if (!flags_and_sessions_only) {
+      p.object.push_back(static_cast<uint32_t>(object));
+      p.size.Push(q_size, i, r);
+      p.latency.Push(latency, i, r);
+      p.cost.Push(cost, i, r);
+      p.now.Push(now, i, r);
+      p.user.Push(user, i, r);
+      p.ttl.Push(q_ttl, i, r);
+      p.digest.Push(digest, i, r);
+    }
     p.flags.Push(
         static_cast<uint8_t>((cacheable ? PreparedTrace::kCacheable : 0) |
                              (is_command ? PreparedTrace::kCommand : 0) |
@@ -350,7 +380,6 @@ struct TraceBuilder::State {
     any_command = any_command || is_command;
     p.session.Push(session, i, r);
     p.session_count = std::max(p.session_count, session + 1);
-    p.digest.Push(digest, i, r);
     ++p.records;
     p.total_bytes += q_size;
     if (cacheable && !seen[object]) {
@@ -358,6 +387,7 @@ struct TraceBuilder::State {
       ++p.unique_cacheable_objects;
       p.unique_cacheable_bytes += q_size;
     }
+    if (chunk_records != 0 && p.records == chunk_records) return Flush();
     return Status::Ok();
   }
 
@@ -455,7 +485,18 @@ TraceBuilder::TraceBuilder(std::string name, const PrepareOptions& options,
 
 TraceBuilder::~TraceBuilder() = default;
 
-uint64_t TraceBuilder::size() const { return s_->p.records; }
+uint64_t TraceBuilder::size() const { return s_->base + s_->p.records; }
+
+void TraceBuilder::StreamChunks(uint64_t chunk_records, ChunkSink sink,
+                                StreamContent content) {
+  State& s = *s_;
+  s.flags_and_sessions_only = content == StreamContent::kFlagsAndSessions;
+  s.chunk_records = std::max<uint64_t>(1, chunk_records);
+  s.chunk_sink = std::move(sink);
+  s.reserve = static_cast<size_t>(s.chunk_records);
+  std::vector<uint32_t>().swap(s.p.object);
+  s.p.object.reserve(s.reserve);
+}
 
 Status TraceBuilder::Add(const RecordView& r) {
   return s_->AddKeyed(r, s_->Key(r));
@@ -514,6 +555,13 @@ Status TraceBuilder::AddInterned(const InternedRecord& r) {
 Result<PreparedTrace> TraceBuilder::Finish() && {
   State& s = *s_;
   PreparedTrace& p = s.p;
+  if (s.chunk_records != 0) {
+    // Streaming: the last chunk goes to the sink; no per-record columns.
+    if (Status st = s.Flush(); !st.ok()) return st;
+    p.next_access.Fill(PreparedTrace::kNone);
+    p.next_command.Fill(PreparedTrace::kNone);
+    return std::move(p);
+  }
   const size_t n = p.records;
   constexpr uint32_t kNone = PreparedTrace::kNone;
   // next_access: the next cacheable request of the same object, in one

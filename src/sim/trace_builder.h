@@ -22,6 +22,7 @@
 #define TOOLCACHE_SRC_SIM_TRACE_BUILDER_H_
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -120,8 +121,26 @@ class TraceBuilder {
   [[nodiscard]] Status AddInterned(const InternedRecord& r);
   // Records added so far.
   uint64_t size() const;
-  // Computes the next-access and next-COMMAND indices. Call once.
+  // Computes the next-access and next-COMMAND indices. Call once. When
+  // streaming, hands the last chunk to the sink and returns the trace's
+  // totals (objects, unique cacheable bytes, sessions...) with no records.
   Result<PreparedTrace> Finish() &&;
+
+  // Streaming: a chunk of records, as a PreparedTrace whose per-record
+  // columns hold only the chunk (record i of it is record first + i of the
+  // trace; per-object tables and totals cover the trace so far; next_access
+  // and next_command are not filled). An error stops the read.
+  using ChunkSink =
+      std::function<Status(const PreparedTrace& chunk, uint64_t first)>;
+  // Which per-record columns a streamed chunk fills: all, or only `flags`
+  // and `session` (a first pass that wants the totals and the COMMANDs per
+  // session: the other columns are left empty, which costs half as much).
+  enum class StreamContent { kAll, kFlagsAndSessions };
+  // Call before the first Add: every `chunk_records` records (and the rest at
+  // Finish) go to `sink` and are dropped, so the builder's memory is the
+  // per-object tables plus one chunk, whatever the trace's length.
+  void StreamChunks(uint64_t chunk_records, ChunkSink sink,
+                    StreamContent content = StreamContent::kAll);
 
  private:
   struct State;

@@ -944,8 +944,16 @@ Status ScanText(const std::string& path, TraceFormat format,
 
 // --------------------------------------------------------------- binary
 
+// Streaming (StreamPreparedTrace): set on the builder before any record.
+struct Streaming {
+  uint64_t chunk_records = 0;
+  TraceBuilder::ChunkSink sink;
+  TraceBuilder::StreamContent content = TraceBuilder::StreamContent::kAll;
+};
+
 Result<PreparedTrace> ReadBinary(const std::string& path,
-                                 const TraceReadOptions& options) {
+                                 const TraceReadOptions& options,
+                                 const Streaming* stream) {
   MappedFile f;
   if (Status s = f.Open(path); !s.ok()) return s;
   BinHeader h{};
@@ -968,7 +976,10 @@ Result<PreparedTrace> ReadBinary(const std::string& path,
       h.key_count > h.record_count) {
     return InvalidArgument(path + ": corrupt binary trace header");
   }
-  TraceBuilder b(Stem(path), options.prepare, h.record_count, h.key_count);
+  TraceBuilder b(Stem(path), options.prepare,
+                 stream != nullptr ? 0 : h.record_count, h.key_count);
+  if (stream != nullptr)
+    b.StreamChunks(stream->chunk_records, stream->sink, stream->content);
   const char* base = f.data() + kHeaderSize;
   for (uint64_t i = 0; i < h.record_count; ++i) {
     BinRecord r;
@@ -1214,17 +1225,23 @@ Result<TraceFormat> DetectTraceFormat(const std::string& path) {
   return TraceFormat::kJsonl;
 }
 
-Result<PreparedTrace> ReadPreparedTrace(const std::string& path,
-                                        const TraceReadOptions& options) {
+namespace {
+
+Result<PreparedTrace> ReadWith(const std::string& path,
+                               const TraceReadOptions& options,
+                               const Streaming* stream) {
   TraceFormat format = options.format;
   if (format == TraceFormat::kAuto) {
     Result<TraceFormat> f = DetectTraceFormat(path);
     if (!f.ok()) return f.status();
     format = *f;
   }
-  if (format == TraceFormat::kBinary) return ReadBinary(path, options);
-  const uint64_t expected = ExpectedRecords(path, format);
+  if (format == TraceFormat::kBinary) return ReadBinary(path, options, stream);
+  const uint64_t expected =
+      stream != nullptr ? 0 : ExpectedRecords(path, format);
   TraceBuilder b(Stem(path), options.prepare, expected);
+  if (stream != nullptr)
+    b.StreamChunks(stream->chunk_records, stream->sink, stream->content);
   Status s = format == TraceFormat::kJsonl
                  ? ScanJsonl(path, options.progress,
                              [&](std::span<const RecordView> rs) {
@@ -1234,6 +1251,33 @@ Result<PreparedTrace> ReadPreparedTrace(const std::string& path,
                             [&](const RecordView& r) { return b.Add(r); });
   if (!s.ok()) return s;
   return std::move(b).Finish();
+}
+
+}  // namespace
+
+Result<PreparedTrace> ReadPreparedTrace(const std::string& path,
+                                        const TraceReadOptions& options) {
+  return ReadWith(path, options, nullptr);
+}
+
+Result<TraceTotals> StreamPreparedTrace(const std::string& path,
+                                        const TraceReadOptions& options,
+                                        uint64_t chunk_records,
+                                        const TraceBuilder::ChunkSink& sink,
+                                        TraceBuilder::StreamContent content) {
+  uint64_t records = 0;
+  const Streaming stream{
+      .chunk_records = chunk_records,
+      .sink = [&](const PreparedTrace& chunk, uint64_t first) -> Status {
+        records = first + chunk.records;
+        return sink(chunk, first);
+      },
+      .content = content};
+  Result<PreparedTrace> p = ReadWith(path, options, &stream);
+  if (!p.ok()) return p.status();
+  TraceTotals t = TotalsOf(*p);
+  t.records = records;
+  return t;
 }
 
 Result<uint64_t> ConvertToBinaryTrace(const std::string& in_path,

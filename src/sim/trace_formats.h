@@ -70,6 +70,17 @@ struct TraceReadOptions {
 Result<PreparedTrace> ReadPreparedTrace(const std::string& path,
                                         const TraceReadOptions& options);
 
+// Reads the trace at `path` as ReadPreparedTrace does (same records, same
+// errors) but hands it to `sink` in chunks of `chunk_records` records
+// (TraceBuilder::StreamChunks) instead of holding it: memory is the
+// per-object tables plus one chunk, whatever the trace's length. Returns the
+// trace's totals. Replayer::Feed takes the chunks (an online replay needs no
+// look-ahead).
+Result<TraceTotals> StreamPreparedTrace(
+    const std::string& path, const TraceReadOptions& options,
+    uint64_t chunk_records, const TraceBuilder::ChunkSink& sink,
+    TraceBuilder::StreamContent content = TraceBuilder::StreamContent::kAll);
+
 // Converts the trace at `in_path` (any format ReadPreparedTrace reads, or
 // jsonl) into toolcache's binary format at `out_path`. Returns the number of
 // records written.

@@ -13,6 +13,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -298,6 +299,8 @@ TEST(TraceFormats, ZipfMissCountsArePinnedAndEqualAcrossFormats) {
       {"s3fifo", {40721, 26225, 20978, 16061}},
       {"gdsf", {39169, 24244, 18632, 13707}},
       {"belady", {34941, 20330, 15255, 11001}},
+      // Caffeine's design, not libCacheSim's WTinyLFU (docs/SIM.md).
+      {"w-tinylfu", {40694, 25310, 19957, 15392}},
   };
   const double pcts[] = {1, 5, 10, 20};
   for (const auto& [policy, want] : pinned) {
@@ -516,6 +519,123 @@ TEST(TraceFormats, CompactTraceReplaysAsBefore) {
     }
   }
   EXPECT_EQ(checked, 2 * golden.size());
+}
+
+void ExpectSameMetrics(const ReplayMetrics& a, const ReplayMetrics& b) {
+  EXPECT_EQ(a.requests, b.requests);
+  EXPECT_EQ(a.hits, b.hits);
+  EXPECT_EQ(a.misses, b.misses);
+  EXPECT_EQ(a.cacheable_requests, b.cacheable_requests);
+  EXPECT_EQ(a.command_requests, b.command_requests);
+  EXPECT_EQ(a.hit_bytes, b.hit_bytes);
+  EXPECT_EQ(a.total_bytes, b.total_bytes);
+  EXPECT_EQ(a.admissions, b.admissions);
+  EXPECT_EQ(a.rejections, b.rejections);
+  EXPECT_EQ(a.evictions, b.evictions);
+  EXPECT_EQ(a.expired_misses, b.expired_misses);
+  EXPECT_EQ(a.invalidations, b.invalidations);
+  EXPECT_EQ(a.stale_served, b.stale_served);
+  EXPECT_EQ(a.total_size, b.total_size);
+  EXPECT_EQ(a.saved_latency, b.saved_latency);  // bit for bit: same order
+  EXPECT_EQ(a.saved_cost, b.saved_cost);
+  EXPECT_EQ(a.total_latency, b.total_latency);
+  EXPECT_EQ(a.total_cost, b.total_cost);
+}
+
+// A streamed replay (the trace read in chunks, never held: what `sim` does
+// without offline policies or the optimum) gives exactly the held replay's
+// metrics: every online and unbounded policy, three scopes, chunk sizes that
+// split sessions and COMMAND runs, on the repository's traces (COMMANDs,
+// sessions, digests, errors) and a Zipf trace in the libCacheSim formats.
+TEST(TraceFormats, StreamedReplayEqualsHeldReplay) {
+  const std::string data = std::string(TOOLCACHE_SOURCE_DIR) + "/tests/data";
+  std::vector<std::string> paths;
+  const std::pair<const char*, const char*> sources[] = {
+      {"bfcl", "traces/bfcl/possible_answer_BFCL_v3_multi_turn_base.json"},
+      {"llmcompiler",
+       "traces/llmcompiler/movie_recommendations_formatted.json"},
+      {"anthropic", "traces/claude_code_session.jsonl"},
+  };
+  for (const auto& [from, rel] : sources) {
+    const std::string in_path = data + "/" + rel;
+    Result<TraceSource> kind = ParseTraceSource(from);
+    ASSERT_TRUE(kind.ok());
+    std::ifstream in(in_path, std::ios::binary);
+    ConvertOptions co;
+    co.input_path = in_path;
+    Result<ConvertResult> c = ConvertTrace(*kind, in, in_path, co);
+    ASSERT_TRUE(c.ok()) << c.status().message();
+    std::ostringstream out;
+    WriteTrace(c->trace, out);
+    paths.push_back(
+        WriteFile(std::string("stream_") + from + ".jsonl", out.str()));
+  }
+  paths.push_back(data + "/traces/valid.jsonl");
+  const std::vector<std::string> zipf = WriteZipf(MakeZipf(20000, 2000));
+  paths.push_back(zipf[2]);  // oracleGeneral
+  paths.push_back(zipf[1]);  // CSV
+  const std::string bin = Dir() + "/stream_bfcl.bin";
+  ASSERT_TRUE(ConvertToBinaryTrace(paths[0], TraceFormat::kJsonl, bin).ok());
+  paths.push_back(bin);
+  size_t compared = 0;
+  for (const std::string& path : paths) {
+    for (Scope scope : {Scope::kGlobal, Scope::kUser, Scope::kSession}) {
+      const TraceReadOptions read{.prepare = {.scope = scope}};
+      Result<PreparedTrace> held = ReadPreparedTrace(path, read);
+      ASSERT_TRUE(held.ok()) << held.status().message();
+      for (uint64_t chunk : {uint64_t{7}, uint64_t{4096}}) {
+        SCOPED_TRACE(path + " chunk " + std::to_string(chunk));
+        std::vector<uint64_t> commands;
+        Result<TraceTotals> totals = StreamPreparedTrace(
+            path, read, chunk,
+            [&](const PreparedTrace& c, uint64_t first) {
+              EXPECT_LE(c.records, chunk);
+              EXPECT_EQ(first % chunk, 0u);
+              CountCommands(c, &commands);
+              return Status::Ok();
+            },
+            TraceBuilder::StreamContent::kFlagsAndSessions);
+        ASSERT_TRUE(totals.ok()) << totals.status().message();
+        EXPECT_EQ(totals->records, held->records);
+        EXPECT_EQ(totals->objects, held->objects);
+        EXPECT_EQ(totals->unique_cacheable_bytes, held->unique_cacheable_bytes);
+        EXPECT_EQ(totals->unique_cacheable_objects,
+                  held->unique_cacheable_objects);
+        EXPECT_EQ(totals->total_bytes, held->total_bytes);
+        for (const PolicyInfo& info : Policies()) {
+          if (info.kind == PolicyKind::kOffline) continue;
+          for (double pct : {1.0, 10.0, 90.0}) {
+            SCOPED_TRACE(std::string(info.name) + " " + std::to_string(pct));
+            const ReplayOptions opt{
+                .policy = std::string(info.name),
+                .capacity_bytes = CapacityForPercent(*totals, pct)};
+            Result<ReplayMetrics> want = Replay(*held, opt);
+            ASSERT_TRUE(want.ok());
+            Result<std::unique_ptr<Replayer>> r = Replayer::Make(opt, commands);
+            ASSERT_TRUE(r.ok()) << r.status().message();
+            ASSERT_TRUE(StreamPreparedTrace(
+                            path, read, chunk,
+                            [&](const PreparedTrace& c, uint64_t first) {
+                              (*r)->Feed(c, first);
+                              return Status::Ok();
+                            })
+                            .ok());
+            ExpectSameMetrics((*r)->Finish(), *want);
+            ++compared;
+            if (::testing::Test::HasFailure()) return;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 500u);
+}
+
+TEST(TraceFormats, StreamedReplayRefusesOfflinePolicies) {
+  Result<std::unique_ptr<Replayer>> r =
+      Replayer::Make({.policy = "belady", .capacity_bytes = 100}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("offline"), std::string::npos);
 }
 
 // Records in every shape WriteTrace emits: with and without time, tenant,
