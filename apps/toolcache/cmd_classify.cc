@@ -36,6 +36,7 @@ struct ClassifyArgs {
   std::string format = "table";
   std::string server;
   bool no_annotations = false;
+  bool no_model = false;
   bool evaluate = false;
   std::vector<std::string> without;
   std::string eval_set;
@@ -132,8 +133,9 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
     std::cerr << "toolcache classify: " << set.status().message() << "\n";
     return kExitUsage;
   }
-  const Classifier classifier(config,
-                              ClassifierOptions{.use_annotations = false});
+  const Classifier classifier(
+      config, ClassifierOptions{.use_annotations = false,
+                                .use_learned_model = !args.no_model});
   const std::vector<classify::HalfReport> reports =
       classify::EvaluateSet(classifier, *set);
   if (args.format == "json") {
@@ -232,8 +234,9 @@ int Run(const ClassifyArgs& args) {
     }
   }
   const Classifier classifier(
-      config, ClassifierOptions{.use_annotations =
-                                    !(args.no_annotations || args.evaluate)});
+      config, ClassifierOptions{
+                  .use_annotations = !(args.no_annotations || args.evaluate),
+                  .use_learned_model = !args.no_model});
   // Evaluated before any output, so input without ground truth fails fast.
   classify::Evaluation e;
   if (args.evaluate) {
@@ -357,6 +360,9 @@ Command AddClassifyCommand(CLI::App& root) {
                     "Server name for per-server configuration");
   c.app->add_flag("--no-annotations", args->no_annotations,
                   "Ignore MCP tool annotations");
+  c.app->add_flag("--no-model", args->no_model,
+                  "Leave out the learned write veto (the heuristic alone; "
+                  "used to train the model)");
   c.app->add_flag("--evaluate", args->evaluate,
                   "Score the request type against readOnlyHint (annotations "
                   "are then ignored for classification)");

@@ -125,6 +125,11 @@ struct ClassifierOptions {
   // false: ignore MCP annotations regardless of the configuration (used when
   // evaluating the heuristic against annotation ground truth).
   bool use_annotations = true;
+  // false: leave out the learned write veto (src/classify/learned.h), a
+  // layer after the heuristic that turns a tool whose learned P(write)
+  // reaches its threshold into COMMAND (it never makes a tool cacheable).
+  // Used to measure the heuristic alone and to train the model.
+  bool use_learned_model = true;
 };
 
 class Classifier {

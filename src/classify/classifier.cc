@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "src/classify/heuristic.h"
+#include "src/classify/learned.h"
 
 namespace toolcache {
 namespace {
@@ -205,10 +206,33 @@ class ConfigLayer final : public FeatureExtractor {
     if (f.ttl_seconds) {
       if (!f.detail.empty()) f.detail += "; ";
       std::ostringstream os;
-      os << "configured TTL " << *f.ttl_seconds << " s";
+      os << "configured TTL " << *f.ttl_seconds << " s"
+         << (ServerWideTtlOnly(tool) ? " (server-wide)" : "");
       f.detail += os.str();
     }
     return f;
+  }
+
+  // True if the tool's TTL comes from servers.<name>.ttlSeconds alone (no
+  // per-tool TTL in any scope): a duration for the server's tools, not the
+  // operator's judgement of this one.
+  bool ServerWideTtlOnly(const ToolInfo& tool) const {
+    auto it = config_.servers.find(tool.server);
+    if (tool.server.empty() || it == config_.servers.end() ||
+        !it->second.ttl_seconds) {
+      return false;
+    }
+    const ServerConfig& server = it->second;
+    for (const ToolConfigMap* tools : {&server.tools, &config_.tools}) {
+      if (const ToolConfig* t = FindTool(*tools, tool.name);
+          t && t->ttl_seconds) {
+        return false;
+      }
+    }
+    for (const TtlMap* ttls : {&server.per_tool_ttl, &config_.per_tool_ttl}) {
+      if (FindTool(*ttls, tool.name)) return false;
+    }
+    return true;
   }
 
  private:
@@ -264,6 +288,7 @@ struct Classifier::Impl {
   std::vector<std::unique_ptr<FeatureExtractor>> extra;
   std::unique_ptr<FeatureExtractor> heuristic =
       classify::MakeHeuristicExtractor();
+  std::unique_ptr<FeatureExtractor> learned = classify::MakeLearnedVeto();
 
   Impl(Config c, ClassifierOptions o,
        std::vector<std::unique_ptr<FeatureExtractor>> e)
@@ -284,6 +309,7 @@ struct Classifier::Impl {
     if (TrustAnnotations(tool)) layers.push_back(&annotations);
     for (const auto& e : extra) layers.push_back(e.get());
     layers.push_back(heuristic.get());
+    if (options.use_learned_model) layers.push_back(learned.get());
 
     Verdict v;
     std::optional<RequestType> type;
@@ -291,6 +317,10 @@ struct Classifier::Impl {
     bool open_world = false;
     std::optional<double> ttl;
     bool operator_ttl = false;
+    bool server_wide_ttl = false;
+    // The heuristic read the tool as INFORMATIONAL too (a second opinion
+    // for a server-wide TTL on an open-world tool).
+    bool heuristic_reads = false;
     std::string ttl_detail;
     std::optional<std::string> category;
     std::optional<double> shorter_ttl;
@@ -321,13 +351,26 @@ struct Classifier::Impl {
           f->request_type.reset();
         }
       }
+      if (layer->source() == FeatureSource::kHeuristic && f->request_type &&
+          *f->request_type == RequestType::kInformational) {
+        heuristic_reads = true;
+      }
       if (f->request_type && !final_type) {
         if (*f->request_type == RequestType::kCommand) {
+          // Annotations are evidence, not verdicts: a stronger contradiction
+          // (the name's verb, an action enum, a hard veto) wins and says so.
+          const bool contradicts =
+              type && v.source == FeatureSource::kAnnotations;
           v.cacheable = false;
           v.reason = VerdictReason::kCommand;
           v.request_type = RequestType::kCommand;
           v.source = layer->source();
-          v.detail = f->detail;
+          v.detail = contradicts
+                         ? f->detail + "; contradicts the annotation (" +
+                               v.detail +
+                               "): annotations are evidence, not "
+                               "verdicts"
+                         : f->detail;
           v.parameter_category = category.value_or("");
           v.ttl_seconds = 0;
           return v;
@@ -343,6 +386,8 @@ struct Classifier::Impl {
       if (f->ttl_seconds && !ttl) {
         ttl = f->ttl_seconds;
         operator_ttl = f->operator_ttl;
+        server_wide_ttl =
+            layer == &config_layer && config_layer.ServerWideTtlOnly(tool);
         ttl_detail = std::string(FeatureSourceName(layer->source()));
         if (!f->ttl_detail.empty()) ttl_detail += ": " + f->ttl_detail;
       } else if (f->ttl_seconds && ttl && operator_ttl &&
@@ -365,8 +410,32 @@ struct Classifier::Impl {
       return v;
     }
     v.request_type = RequestType::kInformational;
+    // An operator TTL never makes a write cacheable (issue 31): a
+    // server-wide TTL is a duration, not a judgement of this tool, so it
+    // does not lengthen a shorter class judged from evidence (the 60 s of a
+    // real-time tool stays 60 s and so stays below the minimum).
+    if (server_wide_ttl && shorter_ttl) {
+      v.detail += "; the server-wide TTL " + FormatSeconds(*ttl) +
+                  " s does not lengthen the " + FormatSeconds(*shorter_ttl) +
+                  " s judged by the " + shorter_detail +
+                  " (set tools.<name>.ttlSeconds to decide for this tool)";
+      ttl = shorter_ttl;
+      ttl_detail = shorter_detail;
+      operator_ttl = false;
+      shorter_ttl.reset();
+    }
     v.ttl_seconds = ttl.value_or(config.ttl_seconds);
     if (!ttl) ttl_detail = "default ttlSeconds";
+    if (open_world && operator_ttl && server_wide_ttl && !heuristic_reads) {
+      v.cacheable = false;
+      v.reason = VerdictReason::kOpenWorldNeedsTtl;
+      v.detail +=
+          "; a server-wide TTL unlocks a read-only open-world tool only when "
+          "the rest of its definition reads too (the heuristic does not "
+          "say INFORMATIONAL); set tools.<name>.ttlSeconds to decide for "
+          "this tool";
+      return v;
+    }
     if (open_world && !operator_ttl) {
       v.cacheable = false;
       v.reason = VerdictReason::kOpenWorldNeedsTtl;

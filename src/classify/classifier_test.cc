@@ -293,6 +293,89 @@ TEST(ClassifierTest, OperatorTtlOverARealTimeToolIsSaidInTheVerdict) {
   EXPECT_THAT(v.detail, HasSubstr("lengthens the 60 s"));
 }
 
+TEST(ClassifierTest, ReturnAsANameVerbIsAWrite) {
+  // Issue 27 item 17 / issue 31: tau2-bench labels these WRITE; 'return'
+  // reads only in prose ("Returns the list ...").
+  Classifier c;
+  for (const char* name :
+       {"return_delivered_order_items", "return_order", "return_book"}) {
+    Verdict v = c.Classify(Tool(name, "Return some items of an order."));
+    EXPECT_EQ(v.request_type, RequestType::kCommand) << name;
+    EXPECT_THAT(v.detail, HasSubstr("name-verb rule: 'return'")) << name;
+  }
+  Verdict reads =
+      c.Classify(Tool("list_orders", "Returns the orders of a user."));
+  EXPECT_EQ(reads.request_type, RequestType::kInformational);
+}
+
+TEST(ClassifierTest, ServerWideTtlNeverLengthensAJudgedRealTimeClass) {
+  // Issue 31: a server-wide TTL is a duration, not a judgement of the tool;
+  // the 60 s real-time class stays and so stays below the minimum.
+  ToolInfo t = Tool("slack_get_channel_history", "Get recent messages");
+  t.server = "slack";
+  Verdict v =
+      Classifier(Yaml("servers: {slack: {ttlSeconds: 600}}\n")).Classify(t);
+  EXPECT_FALSE(v.cacheable);
+  EXPECT_EQ(v.reason, VerdictReason::kTtlTooShort);
+  EXPECT_EQ(v.ttl_seconds, 60);
+  EXPECT_THAT(v.detail, HasSubstr("server-wide TTL 600 s does not lengthen"));
+  // A shorter server-wide TTL still shortens.
+  Verdict shorter = Classifier(Yaml("minCacheableTtlSeconds: 0\n"
+                                    "servers: {slack: {ttlSeconds: 30}}\n"))
+                        .Classify(t);
+  EXPECT_EQ(shorter.ttl_seconds, 30);
+  // A tool without a judged class takes the server's TTL.
+  ToolInfo plain = Tool("list_channels", "List the channels");
+  plain.server = "slack";
+  EXPECT_EQ(Classifier(Yaml("servers: {slack: {ttlSeconds: 600}}\n"))
+                .Classify(plain)
+                .ttl_seconds,
+            600);
+}
+
+TEST(ClassifierTest, ServerWideTtlUnlocksOpenWorldOnlyWhenTheToolReads) {
+  Classifier c(Yaml("servers: {srv: {ttlSeconds: 600}}\n"));
+  // Annotated read-only but nothing else in the definition reads.
+  ToolInfo t = Annotated("frobnicate", true, true);
+  t.server = "srv";
+  Verdict v = c.Classify(t);
+  EXPECT_FALSE(v.cacheable);
+  EXPECT_EQ(v.reason, VerdictReason::kOpenWorldNeedsTtl);
+  EXPECT_THAT(v.detail, HasSubstr("server-wide TTL unlocks"));
+  // The heuristic agrees: cacheable.
+  ToolInfo search = Annotated("search_docs", true, true);
+  search.server = "srv";
+  EXPECT_TRUE(c.Classify(search).cacheable);
+  // A per-tool TTL is the operator's decision for this tool.
+  EXPECT_TRUE(
+      Classifier(Yaml("servers: {srv: {perToolTtl: {frobnicate: 600}}}\n"))
+          .Classify(t)
+          .cacheable);
+}
+
+TEST(ClassifierTest, HardVetoContradictsAReadOnlyHintAndSaysSo) {
+  // Issue 31: 8 of 575 readOnlyHints were on tools that change state.
+  Classifier c;
+  ToolInfo sql = Annotated("run_report", true, false);
+  sql.description = "Run a report";
+  sql.input_schema_json =
+      R"({"type":"object","properties":{"sql":{"type":"string"}}})";
+  Verdict v = c.Classify(sql);
+  EXPECT_EQ(v.request_type, RequestType::kCommand);
+  EXPECT_THAT(v.detail, HasSubstr("execution rule: parameter 'sql'"));
+  EXPECT_THAT(v.detail, HasSubstr("contradicts the annotation"));
+  ToolInfo file = Annotated("get_chart", true, false);
+  file.input_schema_json =
+      R"({"type":"object","properties":{"outputPath":{"type":"string"}}})";
+  EXPECT_THAT(c.Classify(file).detail, HasSubstr("file-output rule"));
+  EXPECT_EQ(c.Classify(file).request_type, RequestType::kCommand);
+  ToolInfo send = Annotated("notify_user", true, false);
+  send.description = "Send a notification to the user.";
+  Verdict sv = c.Classify(send);
+  EXPECT_EQ(sv.request_type, RequestType::kCommand);
+  EXPECT_THAT(sv.detail, HasSubstr("hard veto"));
+}
+
 TEST(ClassifierTest, UntrustedAnnotationsAreIgnored) {
   ToolInfo t = Annotated("frobnicate", true, false);
   Classifier distrust(Yaml("trustAnnotations: false\n"));

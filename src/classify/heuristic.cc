@@ -492,6 +492,11 @@ struct ToolLevel {
   // strength: execution verbs, strong mutation verbs anywhere in the first
   // sentence, code/statement/body parameters, file-output parameters.
   Evidence veto;
+  // The vetoes no annotation outranks (a subset of `veto`): the caller
+  // supplies code, SQL or a command the tool executes; the tool writes a
+  // file; its first sentence says it sends or pays. A readOnlyHint that
+  // contradicts one of these is wrong (issue 31: 8 of 575 were).
+  Evidence hard_veto;
   bool dispatch = false;  // the name's verb is multi-purpose
   // A schema action enum allows a mutating value: the tool's operations
   // include a write, whatever verb its name shows ("box_preview" with
@@ -508,6 +513,24 @@ void Note(Evidence& e, Strength s, std::string detail) {
     e.detail = std::move(detail);
   }
 }
+
+// A veto no annotation outranks: noted as a veto and as a hard veto.
+void NoteHard(ToolLevel& out, Strength s, const std::string& detail) {
+  Note(out.veto, s, detail);
+  Note(out.hard_veto, s, detail);
+}
+
+// Sends and payments: a first-sentence verb that moves a message or money
+// is a hard veto.
+constexpr auto kHardMutationVerbs = std::to_array<std::string_view>({
+    "send",
+    "submit",
+    "charge",
+    "pay",
+    "purchase",
+    "refund",
+    "transfer",
+});
 
 // The observation noun `word` names, if any ("logs", "heapsnapshot" ->
 // "snapshot", "searches" -> "search"); empty if none.
@@ -596,6 +619,14 @@ void NameVerbs(const std::vector<std::string>& tokens, ToolLevel& out) {
     }
     const std::string what =
         std::string(weak ? "weak " : "") + "name-verb rule: '" + w + "'";
+    // "return" reads only in prose ("Returns the list ..."): every function
+    // returns data, so a name that says `return_order` names the act of
+    // returning goods (issue 27 item 17; tau2-bench labels it a write).
+    if (w == "return") {
+      Note(out.command, s,
+           what + " (as a name verb: returning an order or item is a write)");
+      return;
+    }
     if (c == VerbClass::kCommand) Note(out.command, s, what);
     if (c == VerbClass::kInformational) Note(out.informational, s, what);
     if (c == VerbClass::kDispatch) out.dispatch = true;
@@ -810,8 +841,13 @@ void TextEvidence(std::string_view text, Strength strength,
     if (const std::string m =
             VetoBase(w, IsStrongMutationVerb, i == 0 || subject);
         !m.empty() && (i == 0 || !IsNounLike(m)) && !negated) {
-      Note(out.veto, strength,
-           "mutation rule: " + std::string(what) + " verb '" + w + "'");
+      const std::string detail =
+          "mutation rule: " + std::string(what) + " verb '" + w + "'";
+      if (In(kHardMutationVerbs, m)) {
+        NoteHard(out, strength, detail);
+      } else {
+        Note(out.veto, strength, detail);
+      }
     }
     if (decided) continue;
     VerbClass c = ClassifyVerb(w, /*inflected=*/true);
@@ -1010,8 +1046,8 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
     if (IsBooleanSchema(it.value())) BooleanOptionText(key, pdesc, out);
     // Code, a statement or a body: the tool executes or sends it.
     if (In(kExecutionParams, norm) && !(In(kActionKeys, norm) && has_enum)) {
-      Note(out.veto, Strength::kSchema,
-           "execution rule: parameter '" + key + "'");
+      NoteHard(out, Strength::kSchema,
+               "execution rule: parameter '" + key + "'");
     } else if (In(kCodeCueParams, norm) && !has_enum) {
       // "code" is no cue for a parameter named "code" ("The discount code"
       // names no program); "function" and "expression" stay cues for their
@@ -1023,8 +1059,8 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
               ? ContainsCue(pdesc, kSqlCues) || ContainsCue(tool_text, kSqlCues)
               : ContainsCue(pdesc, cues) || ContainsCue(tool_text, cues);
       if (cue) {
-        Note(out.veto, Strength::kSchema,
-             "execution rule: parameter '" + key + "' holds code");
+        NoteHard(out, Strength::kSchema,
+                 "execution rule: parameter '" + key + "' holds code");
       }
     }
     // One level down (an object's properties, an array's item properties):
@@ -1063,8 +1099,8 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
         }
         if (In(kExecutionParams, snorm) &&
             !(In(kActionKeys, snorm) && s_enum)) {
-          Note(out.veto, Strength::kSchema,
-               "execution rule: parameter '" + path + "." + si.key() + "'");
+          NoteHard(out, Strength::kSchema,
+                   "execution rule: parameter '" + path + "." + si.key() + "'");
         }
         if (!s_enum || !In(kActionListParams, norm) ||
             !(In(kActionKeys, snorm) || snorm == "type" || snorm == "kind")) {
@@ -1099,8 +1135,8 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
     static constexpr auto kSaveCues = std::to_array<std::string_view>(
         {"save", "saved", "saves", "write", "written", "writes"});
     if (pathish && (outputish || ContainsCue(pdesc, kSaveCues))) {
-      Note(out.veto, Strength::kSchema,
-           "file-output rule: parameter '" + key + "'");
+      NoteHard(out, Strength::kSchema,
+               "file-output rule: parameter '" + key + "'");
     }
     if (!In(kActionKeys, norm) || !has_enum) continue;
     auto values = it.value().find("enum");
@@ -1310,7 +1346,11 @@ class HeuristicExtractor final : public FeatureExtractor {
     // INFORMATIONAL evidence; otherwise COMMAND evidence wins unless
     // INFORMATIONAL evidence is strictly stronger. Only the name's verb and
     // a schema action enum may overrule a trusted read-only annotation.
-    if (t.veto.strength != Strength::kNone) {
+    if (t.hard_veto.strength != Strength::kNone) {
+      f.request_type = RequestType::kCommand;
+      f.detail = t.hard_veto.detail + " (hard veto)";
+      f.weak_command = false;
+    } else if (t.veto.strength != Strength::kNone) {
       f.request_type = RequestType::kCommand;
       f.detail = t.veto.detail;
       f.weak_command = true;
