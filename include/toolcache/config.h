@@ -86,6 +86,9 @@ struct ServerConfig {
   // `command: [argv...]`: how to start this stdio server. `toolcache serve`
   // serves every server with a command at /mcp/<name> (docs/SERVE.md).
   std::vector<std::string> command;
+  // Who may share this server's entries (`scope:`); unset = the global
+  // `scope`. `user` for a server whose results depend on who asks.
+  std::optional<SharingScope> scope;
 };
 
 // The LLM API proxy's block (`proxy:`): where it forwards and who shares

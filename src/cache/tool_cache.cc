@@ -812,7 +812,7 @@ class ToolCacheImpl final : public ToolCache {
       return FailedPrecondition("task_in_progress");
     }
     std::string scope(call.scope);
-    if (config_.scope == SharingScope::kUser) {
+    if (ScopeOf(call.server) == SharingScope::kUser) {
       // Results depend on who asks: a call that names nobody can neither be
       // served another user's result nor leave its own for others.
       if (call.user.empty()) {
@@ -831,6 +831,16 @@ class ToolCacheImpl final : public ToolCache {
       return InvalidArgument(std::string(VerdictReasonName(v.reason)));
     }
     return key;
+  }
+
+  // Who may share `server`'s entries: its `servers.<name>.scope`, else the
+  // global `scope`.
+  SharingScope ScopeOf(std::string_view server) const {
+    auto it = config_.servers.find(std::string(server));
+    if (it != config_.servers.end() && it->second.scope) {
+      return *it->second.scope;
+    }
+    return config_.scope;
   }
 
   // The policy features of a cacheable call (request_features.h) and what

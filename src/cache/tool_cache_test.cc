@@ -320,6 +320,31 @@ TEST_P(ToolCacheTest, UserScopeScopeAndUserPairsNeverCollide) {
   EXPECT_TRUE(cache->Peek(ReadAs("bc", "a")).would_hit);
 }
 
+TEST_P(ToolCacheTest, AServersOwnScopeOverridesTheGlobalOne) {
+  Config config;
+  config.policy = "lru";
+  config.servers["mail"].scope = SharingScope::kUser;  // global: kGlobal
+  auto made = NewToolCache(config, &clock_, store_.get());
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  ToolCache& cache = **made;
+  ToolInfo read{.name = "get_doc", .description = "Get a document"};
+  read.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  std::vector<ToolInfo> tools = {read};
+  cache.LearnTools("mail", tools, true);
+  cache.LearnTools("s", tools, true);
+  ToolCall mail = ReadAs("alice");
+  mail.server = "mail";
+  ASSERT_TRUE(cache.Record(mail, {.result_json = "{}"}).admitted);
+  mail.user = "bob";
+  EXPECT_FALSE(cache.Peek(mail).would_hit);
+  mail.user = "";
+  EXPECT_EQ(cache.Peek(mail).bypass_reason, "user_required");
+  // Server "s" keeps the global scope: users share its entries.
+  ASSERT_TRUE(cache.Record(ReadAs("alice"), {.result_json = "{}"}).admitted);
+  EXPECT_TRUE(cache.Peek(ReadAs("bob")).would_hit);
+  EXPECT_TRUE(cache.Peek(ReadAs("")).would_hit);
+}
+
 TEST_P(ToolCacheTest, UserScopeCallWithoutUserIsNeverServedOrStored) {
   std::unique_ptr<ToolCache> cache = UserScopedCache(&clock_, store_.get());
   ASSERT_NE(cache, nullptr);

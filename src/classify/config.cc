@@ -326,7 +326,7 @@ class Parser {
     ExpectMap(node, "servers." + name);
     CheckKeys(node, "servers." + name,
               {"trustAnnotations", "ttlSeconds", "excludeTools", "perToolTtl",
-               "tools", "url", "headers", "command"});
+               "tools", "url", "headers", "command", "scope"});
     if (const YAML::Node n = node["trustAnnotations"]) {
       s.trust_annotations = Bool(n, "trustAnnotations");
     }
@@ -340,6 +340,11 @@ class Parser {
       s.per_tool_ttl = TtlTable(n, "perToolTtl");
     }
     if (const YAML::Node n = node["tools"]) s.tools = Tools(n, "tools");
+    if (const YAML::Node n = node["scope"]) {
+      s.scope = Enum<SharingScope>(
+          n, "servers." + name + ".scope",
+          {{"global", SharingScope::kGlobal}, {"user", SharingScope::kUser}});
+    }
     if (const YAML::Node n = node["url"]) {
       s.url = String(n, "servers." + name + ".url");
     }

@@ -422,6 +422,13 @@ TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
   ASSERT_FALSE(typo.ok());
   EXPECT_THAT(typo.status().message(),
               ::testing::HasSubstr("did you mean 'tenants'"));
+  Result<Config> scoped = ParseConfig(
+      "servers:\n  mail: {scope: user}\n  fs: {scope: global}\n", "s.yaml");
+  ASSERT_TRUE(scoped.ok()) << scoped.status().message();
+  EXPECT_EQ(scoped->servers.at("mail").scope, SharingScope::kUser);
+  EXPECT_EQ(scoped->servers.at("fs").scope, SharingScope::kGlobal);
+  EXPECT_FALSE(
+      ParseConfig("servers:\n  mail: {scope: tenant}\n", "s.yaml").ok());
   // Issue 27.12: two tenants with one token were silently the last one.
   Result<Config> shared = ParseConfig(
       "serve:\n  tenants:\n    alice: {token: s3cret-tok}\n"
