@@ -127,6 +127,10 @@ TEST(EvalSetTest, TheStoredSetLoadsWithEveryToolLabelled) {
 // Before issue 18's rules: dev 5 writes cacheable, read recall 0.842;
 // heldout 6 writes cacheable, recall 0.846; claude-code 0, recall 0.778.
 // A rule change that moves these numbers must update them deliberately.
+// TTL classes: issue 31 took file, content(s), read, code, tree, gist, book
+// and movie out of the static words (mutable data, the default TTL now):
+// static 6 -> 2 (dev), 14 -> 5 (heldout), 13 -> 8 (fresh), 11 -> 9
+// (heldout2); reads cacheable unchanged.
 TEST(EvalSetTest, NumbersPerHalfArePinned) {
   // The heuristic alone (the learned veto was trained on this set; its
   // in-sample effect is pinned below).
@@ -155,9 +159,9 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   EXPECT_EQ(dev->reads_cacheable, 80u);
   EXPECT_EQ(dev->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 2},
-                                             {"none", 72},
+                                             {"none", 76},
                                              {"real-time", 29},
-                                             {"static", 6}}));
+                                             {"static", 2}}));
 
   // The held-out half. Its last 3 writes (seen in an earlier session) led to
   // the agent-noun, async-job and action-list rules, so it is no longer
@@ -178,9 +182,9 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   EXPECT_EQ(heldout->reads_cacheable, 68u);
   EXPECT_EQ(heldout->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 1},
-                                             {"none", 53},
+                                             {"none", 62},
                                              {"real-time", 14},
-                                             {"static", 14}}));
+                                             {"static", 5}}));
 
   // Claude Code's built-ins (what the LLM-API proxy sees), with the
   // project's own one-line descriptions: no write is INFORMATIONAL; LSP
@@ -248,9 +252,9 @@ TEST(EvalSetTest, FreshHeldOutNumbersArePinned) {
   EXPECT_EQ(fresh->reads_cacheable, 153u);
   EXPECT_EQ(fresh->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 3},
-                                             {"none", 137},
+                                             {"none", 142},
                                              {"real-time", 45},
-                                             {"static", 13}}));
+                                             {"static", 8}}));
 }
 
 // The second held-out set (tests/data/classify/npm_servers_heldout2): 12
@@ -277,9 +281,9 @@ TEST(EvalSetTest, SecondHeldOutNumbersArePinned) {
   EXPECT_EQ(h2->reads_cacheable, 110u);
   EXPECT_EQ(h2->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 1},
-                                             {"none", 98},
+                                             {"none", 100},
                                              {"real-time", 35},
-                                             {"static", 11}}));
+                                             {"static", 9}}));
 }
 
 }  // namespace
