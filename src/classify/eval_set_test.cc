@@ -204,6 +204,23 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   EXPECT_EQ(mdev->reads_informational, 109u);
 }
 
+// BFCL's multi-turn APIs (tests/data/classify/bfcl_multi_turn), hand
+// labels committed before the first run: a set no rule or model saw. Safe
+// (no write INFORMATIONAL) but recall 0.647: math functions named by bare
+// verbs ("add", "divide"), and a boilerplate first sentence ("allows users
+// to create, view, and manage ...") that vetoes every ticket tool.
+TEST(EvalSetTest, BfclMultiTurnNumbersArePinned) {
+  const std::vector<HalfReport> r = EvaluateSet(
+      Classifier(), LoadSet(testing::TestDataPath("classify/bfcl_multi_turn")));
+  const HalfReport* test = Half(r, "test");
+  ASSERT_TRUE(test);
+  EXPECT_EQ(test->tools, 145u);
+  EXPECT_EQ(test->writes, 60u);
+  EXPECT_THAT(test->writes_cacheable, IsEmpty());
+  EXPECT_THAT(test->writes_informational, IsEmpty());
+  EXPECT_EQ(test->reads_informational, 55u);  // of 85
+}
+
 // tau2-bench's tools (tests/data/classify/tau2), labelled by the benchmark's
 // own ToolType. Issue 27 item 17: `return_delivered_order_items` (retail,
 // test half) was cacheable by "name-verb rule: 'return'".
