@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "tests/support/test_data.h"
 
@@ -202,6 +203,33 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   ASSERT_TRUE(mdev);
   EXPECT_THAT(mdev->writes_cacheable, IsEmpty());
   EXPECT_EQ(mdev->reads_informational, 109u);
+}
+
+// Issue 31: with annotations trusted and an operator TTL of 300 s on every
+// server, no write of the first set becomes cacheable (the three writes
+// INFORMATIONAL are labelled against their own annotations; each stays
+// below the minimum TTL or needs a per-tool TTL).
+TEST(EvalSetTest, AnnotationsAndServerTtlsMakeNoWriteCacheable) {
+  std::string yaml = "servers:\n";
+  const std::vector<SetTool> set = LoadSet();
+  std::set<std::string> names;
+  for (const SetTool& t : set) names.insert(t.info.server);
+  for (const std::string& n : names) yaml += "  " + n + ": {ttlSeconds: 300}\n";
+  Result<Config> config = ParseConfig(yaml, "ttl.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const Classifier c(*config, {.use_annotations = true});
+  const std::vector<HalfReport> r =
+      EvaluateSet(c, set, /*keep_annotations=*/true);
+  for (const HalfReport& h : r) {
+    Print(h);
+    EXPECT_THAT(h.writes_cacheable, IsEmpty()) << h.half;
+  }
+  const HalfReport* dev = Half(r, "dev");
+  ASSERT_TRUE(dev);
+  EXPECT_THAT(dev->writes_informational,
+              UnorderedElementsAre("mongodb/disconnect", "exa/agent_run",
+                                   "desktop-commander/start_search"));
+  EXPECT_EQ(dev->reads_informational, 115u);  // recall 0.958
 }
 
 // BFCL's multi-turn APIs (tests/data/classify/bfcl_multi_turn), hand
