@@ -37,6 +37,7 @@ struct ClassifyArgs {
   std::string server;
   bool no_annotations = false;
   bool no_model = false;
+  bool with_annotations = false;
   bool evaluate = false;
   std::vector<std::string> without;
   std::string eval_set;
@@ -134,10 +135,10 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
     return kExitUsage;
   }
   const Classifier classifier(
-      config, ClassifierOptions{.use_annotations = false,
+      config, ClassifierOptions{.use_annotations = args.with_annotations,
                                 .use_learned_model = !args.no_model});
   const std::vector<classify::HalfReport> reports =
-      classify::EvaluateSet(classifier, *set);
+      classify::EvaluateSet(classifier, *set, args.with_annotations);
   if (args.format == "json") {
     for (const classify::HalfReport& h : reports) {
       nlohmann::ordered_json j;
@@ -363,6 +364,9 @@ Command AddClassifyCommand(CLI::App& root) {
   c.app->add_flag("--no-model", args->no_model,
                   "Leave out the learned write veto (the heuristic alone; "
                   "used to train the model)");
+  c.app->add_flag("--with-annotations", args->with_annotations,
+                  "With --eval-set: keep and trust the captured MCP "
+                  "annotations (default: stripped, the heuristic alone)");
   c.app->add_flag("--evaluate", args->evaluate,
                   "Score the request type against readOnlyHint (annotations "
                   "are then ignored for classification)");

@@ -186,7 +186,9 @@ servers:
   EXPECT_EQ(c.Classify(gh).ttl_seconds, 2400);
   // A listed plain name matches prefixed tool names; a listed prefixed
   // name matches only itself.
-  EXPECT_EQ(c.Classify(Tool("read_file")).ttl_seconds, 3600);
+  // (A file's contents change: no static class, the global default; issue
+  // 31.)
+  EXPECT_EQ(c.Classify(Tool("read_file")).ttl_seconds, 500);
   EXPECT_EQ(c.Classify(Tool("mcp__fs__read_file")).ttl_seconds, 120);
 }
 
@@ -374,6 +376,21 @@ TEST(ClassifierTest, HardVetoContradictsAReadOnlyHintAndSaysSo) {
   Verdict sv = c.Classify(send);
   EXPECT_EQ(sv.request_type, RequestType::kCommand);
   EXPECT_THAT(sv.detail, HasSubstr("hard veto"));
+}
+
+TEST(ClassifierTest, MutableDataGetsNoStaticTtl) {
+  // Issue 31: 41 tools got 3600 s on data that changes.
+  Classifier c;
+  for (const char* name : {"read_records", "read_messages", "read_sheet",
+                           "get_file_content", "get_book"}) {
+    Verdict v = c.Classify(Tool(name));
+    EXPECT_EQ(v.ttl_seconds, 300) << name;
+    EXPECT_THAT(v.detail, HasSubstr("default ttlSeconds")) << name;
+  }
+  // Published, versioned text stays static, and says why.
+  Verdict wiki = c.Classify(Tool("get_wiki_page"));
+  EXPECT_EQ(wiki.ttl_seconds, 3600);
+  EXPECT_THAT(wiki.detail, HasSubstr("static word 'wiki'"));
 }
 
 TEST(ClassifierTest, UntrustedAnnotationsAreIgnored) {

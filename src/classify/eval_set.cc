@@ -126,7 +126,8 @@ Result<std::vector<SetTool>> LoadEvalSet(std::string_view dir_view) {
 }
 
 std::vector<HalfReport> EvaluateSet(const Classifier& classifier,
-                                    const std::vector<SetTool>& tools) {
+                                    const std::vector<SetTool>& tools,
+                                    bool keep_annotations) {
   std::vector<HalfReport> reports;
   std::map<std::string, std::set<std::string>> servers;
   for (const SetTool& t : tools) {
@@ -140,7 +141,7 @@ std::vector<HalfReport> EvaluateSet(const Classifier& classifier,
     HalfReport& r = *it;
     servers[t.half].insert(t.info.server);
     ToolInfo blind = t.info;
-    blind.annotations.reset();
+    if (!keep_annotations) blind.annotations.reset();
     const Verdict v = classifier.Classify(blind);
     const bool informational = v.request_type == RequestType::kInformational;
     const std::string id = t.info.server + "/" + t.info.name;

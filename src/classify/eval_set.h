@@ -69,9 +69,13 @@ struct HalfReport {
 };
 
 // One report per half, in order of first appearance in `tools`, classified
-// with annotations removed.
+// with annotations removed; with `keep_annotations`, as captured (what an
+// MCP face that trusts them sees; labels of basis "annotation" came from
+// them, so this measures mostly where the rest of a definition overrules
+// them, and a wrong hint's effect: issue 31).
 std::vector<HalfReport> EvaluateSet(const Classifier& classifier,
-                                    const std::vector<SetTool>& tools);
+                                    const std::vector<SetTool>& tools,
+                                    bool keep_annotations = false);
 
 }  // namespace toolcache::classify
 

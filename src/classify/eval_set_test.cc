@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "tests/support/test_data.h"
 
@@ -127,6 +128,10 @@ TEST(EvalSetTest, TheStoredSetLoadsWithEveryToolLabelled) {
 // Before issue 18's rules: dev 5 writes cacheable, read recall 0.842;
 // heldout 6 writes cacheable, recall 0.846; claude-code 0, recall 0.778.
 // A rule change that moves these numbers must update them deliberately.
+// TTL classes: issue 31 took file, content(s), read, code, tree, gist, book
+// and movie out of the static words (mutable data, the default TTL now):
+// static 6 -> 2 (dev), 14 -> 5 (heldout), 13 -> 8 (fresh), 11 -> 9
+// (heldout2); reads cacheable unchanged.
 TEST(EvalSetTest, NumbersPerHalfArePinned) {
   // The heuristic alone (the learned veto was trained on this set; its
   // in-sample effect is pinned below).
@@ -155,9 +160,9 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   EXPECT_EQ(dev->reads_cacheable, 80u);
   EXPECT_EQ(dev->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 2},
-                                             {"none", 72},
+                                             {"none", 76},
                                              {"real-time", 29},
-                                             {"static", 6}}));
+                                             {"static", 2}}));
 
   // The held-out half. Its last 3 writes (seen in an earlier session) led to
   // the agent-noun, async-job and action-list rules, so it is no longer
@@ -178,9 +183,9 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   EXPECT_EQ(heldout->reads_cacheable, 68u);
   EXPECT_EQ(heldout->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 1},
-                                             {"none", 53},
+                                             {"none", 62},
                                              {"real-time", 14},
-                                             {"static", 14}}));
+                                             {"static", 5}}));
 
   // Claude Code's built-ins (what the LLM-API proxy sees), with the
   // project's own one-line descriptions: no write is INFORMATIONAL; LSP
@@ -198,6 +203,50 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   ASSERT_TRUE(mdev);
   EXPECT_THAT(mdev->writes_cacheable, IsEmpty());
   EXPECT_EQ(mdev->reads_informational, 109u);
+}
+
+// Issue 31: with annotations trusted and an operator TTL of 300 s on every
+// server, no write of the first set becomes cacheable (the three writes
+// INFORMATIONAL are labelled against their own annotations; each stays
+// below the minimum TTL or needs a per-tool TTL).
+TEST(EvalSetTest, AnnotationsAndServerTtlsMakeNoWriteCacheable) {
+  std::string yaml = "servers:\n";
+  const std::vector<SetTool> set = LoadSet();
+  std::set<std::string> names;
+  for (const SetTool& t : set) names.insert(t.info.server);
+  for (const std::string& n : names) yaml += "  " + n + ": {ttlSeconds: 300}\n";
+  Result<Config> config = ParseConfig(yaml, "ttl.yaml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
+  const Classifier c(*config, {.use_annotations = true});
+  const std::vector<HalfReport> r =
+      EvaluateSet(c, set, /*keep_annotations=*/true);
+  for (const HalfReport& h : r) {
+    Print(h);
+    EXPECT_THAT(h.writes_cacheable, IsEmpty()) << h.half;
+  }
+  const HalfReport* dev = Half(r, "dev");
+  ASSERT_TRUE(dev);
+  EXPECT_THAT(dev->writes_informational,
+              UnorderedElementsAre("mongodb/disconnect", "exa/agent_run",
+                                   "desktop-commander/start_search"));
+  EXPECT_EQ(dev->reads_informational, 115u);  // recall 0.958
+}
+
+// BFCL's multi-turn APIs (tests/data/classify/bfcl_multi_turn), hand
+// labels committed before the first run: a set no rule or model saw. Safe
+// (no write INFORMATIONAL) but recall 0.647: math functions named by bare
+// verbs ("add", "divide"), and a boilerplate first sentence ("allows users
+// to create, view, and manage ...") that vetoes every ticket tool.
+TEST(EvalSetTest, BfclMultiTurnNumbersArePinned) {
+  const std::vector<HalfReport> r = EvaluateSet(
+      Classifier(), LoadSet(testing::TestDataPath("classify/bfcl_multi_turn")));
+  const HalfReport* test = Half(r, "test");
+  ASSERT_TRUE(test);
+  EXPECT_EQ(test->tools, 145u);
+  EXPECT_EQ(test->writes, 60u);
+  EXPECT_THAT(test->writes_cacheable, IsEmpty());
+  EXPECT_THAT(test->writes_informational, IsEmpty());
+  EXPECT_EQ(test->reads_informational, 55u);  // of 85
 }
 
 // tau2-bench's tools (tests/data/classify/tau2), labelled by the benchmark's
@@ -248,9 +297,9 @@ TEST(EvalSetTest, FreshHeldOutNumbersArePinned) {
   EXPECT_EQ(fresh->reads_cacheable, 153u);
   EXPECT_EQ(fresh->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 3},
-                                             {"none", 137},
+                                             {"none", 142},
                                              {"real-time", 45},
-                                             {"static", 13}}));
+                                             {"static", 8}}));
 }
 
 // The second held-out set (tests/data/classify/npm_servers_heldout2): 12
@@ -277,9 +326,9 @@ TEST(EvalSetTest, SecondHeldOutNumbersArePinned) {
   EXPECT_EQ(h2->reads_cacheable, 110u);
   EXPECT_EQ(h2->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 1},
-                                             {"none", 98},
+                                             {"none", 100},
                                              {"real-time", 35},
-                                             {"static", 11}}));
+                                             {"static", 9}}));
 }
 
 }  // namespace

@@ -380,14 +380,16 @@ constexpr auto kComputationalWords = std::to_array<std::string_view>({
     "predict",    "hash",       "encode",   "decode",   "math",
     "statistics", "stats",      "distance", "calc",
 });
+// Words for data that does not change once published (issue 31: TTL from
+// evidence about volatility, not from nouns). Files, contents, records,
+// messages, sheets, code trees, books in a shop and the verb "read" say
+// nothing about how often the data changes: they get the default TTL.
 constexpr auto kStaticWords = std::to_array<std::string_view>({
-    "wiki",     "wikipedia", "definition",    "define",    "dictionary",
-    "docs",     "doc",       "documentation", "file",      "files",
-    "contents", "content",   "read",          "commit",    "commits",
-    "blame",    "tag",       "tags",          "history",   "encyclopedia",
-    "schema",   "spec",      "manual",        "reference", "license",
-    "readme",   "gist",      "tree",          "advisory",  "advisories",
-    "book",     "movie",     "paper",         "code",
+    "wiki",   "wikipedia", "definition",    "define",    "dictionary",
+    "docs",   "doc",       "documentation", "commit",    "commits",
+    "blame",  "tag",       "tags",          "history",   "encyclopedia",
+    "schema", "spec",      "manual",        "reference", "license",
+    "readme", "advisory",  "advisories",    "paper",
 });
 
 // Verbs that are as often nouns in prose ("in order to", "a pull request",
