@@ -8,8 +8,10 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "apps/toolcache/commands.h"
+#include "toolcache/classifier.h"
 #include "toolcache/config.h"
 #include "toolcache/llm_proxy.h"
 #include "toolcache/store.h"
@@ -136,8 +138,10 @@ int Run(const ProxyArgs& a) {
   o.store = store.get();
   std::unique_ptr<ToolCache> cache;
   if (!a.no_cache) {
+    std::vector<std::unique_ptr<FeatureExtractor>> layers;
+    layers.push_back(NewAgentToolLayer(o.client_server));
     Result<std::unique_ptr<ToolCache>> made =
-        NewToolCache(config, &clock, store.get());
+        NewToolCache(config, &clock, store.get(), std::move(layers));
     if (!made.ok()) {
       std::cerr << "toolcache proxy: " << made.status().message() << "\n";
       return kExitUsage;

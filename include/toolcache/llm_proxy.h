@@ -64,8 +64,14 @@ class Store;  // store.h
 // The server-side tool loop (docs/PROXY_SERVE.md). Off unless all_tools or
 // tools.
 struct LlmServeOptions {
-  bool all_tools = false;          // `serve: true`
-  std::vector<std::string> tools;  // `serve: [Read, Grep]`
+  // `serve: true`: every cacheable tool that does not run on the client's
+  // own machine (MCP tools, declared tools, web search with an operator
+  // TTL). Coding agents' local tools (Read, Bash, Edit, apply_patch,
+  // exec_command ...) are observed but never served unless named below
+  // (issue 28; docs/PROXY_SERVE.md "What is served").
+  bool all_tools = false;
+  // `serve: [Read, Grep]`: tools served by name, local ones included.
+  std::vector<std::string> tools;
   // Upstream calls per client request (the first + hidden rounds).
   uint32_t max_rounds = 8;
   // Conversation state (the hidden turns) lives this long in the store.
@@ -143,6 +149,15 @@ class LlmProxy {
   // The `GET /toolcache/stats` document.
   virtual std::string StatsJson() const = 0;
 };
+
+class FeatureExtractor;  // classifier.h
+
+// The classifier layer that knows coding agents' own tools (Claude Code,
+// Codex CLI, Gemini CLI, OpenCode) as tools of `client_server`: reads are
+// INFORMATIONAL, edits COMMAND, shell commands by a conservative read-only
+// recogniser (cat, ls, grep, git log ... read; anything else writes). Pass
+// it to NewToolCache for the proxy's cache.
+std::unique_ptr<FeatureExtractor> NewAgentToolLayer(std::string client_server);
 
 // Binds the listening socket. INVALID_ARGUMENT for a bad upstream URL or CA
 // file, UNAVAILABLE when the address cannot be bound.

@@ -79,6 +79,8 @@
 
 namespace toolcache {
 
+class FeatureExtractor;  // classifier.h
+
 struct ToolInfo;  // classifier.h
 class Store;      // store.h
 
@@ -301,6 +303,12 @@ class ToolCache {
 Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
                                                 const Clock* clock,
                                                 Store* store = nullptr);
+// The same, with extra classifier layers (classifier.h: they run after the
+// annotations and before the heuristic), e.g. the LLM proxy's knowledge of
+// coding agents' own tools (src/llm/agent_tools.h).
+Result<std::unique_ptr<ToolCache>> NewToolCache(
+    const Config& config, const Clock* clock, Store* store,
+    std::vector<std::unique_ptr<FeatureExtractor>> extra_layers);
 
 }  // namespace toolcache
 

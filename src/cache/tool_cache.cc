@@ -347,10 +347,11 @@ std::string_view UserOf(const ToolCall& call) {
 class ToolCacheImpl final : public ToolCache {
  public:
   ToolCacheImpl(const Config& config, const Clock* clock,
-                std::unique_ptr<ResultCache> l1, Store* store)
+                std::unique_ptr<ResultCache> l1, Store* store,
+                std::vector<std::unique_ptr<FeatureExtractor>> extra)
       : config_(config),
         clock_(clock),
-        classifier_(config),
+        classifier_(config, ClassifierOptions{}, std::move(extra)),
         features_(config),
         l1_(std::move(l1)),
         shared_(store != nullptr ? std::make_unique<SharedResults>(store)
@@ -1223,6 +1224,12 @@ class ToolCacheImpl final : public ToolCache {
 Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
                                                 const Clock* clock,
                                                 Store* store) {
+  return NewToolCache(config, clock, store, {});
+}
+
+Result<std::unique_ptr<ToolCache>> NewToolCache(
+    const Config& config, const Clock* clock, Store* store,
+    std::vector<std::unique_ptr<FeatureExtractor>> extra_layers) {
   Status checked = CheckPolicyConfig(config, Policies(), /*online_only=*/true);
   if (!checked.ok()) return checked;
   if (config.capacity_bytes == 0) {
@@ -1247,8 +1254,8 @@ Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
       where += ":" + std::to_string(config.policy_line);
     return InvalidArgument(where + ": " + l1.status().message());
   }
-  return std::unique_ptr<ToolCache>(
-      new ToolCacheImpl(config, clock, std::move(*l1), store));
+  return std::unique_ptr<ToolCache>(new ToolCacheImpl(
+      config, clock, std::move(*l1), store, std::move(extra_layers)));
 }
 
 }  // namespace toolcache

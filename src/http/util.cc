@@ -164,6 +164,8 @@ std::string_view ReasonPhrase(int status) {
       return "Unsupported Media Type";
     case 422:
       return "Unprocessable Content";
+    case 426:
+      return "Upgrade Required";
     case 429:
       return "Too Many Requests";
     case 431:

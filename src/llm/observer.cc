@@ -12,7 +12,9 @@
 #include <spdlog/spdlog.h>
 
 #include <functional>
+#include <nlohmann/json.hpp>
 
+#include "src/llm/agent_tools.h"
 #include "toolcache/canonical_json.h"
 #include "toolcache/classifier.h"
 
@@ -28,6 +30,26 @@ std::string PendingKey(std::string_view scope, std::string_view id) {
   return k;
 }
 
+// The text a client wrote as a tool result: the decoded string, or the
+// text of its text blocks, concatenated ("" for other shapes).
+std::string ResultText(std::string_view body, const ToolResult& r) {
+  std::string_view raw = r.content.In(body);
+  std::string text;
+  if (!raw.empty() && raw[0] == '"') {
+    (void)DecodeJsonString(raw, &text);
+    return text;
+  }
+  if (raw.empty() || raw[0] != '[') return text;
+  nlohmann::json j = nlohmann::json::parse(raw, nullptr, false);
+  if (!j.is_array()) return text;
+  for (const nlohmann::json& b : j) {
+    if (!b.is_object()) continue;
+    auto t = b.find("text");
+    if (t != b.end() && t->is_string()) text += t->get<std::string>();
+  }
+  return text;
+}
+
 }  // namespace
 
 Observer::Observer(ToolCache* cache, const Clock* clock,
@@ -37,7 +59,7 @@ Observer::Observer(ToolCache* cache, const Clock* clock,
       "toolcache_llm_tool_results_total",
       "Tool results seen in requests, by API, tool and outcome "
       "(recorded, already_cached, stale, bypass, error, not_admitted, "
-      "unpaired, duplicate)",
+      "unpaired, duplicate, client_marker)",
       {"api", "tool", "outcome"});
   calls_ = &registry->Counters(
       "toolcache_llm_tool_calls_total",
@@ -193,11 +215,22 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
       results_->Get({api, "", "unpaired"})->Add();
       continue;
     }
-    auto [server, tool] = Route(name);
+    const ClientMarker marker = ClientMarkerOf(ResultText(body, result));
+    if (marker != ClientMarker::kNone) {
+      // The client's stand-in for a result, not a result.
+      ++rep.client_markers;
+      results_->Get({api, name, "client_marker"})->Add();
+      spdlog::debug("llm {}: result of {} ({}): {}, not recorded", api, name,
+                    result.id, ClientMarkerName(marker));
+      continue;
+    }
+    auto [server, routed] = Route(name);
+    const std::string key_args = KeyArguments(name, arguments);
+    const std::string tool = KeyTool(routed, key_args);
     ToolCall call{.server = server,
                   .scope = scope,
                   .tool = tool,
-                  .arguments_json = arguments};
+                  .arguments_json = key_args};
     const std::string normalized = NormalizedResult(body, result);
     RecordOutcome o = cache_->Record(call, {.result_json = normalized,
                                             .is_error = result.is_error,
@@ -237,18 +270,20 @@ ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
   const std::string_view api_name = ApiName(api);
   for (const ToolUse& u : calls) {
     ++rep.observed_calls;
-    auto [server, tool] = Route(u.name);
+    auto [server, routed] = Route(u.name);
+    const std::string key_args = KeyArguments(u.name, u.arguments);
+    const std::string tool = KeyTool(routed, key_args);
     ToolCall call{.server = server,
                   .scope = scope,
                   .tool = tool,
-                  .arguments_json = u.arguments};
+                  .arguments_json = key_args};
     Probe p = cache_->Peek(call);
     if (p.would_hit) {
       ++rep.would_hit;
       WouldHit h;
       h.tool = u.name;
       h.age_seconds = p.age_seconds;
-      Result<CacheKey> k = MakeCacheKey(scope, server, tool, u.arguments);
+      Result<CacheKey> k = MakeCacheKey(scope, server, tool, key_args);
       if (k.ok()) h.key = k->DigestHex().substr(0, 16);
       rep.hits.push_back(std::move(h));
       calls_->Get({api_name, u.name, "would_hit"})->Add();

@@ -13,8 +13,10 @@
 //   response: each tool call the model asks for -> Peek (would it hit?),
 //             and remembered (scope, id) -> call for the result to come.
 // A result already recorded (a retried request, an older turn) is never
-// recorded twice. The request's tool list teaches the cache the tools'
-// descriptions and schemas (LearnTools), once per change.
+// recorded twice, and a client's own stub or truncation notice
+// (ClientMarkerOf) is never recorded at all. Agent shell tools are keyed
+// without their cosmetic fields (KeyArguments). The request's tool list teaches
+// the cache the tools' descriptions and schemas (LearnTools), once per change.
 //
 // Tool names: `mcp__<server>__<tool>` is the MCP proxy's <server>/<tool>
 // (so both faces build the same key); any other name is a tool of the
@@ -71,6 +73,10 @@ struct RequestReport {
   uint32_t not_admitted = 0;    // cacheable, the policy declined
   uint32_t unpaired = 0;        // no tool call found for the result
   uint32_t duplicates = 0;      // recorded before (retry / older turn)
+  // A client's stub or truncation notice in place of the result (Claude
+  // Code's "File unchanged since last read", Codex's "Total output
+  // lines: ..."; agent_tools.h): never recorded, never stale.
+  uint32_t client_markers = 0;
 };
 
 struct WouldHit {

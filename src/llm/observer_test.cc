@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/llm/agent_tools.h"
 #include "toolcache/canonical_json.h"
 
 namespace toolcache::llm {
@@ -58,6 +59,49 @@ class ObserverTest : public ::testing::Test {
   std::string body_;
 };
 
+// Issue 28: Claude Code answers a repeated Read with a stub; the stub is
+// not a result (neither recorded over the real entry nor counted stale).
+TEST_F(ObserverTest, ClientDedupeStubIsNeverRecorded) {
+  const std::string args = R"({"file_path":"/src/a.txt"})";
+  Ask("toolu_1", "Read", args);
+  ASSERT_EQ(Answer("toolu_1", "Read", args, "     1\tline 1").recorded, 1u);
+  Ask("toolu_2", "Read", args);
+  RequestReport stub = Answer(
+      "toolu_2", "Read", args,
+      "File unchanged since last read. The content from the earlier Read "
+      "tool_result in this conversation is still current \xE2\x80\x94 "
+      "refer to that instead of re-reading.");
+  EXPECT_EQ(stub.client_markers, 1u);
+  EXPECT_EQ(stub.recorded, 0u);
+  EXPECT_EQ(stub.stale, 0u);
+  Probe p = cache_->Peek(
+      {.server = "llm", .scope = "s", .tool = "Read", .arguments_json = args});
+  ASSERT_TRUE(p.would_hit);
+  ASSERT_TRUE(p.result_json);
+  EXPECT_NE(p.result_json->find("line 1"), std::string::npos);
+}
+
+// Claude Code's Bash carries a `description` that changes from call to
+// call; the key ignores it.
+TEST_F(ObserverTest, ShellDescriptionDoesNotSplitTheKey) {
+  std::vector<std::unique_ptr<FeatureExtractor>> layers;
+  layers.push_back(NewAgentToolExtractor("llm"));
+  auto made = NewToolCache(Config(), &clock_, nullptr, std::move(layers));
+  ASSERT_TRUE(made.ok());
+  cache_ = std::move(*made);
+  obs_ = std::make_unique<Observer>(cache_.get(), &clock_, registry_.get(),
+                                    ObserverOptions{});
+  Ask("toolu_1", "Bash", R"({"command":"cat a","description":"Show a"})");
+  ASSERT_EQ(Answer("toolu_1", "Bash",
+                   R"({"command":"cat a","description":"Show a"})", "hi")
+                .recorded,
+            1u);
+  EXPECT_EQ(
+      Ask("toolu_2", "Bash", R"({"command":"cat a","description":"Read a"})")
+          .would_hit,
+      1u);
+}
+
 TEST_F(ObserverTest, SecondReadOfTheSameFileWouldHit) {
   const std::string args = R"({"file_path":"/src/a.txt"})";
   ResponseReport first = Ask("toolu_1", "Read", args);
@@ -109,11 +153,13 @@ TEST_F(ObserverTest, AWriteInvalidatesWhatWasRead) {
   EXPECT_EQ(Ask("t3", "Read", args).would_hit, 0u);
 }
 
+// (A read-only shell command is keyed apart, agent_tools.h KeyTool; a
+// command that may write stays `Bash`, on the hard list.)
 TEST_F(ObserverTest, SideEffectingToolsAreNeverRecorded) {
-  Ask("t1", "Bash", R"({"command":"ls"})");
-  RequestReport r = Answer("t1", "Bash", R"({"command":"ls"})", "a b");
+  Ask("t1", "Bash", R"({"command":"make"})");
+  RequestReport r = Answer("t1", "Bash", R"({"command":"make"})", "a b");
   EXPECT_EQ(r.bypassed, 1u);
-  EXPECT_EQ(Ask("t2", "Bash", R"({"command":"ls"})").would_hit, 0u);
+  EXPECT_EQ(Ask("t2", "Bash", R"({"command":"make"})").would_hit, 0u);
   nlohmann::json m = registry_->Json();
   bool hard = false;
   for (const auto& s : m["toolcache_llm_bypass_total"]["series"]) {

@@ -58,6 +58,7 @@ enum class Route {
   kMetrics,
   kStats,
   kBreaks,
+  kUpgrade,  // a protocol upgrade (WebSocket): refused with 426
 };
 
 struct RouteInfo {
@@ -88,7 +89,9 @@ RouteInfo RouteOf(std::string_view method, std::string_view path,
                   const Headers& headers) {
   RouteInfo r;
   r.provider = ProviderOf(path, headers);
-  if (method == "GET" && path == "/metrics") {
+  if (!http::FindHeader(headers, "upgrade").empty()) {
+    r.route = Route::kUpgrade;
+  } else if (method == "GET" && path == "/metrics") {
     r.route = Route::kMetrics;
   } else if (method == "GET" && path == "/toolcache/stats") {
     r.route = Route::kStats;
@@ -817,6 +820,29 @@ class LlmProxyImpl final : public LlmProxy {
       res->Send(200, {{"content-type", "application/json"}}, Stats(shared));
       return;
     }
+    if (route.route == Route::kUpgrade) {
+      // Choice (issue 28): refuse a protocol upgrade at once with 426.
+      // Codex CLI opens the Responses WebSocket mode first (GET
+      // /v1/responses, Upgrade: websocket) and falls back to HTTP + SSE at
+      // once on exactly this status (codex-rs/core/src/client.rs: 426 ->
+      // WebsocketStreamOutcome::FallbackToHttp); any other answer (the
+      // upstream's 404 once Upgrade was dropped as hop-by-hop) is retried
+      // five times first, ~6 s per session. Relaying the WebSocket would
+      // also hide its tool calls from the observer.
+      shared->Error("upgrade_refused");
+      spdlog::info(
+          "{} {}: protocol upgrade refused (426); the client falls "
+          "back to HTTP",
+          req.method, req.Path());
+      res->Send(426,
+                {{"content-type", "application/json"},
+                 {"upgrade", "HTTP/1.1"},
+                 {"connection", "close"}},
+                ErrorBody(route.provider, 426,
+                          "toolcache proxy: WebSocket mode is not relayed; "
+                          "use HTTP (server-sent events)"));
+      return;
+    }
     if (route.route == Route::kBreaks) {
       res->Send(200, {{"content-type", "application/json"}},
                 shared->prompt ? shared->prompt->BreaksJson()
@@ -867,12 +893,16 @@ class LlmProxyImpl final : public LlmProxy {
         shared->observed->Get({llm::ApiName(route.api), "recorded"})
             ->Add(rep.recorded);
         if (rep.results > 0) {
+          // "changed" = recorded over an older, different result (the
+          // file or data changed since), not a fault; client stubs are the
+          // client's "unchanged" / truncation markers, never recorded.
           spdlog::info(
-              "{}: {} tool result(s): {} recorded, {} already cached, {} "
-              "stale, {} bypassed, {} errors, {} unpaired",
-              llm::ApiName(route.api), rep.results, rep.recorded,
-              rep.already_cached, rep.stale, rep.bypassed, rep.errors,
-              rep.unpaired);
+              "{}: {} tool result(s): {} recorded ({} changed since cached), "
+              "{} already cached, {} not cacheable, {} errors, {} unpaired, "
+              "{} client stubs",
+              llm::ApiName(route.api), rep.results, rep.recorded, rep.stale,
+              rep.already_cached, rep.bypassed, rep.errors, rep.unpaired,
+              rep.client_markers);
         }
       }
       if (shared->loop) {

@@ -28,6 +28,7 @@
 #include <optional>
 
 #include "src/core/sha256.h"
+#include "src/llm/agent_tools.h"
 #include "src/store/sealed.h"
 
 namespace toolcache::llm {
@@ -370,9 +371,15 @@ std::string_view ToolLoop::BypassReason(const ParsedRequest& request) {
 }
 
 bool ToolLoop::Serves(std::string_view tool) const {
-  if (options_.all_tools) return true;
-  return std::find(options_.tools.begin(), options_.tools.end(), tool) !=
-         options_.tools.end();
+  // The operator's list names tools to serve, client-local ones included.
+  if (std::find(options_.tools.begin(), options_.tools.end(), tool) !=
+      options_.tools.end()) {
+    return true;
+  }
+  // Choice (issue 28): `all` means every tool that does not run on the
+  // client's own machine (agent_tools.h); serving those saves milliseconds
+  // and risks stale files and the client's read-before-edit bookkeeping.
+  return options_.all_tools && !RunsOnClient(tool);
 }
 
 std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
@@ -416,7 +423,7 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
     if (u.id.empty()) return std::nullopt;
     // Retrieval of an offloaded result: always the proxy's own.
     if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) continue;
-    if (!Serves(u.name)) return std::nullopt;
+    if (!u.function || !Serves(u.name)) return std::nullopt;
     auto [server, tool] = router_->Route(u.name);
     Probe p = cache_->Peek({.server = server,
                             .scope = scope,

@@ -46,7 +46,10 @@ std::string AnthropicTextResponse(const std::string& text, int in = 20,
 
 class ToolLoopTest : public ::testing::Test {
  protected:
-  void SetUp() override { Build(Config(), ServeOptions{.all_tools = true}); }
+  // Read is a client-local tool (agent_tools.h): served only when named.
+  void SetUp() override {
+    Build(Config(), ServeOptions{.all_tools = true, .tools = {"Read"}});
+  }
 
   void Build(const Config& config, ServeOptions so) {
     auto made = NewToolCache(config, &clock_);
@@ -123,6 +126,22 @@ TEST_F(ToolLoopTest, ServesAllHitsPairedById) {
   EXPECT_NEAR(turn->latency_saved_seconds, 1.0, 1e-9);
 }
 
+// Issue 28: `serve: true` serves what runs remotely (an MCP tool), never
+// a tool of the client's own machine (Read) unless the operator names it.
+TEST_F(ToolLoopTest, AllToolsNeverServesClientLocalTools) {
+  Build(Config(), ServeOptions{.all_tools = true});
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  EXPECT_FALSE(
+      Serve(AnthropicToolResponse({{"toolu_9", "Read", kA}})).has_value());
+  EXPECT_FALSE(loop_->Serves("Read"));
+  EXPECT_FALSE(loop_->Serves("apply_patch"));
+  const std::string q = R"({"path":"/w/a.txt"})";
+  ClientRan("toolu_2", "mcp__fs__read_text_file", q, "alpha");
+  EXPECT_TRUE(
+      Serve(AnthropicToolResponse({{"toolu_8", "mcp__fs__read_text_file", q}}))
+          .has_value());
+}
+
 TEST_F(ToolLoopTest, PartialTurnGoesToTheClientWhole) {
   ClientRan("toolu_1", "Read", kA, "alpha");
   EXPECT_FALSE(Serve(AnthropicToolResponse(
@@ -151,7 +170,7 @@ TEST_F(ToolLoopTest, NeverServesUnsafeResults) {
   // Older than its TTL (the heuristic gives Read a long one: ask for 120 s).
   Config c;
   c.per_tool_ttl["Read"] = 120;
-  Build(c, ServeOptions{.all_tools = true});
+  Build(c, ServeOptions{.all_tools = true, .tools = {"Read"}});
   ClientRan("toolu_9", "Read", kA, "alpha", false, "other");
   EXPECT_TRUE(Serve(AnthropicToolResponse({{"toolu_10", "Read", kA}}), "other")
                   .has_value());
@@ -248,7 +267,7 @@ TEST_F(ToolLoopTest, SessionSplicesHiddenTurnsBack) {
   plan->corrupt_values = true;
   std::unique_ptr<Store> damaged = NewFaultInjectionStore(store_.get(), plan);
   ToolLoop reader(cache_.get(), damaged.get(), obs_.get(),
-                  ServeOptions{.all_tools = true});
+                  ServeOptions{.all_tools = true, .tools = {"Read"}});
   SpliceReport bad;
   EXPECT_EQ(reader.Splice(*p2, client2, "s", &bad), client2);
   EXPECT_EQ(bad.corrupt, 1u);
@@ -387,7 +406,8 @@ TEST_F(ToolLoopTest, ReusedChatIdsDoNotCrossConversations) {
 }
 
 TEST_F(ToolLoopTest, RoundLimit) {
-  Build(Config(), ServeOptions{.all_tools = true, .max_rounds = 1});
+  Build(Config(),
+        ServeOptions{.all_tools = true, .tools = {"Read"}, .max_rounds = 1});
   ClientRan("toolu_1", "Read", kA, "alpha");
   const std::string client1 =
       Padded(R"({"model":"m","messages":[{"role":"user","content":"x"}]})");

@@ -35,6 +35,34 @@ std::string_view TrimRight(std::string_view s) {
   return s;
 }
 
+// The raw bytes of any value (consumes it); false on a malformed value.
+bool RawValue(sj::value& v, std::string_view* raw) {
+  sj::json_type t;
+  if (v.type().get(t)) return false;
+  if (t == sj::json_type::object) {
+    sj::object o;
+    if (v.get_object().get(o) || o.raw_json().get(*raw)) return false;
+  } else if (t == sj::json_type::array) {
+    sj::array a;
+    if (v.get_array().get(a) || a.raw_json().get(*raw)) return false;
+  } else {
+    *raw = v.raw_json_token();
+  }
+  *raw = TrimRight(*raw);
+  return true;
+}
+
+// Wraps a custom (freeform) tool call's raw `input` string literal as the
+// arguments object {"input":<literal>}, so every call has object arguments.
+std::string InputArguments(std::string_view literal) {
+  std::string a;
+  a.reserve(literal.size() + 10);
+  a += "{\"input\":";
+  a += literal;
+  a += "}";
+  return a;
+}
+
 // True when `text` is exactly one well-formed JSON value (full validation,
 // escapes and numbers included: simdjson's DOM parser).
 bool ValidJson(std::string_view text) {
@@ -285,6 +313,24 @@ std::optional<Failure> ChatToolCalls(Reader& r, sj::value& v, uint32_t index,
       TC_TRY(field.value().get(fv), "tool_calls[] value");
       if (key == "id") {
         TC_TRY(String(fv, &u.id), "tool_calls[].id");
+      } else if (key == "custom") {
+        // A custom (freeform) tool call: {"name", "input": string}.
+        sj::object co;
+        TC_TRY(fv.get_object().get(co), "tool_calls[].custom");
+        for (auto cf : co) {
+          std::string_view ck;
+          TC_TRY(cf.unescaped_key().get(ck), "custom key");
+          sj::value cval;
+          TC_TRY(cf.value().get(cval), "custom value");
+          if (ck == "name") {
+            TC_TRY(String(cval, &u.name), "tool_calls[].custom.name");
+          } else if (ck == "input") {
+            Span in;
+            TC_TRY(r.Raw(cval, &in), "tool_calls[].custom.input");
+            u.arguments = InputArguments(in.In(r.body()));
+            u.function = false;
+          }
+        }
       } else if (key == "function") {
         sj::object fo;
         TC_TRY(fv.get_object().get(fo), "tool_calls[].function");
@@ -316,7 +362,7 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
   TC_TRY(r.Object(v, &o, &m.span), "messages[]");
   const uint32_t index = static_cast<uint32_t>(out->message_list.size());
   std::string id, call_id, name, arguments;
-  Span output;
+  Span output, input, action;
   for (auto field : o) {
     std::string_view key;
     TC_TRY(field.unescaped_key().get(key), "message key");
@@ -338,6 +384,11 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
       TC_TRY(String(fv, &arguments), "input[].arguments");
     } else if (key == "output") {
       TC_TRY(r.Raw(fv, &output), "input[].output");
+    } else if (key == "input" && out->api == Api::kOpenAiResponses) {
+      TC_TRY(r.Raw(fv, &input), "input[].input");
+    } else if ((key == "action" || key == "operation") &&
+               out->api == Api::kOpenAiResponses) {
+      TC_TRY(r.Raw(fv, &action), "input[].action");
     } else if (key == "tool_calls" && out->api == Api::kOpenAiChat) {
       sj::json_type t;
       TC_TRY(fv.type().get(t), "messages[].tool_calls");
@@ -355,15 +406,25 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
     t.message = index;
     out->tool_results.push_back(std::move(t));
   } else if (out->api == Api::kOpenAiResponses) {
-    if (m.type == "function_call") {
+    const ItemKind kind = ResponsesItemKind(m.type);
+    if (kind == ItemKind::kClientCall) {
       ToolUse u;
       u.id = call_id;
-      u.name = std::move(name);
-      u.arguments = arguments.empty() ? "{}" : std::move(arguments);
+      u.name = CallItemName(m.type, name);
+      u.function = m.type == "function_call";
+      if (!arguments.empty()) {
+        u.arguments = std::move(arguments);
+      } else if (!input.empty()) {
+        u.arguments = InputArguments(input.In(r.body()));
+      } else if (!action.empty()) {
+        u.arguments = std::string(action.In(r.body()));
+      } else {
+        u.arguments = "{}";
+      }
       u.span = m.span;
       u.message = index;
       out->tool_uses.push_back(std::move(u));
-    } else if (m.type == "function_call_output") {
+    } else if (kind == ItemKind::kClientOutput) {
       ToolResult t;
       t.id = call_id;
       t.span = m.span;
@@ -595,7 +656,10 @@ Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
   uint32_t turn = 0;
   for (uint32_t i = 0; i < out.message_list.size(); ++i) {
     const Message& m = out.message_list[i];
-    if (m.role == "assistant" || m.type == "function_call") turn = i + 1;
+    if (m.role == "assistant" ||
+        ResponsesItemKind(m.type) == ItemKind::kClientCall) {
+      turn = i + 1;
+    }
   }
   out.turn_begin = turn;
   // (When the body was copied, spans index the copy, which has the same
@@ -663,6 +727,22 @@ bool ReadCall(sj::object& o, CallShape shape, ToolUse* u, std::string* type) {
       u->arguments = std::string(TrimRight(raw_input));
     } else if (key == "arguments") {
       if (String(v, &u->arguments)) return false;
+    } else if (key == "input" && shape == CallShape::kResponses) {
+      // A custom tool call's freeform input (a string).
+      std::string_view tok;
+      if (!RawValue(v, &tok)) return false;
+      u->arguments = InputArguments(tok);
+    } else if ((key == "action" || key == "operation") &&
+               shape == CallShape::kResponses && u->arguments.empty()) {
+      std::string_view tok;
+      if (!RawValue(v, &tok)) return false;
+      u->arguments = std::string(tok);
+    } else if (key == "custom" && shape == CallShape::kChat) {
+      u->function = false;
+      sj::object f;
+      if (v.get_object().get(f)) return false;
+      std::string ignored;
+      if (!ReadCall(f, CallShape::kResponses, u, &ignored)) return false;
     } else if (key == "function" && shape == CallShape::kChat) {
       sj::object f;
       if (v.get_object().get(f)) return false;
@@ -703,7 +783,11 @@ std::optional<std::string> ResponseTop(Api api, sj::document& doc,
                       &u, &type)) {
           return "malformed content block";
         }
-        if (type == "tool_use" || type == "function_call") {
+        if (type == "tool_use" ||
+            (api == Api::kOpenAiResponses &&
+             ResponsesItemKind(type) == ItemKind::kClientCall)) {
+          u.name = CallItemName(type, u.name);
+          if (type != "tool_use") u.function = type == "function_call";
           out->tool_uses.push_back(std::move(u));
         }
       }
@@ -1031,7 +1115,11 @@ void StreamReader::Responses(std::string_view event, std::string_view data) {
         ToolUse u;
         std::string itype;
         if (!ReadCall(item, CallShape::kResponses, &u, &itype)) return false;
-        if (itype == "function_call") done_.push_back(std::move(u));
+        if (ResponsesItemKind(itype) == ItemKind::kClientCall) {
+          u.name = CallItemName(itype, u.name);
+          u.function = itype == "function_call";
+          done_.push_back(std::move(u));
+        }
       } else if (key == "response") {
         sj::object resp;
         if (v.get_object().get(resp)) continue;
@@ -1056,10 +1144,48 @@ void StreamReader::Responses(std::string_view event, std::string_view data) {
 
 // ----------------------------------------------------------- utilities
 
+ItemKind ResponsesItemKind(std::string_view type) {
+  // Items the provider runs itself and answers in the same item (web
+  // search, file search, code interpreter, image generation, remote MCP,
+  // tool search): no client result follows, nothing of the client changes.
+  static constexpr std::string_view kProviderRun[] = {"web_search_call",
+                                                      "file_search_call",
+                                                      "code_interpreter_call",
+                                                      "image_generation_call",
+                                                      "mcp_call",
+                                                      "tool_search_call",
+                                                      "mcp_list_tools",
+                                                      "mcp_approval_request"};
+  for (std::string_view p : kProviderRun) {
+    if (type == p) return ItemKind::kOther;
+  }
+  constexpr std::string_view kCall = "_call", kOutput = "_call_output";
+  if (type.size() > kOutput.size() && type.ends_with(kOutput)) {
+    return ItemKind::kClientOutput;
+  }
+  if (type.size() > kCall.size() && type.ends_with(kCall)) {
+    return ItemKind::kClientCall;
+  }
+  return ItemKind::kOther;
+}
+
+std::string CallItemName(std::string_view type, std::string_view name) {
+  if (!name.empty()) return std::string(name);
+  if (type.ends_with("_call")) type.remove_suffix(5);
+  return std::string(type);
+}
+
 std::string NormalizedResult(std::string_view body, const ToolResult& r) {
   std::string_view raw = r.content.In(body);
   std::string out;
   if (raw.empty() || raw == "null") return "{\"content\":[]}";
+  if (raw[0] == '{') {  // one output object (computer_call_output)
+    out.reserve(raw.size() + 14);
+    out += "{\"content\":[";
+    out += raw;
+    out += "]}";
+    return out;
+  }
   if (raw[0] == '"') {
     out.reserve(raw.size() + 40);
     out += "{\"content\":[{\"type\":\"text\",\"text\":";

@@ -12,9 +12,12 @@
 // a whole response or in a stream of SSE events read one at a time.
 //
 // Pairs: Anthropic tool_use (assistant) -> tool_result (user) blocks by
-// tool_use_id; Chat Completions assistant tool_calls -> role "tool"
-// messages by tool_call_id; Responses function_call -> function_call_output
-// items by call_id.
+// tool_use_id; Chat Completions assistant tool_calls (function or custom)
+// -> role "tool" messages by tool_call_id; Responses call items
+// (function_call, custom_tool_call, local_shell_call, ... see ItemKind) ->
+// their `*_call_output` items by call_id. A custom (freeform) call's
+// arguments are {"input":<its input string>}; an item that carries an
+// `action` / `operation` object instead has that object as arguments.
 //
 // Thread-safety: free functions are thread-safe (one simdjson parser per
 // thread); a StreamReader belongs to one stream. Ownership: spans index the
@@ -79,6 +82,10 @@ struct ToolUse {
   Span span;              // the block / tool_call / item (requests only)
   uint32_t message = 0;   // index in ParsedRequest::messages (requests only)
   uint32_t choice = 0;    // Chat: the choice it belongs to (responses, n > 1)
+  // False for a call whose answer is not a function result (a custom
+  // tool call, a Responses local_shell_call / computer_call ...): observed,
+  // never answered by the proxy's tool loop.
+  bool function = true;
 };
 
 // A tool result the client sent back.
@@ -148,7 +155,8 @@ Result<ParsedResponse> ParseResponse(Api api, std::string_view body);
 //   Chat:      choices[i].delta.tool_calls by choice and call index (every
 //              choice of n > 1); data "[DONE]" ends; a chunk with "error"
 //              fails.
-//   Responses: response.output_item.done with a function_call item;
+//   Responses: response.output_item.done with a client call item
+//              (ItemKind::kClientCall);
 //              response.completed / response.incomplete end;
 //              response.failed / error fail.
 class StreamReader {
@@ -190,6 +198,22 @@ class StreamReader {
   Usage usage_;
   uint64_t events_ = 0;
 };
+
+// What a Responses input / output item is, by its `type`:
+//   kClientCall:   a call the client runs and answers: function_call,
+//                  custom_tool_call (freeform input, Codex's apply_patch),
+//                  local_shell_call, computer_call, shell_call,
+//                  apply_patch_call, and any later `*_call` kind;
+//   kClientOutput: its answer (`*_call_output`);
+//   kOther:        messages, reasoning, and the calls the provider runs
+//                  itself (web_search_call, file_search_call, mcp_call...).
+// Choice: an unknown `*_call` kind counts as a client call, so a new kind
+// is observed (and, not known read-only, invalidates) rather than missed.
+enum class ItemKind : uint8_t { kClientCall, kClientOutput, kOther };
+ItemKind ResponsesItemKind(std::string_view type);
+// The tool name of a call item: its `name`, else the type without "_call"
+// ("local_shell", "computer", "apply_patch", "shell").
+std::string CallItemName(std::string_view type, std::string_view name);
 
 // A tool result's content as an MCP CallToolResult JSON object, the form
 // every face stores: a JSON string becomes one text block

@@ -142,6 +142,76 @@ TEST(ParseRequest, ResponsesItems) {
   EXPECT_EQ(p->messages.In(plain), "\"hello\"");
 }
 
+// Issue 28: every call item kind is seen, not only function_call.
+TEST(ParseRequest, ResponsesCustomAndOtherCallItems) {
+  const std::string body = Padded(R"({"model":"gpt-5","input":[
+    {"type":"custom_tool_call","call_id":"c1","name":"apply_patch","input":"*** Begin Patch\n*** End Patch"},
+    {"type":"custom_tool_call_output","call_id":"c1","output":"Done!"},
+    {"type":"local_shell_call","call_id":"c2","action":{"type":"exec","command":["cat","a"]}},
+    {"type":"local_shell_call_output","call_id":"c2","output":"hi"},
+    {"type":"web_search_call","id":"ws1","status":"completed"},
+    {"type":"computer_call","call_id":"c3","action":{"type":"click","x":1,"y":2}},
+    {"type":"computer_call_output","call_id":"c3","output":{"type":"computer_screenshot","image_url":"data:"}}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kOpenAiResponses, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tool_uses.size(), 3u);
+  EXPECT_EQ(r->tool_uses[0].name, "apply_patch");
+  EXPECT_EQ(r->tool_uses[0].arguments,
+            R"({"input":"*** Begin Patch\n*** End Patch"})");
+  EXPECT_FALSE(r->tool_uses[0].function);
+  EXPECT_EQ(r->tool_uses[1].name, "local_shell");
+  EXPECT_EQ(r->tool_uses[1].arguments,
+            R"({"type":"exec","command":["cat","a"]})");
+  EXPECT_EQ(r->tool_uses[2].name, "computer");
+  ASSERT_EQ(r->tool_results.size(), 3u);
+  EXPECT_EQ(r->tool_results[0].id, "c1");
+  EXPECT_EQ(
+      NormalizedResult(body, r->tool_results[2]),
+      R"({"content":[{"type":"computer_screenshot","image_url":"data:"}]})");
+  // The newest turn starts after the last call item.
+  EXPECT_EQ(r->turn_begin, 6u);
+  EXPECT_EQ(ResponsesItemKind("mcp_call"), ItemKind::kOther);
+  EXPECT_EQ(ResponsesItemKind("shell_call"), ItemKind::kClientCall);
+  EXPECT_EQ(ResponsesItemKind("apply_patch_call_output"),
+            ItemKind::kClientOutput);
+}
+
+TEST(ParseRequest, ChatCustomToolCalls) {
+  const std::string body = Padded(R"({"model":"m","messages":[
+    {"role":"assistant","tool_calls":[{"id":"t1","type":"custom","custom":{"name":"apply_patch","input":"patch"}}]},
+    {"role":"tool","tool_call_id":"t1","content":"ok"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kOpenAiChat, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].name, "apply_patch");
+  EXPECT_EQ(r->tool_uses[0].arguments, R"({"input":"patch"})");
+  EXPECT_FALSE(r->tool_uses[0].function);
+}
+
+TEST(ParseResponse, ResponsesCustomToolCallWholeAndStreamed) {
+  const std::string item =
+      R"({"type":"custom_tool_call","id":"ctc_1","call_id":"c9","name":"apply_patch","input":"*** Begin Patch"})";
+  Result<ParsedResponse> r =
+      ParseResponse(Api::kOpenAiResponses,
+                    R"({"status":"completed","output":[)" + item + "]}");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].id, "c9");
+  EXPECT_EQ(r->tool_uses[0].name, "apply_patch");
+  EXPECT_EQ(r->tool_uses[0].arguments, R"({"input":"*** Begin Patch"})");
+  EXPECT_FALSE(r->tool_uses[0].function);
+  StreamReader s(Api::kOpenAiResponses);
+  s.OnEvent("response.output_item.done",
+            R"({"type":"response.output_item.done","output_index":0,"item":)" +
+                item + "}");
+  s.OnEvent(
+      "response.completed",
+      R"({"type":"response.completed","response":{"status":"completed"}})");
+  ASSERT_TRUE(s.complete());
+  ASSERT_EQ(s.tool_uses().size(), 1u);
+  EXPECT_EQ(s.tool_uses()[0].name, "apply_patch");
+}
+
 TEST(ParseRequest, RejectsBadBodiesWithAReason) {
   struct Case {
     std::string body;

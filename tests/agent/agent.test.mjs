@@ -76,7 +76,77 @@ test('Claude Code reads a file twice: the second read would hit', { skip: !fs.ex
   }
 });
 
-test('Claude Code with serve: the second read is answered inside the proxy', { skip: !fs.existsSync(CLAUDE) && 'claude-code native binary not installed' }, async () => {
+// Issue 28: with `--serve`, Claude Code's own tools are observed, never
+// served. Session 1 reads the file; session 2 (same API key) reads it
+// again (a would-hit the proxy does NOT serve: the client runs its Read, so
+// its read-before-edit rule holds), edits it, and reads it again: the
+// third read sees the edit, and the stub Claude Code may send for an
+// unchanged file is never recorded.
+test('Claude Code with --serve: its Read is observed not served; read, edit, read works across sessions', { skip: !fs.existsSync(CLAUDE) && 'claude-code native binary not installed' }, async () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-agent-'));
+  const file = path.join(work, 'notes.txt');
+  fs.writeFileSync(file, 'the cache remembers\n');
+  fs.mkdirSync(path.join(work, 'home'));
+  const up = await startFakeUpstream();
+  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proxy.stderr.on('data', (d) => { log += d; });
+  try {
+    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
+      const m = String(d).match(/listening on (http:\S+)/);
+      if (m) resolve(m[1]);
+    }));
+    const env = {
+      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
+      ANTHROPIC_API_KEY: 'sk-ant-agent-policy', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+    };
+    // Session 1: one read.
+    up.load({ fallbackText: 'ok', turns: [
+      { when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id: 'toolu_pol_1', name: 'Read', input: { file_path: file } }] } },
+      { when: { tool: 'Read' }, reply: { text: 'It says: the cache remembers.' } },
+    ] });
+    const r1 = await run(CLAUDE, ['-p', 'Read notes.txt', '--allowedTools', 'Read',
+      '--output-format', 'json', '--max-turns', '4'], { cwd: work, env }, 120000);
+    assert.equal(r1.status, 0, `claude exited ${r1.status} ${r1.signal}: ${r1.stderr}`);
+    // Session 2: read (would hit), edit, read again.
+    up.load({ fallbackText: 'ok', turns: [
+      { when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id: 'toolu_pol_2', name: 'Read', input: { file_path: file } }] } },
+      { when: { tool: 'Edit' }, reply: { text: 'Editing.', toolCalls: [{ id: 'toolu_pol_3', name: 'Edit', input: { file_path: file, old_string: 'remembers', new_string: 'forgets' } }] } },
+      { when: { tool: 'Read' }, reply: { text: 'Checking.', toolCalls: [{ id: 'toolu_pol_4', name: 'Read', input: { file_path: file } }] } },
+      { when: { tool: 'Read' }, reply: { text: 'Done: the cache forgets.' } },
+    ] });
+    const before = up.requests.length;
+    const r2 = await run(CLAUDE, ['-p', 'Read notes.txt, change remembers to forgets, read it again', '--allowedTools', 'Read,Edit',
+      '--output-format', 'json', '--max-turns', '8'], { cwd: work, env }, 120000);
+    assert.equal(r2.status, 0, `claude exited ${r2.status} ${r2.signal}: ${r2.stderr}`);
+    // The client ran the Edit successfully (it had read the file itself).
+    assert.equal(fs.readFileSync(file, 'utf8'), 'the cache forgets\n');
+    const session2 = up.requests.slice(before);
+    const resultOf = (id) => session2.map((q) => (q.body?.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : [])))
+      .flat().find((b) => b.type === 'tool_result' && b.tool_use_id === id);
+    assert.ok(resultOf('toolu_pol_2'), 'the agent answered its own Read');
+    assert.doesNotMatch(JSON.stringify(resultOf('toolu_pol_3') ?? ''), /has not been read yet/);
+    assert.match(JSON.stringify(resultOf('toolu_pol_4')), /forgets/);
+    // Observed: the repeated read would have hit; nothing was served.
+    assert.doesNotMatch(log, /served \d+ tool call/);
+    const stats = await (await fetch(`${base}/toolcache/stats`)).json();
+    const count = (name, labels) => (stats.metrics[name]?.series ?? [])
+      .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+      .reduce((n, s) => n + s.value, 0);
+    assert.equal(count('toolcache_llm_tool_calls_total', { tool: 'Read', outcome: 'would_hit' }), 1);
+    assert.equal(count('toolcache_llm_served_total', {}), 0);
+    assert.equal(count('toolcache_llm_tool_results_total', { tool: 'Read', outcome: 'stale' }), 0);
+  } finally {
+    proxy.kill('SIGTERM');
+    await up.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});
+
+// Serving the agent's own Read is an operator's opt-in (`serve: [Read]`).
+test('Claude Code with serve: [Read]: the second read is answered inside the proxy', { skip: !fs.existsSync(CLAUDE) && 'claude-code native binary not installed' }, async () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-agent-'));
   const file = path.join(work, 'notes.txt');
   fs.writeFileSync(file, 'the cache remembers\n');
@@ -87,7 +157,9 @@ test('Claude Code with serve: the second read is answered inside the proxy', { s
     { name: 'read2', when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_serve_2', name: 'Read', input: { file_path: file } }] } },
     { name: 'end', when: { tool: 'Read' }, reply: { text: 'It says: the cache remembers.' } },
   ] });
-  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
+  const cfg = path.join(work, 'toolcache.yaml');
+  fs.writeFileSync(cfg, 'proxy:\n  serve: [Read]\n');
+  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url],
     { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proxy.stderr.on('data', (d) => { log += d; });

@@ -302,6 +302,13 @@ function response(body, reply, usage) {
       content: [{ type: 'output_text', text: reply.text, annotations: [] }] });
   }
   for (const c of reply.toolCalls ?? []) {
+    // `custom: true`: a custom (freeform) tool call, `input` a string
+    // (Codex's apply_patch).
+    if (c.custom) {
+      output.push({ type: 'custom_tool_call', id: nextId('ctc_'), status: 'completed', call_id: c.id ?? nextId('call_'),
+        name: c.name, input: c.input });
+      continue;
+    }
     output.push({ type: 'function_call', id: nextId('fc_'), call_id: c.id ?? nextId('call_'), name: c.name,
       arguments: JSON.stringify(c.input ?? {}), status: 'completed' });
   }
@@ -327,6 +334,10 @@ function responseEvents(r) {
       push('response.reasoning_summary_text.delta', { output_index, item_id: item.id, summary_index: 0, delta: part.text });
       push('response.reasoning_summary_text.done', { output_index, item_id: item.id, summary_index: 0, text: part.text });
       push('response.reasoning_summary_part.done', { output_index, item_id: item.id, summary_index: 0, part });
+    } else if (item.type === 'custom_tool_call') {
+      push('response.output_item.added', { output_index, item: { ...item, input: '', status: 'in_progress' } });
+      push('response.custom_tool_call_input.delta', { output_index, item_id: item.id, delta: item.input });
+      push('response.custom_tool_call_input.done', { output_index, item_id: item.id, input: item.input });
     } else if (item.type === 'function_call') {
       push('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
       push('response.function_call_arguments.delta', { output_index, item_id: item.id, delta: item.arguments });
@@ -391,11 +402,12 @@ export function historyError(api, body) {
     // Each function_call item answered by a function_call_output with its
     // call_id later in the input; each output answers an earlier call.
     const calls = new Map();
-    body.input.forEach((it, i) => { if (it.type === 'function_call') calls.set(it.call_id, i); });
+    const isCall = (t) => t === 'function_call' || t === 'custom_tool_call';
+    body.input.forEach((it, i) => { if (isCall(it.type)) calls.set(it.call_id, i); });
     const answered = new Set();
     for (let i = 0; i < body.input.length; ++i) {
       const it = body.input[i];
-      if (it.type !== 'function_call_output') continue;
+      if (it.type !== 'function_call_output' && it.type !== 'custom_tool_call_output') continue;
       if (!(calls.get(it.call_id) < i)) return `input.${i}: function_call_output ${it.call_id} answers no earlier function_call`;
       answered.add(it.call_id);
     }

@@ -20,7 +20,7 @@ const BIN = process.env.TOOLCACHE_BIN;
 let up;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tc-serve-'));
 const config = path.join(tmp, 'toolcache.yaml');
-fs.writeFileSync(config, 'tools:\n  Grep: {requestType: INFORMATIONAL}\nproxy:\n  serve: true\n');
+fs.writeFileSync(config, 'tools:\n  Grep: {requestType: INFORMATIONAL}\nproxy:\n  serve: [Read, Grep]\n');
 
 async function startProxy(extra = [], cfg = config) {
   const started = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg, ...extra]);
@@ -342,7 +342,7 @@ test('OpenAI Chat Completions, not streamed: served and spliced', async () => {
 // and the script's first three turns: the model reads big.txt (call `id1`),
 // then calls toolcache_read for the NEEDLE line (`id2`), then answers.
 const offloadConfig = path.join(tmp, 'offload.yaml');
-fs.writeFileSync(offloadConfig, 'proxy:\n  serve: true\n  offload: true\n  offloadTokens: 2000\n');
+fs.writeFileSync(offloadConfig, 'proxy:\n  serve: [Read]\n  offload: true\n  offloadTokens: 2000\n');
 const big = files['/w/big.txt'];
 const bigRef = 'tc_' + crypto.createHash('sha256').update(big).digest('hex').slice(0, 16);
 const needleTurns = (id1, id2) => [

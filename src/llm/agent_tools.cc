@@ -1,0 +1,588 @@
+// Invariants:
+// - ClassifyShellCommand says read_only only for a command every word of
+//   which was read: a syntax it does not model (subshell, substitution,
+//   here-doc, background job, assignment prefix, unbalanced quote) is a
+//   write. False "write" costs a would-hit; false "read-only" would let a
+//   stale entry live, so every doubt is a write.
+// - The tool table is exact-match on the names the agents send (their
+//   source / tool lists); a tool of the same name from another client is
+//   treated alike (Choice: the names are distinctive; the operator can
+//   still serve one by naming it).
+// - ClientMarkerOf matches the literal stub prefixes the clients write
+//   (Claude Code 2.1: its own `wXt` test; Codex 0.171: its truncation
+//   notices), never a regular expression over the whole result.
+#include "src/llm/agent_tools.h"
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "toolcache/llm_proxy.h"
+
+namespace toolcache::llm {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+struct Entry {
+  std::string_view name;
+  std::string_view agent;
+  AgentToolKind kind;
+};
+
+// Sources: Claude Code 2.1.328's tool list as sent in /v1/messages; Codex
+// CLI 0.171 (codex-rs/core/src/tools/spec.rs); Gemini CLI and OpenCode
+// tool names from their documentation.
+constexpr std::array kTools = {
+    // Claude Code
+    Entry{"Read", "claude-code", AgentToolKind::kRead},
+    Entry{"Glob", "claude-code", AgentToolKind::kRead},
+    Entry{"Grep", "claude-code", AgentToolKind::kRead},
+    Entry{"LS", "claude-code", AgentToolKind::kRead},
+    Entry{"NotebookRead", "claude-code", AgentToolKind::kRead},
+    Entry{"BashOutput", "claude-code", AgentToolKind::kLocal},
+    Entry{"Bash", "claude-code", AgentToolKind::kShell},
+    Entry{"Edit", "claude-code", AgentToolKind::kWrite},
+    Entry{"MultiEdit", "claude-code", AgentToolKind::kWrite},
+    Entry{"Write", "claude-code", AgentToolKind::kWrite},
+    Entry{"NotebookEdit", "claude-code", AgentToolKind::kWrite},
+    Entry{"KillShell", "claude-code", AgentToolKind::kWrite},
+    Entry{"KillBash", "claude-code", AgentToolKind::kWrite},
+    Entry{"TodoWrite", "claude-code", AgentToolKind::kLocal},
+    Entry{"Task", "claude-code", AgentToolKind::kLocal},
+    Entry{"ExitPlanMode", "claude-code", AgentToolKind::kLocal},
+    Entry{"SlashCommand", "claude-code", AgentToolKind::kLocal},
+    Entry{"Skill", "claude-code", AgentToolKind::kLocal},
+    // Codex CLI
+    Entry{"shell", "codex", AgentToolKind::kShell},
+    Entry{"local_shell", "codex", AgentToolKind::kShell},
+    Entry{"exec_command", "codex", AgentToolKind::kShell},
+    Entry{"shell_command", "codex", AgentToolKind::kShell},
+    Entry{"write_stdin", "codex", AgentToolKind::kWrite},
+    Entry{"apply_patch", "codex", AgentToolKind::kWrite},
+    Entry{"read_file", "codex", AgentToolKind::kRead},
+    Entry{"list_dir", "codex", AgentToolKind::kRead},
+    Entry{"grep_files", "codex", AgentToolKind::kRead},
+    Entry{"view_image", "codex", AgentToolKind::kRead},
+    Entry{"update_plan", "codex", AgentToolKind::kLocal},
+    // Gemini CLI
+    Entry{"read_many_files", "gemini-cli", AgentToolKind::kRead},
+    Entry{"list_directory", "gemini-cli", AgentToolKind::kRead},
+    Entry{"search_file_content", "gemini-cli", AgentToolKind::kRead},
+    Entry{"glob", "gemini-cli", AgentToolKind::kRead},
+    Entry{"write_file", "gemini-cli", AgentToolKind::kWrite},
+    Entry{"replace", "gemini-cli", AgentToolKind::kWrite},
+    Entry{"run_shell_command", "gemini-cli", AgentToolKind::kShell},
+    Entry{"save_memory", "gemini-cli", AgentToolKind::kWrite},
+    // OpenCode
+    Entry{"read", "opencode", AgentToolKind::kRead},
+    Entry{"list", "opencode", AgentToolKind::kRead},
+    Entry{"grep", "opencode", AgentToolKind::kRead},
+    Entry{"edit", "opencode", AgentToolKind::kWrite},
+    Entry{"write", "opencode", AgentToolKind::kWrite},
+    Entry{"patch", "opencode", AgentToolKind::kWrite},
+    Entry{"bash", "opencode", AgentToolKind::kShell},
+    Entry{"todowrite", "opencode", AgentToolKind::kLocal},
+    Entry{"todoread", "opencode", AgentToolKind::kLocal},
+};
+
+// ------------------------------------------------------------ the lexer
+
+enum class TokKind { kWord, kOp };
+struct Tok {
+  TokKind kind;
+  std::string text;  // the word with quotes removed / the operator
+};
+
+// Splits a command line into words and operators. False (with `why`) for
+// any syntax the recogniser does not model.
+bool Lex(std::string_view s, std::vector<Tok>* out, std::string* why) {
+  std::string word;
+  bool in_word = false;
+  auto flush = [&] {
+    if (in_word) out->push_back({TokKind::kWord, word});
+    word.clear();
+    in_word = false;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\'') {
+      const size_t end = s.find('\'', i + 1);
+      if (end == std::string_view::npos)
+        return *why = "unbalanced quote", false;
+      word.append(s.substr(i + 1, end - i - 1));
+      in_word = true;
+      i = end;
+    } else if (c == '"') {
+      size_t j = i + 1;
+      for (; j < s.size() && s[j] != '"'; ++j) {
+        if (s[j] == '`' || (s[j] == '$' && j + 1 < s.size() &&
+                            (s[j + 1] == '(' || s[j + 1] == '{'))) {
+          return *why = "substitution", false;
+        }
+        if (s[j] == '\\' && j + 1 < s.size()) ++j;
+        word.push_back(s[j]);
+      }
+      if (j >= s.size()) return *why = "unbalanced quote", false;
+      in_word = true;
+      i = j;
+    } else if (c == '\\') {
+      if (i + 1 >= s.size()) return *why = "trailing backslash", false;
+      if (s[i + 1] == '\n') {
+        ++i;  // line continuation
+        continue;
+      }
+      word.push_back(s[++i]);
+      in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      flush();
+    } else if (c == '\n' || c == ';') {
+      flush();
+      out->push_back({TokKind::kOp, ";"});
+    } else if (c == '|' || c == '&') {
+      flush();
+      if (i + 1 < s.size() && s[i + 1] == c) {
+        out->push_back({TokKind::kOp, std::string(2, c)});
+        ++i;
+      } else if (c == '|') {
+        out->push_back({TokKind::kOp, "|"});
+      } else if (i + 1 < s.size() && s[i + 1] == '>') {
+        // &>file / &>>file: a redirection of both streams.
+        out->push_back({TokKind::kOp, "&>"});
+        ++i;
+        if (i + 1 < s.size() && s[i + 1] == '>') ++i;
+      } else {
+        return *why = "background job", false;
+      }
+    } else if (c == '>' || c == '<') {
+      // A redirection: the fd digits before it are part of `word`.
+      std::string op = in_word ? word : "";
+      if (!op.empty() && !std::all_of(op.begin(), op.end(), [](char d) {
+            return d >= '0' && d <= '9';
+          })) {
+        flush();
+        op.clear();
+      } else {
+        word.clear();
+        in_word = false;
+      }
+      op.push_back(c);
+      while (i + 1 < s.size() && (s[i + 1] == '>' || s[i + 1] == '<' ||
+                                  s[i + 1] == '&' || s[i + 1] == '|')) {
+        op.push_back(s[++i]);
+      }
+      out->push_back({TokKind::kOp, op});
+    } else if (c == '(' || c == ')' || c == '{' || c == '}' || c == '`') {
+      return *why = "subshell or group", false;
+    } else if (c == '$' && i + 1 < s.size() &&
+               (s[i + 1] == '(' || s[i + 1] == '{')) {
+      return *why = "substitution", false;
+    } else if (c == '#' && !in_word) {
+      break;  // a comment runs to the end of the line
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  flush();
+  return true;
+}
+
+bool StartsWith(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+
+bool AnyArg(const std::vector<std::string>& args, auto pred) {
+  return std::any_of(args.begin() + 1, args.end(), pred);
+}
+
+// Programs that only read and print (their writing options are checked
+// below); everything else is a write.
+constexpr std::array kReadOnly = {
+    "cat",     "head",     "tail",     "wc",        "ls",       "pwd",
+    "echo",    "printf",   "nl",       "file",      "stat",     "du",
+    "df",      "tree",     "which",    "whoami",    "uname",    "basename",
+    "dirname", "realpath", "readlink", "grep",      "egrep",    "fgrep",
+    "rg",      "find",     "sort",     "uniq",      "cut",      "tr",
+    "diff",    "cmp",      "comm",     "jq",        "column",   "od",
+    "hexdump", "md5sum",   "sha1sum",  "sha256sum", "true",     "test",
+    "[",       "cd",       "date",     "id",        "hostname", "fd",
+    "git",     "sed",      "type",     "command"};
+
+// One simple command (argv) with the redirections already checked.
+ShellVerdict SimpleCommand(const std::vector<std::string>& argv) {
+  if (argv.empty()) return {false, "empty command"};
+  const std::string& p = argv[0];
+  if (p.find('=') != std::string::npos) {
+    return {false, "assignment prefix"};
+  }
+  if (std::find(kReadOnly.begin(), kReadOnly.end(), p) == kReadOnly.end()) {
+    return {false, "unknown program '" + p + "'"};
+  }
+  auto has = [&](std::initializer_list<std::string_view> opts) {
+    return AnyArg(argv, [&](const std::string& a) {
+      for (std::string_view o : opts) {
+        if (a == o ||
+            (StartsWith(o, "--") && StartsWith(a, std::string(o) + "="))) {
+          return true;
+        }
+      }
+      return false;
+    });
+  };
+  if (p == "find") {
+    if (has({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint",
+             "-fprint0", "-fprintf", "-fls"})) {
+      return {false, "find with an action that runs or writes"};
+    }
+  } else if (p == "rg") {
+    if (has({"--pre"})) return {false, "rg --pre runs a program"};
+  } else if (p == "fd") {
+    if (has({"-x", "--exec", "-X", "--exec-batch"})) {
+      return {false, "fd --exec runs a program"};
+    }
+  } else if (p == "sort") {
+    if (has({"-o", "--output"}) || AnyArg(argv, [](const std::string& a) {
+          return StartsWith(a, "-o") && a.size() > 2 && a[1] == 'o';
+        })) {
+      return {false, "sort -o writes a file"};
+    }
+  } else if (p == "uniq") {
+    // `uniq IN OUT` writes OUT.
+    int positional = 0;
+    for (size_t i = 1; i < argv.size(); ++i) {
+      if (argv[i].empty() || argv[i][0] != '-') ++positional;
+    }
+    if (positional > 1) return {false, "uniq with an output file"};
+  } else if (p == "sed") {
+    // Only `sed -n` with print-only scripts (`1,200p`, `/re/p`, `$p`).
+    bool quiet = false;
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const std::string& a = argv[i];
+      if (a == "-n" || a == "--quiet" || a == "--silent") {
+        quiet = true;
+      } else if (StartsWith(a, "-")) {
+        return {false, "sed option " + a};
+      }
+    }
+    if (!quiet) return {false, "sed without -n"};
+    // The first non-option word is the script.
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const std::string& a = argv[i];
+      if (StartsWith(a, "-")) continue;
+      for (char ch : a) {
+        const bool ok = (ch >= '0' && ch <= '9') || ch == ',' || ch == 'p' ||
+                        ch == '$' || ch == ';' || ch == ' ';
+        if (!ok) return {false, "sed script not print-only"};
+      }
+      break;
+    }
+  } else if (p == "git") {
+    size_t i = 1;
+    // Global options: -C dir and --no-pager are harmless; -c (config,
+    // aliases, pagers) and the rest are not modelled.
+    while (i < argv.size() && StartsWith(argv[i], "-")) {
+      if (argv[i] == "-C" && i + 1 < argv.size()) {
+        i += 2;
+      } else if (argv[i] == "--no-pager") {
+        ++i;
+      } else {
+        return {false, "git option " + argv[i]};
+      }
+    }
+    if (i >= argv.size()) return {false, "git without a subcommand"};
+    const std::string& sub = argv[i];
+    static constexpr std::array kGitRead = {
+        "log",      "show",    "diff",     "status",     "rev-parse",
+        "ls-files", "blame",   "grep",     "describe",   "shortlog",
+        "cat-file", "ls-tree", "rev-list", "merge-base", "show-ref",
+        "branch",   "tag",     "remote",   "reflog",     "whatchanged"};
+    if (std::find(kGitRead.begin(), kGitRead.end(), sub) == kGitRead.end()) {
+      return {false, "git " + sub};
+    }
+    if (has({"--output", "--ext-diff", "--textconv"})) {
+      return {false, "git option that writes or runs"};
+    }
+    std::vector<std::string> rest(argv.begin() + static_cast<long>(i),
+                                  argv.end());
+    auto only = [&](std::initializer_list<std::string_view> allowed) {
+      for (size_t k = 1; k < rest.size(); ++k) {
+        if (std::find(allowed.begin(), allowed.end(), rest[k]) ==
+            allowed.end()) {
+          return false;
+        }
+      }
+      return true;
+    };
+    if (sub == "branch" &&
+        !only({"-a", "-r", "-v", "-vv", "--list", "--show-current", "--all",
+               "--remotes", "--no-color", "--merged"})) {
+      return {false, "git branch that changes branches"};
+    }
+    if (sub == "tag" && !only({"-l", "--list", "-n"})) {
+      return {false, "git tag that creates a tag"};
+    }
+    if (sub == "remote" && !only({"-v", "--verbose"})) {
+      return {false, "git remote that changes remotes"};
+    }
+    if (sub == "reflog" &&
+        !(rest.size() == 1 || rest[1] == "show" || StartsWith(rest[1], "-"))) {
+      return {false, "git reflog that expires or deletes"};
+    }
+  } else if (p == "command") {
+    if (!has({"-v", "-V"})) return {false, "command runs a program"};
+  }
+  return {true, "read-only"};
+}
+
+// A redirection operator and its target: true when it writes nothing.
+bool HarmlessRedirection(std::string_view op, std::string_view target) {
+  // Input redirections read a file ("<"); here-docs/strings are not
+  // modelled (their body may hide anything else on the line).
+  if (op == "<" || op == "0<") return true;
+  if (op.find('<') != std::string_view::npos) return false;
+  // fd duplication: 2>&1, 1>&2, >&2.
+  if (op.ends_with(">&") && !target.empty() &&
+      std::all_of(target.begin(), target.end(),
+                  [](char d) { return d >= '0' && d <= '9'; })) {
+    return true;
+  }
+  return target == "/dev/null";
+}
+
+}  // namespace
+
+std::optional<AgentTool> FindAgentTool(std::string_view name) {
+  for (const Entry& e : kTools) {
+    if (e.name == name) return AgentTool{e.agent, e.kind};
+  }
+  return std::nullopt;
+}
+
+bool RunsOnClient(std::string_view name) {
+  return FindAgentTool(name).has_value();
+}
+
+ShellVerdict ClassifyShellCommand(std::string_view command) {
+  while (!command.empty() &&
+         (command.back() == '\n' || command.back() == ' ' ||
+          command.back() == '\t' || command.back() == '\r')) {
+    command.remove_suffix(1);
+  }
+  std::vector<Tok> toks;
+  std::string why;
+  if (!Lex(command, &toks, &why)) return {false, why};
+  std::vector<std::string> argv;
+  bool any = false;
+  for (size_t i = 0; i <= toks.size(); ++i) {
+    const bool end = i == toks.size();
+    if (!end && toks[i].kind == TokKind::kWord) {
+      argv.push_back(toks[i].text);
+      continue;
+    }
+    if (!end && toks[i].text.find_first_of("<>") != std::string::npos) {
+      const std::string& op = toks[i].text;
+      if (i + 1 >= toks.size() || toks[i + 1].kind != TokKind::kWord) {
+        return {false, "redirection without a target"};
+      }
+      if (!HarmlessRedirection(op, toks[i + 1].text)) {
+        return {false, "redirection"};
+      }
+      ++i;  // skip the target
+      continue;
+    }
+    // An operator (|, ||, &&, ;) or the end: argv is one simple command.
+    if (argv.empty()) return {false, "empty command"};
+    ShellVerdict v = SimpleCommand(argv);
+    if (!v.read_only) return v;
+    any = true;
+    argv.clear();
+  }
+  if (!any) return {false, "empty command"};
+  return {true, "read-only"};
+}
+
+std::optional<std::string> ShellCommandOf(std::string_view arguments_json) {
+  ojson j = ojson::parse(arguments_json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::nullopt;
+  for (const char* field : {"command", "cmd", "commands"}) {
+    auto it = j.find(field);
+    if (it == j.end()) continue;
+    if (it->is_string()) return it->get<std::string>();
+    if (!it->is_array() || it->empty()) return std::nullopt;
+    std::vector<std::string> argv;
+    for (const ojson& a : *it) {
+      if (!a.is_string()) return std::nullopt;
+      argv.push_back(a.get<std::string>());
+    }
+    // ["bash", "-lc", "<script>"]: the script.
+    if (argv.size() == 3 &&
+        (argv[0] == "bash" || argv[0] == "sh" || argv[0] == "zsh" ||
+         argv[0] == "/bin/bash" || argv[0] == "/bin/sh") &&
+        (argv[1] == "-c" || argv[1] == "-lc")) {
+      return argv[2];
+    }
+    // A plain argv (or a list of command lines for `commands`).
+    std::string line;
+    const bool lines = std::string_view(field) == "commands";
+    for (const std::string& a : argv) {
+      if (!line.empty()) line += lines ? " && " : " ";
+      if (lines) {
+        line += a;
+        continue;
+      }
+      line.push_back('\'');
+      for (char c : a) {
+        if (c == '\'') {
+          line += "'\\''";
+        } else {
+          line.push_back(c);
+        }
+      }
+      line.push_back('\'');
+    }
+    return line;
+  }
+  return std::nullopt;
+}
+
+std::string KeyArguments(std::string_view name, std::string_view arguments) {
+  std::optional<AgentTool> t = FindAgentTool(name);
+  if (!t || t->kind != AgentToolKind::kShell) return std::string(arguments);
+  ojson j = ojson::parse(arguments, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return std::string(arguments);
+  bool changed = false;
+  for (const char* cosmetic :
+       {"description", "justification", "timeout", "timeout_ms",
+        "yield_time_ms", "max_output_tokens", "run_in_background"}) {
+    changed |= j.erase(cosmetic) > 0;
+  }
+  return changed ? j.dump() : std::string(arguments);
+}
+
+std::string KeyTool(std::string_view name, std::string_view arguments) {
+  std::optional<AgentTool> t = FindAgentTool(name);
+  if (!t || t->kind != AgentToolKind::kShell) return std::string(name);
+  std::optional<std::string> cmd = ShellCommandOf(arguments);
+  if (!cmd || !ClassifyShellCommand(*cmd).read_only) return std::string(name);
+  return std::string(name) + std::string(kReadOnlyShellSuffix);
+}
+
+ClientMarker ClientMarkerOf(std::string_view text) {
+  // Claude Code 2.1: the dedupe stubs its own code recognises by prefix.
+  static constexpr std::array kUnchanged = {
+      std::string_view("File unchanged since last read."),
+      std::string_view("Wasted call \xE2\x80\x94 file unchanged since"),
+      std::string_view("<system-reminder>This file is already in your "
+                       "context"),
+  };
+  for (std::string_view p : kUnchanged) {
+    if (StartsWith(text, p)) return ClientMarker::kUnchanged;
+  }
+  // Truncation notices: Claude Code's partial views and cut outputs,
+  // Codex's head+tail truncation of tool output.
+  if (StartsWith(text, "Total output lines: ")) return ClientMarker::kTruncated;
+  static constexpr std::array kTruncated = {
+      std::string_view("[Truncated: PARTIAL view \xE2\x80\x94 "),
+      std::string_view(" lines truncated] ..."),
+      std::string_view(" tokens truncated\xE2\x80\xA6"),
+      std::string_view(" chars truncated\xE2\x80\xA6"),
+      std::string_view("Output too large"),
+  };
+  for (std::string_view p : kTruncated) {
+    if (text.find(p) != std::string_view::npos) return ClientMarker::kTruncated;
+  }
+  return ClientMarker::kNone;
+}
+
+std::string_view ClientMarkerName(ClientMarker marker) {
+  switch (marker) {
+    case ClientMarker::kNone:
+      return "none";
+    case ClientMarker::kUnchanged:
+      return "client_unchanged_stub";
+    case ClientMarker::kTruncated:
+      return "client_truncated";
+  }
+  return "none";
+}
+
+namespace {
+
+class AgentToolExtractor final : public FeatureExtractor {
+ public:
+  explicit AgentToolExtractor(std::string server)
+      : server_(std::move(server)) {}
+  FeatureSource source() const override { return FeatureSource::kHeuristic; }
+
+  std::optional<Features> Extract(
+      const ToolInfo& tool, std::string_view arguments_json) const override {
+    if (tool.server != server_) return std::nullopt;
+    std::string_view name = tool.name;
+    const bool read_key = name.ends_with(kReadOnlyShellSuffix);
+    if (read_key) name.remove_suffix(kReadOnlyShellSuffix.size());
+    std::optional<AgentTool> t = FindAgentTool(name);
+    if (!t || (read_key && t->kind != AgentToolKind::kShell)) {
+      return std::nullopt;
+    }
+    Features f;
+    // Choice: final, so the heuristic's words ("Executes a bash command")
+    // cannot veto a recognised read, nor a description rescue a write.
+    f.final_type = true;
+    const std::string who =
+        std::string(t->agent) + " tool '" + std::string(name) + "'";
+    switch (t->kind) {
+      case AgentToolKind::kRead:
+        f.request_type = RequestType::kInformational;
+        f.detail = who + " reads client files";
+        return f;
+      case AgentToolKind::kWrite:
+        f.request_type = RequestType::kCommand;
+        f.detail = who + " changes client files";
+        return f;
+      case AgentToolKind::kLocal:
+        f.request_type = RequestType::kCommand;
+        f.detail = who + " acts on the client's session";
+        return f;
+      case AgentToolKind::kShell:
+        break;
+    }
+    // A tool-level query (no arguments): a shell may write.
+    std::optional<std::string> cmd;
+    if (!arguments_json.empty()) cmd = ShellCommandOf(arguments_json);
+    if (!cmd) {
+      f.request_type = RequestType::kCommand;
+      f.detail = who + " runs shell commands";
+      return f;
+    }
+    ShellVerdict v = ClassifyShellCommand(*cmd);
+    // Only the read-only key may be INFORMATIONAL (the plain name is on
+    // the hard list for bash / shell anyway).
+    f.request_type = v.read_only && read_key ? RequestType::kInformational
+                                             : RequestType::kCommand;
+    f.detail = who + ": " + v.reason;
+    return f;
+  }
+
+ private:
+  std::string server_;
+};
+
+}  // namespace
+
+std::unique_ptr<FeatureExtractor> NewAgentToolExtractor(
+    std::string client_server) {
+  return std::make_unique<AgentToolExtractor>(std::move(client_server));
+}
+
+}  // namespace toolcache::llm
+
+namespace toolcache {
+
+std::unique_ptr<FeatureExtractor> NewAgentToolLayer(std::string client_server) {
+  return llm::NewAgentToolExtractor(std::move(client_server));
+}
+
+}  // namespace toolcache

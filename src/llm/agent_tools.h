@@ -1,0 +1,123 @@
+// Agent tools: what the LLM proxy knows about the tools coding agents run
+// on their own machine (issue 28), free of I/O.
+//
+// Claude Code, Codex CLI, Gemini CLI and OpenCode declare tools that run in
+// the client against the client's files and processes (Read, Edit, Bash,
+// apply_patch, exec_command, ...). The proxy observes them (would-hits,
+// invalidation) but never serves them by default: a served Read saves
+// milliseconds, may be stale (the file changed outside the agent), breaks
+// the client's read-before-edit bookkeeping, and costs more tokens than
+// the client's own "unchanged" stub (docs/PROXY_SERVE.md).
+//
+// This file holds:
+//   - FindAgentTool: the table of known agent tools (read / write / shell);
+//   - ClassifyShellCommand: a conservative read-only shell recogniser
+//     (cat, ls, grep, head, git log/show/diff/status ... are read-only;
+//     any redirection to a file, -i, tee, subshell, substitution or unknown
+//     program makes the command a write);
+//   - ClientMarkerOf: the stubs and truncation notices a client puts in a
+//     tool result instead of the result ("File unchanged since last read",
+//     "[... omitted N of M lines ...]"), never recorded;
+//   - NewAgentToolExtractor: a classifier layer (classifier.h) that says
+//     INFORMATIONAL for agent reads and read-only shell commands and
+//     COMMAND for agent writes and every other shell command.
+//
+// Thread-safety: free functions are pure and thread-safe; the extractor is
+// immutable. Ownership: results are copies or views into static tables.
+//
+// Example:
+//   ShellVerdict v = ClassifyShellCommand("git log --oneline | head -5");
+//   // v.read_only == true
+//   if (RunsOnClient("Read")) /* observed, not served by default */;
+//   if (ClientMarkerOf(text) != ClientMarker::kNone) /* not a result */;
+#ifndef TOOLCACHE_SRC_LLM_AGENT_TOOLS_H_
+#define TOOLCACHE_SRC_LLM_AGENT_TOOLS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "toolcache/classifier.h"
+
+namespace toolcache::llm {
+
+enum class AgentToolKind : uint8_t {
+  kRead,   // reads client files / state (Read, Glob, Grep, read_file ...)
+  kWrite,  // changes them (Edit, Write, apply_patch ...)
+  kShell,  // runs a command: read-only or a write by ClassifyShellCommand
+  kLocal,  // runs on the client, neither (TodoWrite, update_plan, Task ...)
+};
+
+struct AgentTool {
+  std::string_view agent;  // "claude-code", "codex", "gemini-cli", "opencode"
+  AgentToolKind kind;
+};
+
+// The known agent tool `name` denotes (exact, case-sensitive), nullopt for
+// any other tool (MCP tools, declared tools, provider tools).
+std::optional<AgentTool> FindAgentTool(std::string_view name);
+
+// True when `name` is a tool that runs on the client's machine against the
+// client's state: never served unless the operator names it (`serve: [Read]`).
+bool RunsOnClient(std::string_view name);
+
+struct ShellVerdict {
+  bool read_only = false;
+  // Why, for logs and tests: "read-only", "redirection", "unknown program
+  // 'make'", "substitution", "sed without -n", ...
+  std::string reason;
+};
+
+// Classifies one shell command line (bash syntax). Read-only only when
+// every pipeline stage of every `&&` / `||` / `;` list element is a known
+// read-only program used without a writing option. Redirections to
+// /dev/null and fd duplications (2>&1) are allowed (Choice: agents append
+// them to most reads; they write nothing).
+ShellVerdict ClassifyShellCommand(std::string_view command);
+
+// The command line of a shell tool call's arguments (JSON object text):
+// Bash / run_shell_command / bash {"command": "..."}, exec_command
+// {"cmd": "..."}, Codex shell / local_shell {"command": ["bash","-lc",
+// "..."]} (an argv that is not a `sh -c` wrapper is joined, quoted).
+// nullopt when the arguments carry none.
+std::optional<std::string> ShellCommandOf(std::string_view arguments_json);
+
+// The arguments as they key the cache: for agent shell tools the fields
+// that do not change what runs (Claude Code's `description`, Codex's
+// `justification`, timeouts) are dropped so that two `cat a.txt` with
+// different descriptions are one entry. Other tools: unchanged.
+std::string KeyArguments(std::string_view name, std::string_view arguments);
+
+// The tool name a call is cached under: for an agent shell tool whose
+// command ClassifyShellCommand finds read-only, `name` + "#read-only"
+// (Choice: the classifier's hard list names `bash` and `shell`, rightly
+// never cacheable as such; the read-only subset gets its own name, which
+// the agent-tool layer re-checks, so the hard list still decides every
+// other command, which invalidates as a write). Otherwise `name`.
+std::string KeyTool(std::string_view name, std::string_view arguments);
+inline constexpr std::string_view kReadOnlyShellSuffix = "#read-only";
+
+enum class ClientMarker : uint8_t {
+  kNone,
+  kUnchanged,  // a dedupe stub: "file unchanged since your last Read"
+  kTruncated,  // a partial result with the client's truncation notice
+};
+
+// What the text of a tool result (a JSON-decoded string, or the text of
+// its blocks concatenated) is, for the markers of Claude Code 2.x and
+// Codex CLI 0.1xx. Such a result is never recorded: it stands for an
+// earlier result or for part of one.
+ClientMarker ClientMarkerOf(std::string_view text);
+std::string_view ClientMarkerName(ClientMarker marker);
+
+// The classifier layer for agent tools of `client_server` (the proxy's
+// server name for client tools, ObserverOptions::client_server); no
+// opinion for any other server or tool.
+std::unique_ptr<FeatureExtractor> NewAgentToolExtractor(
+    std::string client_server);
+
+}  // namespace toolcache::llm
+
+#endif  // TOOLCACHE_SRC_LLM_AGENT_TOOLS_H_

@@ -1,0 +1,199 @@
+// The agent-tool knowledge: the shell recogniser (unit cases and the
+// labelled corpus tests/data/agent_shell/commands.tsv), the client markers,
+// the tool table and the classifier layer inside the real engine.
+#include "src/llm/agent_tools.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "toolcache/clock.h"
+#include "toolcache/tool_cache.h"
+
+namespace toolcache::llm {
+namespace {
+
+bool ReadOnly(std::string_view c) { return ClassifyShellCommand(c).read_only; }
+
+TEST(ShellRecogniser, ReadsAreReadOnly) {
+  EXPECT_TRUE(ReadOnly("cat a.txt"));
+  EXPECT_TRUE(ReadOnly("ls -la src"));
+  EXPECT_TRUE(ReadOnly("grep -rn 'x > y' src | head -5"));
+  EXPECT_TRUE(ReadOnly("git log --oneline -5 && git status"));
+  EXPECT_TRUE(ReadOnly("sed -n '1,200p' a.cc"));
+  EXPECT_TRUE(ReadOnly("ls missing 2>/dev/null || echo none"));
+  EXPECT_TRUE(ReadOnly("grep foo a 2>&1"));
+}
+
+TEST(ShellRecogniser, EveryDoubtIsAWrite) {
+  EXPECT_FALSE(ReadOnly("echo x > a.txt"));
+  EXPECT_FALSE(ReadOnly("echo x >> a.txt"));
+  EXPECT_FALSE(ReadOnly("cat a | tee b"));
+  EXPECT_FALSE(ReadOnly("sed -i s/a/b/ f"));
+  EXPECT_FALSE(ReadOnly("sed s/a/b/ f"));
+  EXPECT_FALSE(ReadOnly("(ls)"));
+  EXPECT_FALSE(ReadOnly("ls $(cat x)"));
+  EXPECT_FALSE(ReadOnly("cat \"$(rm -rf x)\""));
+  EXPECT_FALSE(ReadOnly("cat `x`"));
+  EXPECT_FALSE(ReadOnly("make"));
+  EXPECT_FALSE(ReadOnly("ls &"));
+  EXPECT_FALSE(ReadOnly("A=1 ls"));
+  EXPECT_FALSE(ReadOnly("git commit -m x"));
+  EXPECT_FALSE(ReadOnly("git -c alias.x=!rm log"));
+  EXPECT_FALSE(ReadOnly("git branch -D x"));
+  EXPECT_FALSE(ReadOnly("find . -delete"));
+  EXPECT_FALSE(ReadOnly("cat 'unbalanced"));
+  EXPECT_FALSE(ReadOnly(""));
+  EXPECT_FALSE(ReadOnly("ls &&"));
+  EXPECT_EQ(ClassifyShellCommand("make").reason, "unknown program 'make'");
+  EXPECT_EQ(ClassifyShellCommand("ls > x").reason, "redirection");
+}
+
+// The labelled corpus: precision of "read-only" must be exact (no write
+// ever labelled read-only); recall is reported.
+TEST(ShellRecogniser, LabelledCorpusHasNoReadOnlyWrites) {
+  std::ifstream in(std::string(TOOLCACHE_SOURCE_DIR) +
+                   "/tests/data/agent_shell/commands.tsv");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  int reads = 0, writes = 0, true_read = 0, false_read = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t tab = line.find('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    const std::string label = line.substr(0, tab);
+    const std::string cmd =
+        nlohmann::json::parse(line.substr(tab + 1)).get<std::string>();
+    const bool said_read = ReadOnly(cmd);
+    if (label == "read") {
+      ++reads;
+      if (said_read) ++true_read;
+      EXPECT_TRUE(said_read) << "missed read: " << cmd << " ("
+                             << ClassifyShellCommand(cmd).reason << ")";
+    } else {
+      ASSERT_EQ(label, "write") << line;
+      ++writes;
+      if (said_read) ++false_read;
+      EXPECT_FALSE(said_read) << "write taken as read-only: " << cmd;
+    }
+  }
+  EXPECT_GE(reads, 50);
+  EXPECT_GE(writes, 50);
+  EXPECT_EQ(false_read, 0);
+  std::printf(
+      "corpus: %d read-only, %d writes; recall %d/%d, writes "
+      "labelled read-only %d\n",
+      reads, writes, true_read, reads, false_read);
+}
+
+TEST(ShellCommandOf, ReadsEachAgentsShape) {
+  EXPECT_EQ(*ShellCommandOf(R"({"command":"cat a","description":"d"})"),
+            "cat a");
+  EXPECT_EQ(*ShellCommandOf(R"({"cmd":"ls","workdir":"/w"})"), "ls");
+  EXPECT_EQ(*ShellCommandOf(R"({"command":["bash","-lc","git status"]})"),
+            "git status");
+  EXPECT_EQ(*ShellCommandOf(R"({"command":["cat","it's"]})"),
+            "'cat' 'it'\\''s'");
+  EXPECT_FALSE(ShellCommandOf(R"({"path":"a"})"));
+  EXPECT_FALSE(ShellCommandOf("not json"));
+  EXPECT_TRUE(ReadOnly(*ShellCommandOf(R"({"command":["cat","it's"]})")));
+}
+
+TEST(KeyArguments, DropsCosmeticShellFieldsOnly) {
+  EXPECT_EQ(KeyArguments("Bash", R"({"command":"ls","description":"List"})"),
+            R"({"command":"ls"})");
+  const std::string read = R"({"file_path":"/a","description":"x"})";
+  EXPECT_EQ(KeyArguments("Read", read), read);
+}
+
+TEST(ClientMarkers, StubsAndTruncationNotices) {
+  EXPECT_EQ(ClientMarkerOf("File unchanged since last read. The content from "
+                           "the earlier Read tool_result in this conversation "
+                           "is still current \xE2\x80\x94 refer to that "
+                           "instead of re-reading."),
+            ClientMarker::kUnchanged);
+  EXPECT_EQ(ClientMarkerOf("Wasted call \xE2\x80\x94 file unchanged since "
+                           "your last Read. Refer to that earlier "
+                           "tool_result instead."),
+            ClientMarker::kUnchanged);
+  EXPECT_EQ(ClientMarkerOf("Total output lines: 5000\n\nline 1\n"),
+            ClientMarker::kTruncated);
+  EXPECT_EQ(ClientMarkerOf("a\n\xE2\x80\xA6"
+                           "1200 tokens truncated\xE2\x80\xA6"
+                           "\nz"),
+            ClientMarker::kTruncated);
+  // A file that merely mentions the words, after Read's line numbers.
+  EXPECT_EQ(ClientMarkerOf("     1\tFile unchanged since last read."),
+            ClientMarker::kNone);
+  EXPECT_EQ(ClientMarkerOf("line 1\nline 2"), ClientMarker::kNone);
+}
+
+TEST(AgentTools, TableKnowsWhereToolsRun) {
+  for (const char* t : {"Read", "Glob", "Grep", "Bash", "Edit", "apply_patch",
+                        "exec_command", "shell", "read_file", "local_shell"}) {
+    EXPECT_TRUE(RunsOnClient(t)) << t;
+  }
+  for (const char* t : {"mcp__fs__read_file", "get_weather", "WebSearch",
+                        "web_search", "toolcache_read"}) {
+    EXPECT_FALSE(RunsOnClient(t)) << t;
+  }
+}
+
+// The layer inside the real engine: a read-only shell command is recorded
+// and would hit; a read does not invalidate; a write does.
+TEST(AgentToolLayer, ShellReadsCacheAndWritesInvalidate) {
+  ManualClock clock(100);
+  std::vector<std::unique_ptr<FeatureExtractor>> layers;
+  layers.push_back(NewAgentToolExtractor("llm"));
+  auto made = NewToolCache(Config(), &clock, nullptr, std::move(layers));
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  ToolCache& cache = **made;
+  const std::string result = R"({"content":[{"type":"text","text":"hi"}]})";
+  // As the observer keys them (KeyTool).
+  std::string keyed;
+  auto record = [&](std::string_view tool, std::string_view args) {
+    keyed = KeyTool(tool, args);
+    return cache.Record(
+        {.server = "llm", .scope = "s", .tool = keyed, .arguments_json = args},
+        {.result_json = result, .complete = true, .latency_seconds = 0.01});
+  };
+  auto peek = [&](std::string_view tool, std::string_view args) {
+    keyed = KeyTool(tool, args);
+    return cache.Peek(
+        {.server = "llm", .scope = "s", .tool = keyed, .arguments_json = args});
+  };
+  const std::string cat = R"({"command":"cat a.txt"})";
+  RecordOutcome r = record("Bash", cat);
+  EXPECT_TRUE(r.bypass_reason.empty()) << r.bypass_reason;
+  EXPECT_TRUE(peek("Bash", cat).would_hit);
+  const std::string read = R"({"file_path":"/w/a.txt"})";
+  (void)record("Read", read);
+  ASSERT_TRUE(peek("Read", read).would_hit);
+  // A read-only command does not invalidate.
+  (void)record("Bash", R"({"command":"git status"})");
+  EXPECT_TRUE(peek("Read", read).would_hit);
+  // A writing command does (the whole client server).
+  RecordOutcome w = record("Bash", R"({"command":"echo x > a.txt"})");
+  EXPECT_FALSE(w.bypass_reason.empty());
+  EXPECT_FALSE(peek("Read", read).would_hit);
+  EXPECT_FALSE(peek("Bash", cat).would_hit);
+  // The read-only key of a writing command is never INFORMATIONAL.
+  EXPECT_FALSE(cache
+                   .Record({.server = "llm",
+                            .scope = "s",
+                            .tool = "Bash#read-only",
+                            .arguments_json = R"({"command":"rm -rf a"})"},
+                           {.result_json = result, .complete = true})
+                   .bypass_reason.empty());
+  // Codex's apply_patch (a custom tool call) is a write.
+  (void)record("Read", read);
+  ASSERT_TRUE(peek("Read", read).would_hit);
+  (void)record("apply_patch", R"({"input":"*** Begin Patch\n"})");
+  EXPECT_FALSE(peek("Read", read).would_hit);
+}
+
+}  // namespace
+}  // namespace toolcache::llm
