@@ -276,6 +276,14 @@ double SteadySeconds();
 // Standard reason phrase ("Not Found"), "" for unknown codes.
 std::string_view ReasonPhrase(int status);
 
+// Whether `target` may be appended to an upstream's path prefix (a proxy's
+// forwarded request): origin-form (starts with '/'), and no path segment
+// that is, raw or percent-encoded in any case, "." or "..", or that holds
+// an encoded '/' or a '\' (raw or encoded). Such a target could leave the
+// prefix (RFC 3986 section 5.2.4 dot-segment removal at the upstream or a
+// hop before it). On false, `why` (when given) says what was found.
+bool IsPrefixSafeTarget(std::string_view target, std::string* why = nullptr);
+
 // True for headers a proxy must not forward (RFC 9110 section 7.6.1:
 // Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding,
 // Upgrade), and for Host and Content-Length, which are set per hop.
