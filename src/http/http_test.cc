@@ -504,6 +504,13 @@ TEST(HttpUrl, ParsesOriginsAndRejectsOthers) {
 
 // Errors are logged and printed: they never repeat credentials a URL holds
 // in its userinfo or its query.
+TEST(HttpServer, ConnectionLimitLeavesDescriptorHeadroom) {
+  EXPECT_EQ(DefaultMaxConnections(1024), 512u);
+  EXPECT_EQ(DefaultMaxConnections(64), 32u);
+  EXPECT_EQ(DefaultMaxConnections(10), 16u);
+  EXPECT_EQ(DefaultMaxConnections(1 << 20), 4096u);
+}
+
 TEST(HttpTarget, DotSegmentsAndNonOriginFormCannotLeaveThePrefix) {
   for (const char* ok : {"/", "/v1/models", "/v1/messages?beta=true",
                          "/a/..b/c.", "/a/.../b", "/v1/x?p=../..", "/%2x"}) {
