@@ -209,7 +209,9 @@ void CallImpl::Serialize(const ClientRequest& r) {
   wire_ += r.method;
   wire_ += ' ';
   wire_ += url_.path_prefix;
-  wire_ += r.target.empty() ? "/" : r.target;
+  // The prefix stays a path prefix: a target is always joined after a '/'.
+  if (r.target.empty() || r.target.front() != '/') wire_ += '/';
+  wire_ += r.target;
   wire_ += " HTTP/1.1\r\nhost: ";
   wire_ += url_.HostHeader();
   wire_ += "\r\n";

@@ -132,7 +132,14 @@ struct ServerOptions {
   // A write to the client that makes no progress this long closes it.
   double write_timeout_seconds = 60;
   // Connections beyond this are closed as soon as they are accepted.
-  uint32_t max_connections = 4096;
+  // 0 (the default): derived from the soft RLIMIT_NOFILE, leaving headroom
+  // for upstream sockets, store files and children (DefaultMaxConnections).
+  uint32_t max_connections = 0;
+  // When accept fails for lack of descriptors (EMFILE / ENFILE) the server
+  // waits this long before accepting again (logged once per episode)
+  // instead of retrying at once, which spins a core while the listen queue
+  // holds a connection it cannot take. Choice: 50 ms.
+  double accept_backoff_seconds = 0.05;
   // Answers requests the server cannot hand to the handler (malformed,
   // too large): status, reason and request (its headers may be partial).
   // Default: a plain-text body.
@@ -160,6 +167,12 @@ class Server {
   // Connections open now (a gauge for metrics).
   virtual uint64_t open_connections() const = 0;
 };
+
+// The connection limit for a soft descriptor limit of `nofile`: half of
+// it, at least 16 and at most 4096 (Choice: the other half is headroom
+// for one upstream socket per proxied connection, store files, children's
+// pipes; 1024 -> 512).
+uint32_t DefaultMaxConnections(uint64_t nofile);
 
 // Binds and listens (so port() is valid on return); Run() serves.
 // UNAVAILABLE when the address cannot be bound.
@@ -275,6 +288,14 @@ double SteadySeconds();
 
 // Standard reason phrase ("Not Found"), "" for unknown codes.
 std::string_view ReasonPhrase(int status);
+
+// Whether `target` may be appended to an upstream's path prefix (a proxy's
+// forwarded request): origin-form (starts with '/'), and no path segment
+// that is, raw or percent-encoded in any case, "." or "..", or that holds
+// an encoded '/' or a '\' (raw or encoded). Such a target could leave the
+// prefix (RFC 3986 section 5.2.4 dot-segment removal at the upstream or a
+// hop before it). On false, `why` (when given) says what was found.
+bool IsPrefixSafeTarget(std::string_view target, std::string* why = nullptr);
 
 // True for headers a proxy must not forward (RFC 9110 section 7.6.1:
 // Connection, Keep-Alive, Proxy-*, TE, Trailer, Transfer-Encoding,

@@ -504,6 +504,28 @@ TEST(HttpUrl, ParsesOriginsAndRejectsOthers) {
 
 // Errors are logged and printed: they never repeat credentials a URL holds
 // in its userinfo or its query.
+TEST(HttpServer, ConnectionLimitLeavesDescriptorHeadroom) {
+  EXPECT_EQ(DefaultMaxConnections(1024), 512u);
+  EXPECT_EQ(DefaultMaxConnections(64), 32u);
+  EXPECT_EQ(DefaultMaxConnections(10), 16u);
+  EXPECT_EQ(DefaultMaxConnections(1 << 20), 4096u);
+}
+
+TEST(HttpTarget, DotSegmentsAndNonOriginFormCannotLeaveThePrefix) {
+  for (const char* ok : {"/", "/v1/models", "/v1/messages?beta=true",
+                         "/a/..b/c.", "/a/.../b", "/v1/x?p=../..", "/%2x"}) {
+    EXPECT_TRUE(IsPrefixSafeTarget(ok)) << ok;
+  }
+  for (const char* bad :
+       {"-admin/v1/models", "", "*", "http://up/x", "/../tenant-b/v1/models",
+        "/v1/..", "/./v1", "/%2e%2e/tenant-b", "/%2E%2e/x", "/.%2E/x", "/%2e/x",
+        "/a/..%2fb", "/a%2F..", "/a\\..\\b", "/a/%5c"}) {
+    std::string why;
+    EXPECT_FALSE(IsPrefixSafeTarget(bad, &why)) << bad;
+    EXPECT_FALSE(why.empty());
+  }
+}
+
 TEST(HttpUrl, ErrorsDoNotEchoCredentials) {
   for (const char* url :
        {"http://alice:s3cret@x/v1", "https://s3cret@api.example.com",

@@ -23,6 +23,9 @@
 //   never read as a request (RFC 9112 section 6.3).
 // Choice: plain tcp::socket plus our own timers instead of beast::tcp_stream,
 // because the watch read must outlive a response without a stream timeout.
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -138,6 +141,14 @@ class Connection : public std::enable_shared_from_this<Connection>,
 class ServerImpl final : public Server {
  public:
   ServerImpl(const ServerOptions& o, Handler h) : options_(o), handler_(h) {
+    if (options_.max_connections == 0) {
+      rlimit rl{};
+      const uint64_t nofile =
+          getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+              ? static_cast<uint64_t>(rl.rlim_cur)
+              : 8192;
+      options_.max_connections = DefaultMaxConnections(nofile);
+    }
     const int n = std::max(1, o.threads);
     for (int i = 0; i < n; ++i) loops_.push_back(std::make_unique<Loop>());
     for (auto& l : loops_) {
@@ -221,6 +232,27 @@ class ServerImpl final : public Server {
     acceptor_->async_accept(loop->ioc, [this, loop](beast::error_code ec,
                                                     tcp::socket socket) {
       if (ec == net::error::operation_aborted || draining_.load()) return;
+      if (ec == net::error::no_descriptors || ec.value() == ENFILE) {
+        // Out of descriptors: the pending connection stays in the listen
+        // queue and accept would fail again at once (a busy loop). Wait,
+        // then retry; log once per episode.
+        if (!starved_) {
+          starved_ = true;
+          spdlog::warn(
+              "accept: {} ({} connections open, limit {}); pausing accepts "
+              "{} ms at a time until descriptors free up",
+              ec.message(), open_.load(), options_.max_connections,
+              static_cast<int>(options_.accept_backoff_seconds * 1000));
+        }
+        RunAfter(loops_[0].get(), options_.accept_backoff_seconds, [this] {
+          if (!draining_.load() && acceptor_ && acceptor_->is_open()) Accept();
+        });
+        return;
+      }
+      if (starved_ && !ec) {
+        starved_ = false;
+        spdlog::info("accept: descriptors available again");
+      }
       if (!ec) {
         if (open_.load() >= options_.max_connections) {
           beast::error_code ignored;
@@ -254,6 +286,7 @@ class ServerImpl final : public Server {
   std::vector<net::executor_work_guard<net::io_context::executor_type>> guards_;
   std::optional<tcp::acceptor> acceptor_;
   size_t next_ = 0;
+  bool starved_ = false;  // accept failed for lack of descriptors (loop 0)
   uint16_t port_ = 0;
   std::atomic<uint64_t> open_{0};
 };
@@ -706,6 +739,10 @@ void Connection::Close() {
 }
 
 }  // namespace
+
+uint32_t DefaultMaxConnections(uint64_t nofile) {
+  return static_cast<uint32_t>(std::clamp<uint64_t>(nofile / 2, 16, 4096));
+}
 
 Result<std::unique_ptr<Server>> NewServer(const ServerOptions& options,
                                           Handler handler) {

@@ -187,6 +187,46 @@ std::string_view ReasonPhrase(int status) {
   }
 }
 
+bool IsPrefixSafeTarget(std::string_view target, std::string* why) {
+  auto no = [&](const char* reason) {
+    if (why != nullptr) *why = reason;
+    return false;
+  };
+  if (target.empty() || target.front() != '/') {
+    return no("the request target must be origin-form (start with '/')");
+  }
+  const std::string_view path = target.substr(0, target.find('?'));
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    const std::string_view seg = path.substr(start, end - start);
+    // The segment with %2e, %2f and %5c decoded (any case).
+    std::string decoded;
+    for (size_t i = 0; i < seg.size(); ++i) {
+      if (seg[i] == '%' && i + 2 < seg.size()) {
+        const char a = seg[i + 1];
+        const char b = static_cast<char>(seg[i + 2] | 0x20);
+        if (a == '2' && b == 'e') {
+          decoded.push_back('.');
+          i += 2;
+          continue;
+        }
+        if ((a == '2' && b == 'f') || (a == '5' && b == 'c')) {
+          return no("the path holds an encoded '/' or '\\'");
+        }
+      }
+      if (seg[i] == '\\') return no("the path holds a '\\'");
+      decoded.push_back(seg[i]);
+    }
+    if (decoded == "." || decoded == "..") {
+      return no("the path holds a dot segment ('.' or '..', raw or encoded)");
+    }
+    start = end + 1;
+  }
+  return true;
+}
+
 bool IsHopByHop(std::string_view name) {
   static constexpr std::string_view kNames[] = {"connection",
                                                 "keep-alive",

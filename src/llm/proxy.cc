@@ -811,6 +811,14 @@ class LlmProxyImpl final : public LlmProxy {
           ErrorBody(route.provider, g.status, "toolcache proxy: " + g.message));
       return;
     }
+    // The target is joined to the upstream's path prefix: it must stay
+    // under it (no dot segments, origin-form; issue 27 item 9).
+    if (std::string why; !http::IsPrefixSafeTarget(req.target, &why)) {
+      shared->Error("bad_target");
+      res->Send(400, {{"content-type", "application/json"}},
+                ErrorBody(route.provider, 400, "toolcache proxy: " + why));
+      return;
+    }
     if (route.route == Route::kMetrics) {
       res->Send(200, {{"content-type", "text/plain; version=0.0.4"}},
                 shared->registry.Prometheus());
