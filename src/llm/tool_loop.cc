@@ -401,9 +401,9 @@ std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
   return Dump(parts);
 }
 
-std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
-                                             const ParsedResponse& response,
-                                             std::string_view scope) {
+std::optional<ServedTurn> ToolLoop::TryServe(
+    Api api, std::string_view body, const ParsedResponse& response,
+    std::string_view scope, std::optional<std::string_view> state_scope) {
   if (!Supports(api, false) || response.tool_uses.empty()) return std::nullopt;
   // n > 1: the client chooses among the choices; never serve for it.
   if (response.choices > 1) return std::nullopt;
@@ -440,7 +440,8 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
   const double saved_before = cache_->Stats().latency_saved_seconds;
   for (const ToolUse& u : response.tool_uses) {
     if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) {
-      rendered.push_back(JsonString(offloader_->Answer(scope, u.arguments)));
+      rendered.push_back(JsonString(
+          offloader_->Answer(state_scope.value_or(scope), u.arguments)));
       turn.tools.push_back(u.name);
       continue;
     }
@@ -670,11 +671,13 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
 
 ServeSession::ServeSession(ToolLoop* loop, ParsedRequest client,
                            std::string client_body,
-                           const std::string& upstream_body, std::string scope)
+                           const std::string& upstream_body, std::string scope,
+                           std::optional<std::string> state_scope)
     : loop_(loop),
       client_(std::move(client)),
       client_body_(std::move(client_body)),
-      scope_(std::move(scope)) {
+      scope_(std::move(scope)),
+      state_scope_(state_scope ? std::move(*state_scope) : scope_) {
   // Where hidden messages go: after the last message of the upstream body.
   const std::string* body = &upstream_body;
   Result<ParsedRequest> up = ParseRequest(client_.api, *body);
@@ -710,7 +713,7 @@ std::optional<std::string> ServeSession::OnResponse(
   AddUsage(body, &usage_);
   if (!usable_ || rounds_ >= loop_->options().max_rounds) return std::nullopt;
   std::optional<ServedTurn> turn =
-      loop_->TryServe(client_.api, body, response, scope_);
+      loop_->TryServe(client_.api, body, response, scope_, state_scope_);
   if (!turn) return std::nullopt;
   if (!hidden_.empty()) hidden_.push_back(',');
   hidden_ += turn->messages;
@@ -748,14 +751,15 @@ void ServeSession::FinishStream(std::string_view round_body,
       items = static_cast<uint32_t>(j["output"].size());
     }
   }
-  saved_ = loop_->Save(client_, client_body_, scope_, client_body, *shown,
+  saved_ = loop_->Save(client_, client_body_, state_scope_, client_body, *shown,
                        hidden_, replacement, items);
 }
 
 std::string ServeSession::Finish(std::string_view body,
                                  const ParsedResponse& response) {
   if (hidden_.empty()) return std::string(body);
-  saved_ = loop_->Save(client_, client_body_, scope_, body, response, hidden_);
+  saved_ =
+      loop_->Save(client_, client_body_, state_scope_, body, response, hidden_);
   return WithUsage(body, usage_);
 }
 
