@@ -164,6 +164,9 @@ class ToolLoop {
   // (scope included); `anchor`: the visible assistant message's identity.
   std::string StoreKeyOf(Api api, const Sha256Digest& prefix,
                          std::string_view anchor) const;
+  // The SHA-256 of `raw`'s canonical bytes (sorted keys, no cache_control,
+  // text-only content as text), memoised by the raw bytes' SHA-256.
+  Sha256Digest Canonical(std::string_view raw);
   // Served results in the API's form; "" when it cannot carry them.
   static std::string RenderResult(Api api, std::string_view stored);
 
@@ -178,6 +181,9 @@ class ToolLoop {
   mutable std::mutex mu_;
   // GUARDED_BY(mu_): store keys this process saved (for `missing`).
   std::unordered_map<std::string, bool> saved_;
+  std::mutex memo_mu_;
+  // GUARDED_BY(memo_mu_): raw SHA-256 -> canonical SHA-256 of prefix values.
+  std::unordered_map<std::string, Sha256Digest> memo_;
 };
 
 // One client request's rounds through the loop (the proxy's Exchange owns
