@@ -31,6 +31,8 @@ struct McpArgs {
   uint64_t max_line_bytes = uint64_t{64} << 20;
   uint64_t max_buffered_bytes = uint64_t{16} << 20;
   bool no_cache = false;
+  bool share_across_credentials = false;
+  std::vector<std::string> credential_env;
   std::vector<std::string> command;
   // A remote Streamable HTTP server instead of a command.
   std::string url;
@@ -108,6 +110,17 @@ int Run(const McpArgs& a) {
     return kExitUsage;
   }
   if (!SplitHeaders(a.headers, &headers)) return kExitUsage;
+  // Who shares entries (include/toolcache/scope.h): per credential unless
+  // the flag or the server's config says otherwise.
+  bool share = a.share_across_credentials;
+  std::vector<std::string> credential_env = a.credential_env;
+  if (auto it = config.servers.find(a.name);
+      !a.name.empty() && it != config.servers.end()) {
+    share = share || it->second.share_across_credentials;
+    credential_env.insert(credential_env.end(),
+                          it->second.credential_env.begin(),
+                          it->second.credential_env.end());
+  }
   if (!a.store.empty()) config.store = a.store;
   SystemClock clock;
   std::unique_ptr<Store> store;
@@ -135,6 +148,7 @@ int Run(const McpArgs& a) {
     u.headers = std::move(headers);
     u.server_name = a.name;
     u.scope = a.scope;
+    u.share_across_credentials = share;
     u.cache = cache.get();
     u.stats_path = a.stats_path;
     u.ca_file = a.ca_file;
@@ -148,6 +162,8 @@ int Run(const McpArgs& a) {
   o.command = a.command;
   o.server_name = a.name;
   o.scope = a.scope;
+  o.share_across_credentials = share;
+  o.credential_env = std::move(credential_env);
   o.cache = cache.get();
   o.stats_path = a.stats_path;
   o.grace_seconds = a.grace_seconds;
@@ -172,8 +188,10 @@ Command AddMcpCommand(CLI::App& root) {
   c.app->add_option(
       "--name", args->name,
       "server identity in cache keys (default: the command line)");
-  c.app->add_option("--scope", args->scope,
-                    "sharing scope of cached entries (default: global)");
+  c.app->add_option(
+      "--scope", args->scope,
+      "sharing scope of cached entries (default: global, narrowed to the "
+      "server's credentials unless --share-across-credentials)");
   c.app->add_option(
       "--store", args->store,
       "where results are kept besides this process (overrides the config's "
@@ -229,13 +247,27 @@ Command AddMcpCommand(CLI::App& root) {
       c.app->add_flag("--no-get-stream", args->no_get_stream,
                       "with --url: do not open the GET event stream for "
                       "server-initiated messages");
+  c.app->add_flag(
+      "--share-across-credentials", args->share_across_credentials,
+      "share cached entries with proxies whose server credentials differ "
+      "(--header values, the URL's query, secret-looking environment "
+      "variables); default: one scope per credential (docs/MCP.md)");
+  CLI::Option* credential_env = c.app->add_option(
+      "--credential-env", args->credential_env,
+      "a stdio server's environment variable that is a credential whatever "
+      "its name (repeatable; e.g. a wrapped server's env block)");
+  // One name per occurrence, so `--credential-env X -- cmd` ends here.
+  credential_env->allow_extra_args(false);
   c.app->add_flag("--no-cache", args->no_cache,
                   "forward everything untouched (no caching)");
   c.app->add_option("command", args->command,
                     "the server command and its arguments (after --)");
-  c.run = [args, max_buffered, header, ca_file, timeout, no_get_stream] {
+  c.run = [args, max_buffered, credential_env, header, ca_file, timeout,
+           no_get_stream] {
     if (max_buffered->count() > 0)
       args->stdio_only_given = "--max-buffered-bytes";
+    if (credential_env->count() > 0)
+      args->stdio_only_given = "--credential-env";
     for (CLI::Option* o : {header, ca_file, timeout, no_get_stream}) {
       if (o->count() > 0) {
         args->url_only_given = o->get_name();

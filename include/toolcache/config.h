@@ -89,6 +89,15 @@ struct ServerConfig {
   // Who may share this server's entries (`scope:`); unset = the global
   // `scope`. `user` for a server whose results depend on who asks.
   std::optional<SharingScope> scope;
+  // `shareAcrossCredentials: true`: `toolcache mcp` shares this server's
+  // entries between processes whose credentials differ (headers, the URL's
+  // query, secret-looking environment variables). Default false: each
+  // credential is its own principal (include/toolcache/scope.h).
+  bool share_across_credentials = false;
+  // `credentialEnv: [NAME...]`: environment variables that are credentials
+  // of this stdio server whatever their names (a wrapped server's env
+  // block); their values join the principal's digest.
+  std::vector<std::string> credential_env;
 };
 
 // The LLM API proxy's block (`proxy:`): where it forwards and who shares

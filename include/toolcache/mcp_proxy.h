@@ -44,8 +44,19 @@ struct McpProxyOptions {
   // Server identity in cache keys. Default "": the command line joined by
   // spaces (two proxies for the same command share keys by design).
   std::string server_name;
-  // Sharing scope of entries ("" = global).
+  // Sharing scope of entries ("" = global). The entries' scope is this
+  // plus a digest of the server's credential environment (scope.h): the
+  // variables of the proxy's environment (which the server inherits) whose
+  // names look like secrets, and those named in `credential_env`.
   std::string scope;
+  // Variables that are credentials whatever their names (a wrapped
+  // server's env block: config `servers.<name>.credentialEnv`).
+  std::vector<std::string> credential_env;
+  // Share entries between processes whose server credentials differ
+  // (config `servers.<name>.shareAcrossCredentials`, CLI
+  // --share-across-credentials). Default false: each credential is its own
+  // principal; set it only when every credential sees the same data.
+  bool share_across_credentials = false;
   // The cache; nullptr forwards everything untouched. Borrowed.
   ToolCache* cache = nullptr;
   // Where to write the JSON statistics on exit and on SIGUSR1 ("" = never).

@@ -48,7 +48,12 @@ struct McpUrlProxyOptions {
   std::vector<std::pair<std::string, std::string>> headers;
   // Server identity in cache keys. Default "": the URL without its query.
   std::string server_name;
+  // Sharing scope of entries ("" = global), plus a digest (scope.h) of
+  // every configured header and of the URL's query (which may hold a
+  // token): two processes with different credentials never share.
   std::string scope;
+  // Share entries across credentials anyway (see McpProxyOptions).
+  bool share_across_credentials = false;
   ToolCache* cache = nullptr;  // nullptr: pure pass-through. Borrowed.
   std::string stats_path;
   // Extra CA bundle (PEM) trusted besides the system's.

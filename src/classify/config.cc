@@ -326,7 +326,8 @@ class Parser {
     ExpectMap(node, "servers." + name);
     CheckKeys(node, "servers." + name,
               {"trustAnnotations", "ttlSeconds", "excludeTools", "perToolTtl",
-               "tools", "url", "headers", "command", "scope"});
+               "tools", "url", "headers", "command", "scope",
+               "shareAcrossCredentials", "credentialEnv"});
     if (const YAML::Node n = node["trustAnnotations"]) {
       s.trust_annotations = Bool(n, "trustAnnotations");
     }
@@ -354,6 +355,21 @@ class Parser {
       for (auto it = n.begin(); it != n.end(); ++it) {
         s.headers.emplace_back(String(it->first, where),
                                String(it->second, where));
+      }
+    }
+    if (const YAML::Node n = node["shareAcrossCredentials"]) {
+      s.share_across_credentials = Bool(n, "shareAcrossCredentials");
+    }
+    if (const YAML::Node n = node["credentialEnv"]) {
+      const std::string key = "servers." + name + ".credentialEnv";
+      if (!n.IsSequence()) {
+        Fail(n, "'" + key +
+                    "' must be a list of environment variable names, "
+                    "got " +
+                    Describe(n));
+      }
+      for (const YAML::Node& item : n) {
+        s.credential_env.push_back(String(item, key));
       }
     }
     if (const YAML::Node n = node["command"]) {

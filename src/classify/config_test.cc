@@ -481,5 +481,32 @@ servers:
               ::testing::HasSubstr("servers.g.headers"));
 }
 
+TEST(ConfigTest, ParsesCredentialSharingPerServer) {
+  Result<Config> c = ParseConfig(R"(
+servers:
+  github:
+    command: [github-mcp-server, stdio]
+    credentialEnv: [GITHUB_ORG]
+    shareAcrossCredentials: true
+  other:
+    url: https://example.com/mcp
+)",
+                                 "share.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_TRUE(c->servers.at("github").share_across_credentials);
+  EXPECT_EQ(c->servers.at("github").credential_env,
+            std::vector<std::string>{"GITHUB_ORG"});
+  // Default: not shared.
+  EXPECT_FALSE(c->servers.at("other").share_across_credentials);
+  Result<Config> bad = ParseConfig(
+      "servers:\n  g:\n    shareAcrossCredential: true\n", "t.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("unknown key"));
+  bad = ParseConfig("servers:\n  g:\n    credentialEnv: X\n", "t.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              ::testing::HasSubstr("servers.g.credentialEnv"));
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -13,9 +13,12 @@
 //   without an error. A truncated or errored stream changes nothing.
 // - Credentials are read only to hash them into a scope; they are never
 //   logged, stored or put in metrics.
+// - One request, two scopes, computed once in Handle (scope.h): result
+//   entries in the principal's scope (or global with `proxy.scope:
+//   global`), conversation state, offloaded results and the prompt cache's
+//   bookkeeping always in the principal's.
 // Choice: on observed routes the proxy asks the upstream for identity
 // encoding (it must read the body); other routes pass Accept-Encoding on.
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -35,6 +38,7 @@
 #include "src/llm/wire.h"
 #include "src/metrics/metrics.h"
 #include "toolcache/llm_proxy.h"
+#include "toolcache/scope.h"
 #include "toolcache/store.h"
 
 namespace toolcache {
@@ -156,25 +160,26 @@ std::string ErrorBody(Provider p, int status, std::string_view message) {
          std::string(type) + "\",\"param\":null,\"code\":null}}";
 }
 
-// The cache scope for a request's credential: never the credential itself.
-std::string ScopeOf(const Headers& headers, CredentialScope mode) {
-  if (mode == CredentialScope::kGlobal) return "";
-  std::string_view cred = http::FindHeader(headers, "x-api-key");
-  if (cred.empty()) cred = http::FindHeader(headers, "authorization");
-  if (cred.empty()) cred = http::FindHeader(headers, "api-key");
-  if (cred.empty()) return "cred:none";
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(cred.data(), cred.size(), md, &n, EVP_sha256(), nullptr);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s = "cred:";
-  // Choice: 64 bits of the SHA-256 name a scope; collisions are negligible
-  // among one deployment's keys and the value reveals nothing useful.
-  for (unsigned i = 0; i < 8 && i < n; ++i) {
-    s.push_back(kHex[md[i] >> 4]);
-    s.push_back(kHex[md[i] & 15]);
+// The request's principal (include/toolcache/scope.h): a keyed digest of
+// every header that authenticates it upstream ("none" without one), never
+// the credential itself.
+std::string StateScopeOf(const Headers& headers) {
+  std::vector<Credential> parts;
+  for (const char* name : {"x-api-key", "authorization", "api-key",
+                           "openai-organization", "openai-project"}) {
+    std::string_view v = http::FindHeader(headers, name);
+    if (!v.empty()) parts.push_back({name, std::string(v)});
   }
-  return s;
+  return ScopeOf(
+      {.credential = parts.empty() ? "none" : CredentialDigest(parts)});
+}
+
+// The result entries' scope: the principal's, or global on request
+// (`proxy.scope: global`, to share entries with `toolcache mcp`).
+// Conversation state and offloaded results always keep the principal's.
+std::string ResultScopeOf(const std::string& state_scope,
+                          CredentialScope mode) {
+  return mode == CredentialScope::kGlobal ? std::string() : state_scope;
 }
 
 // What the proxy keeps across requests: options, cache, metrics, clients.
@@ -857,7 +862,13 @@ class LlmProxyImpl final : public LlmProxy {
                                : "{\"breaks\":[],\"enabled\":false}\n");
       return;
     }
+    // The scopes, computed once per request (scope.h).
     std::string scope;
+    std::string state_scope;
+    if (route.route == Route::kObserved) {
+      state_scope = StateScopeOf(req.headers);
+      scope = ResultScopeOf(state_scope, shared->options.scope);
+    }
     uint32_t recorded = 0;
     std::unique_ptr<llm::ServeSession> session;
     // The prompt-cache hook: the request as the provider should see it. It
@@ -866,9 +877,8 @@ class LlmProxyImpl final : public LlmProxy {
     uint64_t prompt_ticket = 0;
     auto prepare_prompt = [&](std::string* body) {
       if (!shared->prompt) return;
-      PreparedRequest p = shared->prompt->Prepare(
-          PromptApiOf(route.api),
-          ScopeOf(req.headers, CredentialScope::kCredential), *body);
+      PreparedRequest p =
+          shared->prompt->Prepare(PromptApiOf(route.api), state_scope, *body);
       prompt_ticket = p.ticket;
       if (p.rewritten) *body = std::move(p.body);
     };
@@ -892,7 +902,6 @@ class LlmProxyImpl final : public LlmProxy {
         return;
       }
       if (shared->observer) {
-        scope = ScopeOf(req.headers, shared->options.scope);
         llm::RequestReport rep =
             shared->observer->OnRequest(*parsed, req.body, scope);
         recorded = rep.recorded;
@@ -914,7 +923,8 @@ class LlmProxyImpl final : public LlmProxy {
         }
       }
       if (shared->loop) {
-        session = Splice(shared, *parsed, &req.body, scope, prepare_prompt);
+        session = Splice(shared, *parsed, &req.body, scope, state_scope,
+                         prepare_prompt);
       } else {
         prepare_prompt(&req.body);
       }
@@ -956,9 +966,10 @@ class LlmProxyImpl final : public LlmProxy {
                                                    llm::ParsedRequest& parsed,
                                                    std::string* body,
                                                    const std::string& scope,
+                                                   const std::string& state,
                                                    const PrepareBody& prepare) {
     llm::SpliceReport sr;
-    std::string spliced = shared->loop->Splice(parsed, *body, scope, &sr);
+    std::string spliced = shared->loop->Splice(parsed, *body, state, &sr);
     const std::string_view api = llm::ApiName(parsed.api);
     if (sr.spliced > 0) shared->spliced->Get({api, "spliced"})->Add(sr.spliced);
     if (sr.missing > 0) {
@@ -988,7 +999,7 @@ class LlmProxyImpl final : public LlmProxy {
       if (now.ok()) {
         llm::OffloadReport orep;
         std::string rewritten = shared->offload->Rewrite(
-            *now, spliced_any ? spliced : *body, scope, &orep);
+            *now, spliced_any ? spliced : *body, state, &orep);
         if (orep.offloaded > 0) {
           shared->offloaded->Get({api, "offloaded"})->Add(orep.offloaded);
           spdlog::info(
@@ -1023,7 +1034,7 @@ class LlmProxyImpl final : public LlmProxy {
     } else if (llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
       session = std::make_unique<llm::ServeSession>(
           shared->loop.get(), std::move(parsed), std::move(*body), upstream,
-          scope);
+          scope, state);
     }
     *body = std::move(upstream);
     return session;

@@ -16,7 +16,9 @@
 //   `input` and the item the client sends back for it agree). Anything
 //   else a client changes in its history makes the state miss (the request
 //   is forwarded as sent), never splice into another conversation.
-// - saved_ holds at most options_.max_local keys (cleared when full).
+// - saved_ and memo_ hold at most options_.max_local keys each (cleared
+//   when full). memo_ maps a value's raw SHA-256 to its canonical digest,
+//   so a conversation's history is parsed once, not on every request.
 // - Stored state is sealed (src/store/sealed.h): a damaged value is never
 //   spliced; the request goes as the client sent it.
 #include "src/llm/tool_loop.h"
@@ -25,6 +27,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <optional>
 
 #include "src/core/sha256.h"
@@ -145,32 +148,36 @@ nlohmann::json Canonical(const nlohmann::json& v) {
   return out;
 }
 
-// Appends the canonical bytes of the JSON text `raw`, length-prefixed.
-void AppendCanonical(std::string_view raw, std::string* out) {
+// SHA-256 of the canonical bytes of the JSON text `raw` (the raw bytes when
+// they are not JSON).
+Sha256Digest CanonicalDigestOf(std::string_view raw) {
   nlohmann::json j = nlohmann::json::parse(raw, nullptr, false);
-  const std::string c =
-      j.is_discarded()
-          ? std::string(raw)
-          : Canonical(j).dump(-1, ' ', false,
-                              nlohmann::json::error_handler_t::replace);
-  out->append(std::to_string(c.size()));
-  out->push_back(':');
-  out->append(c);
+  if (j.is_discarded()) return ComputeSha256(raw);
+  return ComputeSha256(Canonical(j).dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+using DigestFn = std::function<Sha256Digest(std::string_view)>;
+
 // The running digest of a request's prefix: P(0) covers the API, the
-// scope, system / instructions and tools; P(k+1) = SHA-256(P(k), message k).
+// scope, system / instructions and tools; P(k+1) = SHA-256(P(k), the
+// canonical digest of message k).
 class PrefixDigest {
  public:
   PrefixDigest(const ParsedRequest& r, std::string_view body,
-               std::string_view scope)
-      : request_(r), body_(body) {
+               std::string_view scope, DigestFn canonical)
+      : request_(r), body_(body), canonical_(std::move(canonical)) {
     std::string head = "llm-prefix-v1\n";
     head.append(ApiName(r.api));
     head.push_back('\n');
-    AppendCanonical(JsonString(scope), &head);
-    AppendCanonical(r.system.empty() ? "null" : r.system.In(body), &head);
-    AppendCanonical(r.tools.empty() ? "null" : r.tools.In(body), &head);
+    const std::string quoted_scope = JsonString(scope);
+    for (std::string_view part :
+         {std::string_view(quoted_scope),
+          r.system.empty() ? std::string_view("null") : r.system.In(body),
+          r.tools.empty() ? std::string_view("null") : r.tools.In(body)}) {
+      const Sha256Digest d = canonical_(part);
+      head.append(d.begin(), d.end());
+    }
     digests_.push_back(ComputeSha256(head));
   }
   // P(k): the digest of everything before message k.
@@ -186,13 +193,15 @@ class PrefixDigest {
   // Appends a message that is not in the request (Responses' string input).
   void Extend(std::string_view raw_message) {
     std::string step(digests_.back().begin(), digests_.back().end());
-    AppendCanonical(raw_message, &step);
+    const Sha256Digest d = canonical_(raw_message);
+    step.append(d.begin(), d.end());
     digests_.push_back(ComputeSha256(step));
   }
 
  private:
   const ParsedRequest& request_;
   std::string_view body_;
+  DigestFn canonical_;
   std::vector<Sha256Digest> digests_;
 };
 
@@ -408,9 +417,9 @@ std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
   return Dump(parts);
 }
 
-std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
-                                             const ParsedResponse& response,
-                                             std::string_view scope) {
+std::optional<ServedTurn> ToolLoop::TryServe(
+    Api api, std::string_view body, const ParsedResponse& response,
+    std::string_view scope, std::optional<std::string_view> state_scope) {
   if (!Supports(api, false) || response.tool_uses.empty()) return std::nullopt;
   // n > 1: the client chooses among the choices; never serve for it.
   if (response.choices > 1) return std::nullopt;
@@ -447,7 +456,8 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
   const double saved_before = cache_->Stats().latency_saved_seconds;
   for (const ToolUse& u : response.tool_uses) {
     if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) {
-      rendered.push_back(JsonString(offloader_->Answer(scope, u.arguments)));
+      rendered.push_back(JsonString(
+          offloader_->Answer(state_scope.value_or(scope), u.arguments)));
       turn.tools.push_back(u.name);
       continue;
     }
@@ -496,6 +506,24 @@ std::optional<ServedTurn> ToolLoop::TryServe(Api api, std::string_view body,
   return turn;
 }
 
+Sha256Digest ToolLoop::Canonical(std::string_view raw) {
+  // Choice: values under 256 bytes are canonicalized each time (cheaper
+  // than the memo's lock and entry).
+  if (raw.size() < 256) return CanonicalDigestOf(raw);
+  const Sha256Digest id = ComputeSha256(raw);
+  const std::string key(id.begin(), id.end());
+  {
+    std::lock_guard<std::mutex> lock(memo_mu_);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+  }
+  const Sha256Digest d = CanonicalDigestOf(raw);
+  std::lock_guard<std::mutex> lock(memo_mu_);
+  if (memo_.size() >= options_.max_local) memo_.clear();
+  memo_.emplace(key, d);
+  return d;
+}
+
 std::string ToolLoop::StoreKeyOf(Api api, const Sha256Digest& prefix,
                                  std::string_view anchor) const {
   // "llm2": keyed by the whole prefix (keys of "llm1", by the last two
@@ -519,7 +547,8 @@ bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
       ResponseFingerprint(client.api, final_body, final_response);
   if (self.empty() || hidden.empty()) return false;
   const uint32_t n = static_cast<uint32_t>(client.message_list.size());
-  PrefixDigest prefix(client, client_body, scope);
+  PrefixDigest prefix(client, client_body, scope,
+                      [this](std::string_view raw) { return Canonical(raw); });
   Sha256Digest digest = prefix.At(n);
   std::string text;
   if (n == 0 && !client.messages.empty() &&
@@ -568,7 +597,8 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
     return ids[i];
   };
   const bool items = request.api == Api::kOpenAiResponses;
-  PrefixDigest prefix(request, body, scope);
+  PrefixDigest prefix(request, body, scope,
+                      [this](std::string_view raw) { return Canonical(raw); });
   for (uint32_t i = 1; i < request.message_list.size(); ++i) {
     const Message& m = request.message_list[i];
     if (m.role != "assistant" && !(items && m.type == "function_call")) {
@@ -677,11 +707,13 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
 
 ServeSession::ServeSession(ToolLoop* loop, ParsedRequest client,
                            std::string client_body,
-                           const std::string& upstream_body, std::string scope)
+                           const std::string& upstream_body, std::string scope,
+                           std::optional<std::string> state_scope)
     : loop_(loop),
       client_(std::move(client)),
       client_body_(std::move(client_body)),
-      scope_(std::move(scope)) {
+      scope_(std::move(scope)),
+      state_scope_(state_scope ? std::move(*state_scope) : scope_) {
   // Where hidden messages go: after the last message of the upstream body.
   const std::string* body = &upstream_body;
   Result<ParsedRequest> up = ParseRequest(client_.api, *body);
@@ -717,7 +749,7 @@ std::optional<std::string> ServeSession::OnResponse(
   AddUsage(body, &usage_);
   if (!usable_ || rounds_ >= loop_->options().max_rounds) return std::nullopt;
   std::optional<ServedTurn> turn =
-      loop_->TryServe(client_.api, body, response, scope_);
+      loop_->TryServe(client_.api, body, response, scope_, state_scope_);
   if (!turn) return std::nullopt;
   if (!hidden_.empty()) hidden_.push_back(',');
   hidden_ += turn->messages;
@@ -755,14 +787,15 @@ void ServeSession::FinishStream(std::string_view round_body,
       items = static_cast<uint32_t>(j["output"].size());
     }
   }
-  saved_ = loop_->Save(client_, client_body_, scope_, client_body, *shown,
+  saved_ = loop_->Save(client_, client_body_, state_scope_, client_body, *shown,
                        hidden_, replacement, items);
 }
 
 std::string ServeSession::Finish(std::string_view body,
                                  const ParsedResponse& response) {
   if (hidden_.empty()) return std::string(body);
-  saved_ = loop_->Save(client_, client_body_, scope_, body, response, hidden_);
+  saved_ =
+      loop_->Save(client_, client_body_, state_scope_, body, response, hidden_);
   return WithUsage(body, usage_);
 }
 

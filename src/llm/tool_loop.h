@@ -131,9 +131,13 @@ class ToolLoop {
 
   // The hidden turn when every call of `response` is served; nullopt when
   // the turn must go to the client.
-  std::optional<ServedTurn> TryServe(Api api, std::string_view body,
-                                     const ParsedResponse& response,
-                                     std::string_view scope);
+  // `scope` keys the result entries; `state_scope` (default: `scope`) the
+  // offloaded results it answers retrievals from (the request's credential
+  // even when entries are shared globally).
+  std::optional<ServedTurn> TryServe(
+      Api api, std::string_view body, const ParsedResponse& response,
+      std::string_view scope,
+      std::optional<std::string_view> state_scope = std::nullopt);
 
   // Remembers `hidden` (comma-joined messages) before the assistant message
   // of the final response, which the client will send after the messages
@@ -160,6 +164,9 @@ class ToolLoop {
   // (scope included); `anchor`: the visible assistant message's identity.
   std::string StoreKeyOf(Api api, const Sha256Digest& prefix,
                          std::string_view anchor) const;
+  // The SHA-256 of `raw`'s canonical bytes (sorted keys, no cache_control,
+  // text-only content as text), memoised by the raw bytes' SHA-256.
+  Sha256Digest Canonical(std::string_view raw);
   // Served results in the API's form; "" when it cannot carry them.
   static std::string RenderResult(Api api, std::string_view stored);
 
@@ -174,6 +181,9 @@ class ToolLoop {
   mutable std::mutex mu_;
   // GUARDED_BY(mu_): store keys this process saved (for `missing`).
   std::unordered_map<std::string, bool> saved_;
+  std::mutex memo_mu_;
+  // GUARDED_BY(memo_mu_): raw SHA-256 -> canonical SHA-256 of prefix values.
+  std::unordered_map<std::string, Sha256Digest> memo_;
 };
 
 // One client request's rounds through the loop (the proxy's Exchange owns
@@ -188,8 +198,11 @@ class ServeSession {
  public:
   // `client` / `client_body`: the request as the client sent it;
   // `upstream_body`: what goes upstream (spliced).
+  // `scope`: the result entries' scope; `state_scope` (default: `scope`):
+  // the conversation state's and offloaded results' (scope.h).
   ServeSession(ToolLoop* loop, ParsedRequest client, std::string client_body,
-               const std::string& upstream_body, std::string scope);
+               const std::string& upstream_body, std::string scope,
+               std::optional<std::string> state_scope = std::nullopt);
 
   // A whole 2xx upstream response of round rounds(): the next upstream body
   // when its tool calls were served, nullopt when it goes to the client.
@@ -218,6 +231,7 @@ class ServeSession {
   ParsedRequest client_;
   std::string client_body_;
   std::string scope_;
+  std::string state_scope_;
   bool usable_ = false;  // the upstream body has an insertion point
   std::string prefix_;   // upstream body up to the insertion point
   std::string suffix_;   // the rest

@@ -41,6 +41,7 @@
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
 #include "toolcache/mcp_proxy.h"
+#include "toolcache/scope.h"
 
 namespace toolcache {
 namespace {
@@ -265,8 +266,15 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   OutBuffer server_in{.fd = to_child};
   ProxyOutput output(&client_out, &server_in);
   SystemClock clock;
-  mcp::Session session({.server = identity, .scope = o.scope}, o.cache, &clock,
-                       &output);
+  // The principal: the operator's scope plus the server's credential
+  // environment (it inherits ours), unless shared on purpose.
+  Principal principal{.base = o.scope};
+  if (!o.share_across_credentials) {
+    principal.credential = CredentialDigest(
+        SecretEnvironment(ProcessEnvironment(), o.credential_env));
+  }
+  mcp::Session session({.server = identity, .scope = ScopeOf(principal)},
+                       o.cache, &clock, &output);
   mcp::LineReader client_reader(o.max_line_bytes);
   mcp::LineReader server_reader(o.max_line_bytes);
   mcp::IdSniffer client_sniffer;  // over-long client line being discarded

@@ -9,6 +9,9 @@
 // - Every request the session tracks is answered before the proxy returns:
 //   by the server, by HttpUpstream::Fail, or by Session::FailInFlight at
 //   shutdown.
+// - The entries' scope binds the credentials the server sees (UrlScope):
+//   processes with different headers never share, unless the operator
+//   says so (share_across_credentials).
 // Choice: the loop thread writes to stdout blocking. A client that stops
 //   reading stalls the proxy (as a blocked pipe stalls a stdio server)
 //   instead of growing a queue.
@@ -20,6 +23,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +38,7 @@
 #include "src/mcp/session.h"
 #include "toolcache/mcp_proxy.h"
 #include "toolcache/mcp_url_proxy.h"
+#include "toolcache/scope.h"
 
 namespace toolcache {
 namespace {
@@ -80,6 +85,29 @@ class UrlOutput final : public mcp::SessionOutput {
   bool broken_ = false;
 };
 
+// The principal of this process: the operator's scope plus a digest of
+// what authenticates it to the server (every configured header, as sent,
+// and the URL's query).
+std::string UrlScope(const McpUrlProxyOptions& o,
+                     const mcp::HttpUpstreamOptions& uo) {
+  Principal p{.base = o.scope};
+  if (o.share_across_credentials) return ScopeOf(p);
+  std::vector<Credential> parts;
+  for (const http::Header& h : uo.extra_headers) {
+    std::string name = h.name;
+    for (char& c : name) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    parts.push_back({std::move(name), h.value});
+  }
+  const size_t q = uo.endpoint.target.find('?');
+  if (q != std::string::npos) {
+    parts.push_back({"?query", uo.endpoint.target.substr(q + 1)});
+  }
+  p.credential = CredentialDigest(std::move(parts));
+  return ScopeOf(p);
+}
+
 }  // namespace
 
 Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
@@ -108,6 +136,7 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
   if (!client.ok()) return client.status();
   const std::string identity =
       o.server_name.empty() ? uo.endpoint.display : o.server_name;
+  const std::string scope = UrlScope(o, uo);
 
   // Signals: blocked here before the loop thread starts (it inherits the
   // mask) and read through a signalfd by this thread.
@@ -128,7 +157,7 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
   http::Loop* loop = loop_thread->loop();
   UrlOutput output(o.client_out_fd);
   SystemClock clock;
-  mcp::Session session({.server = identity, .scope = o.scope}, o.cache, &clock,
+  mcp::Session session({.server = identity, .scope = scope}, o.cache, &clock,
                        &output);
   mcp::HttpUpstream upstream(
       uo, client->get(), loop,
