@@ -476,6 +476,7 @@ TraceBuilder::TraceBuilder(std::string name, const PrepareOptions& options,
   s_->digests.Intern("");  // unknown = 0
   s_->tenants.Intern("");  // default = 0
   s_->key_count = key_count;
+  if (key_count == kGrowingKeys) key_count = 0;
   if (options.scope == Scope::kGlobal) {
     s_->key_object.assign(key_count, kNoObject);
   }
@@ -527,7 +528,14 @@ Status TraceBuilder::AddBatch(std::span<const RecordView> records) {
 Status TraceBuilder::AddInterned(const InternedRecord& r) {
   State& s = *s_;
   const uint64_t i = s.p.records;
-  if (r.key >= s.key_count) {
+  if (s.key_count == kGrowingKeys && r.key == s.key_object.size()) {
+    // Keys numbered by the caller as they appear (the oracleGeneral reader);
+    // in the scoped modes key_object only counts them.
+    s.key_object.push_back(kNoObject);
+  }
+  const uint64_t keys =
+      s.key_count == kGrowingKeys ? s.key_object.size() : s.key_count;
+  if (r.key >= keys) {
     return s.Bad(i, "object key id " + std::to_string(r.key) +
                         " out of range (the file is corrupt)");
   }

@@ -103,7 +103,10 @@ const char* PlainCanonicalObjectEnd(const char* p, const char* end,
 class TraceBuilder {
  public:
   // `expected_records` only reserves memory (0 = unknown). `key_count` bounds
-  // InternedRecord::key (0 = AddInterned is not used).
+  // InternedRecord::key (0 = AddInterned is not used; kGrowingKeys = keys
+  // are numbered 0, 1, 2... as they first appear, each new one exactly the
+  // count so far).
+  static constexpr uint64_t kGrowingKeys = UINT64_MAX;
   TraceBuilder(std::string name, const PrepareOptions& options,
                uint64_t expected_records = 0, uint64_t key_count = 0);
   ~TraceBuilder();
