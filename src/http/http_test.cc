@@ -501,7 +501,8 @@ TEST(HttpServer, AnswersHeadWithoutABodyAndKeepsTheConnection) {
     c.Send(std::string("HEAD ") + target +
            " HTTP/1.1\r\nHost: h\r\n\r\nGET /next HTTP/1.1\r\nHost: "
            "h\r\n\r\n");
-    std::string r = c.ReadUntil("HTTP/1.1 200 OK\r\ncontent-length: 1234", 3);
+    // The GET answers with 1234 x: wait for its body.
+    std::string r = c.ReadUntil(std::string(1234, 'x'), 3);
     // Two answers, the first with the length and no body or chunk framing.
     const size_t second = r.find("HTTP/1.1", 1);
     ASSERT_NE(second, std::string::npos) << target << r;
