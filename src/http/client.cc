@@ -88,6 +88,7 @@ class CallImpl : public Call, public std::enable_shared_from_this<CallImpl> {
         timer_(loop->ioc),
         resolver_(loop->ioc) {
     Serialize(request);
+    head_ = request.method == "HEAD";
     body_ = std::move(request.body);
   }
 
@@ -123,6 +124,7 @@ class CallImpl : public Call, public std::enable_shared_from_this<CallImpl> {
   bool got_bytes_ = false;
   bool paused_ = false;
   bool done_ = false;
+  bool head_ = false;  // a HEAD request: its response has no body
 };
 
 class ClientImpl final : public Client {
@@ -321,6 +323,9 @@ void CallImpl::ReadHead() {
   parser_.emplace();
   parser_->body_limit(boost::none);
   parser_->header_limit(1 << 20);
+  // RFC 9112 section 6.3 rule 1: a response to HEAD ends with its header
+  // section, whatever its Content-Length or Transfer-Encoding say.
+  if (head_) parser_->skip(true);
   conn_->With([&](auto& stream) {
     bhttp::async_read_header(
         stream, conn_->buffer, *parser_,

@@ -484,6 +484,82 @@ TEST(HttpClient, ReportsATruncatedBody) {
       << c.end.message();
 }
 
+// RFC 9112 section 6.3 rule 1: a response to HEAD has no body, whatever
+// its Content-Length says; the server sends none and keeps the connection.
+TEST(HttpServer, AnswersHeadWithoutABodyAndKeepsTheConnection) {
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    if (req.target == "/streamed") {
+      res->Start(200, {{"content-length", "1234"}});
+      res->Write("would be the body");
+      res->Finish();
+    } else {
+      res->Send(200, {}, std::string(1234, 'x'));
+    }
+  });
+  for (const char* target : {"/streamed", "/whole"}) {
+    RawClient c(f.port());
+    c.Send(std::string("HEAD ") + target +
+           " HTTP/1.1\r\nHost: h\r\n\r\nGET /next HTTP/1.1\r\nHost: "
+           "h\r\n\r\n");
+    // The GET answers with 1234 x: wait for its body.
+    std::string r = c.ReadUntil(std::string(1234, 'x'), 3);
+    // Two answers, the first with the length and no body or chunk framing.
+    const size_t second = r.find("HTTP/1.1", 1);
+    ASSERT_NE(second, std::string::npos) << target << r;
+    const std::string first = r.substr(0, second);
+    EXPECT_NE(first.find("content-length: 1234\r\n"), std::string::npos)
+        << first;
+    EXPECT_EQ(first.find("transfer-encoding"), std::string::npos) << first;
+    EXPECT_EQ(first.substr(first.size() - 4), "\r\n\r\n") << first;
+    EXPECT_FALSE(c.closed());
+  }
+}
+
+TEST(HttpClient, AHeadResponseEndsWithItsHead) {
+  ServerFixture upstream([&](Request, ResponderPtr res) {
+    res->Send(200, {}, std::string(1234, 'x'));  // HEAD: the length only
+  });
+  auto client =
+      NewClient({.response_timeout_seconds = 3, .idle_timeout_seconds = 3});
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(upstream.port()));
+  Collected c = Fetch(**client, url, {.method = "HEAD", .target = "/"});
+  EXPECT_EQ(c.status, 200);
+  EXPECT_TRUE(c.end.ok()) << c.end.message();
+  EXPECT_EQ(c.body, "");
+  EXPECT_EQ(FindHeader(c.headers, "content-length"), "1234");
+}
+
+TEST(HttpClient, AHeadAnswerWithConnectionCloseIsComplete) {
+  // A raw upstream: answers one HEAD with a length and closes.
+  int lfd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(lfd, 4), 0);
+  socklen_t len = sizeof a;
+  getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+  std::thread up([lfd] {
+    int fd = accept(lfd, nullptr, nullptr);
+    char buf[4096];
+    (void)!recv(fd, buf, sizeof buf, 0);
+    const std::string r =
+        "HTTP/1.1 200 OK\r\nContent-Length: 1234\r\nConnection: close\r\n\r\n";
+    (void)!send(fd, r.data(), r.size(), MSG_NOSIGNAL);
+    close(fd);
+  });
+  auto client =
+      NewClient({.response_timeout_seconds = 3, .idle_timeout_seconds = 3});
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(ntohs(a.sin_port)));
+  Collected c = Fetch(**client, url, {.method = "HEAD", .target = "/"});
+  up.join();
+  close(lfd);
+  EXPECT_EQ(c.status, 200);
+  EXPECT_TRUE(c.end.ok()) << c.end.message();
+}
+
 TEST(HttpUrl, ParsesOriginsAndRejectsOthers) {
   Result<Url> u = ParseUrl("https://api.example.com/v1/");
   ASSERT_TRUE(u.ok());

@@ -130,6 +130,7 @@ class Connection : public std::enable_shared_from_this<Connection>,
   bool started_ = false;   // Start() called for the current response
   bool finished_ = false;  // the current response is fully queued
   bool chunked_ = false;
+  bool head_request_ = false;  // the current request is HEAD: no body out
   bool keep_alive_ = true;
   int version_ = 11;
   std::deque<std::string> out_;
@@ -493,6 +494,7 @@ void Connection::OnRequest(beast::error_code ec) {
     }
     keep_alive_ = msg.keep_alive() && !server_->draining();
     version_ = msg.version();
+    head_request_ = msg.method() == bhttp::verb::head;
     if (direct) {
       req.body = std::move(direct_body_);
       direct_body_ = std::string();
@@ -589,6 +591,12 @@ void Connection::Send(int status, Headers headers, std::string body) {
   std::string head;
   head.reserve(256 + headers.size() * 48);
   Head(status, headers, false, body.size(), &head);
+  // A HEAD answer carries the length the body would have had, and no body
+  // (RFC 9110 section 9.3.2).
+  if (head_request_) {
+    Queue(std::move(head));
+    return;
+  }
   if (body.size() < 16384) {
     head += body;
     Queue(std::move(head));
@@ -601,9 +609,23 @@ void Connection::Send(int status, Headers headers, std::string body) {
 void Connection::Start(int status, Headers headers) {
   if (phase_ != Phase::kResponding || started_ || gone_) return;
   started_ = true;
+  std::string head;
+  if (head_request_) {
+    // No body follows a HEAD answer: keep the Content-Length it was given
+    // (the upstream's), no chunked framing, and the connection reusable.
+    chunked_ = false;
+    size_t length = SIZE_MAX;
+    const std::string_view cl = FindHeader(headers, "content-length");
+    if (!cl.empty() && cl.size() <= 19 &&
+        cl.find_first_not_of("0123456789") == std::string_view::npos) {
+      length = static_cast<size_t>(std::stoull(std::string(cl)));
+    }
+    Head(status, headers, false, length, &head);
+    Queue(std::move(head));
+    return;
+  }
   chunked_ = version_ >= 11;
   if (!chunked_) keep_alive_ = false;  // HTTP/1.0: the close ends the body
-  std::string head;
   Head(status, headers, chunked_, SIZE_MAX, &head);
   Queue(std::move(head));
 }
@@ -611,6 +633,7 @@ void Connection::Start(int status, Headers headers) {
 bool Connection::Write(std::string_view data) {
   if (gone_ || phase_ != Phase::kResponding) return false;
   if (!started_ || finished_ || data.empty()) return !gone_;
+  if (head_request_) return true;  // a HEAD answer has no body
   std::string chunk;
   if (chunked_) {
     char size[20];

@@ -280,6 +280,7 @@ class Exchange : public http::ResponseSink,
 
   void Begin(http::ClientRequest request) {
     begun_at_ = Now();
+    head_ = request.method == "HEAD";
     if (serve_) {
       again_.method = request.method;
       again_.target = request.target;
@@ -301,7 +302,12 @@ class Exchange : public http::ResponseSink,
     upstream_head_at_ = Now();
     shared_->first_byte->Get({Label()})->Observe(Now() - started_at_);
     for (const Header& h : headers) {
-      if (http::IsHopByHop(h.name)) continue;
+      // A HEAD answer keeps the upstream's Content-Length (the length a GET
+      // would have); the server sends it with no body (RFC 9110 9.3.2).
+      if (http::IsHopByHop(h.name) &&
+          !(head_ && http::EqualsIgnoreCase(h.name, "content-length"))) {
+        continue;
+      }
       headers_.push_back(h);
     }
     const std::string_view type = http::FindHeader(headers, "content-type");
@@ -686,6 +692,7 @@ class Exchange : public http::ResponseSink,
   std::string body_;
   bool sse_ = false;
   bool relaying_ = false;
+  bool head_ = false;  // a HEAD request: its answer has no body
   bool observe_stream_ = false;
   bool unobserved_ = false;
   http::SseParser sse_parser_;

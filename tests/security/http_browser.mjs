@@ -9,7 +9,8 @@
 //     client without any key (a local model server) is still observed and
 //     recorded.
 //   serve: the same Host / Sec-Fetch-Site / Content-Type rules on the cache
-//     API (403 / 403 / 415 in serve's JSON error shape).
+//     API (403 / 403 / 415 in serve's JSON error shape) and on /mcp/<name>
+//     (JSON-RPC errors).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -117,7 +118,8 @@ try {
 
 // serve: the same rules on the cache API.
 {
-  writeFileSync(join(work + '-serve.yaml'), 'tools:\n  read_file: {requestType: INFORMATIONAL, ttlSeconds: 600}\n');
+  writeFileSync(join(work + '-serve.yaml'), 'tools:\n  read_file: {requestType: INFORMATIONAL, ttlSeconds: 600}\n' +
+    'servers:\n  fs:\n    command: [cat]\n');
   const serve = await spawnListening(BIN, ['serve', '--listen', '127.0.0.1:0',
     '--config', work + '-serve.yaml', '--log-level', 'warn']);
   const u = new URL(serve.url);
@@ -149,6 +151,21 @@ try {
     });
     const d = await raw('POST', '/v1/lookup', { host: u.host, 'content-type': 'application/json' },
       JSON.stringify({ server: 'fs', tool: 'read_file', arguments: { path: '/p/notes.md' } }));
+    // /mcp/<name>: the same defence, answered as JSON-RPC errors (before
+    // any server process starts).
+    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+    const m1 = await raw('POST', '/mcp/fs', { host: u.host, 'content-type': 'text/plain',
+      accept: 'application/json, text/event-stream' }, init);
+    check(`/mcp: text/plain POST -> 415 JSON-RPC error (${m1.status})`, () => {
+      assert.equal(m1.status, 415);
+      assert.equal(JSON.parse(m1.body).jsonrpc, '2.0');
+    });
+    const m2 = await raw('POST', '/mcp/fs', { host: `rebind.attacker.example:${u.port}`,
+      'content-type': 'application/json', accept: 'application/json, text/event-stream' }, init);
+    check(`/mcp: rebinding Host -> 403 JSON-RPC error (${m2.status})`, () => {
+      assert.equal(m2.status, 403);
+      assert.ok(JSON.parse(m2.body).error.message.includes('allowedHosts'));
+    });
     check(`serve: nothing was recorded (${d.body.slice(0, 40)})`, () => assert.equal(JSON.parse(d.body).hit, false));
   } finally {
     await serve.stop();
