@@ -52,6 +52,31 @@ bool RawValue(sj::value& v, std::string_view* raw) {
   return true;
 }
 
+// `text` as a JSON string literal.
+std::string JsonQuote(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 15]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
 // Wraps a custom (freeform) tool call's raw `input` string literal as the
 // arguments object {"input":<literal>}, so every call has object arguments.
 std::string InputArguments(std::string_view literal) {
@@ -997,7 +1022,12 @@ void StreamReader::Chat(std::string_view data) {
       u.choice = static_cast<uint32_t>(i >> 32);
       u.id = std::move(p.id);
       u.name = std::move(p.name);
-      u.arguments = p.arguments.empty() ? "{}" : std::move(p.arguments);
+      if (p.custom) {
+        u.function = false;
+        u.arguments = InputArguments(JsonQuote(p.arguments));
+      } else {
+        u.arguments = p.arguments.empty() ? "{}" : std::move(p.arguments);
+      }
       done_.push_back(std::move(u));
     }
     open_.clear();
@@ -1053,7 +1083,7 @@ void StreamReader::Chat(std::string_view data) {
                 if (call.get_object().get(co)) return false;
                 int64_t tindex = 0;
                 std::string id, name, args;
-                bool has_args = false;
+                bool has_args = false, custom = false;
                 for (auto tf : co) {
                   std::string_view tk;
                   if (tf.unescaped_key().get(tk)) return false;
@@ -1063,7 +1093,8 @@ void StreamReader::Chat(std::string_view data) {
                     if (tv.get_int64().get(tindex)) return false;
                   } else if (tk == "id") {
                     (void)String(tv, &id);
-                  } else if (tk == "function") {
+                  } else if (tk == "function" || tk == "custom") {
+                    custom = tk == "custom";
                     sj::object fo;
                     if (tv.get_object().get(fo)) return false;
                     for (auto ff : fo) {
@@ -1073,7 +1104,7 @@ void StreamReader::Chat(std::string_view data) {
                       if (ff.value().get(fv)) return false;
                       if (fk == "name") {
                         (void)String(fv, &name);
-                      } else if (fk == "arguments") {
+                      } else if (fk == "arguments" || fk == "input") {
                         if (!String(fv, &args)) has_args = true;
                       }
                     }
@@ -1082,6 +1113,7 @@ void StreamReader::Chat(std::string_view data) {
                 if (tindex < 0 || tindex >= (int64_t{1} << 32)) return false;
                 Partial& p = open_[(cindex << 32) | tindex];
                 p.tool = true;
+                if (custom) p.custom = true;
                 if (!id.empty()) p.id = id;
                 if (!name.empty()) p.name += name;
                 if (has_args) p.arguments += args;

@@ -152,9 +152,9 @@ Result<ParsedResponse> ParseResponse(Api api, std::string_view body);
 // data) and collects the tool calls the model completes.
 //   Anthropic: content_block_start (tool_use) / input_json_delta /
 //              content_block_stop; message_stop ends; "error" fails.
-//   Chat:      choices[i].delta.tool_calls by choice and call index (every
-//              choice of n > 1); data "[DONE]" ends; a chunk with "error"
-//              fails.
+//   Chat:      choices[i].delta.tool_calls (function or custom) by choice
+//              and call index (every choice of n > 1); data "[DONE]" ends;
+//              a chunk with "error" fails.
 //   Responses: response.output_item.done with a client call item
 //              (ItemKind::kClientCall);
 //              response.completed / response.incomplete end;
@@ -179,8 +179,9 @@ class StreamReader {
   struct Partial {
     std::string id;
     std::string name;
-    std::string arguments;
+    std::string arguments;  // custom: the decoded input text so far
     bool tool = false;
+    bool custom = false;  // Chat custom (freeform) tool call
   };
   void Anthropic(std::string_view event, std::string_view data);
   void Chat(std::string_view data);

@@ -188,6 +188,23 @@ TEST(ParseRequest, ChatCustomToolCalls) {
   EXPECT_FALSE(r->tool_uses[0].function);
 }
 
+TEST(StreamReader, ChatCustomToolCallStreamed) {
+  StreamReader s(Api::kOpenAiChat);
+  s.OnEvent(
+      "",
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"t1","type":"custom","custom":{"name":"apply_patch","input":"*** Begin"}}]}}]})");
+  s.OnEvent(
+      "",
+      R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"custom":{"input":" Patch\n\"x\""}}]}}]})");
+  s.OnEvent("", "[DONE]");
+  ASSERT_TRUE(s.complete());
+  ASSERT_EQ(s.tool_uses().size(), 1u);
+  EXPECT_EQ(s.tool_uses()[0].name, "apply_patch");
+  EXPECT_EQ(s.tool_uses()[0].arguments,
+            R"({"input":"*** Begin Patch\n\"x\""})");
+  EXPECT_FALSE(s.tool_uses()[0].function);
+}
+
 TEST(ParseResponse, ResponsesCustomToolCallWholeAndStreamed) {
   const std::string item =
       R"({"type":"custom_tool_call","id":"ctc_1","call_id":"c9","name":"apply_patch","input":"*** Begin Patch"})";

@@ -118,3 +118,56 @@ test('Codex CLI: shell reads would hit, apply_patch is observed and invalidates,
     fs.rmSync(work, { recursive: true, force: true });
   }
 });
+
+// Two sessions with one API key and a change outside the agent between
+// them: the second session's `cat` is a would-hit in the cache but runs in
+// the client (not served), so it sees the new content and the record
+// counts the result as changed; a shell write (`sed -i`) invalidates, so
+// the `cat` after it is no would-hit.
+test('Codex CLI: two sessions, an external change and a shell write: never a stale file', { skip }, async () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-codex-'));
+  const file = path.join(work, 'notes.txt');
+  fs.writeFileSync(file, 'version one\n');
+  const up = await startFakeUpstream();
+  const proxy = await startProxy(up.url, ['--serve']);
+  const cat = (id) => ({ text: 'Reading.', toolCalls: [{ id, name: 'exec_command', input: { cmd: 'cat notes.txt', workdir: work } }] });
+  try {
+    codexHome(path.join(work, 'home'), proxy.url);
+    const env = {
+      PATH: process.env.PATH, HOME: path.join(work, 'home'), CODEX_HOME: path.join(work, 'home'),
+      TOOLCACHE_TEST_OPENAI_KEY: 'sk-codex-test-2',
+    };
+    const codex = () => run(CODEX, ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', 'Read notes.txt'],
+      { cwd: work, env }, 180000);
+    up.load({ fallbackText: 'ok', strictHistory: true, turns: [
+      { name: 's1', when: { tool: 'exec_command' }, reply: cat('call_s1') },
+      { name: 's1end', when: { tool: 'exec_command' }, reply: { text: 'version one' } },
+    ] });
+    const r1 = await codex();
+    assert.equal(r1.status, 0, `codex exited ${r1.status}: ${r1.stderr}`);
+    fs.writeFileSync(file, 'version two\n');  // outside the agent
+    up.load({ fallbackText: 'ok', strictHistory: true, turns: [
+      { name: 's2', when: { tool: 'exec_command' }, reply: cat('call_s2') },
+      { name: 'sed', when: { tool: 'exec_command' }, reply: { text: 'Editing.', toolCalls: [{ id: 'call_sed', name: 'exec_command', input: { cmd: "sed -i 's/two/three/' notes.txt", workdir: work } }] } },
+      { name: 's3', when: { tool: 'exec_command' }, reply: cat('call_s3') },
+      { name: 's2end', when: { tool: 'exec_command' }, reply: { text: 'version three' } },
+    ] });
+    const r2 = await codex();
+    assert.equal(r2.status, 0, `codex exited ${r2.status}: ${r2.stderr}`);
+    for (const q of up.requests) assert.equal(q.rejected, undefined, q.rejected);
+    const last = up.requests.find((q) => q.turn === 's2end').body.input;
+    const out = (id) => JSON.stringify(last.find((it) => it.call_id === id && it.type.endsWith('_output'))?.output ?? '');
+    assert.match(out('call_s2'), /version two/, 'the client read the changed file itself');
+    assert.match(out('call_s3'), /version three/);
+    const count = await stats(proxy.url);
+    assert.equal(count('toolcache_llm_served_total', {}), 0);
+    // s2 would have hit (session 1's entry); s3 did not (the sed wrote).
+    assert.equal(count('toolcache_llm_tool_calls_total', { tool: 'exec_command', outcome: 'would_hit' }), 1);
+    assert.equal(count('toolcache_llm_tool_results_total', { tool: 'exec_command', outcome: 'bypass' }), 1);
+    assert.equal(fs.readFileSync(file, 'utf8'), 'version three\n');
+  } finally {
+    proxy.proc.kill('SIGTERM');
+    await up.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});

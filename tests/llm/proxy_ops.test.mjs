@@ -174,15 +174,17 @@ test('n > 1: the tool calls of every choice are observed, streamed and not', asy
 });
 
 test('n > 1 with --serve: passed through, not served (multiple_choices); n = 1 is served', async () => {
+  // An MCP tool (runs remotely): `--serve` serves it; the agent's own
+  // Read would only be served when named (issue 28).
   const up = await startFakeUpstream();
   const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve']);
   try {
     const client = new OpenAI({ apiKey: 'sk-serve', baseURL: `${proxy.url}/v1` });
-    const tools = [{ type: 'function', function: { name: 'Read', parameters: { type: 'object' } } }];
-    const readA = (id) => ({ id, name: 'Read', input: { file_path: '/w/a.txt' } });
+    const tools = [{ type: 'function', function: { name: 'mcp__fs__read_file', parameters: { type: 'object' } } }];
+    const readA = (id) => ({ id, name: 'mcp__fs__read_file', input: { file_path: '/w/a.txt' } });
     const messages = [
       { role: 'user', content: 'read a' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'Read', arguments: '{"file_path":"/w/a.txt"}' } }] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'mcp__fs__read_file', arguments: '{"file_path":"/w/a.txt"}' } }] },
       { role: 'tool', tool_call_id: 'call_a', content: 'alpha' },
     ];
     // n = 2, both choices read the cached a.txt: the client gets both.
