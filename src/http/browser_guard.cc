@@ -104,8 +104,10 @@ bool BrowserGuard::OriginAllowed(std::string_view origin) const {
     }
     return false;
   }
+  // `Origin: null` (sandboxed frames, file: pages) matches only a literal
+  // "null" in the list, never "*".
   for (const std::string& o : options_.allowed_origins) {
-    if (o == "*" || o == origin) return true;
+    if (o == origin || (o == "*" && origin != "null")) return true;
   }
   return false;
 }

@@ -62,6 +62,16 @@ TEST(BrowserGuard, RefusesCrossSiteOriginsAndFetchMetadata) {
                   .allowed());
   EXPECT_TRUE(
       g.Check(Req("GET", {{"Sec-Fetch-Site", "none"}}), false).allowed());
+  // "*" allows every real origin, never `Origin: null` (sandboxed frames,
+  // file: pages); only a literal "null" in the list does.
+  BrowserGuard star({.allowed_origins = {"*"}});
+  EXPECT_TRUE(star.Check(Req("GET", {{"Origin", "https://app.example"}}), false)
+                  .allowed());
+  EXPECT_EQ(star.Check(Req("GET", {{"Origin", "null"}}), false).verdict,
+            GuardVerdict::kForbiddenOrigin);
+  BrowserGuard with_null({.allowed_origins = {"null"}});
+  EXPECT_TRUE(
+      with_null.Check(Req("GET", {{"Origin", "null"}}), false).allowed());
   // A configured origin may call cross-site.
   BrowserGuard open({.allowed_origins = {"https://app.example"}});
   EXPECT_TRUE(open.Check(Req("GET", {{"Origin", "https://app.example"},

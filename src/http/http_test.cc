@@ -515,6 +515,27 @@ TEST(HttpServer, AnswersHeadWithoutABodyAndKeepsTheConnection) {
   }
 }
 
+// Regression: the HEAD flag of one answer leaked into the next, so a 400
+// for the next request's framing went out with its length and no body.
+TEST(HttpServer, ARefusalAfterAHeadCarriesItsBody) {
+  ServerFixture f([&](Request, ResponderPtr res) { res->Send(200, {}, "ok"); });
+  RawClient c(f.port());
+  c.Send(
+      "HEAD / HTTP/1.1\r\nHost: h\r\n\r\nPOST /x HTTP/1.1\r\nHost: "
+      "h\r\nTransfer-Encoding: gzip\r\n\r\n");
+  std::string r = c.ReadUntil("\r\n\r\n\r\n", 3);  // until it closes
+  const size_t second = r.find("HTTP/1.1 400");
+  ASSERT_NE(second, std::string::npos) << r;
+  const std::string refusal = r.substr(second);
+  const size_t cl = refusal.find("content-length: ");
+  ASSERT_NE(cl, std::string::npos) << refusal;
+  const size_t length = std::stoul(refusal.substr(cl + 16));
+  const size_t body = refusal.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos) << refusal;
+  EXPECT_GT(length, 0u);
+  EXPECT_EQ(refusal.size() - body - 4, length) << refusal;
+}
+
 TEST(HttpClient, AHeadResponseEndsWithItsHead) {
   ServerFixture upstream([&](Request, ResponderPtr res) {
     res->Send(200, {}, std::string(1234, 'x'));  // HEAD: the length only

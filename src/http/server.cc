@@ -326,6 +326,10 @@ void Connection::ArmReadDeadline(double seconds) {
 
 void Connection::ReadRequest() {
   if (phase_ == Phase::kClosed) return;
+  // A new request (or the rest of one) is read only after the previous
+  // answer went out: the HEAD flag of that answer no longer applies (a 400
+  // for the next request's framing must carry its body).
+  head_request_ = false;
   if (served_ > 0 && buffer_.size() == 0 && server_->draining()) {
     Close();
     return;

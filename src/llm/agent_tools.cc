@@ -180,7 +180,11 @@ bool Lex(std::string_view s, std::vector<Tok>* out, std::string* why) {
                (s[i + 1] == '(' || s[i + 1] == '{')) {
       return *why = "substitution", false;
     } else if (c == '#' && !in_word) {
-      break;  // a comment runs to the end of the line
+      // A comment runs to the end of its line, not of the command: what
+      // follows the newline is another command (`cat a # x\nrm -rf b`).
+      const size_t nl = s.find('\n', i);
+      if (nl == std::string_view::npos) break;
+      i = nl - 1;  // the loop's ++i lands on the newline, a separator
     } else {
       word.push_back(c);
       in_word = true;
@@ -196,6 +200,21 @@ bool StartsWith(std::string_view s, std::string_view p) {
 
 bool AnyArg(const std::vector<std::string>& args, auto pred) {
   return std::any_of(args.begin() + 1, args.end(), pred);
+}
+
+// True when `arg` spells the long option `name` ("--output") or an
+// abbreviation of it at least three characters long ("--ou", "--out=F"):
+// GNU getopt and git's option parser accept unambiguous prefixes.
+bool SpellsLong(std::string_view arg, std::string_view name) {
+  if (!StartsWith(arg, "--")) return false;
+  arg = arg.substr(0, arg.find('='));
+  return arg.size() >= 3 && StartsWith(name, arg);
+}
+
+// True when `arg` is a cluster of short options ("-uo") holding `opt`.
+bool ShortCluster(std::string_view arg, char opt) {
+  return arg.size() >= 2 && arg[0] == '-' && arg[1] != '-' &&
+         arg.find(opt, 1) != std::string_view::npos;
 }
 
 // Programs that only read and print (their writing options are checked
@@ -244,10 +263,48 @@ ShellVerdict SimpleCommand(const std::vector<std::string>& argv) {
       return {false, "fd --exec runs a program"};
     }
   } else if (p == "sort") {
-    if (has({"-o", "--output"}) || AnyArg(argv, [](const std::string& a) {
-          return StartsWith(a, "-o") && a.size() > 2 && a[1] == 'o';
+    // -o in any short cluster (-uo F, -oF), --output and its abbreviations,
+    // --compress-program (runs a program).
+    if (AnyArg(argv, [](const std::string& a) {
+          return ShortCluster(a, 'o') || SpellsLong(a, "--output") ||
+                 SpellsLong(a, "--compress-program");
         })) {
       return {false, "sort -o writes a file"};
+    }
+  } else if (p == "tree") {
+    if (AnyArg(argv, [](const std::string& a) {
+          return ShortCluster(a, 'o') || ShortCluster(a, 'R') ||
+                 ShortCluster(a, 'H') || SpellsLong(a, "--output");
+        })) {
+      return {false, "tree -o/-R/-H writes files"};
+    }
+  } else if (p == "file") {
+    if (AnyArg(argv, [](const std::string& a) {
+          return ShortCluster(a, 'C') || SpellsLong(a, "--compile");
+        })) {
+      return {false, "file -C writes a magic file"};
+    }
+  } else if (p == "date") {
+    // Prints only with no operand but a +FORMAT; -s/--set and an operand
+    // set the clock.
+    if (AnyArg(argv, [](const std::string& a) {
+          return ShortCluster(a, 's') || SpellsLong(a, "--set") ||
+                 (!a.empty() && a[0] != '-' && a[0] != '+');
+        })) {
+      return {false, "date that sets the clock"};
+    }
+  } else if (p == "hostname") {
+    // Any operand or -F/--file sets the name.
+    if (AnyArg(argv, [](const std::string& a) {
+          return a.empty() || a[0] != '-' || ShortCluster(a, 'F') ||
+                 SpellsLong(a, "--file") || SpellsLong(a, "--boot");
+        })) {
+      return {false, "hostname that sets the name"};
+    }
+  } else if (p == "command") {
+    // `command -v NAME` / `-V` look a name up; `command PROG ...` runs PROG.
+    if (argv.size() < 2 || (argv[1] != "-v" && argv[1] != "-V")) {
+      return {false, "command runs its argument"};
     }
   } else if (p == "uniq") {
     // `uniq IN OUT` writes OUT.
@@ -302,7 +359,11 @@ ShellVerdict SimpleCommand(const std::vector<std::string>& argv) {
     if (std::find(kGitRead.begin(), kGitRead.end(), sub) == kGitRead.end()) {
       return {false, "git " + sub};
     }
-    if (has({"--output", "--ext-diff", "--textconv"})) {
+    if (AnyArg(argv, [](const std::string& a) {
+          return SpellsLong(a, "--output") || SpellsLong(a, "--ext-diff") ||
+                 SpellsLong(a, "--textconv") ||
+                 SpellsLong(a, "--open-files-in-pager") || StartsWith(a, "-O");
+        })) {
       return {false, "git option that writes or runs"};
     }
     std::vector<std::string> rest(argv.begin() + static_cast<long>(i),

@@ -48,6 +48,23 @@ TEST(ShellRecogniser, EveryDoubtIsAWrite) {
   EXPECT_FALSE(ReadOnly("cat 'unbalanced"));
   EXPECT_FALSE(ReadOnly(""));
   EXPECT_FALSE(ReadOnly("ls &&"));
+  // A comment ends its line, not the command: the next line still runs.
+  EXPECT_FALSE(ReadOnly("cat README # show\nrm -rf build"));
+  EXPECT_TRUE(ReadOnly("cat README # show\nls"));
+  // Writing forms of programs otherwise read-only.
+  EXPECT_FALSE(ReadOnly("sort -uo out.txt in"));
+  EXPECT_FALSE(ReadOnly("sort --out=out.txt in"));
+  EXPECT_FALSE(ReadOnly("sort --compress-program=sh in"));
+  EXPECT_FALSE(ReadOnly("tree -o out.txt"));
+  EXPECT_FALSE(ReadOnly("file -C -m magic"));
+  EXPECT_FALSE(ReadOnly("date -s 2020-01-01"));
+  EXPECT_FALSE(ReadOnly("hostname evil"));
+  EXPECT_FALSE(ReadOnly("command rm -rf x"));
+  EXPECT_FALSE(ReadOnly("git diff --outp=x"));
+  EXPECT_FALSE(ReadOnly("git grep -Oless x"));
+  EXPECT_TRUE(ReadOnly("sort -u in"));
+  EXPECT_TRUE(ReadOnly("date +%s"));
+  EXPECT_TRUE(ReadOnly("command -v git"));
   EXPECT_EQ(ClassifyShellCommand("make").reason, "unknown program 'make'");
   EXPECT_EQ(ClassifyShellCommand("ls > x").reason, "redirection");
 }

@@ -23,6 +23,7 @@
 
 #include <array>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -89,11 +90,36 @@ Provider ProviderOf(std::string_view path, const Headers& headers) {
   return Provider::kOpenAi;
 }
 
+// True when an Upgrade header's protocol list names WebSocket (RFC 9110
+// 7.8: comma-separated, case-insensitive). Other upgrades (h2c, which curl
+// offers on http:// URLs) are hop-by-hop offers the proxy just drops.
+bool UpgradesToWebSocket(std::string_view upgrade) {
+  while (!upgrade.empty()) {
+    const size_t comma = upgrade.find(',');
+    std::string_view p = upgrade.substr(0, comma);
+    while (!p.empty() && (p.front() == ' ' || p.front() == '\t')) {
+      p.remove_prefix(1);
+    }
+    p = p.substr(0, p.find('/'));
+    while (!p.empty() && (p.back() == ' ' || p.back() == '\t')) {
+      p.remove_suffix(1);
+    }
+    if (p.size() == 9) {
+      std::string lower(p);
+      for (char& c : lower) c = static_cast<char>(std::tolower(c));
+      if (lower == "websocket") return true;
+    }
+    if (comma == std::string_view::npos) break;
+    upgrade.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 RouteInfo RouteOf(std::string_view method, std::string_view path,
                   const Headers& headers) {
   RouteInfo r;
   r.provider = ProviderOf(path, headers);
-  if (!http::FindHeader(headers, "upgrade").empty()) {
+  if (UpgradesToWebSocket(http::FindHeader(headers, "upgrade"))) {
     r.route = Route::kUpgrade;
   } else if (method == "GET" && path == "/metrics") {
     r.route = Route::kMetrics;

@@ -433,11 +433,15 @@ std::optional<ServedTurn> ToolLoop::TryServe(
     // Retrieval of an offloaded result: always the proxy's own.
     if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) continue;
     if (!u.function || !Serves(u.name)) return std::nullopt;
-    auto [server, tool] = router_->Route(u.name);
+    // The key the observer records under (agent_tools.h): a shell read is
+    // `<tool>#read-only` with its cosmetic fields dropped.
+    auto [server, routed] = router_->Route(u.name);
+    const std::string key_args = KeyArguments(u.name, u.arguments);
+    const std::string tool = KeyTool(routed, key_args);
     Probe p = cache_->Peek({.server = server,
                             .scope = scope,
                             .tool = tool,
-                            .arguments_json = u.arguments});
+                            .arguments_json = key_args});
     if (!p.would_hit || !p.result_json ||
         RenderResult(api, *p.result_json).empty()) {
       return std::nullopt;
@@ -461,12 +465,14 @@ std::optional<ServedTurn> ToolLoop::TryServe(
       turn.tools.push_back(u.name);
       continue;
     }
-    auto [server, tool] = router_->Route(u.name);
+    auto [server, routed] = router_->Route(u.name);
+    const std::string key_args = KeyArguments(u.name, u.arguments);
+    const std::string tool = KeyTool(routed, key_args);
     const WaiterId waiter = (1ull << 62) + next_waiter_.fetch_add(1);
     CallPlan plan = cache_->Begin({.server = server,
                                    .scope = scope,
                                    .tool = tool,
-                                   .arguments_json = u.arguments},
+                                   .arguments_json = key_args},
                                   waiter);
     if (plan.action != CallAction::kServe || !plan.result_json) {
       if (plan.action != CallAction::kServe) (void)cache_->Cancel(waiter);

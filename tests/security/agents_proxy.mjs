@@ -99,6 +99,23 @@ try {
   check('WebSocket upgrade refused with 426, not forwarded',
     /^HTTP\/1\.1 426 /.test(raw) && up.requests.length === before && !/101 Switching/.test(raw),
     raw.split('\r\n')[0]);
+  // 6. Another upgrade offer (curl --http2 on http:// sends h2c) is a
+  // hop-by-hop offer: dropped, the request forwarded as before.
+  const before2 = up.requests.length;
+  const raw2 = await new Promise((resolve) => {
+    const u = new URL(base);
+    const s = net.connect(Number(u.port), u.hostname, () => s.write(
+      'GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, HTTP2-Settings, close\r\n' +
+      'Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\nAuthorization: Bearer sk-x\r\n\r\n'));
+    let data = '';
+    s.on('data', (d) => { data += d; });
+    s.on('end', () => resolve(data));
+    s.on('error', () => resolve(data));
+    setTimeout(() => { s.destroy(); resolve(data); }, 3000);
+  });
+  check('h2c upgrade offer dropped, request forwarded',
+    /^HTTP\/1\.1 /.test(raw2) && !/^HTTP\/1\.1 426 /.test(raw2) && up.requests.length === before2 + 1,
+    `${raw2.split('\r\n')[0]}, upstream saw ${up.requests.length - before2}`);
 } catch (e) {
   console.log(`FAIL exception: ${e.stack}`);
   failed = failed ?? 'exception';
