@@ -66,7 +66,7 @@ for (const scopeMode of ['credential', 'global']) {
         { reply: { text: 'Bye B.' } },                                               // B2
         { reply: { text: 'Bye A.' } },                                               // A2
       ] });
-      await withProxy(up, `proxy:\n  serve: true\n  scope: ${scopeMode}\n`, async (base) => {
+      await withProxy(up, `proxy:\n  serve: [Read]\n  scope: ${scopeMode}\n`, async (base) => {
         const key = 'sk-ant-same-key';
         const req = (system, messages) => ({ model: 'claude-test', max_tokens: 50, system, tools: [readTool], messages });
         // Priming: the client runs the Read once (the cache records it).

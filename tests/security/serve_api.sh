@@ -82,7 +82,7 @@ ticket=$(req /v1/begin "$call2" | sed -n 's/.*"ticket":"\([^"]*\)".*/\1/p')
 [ -n "$ticket" ] || fail "no ticket"
 # A waiter joins, then the leader's completion is refused.
 t0=$(date +%s%N)
-curl -s -m 20 -X POST --data-binary "$call2" "$url/v1/begin" >"$work/waiter" &
+curl -s -m 20 -X POST -H "content-type: application/json" --data-binary "$call2" "$url/v1/begin" >"$work/waiter" &
 wpid=$!
 sleep 0.5
 r=$(req /v1/complete '{"ticket":"'"$ticket"'","result":"not an object"}'); echo "refused complete: $r"
@@ -97,7 +97,7 @@ pass "27.14 big integers are stored exactly; a refused complete releases its wai
 # --- 27.13: waiters without a result are not coalesced hits -----------
 call3='{"server":"docs","tool":"get_doc","arguments":{"id":3}}'
 ticket=$(req /v1/begin "$call3" | sed -n 's/.*"ticket":"\([^"]*\)".*/\1/p')
-curl -s -m 20 -X POST --data-binary "$call3" "$url/v1/begin" >"$work/waiter" &
+curl -s -m 20 -X POST -H "content-type: application/json" --data-binary "$call3" "$url/v1/begin" >"$work/waiter" &
 wpid=$!
 sleep 0.5
 expect "leader fails" 200 '"waitersAnswered":1' \
@@ -111,8 +111,11 @@ print("totals:", {k: t[k] for k in ("calls", "hits", "coalesced", "waitedNoResul
 assert t["coalesced"] == 0 and t["waitedNoResult"] == 2, t
 assert t["hits"] == 1 and t["savedSeconds"] == 0, t
 PY
-curl -s "$url/metrics" | grep -q 'toolcache_serve_calls_total{op="begin",outcome="leader_failed"} 2' \
-  || fail "metrics: $(curl -s "$url/metrics" | grep serve_calls_total)"
+# Read the page whole first: `curl | grep -q` fails under pipefail when
+# grep stops reading before curl has written everything (SIGPIPE).
+metrics=$(curl -s "$url/metrics")
+grep -q 'toolcache_serve_calls_total{op="begin",outcome="leader_failed"} 2' <<<"$metrics" \
+  || fail "metrics: $(grep serve_calls_total <<<"$metrics")"
 pass "27.13 waiters that got no result are counted as leader_failed, not coalesced"
 
 # --- 27.15: a duplicate argument name: the verdict agrees ---------------

@@ -66,7 +66,7 @@ open_session() {
 start ""
 args='{"path":"'"$work/files/a.txt"'"}'
 for result in '"a{b"' '[{"content":[]}]' '7'; do
-  r=$(curl -s -m 5 -w ' %{http_code}' -X POST --data-binary \
+  r=$(curl -s -m 5 -w ' %{http_code}' -X POST -H 'content-type: application/json' --data-binary \
     '{"server":"fs","tool":"read_text_file","arguments":'"$args"',"result":'"$result"'}' "$url/v1/record")
   echo "record $result: $r"
   [[ "$r" == *" 400" ]] || fail "a non-object result was accepted: $r"
