@@ -13,19 +13,10 @@
 
 #include <cstdint>
 
+#include "src/http/http.h"
+
 namespace toolcache::http {
 namespace {
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
 
 bool IsOws(char c) { return c == ' ' || c == '\t'; }
 
@@ -99,7 +90,7 @@ FramingVerdict HeadScanner::Line(std::string_view line) {
   std::string_view name = line.substr(0, colon);
   if (IsOws(name.back())) return FramingVerdict::kWhitespaceBeforeColon;
   std::string_view value = Trim(line.substr(colon + 1));
-  if (IEquals(name, "transfer-encoding")) {
+  if (EqualsIgnoreCase(name, "transfer-encoding")) {
     te_ = true;
     // A list of codings; empty elements are ignored (RFC 9110 5.6.1).
     while (!value.empty()) {
@@ -108,7 +99,7 @@ FramingVerdict HeadScanner::Line(std::string_view line) {
       value = comma == std::string_view::npos ? std::string_view()
                                               : value.substr(comma + 1);
       if (item.empty()) continue;
-      if (IEquals(item, "chunked")) {
+      if (EqualsIgnoreCase(item, "chunked")) {
         ++te_chunked_;
         te_last_chunked_ = true;
       } else {
@@ -116,7 +107,7 @@ FramingVerdict HeadScanner::Line(std::string_view line) {
         te_last_chunked_ = false;
       }
     }
-  } else if (IEquals(name, "content-length")) {
+  } else if (EqualsIgnoreCase(name, "content-length")) {
     if (++content_lengths_ > 1) return FramingVerdict::kSeveralContentLengths;
     if (value.find(',') != std::string_view::npos) {
       return FramingVerdict::kSeveralContentLengths;
@@ -128,7 +119,7 @@ FramingVerdict HeadScanner::Line(std::string_view line) {
     for (char c : value) {
       if (c < '0' || c > '9') return FramingVerdict::kBadContentLength;
     }
-  } else if (IEquals(name, "host")) {
+  } else if (EqualsIgnoreCase(name, "host")) {
     if (++hosts_ > 1) return FramingVerdict::kSeveralHosts;
   }
   return FramingVerdict::kOk;

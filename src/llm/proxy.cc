@@ -23,7 +23,6 @@
 
 #include <array>
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -104,11 +103,7 @@ bool UpgradesToWebSocket(std::string_view upgrade) {
     while (!p.empty() && (p.back() == ' ' || p.back() == '\t')) {
       p.remove_suffix(1);
     }
-    if (p.size() == 9) {
-      std::string lower(p);
-      for (char& c : lower) c = static_cast<char>(std::tolower(c));
-      if (lower == "websocket") return true;
-    }
+    if (http::EqualsIgnoreCase(p, "websocket")) return true;
     if (comma == std::string_view::npos) break;
     upgrade.remove_prefix(comma + 1);
   }
