@@ -531,6 +531,14 @@ std::string KeyTool(std::string_view name, std::string_view arguments) {
   return std::string(name) + std::string(kReadOnlyShellSuffix);
 }
 
+CallKey KeyCall(std::string_view name, std::string_view routed,
+                std::string_view arguments) {
+  CallKey k;
+  k.arguments = KeyArguments(name, arguments);
+  k.tool = KeyTool(routed, k.arguments);
+  return k;
+}
+
 ClientMarker ClientMarkerOf(std::string_view text) {
   // Claude Code 2.1: the dedupe stubs its own code recognises by prefix.
   static constexpr std::array kUnchanged = {

@@ -99,6 +99,18 @@ std::string KeyArguments(std::string_view name, std::string_view arguments);
 std::string KeyTool(std::string_view name, std::string_view arguments);
 inline constexpr std::string_view kReadOnlyShellSuffix = "#read-only";
 
+// How a call keys the cache, the one place the observer (recording,
+// would-hits) and the tool loop (serving) derive it from: `tool` =
+// KeyTool(routed, arguments), `arguments` = KeyArguments(name, ...).
+// `name` is the tool as the client named it, `routed` its name after the
+// proxy's server routing (`mcp__srv__t` -> `t`).
+struct CallKey {
+  std::string tool;
+  std::string arguments;
+};
+CallKey KeyCall(std::string_view name, std::string_view routed,
+                std::string_view arguments);
+
 enum class ClientMarker : uint8_t {
   kNone,
   kUnchanged,  // a dedupe stub: "file unchanged since your last Read"

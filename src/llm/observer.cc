@@ -225,12 +225,11 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
       continue;
     }
     auto [server, routed] = Route(name);
-    const std::string key_args = KeyArguments(name, arguments);
-    const std::string tool = KeyTool(routed, key_args);
+    const CallKey call_key = KeyCall(name, routed, arguments);
     ToolCall call{.server = server,
                   .scope = scope,
-                  .tool = tool,
-                  .arguments_json = key_args};
+                  .tool = call_key.tool,
+                  .arguments_json = call_key.arguments};
     const std::string normalized = NormalizedResult(body, result);
     RecordOutcome o = cache_->Record(call, {.result_json = normalized,
                                             .is_error = result.is_error,
@@ -271,19 +270,19 @@ ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
   for (const ToolUse& u : calls) {
     ++rep.observed_calls;
     auto [server, routed] = Route(u.name);
-    const std::string key_args = KeyArguments(u.name, u.arguments);
-    const std::string tool = KeyTool(routed, key_args);
+    const CallKey call_key = KeyCall(u.name, routed, u.arguments);
     ToolCall call{.server = server,
                   .scope = scope,
-                  .tool = tool,
-                  .arguments_json = key_args};
+                  .tool = call_key.tool,
+                  .arguments_json = call_key.arguments};
     Probe p = cache_->Peek(call);
     if (p.would_hit) {
       ++rep.would_hit;
       WouldHit h;
       h.tool = u.name;
       h.age_seconds = p.age_seconds;
-      Result<CacheKey> k = MakeCacheKey(scope, server, tool, key_args);
+      Result<CacheKey> k =
+          MakeCacheKey(scope, server, call_key.tool, call_key.arguments);
       if (k.ok()) h.key = k->DigestHex().substr(0, 16);
       rep.hits.push_back(std::move(h));
       calls_->Get({api_name, u.name, "would_hit"})->Add();

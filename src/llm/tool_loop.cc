@@ -427,21 +427,23 @@ std::optional<ServedTurn> ToolLoop::TryServe(
                                 : api == Api::kOpenAiChat      ? "tool_calls"
                                                                : "completed";
   if (response.stop_reason != want) return std::nullopt;
-  // Decide on every call first (Peek changes nothing).
-  for (const ToolUse& u : response.tool_uses) {
+  // Decide on every call first (Peek changes nothing). Each call's key is
+  // the one the observer records under (agent_tools.h: a shell read is
+  // `<tool>#read-only` with its cosmetic fields dropped), derived once here
+  // for both loops.
+  std::vector<CallKey> keys(response.tool_uses.size());
+  for (size_t i = 0; i < response.tool_uses.size(); ++i) {
+    const ToolUse& u = response.tool_uses[i];
     if (u.id.empty()) return std::nullopt;
     // Retrieval of an offloaded result: always the proxy's own.
     if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) continue;
     if (!u.function || !Serves(u.name)) return std::nullopt;
-    // The key the observer records under (agent_tools.h): a shell read is
-    // `<tool>#read-only` with its cosmetic fields dropped.
     auto [server, routed] = router_->Route(u.name);
-    const std::string key_args = KeyArguments(u.name, u.arguments);
-    const std::string tool = KeyTool(routed, key_args);
+    keys[i] = KeyCall(u.name, routed, u.arguments);
     Probe p = cache_->Peek({.server = server,
                             .scope = scope,
-                            .tool = tool,
-                            .arguments_json = key_args});
+                            .tool = keys[i].tool,
+                            .arguments_json = keys[i].arguments});
     if (!p.would_hit || !p.result_json ||
         RenderResult(api, *p.result_json).empty()) {
       return std::nullopt;
@@ -458,21 +460,20 @@ std::optional<ServedTurn> ToolLoop::TryServe(
   // difference is this turn's.
   std::lock_guard<std::mutex> serving(serve_mu_);
   const double saved_before = cache_->Stats().latency_saved_seconds;
-  for (const ToolUse& u : response.tool_uses) {
+  for (size_t i = 0; i < response.tool_uses.size(); ++i) {
+    const ToolUse& u = response.tool_uses[i];
     if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) {
       rendered.push_back(JsonString(
           offloader_->Answer(state_scope.value_or(scope), u.arguments)));
       turn.tools.push_back(u.name);
       continue;
     }
-    auto [server, routed] = router_->Route(u.name);
-    const std::string key_args = KeyArguments(u.name, u.arguments);
-    const std::string tool = KeyTool(routed, key_args);
+    const std::string_view server = router_->Route(u.name).first;
     const WaiterId waiter = (1ull << 62) + next_waiter_.fetch_add(1);
     CallPlan plan = cache_->Begin({.server = server,
                                    .scope = scope,
-                                   .tool = tool,
-                                   .arguments_json = key_args},
+                                   .tool = keys[i].tool,
+                                   .arguments_json = keys[i].arguments},
                                   waiter);
     if (plan.action != CallAction::kServe || !plan.result_json) {
       if (plan.action != CallAction::kServe) (void)cache_->Cancel(waiter);
