@@ -827,21 +827,31 @@ class DefaultsFeeder {
   std::string args_;
 };
 
-Status ScanOracleGeneral(const std::string& path, const Progress& progress,
-                         const RecordSink& sink) {
-  MappedFile f;
-  if (Status s = f.Open(path); !s.ok()) return s;
-  constexpr size_t kRec = 24;
-  if (f.size() % kRec != 0) {
-    return InvalidArgument(path + ": " + std::to_string(f.size()) +
+// Size of one oracleGeneral record (libCacheSim: u32 time, u64 id, u32
+// size, i64 next access).
+constexpr size_t kOracleRecord = 24;
+
+// Maps an oracleGeneral file into `f`; a size that is not a whole number of
+// records is an error naming the file.
+Status MapOracleGeneral(const std::string& path, MappedFile* f) {
+  if (Status s = f->Open(path); !s.ok()) return s;
+  if (f->size() % kOracleRecord != 0) {
+    return InvalidArgument(path + ": " + std::to_string(f->size()) +
                            " bytes is not a whole number of 24-byte "
                            "oracleGeneral records");
   }
+  return Status::Ok();
+}
+
+Status ScanOracleGeneral(const std::string& path, const Progress& progress,
+                         const RecordSink& sink) {
+  MappedFile f;
+  if (Status s = MapOracleGeneral(path, &f); !s.ok()) return s;
   DefaultsFeeder feed(sink);
-  const uint64_t n = f.size() / kRec;
+  const uint64_t n = f.size() / kOracleRecord;
   char num[24];
   for (uint64_t i = 0; i < n; ++i) {
-    const char* r = f.data() + i * kRec;
+    const char* r = f.data() + i * kOracleRecord;
     uint32_t clock = 0, size = 0;
     uint64_t id = 0;
     std::memcpy(&clock, r, 4);
@@ -854,8 +864,8 @@ Status ScanOracleGeneral(const std::string& path, const Progress& progress,
       return s;
     }
     if ((i & 0xffff) == 0xffff) {
-      f.Done(i * kRec);
-      if (progress) progress(i * kRec, f.size());
+      f.Done(i * kOracleRecord);
+      if (progress) progress(i * kOracleRecord, f.size());
     }
   }
   if (progress) progress(f.size(), f.size());
@@ -1246,14 +1256,8 @@ Result<PreparedTrace> ReadOracleGeneral(const std::string& path,
                                         const TraceReadOptions& options,
                                         const Streaming* stream) {
   MappedFile f;
-  if (Status s = f.Open(path); !s.ok()) return s;
-  constexpr size_t kRec = 24;
-  if (f.size() % kRec != 0) {
-    return InvalidArgument(path + ": " + std::to_string(f.size()) +
-                           " bytes is not a whole number of 24-byte "
-                           "oracleGeneral records");
-  }
-  const uint64_t n = f.size() / kRec;
+  if (Status s = MapOracleGeneral(path, &f); !s.ok()) return s;
+  const uint64_t n = f.size() / kOracleRecord;
   TraceBuilder b(Stem(path), options.prepare, stream != nullptr ? 0 : n,
                  TraceBuilder::kGrowingKeys);
   if (stream != nullptr) {
@@ -1262,7 +1266,7 @@ Result<PreparedTrace> ReadOracleGeneral(const std::string& path,
   FlatIdMap keys;
   uint64_t next_key = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    const char* r = f.data() + i * kRec;
+    const char* r = f.data() + i * kOracleRecord;
     uint32_t clock = 0, size = 0;
     uint64_t id = 0;
     std::memcpy(&clock, r, 4);
@@ -1285,8 +1289,8 @@ Result<PreparedTrace> ReadOracleGeneral(const std::string& path,
                            .request_type = RequestType::kInformational};
     if (Status s = b.AddInterned(q); !s.ok()) return s;
     if ((i & 0xffff) == 0xffff) {
-      f.Done(i * kRec);
-      if (options.progress) options.progress(i * kRec, f.size());
+      f.Done(i * kOracleRecord);
+      if (options.progress) options.progress(i * kOracleRecord, f.size());
     }
   }
   if (options.progress) options.progress(f.size(), f.size());
