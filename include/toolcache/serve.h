@@ -3,8 +3,9 @@
 // One HTTP/1.1 server (src/http) for the frameworks that run their own
 // tools and the operator who watches the cache:
 //   POST /v1/lookup | record | begin | complete | invalidate | explain
-//   GET  /v1/stats, /v1/openapi.json     the JSON cache API (docs/SERVE.md,
-//                                        docs/openapi.yaml)
+//   GET  /v1/stats, /v1/openapi.json     the JSON cache API (docs/SERVE.md;
+//                                        the OpenAPI document is served by
+//                                        /v1/openapi.json, src/serve/openapi.cc)
 //   GET  /metrics                        Prometheus text
 //   GET  /toolcache/stats                JSON statistics (the dashboard's)
 //   GET  /                               the dashboard (embedded HTML/JS)
