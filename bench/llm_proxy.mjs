@@ -1,10 +1,17 @@
 // Added latency of `toolcache proxy` vs a direct connection to the fake
-// upstream, and vs the Portkey AI gateway (@portkey-ai/gateway, bench/peers)
-// as the peer anchor; then throughput at 64 connections with wrk and the
-// proxy's RSS. Usage (after scripts/setup.sh and a build):
+// upstream, vs nginx (Debian's, a plain reverse proxy with upstream
+// keep-alive: the anchor for what one extra hop costs) and vs the Portkey AI
+// gateway (@portkey-ai/gateway, bench/peers) as the peer anchor; then
+// throughput at 64 connections with wrk and the proxy's RSS. Usage (after
+// scripts/setup.sh and a build):
 //   node bench/llm_proxy.mjs [--bin build/apps/toolcache/toolcache]
 //        [--rounds 400] [--wrk-seconds 10] [--sizes 2048,204800]
-//        [--no-wrk] [--no-portkey] [--stages]
+//        [--no-wrk] [--no-portkey] [--no-nginx] [--stages]
+// Pin it to one core for the issue-32 figures: `taskset -c 1 node ...`
+// (every process inherits the mask). The summary table gives, per size and
+// mode, the added p50 and p99 of each path (path quantile - direct
+// quantile) and the ratios the goals name: toolcache / nginx (goal <= 1.5)
+// and portkey / toolcache (goal >= 8).
 // --stages runs the proxy at --log-level debug and prints, per block, the
 // medians of its per-request stage times (its "stages (ms)" log lines).
 // Method: one keep-alive client; for each body size and mode (JSON or SSE)
@@ -17,6 +24,7 @@
 // CPU time the proxy process used per request (utime + stime from
 // /proc/PID/stat over each block, divided by the requests it carried).
 import http from 'node:http';
+import net from 'node:net';
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,6 +39,7 @@ const WRK_SECONDS = Number(opt('--wrk-seconds', 10));
 const SIZES = opt('--sizes', '2048,204800').split(',').map(Number);
 const NO_WRK = args.includes('--no-wrk');
 const NO_PORTKEY = args.includes('--no-portkey');
+const NO_NGINX = args.includes('--no-nginx');
 const STAGES = args.includes('--stages');
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 // utime + stime of a process, in ms.
@@ -87,6 +96,59 @@ function body(size, stream) {
   return JSON.stringify({ model: 'claude-bench', max_tokens: 64, stream, tools: [{ name: 'Read', description: 'Reads a file', input_schema: { type: 'object' } }], messages });
 }
 
+// nginx as a plain reverse proxy to `upUrl`, in its own temporary prefix:
+// one worker (toolcache's proxy runs its loop on one thread too), upstream
+// keep-alive, bodies buffered in memory (toolcache reads the whole request
+// too), responses streamed (proxy_buffering off, as SSE needs).
+async function startNginx(upUrl) {
+  const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => fs.existsSync(p));
+  if (!bin) return null;
+  const dir = fs.mkdtempSync('/tmp/tc-nginx-');
+  const port = 19000 + Math.floor(Math.random() * 1000);
+  const up = new URL(upUrl);
+  fs.writeFileSync(path.join(dir, 'nginx.conf'), `worker_processes 1;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream fake { server ${up.hostname}:${up.port}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    client_max_body_size 64m;
+    client_body_buffer_size 4m;
+    location / {
+      proxy_pass http://fake;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+`);
+  const child = spawn(bin, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.output = '';
+  child.stderr.on('data', (d) => { child.output += d; });
+  for (let i = 0; i < 100; ++i) {
+    const ok = await new Promise((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
+      s.on('error', () => resolve(false));
+    });
+    if (ok) return { child, url: `http://127.0.0.1:${port}` };
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  console.error(`nginx did not start: ${child.output}`);
+  return null;
+}
+
 const quant = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))]; };
 
 async function main() {
@@ -100,10 +162,12 @@ async function main() {
   if (fs.existsSync(pkMain) && !NO_PORTKEY) {
     portkey = await startProcess('node', [pkMain, `--port=${pkPort}`], /Gateway is running/);
   }
+  const nginx = NO_NGINX ? null : await startNginx(upUrl);
   const targets = [
     { name: 'direct', url: `${upUrl}/v1/messages`, headers: {} },
     { name: 'toolcache', url: `${pxUrl}/v1/messages`, headers: {} },
   ];
+  if (nginx) targets.push({ name: 'nginx', url: `${nginx.url}/v1/messages`, headers: {} });
   if (portkey) {
     targets.push({ name: 'portkey', url: `http://127.0.0.1:${pkPort}/v1/messages`,
       headers: { 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `${upUrl}/v1` } });
@@ -149,7 +213,11 @@ async function main() {
       for (const t of ok) {
         row[`${t.name}_p50_ms`] = +med[t.name].toFixed(3);
         row[`${t.name}_p90_ms`] = +quant(times[t.name], 0.9).toFixed(3);
-        if (t.name !== 'direct') row[`${t.name}_added_ms`] = +(med[t.name] - med.direct).toFixed(3);
+        row[`${t.name}_p99_ms`] = +quant(times[t.name], 0.99).toFixed(3);
+        if (t.name !== 'direct') {
+          row[`${t.name}_added_ms`] = +(med[t.name] - med.direct).toFixed(3);
+          row[`${t.name}_added_p99_ms`] = +(row[`${t.name}_p99_ms`] - row.direct_p99_ms).toFixed(3);
+        }
       }
       results.push(row);
     }
@@ -160,13 +228,19 @@ async function main() {
   const stages = stats.metrics.toolcache_proxy_stage_seconds?.series ?? [];
   console.log(JSON.stringify({ rounds: ROUNDS, load_before: loadBefore, load_after: loadavg(), results,
     proxy_own_time: hist(overhead), proxy_stages_all_sizes: hist(stages) }, null, 1));
-  console.log('\n| request | mode | direct p50 | toolcache p50 (added) | portkey p50 (added) | ratio | proxy CPU/request |');
-  console.log('|---|---|---|---|---|---|---|');
+  // Added time per path and quantile, and the goals' ratios (a ratio of
+  // added times; '-' when a path did not run or added nothing measurable).
+  const ratio = (a, b) => (a === undefined || b === undefined || a <= 0.001 || b <= 0.001 ? '-' : (a / b).toFixed(2) + 'x');
+  console.log('\n| request | mode | q | direct | toolcache added | nginx added | portkey added | toolcache/nginx (goal <= 1.5) | portkey/toolcache (goal >= 8) | proxy CPU/request |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of results) {
-    const ratio = r.portkey_added_ms !== undefined ? (r.portkey_added_ms / Math.max(r.toolcache_added_ms, 0.001)).toFixed(1) + 'x' : '-';
-    console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${r.direct_p50_ms} ms | ${r.toolcache_p50_ms} ms (+${r.toolcache_added_ms}) | ${r.portkey_p50_ms ?? '-'} ms (+${r.portkey_added_ms ?? '-'}) | ${ratio} | ${r.proxy_cpu_ms_per_request} ms |`);
+    for (const [q, sfx] of [['p50', ''], ['p99', '_p99']]) {
+      const add = (n) => r[`${n}_added${sfx}_ms`];
+      console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${q} | ${r[`direct_${q}_ms`]} ms | ${add('toolcache')} ms | ${add('nginx') ?? '-'} ms | ${add('portkey') ?? '-'} ms | ${ratio(add('toolcache'), add('nginx'))} | ${ratio(add('portkey'), add('toolcache'))} | ${r.proxy_cpu_ms_per_request} ms |`);
+    }
   }
   if (NO_WRK) {
+    nginx?.child.kill('SIGTERM');
     proxy.child.kill('SIGTERM');
     fake.child.kill('SIGTERM');
     portkey?.child.kill('SIGTERM');
@@ -189,13 +263,16 @@ async function main() {
   };
   const direct = wrk(`${upUrl}/v1/messages`);
   const through = wrk(`${pxUrl}/v1/messages`);
+  const viaNginx = nginx ? wrk(`${nginx.url}/v1/messages`) : null;
   const status = fs.readFileSync(`/proc/${proxy.child.pid}/status`, 'utf8');
   const kb = (k) => Number(status.match(new RegExp(`${k}:\\s+(\\d+)`))[1]);
   console.log(`\nwrk -t2 -c64 -d${WRK_SECONDS}s, 2 KB Anthropic requests:`);
   console.log(`  direct to the fake upstream: ${direct.rps} req/s (p50 ${direct.p50}, p99 ${direct.p99}, non-2xx ${direct.errors})`);
   console.log(`  through toolcache proxy:     ${through.rps} req/s (p50 ${through.p50}, p99 ${through.p99}, non-2xx ${through.errors})`);
+  if (viaNginx) console.log(`  through nginx:               ${viaNginx.rps} req/s (p50 ${viaNginx.p50}, p99 ${viaNginx.p99}, non-2xx ${viaNginx.errors})`);
   console.log(`  proxy RSS now ${(kb('VmRSS') / 1024).toFixed(1)} MiB, peak ${(kb('VmHWM') / 1024).toFixed(1)} MiB`);
 
+  nginx?.child.kill('SIGTERM');
   proxy.child.kill('SIGTERM');
   fake.child.kill('SIGTERM');
   portkey?.child.kill('SIGTERM');
