@@ -63,6 +63,20 @@ TEST(ScopeTest, CredentialDigestIsStableOrderFreeAndKeyed) {
   EXPECT_EQ(CredentialDigest({}, "k"), "");
 }
 
+// The digest is HMAC-SHA256 (RFC 2104), truncated to 128 bits, keyed by
+// "toolcache/scope/v1\0" + key over the sorted, length-prefixed pieces. The
+// expected values come from Python's hmac module, so a change of the HMAC
+// construction (or of its message) shows here; the second key is longer
+// than SHA-256's 64-byte block, which HMAC hashes first.
+TEST(ScopeTest, CredentialDigestIsRfc2104HmacSha256) {
+  EXPECT_EQ(CredentialDigest(
+                {{"x-api-key", "sk-alice"}, {"authorization", "Bearer t"}}, ""),
+            "1c52c5020c3068385e71a3fffd9fa064");
+  EXPECT_EQ(
+      CredentialDigest({{"x-api-key", "sk-alice"}}, std::string(100, 'k')),
+      "34b5190d6a475b769d557cf8a93fee0a");
+}
+
 TEST(ScopeTest, NoSecretBytesInTheScope) {
   const std::string token = "ghp_SuperSecretTokenValue1234567890";
   const std::string scope = ScopeOf(
