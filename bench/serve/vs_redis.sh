@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The cache API against the store it resembles (issue 32 item 6): a lookup
+# hit of `toolcache serve` (POST /v1/lookup, memory store, ~100-byte result)
+# against a GET of a 100-byte value from a real redis-server, side by side
+# in one run. Each server is pinned to one core (SERVER_CPU, default 1) and
+# runs one thread; each client to the other (CLIENT_CPU, default 0). Rounds
+# alternate the two sides; the summary gives medians over rounds and the
+# goals' ratios:
+#   latency at 1 connection:    toolcache p50 / redis p50   (goal <= 1.2)
+#   throughput at 64 conns:     toolcache rps / redis rps   (goal >= 0.9)
+# Clients: wrk (Lua script bench/serve/post.lua) for toolcache,
+# redis-benchmark for redis (both C, no pipelining, keep-alive).
+# Usage: bench/serve/vs_redis.sh [BUILD_DIR] [SECONDS] [ROUNDS]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+secs=${2:-5}
+rounds=${3:-3}
+server_cpu=${SERVER_CPU:-1}
+client_cpu=${CLIENT_CPU:-0}
+bin=$build/apps/toolcache/toolcache
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+cat >"$work/serve.yaml" <<'YAML'
+tools:
+  get_doc: {requestType: INFORMATIONAL, ttlSeconds: 3600}
+YAML
+taskset -c "$server_cpu" "$bin" serve --listen 127.0.0.1:0 \
+  --config "$work/serve.yaml" --store memory --log-level error --threads 1 \
+  >"$work/serve.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q "listening on" "$work/serve.out" && break; sleep 0.1; done
+url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/serve.out")
+result='{"content":[{"type":"text","text":"a document of about one hundred bytes, the typical small tool result."}]}'
+curl -sf -o /dev/null -H 'content-type: application/json' --data-binary \
+  "{\"server\":\"bench\",\"tool\":\"get_doc\",\"arguments\":{\"id\":1},\"result\":$result,\"latencySeconds\":0.2}" \
+  "$url/v1/record"
+hit='{"server":"bench","tool":"get_doc","arguments":{"id":1}}'
+
+rport=$(free_port)
+taskset -c "$server_cpu" redis-server --port "$rport" --bind 127.0.0.1 \
+  --save '' --appendonly no --io-threads 1 >"$work/redis.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
+value=$(printf '%s' "$result" | head -c 100)
+redis-cli -p "$rport" set doc "$value" >/dev/null
+
+toolcache_run() {  # CONNS -> "p50_us rps"
+  local line
+  line=$(TC_PATH=/v1/lookup TC_BODY=$hit taskset -c "$client_cpu" wrk -c "$1" \
+    -t 1 -d "${secs}s" -s "$root/bench/serve/post.lua" "$url" | grep '^p50_us')
+  # p50_us=N p90_us=N p99_us=N rps=N errors=N
+  local p50 rps errors
+  p50=$(sed -n 's/.*p50_us=\([0-9]*\).*/\1/p' <<<"$line")
+  rps=$(sed -n 's/.*rps=\([0-9.]*\).*/\1/p' <<<"$line")
+  errors=$(sed -n 's/.*errors=\([0-9]*\).*/\1/p' <<<"$line")
+  [ "$errors" = 0 ] || { echo "toolcache: $errors errors: $line" >&2; exit 1; }
+  echo "$p50 $rps"
+}
+redis_run() {  # CONNS -> "p50_us rps"
+  # redis-benchmark runs a request count, not a duration: size it from a
+  # short probe so both sides run about SECONDS.
+  local n=$(( $1 == 1 ? 20000 * secs : 80000 * secs ))
+  local csv
+  csv=$(taskset -c "$client_cpu" redis-benchmark -p "$rport" -c "$1" -n "$n" \
+    --csv GET doc | tail -1)
+  # "GET doc","rps","avg","min","p50","p95","p99","max" (ms)
+  python3 -c 'import csv,sys; r=next(csv.reader([sys.argv[1]])); print(round(float(r[4])*1000), r[1])' "$csv"
+}
+
+echo "serve vs redis: $(nproc) cores, servers on CPU $server_cpu, clients on CPU $client_cpu, ${secs}s x $rounds rounds"
+declare -a tc1 tc64 rd1 rd64
+for r in $(seq "$rounds"); do
+  if (( r % 2 )); then
+    tc1+=("$(toolcache_run 1)"); rd1+=("$(redis_run 1)")
+    tc64+=("$(toolcache_run 64)"); rd64+=("$(redis_run 64)")
+  else
+    rd1+=("$(redis_run 1)"); tc1+=("$(toolcache_run 1)")
+    rd64+=("$(redis_run 64)"); tc64+=("$(toolcache_run 64)")
+  fi
+  echo "round $r: 1 conn p50 us: toolcache ${tc1[-1]%% *} redis ${rd1[-1]%% *}; 64 conns rps: toolcache ${tc64[-1]##* } redis ${rd64[-1]##* }"
+done
+python3 - "${tc1[*]}" "${rd1[*]}" "${tc64[*]}" "${rd64[*]}" <<'EOF'
+import statistics, sys
+def col(s, i):
+    v = s.split()
+    return [float(x) for x in v[i::2]]
+tc1p, rd1p = statistics.median(col(sys.argv[1], 0)), statistics.median(col(sys.argv[2], 0))
+tc64r, rd64r = statistics.median(col(sys.argv[3], 1)), statistics.median(col(sys.argv[4], 1))
+print(f"| measure | toolcache serve (lookup hit) | redis-server (GET) | ratio | goal |")
+print(f"|---|---|---|---|---|")
+print(f"| p50 at 1 connection | {tc1p:.0f} us | {rd1p:.0f} us | {tc1p / rd1p:.2f}x | <= 1.2x |")
+print(f"| req/s at 64 connections, one server core | {tc64r:,.0f} | {rd64r:,.0f} | {tc64r / rd64r:.2f}x | >= 0.9x |")
+EOF
