@@ -2,9 +2,10 @@
 // - A CallImpl and its connection run on the Loop it was started on; the
 //   pool is the only state shared across loops (one mutex), and a pooled
 //   connection is only handed out to a call on its own loop.
-// - At most one operation (connect, handshake, write, read) and one timer
-//   are pending per call; the timer closes the socket, so a stuck peer ends
-//   the pending operation with an error.
+// - At most one operation (connect, handshake, write, read) and one
+//   deadline (deadline.h) are pending per call; the deadline closes the
+//   socket, so a stuck peer ends the pending operation with an error. End
+//   and Cancel stop it, releasing the call.
 // - The sink hears OnHead at most once, then OnData pieces, then OnEnd
 //   exactly once, unless the call was cancelled (then nothing more).
 // - A connection goes back to the pool only after its response ended as
@@ -27,6 +28,7 @@
 #include <tuple>
 
 #include "src/http/asio_internal.h"
+#include "src/http/deadline.h"
 #include "src/http/http.h"
 
 namespace toolcache::http {
@@ -85,7 +87,7 @@ class CallImpl : public Call, public std::enable_shared_from_this<CallImpl> {
         loop_(loop),
         url_(std::move(url)),
         sink_(std::move(sink)),
-        timer_(loop->ioc),
+        deadline_(loop->ioc),
         resolver_(loop->ioc) {
     Serialize(request);
     head_ = request.method == "HEAD";
@@ -104,6 +106,7 @@ class CallImpl : public Call, public std::enable_shared_from_this<CallImpl> {
   void ReadHead();
   void ReadBody();
   void Arm(double seconds, const char* what);
+  void OnDeadline();
   void Fail(const beast::error_code& ec, const std::string& where);
   void End(const Status& st);
 
@@ -114,7 +117,8 @@ class CallImpl : public Call, public std::enable_shared_from_this<CallImpl> {
   std::string wire_;  // request line and headers
   std::string body_;  // the body, written after wire_ without a copy
   std::unique_ptr<Conn> conn_;
-  net::steady_timer timer_;
+  Deadline deadline_;
+  const char* armed_ = "";  // the phase the deadline is set for
   tcp::resolver resolver_;
   std::optional<bhttp::response_parser<bhttp::buffer_body>> parser_;
   char chunk_[32768];
@@ -244,13 +248,16 @@ void CallImpl::Begin() {
 }
 
 void CallImpl::Arm(double seconds, const char* what) {
-  timer_.expires_after(Seconds(seconds));
-  timer_.async_wait([self = shared_from_this(), what](beast::error_code ec) {
-    if (ec || self->done_) return;
-    self->timed_out_ = what;
-    if (self->conn_) self->conn_->Close();
-    self->resolver_.cancel();
-  });
+  armed_ = what;
+  deadline_.Set(Seconds(seconds),
+                [self = shared_from_this()] { self->OnDeadline(); });
+}
+
+void CallImpl::OnDeadline() {
+  if (done_) return;
+  timed_out_ = armed_;
+  if (conn_) conn_->Close();
+  resolver_.cancel();
 }
 
 void CallImpl::Connect() {
@@ -276,7 +283,7 @@ void CallImpl::Connect() {
               if (self->url_.tls) {
                 self->Handshake();
               } else {
-                self->timer_.cancel();
+                self->deadline_.Clear();
                 self->WriteRequest();
               }
             });
@@ -297,7 +304,7 @@ void CallImpl::Handshake() {
                     [self = shared_from_this()](beast::error_code ec) {
                       if (self->done_) return;
                       if (ec) return self->Fail(ec, "TLS handshake");
-                      self->timer_.cancel();
+                      self->deadline_.Clear();
                       self->WriteRequest();
                     });
 }
@@ -374,7 +381,7 @@ void CallImpl::ReadBody() {
           if (self->parser_->is_done()) return self->End(Status::Ok());
           if (!more) {
             self->paused_ = true;
-            self->timer_.cancel();
+            self->deadline_.Clear();
             return;
           }
           self->ReadBody();
@@ -394,7 +401,7 @@ void CallImpl::Fail(const beast::error_code& ec, const std::string& where) {
   // the request never reached it, so one retry on a new connection is safe.
   if (reused_ && !got_bytes_ && !retried_ && timed_out_ == nullptr) {
     retried_ = true;
-    timer_.cancel();
+    deadline_.Clear();
     conn_->Close();
     Connect();
     return;
@@ -414,7 +421,7 @@ void CallImpl::Fail(const beast::error_code& ec, const std::string& where) {
 void CallImpl::End(const Status& st) {
   if (done_) return;
   done_ = true;
-  timer_.cancel();
+  deadline_.Stop();
   if (st.ok() && parser_ && parser_->keep_alive() && conn_ &&
       conn_->Socket().is_open()) {
     client_->Put(url_, std::move(conn_));
@@ -428,7 +435,7 @@ void CallImpl::End(const Status& st) {
 void CallImpl::Cancel() {
   if (done_) return;
   done_ = true;
-  timer_.cancel();
+  deadline_.Stop();
   resolver_.cancel();
   if (conn_) conn_->Close();
   sink_.reset();

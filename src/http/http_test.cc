@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -468,6 +469,46 @@ TEST(HttpClient, TimesOutASilentUpstream) {
   held.clear();
 }
 
+// The idle deadline moves with every piece of a streamed body (deadline.h
+// moves a time stamp, not the timer): a stream whose pieces come faster
+// than the idle timeout completes although it lasts longer than both
+// timeouts; one that stalls after its first piece times out.
+TEST(HttpClient, IdleDeadlineFollowsAStreamAndFiresWhenItStalls) {
+  ServerFixture upstream([&](Request req, ResponderPtr res) {
+    const int pieces = req.Path() == "/stall" ? 1 : 6;
+    res->Start(200, {});
+    auto step = std::make_shared<std::function<void(int)>>();
+    *step = [res, step, pieces](int i) {
+      if (i == pieces) {
+        if (pieces > 1) res->Finish();  // the stalled one never ends
+        return;
+      }
+      res->Write("p" + std::to_string(i) + ";");
+      RunAfter(res->loop(), 0.08, [step, i] { (*step)(i + 1); });
+    };
+    (*step)(0);
+  });
+  ClientOptions o;
+  o.response_timeout_seconds = 0.25;
+  o.idle_timeout_seconds = 0.15;
+  auto client = NewClient(o);
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(upstream.port()));
+  const auto start = std::chrono::steady_clock::now();
+  Collected ok = Fetch(**client, url, {.method = "GET", .target = "/stream"});
+  EXPECT_TRUE(ok.end.ok()) << ok.end.message();
+  EXPECT_EQ(ok.body, "p0;p1;p2;p3;p4;p5;");
+  EXPECT_GE(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(400));
+  Collected stalled =
+      Fetch(**client, url, {.method = "GET", .target = "/stall"});
+  EXPECT_EQ(stalled.body, "p0;");
+  EXPECT_EQ(stalled.end.code(), StatusCode::kUnavailable);
+  EXPECT_NE(stalled.end.message().find("timeout (idle body)"),
+            std::string::npos)
+      << stalled.end.message();
+}
+
 TEST(HttpClient, ReportsATruncatedBody) {
   ServerFixture upstream([&](Request, ResponderPtr res) {
     res->Start(200, {});
@@ -486,6 +527,34 @@ TEST(HttpClient, ReportsATruncatedBody) {
 
 // RFC 9112 section 6.3 rule 1: a response to HEAD has no body, whatever
 // its Content-Length says; the server sends none and keeps the connection.
+// A request head that never completes is closed after the read timeout;
+// a kept-alive connection stays open across requests and is closed once
+// idle past the idle timeout (both deadlines are deadline.h's).
+TEST(HttpServer, ReadAndIdleDeadlinesCloseSlowAndIdleClients) {
+  ServerOptions o;
+  o.read_timeout_seconds = 0.2;
+  o.idle_timeout_seconds = 0.2;
+  ServerFixture f([](Request, ResponderPtr res) { res->Send(200, {}, "ok"); },
+                  o);
+  RawClient slow(f.port());
+  slow.Send("GET / HTTP/1.1\r\nHo");
+  const auto start = std::chrono::steady_clock::now();
+  slow.ReadUntil("never", 3);
+  EXPECT_TRUE(slow.closed());
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(2000));
+  RawClient kept(f.port());
+  for (int i = 0; i < 3; ++i) {
+    kept.Clear();
+    kept.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+    EXPECT_NE(kept.ReadUntil("ok").find("200 OK"), std::string::npos) << i;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_FALSE(kept.closed());
+  kept.ReadUntil("never", 3);
+  EXPECT_TRUE(kept.closed());
+}
+
 TEST(HttpServer, AnswersHeadWithoutABodyAndKeepsTheConnection) {
   ServerFixture f([&](Request req, ResponderPtr res) {
     if (req.target == "/streamed") {

@@ -43,6 +43,7 @@
 #include <unordered_map>
 
 #include "src/http/asio_internal.h"
+#include "src/http/deadline.h"
 #include "src/http/framing.h"
 #include "src/http/http.h"
 
@@ -112,8 +113,8 @@ class Connection : public std::enable_shared_from_this<Connection>,
   ServerImpl* server_;
   Loop* loop_;
   tcp::socket socket_;
-  net::steady_timer read_timer_;
-  net::steady_timer write_timer_;
+  Deadline read_deadline_;
+  Deadline write_deadline_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::optional<HeadScanner> scanner_;  // the current request's head
@@ -296,8 +297,8 @@ Connection::Connection(ServerImpl* server, Loop* loop, tcp::socket socket)
     : server_(server),
       loop_(loop),
       socket_(std::move(socket)),
-      read_timer_(loop->ioc),
-      write_timer_(loop->ioc) {
+      read_deadline_(loop->ioc),
+      write_deadline_(loop->ioc) {
   ++server_->open();
 }
 
@@ -315,13 +316,10 @@ void Connection::Drain() {
 }
 
 void Connection::ArmReadDeadline(double seconds) {
-  read_timer_.expires_after(Seconds(seconds));
-  read_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (ec) return;  // re-armed or cancelled
-    // Choice: a client too slow to send its request (or idle past the
-    // keep-alive timeout) is closed without a response.
-    self->Close();
-  });
+  // Choice: a client too slow to send its request (or idle past the
+  // keep-alive timeout) is closed without a response.
+  read_deadline_.Set(Seconds(seconds),
+                     [self = shared_from_this()] { self->Close(); });
 }
 
 void Connection::ReadRequest() {
@@ -457,7 +455,7 @@ void Connection::ReadBodyDirect(size_t length) {
 void Connection::OnRequest(beast::error_code ec) {
   const bool direct = direct_;
   direct_ = false;
-  read_timer_.cancel();
+  read_deadline_.Clear();
   reading_started_ = false;
   if (phase_ == Phase::kClosed) return;
   if (ec) {
@@ -691,10 +689,9 @@ void Connection::DoWrite() {
     return;
   }
   writing_ = true;
-  write_timer_.expires_after(Seconds(server_->options().write_timeout_seconds));
-  write_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (!ec) self->ClientGone();  // the client stopped reading
-  });
+  // The client stopped reading.
+  write_deadline_.Set(Seconds(server_->options().write_timeout_seconds),
+                      [self = shared_from_this()] { self->ClientGone(); });
   // Gather up to 16 queued pieces into one write.
   std::vector<net::const_buffer> bufs;
   for (size_t i = 0; i < out_.size() && i < 16; ++i) {
@@ -704,7 +701,7 @@ void Connection::DoWrite() {
                    [self = shared_from_this(), count = bufs.size()](
                        beast::error_code ec, size_t n) {
                      self->writing_ = false;
-                     self->write_timer_.cancel();
+                     self->write_deadline_.Clear();
                      if (ec) {
                        self->ClientGone();
                        return;
@@ -758,8 +755,8 @@ void Connection::Close() {
   phase_ = Phase::kClosed;
   on_gone_ = nullptr;
   on_drained_ = nullptr;
-  read_timer_.cancel();
-  write_timer_.cancel();
+  read_deadline_.Stop();
+  write_deadline_.Stop();
   beast::error_code ec;
   socket_.shutdown(tcp::socket::shutdown_both, ec);
   socket_.close(ec);
