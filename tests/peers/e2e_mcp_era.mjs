@@ -13,7 +13,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StdioClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -272,6 +272,64 @@ tests.sdk2_client_to_legacy_server = async () => {
     assert.equal(sent(p.log, 'initialize'), 1);
   } finally {
     await client.close();
+  }
+};
+
+// Claude Code 2.1.328 (tests/agent) bundles the 2026-07-28 SDK client: with
+// the fixture behind `toolcache mcp`, scripted by the fake upstream to call
+// read_note twice, the second call is served by the proxy. The era it
+// negotiated is read from the server's log (server/discover vs initialize).
+const CLAUDE = join(here, '../agent/node_modules/@anthropic-ai/claude-code-linux-x64/claude');
+tests.claude_code_through_the_proxy = async () => {
+  if (!existsSync(CLAUDE)) {
+    console.log('skip claude_code_through_the_proxy: Claude Code not installed (tests/agent)');
+    return;
+  }
+  const { startFakeUpstream } = await import('../llm/fake_upstream.mjs');
+  const p = proxied(FIXTURE);
+  const home = join(work, 'claude-home');
+  mkdirSync(home, { recursive: true });
+  const config = join(work, 'mcp.json');
+  writeFileSync(config, JSON.stringify({ mcpServers: { fixture: { command: p.command, args: p.args } } }));
+  const up = await startFakeUpstream();
+  const tool = 'mcp__fixture__read_note';
+  up.load({ fallbackText: 'ok', turns: [
+    { when: { tool }, reply: { text: 'Reading.', toolCalls: [{ id: 'toolu_era_1', name: tool, input: { id: 'a' } }] } },
+    { when: { tool }, reply: { text: 'Again.', toolCalls: [{ id: 'toolu_era_2', name: tool, input: { id: 'a' } }] } },
+    { when: { tool }, reply: { text: 'It says alpha.' } },
+  ] });
+  try {
+    const r = await new Promise((resolve) => {
+      const c = spawn(CLAUDE, ['-p', 'Read note a twice', '--mcp-config', config, '--strict-mcp-config',
+        '--allowedTools', tool, '--output-format', 'json', '--max-turns', '6'], {
+        cwd: work,
+        env: {
+          PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: up.url,
+          ANTHROPIC_API_KEY: 'sk-ant-era-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', ENABLE_TOOL_SEARCH: 'false',
+          DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '', stderr = '';
+      c.stdout.on('data', (d) => { stdout += d; });
+      c.stderr.on('data', (d) => { stderr += d; });
+      const timer = setTimeout(() => c.kill('SIGKILL'), 120000);
+      c.on('exit', (status) => { clearTimeout(timer); resolve({ status, stdout, stderr }); });
+    });
+    assert.equal(r.status, 0, `claude exited ${r.status}: ${r.stderr}`);
+    const results = up.requests.filter((q) => JSON.stringify(q.body?.messages?.at(-1) ?? '').includes('tool_result'));
+    if (results.length !== 2) {
+      console.log(readFileSync(p.log, 'utf8').slice(0, 3000));
+      console.log(JSON.stringify(up.requests.map((q) => (q.body?.tools ?? []).map((t) => t.name))).slice(0, 2000));
+      console.log(r.stdout.slice(0, 2000), r.stderr.slice(0, 2000));
+    }
+    assert.equal(results.length, 2, 'Claude Code did not run the MCP tool twice');
+    for (const q of results) assert.match(JSON.stringify(q.body.messages.at(-1)), /note a = alpha v1/);
+    const era = sent(p.log, 'server/discover') > 0 && sent(p.log, 'initialize') === 0 ? '2026-07-28' : '2025';
+    console.log(`     Claude Code spoke the ${era} era (server/discover ${sent(p.log, 'server/discover')}, initialize ${sent(p.log, 'initialize')})`);
+    assert.equal(sentCall(p.log, 'read_note'), 1, 'the second read reached the server');
+  } finally {
+    await up.close();
   }
 };
 
