@@ -13,6 +13,7 @@
 // change what a result depends on, so it is never cached.
 #include "src/mcp/era.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -166,7 +167,8 @@ CacheHints ReadCacheHints(std::string_view result) {
       for (char c : value) digits = digits && c >= '0' && c <= '9';
       if (digits) {
         h.has_ttl = true;
-        h.ttl_seconds = std::stod(std::string(value)) / 1000.0;
+        h.ttl_seconds =
+            std::min(std::stod(std::string(value)), kMaxCacheTtlMs) / 1000.0;
       }
     } else if (name == "cacheScope") {
       const std::string scope = DecodeString(value);

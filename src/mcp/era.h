@@ -95,6 +95,11 @@ struct RequestEra {
 // tools/call's arguments).
 RequestEra ReadRequestEra(std::string_view params, bool with_params = true);
 
+// The longest TTL a server's ttlMs may give an entry (24 h). Choice: the
+// TypeScript SDK client's MAX_CACHE_TTL_MS, so a server cannot pin an entry
+// indefinitely.
+inline constexpr double kMaxCacheTtlMs = 86400000;
+
 // The operations whose results carry ttlMs / cacheScope in 2026-07-28.
 bool IsCacheableResultMethod(std::string_view method);
 
@@ -102,9 +107,9 @@ struct CacheHints {
   bool result_type_present = false;
   std::string result_type;  // decoded resultType ("" when absent)
   bool has_ttl = false;     // ttlMs is a non-negative integer
-  double ttl_seconds = 0;
-  bool has_scope = false;  // cacheScope is "public" or "private"
-  bool shared = false;     // cacheScope == "public"
+  double ttl_seconds = 0;   // ttlMs / 1000, at most kMaxCacheTtlMs / 1000
+  bool has_scope = false;   // cacheScope is "public" or "private"
+  bool shared = false;      // cacheScope == "public"
   // A complete result that declares a positive ttlMs and a known scope:
   // it may be stored for ttl_seconds.
   bool cacheable() const {
