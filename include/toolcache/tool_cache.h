@@ -114,7 +114,8 @@ struct ToolCall {
   // and then in `scope`; Complete stores the result only as
   // UpstreamResult::declared says: for its TTL, in the global scope when
   // shared, else in `scope`. Invalidation applies as to any entry of
-  // `server`. Default false.
+  // `server`. Peek and Record ignore it (no observing face sees such
+  // requests). Default false.
   bool declared = false;
 };
 

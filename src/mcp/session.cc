@@ -210,9 +210,10 @@ void Session::OnClientLine(std::string_view line) {
       const bool declarable = IsCacheableResultMethod(m.method_name);
       RequestContext ctx;
       ctx.era = ReadRequestEra(m.params, /*with_params=*/declarable);
-      if (m.method_name == "initialize") {
-        era_ = Era::kLegacy;
-      } else if (era_ != Era::kLegacy) {
+      // Choice: initialize makes the session 2025-era only once the server
+      // accepts it (OnServerLine): a 2026-07-28 server rejects it, and a
+      // rejected initialize must not turn the envelope checks off.
+      if (m.method_name != "initialize" && era_ != Era::kLegacy) {
         // Choice: in a 2025-era session an envelope in _meta is ignored
         // (the server's 2025 codec ignores it too).
         if (ctx.era.claim && !ctx.era.problem.empty()) {
@@ -737,6 +738,9 @@ void Session::OnServerLine(std::string_view line) {
       if (p.remapped) {
         readdressed = WithId(line, m.id, p.raw_id);
         to_client = readdressed;
+      }
+      if (p.what == Tracked::kInitialize && !m.result.empty()) {
+        era_ = Era::kLegacy;
       }
       if (p.what == Tracked::kInitialize && p.reinitialize &&
           cache_ != nullptr) {

@@ -1239,5 +1239,20 @@ TEST_F(ModernSessionTest, InitializeMakesTheSessionLegacy) {
   EXPECT_FALSE(cache_->Stats().bypasses.contains("invalid_envelope"));
 }
 
+TEST_F(ModernSessionTest, ARejectedInitializeKeepsTheEnvelopeChecks) {
+  LearnList();
+  (void)Exchange(ModernCall("1", "frobnicate", "{}"), kModernRead);
+  // A 2026-07-28 server rejects a legacy initialize: the session stays
+  // modern, so a call without an envelope is still not answered from cache.
+  (void)Exchange(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}})",
+      R"(error:{"code":-32022,"message":"Unsupported protocol version"})");
+  EXPECT_EQ(session_->era(), Era::kModern);
+  const std::string got =
+      Exchange(ModernCall("2", "frobnicate", "{}", ""),
+               R"(error:{"code":-32602,"message":"missing envelope"})");
+  EXPECT_THAT(got, HasSubstr("-32602"));
+}
+
 }  // namespace
 }  // namespace toolcache::mcp
