@@ -182,6 +182,33 @@ tests.lists_and_reads_follow_the_hints = async () => {
   }
 };
 
+// After notifications/tools/list_changed the proxy lists the tools itself:
+// in the 2026-07-28 era that request must carry the envelope, or the server
+// rejects it (-32602) and every call stays uncached (tools_refreshing).
+tests.tools_refresh_carries_the_envelope = async () => {
+  const p = proxied(FIXTURE);
+  const c = new RawClient(p);
+  try {
+    const changed = new Promise((resolve) => {
+      c.child.stdout.on('data', (d) => { if (String(d).includes('notifications/tools/list_changed')) resolve(); });
+    });
+    c.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'listen', method: 'subscriptions/listen', params: { ...env(), notifications: { toolsListChanged: true } } })}\n`);
+    await c.request(1, 'tools/list', env());
+    await c.request(2, 'tools/call', env({ name: 'add_tool', arguments: { name: 'extra' } }));
+    await changed;
+    await sleep(300);  // the proxy's own listing is answered
+    const refresh = serverLog(p.log).filter((m) => m.method === 'tools/list' && String(m.id).startsWith('toolcache-refresh-'));
+    assert.equal(refresh.length, 1, 'the proxy did not re-list the tools');
+    assert.equal(refresh[0].params?._meta?.['io.modelcontextprotocol/protocolVersion'], '2026-07-28');
+    await c.request(3, 'tools/call', env({ name: 'extra', arguments: {} }));
+    assert.ok(hit(await c.request(4, 'tools/call', env({ name: 'extra', arguments: {} }))),
+      'the added read-only tool is not cached after the refresh');
+    assert.equal(sentCall(p.log, 'extra'), 1);
+  } finally {
+    await c.close();
+  }
+};
+
 // `private` stays in its --scope, `public` is shared by scopes on one store.
 tests.private_and_public_across_scopes = async () => {
   const store = `sqlite:${join(work, 'shared.db')}`;

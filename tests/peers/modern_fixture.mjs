@@ -8,6 +8,8 @@
 //             confirm_delete {id}    multi round-trip: input_required (an
 //                               elicitation and a requestState) until the
 //                               retry carries the answer
+//             add_tool {name}   registers a read-only tool <name>: the SDK
+//                               announces notifications/tools/list_changed
 //   resources note://a          private, ttlMs NOTE_TTL_MS (default 1500)
 //             doc://public      public, ttlMs 60000
 //   prompts   greet
@@ -78,6 +80,19 @@ function build() {
       });
     }
     return text(`confirmed ${id} v${version}`);
+  });
+  server.registerTool('add_tool', {
+    description: 'Add a tool named by the argument (announces tools/list_changed)',
+    inputSchema: fromJsonSchema({
+      type: 'object', properties: { name: { type: 'string' } }, required: ['name'],
+    }),
+    annotations: { readOnlyHint: false },
+  }, async ({ name }) => {
+    server.registerTool(name, {
+      description: 'An added read',
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    }, async () => text(`${name} v${version}`));
+    return text(`added ${name}`);
   });
   server.registerResource('note-a', 'note://a', {
     mimeType: 'text/plain', cacheHint: { ttlMs: NOTE_TTL_MS, cacheScope: 'private' },
