@@ -1254,5 +1254,22 @@ TEST_F(ModernSessionTest, ARejectedInitializeKeepsTheEnvelopeChecks) {
   EXPECT_THAT(got, HasSubstr("-32602"));
 }
 
+TEST_F(ModernSessionTest, IdenticalListsInFlightShareOneUpstreamRequest) {
+  session_->OnClientLine(ModernRequest("\"x\"", "resources/list"));
+  session_->OnClientLine(ModernRequest("\"y\"", "resources/list"));
+  ASSERT_EQ(Sent(out_, "resources/list"), 1u) << "the second did not join";
+  session_->OnServerLine(Result(
+      "\"x\"",
+      R"({"resources":[],"resultType":"complete","ttlMs":60000,"cacheScope":"private"})"));
+  ASSERT_EQ(out_.to_client.size(), 2u);
+  EXPECT_EQ(json::parse(out_.to_client[0])["id"], "x");
+  EXPECT_EQ(json::parse(out_.to_client[1])["id"], "y");
+  EXPECT_EQ(json::parse(out_.to_client[1])["result"]["ttlMs"], 60000);
+  // And a retry never joins: it goes upstream itself.
+  session_->OnClientLine(
+      ModernRequest("\"z\"", "resources/list", R"("requestState":"s")"));
+  EXPECT_EQ(Sent(out_, "resources/list"), 2u);
+}
+
 }  // namespace
 }  // namespace toolcache::mcp
