@@ -26,7 +26,12 @@ namespace {
 
 using nlohmann::json;
 
-std::string JsonName(std::string_view s) { return json(std::string(s)).dump(); }
+// A JSON string literal of `s`; invalid UTF-8 becomes U+FFFD (dump would
+// throw otherwise: no exception on the request path).
+std::string JsonName(std::string_view s) {
+  return json(std::string(s))
+      .dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 // Why the envelope `meta` (a parsed _meta object) would be rejected, or "".
 std::string EnvelopeProblem(const json& meta) {

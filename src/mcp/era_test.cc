@@ -124,6 +124,24 @@ TEST(EraTest, CacheHintsNeedACompleteResultAPositiveTtlAndAScope) {
           .cacheable());
 }
 
+// Lone surrogate escapes pass the scanner (RFC 8259 allows them) but are
+// not UTF-8: reading them must neither throw nor accept the envelope.
+TEST(EraTest, LoneSurrogatesNeitherThrowNorPass) {
+  const RequestEra e = ReadRequestEra(
+      R"({"\ud800":1,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+      R"("io.modelcontextprotocol/clientCapabilities":{"x\ud800":{}}}})");
+  EXPECT_TRUE(e.claim);
+  EXPECT_NE(e.problem, "");
+  EXPECT_EQ(e.key_material, "");
+  // Only a param name has one: the envelope is fine, the name is kept in a
+  // form that is valid JSON (no exception from the re-encoding).
+  const RequestEra f = ReadRequestEra(
+      R"({"\ud800x":1,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+      R"("io.modelcontextprotocol/clientCapabilities":{}}})");
+  EXPECT_EQ(f.problem, "");
+  EXPECT_FALSE(f.params_without_meta.empty());
+}
+
 TEST(EraTest, ModernRevisionsCompareAsDates) {
   EXPECT_TRUE(IsModernProtocolVersion("2026-07-28"));
   EXPECT_TRUE(IsModernProtocolVersion("2027-01-01"));
