@@ -106,6 +106,23 @@ struct ToolCall {
   // a cacheable call with no user is never served, joined or stored (bypass
   // "user_required"; a COMMAND still invalidates).
   std::string_view user;
+  // The protocol declares this request's result cacheable and its server
+  // states for how long and for whom (MCP 2026-07-28: tools/list,
+  // resources/read, ... carry ttlMs and cacheScope). Begin skips the
+  // classifier (verdict reason kDeclaredByServer, INFORMATIONAL), looks the
+  // key up in the global scope first (an entry the server declared public)
+  // and then in `scope`; Complete stores the result only as
+  // UpstreamResult::declared says: for its TTL, in the global scope when
+  // shared, else in `scope`. Invalidation applies as to any entry of
+  // `server`. Peek and Record ignore it (no observing face sees such
+  // requests). Default false.
+  bool declared = false;
+};
+
+// A result's own cacheability (UpstreamResult::declared).
+struct DeclaredHints {
+  double ttl_seconds = 0;  // <= 0: not stored
+  bool shared = false;     // true: the global scope, for every caller
 };
 
 enum class CallAction {
@@ -139,6 +156,9 @@ struct UpstreamResult {
   bool is_error = false;         // JSON-RPC error or result.isError == true
   bool complete = true;          // false: partial / task handle / streamed
   double latency_seconds = 0;    // measured upstream latency
+  // For a ToolCall::declared call: the result's own hints (nullopt: it
+  // declared none, so it is not stored). Ignored for other calls.
+  std::optional<DeclaredHints> declared;
 };
 
 struct Completion {

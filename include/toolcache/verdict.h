@@ -35,6 +35,10 @@ enum class VerdictReason {
   kInvalidArguments,   // the arguments have no canonical form (for example
                        // a duplicate member name): no key can be built
   kUserRequired,       // `scope: user` and the call names no user
+  kDeclaredByServer,   // the protocol declares the result cacheable and the
+                       // server's own hints decide TTL and sharing
+                       // (ToolCall::declared; MCP 2026-07-28 ttlMs /
+                       // cacheScope), not the classifier
 };
 
 // Where the request type came from, strongest first.

@@ -401,6 +401,19 @@ class ToolCacheImpl final : public ToolCache {
     f.leader = waiter;
     f.waiters.push_back(waiter);
     f.generation = generation_[f.server];
+    // --- begin: protocol-declared cacheability (ToolCall::declared) ---
+    if (call.declared) {
+      // The protocol, not the classifier, says the result is cacheable;
+      // its TTL and sharing come with the result (Complete).
+      plan.verdict = Verdict{.cacheable = true,
+                             .reason = VerdictReason::kDeclaredByServer,
+                             .request_type = RequestType::kInformational,
+                             .detail =
+                                 "cacheable by protocol; the server's "
+                                 "hints decide TTL and sharing"};
+      f.declared = true;
+    }
+    // --- end: protocol-declared cacheability ---
 
     Bumps bumps;
     if (refreshing_.contains(f.server)) {
@@ -441,6 +454,23 @@ class ToolCacheImpl final : public ToolCache {
     }
     f.key = std::move(*key);
     SetFeatures(call, plan.verdict, f);
+    // --- begin: protocol-declared cacheability (ToolCall::declared) ---
+    if (f.declared && !f.key.scope.empty()) {
+      // An entry its server declared public lives in the global scope.
+      CacheKey global = f.key;
+      global.scope.clear();
+      LookupResult hit;
+      bool from_store = false;
+      if (shared_ == nullptr) {
+        hit = l1_->Lookup(global, {.user = f.user, .category = f.category});
+      } else {
+        SharedView view = ReadShared(lock, global, l1_->Peek(global));
+        hit = view.valid;
+        from_store = view.from_store;
+      }
+      if (hit.hit()) return Serve(std::move(plan), hit, from_store);
+    }
+    // --- end: protocol-declared cacheability ---
     if (shared_ == nullptr) {
       LookupResult hit =
           l1_->Lookup(f.key, {.user = f.user, .category = f.category});
@@ -473,6 +503,17 @@ class ToolCacheImpl final : public ToolCache {
       return c;
     }
     if (!f.cacheable) return c;
+    // --- begin: protocol-declared cacheability (ToolCall::declared) ---
+    if (f.declared && !r.is_error && r.complete) {
+      if (!r.declared || !(r.declared->ttl_seconds > 0)) {
+        c.reason = VerdictReason::kDeclaredByServer;  // declared no TTL
+        ++stats_.not_admitted;
+        return c;
+      }
+      f.ttl = r.declared->ttl_seconds;
+      if (r.declared->shared) f.key.scope.clear();
+    }
+    // --- end: protocol-declared cacheability ---
     if (r.is_error) {
       c.reason = VerdictReason::kErrorResult;
     } else if (!r.complete) {
@@ -727,6 +768,7 @@ class ToolCacheImpl final : public ToolCache {
     bool cacheable = false;
     bool command = false;
     bool blocks_server = false;  // counted in task_writes_ until Complete
+    bool declared = false;       // ToolCall::declared
     // Shared store: the counters the call was read under (read before it
     // went upstream) and where its result goes.
     bool shared = false;

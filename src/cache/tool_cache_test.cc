@@ -682,5 +682,66 @@ TEST(ToolCacheConfigTest, OneResultMayUseTheWholeBudget) {
             CallAction::kServe);
 }
 
+// Protocol-declared cacheability (ToolCall::declared; MCP 2026-07-28's
+// ttlMs / cacheScope): the result's hints decide TTL and sharing, not the
+// classifier ("tools/list" is no tool it knows).
+TEST_P(ToolCacheTest, DeclaredResultsFollowTheServersHints) {
+  const auto list = [](std::string_view scope, std::string_view args = "{}") {
+    return ToolCall{.server = "s",
+                    .scope = scope,
+                    .tool = "tools/list",
+                    .arguments_json = args,
+                    .declared = true};
+  };
+  const std::string page =
+      R"({"tools":[],"ttlMs":10000,"cacheScope":"private"})";
+  CallPlan p = cache_->Begin(list("alice"), 1);
+  ASSERT_EQ(p.action, CallAction::kForward);
+  EXPECT_FALSE(p.bypass);
+  EXPECT_EQ(p.verdict.reason, VerdictReason::kDeclaredByServer);
+  Completion c = cache_->Complete(
+      p.ticket,
+      {.result_json = page,
+       .declared = DeclaredHints{.ttl_seconds = 10, .shared = false}});
+  EXPECT_TRUE(c.admitted);
+  p = cache_->Begin(list("alice"), 2);
+  ASSERT_EQ(p.action, CallAction::kServe);
+  EXPECT_EQ(*p.result_json, page);
+  // Private: another scope does not see it.
+  p = cache_->Begin(list("bob"), 3);
+  ASSERT_EQ(p.action, CallAction::kForward);
+  // A result that declares no TTL is not stored.
+  c = cache_->Complete(p.ticket, {.result_json = page});
+  EXPECT_FALSE(c.admitted);
+  EXPECT_EQ(c.reason, VerdictReason::kDeclaredByServer);
+  EXPECT_EQ(cache_->Begin(list("bob"), 4).action, CallAction::kForward);
+  // Public: stored once, served to every scope.
+  const std::string read =
+      R"({"contents":[],"ttlMs":5000,"cacheScope":"public"})";
+  p = cache_->Begin(list("alice", R"({"uri":"test://r"})"), 5);
+  ASSERT_EQ(p.action, CallAction::kForward);
+  EXPECT_TRUE(
+      cache_
+          ->Complete(p.ticket, {.result_json = read,
+                                .declared = DeclaredHints{.ttl_seconds = 5,
+                                                          .shared = true}})
+          .admitted);
+  p = cache_->Begin(list("carol", R"({"uri":"test://r"})"), 6);
+  ASSERT_EQ(p.action, CallAction::kServe);
+  EXPECT_EQ(*p.result_json, read);
+  // The TTL is the server's (Redis expires on its own clock, not the test's).
+  if (GetParam() != Backing::kRedis) {
+    clock_.Advance(6);
+    EXPECT_EQ(cache_->Begin(list("carol", R"({"uri":"test://r"})"), 7).action,
+              CallAction::kForward);
+    EXPECT_EQ(cache_->Begin(list("alice"), 8).action, CallAction::kServe);
+  }
+  // A write of the server drops declared entries too.
+  CallPlan w = cache_->Begin(
+      {.server = "s", .tool = "put_doc", .arguments_json = R"({"id":1})"}, 9);
+  (void)cache_->Complete(w.ticket, {.result_json = R"({"content":[]})"});
+  EXPECT_EQ(cache_->Begin(list("alice"), 10).action, CallAction::kForward);
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -25,6 +25,8 @@ std::string_view VerdictReasonName(VerdictReason reason) {
       return "invalid_arguments";
     case VerdictReason::kUserRequired:
       return "user_required";
+    case VerdictReason::kDeclaredByServer:
+      return "declared_by_server";
   }
   return "unknown";
 }

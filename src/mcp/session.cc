@@ -207,9 +207,40 @@ void Session::OnClientLine(std::string_view line) {
       if (m.method_name != "initialize" && m.method_name != "ping") {
         MarkClientReady();
       }
+      const bool declarable = IsCacheableResultMethod(m.method_name);
+      RequestContext ctx;
+      ctx.era = ReadRequestEra(m.params, /*with_params=*/declarable);
+      // Choice: initialize makes the session 2025-era only once the server
+      // accepts it (OnServerLine): a 2026-07-28 server rejects it, and a
+      // rejected initialize must not turn the envelope checks off.
+      if (m.method_name != "initialize" && era_ != Era::kLegacy) {
+        // Choice: in a 2025-era session an envelope in _meta is ignored
+        // (the server's 2025 codec ignores it too).
+        if (ctx.era.claim && !ctx.era.problem.empty()) {
+          ctx.problem = ctx.era.problem;
+        } else if (ctx.era.claim) {
+          if (era_ == Era::kUnknown) {
+            spdlog::info("client speaks MCP {} (per-request envelope)",
+                         ctx.era.protocol_version);
+          }
+          era_ = Era::kModern;
+          ctx.modern = true;
+          modern_envelope_ = ctx.era.envelope_members;
+        } else if (era_ == Era::kModern) {
+          ctx.problem =
+              "no 2026-07-28 _meta envelope "
+              "(io.modelcontextprotocol/protocolVersion)";
+        }
+      }
       if (m.method_name == "tools/call" && cache_ != nullptr &&
           !m.params.empty() && m.params.front() == '{') {
-        HandleToolsCall(line, m);
+        HandleToolsCall(line, m, ctx);
+        return;
+      }
+      if (declarable && cache_ != nullptr &&
+          (ctx.modern || !ctx.problem.empty()) &&
+          (m.params.empty() || m.params.front() == '{')) {
+        HandleDeclared(line, m, ctx);
         return;
       }
       Pending p;
@@ -366,7 +397,8 @@ void Session::RootsChanged(std::string_view why) {
   cache_->Invalidate(options_.server, "");
 }
 
-void Session::HandleToolsCall(std::string_view line, const RawMessage& m) {
+void Session::HandleToolsCall(std::string_view line, const RawMessage& m,
+                              const RequestContext& ctx) {
   const std::string_view raw_id = m.id;
   std::string name;
   std::string_view arguments;
@@ -379,7 +411,8 @@ void Session::HandleToolsCall(std::string_view line, const RawMessage& m) {
       arguments = value;
     } else if (key == "task") {
       task = value != "null";
-    } else if (key != "_meta") {
+    } else if (key != "_meta" && key != "inputResponses" &&
+               key != "requestState") {
       other_params = true;
     }
   });
@@ -393,28 +426,34 @@ void Session::HandleToolsCall(std::string_view line, const RawMessage& m) {
     return;
   }
   WaiterId waiter = next_waiter_++;
+  // A 2026-07-28 answer may depend on the envelope's protocol version and
+  // client capabilities: they join the sharing scope (after a separator no
+  // configured scope contains), so only identical envelopes share.
+  std::string scope = options_.scope;
+  if (ctx.modern) {
+    scope += "\x1f";
+    scope += ctx.era.key_material;
+  }
+  std::string_view blocker;
+  if (!ctx.problem.empty()) {
+    blocker = "invalid_envelope";
+  } else if (ctx.era.retry) {
+    blocker = "multi_round_trip";
+  } else {
+    blocker = ShareBlocker(m, other_params);
+  }
   ToolCall call{.server = options_.server,
-                .scope = options_.scope,
+                .scope = scope,
                 .tool = name,
                 .arguments_json = arguments,
                 .task_augmented = task,
-                .bypass_reason = ShareBlocker(m, other_params)};
+                .bypass_reason = blocker};
   CallPlan plan = cache_->Begin(call, waiter);
   switch (plan.action) {
-    case CallAction::kServe: {
+    case CallAction::kServe:
       spdlog::debug("hit tool={} age={:.3f}s", name, plan.age_seconds);
-      // The stored bytes are queued where they are, never copied.
-      const std::string_view result = *plan.result_json;
-      const HitPieces h = PlanHitResponse(raw_id, result, plan.age_seconds);
-      const MessagePart parts[] = {
-          {h.head, nullptr},
-          {result.substr(0, h.split), plan.result_json},
-          {h.insert, nullptr},
-          {result.substr(h.split), plan.result_json},
-          {"}", nullptr}};
-      out_->ToClientParts(parts);
+      ServeHit(raw_id, plan);
       return;
-    }
     case CallAction::kWait:
       spdlog::debug("coalesced tool={} id={}", name, raw_id);
       followers_[waiter] = Follower{.raw_id = std::string(raw_id),
@@ -424,9 +463,10 @@ void Session::HandleToolsCall(std::string_view line, const RawMessage& m) {
       return;
     case CallAction::kForward:
       if (plan.bypass) {
-        spdlog::info(
-            "bypass tool={} reason={}{}{}", name, plan.bypass_reason,
-            plan.verdict.detail.empty() ? "" : " detail=", plan.verdict.detail);
+        const std::string& detail =
+            ctx.problem.empty() ? plan.verdict.detail : ctx.problem;
+        spdlog::info("bypass tool={} reason={}{}{}", name, plan.bypass_reason,
+                     detail.empty() ? "" : " detail=", detail);
       } else {
         spdlog::debug("miss tool={}", name);
       }
@@ -436,6 +476,152 @@ void Session::HandleToolsCall(std::string_view line, const RawMessage& m) {
       p.task_write = plan.task_write;
       leader_ids_[waiter] = SendUpstream(std::move(p), line, raw_id);
       return;
+  }
+}
+
+void Session::ServeHit(std::string_view raw_id, const CallPlan& plan) {
+  // The stored bytes are queued where they are, never copied.
+  const std::string_view result = *plan.result_json;
+  const HitPieces h = PlanHitResponse(raw_id, result, plan.age_seconds);
+  const MessagePart parts[] = {{h.head, nullptr},
+                               {result.substr(0, h.split), plan.result_json},
+                               {h.insert, nullptr},
+                               {result.substr(h.split), plan.result_json},
+                               {"}", nullptr}};
+  out_->ToClientParts(parts);
+}
+
+void Session::HandleDeclared(std::string_view line, const RawMessage& m,
+                             const RequestContext& ctx) {
+  Pending p;
+  p.raw_id = std::string(m.id);
+  p.started = clock_->NowSeconds();
+  p.declared = true;
+  p.method = m.method_name;
+  if (m.method_name == "tools/list") {
+    p.what = Tracked::kToolsList;
+    p.first_page = m.params.empty() || FindMember(m.params, "cursor").empty();
+  }
+  // The key: the method and the params that affect the result (the
+  // caching page: "the request method together with the request parameters
+  // that affect the result"), plus the envelope's protocol version and
+  // client capabilities. A client param of the same name makes a duplicate
+  // member: no canonical form, so a bypass, never a collision.
+  std::string args;
+  if (ctx.modern && !ctx.era.params_without_meta.empty()) {
+    args = ctx.era.params_without_meta;
+    args.pop_back();
+    if (args.size() > 1) args += ',';
+    args += R"("toolcache/envelope":)";
+    args += ctx.era.key_material;
+    args += '}';
+  }
+  std::string_view blocker;
+  if (!ctx.problem.empty()) {
+    blocker = "invalid_envelope";
+  } else if (ctx.era.retry) {
+    blocker = "multi_round_trip";
+  } else if (args.empty()) {
+    blocker = "nonstandard_request";
+  } else {
+    blocker = ShareBlocker(m, /*other_params=*/false);
+  }
+  const WaiterId waiter = next_waiter_++;
+  ToolCall call{.server = options_.server,
+                .scope = options_.scope,
+                .tool = m.method_name,
+                .arguments_json = args,
+                .bypass_reason = blocker,
+                .declared = true};
+  CallPlan plan = cache_->Begin(call, waiter);
+  switch (plan.action) {
+    case CallAction::kServe:
+      spdlog::debug("hit method={} age={:.3f}s", m.method_name,
+                    plan.age_seconds);
+      if (p.what == Tracked::kToolsList && !refreshing_) {
+        // The proxy learns the tools from what the client is given.
+        LearnToolsFromListResult(cache_, options_.server, *plan.result_json,
+                                 p.first_page);
+      }
+      ServeHit(m.id, plan);
+      return;
+    case CallAction::kWait:
+      followers_[waiter] = Follower{.raw_id = std::string(m.id),
+                                    .line = std::string(line),
+                                    .ticket = plan.ticket};
+      follower_ids_[NormalizeId(m.id)] = waiter;
+      return;
+    case CallAction::kForward:
+      if (plan.bypass) {
+        spdlog::info("bypass method={} reason={}{}{}", m.method_name,
+                     plan.bypass_reason,
+                     ctx.problem.empty() ? "" : " detail=", ctx.problem);
+      }
+      p.ticket = plan.ticket;
+      p.waiter = waiter;
+      p.bypass = plan.bypass;
+      leader_ids_[waiter] = SendUpstream(std::move(p), line, m.id);
+      return;
+  }
+}
+
+void Session::HandleDeclaredResponse(std::string_view line, Pending& p,
+                                     std::string_view result,
+                                     std::string_view error, bool altered) {
+  UpstreamResult r;
+  r.latency_seconds = clock_->NowSeconds() - p.started;
+  if (!error.empty() || result.empty() || result.front() != '{') {
+    r.is_error = true;
+  } else {
+    r.result_json = result;
+    const CacheHints h = ReadCacheHints(result);
+    // Interim results (input_required) are not cacheable; a result without
+    // resultType is not a 2026-07-28 result.
+    if (h.result_type != "complete") r.complete = false;
+    if (h.cacheable()) {
+      r.declared =
+          DeclaredHints{.ttl_seconds = h.ttl_seconds, .shared = h.shared};
+    }
+  }
+  if (altered) r.complete = false;
+  leader_ids_.erase(p.waiter);
+  const Completion c = cache_->Complete(p.ticket, r);
+  if (c.admitted) {
+    spdlog::debug("stored method={} ttl={}s public={}", p.method,
+                  r.declared->ttl_seconds, r.declared->shared);
+  }
+  AnswerWaiters(c, p, line, result, error);
+}
+
+void Session::AnswerWaiters(const Completion& c, const Pending& p,
+                            std::string_view line, std::string_view result,
+                            std::string_view error) {
+  bool leader_answered = false;
+  for (WaiterId w : c.waiters) {
+    if (w == p.waiter) {
+      if (!p.cancelled) out_->ToClient(line);
+      leader_answered = true;
+      continue;
+    }
+    std::optional<Follower> f = TakeFollower(w);
+    if (!f) continue;
+    // Choice: a coalesced waiter gets the upstream answer verbatim under its
+    // own id (no provenance: it was not served from the store).
+    std::string reply = R"({"jsonrpc":"2.0","id":)" + f->raw_id;
+    if (!error.empty()) {
+      reply += R"(,"error":)";
+      reply.append(error);
+    } else {
+      reply += R"(,"result":)";
+      reply.append(result);
+    }
+    reply += '}';
+    out_->ToClient(reply);
+  }
+  if (!leader_answered && !p.cancelled) {
+    // The cache did not list the leader (e.g. a bypass ticket it already
+    // retired): the client still gets the server's answer.
+    out_->ToClient(line);
   }
 }
 
@@ -553,6 +739,9 @@ void Session::OnServerLine(std::string_view line) {
         readdressed = WithId(line, m.id, p.raw_id);
         to_client = readdressed;
       }
+      if (p.what == Tracked::kInitialize && !m.result.empty()) {
+        era_ = Era::kLegacy;
+      }
       if (p.what == Tracked::kInitialize && p.reinitialize &&
           cache_ != nullptr) {
         cache_->Invalidate(options_.server, "");
@@ -570,6 +759,10 @@ void Session::OnServerLine(std::string_view line) {
       if (p.what == Tracked::kTasks) OnTaskQueryAnswered(p, m.result, m.error);
       if (p.what == Tracked::kToolsCall && p.ticket != 0) {
         HandleCallResponse(to_client, p, m.result, m.error, altered);
+        return;
+      }
+      if (p.declared && p.ticket != 0) {
+        HandleDeclaredResponse(to_client, p, m.result, m.error, altered);
         return;
       }
       out_->ToClient(to_client);
@@ -604,6 +797,11 @@ void Session::HandleServerNotification(const RawMessage& m) {
     if (object_params) uri = DecodeString(FindMember(m.params, "uri"));
     spdlog::info("resource updated uri={}: invalidating", uri);
     cache_->Invalidate(options_.server, uri);
+  } else if (m.method_name == "notifications/prompts/list_changed") {
+    // The cached prompts/list (2026-07-28) is outdated.
+    spdlog::info("prompt list changed: invalidating server={}",
+                 options_.server);
+    cache_->Invalidate(options_.server, "");
   } else if (m.method_name == "notifications/resources/list_changed") {
     // MCP: "the list of resources it can read from has changed": what a
     // tool lists or reads may differ now.
@@ -692,9 +890,7 @@ void Session::OnServerLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
                   nid + " (this request's id was already in flight)");
   }
   if (p.what == Tracked::kTasks) OnTaskQueryAnswered(p, "", "");
-  if (p.what != Tracked::kToolsCall || p.ticket == 0 || cache_ == nullptr) {
-    return;
-  }
+  if (p.ticket == 0 || cache_ == nullptr) return;
   if (p.task_write) {
     KeepServerUncached(p, "its task handle was not readable");
     return;
@@ -760,7 +956,7 @@ void Session::KeepServerUncached(const Pending& p, std::string_view why) {
 }
 
 void Session::FailPending(Pending& p, int code, std::string_view message) {
-  if (p.what == Tracked::kToolsCall && p.ticket != 0 && cache_ != nullptr) {
+  if (p.ticket != 0 && cache_ != nullptr) {
     if (p.task_write) {
       KeepServerUncached(p, "its answer was unusable");
     } else {
@@ -799,6 +995,10 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
       } else if (key == "task") {
         r.complete = false;
         task = v;
+      } else if (key == "resultType") {
+        // MCP 2026-07-28: only a "complete" result is final; an
+        // input_required one asks the client for more and is never stored.
+        if (DecodeString(v) != "complete") r.complete = false;
       }
     });
     // Choice: a result without `content` (e.g. a task handle) is incomplete.
@@ -826,34 +1026,8 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
     }
   }
   leader_ids_.erase(p.waiter);
-  Completion c = cache_->Complete(p.ticket, r);
-  bool leader_answered = false;
-  for (WaiterId w : c.waiters) {
-    if (w == p.waiter) {
-      if (!p.cancelled) out_->ToClient(line);
-      leader_answered = true;
-      continue;
-    }
-    std::optional<Follower> f = TakeFollower(w);
-    if (!f) continue;
-    // Choice: a coalesced waiter gets the upstream answer verbatim under its
-    // own id (no provenance: it was not served from the store).
-    std::string reply = R"({"jsonrpc":"2.0","id":)" + f->raw_id;
-    if (!error.empty()) {
-      reply += R"(,"error":)";
-      reply.append(error);
-    } else {
-      reply += R"(,"result":)";
-      reply.append(result);
-    }
-    reply += '}';
-    out_->ToClient(reply);
-  }
-  if (!leader_answered && !p.cancelled) {
-    // The cache did not list the leader (e.g. a bypass ticket it already
-    // retired): the client still gets the server's answer.
-    out_->ToClient(line);
-  }
+  const Completion c = cache_->Complete(p.ticket, r);
+  AnswerWaiters(c, p, line, result, error);
 }
 
 void Session::OnFlightCompletedElsewhere(WaiterId waiter,
@@ -907,9 +1081,17 @@ void Session::SendRefreshPage(std::string_view cursor_literal) {
   internal_[id] = refresh_generation_;
   std::string line =
       R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"tools/list")";
-  if (!cursor_literal.empty()) {
-    line += R"(,"params":{"cursor":)";
-    line.append(cursor_literal);
+  // A 2026-07-28 server rejects a request without the per-request envelope:
+  // the refresh carries the client's last one.
+  const bool modern = era_ == Era::kModern && !modern_envelope_.empty();
+  if (!cursor_literal.empty() || modern) {
+    line += R"(,"params":{)";
+    if (!cursor_literal.empty()) {
+      line += R"("cursor":)";
+      line.append(cursor_literal);
+      if (modern) line += ',';
+    }
+    if (modern) line += R"("_meta":{)" + modern_envelope_ + "}";
     line += '}';
   }
   line += '}';

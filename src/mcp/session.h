@@ -25,6 +25,30 @@
 //                     initialize (invalidation: what the server returns or
 //                     permits may change)
 //
+// Eras (docs/MCP.md, "Protocol eras"). A session is in the 2025 era after
+// initialize and in the 2026-07-28 era after a request carrying a valid
+// per-request envelope in params._meta (era.h). In the 2026-07-28 era:
+//   * a request whose envelope the server would reject (a claim with a
+//     malformed envelope; no envelope at all once the session is modern)
+//     is forwarded, never served, joined or stored ("invalid_envelope"):
+//     the client gets the server's own error;
+//   * a multi round-trip retry (params.inputResponses / requestState) is
+//     forwarded likewise ("multi_round_trip"); requestState is never read;
+//   * a tools/call's key also holds the envelope's protocol version and
+//     client capabilities (the sharing scope gets them appended), so a
+//     client declaring other capabilities never gets another's answer;
+//     a result whose resultType is not "complete" (input_required) is never
+//     stored;
+//   * tools/list, prompts/list, resources/list, resources/templates/list,
+//     resources/read and server/discover go through the cache as
+//     ToolCall::declared calls (tool = method, arguments = params without
+//     _meta plus the envelope's key material): stored only when the result
+//     declares ttlMs > 0 and cacheScope, for ttlMs, shared by every scope
+//     when "public"; a tools/list served from cache still teaches the tools;
+//   * the session's own tools/list refresh carries the envelope of the
+//     client's last valid request.
+// In the 2025 era lists and reads are forwarded and never cached.
+//
 // Request ids. Requests go upstream under the client's own id, byte for
 // byte, unless a request with the same normal id (NormalizeId) is already in
 // flight upstream (the client reused an id, or chose one of the proxy's own
@@ -70,6 +94,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "src/mcp/era.h"
 #include "src/mcp/json_scan.h"
 #include "toolcache/classifier.h"
 #include "toolcache/clock.h"
@@ -165,12 +190,19 @@ class Session {
   size_t in_flight() const { return pending_.size() + followers_.size(); }
   const SessionCounters& counters() const { return counters_; }
   const std::string& protocol_version() const { return protocol_version_; }
+  Era era() const { return era_; }
   // True from notifications/tools/list_changed until the session's own
   // listing of the new tools completed.
   bool refreshing_tools() const { return refreshing_; }
 
  private:
   enum class Tracked { kOther, kInitialize, kToolsList, kToolsCall, kTasks };
+  // What the session knows of one request's era (OnClientLine).
+  struct RequestContext {
+    RequestEra era;
+    bool modern = false;  // a valid 2026-07-28 envelope, modern session
+    std::string problem;  // why the server would reject the envelope
+  };
   struct Pending {
     std::string raw_id;
     Tracked what = Tracked::kOther;
@@ -181,6 +213,7 @@ class Session {
     bool cancelled = false;     // the client cancelled it
     bool first_page = true;     // tools/list without a cursor
     bool task_write = false;    // kToolsCall: CallPlan::task_write
+    bool declared = false;      // a ToolCall::declared request (era.h)
     bool reinitialize = false;  // kInitialize: not the session's first
     // Sent upstream under a proxy id (its pending_ key) instead of raw_id:
     // the answer is re-addressed to raw_id. client_key = NormalizeId(raw_id).
@@ -198,7 +231,22 @@ class Session {
     TicketId ticket = 0;
   };
 
-  void HandleToolsCall(std::string_view line, const RawMessage& m);
+  void HandleToolsCall(std::string_view line, const RawMessage& m,
+                       const RequestContext& ctx);
+  // A cacheable-result request of the 2026-07-28 era (IsCacheableResultMethod)
+  // through the cache as a ToolCall::declared call.
+  void HandleDeclared(std::string_view line, const RawMessage& m,
+                      const RequestContext& ctx);
+  void HandleDeclaredResponse(std::string_view line, Pending& p,
+                              std::string_view result, std::string_view error,
+                              bool altered);
+  // Answers a hit: the stored result under `raw_id`, with provenance.
+  void ServeHit(std::string_view raw_id, const CallPlan& plan);
+  // Answers every waiter of the completed flight of `p`: the leader with
+  // `line`, the others with `result` / `error` under their own ids.
+  void AnswerWaiters(const Completion& c, const Pending& p,
+                     std::string_view line, std::string_view result,
+                     std::string_view error);
   // Why a tools/call cannot share an answer (ToolCall::bypass_reason), or
   // "" when it can.
   std::string_view ShareBlocker(const RawMessage& m, bool other_params) const;
@@ -291,6 +339,10 @@ class Session {
   double roots_quiet_until_ = 0;
   bool initialize_seen_ = false;
   std::string protocol_version_;
+  Era era_ = Era::kUnknown;
+  // The reserved _meta members of the client's last valid 2026-07-28
+  // request (RequestEra::envelope_members), for the session's own requests.
+  std::string modern_envelope_;
   SessionCounters counters_;
 };
 

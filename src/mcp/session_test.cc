@@ -21,6 +21,7 @@ using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 class Recorder final : public SessionOutput {
  public:
@@ -936,6 +937,338 @@ TEST_F(SessionTest, ResourceListChangesAndReinitializeInvalidate) {
   RoundTrip("7", "read_file", R"({"path":"/a"})", kFileResult);
   RoundTrip("8", "read_file", R"({"path":"/c"})", kFileResult);
   EXPECT_EQ(ServerCalls("read_file"), 5u);
+}
+
+// --- MCP 2026-07-28 (era.h): per-request envelopes, declared caching ---
+
+constexpr const char* kEnvelope =
+    R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+    R"("io.modelcontextprotocol/clientCapabilities":{"roots":{}},)"
+    R"("io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}})";
+
+std::string ModernRequest(const std::string& id, const std::string& method,
+                          const std::string& params = "",
+                          const std::string& envelope = kEnvelope) {
+  std::string p = params;
+  if (!envelope.empty()) p += (p.empty() ? "" : ",") + envelope;
+  return R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":")" + method +
+         R"(","params":{)" + p + "}}";
+}
+
+std::string ModernCall(const std::string& id, const std::string& tool,
+                       const std::string& args,
+                       const std::string& envelope = kEnvelope,
+                       const std::string& extra = "") {
+  return ModernRequest(
+      id, "tools/call",
+      R"("name":")" + tool + R"(","arguments":)" + args + extra, envelope);
+}
+
+constexpr const char* kModernTools =
+    R"({"tools":[{"name":"frobnicate","description":"Frobnicate",)"
+    R"("inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true,"openWorldHint":false}}],)"
+    R"("resultType":"complete","ttlMs":60000,"cacheScope":"private"})";
+constexpr const char* kModernRead =
+    R"({"content":[{"type":"text","text":"v1"}],"resultType":"complete"})";
+
+class ModernSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Config config;
+    config.policy = "lru";
+    auto made = NewToolCache(config, &clock_);
+    ASSERT_TRUE(made.ok()) << made.status().message();
+    cache_ = std::move(*made);
+    session_ = NewSession("", &out_);
+  }
+  std::unique_ptr<Session> NewSession(const std::string& scope, Recorder* out) {
+    return std::make_unique<Session>(
+        SessionOptions{.server = "srv", .scope = scope}, cache_.get(), &clock_,
+        out);
+  }
+  // The client sends `line`; when it reaches the server, the server answers
+  // `result` (a result object, or an error object when it starts with
+  // "error:"). Returns what the client got.
+  std::string Exchange(Session& s, Recorder& out, const std::string& line,
+                       const std::string& result) {
+    const size_t sent = out.to_server.size();
+    const size_t got = out.to_client.size();
+    s.OnClientLine(line);
+    if (out.to_server.size() > sent) {
+      const json req = json::parse(out.to_server.back());
+      const std::string id = req["id"].dump();
+      if (result.rfind("error:", 0) == 0) {
+        s.OnServerLine(R"({"jsonrpc":"2.0","id":)" + id + R"(,"error":)" +
+                       result.substr(6) + "}");
+      } else {
+        s.OnServerLine(Result(id, result));
+      }
+    }
+    EXPECT_EQ(out.to_client.size(), got + 1) << line;
+    return out.to_client.size() > got ? out.to_client.back() : "";
+  }
+  std::string Exchange(const std::string& line, const std::string& result) {
+    return Exchange(*session_, out_, line, result);
+  }
+  size_t Sent(const Recorder& out, const std::string& method) const {
+    size_t n = 0;
+    for (const std::string& l : out.to_server) {
+      if (json::parse(l).value("method", "") == method) ++n;
+    }
+    return n;
+  }
+  void LearnList() {
+    (void)Exchange(ModernRequest("\"tl\"", "tools/list"), kModernTools);
+  }
+
+  ManualClock clock_{1000};
+  std::unique_ptr<ToolCache> cache_;
+  Recorder out_;
+  std::unique_ptr<Session> session_;
+};
+
+TEST_F(ModernSessionTest, AModernRequestSetsTheEra) {
+  EXPECT_EQ(session_->era(), Era::kUnknown);
+  LearnList();
+  EXPECT_EQ(session_->era(), Era::kModern);
+}
+
+// The issue's reproduction: a call the server rejects for its envelope
+// (no clientCapabilities) is not answered from cache; the client gets the
+// server's -32602.
+TEST_F(ModernSessionTest, AnEnvelopeTheServerRejectsReachesTheServer) {
+  LearnList();
+  std::string got =
+      Exchange(ModernCall("1", "frobnicate", R"({"a":1})"), kModernRead);
+  got = Exchange(ModernCall("2", "frobnicate", R"({"a":1})"), kModernRead);
+  ASSERT_THAT(got, HasSubstr("toolcache/cache")) << "the read is cached";
+  const std::string rejected =
+      R"(error:{"code":-32602,"message":"Invalid _meta envelope"})";
+  const std::string no_caps =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"})";
+  got =
+      Exchange(ModernCall("3", "frobnicate", R"({"a":1})", no_caps), rejected);
+  EXPECT_THAT(got, HasSubstr("-32602"));
+  EXPECT_EQ(Sent(out_, "tools/call"), 2u);
+  // No envelope at all in a modern session: the server rejects it too.
+  got = Exchange(ModernCall("4", "frobnicate", R"({"a":1})", ""), rejected);
+  EXPECT_THAT(got, HasSubstr("-32602"));
+  EXPECT_EQ(Sent(out_, "tools/call"), 3u);
+  const ToolCacheStats st = cache_->Stats();
+  EXPECT_EQ(st.bypasses.at("invalid_envelope"), 2u);
+  EXPECT_EQ(st.hits, 1u);
+}
+
+TEST_F(ModernSessionTest, TheKeyHoldsCapabilitiesButNotVolatileMeta) {
+  LearnList();
+  (void)Exchange(ModernCall("1", "frobnicate", "{}"), kModernRead);
+  // Another progress token and clientInfo: the same key.
+  const std::string same =
+      R"("_meta":{"progressToken":9,"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+      R"("io.modelcontextprotocol/clientCapabilities":{"roots":{}},)"
+      R"("io.modelcontextprotocol/clientInfo":{"name":"other","version":"2"}})";
+  EXPECT_THAT(Exchange(ModernCall("2", "frobnicate", "{}", same), kModernRead),
+              HasSubstr("toolcache/cache"));
+  // Other capabilities: what the server answers may differ.
+  const std::string other =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+      R"("io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}})";
+  EXPECT_THAT(Exchange(ModernCall("3", "frobnicate", "{}", other), kModernRead),
+              Not(HasSubstr("toolcache/cache")));
+  EXPECT_EQ(Sent(out_, "tools/call"), 2u);
+}
+
+TEST_F(ModernSessionTest, InputRequiredIsNeverStoredNorARetryServed) {
+  LearnList();
+  const std::string interim =
+      R"({"resultType":"input_required","inputRequests":{"c":{"method":"elicitation/create","params":{}}},"requestState":"s1"})";
+  (void)Exchange(ModernCall("1", "frobnicate", "{}"), interim);
+  std::string got = Exchange(ModernCall("2", "frobnicate", "{}"), interim);
+  EXPECT_THAT(got, Not(HasSubstr("toolcache/cache")));
+  // The retry carries the answers and the state: forwarded, not stored.
+  const std::string retry =
+      R"(,"inputResponses":{"c":{"action":"accept"}},"requestState":"s1")";
+  (void)Exchange(ModernCall("3", "frobnicate", "{}", kEnvelope, retry),
+                 kModernRead);
+  (void)Exchange(ModernCall("4", "frobnicate", "{}", kEnvelope, retry),
+                 kModernRead);
+  EXPECT_EQ(Sent(out_, "tools/call"), 4u);
+  // A complete answer to the plain request is stored; a retry is still
+  // never served from it.
+  (void)Exchange(ModernCall("5", "frobnicate", "{}"), kModernRead);
+  EXPECT_THAT(Exchange(ModernCall("6", "frobnicate", "{}"), kModernRead),
+              HasSubstr("toolcache/cache"));
+  EXPECT_THAT(Exchange(ModernCall("7", "frobnicate", "{}", kEnvelope, retry),
+                       kModernRead),
+              Not(HasSubstr("toolcache/cache")));
+  EXPECT_EQ(cache_->Stats().bypasses.at("multi_round_trip"), 3u);
+}
+
+TEST_F(ModernSessionTest, ListsAndReadsAreCachedPerTheServersHints) {
+  const std::string list = ModernRequest("\"a\"", "tools/list");
+  (void)Exchange(list, kModernTools);
+  std::string got =
+      Exchange(ModernRequest("\"b\"", "tools/list"), kModernTools);
+  EXPECT_EQ(Sent(out_, "tools/list"), 1u);
+  // Byte-identical result under the client's id, with provenance.
+  const json j = json::parse(got);
+  EXPECT_EQ(j["id"], "b");
+  EXPECT_EQ(j["result"]["ttlMs"], 60000);
+  EXPECT_EQ(j["result"]["cacheScope"], "private");
+  EXPECT_TRUE(j["result"]["_meta"]["toolcache/cache"]["hit"]);
+  // Another cursor is another request.
+  (void)Exchange(ModernRequest("\"c\"", "tools/list", R"("cursor":"p2")"),
+                 kModernTools);
+  EXPECT_EQ(Sent(out_, "tools/list"), 2u);
+  // After ttlMs the list is fetched again.
+  clock_.Advance(61);
+  (void)Exchange(ModernRequest("\"d\"", "tools/list"), kModernTools);
+  EXPECT_EQ(Sent(out_, "tools/list"), 3u);
+  // ttlMs 0: never stored.
+  const std::string stale =
+      R"({"contents":[],"resultType":"complete","ttlMs":0,"cacheScope":"public"})";
+  const std::string read =
+      ModernRequest("\"r\"", "resources/read", R"("uri":"test://x")");
+  (void)Exchange(read, stale);
+  (void)Exchange(read, stale);
+  EXPECT_EQ(Sent(out_, "resources/read"), 2u);
+}
+
+TEST_F(ModernSessionTest, LegacyListsAreNeverCached) {
+  for (int i = 0; i < 2; ++i) {
+    (void)Exchange(R"({"jsonrpc":"2.0","id":"l)" + std::to_string(i) +
+                       R"(","method":"prompts/list"})",
+                   R"({"prompts":[],"ttlMs":60000,"cacheScope":"public"})");
+  }
+  EXPECT_EQ(Sent(out_, "prompts/list"), 2u);
+}
+
+TEST_F(ModernSessionTest, AToolsListServedFromCacheStillTeachesTheTools) {
+  LearnList();
+  // The cache forgets the tools (as after a restart with a shared store);
+  // the client's next listing is served from cache and teaches them again:
+  // without that, frobnicate would be an unknown tool, a possible write.
+  cache_->LearnTools("srv", {}, /*replace=*/true);
+  EXPECT_THAT(Exchange(ModernRequest("\"t2\"", "tools/list"), kModernTools),
+              HasSubstr("toolcache/cache"));
+  (void)Exchange(ModernCall("3", "frobnicate", "{}"), kModernRead);
+  EXPECT_THAT(Exchange(ModernCall("4", "frobnicate", "{}"), kModernRead),
+              HasSubstr("toolcache/cache"));
+}
+
+TEST_F(ModernSessionTest, PrivateStaysInItsScopePublicIsShared) {
+  Recorder out_a, out_b;
+  auto a = NewSession("tenant-a", &out_a);
+  auto b = NewSession("tenant-b", &out_b);
+  const std::string priv =
+      R"({"resources":[],"resultType":"complete","ttlMs":60000,"cacheScope":"private"})";
+  const std::string pub =
+      R"({"contents":[{"uri":"test://p","text":"x"}],"resultType":"complete","ttlMs":60000,"cacheScope":"public"})";
+  (void)Exchange(*a, out_a, ModernRequest("1", "resources/list"), priv);
+  (void)Exchange(*b, out_b, ModernRequest("1", "resources/list"), priv);
+  EXPECT_EQ(Sent(out_b, "resources/list"), 1u) << "private reached tenant-b";
+  EXPECT_THAT(Exchange(*a, out_a, ModernRequest("2", "resources/list"), priv),
+              HasSubstr("toolcache/cache"));
+  const std::string read =
+      ModernRequest("3", "resources/read", R"("uri":"test://p")");
+  (void)Exchange(*a, out_a, read, pub);
+  EXPECT_THAT(Exchange(*b, out_b, read, pub), HasSubstr("toolcache/cache"));
+  EXPECT_EQ(Sent(out_b, "resources/read"), 0u);
+}
+
+TEST_F(ModernSessionTest, WritesAndNotificationsDropDeclaredEntries) {
+  LearnList();
+  const std::string read =
+      ModernRequest("\"r\"", "resources/read", R"("uri":"test://doc")");
+  const std::string doc =
+      R"({"contents":[],"resultType":"complete","ttlMs":60000,"cacheScope":"public"})";
+  const std::string prompts = ModernRequest("\"p\"", "prompts/list");
+  const std::string plist =
+      R"({"prompts":[],"resultType":"complete","ttlMs":60000,"cacheScope":"public"})";
+  auto cached = [&](const std::string& line, const std::string& result) {
+    return Exchange(line, result).find("toolcache/cache") != std::string::npos;
+  };
+  (void)Exchange(read, doc);
+  ASSERT_TRUE(cached(read, doc));
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"test://doc"}})");
+  EXPECT_FALSE(cached(read, doc)) << "resources/updated kept the read";
+  (void)Exchange(prompts, plist);
+  ASSERT_TRUE(cached(prompts, plist));
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/prompts/list_changed"})");
+  EXPECT_FALSE(cached(prompts, plist)) << "prompts/list_changed kept the list";
+  (void)Exchange(read, doc);
+  ASSERT_TRUE(cached(read, doc));
+  // A write (an unknown tool is a possible one) drops lists and reads.
+  (void)Exchange(ModernCall("9", "delete_everything", "{}"), kModernRead);
+  EXPECT_FALSE(cached(read, doc)) << "a write kept the read";
+}
+
+TEST_F(ModernSessionTest, TheToolsRefreshCarriesTheEnvelope) {
+  LearnList();
+  out_.to_server.clear();
+  session_->OnServerLine(
+      R"({"jsonrpc":"2.0","method":"notifications/tools/list_changed"})");
+  ASSERT_EQ(out_.to_server.size(), 1u);
+  const json refresh = json::parse(out_.to_server[0]);
+  EXPECT_EQ(refresh["method"], "tools/list");
+  EXPECT_EQ(
+      refresh["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+      "2026-07-28");
+  EXPECT_TRUE(
+      refresh["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+          .is_object());
+  // And the cached tools/list is gone.
+  (void)Exchange(ModernRequest("\"t9\"", "tools/list"), kModernTools);
+  EXPECT_EQ(Sent(out_, "tools/list"), 2u);
+}
+
+TEST_F(ModernSessionTest, InitializeMakesTheSessionLegacy) {
+  (void)Exchange(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}})",
+      R"({"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}})");
+  EXPECT_EQ(session_->era(), Era::kLegacy);
+  // A 2025-era server ignores an envelope: no invalid_envelope bypass, and
+  // lists stay uncached.
+  const std::string no_caps =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"})";
+  (void)Exchange(ModernRequest("1", "tools/list", "", no_caps), kModernTools);
+  (void)Exchange(ModernRequest("2", "tools/list", "", no_caps), kModernTools);
+  EXPECT_EQ(Sent(out_, "tools/list"), 2u);
+  EXPECT_FALSE(cache_->Stats().bypasses.contains("invalid_envelope"));
+}
+
+TEST_F(ModernSessionTest, ARejectedInitializeKeepsTheEnvelopeChecks) {
+  LearnList();
+  (void)Exchange(ModernCall("1", "frobnicate", "{}"), kModernRead);
+  // A 2026-07-28 server rejects a legacy initialize: the session stays
+  // modern, so a call without an envelope is still not answered from cache.
+  (void)Exchange(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}})",
+      R"(error:{"code":-32022,"message":"Unsupported protocol version"})");
+  EXPECT_EQ(session_->era(), Era::kModern);
+  const std::string got =
+      Exchange(ModernCall("2", "frobnicate", "{}", ""),
+               R"(error:{"code":-32602,"message":"missing envelope"})");
+  EXPECT_THAT(got, HasSubstr("-32602"));
+}
+
+TEST_F(ModernSessionTest, IdenticalListsInFlightShareOneUpstreamRequest) {
+  session_->OnClientLine(ModernRequest("\"x\"", "resources/list"));
+  session_->OnClientLine(ModernRequest("\"y\"", "resources/list"));
+  ASSERT_EQ(Sent(out_, "resources/list"), 1u) << "the second did not join";
+  session_->OnServerLine(Result(
+      "\"x\"",
+      R"({"resources":[],"resultType":"complete","ttlMs":60000,"cacheScope":"private"})"));
+  ASSERT_EQ(out_.to_client.size(), 2u);
+  EXPECT_EQ(json::parse(out_.to_client[0])["id"], "x");
+  EXPECT_EQ(json::parse(out_.to_client[1])["id"], "y");
+  EXPECT_EQ(json::parse(out_.to_client[1])["result"]["ttlMs"], 60000);
+  // And a retry never joins: it goes upstream itself.
+  session_->OnClientLine(
+      ModernRequest("\"z\"", "resources/list", R"("requestState":"s")"));
+  EXPECT_EQ(Sent(out_, "resources/list"), 2u);
 }
 
 }  // namespace
