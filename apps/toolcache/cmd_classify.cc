@@ -41,7 +41,44 @@ struct ClassifyArgs {
   bool evaluate = false;
   std::vector<std::string> without;
   std::string eval_set;
+  // The LLM feature extractor (overrides / sets `classifier.llm`).
+  std::string llm_url;
+  std::string llm_api;
+  std::string llm_model;
+  std::string llm_api_key_env;
+  double llm_timeout_seconds = 0;
+  bool llm_may_relax = false;
+  bool no_llm = false;
 };
+
+// Applies --llm-* to config.classifier.llm. False (with a message on
+// stderr) when the result is incomplete.
+bool ApplyLlmFlags(const ClassifyArgs& args, Config* config) {
+  if (args.no_llm) {
+    config->classifier.llm.reset();
+    return true;
+  }
+  const bool any = !args.llm_url.empty() || !args.llm_api.empty() ||
+                   !args.llm_model.empty() || !args.llm_api_key_env.empty() ||
+                   args.llm_timeout_seconds > 0 || args.llm_may_relax;
+  if (!any) return true;
+  LlmExtractorConfig l = config->classifier.llm.value_or(LlmExtractorConfig{});
+  if (!args.llm_url.empty()) l.url = args.llm_url;
+  if (!args.llm_api.empty()) l.api = args.llm_api;
+  if (!args.llm_model.empty()) l.model = args.llm_model;
+  if (!args.llm_api_key_env.empty()) l.api_key_env = args.llm_api_key_env;
+  if (args.llm_timeout_seconds > 0)
+    l.timeout_seconds = args.llm_timeout_seconds;
+  if (args.llm_may_relax) l.may_relax = true;
+  if (l.url.empty() || l.model.empty()) {
+    std::cerr << "toolcache classify: the LLM extractor needs --llm-url and "
+                 "--llm-model (or classifier.llm.url and .model in the "
+                 "configuration)\n";
+    return false;
+  }
+  config->classifier.llm = std::move(l);
+  return true;
+}
 
 // Choice: tool-definition input is capped at 64 MiB (the GitHub server's
 // 117 tools are ~60 KB, BFCL's 400 simple functions ~300 KB), so /dev/zero
@@ -188,6 +225,8 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
 }
 
 int Run(const ClassifyArgs& args) {
+  // Logs (the LLM extractor's failures) go to stderr: stdout is the output.
+  SetUpLogging("toolcache classify", "", "warn");
   Config config;
   if (!args.config.empty()) {
     Result<Config> c = LoadConfigFile(args.config);
@@ -197,6 +236,7 @@ int Run(const ClassifyArgs& args) {
     }
     config = std::move(*c);
   }
+  if (!ApplyLlmFlags(args, &config)) return kExitUsage;
   if (!args.eval_set.empty()) {
     if (!args.file.empty()) {
       std::cerr << "toolcache classify: give either FILE or --eval-set DIR, "
@@ -380,6 +420,30 @@ Command AddClassifyCommand(CLI::App& root) {
       "Score the heuristic (annotations stripped) on a labelled set: a "
       "folder with split.csv, labels.csv and <server>.json (see "
       "docs/CLASSIFY.md)");
+  c.app->add_option("--llm-url", args->llm_url,
+                    "LLM feature extractor: the provider's origin (Anthropic "
+                    "Messages or OpenAI Chat Completions); sets "
+                    "classifier.llm.url");
+  c.app->add_option("--llm-model", args->llm_model,
+                    "LLM feature extractor: the model");
+  c.app
+      ->add_option("--llm-api", args->llm_api,
+                   "LLM feature extractor: anthropic (default) or openai")
+      ->check(CLI::IsMember({"anthropic", "openai"}));
+  c.app->add_option("--llm-api-key-env", args->llm_api_key_env,
+                    "LLM feature extractor: environment variable holding "
+                    "the API key");
+  c.app
+      ->add_option("--llm-timeout", args->llm_timeout_seconds,
+                   "LLM feature extractor: seconds per call (default 10)")
+      ->check(CLI::Range(0.001, 600.0));
+  c.app->add_flag("--llm-may-relax", args->llm_may_relax,
+                  "LLM feature extractor: let an INFORMATIONAL answer outrank "
+                  "weak evidence (default: it may only veto or shorten "
+                  "the TTL)");
+  c.app->add_flag("--no-llm", args->no_llm,
+                  "Leave out the LLM feature extractor even when the "
+                  "configuration has classifier.llm");
   c.run = [args] { return Run(*args); };
   return c;
 }
