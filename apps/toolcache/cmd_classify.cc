@@ -176,6 +176,23 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
                                 .use_learned_model = !args.no_model});
   const std::vector<classify::HalfReport> reports =
       classify::EvaluateSet(classifier, *set, args.with_annotations);
+  // The same set as the MCP faces see it (annotations trusted), side by
+  // side with the heuristic alone, unless that is what was asked.
+  std::vector<classify::HalfReport> trusted;
+  if (!args.with_annotations) {
+    const Classifier with(config,
+                          ClassifierOptions{.use_annotations = true,
+                                            .use_learned_model = !args.no_model,
+                                            .use_llm = false});
+    trusted = classify::EvaluateSet(with, *set, true);
+  }
+  auto trusted_of =
+      [&](const classify::HalfReport& h) -> const classify::HalfReport* {
+    for (const classify::HalfReport& t : trusted) {
+      if (t.half == h.half) return &t;
+    }
+    return nullptr;
+  };
   if (args.format == "json") {
     for (const classify::HalfReport& h : reports) {
       nlohmann::ordered_json j;
@@ -190,13 +207,19 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
       j["reads_cacheable"] = h.reads_cacheable;
       j["reads_lost"] = h.reads_lost;
       j["ttl_classes"] = h.ttl_classes;
+      if (const classify::HalfReport* t = trusted_of(h)) {
+        j["annotations_trusted"] = {{"writes_cacheable", t->writes_cacheable},
+                                    {"read_recall", t->ReadRecall()},
+                                    {"reads_cacheable", t->reads_cacheable}};
+      }
       std::cout << j.dump() << "\n";
     }
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows = {
       {"HALF", "SERVERS", "TOOLS", "READS", "WRITES", "WRITES-INFO",
-       "WRITES-CACHEABLE", "READ-RECALL", "READS-CACHEABLE", "TTL-CLASSES"}};
+       "WRITES-CACHEABLE", "READ-RECALL", "READS-CACHEABLE", "TTL-CLASSES",
+       "ANN:WRITES-CACHEABLE", "ANN:READ-RECALL"}};
   for (const classify::HalfReport& h : reports) {
     std::string ttl;
     for (const auto& [name, n] : h.ttl_classes) {
@@ -210,6 +233,9 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
                     std::to_string(h.reads_cacheable) + " (" +
                         Fixed(h.ReadCacheableShare(), 3) + ")",
                     ttl.empty() ? "-" : ttl});
+    const classify::HalfReport* t = trusted_of(h);
+    rows.back().push_back(t ? std::to_string(t->writes_cacheable.size()) : "-");
+    rows.back().push_back(t ? Fixed(t->ReadRecall(), 3) : "-");
   }
   PrintTable(rows);
   for (const classify::HalfReport& h : reports) {
@@ -220,6 +246,10 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
               << ": writes cacheable: " << JoinNames(h.writes_cacheable) << "\n"
               << h.half << ": reads called COMMAND: " << JoinNames(h.reads_lost)
               << "\n";
+    if (const classify::HalfReport* t = trusted_of(h)) {
+      std::cout << h.half << ": writes cacheable with annotations trusted: "
+                << JoinNames(t->writes_cacheable) << "\n";
+    }
   }
   return kExitOk;
 }
