@@ -173,7 +173,8 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
   }
   const Classifier classifier(
       config, ClassifierOptions{.use_annotations = args.with_annotations,
-                                .use_learned_model = !args.no_model});
+                                .use_learned_model = !args.no_model,
+                                .llm_wait = true});
   const std::vector<classify::HalfReport> reports =
       classify::EvaluateSet(classifier, *set, args.with_annotations);
   // The same set as the MCP faces see it (annotations trusted), side by
@@ -307,7 +308,8 @@ int Run(const ClassifyArgs& args) {
   const Classifier classifier(
       config, ClassifierOptions{
                   .use_annotations = !(args.no_annotations || args.evaluate),
-                  .use_learned_model = !args.no_model});
+                  .use_learned_model = !args.no_model,
+                  .llm_wait = true});
   // Evaluated before any output, so input without ground truth fails fast.
   classify::Evaluation e;
   if (args.evaluate) {

@@ -145,6 +145,11 @@ struct ClassifierOptions {
   // Where the configured LLM extractor caches its answers besides memory
   // (not owned; must outlive the Classifier). nullptr: memory only.
   Store* llm_store = nullptr;
+  // true: a new definition's first classification waits for the LLM's
+  // answer (up to classifier.llm.timeoutSeconds; `toolcache classify`).
+  // false (default, the faces): it never waits; the call is COMMAND
+  // ("answer pending") until the answer arrives.
+  bool llm_wait = false;
 };
 
 class Classifier {

@@ -303,8 +303,10 @@ struct Classifier::Impl {
       // A bad extractor configuration leaves the layer out (logged): the
       // classifier never fails to construct (config loading checked it).
       Result<std::unique_ptr<classify::LlmExtractor>> x =
-          classify::LlmExtractor::Create(*config.classifier.llm,
-                                         options.llm_store);
+          classify::LlmExtractor::Create(
+              *config.classifier.llm, options.llm_store,
+              options.llm_wait ? classify::LlmExtractor::Mode::kWait
+                               : classify::LlmExtractor::Mode::kBackground);
       if (x.ok()) {
         extra.push_back(std::move(*x));
       } else {

@@ -16,10 +16,13 @@
 //   number, a schema property name and a reason cut to 200 bytes with
 //   control characters replaced.
 //
-// Choice: synchronous calls on a loop thread of the extractor's own (the
-// classifier's interface is synchronous); the first classification of a
-// new tool may wait up to timeoutSeconds, later ones are served from the
-// cache.
+// Choice: two modes. kWait (`toolcache classify`, evaluation): the first
+// classification of a new definition waits for the answer, up to
+// timeoutSeconds. kBackground (the faces, whose engine classifies under its
+// lock): the first classification queues the question for a worker thread
+// and answers COMMAND "answer pending" at once (that call is forwarded
+// uncached: conservative, never blocking); later ones use the answer, or,
+// after a failure, the other layers' verdict.
 #include "src/classify/llm_extractor.h"
 
 #include <spdlog/spdlog.h>
@@ -28,11 +31,13 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <future>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -48,6 +53,9 @@ constexpr std::string_view kStoreNamespace = "llmx";
 // Choice: answers longer than 64 KiB are not feature JSON; cut and fail.
 constexpr size_t kMaxResponseBytes = 64 << 10;
 constexpr size_t kMaxReasonBytes = 200;
+// Choice: at most 4096 definitions remembered (a server lists tens to a few
+// hundred tools; a definition asked again costs one more call).
+constexpr size_t kMaxSlots = 4096;
 
 // The paper's Table 2 features, with its TTL classes (section 4.1) and the
 // project's labelling rule (docs/CLASSIFY.md "Labels") as the definition of
@@ -315,8 +323,22 @@ struct LlmExtractor::Impl {
   mutable std::map<std::string, Slot, std::less<>> slots;  // GUARDED_BY(mu)
   mutable LlmExtractorStats stats;                         // GUARDED_BY(mu)
   mutable std::string last_error;                          // GUARDED_BY(mu)
+  LlmExtractor::Mode mode = LlmExtractor::Mode::kWait;
+  // kBackground: definitions to ask for, and the thread asking.
+  mutable std::deque<std::pair<std::string, ToolInfo>> jobs;  // GUARDED_BY(mu)
+  mutable std::condition_variable work;
+  mutable bool stopping = false;  // GUARDED_BY(mu)
+  std::thread worker;
 
   ~Impl() {
+    if (worker.joinable()) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        stopping = true;
+      }
+      work.notify_all();
+      worker.join();  // waits for a call in progress (bounded by its timeout)
+    }
     if (client) client->CloseIdle();
     loop.reset();  // stops and joins the loop thread
     client.reset();
@@ -405,29 +427,12 @@ struct LlmExtractor::Impl {
     return ParseLlmResponse(config.api, out.body, tool);
   }
 
-  std::optional<LlmAnswer> Answer(const ToolInfo& tool) const {
-    const std::string digest =
-        LlmDefinitionDigest(config.api, config.model, tool);
-    const double timeout = config.timeout_seconds + 2;
-    {
-      std::unique_lock<std::mutex> lock(mu);
-      Slot& s = slots[digest];
-      // Another thread is asking: wait for it (bounded).
-      cv.wait_for(lock, std::chrono::duration<double>(timeout),
-                  [&s] { return !s.pending; });
-      if (s.pending) return std::nullopt;
-      if (s.answer) {
-        ++stats.memory_hits;
-        return s.answer;
-      }
-      if (s.failed_at >= 0 &&
-          http::SteadySeconds() - s.failed_at < kLlmRetryAfterSeconds) {
-        return std::nullopt;
-      }
-      s.pending = true;
-    }
+  // Asks the store, then the provider, for `digest` (whose slot this
+  // thread marked pending) and settles the slot.
+  std::optional<LlmAnswer> Fetch(const std::string& digest,
+                                 const ToolInfo& tool) const {
     std::optional<LlmAnswer> answer = FromStore(digest, tool);
-    bool from_store = answer.has_value();
+    const bool from_store = answer.has_value();
     std::string why;
     if (!answer) {
       {
@@ -457,6 +462,63 @@ struct LlmExtractor::Impl {
     cv.notify_all();
     return answer;
   }
+
+  // The answer for `tool`: from memory, or fetched now (kWait: this thread
+  // waits, bounded), or asked for in the background (kBackground: *pending
+  // is set while the answer is on its way).
+  std::optional<LlmAnswer> Answer(const ToolInfo& tool, bool* pending) const {
+    *pending = false;
+    const std::string digest =
+        LlmDefinitionDigest(config.api, config.model, tool);
+    const double timeout = config.timeout_seconds + 2;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      if (slots.size() >= kMaxSlots) {
+        // Choice: a bounded table; settled entries are dropped all at once
+        // (asked again when seen again), pending ones kept.
+        std::erase_if(slots, [](const auto& kv) { return !kv.second.pending; });
+      }
+      Slot& s = slots[digest];
+      if (s.pending && mode == LlmExtractor::Mode::kBackground) {
+        *pending = true;
+        return std::nullopt;
+      }
+      // Another thread is asking: wait for it (bounded).
+      cv.wait_for(lock, std::chrono::duration<double>(timeout),
+                  [&s] { return !s.pending; });
+      if (s.pending) return std::nullopt;
+      if (s.answer) {
+        ++stats.memory_hits;
+        return s.answer;
+      }
+      if (s.failed_at >= 0 &&
+          http::SteadySeconds() - s.failed_at < kLlmRetryAfterSeconds) {
+        return std::nullopt;
+      }
+      s.pending = true;
+      if (mode == LlmExtractor::Mode::kBackground) {
+        jobs.push_back({digest, tool});
+        work.notify_one();
+        *pending = true;
+        return std::nullopt;
+      }
+    }
+    return Fetch(digest, tool);
+  }
+
+  // The background worker: fetches queued definitions one at a time.
+  void Work() const {
+    std::unique_lock<std::mutex> lock(mu);
+    while (true) {
+      work.wait(lock, [this] { return stopping || !jobs.empty(); });
+      if (stopping) return;
+      auto [digest, tool] = std::move(jobs.front());
+      jobs.pop_front();
+      lock.unlock();
+      (void)Fetch(digest, tool);
+      lock.lock();
+    }
+  }
 };
 
 LlmExtractor::LlmExtractor(std::unique_ptr<Impl> impl)
@@ -464,7 +526,7 @@ LlmExtractor::LlmExtractor(std::unique_ptr<Impl> impl)
 LlmExtractor::~LlmExtractor() = default;
 
 Result<std::unique_ptr<LlmExtractor>> LlmExtractor::Create(
-    const LlmExtractorConfig& config, Store* store) {
+    const LlmExtractorConfig& config, Store* store, Mode mode) {
   if (config.api != "anthropic" && config.api != "openai") {
     return InvalidArgument("classifier.llm.api must be anthropic or openai");
   }
@@ -497,12 +559,26 @@ Result<std::unique_ptr<LlmExtractor>> LlmExtractor::Create(
   if (!client.ok()) return client.status();
   impl->client = std::move(*client);
   impl->loop = http::NewLoopThread();
+  impl->mode = mode;
+  if (mode == Mode::kBackground) {
+    impl->worker = std::thread([p = impl.get()] { p->Work(); });
+  }
   return std::unique_ptr<LlmExtractor>(new LlmExtractor(std::move(impl)));
 }
 
 std::optional<Features> LlmExtractor::Extract(const ToolInfo& tool,
                                               std::string_view) const {
-  std::optional<LlmAnswer> a = impl_->Answer(tool);
+  bool pending = false;
+  std::optional<LlmAnswer> a = impl_->Answer(tool, &pending);
+  if (pending) {
+    // Not blocking the caller costs one uncached call, never a stale one.
+    Features f;
+    f.request_type = RequestType::kCommand;
+    f.detail =
+        "llm extractor: answer pending; not cached until it arrives (or "
+        "the call times out and the other layers decide)";
+    return f;
+  }
   if (!a) return std::nullopt;
   Features f;
   if (!a->parameter_category.empty()) {

@@ -21,8 +21,8 @@
 // several processes sharing a store ask once.
 //
 // Thread-safety: Extract may be called concurrently; concurrent first calls
-// for one definition make one provider call (the others wait for it, up to
-// the timeout).
+// for one definition make one provider call (in Mode::kWait the others wait
+// for it, up to the timeout; in Mode::kBackground nobody waits).
 //
 // Example:
 //   LlmExtractorConfig c{.url = "http://127.0.0.1:8080", .model = "m"};
@@ -89,11 +89,21 @@ struct LlmExtractorStats {
 
 class LlmExtractor final : public FeatureExtractor {
  public:
+  // How a definition's first classification gets its answer.
+  enum class Mode {
+    // Waits for the provider (up to timeoutSeconds): `toolcache classify`.
+    kWait,
+    // Never waits: the question goes to a worker thread and the layer says
+    // COMMAND "answer pending" until the answer arrives (the faces, whose
+    // engine classifies while holding its lock).
+    kBackground,
+  };
   // INVALID_ARGUMENT for a bad url or api. The API key is read from
   // config.api_key_env now. `store` (optional, not owned) must outlive the
   // extractor.
   [[nodiscard]] static Result<std::unique_ptr<LlmExtractor>> Create(
-      const LlmExtractorConfig& config, Store* store = nullptr);
+      const LlmExtractorConfig& config, Store* store = nullptr,
+      Mode mode = Mode::kWait);
   ~LlmExtractor() override;
 
   FeatureSource source() const override { return FeatureSource::kLlm; }

@@ -374,7 +374,9 @@ TEST(LlmExtractor, ConfiguredThroughTheClassifierBlock) {
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
   ASSERT_TRUE(cfg->classifier.llm.has_value());
   EXPECT_FALSE(cfg->classifier.llm->may_relax);
-  EXPECT_FALSE(Classifier(*cfg).Classify(Book()).cacheable);
+  EXPECT_FALSE(Classifier(*cfg, ClassifierOptions{.llm_wait = true})
+                   .Classify(Book())
+                   .cacheable);
   // use_llm = false leaves it out.
   EXPECT_TRUE(Classifier(*cfg, ClassifierOptions{.use_llm = false})
                   .Classify(Book())
@@ -390,6 +392,56 @@ TEST(LlmExtractor, ConfiguredThroughTheClassifierBlock) {
         "true\n"}) {
     EXPECT_FALSE(ParseConfig(bad, "bad.yaml").ok()) << bad;
   }
+}
+
+// The faces' mode: the engine classifies under its lock, so the first
+// classification of a new definition never waits: COMMAND "answer pending"
+// (one uncached call) until the answer arrives.
+Verdict ClassifyUntilSettled(const Classifier& c, const ToolInfo& t) {
+  Verdict v;
+  for (int i = 0; i < 200; ++i) {
+    v = c.Classify(t);
+    if (v.detail.find("answer pending") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return v;
+}
+
+TEST(LlmExtractor, BackgroundModeNeverWaitsAndIsConservativeWhilePending) {
+  FakeProvider p;
+  p.Push({.text = R"({"request_type":"COMMAND"})", .delay_seconds = 1});
+  Result<Config> cfg = ParseConfig(
+      "classifier:\n  llm:\n    url: " + p.url() + "\n    model: fake-model\n",
+      "test.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  const Classifier c(*cfg);  // default: llm_wait false
+  const auto t0 = std::chrono::steady_clock::now();
+  const Verdict first = c.Classify(Book());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+                .count(),
+            0.5);
+  EXPECT_FALSE(first.cacheable);
+  EXPECT_EQ(first.source, FeatureSource::kLlm);
+  EXPECT_NE(first.detail.find("answer pending"), std::string::npos)
+      << first.detail;
+  const Verdict later = ClassifyUntilSettled(c, Book());
+  EXPECT_FALSE(later.cacheable);
+  EXPECT_NE(later.detail.find("llm extractor: COMMAND"), std::string::npos)
+      << later.detail;
+  EXPECT_EQ(p.requests().size(), 1u);
+}
+
+TEST(LlmExtractor, BackgroundModeFallsBackToTheHeuristicAfterAFailure) {
+  FakeProvider p;
+  p.Push({.text = "no json here"});
+  Result<Config> cfg = ParseConfig(
+      "classifier:\n  llm:\n    url: " + p.url() + "\n    model: fake-model\n",
+      "test.yaml");
+  ASSERT_TRUE(cfg.ok());
+  const Classifier c(*cfg);
+  const Verdict v = ClassifyUntilSettled(c, Book());
+  EXPECT_TRUE(v.cacheable) << v.detail;
+  EXPECT_EQ(v.source, FeatureSource::kHeuristic);
 }
 
 }  // namespace
