@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { startFakeUpstream } from '../llm/fake_upstream.mjs';
 
 const bin = process.env.TOOLCACHE_BIN;
@@ -102,6 +103,49 @@ try {
   // 6. Incomplete flags are a usage error (exit 2), not a silent no-op.
   r = await classify(toolsFile([book]), ['--llm-url', up.url]);
   check('--llm-url without --llm-model', r.rc === 2 && /--llm-model/.test(r.stderr), `rc=${r.rc}`);
+
+  // 7. Through a face: `toolcache mcp` with classifier.llm in its config
+  //    wrapping the real filesystem server (tests/peers). The provider says
+  //    COMMAND: no call of list_directory is ever a hit (without the layer
+  //    the second one is), the calls succeed, and the provider was asked.
+  const SRC = process.env.TOOLCACHE_SOURCE_DIR;
+  const mods = path.join(SRC, 'tests/peers/node_modules');
+  const { Client } = await import(pathToFileURL(path.join(mods, '@modelcontextprotocol/sdk/dist/esm/client/index.js')));
+  const { StdioClientTransport } = await import(pathToFileURL(path.join(mods, '@modelcontextprotocol/sdk/dist/esm/client/stdio.js')));
+  const FS_SERVER = path.join(mods, '@modelcontextprotocol/server-filesystem/dist/index.js');
+  const root = fs.mkdtempSync(path.join(tmp, 'root-'));
+  fs.writeFileSync(path.join(root, 'a.txt'), 'a');
+  const hits = async (config) => {
+    const client = new Client({ name: 'llmx', version: '1.0.0' }, { capabilities: {} });
+    const transport = new StdioClientTransport({
+      command: bin, args: ['mcp', '--config', config, '--', process.execPath, FS_SERVER, root], stderr: 'pipe',
+    });
+    let log = '';
+    transport.stderr?.on('data', (d) => { log += d.toString(); });
+    await client.connect(transport);
+    const out = [];
+    try {
+      await client.listTools();
+      for (let i = 0; i < 4; i++) {
+        const r = await client.callTool({ name: 'list_directory', arguments: { path: root } });
+        out.push({ hit: r._meta?.['toolcache/cache']?.hit === true, ok: !r.isError });
+        await new Promise((res) => setTimeout(res, 150));
+      }
+    } finally {
+      await client.close();
+    }
+    return { out, log };
+  };
+  const plainCfg = path.join(tmp, 'plain.yaml');
+  fs.writeFileSync(plainCfg, 'ttlSeconds: 300\n');
+  const llmCfg = path.join(tmp, 'llm.yaml');
+  fs.writeFileSync(llmCfg, `ttlSeconds: 300\nclassifier:\n  llm:\n    url: ${up.url}\n    model: fake-model\n`);
+  up.load({ fallbackText: '{"request_type":"COMMAND","reason":"fake provider says so"}' });
+  const base = await hits(plainCfg);
+  const withLlm = await hits(llmCfg);
+  check('face without the layer caches', base.out.some((c) => c.hit), JSON.stringify(base.out));
+  check('face with a COMMAND answer never hits', withLlm.out.every((c) => c.ok && !c.hit) && up.requests.length > 0,
+    `calls=${JSON.stringify(withLlm.out)} provider requests=${up.requests.length}`);
 } finally {
   await up.close();
   fs.rmSync(tmp, { recursive: true, force: true });
