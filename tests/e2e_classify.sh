@@ -187,6 +187,31 @@ grep -Eq "^fresh +15 +401 +207 +194 +0 +0 +0\.957" "$TMP/out" \
 # The second held-out set (12 servers labelled and committed before any
 # rule of its session changed).
 check_heldout heldout2 "$SRC/tests/data/classify/npm_servers_heldout2" 12 313 161 152
+# The wide corpus (issue 31; 65 servers, split train/dev/test by server
+# hash, test half looked at once): default classifier (learned veto on),
+# annotations stripped; and the annotation-trusted column beside it.
+WIDE="$SRC/tests/data/classify/npm_servers_wide"
+expect_exit 0 "eval-set wide json" -- "$BIN" classify --eval-set "$WIDE" --format json
+python3 - "$TMP/out" <<'PY' || fail "eval-set wide figures"
+import json, sys
+rows = {r["half"]: r for r in map(json.loads, open(sys.argv[1]))}
+want = {"train": (36, 885, 1, 0.923), "dev": (18, 322, 0, 0.901),
+        "test": (11, 574, 1, 0.899)}
+for half, (servers, tools, wc, recall) in want.items():
+    r = rows[half]
+    assert (r["servers"], r["tools"]) == (servers, tools), r
+    assert len(r["writes_cacheable"]) == wc, (half, r["writes_cacheable"])
+    assert abs(r["read_recall"] - recall) < 0.0005, (half, r["read_recall"])
+    assert "annotations_trusted" in r, r
+# Trusting annotations caches BrowserStack's five set-up/run tools whose
+# readOnlyHint is wrong (labelled write by override): the annotation column
+# shows what the MCP faces would do.
+t = rows["test"]["annotations_trusted"]["writes_cacheable"]
+assert len(t) == 5 and all(w.startswith("browserstack") for w in t), t
+PY
+expect_exit 0 "eval-set wide table" -- "$BIN" classify --eval-set "$WIDE"
+grep -Eq "^HALF .*ANN:WRITES-CACHEABLE +ANN:READ-RECALL" "$TMP/out" \
+  || fail "eval-set table: no annotation-trusted columns"
 expect_bad "eval-set missing dir" "cannot read" -- "$BIN" classify --eval-set "$TMP/nope"
 expect_bad "eval-set and file" "either FILE or --eval-set" \
   -- "$BIN" classify --eval-set "$SET" "$CSV"

@@ -41,7 +41,44 @@ struct ClassifyArgs {
   bool evaluate = false;
   std::vector<std::string> without;
   std::string eval_set;
+  // The LLM feature extractor (overrides / sets `classifier.llm`).
+  std::string llm_url;
+  std::string llm_api;
+  std::string llm_model;
+  std::string llm_api_key_env;
+  double llm_timeout_seconds = 0;
+  bool llm_may_relax = false;
+  bool no_llm = false;
 };
+
+// Applies --llm-* to config.classifier.llm. False (with a message on
+// stderr) when the result is incomplete.
+bool ApplyLlmFlags(const ClassifyArgs& args, Config* config) {
+  if (args.no_llm) {
+    config->classifier.llm.reset();
+    return true;
+  }
+  const bool any = !args.llm_url.empty() || !args.llm_api.empty() ||
+                   !args.llm_model.empty() || !args.llm_api_key_env.empty() ||
+                   args.llm_timeout_seconds > 0 || args.llm_may_relax;
+  if (!any) return true;
+  LlmExtractorConfig l = config->classifier.llm.value_or(LlmExtractorConfig{});
+  if (!args.llm_url.empty()) l.url = args.llm_url;
+  if (!args.llm_api.empty()) l.api = args.llm_api;
+  if (!args.llm_model.empty()) l.model = args.llm_model;
+  if (!args.llm_api_key_env.empty()) l.api_key_env = args.llm_api_key_env;
+  if (args.llm_timeout_seconds > 0)
+    l.timeout_seconds = args.llm_timeout_seconds;
+  if (args.llm_may_relax) l.may_relax = true;
+  if (l.url.empty() || l.model.empty()) {
+    std::cerr << "toolcache classify: the LLM extractor needs --llm-url and "
+                 "--llm-model (or classifier.llm.url and .model in the "
+                 "configuration)\n";
+    return false;
+  }
+  config->classifier.llm = std::move(l);
+  return true;
+}
 
 // Choice: tool-definition input is capped at 64 MiB (the GitHub server's
 // 117 tools are ~60 KB, BFCL's 400 simple functions ~300 KB), so /dev/zero
@@ -136,9 +173,27 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
   }
   const Classifier classifier(
       config, ClassifierOptions{.use_annotations = args.with_annotations,
-                                .use_learned_model = !args.no_model});
+                                .use_learned_model = !args.no_model,
+                                .llm_wait = true});
   const std::vector<classify::HalfReport> reports =
       classify::EvaluateSet(classifier, *set, args.with_annotations);
+  // The same set as the MCP faces see it (annotations trusted), side by
+  // side with the heuristic alone, unless that is what was asked.
+  std::vector<classify::HalfReport> trusted;
+  if (!args.with_annotations) {
+    const Classifier with(config,
+                          ClassifierOptions{.use_annotations = true,
+                                            .use_learned_model = !args.no_model,
+                                            .use_llm = false});
+    trusted = classify::EvaluateSet(with, *set, true);
+  }
+  auto trusted_of =
+      [&](const classify::HalfReport& h) -> const classify::HalfReport* {
+    for (const classify::HalfReport& t : trusted) {
+      if (t.half == h.half) return &t;
+    }
+    return nullptr;
+  };
   if (args.format == "json") {
     for (const classify::HalfReport& h : reports) {
       nlohmann::ordered_json j;
@@ -153,13 +208,19 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
       j["reads_cacheable"] = h.reads_cacheable;
       j["reads_lost"] = h.reads_lost;
       j["ttl_classes"] = h.ttl_classes;
+      if (const classify::HalfReport* t = trusted_of(h)) {
+        j["annotations_trusted"] = {{"writes_cacheable", t->writes_cacheable},
+                                    {"read_recall", t->ReadRecall()},
+                                    {"reads_cacheable", t->reads_cacheable}};
+      }
       std::cout << j.dump() << "\n";
     }
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows = {
       {"HALF", "SERVERS", "TOOLS", "READS", "WRITES", "WRITES-INFO",
-       "WRITES-CACHEABLE", "READ-RECALL", "READS-CACHEABLE", "TTL-CLASSES"}};
+       "WRITES-CACHEABLE", "READ-RECALL", "READS-CACHEABLE", "TTL-CLASSES",
+       "ANN:WRITES-CACHEABLE", "ANN:READ-RECALL"}};
   for (const classify::HalfReport& h : reports) {
     std::string ttl;
     for (const auto& [name, n] : h.ttl_classes) {
@@ -173,6 +234,9 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
                     std::to_string(h.reads_cacheable) + " (" +
                         Fixed(h.ReadCacheableShare(), 3) + ")",
                     ttl.empty() ? "-" : ttl});
+    const classify::HalfReport* t = trusted_of(h);
+    rows.back().push_back(t ? std::to_string(t->writes_cacheable.size()) : "-");
+    rows.back().push_back(t ? Fixed(t->ReadRecall(), 3) : "-");
   }
   PrintTable(rows);
   for (const classify::HalfReport& h : reports) {
@@ -183,11 +247,17 @@ int RunEvalSet(const ClassifyArgs& args, const Config& config) {
               << ": writes cacheable: " << JoinNames(h.writes_cacheable) << "\n"
               << h.half << ": reads called COMMAND: " << JoinNames(h.reads_lost)
               << "\n";
+    if (const classify::HalfReport* t = trusted_of(h)) {
+      std::cout << h.half << ": writes cacheable with annotations trusted: "
+                << JoinNames(t->writes_cacheable) << "\n";
+    }
   }
   return kExitOk;
 }
 
 int Run(const ClassifyArgs& args) {
+  // Logs (the LLM extractor's failures) go to stderr: stdout is the output.
+  SetUpLogging("toolcache classify", "", "warn");
   Config config;
   if (!args.config.empty()) {
     Result<Config> c = LoadConfigFile(args.config);
@@ -197,6 +267,7 @@ int Run(const ClassifyArgs& args) {
     }
     config = std::move(*c);
   }
+  if (!ApplyLlmFlags(args, &config)) return kExitUsage;
   if (!args.eval_set.empty()) {
     if (!args.file.empty()) {
       std::cerr << "toolcache classify: give either FILE or --eval-set DIR, "
@@ -237,7 +308,8 @@ int Run(const ClassifyArgs& args) {
   const Classifier classifier(
       config, ClassifierOptions{
                   .use_annotations = !(args.no_annotations || args.evaluate),
-                  .use_learned_model = !args.no_model});
+                  .use_learned_model = !args.no_model,
+                  .llm_wait = true});
   // Evaluated before any output, so input without ground truth fails fast.
   classify::Evaluation e;
   if (args.evaluate) {
@@ -380,6 +452,30 @@ Command AddClassifyCommand(CLI::App& root) {
       "Score the heuristic (annotations stripped) on a labelled set: a "
       "folder with split.csv, labels.csv and <server>.json (see "
       "docs/CLASSIFY.md)");
+  c.app->add_option("--llm-url", args->llm_url,
+                    "LLM feature extractor: the provider's origin (Anthropic "
+                    "Messages or OpenAI Chat Completions); sets "
+                    "classifier.llm.url");
+  c.app->add_option("--llm-model", args->llm_model,
+                    "LLM feature extractor: the model");
+  c.app
+      ->add_option("--llm-api", args->llm_api,
+                   "LLM feature extractor: anthropic (default) or openai")
+      ->check(CLI::IsMember({"anthropic", "openai"}));
+  c.app->add_option("--llm-api-key-env", args->llm_api_key_env,
+                    "LLM feature extractor: environment variable holding "
+                    "the API key");
+  c.app
+      ->add_option("--llm-timeout", args->llm_timeout_seconds,
+                   "LLM feature extractor: seconds per call (default 10)")
+      ->check(CLI::Range(0.001, 600.0));
+  c.app->add_flag("--llm-may-relax", args->llm_may_relax,
+                  "LLM feature extractor: let an INFORMATIONAL answer outrank "
+                  "weak evidence (default: it may only veto or shorten "
+                  "the TTL)");
+  c.app->add_flag("--no-llm", args->no_llm,
+                  "Leave out the LLM feature extractor even when the "
+                  "configuration has classifier.llm");
   c.run = [args] { return Run(*args); };
   return c;
 }

@@ -5,7 +5,9 @@
 //   1. the built-in, non-removable exclusion list (HardExcludedTools())
 //   2. the operator's configuration (excludeTools, tools.*.requestType, TTLs)
 //   3. MCP tool annotations (unless the configuration distrusts them)
-//   4. extra FeatureExtractors given at construction (e.g. an LLM extractor)
+//   4. extra FeatureExtractors given at construction, and the LLM feature
+//      extractor when the configuration has `classifier.llm` (it may only
+//      veto or shorten the TTL unless `mayRelax`)
 //   5. the deterministic name / description / schema / argument heuristic
 // A layer that says COMMAND (or excludes) ends the decision. The first layer
 // that says INFORMATIONAL sets the request type, but later layers may still
@@ -42,6 +44,8 @@
 #include "toolcache/verdict.h"
 
 namespace toolcache {
+
+class Store;
 
 // MCP tool annotations (hints from the server). Unset = not given.
 struct ToolAnnotations {
@@ -104,6 +108,10 @@ struct Features {
   // Why ttl_seconds has its value (e.g. "TTL class real-time from 'recent'
   // in the description"); "" = no reason given.
   std::string ttl_detail;
+  // True: ttl_seconds is only an upper bound (the LLM extractor without
+  // mayRelax): it shortens the TTL the other layers chose, never lengthens
+  // it, and does not shorten the operator's per-tool TTL.
+  bool ttl_cap = false;
 };
 
 // One classification layer. Add an LLM-based extractor by implementing this
@@ -130,6 +138,18 @@ struct ClassifierOptions {
   // reaches its threshold into COMMAND (it never makes a tool cacheable).
   // Used to measure the heuristic alone and to train the model.
   bool use_learned_model = true;
+  // false: do not build the LLM feature extractor from the configuration's
+  // `classifier.llm` (src/classify/llm_extractor.h) even when it is set.
+  // An extractor passed as an `extra` layer is used regardless.
+  bool use_llm = true;
+  // Where the configured LLM extractor caches its answers besides memory
+  // (not owned; must outlive the Classifier). nullptr: memory only.
+  Store* llm_store = nullptr;
+  // true: a new definition's first classification waits for the LLM's
+  // answer (up to classifier.llm.timeoutSeconds; `toolcache classify`).
+  // false (default, the faces): it never waits; the call is COMMAND
+  // ("answer pending") until the answer arrives.
+  bool llm_wait = false;
 };
 
 class Classifier {

@@ -133,6 +133,35 @@ struct ProxyConfig {
   std::vector<std::string> allowed_origins;
 };
 
+// The optional LLM feature extractor (`classifier.llm`, docs/CONFIG.md,
+// docs/CLASSIFY.md "The LLM feature extractor"): one call per new tool
+// definition to an Anthropic Messages or OpenAI Chat Completions endpoint,
+// asking for the paper's Table 2 features. Off unless `url` is set.
+struct LlmExtractorConfig {
+  // The provider's origin ("https://api.anthropic.com", a local fake); the
+  // API path is appended ("/v1/messages" or "/v1/chat/completions").
+  std::string url;
+  // "anthropic" (default) or "openai".
+  std::string api = "anthropic";
+  std::string model;
+  // Environment variable holding the API key ("" = send none).
+  std::string api_key_env;
+  // false (default): the answer may only make a verdict more conservative
+  // (INFORMATIONAL -> COMMAND, a shorter TTL). true: an INFORMATIONAL
+  // answer may also outrank the heuristic's weak evidence, as a trusted
+  // annotation does (hard vetoes and the learned veto still win).
+  bool may_relax = false;
+  // A call that has not answered within this long is abandoned: the
+  // heuristic's verdict stands. Choice: 10 s (one call per tool, ever).
+  double timeout_seconds = 10;
+  int32_t line = 0;  // file line, for errors
+};
+
+// The classifier's block (`classifier:`).
+struct ClassifierConfig {
+  std::optional<LlmExtractorConfig> llm;
+};
+
 // One tenant of `toolcache serve` (`serve.tenants.<name>`): callers that
 // present its bearer token share entries with each other and with no one
 // else (the tenant name is the cache scope).
@@ -224,6 +253,8 @@ struct Config {
   ServeConfig serve;
   // Its prompt-cache stage (`promptCache:`).
   PromptCacheConfig prompt_cache;
+  // The classifier's optional layers (`classifier:`).
+  ClassifierConfig classifier;
   // Where the configuration came from ("<defaults>" or the file name).
   std::string source = "<defaults>";
 };

@@ -15,6 +15,8 @@
 //   arguments are treated as absent.
 #include "toolcache/classifier.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -26,6 +28,7 @@
 
 #include "src/classify/heuristic.h"
 #include "src/classify/learned.h"
+#include "src/classify/llm_extractor.h"
 
 namespace toolcache {
 namespace {
@@ -292,7 +295,26 @@ struct Classifier::Impl {
 
   Impl(Config c, ClassifierOptions o,
        std::vector<std::unique_ptr<FeatureExtractor>> e)
-      : config(std::move(c)), options(o), extra(std::move(e)) {}
+      : config(std::move(c)), options(o), extra(std::move(e)) {
+    const bool given = std::any_of(extra.begin(), extra.end(), [](auto& x) {
+      return x->source() == FeatureSource::kLlm;
+    });
+    if (config.classifier.llm && options.use_llm && !given) {
+      // A bad extractor configuration leaves the layer out (logged): the
+      // classifier never fails to construct (config loading checked it).
+      Result<std::unique_ptr<classify::LlmExtractor>> x =
+          classify::LlmExtractor::Create(
+              *config.classifier.llm, options.llm_store,
+              options.llm_wait ? classify::LlmExtractor::Mode::kWait
+                               : classify::LlmExtractor::Mode::kBackground);
+      if (x.ok()) {
+        extra.push_back(std::move(*x));
+      } else {
+        spdlog::warn("classifier: LLM extractor left out: {}",
+                     x.status().message());
+      }
+    }
+  }
 
   bool TrustAnnotations(const ToolInfo& tool) const {
     if (!options.use_annotations) return false;
@@ -325,6 +347,9 @@ struct Classifier::Impl {
     std::optional<std::string> category;
     std::optional<double> shorter_ttl;
     std::string shorter_detail;
+    // An upper bound on the TTL (Features::ttl_cap) and who set it.
+    std::optional<double> ttl_cap;
+    std::string cap_detail;
 
     for (const FeatureExtractor* layer : layers) {
       std::optional<Features> f = layer->Extract(tool, args);
@@ -344,7 +369,15 @@ struct Classifier::Impl {
         // A trusted read-only annotation is not overruled by weak evidence
         // (a stray noun or parameter name); the name's verb still vetoes.
         if (*f->request_type == RequestType::kCommand && f->weak_command &&
-            type && v.source == FeatureSource::kAnnotations) {
+            type && v.source == FeatureSource::kLlm) {
+          v.detail += "; the LLM extractor (mayRelax) outranks the " +
+                      std::string(FeatureSourceName(layer->source())) + "'s " +
+                      f->detail.substr(0, f->detail.find(';'));
+          f->request_type.reset();
+        }
+        if (f->request_type && *f->request_type == RequestType::kCommand &&
+            f->weak_command && type &&
+            v.source == FeatureSource::kAnnotations) {
           v.detail += "; readOnlyHint outranks the " +
                       std::string(FeatureSourceName(layer->source())) + "'s " +
                       f->detail.substr(0, f->detail.find(';'));
@@ -383,7 +416,13 @@ struct Classifier::Impl {
           v.detail = f->detail;
         }
       }
-      if (f->ttl_seconds && !ttl) {
+      if (f->ttl_seconds && f->ttl_cap) {
+        if (!ttl_cap || *f->ttl_seconds < *ttl_cap) {
+          ttl_cap = f->ttl_seconds;
+          cap_detail = std::string(FeatureSourceName(layer->source())) +
+                       (f->ttl_detail.empty() ? "" : ": " + f->ttl_detail);
+        }
+      } else if (f->ttl_seconds && !ttl) {
         ttl = f->ttl_seconds;
         operator_ttl = f->operator_ttl;
         server_wide_ttl =
@@ -426,6 +465,13 @@ struct Classifier::Impl {
     }
     v.ttl_seconds = ttl.value_or(config.ttl_seconds);
     if (!ttl) ttl_detail = "default ttlSeconds";
+    // A cap shortens any TTL but the operator's own for this tool.
+    const bool per_tool_operator_ttl = operator_ttl && !server_wide_ttl;
+    if (ttl_cap && *ttl_cap < v.ttl_seconds && !per_tool_operator_ttl) {
+      ttl_detail = cap_detail + ", shortened from " +
+                   FormatSeconds(v.ttl_seconds) + " s (" + ttl_detail + ")";
+      v.ttl_seconds = *ttl_cap;
+    }
     if (open_world && operator_ttl && server_wide_ttl && !heuristic_reads) {
       v.cacheable = false;
       v.reason = VerdictReason::kOpenWorldNeedsTtl;

@@ -469,6 +469,50 @@ class Parser {
     return p;
   }
 
+  ClassifierConfig ClassifierBlock(const YAML::Node& node) const {
+    ClassifierConfig c;
+    if (node.IsNull()) return c;
+    ExpectMap(node, "classifier");
+    CheckKeys(node, "classifier", {"llm"});
+    const YAML::Node n = node["llm"];
+    if (!n || n.IsNull()) return c;
+    ExpectMap(n, "classifier.llm");
+    CheckKeys(
+        n, "classifier.llm",
+        {"url", "api", "model", "apiKeyEnv", "mayRelax", "timeoutSeconds"});
+    LlmExtractorConfig l;
+    l.line = n.Mark().line + 1;
+    if (const YAML::Node v = n["url"]) l.url = String(v, "classifier.llm.url");
+    if (l.url.empty()) {
+      Fail(n,
+           "'classifier.llm' needs 'url' (the provider's origin, e.g. "
+           "https://api.anthropic.com)");
+    }
+    if (const YAML::Node v = n["api"]) {
+      l.api =
+          Enum<std::string>(v, "classifier.llm.api",
+                            {{"anthropic", "anthropic"}, {"openai", "openai"}});
+    }
+    if (const YAML::Node v = n["model"]) {
+      l.model = String(v, "classifier.llm.model");
+    }
+    if (l.model.empty()) Fail(n, "'classifier.llm' needs 'model'");
+    if (const YAML::Node v = n["apiKeyEnv"]) {
+      l.api_key_env = String(v, "classifier.llm.apiKeyEnv");
+    }
+    if (const YAML::Node v = n["mayRelax"]) {
+      l.may_relax = Bool(v, "classifier.llm.mayRelax");
+    }
+    if (const YAML::Node v = n["timeoutSeconds"]) {
+      l.timeout_seconds = Number(v, "classifier.llm.timeoutSeconds");
+      if (l.timeout_seconds <= 0 || l.timeout_seconds > 600) {
+        Fail(v, "'classifier.llm.timeoutSeconds' must be in (0, 600]");
+      }
+    }
+    c.llm = std::move(l);
+    return c;
+  }
+
   ServeConfig Serve(const YAML::Node& node) const {
     ServeConfig p;
     if (node.IsNull()) return p;
@@ -605,11 +649,12 @@ class Parser {
         }
       }
     }
-    CheckKeys(root, "",
-              {"capacityBytes", "maxEntries", "policy", "policyParams",
-               "ttlSeconds", "minCacheableTtlSeconds", "excludeTools",
-               "perToolTtl", "trustAnnotations", "invalidation", "scope",
-               "tools", "servers", "store", "proxy", "serve", "promptCache"});
+    CheckKeys(
+        root, "",
+        {"capacityBytes", "maxEntries", "policy", "policyParams", "ttlSeconds",
+         "minCacheableTtlSeconds", "excludeTools", "perToolTtl",
+         "trustAnnotations", "invalidation", "scope", "tools", "servers",
+         "store", "proxy", "serve", "promptCache", "classifier"});
     if (const YAML::Node n = root["capacityBytes"]) {
       c.capacity_bytes = Bytes(n, "capacityBytes");
       if (c.capacity_bytes == 0) {
@@ -683,6 +728,9 @@ class Parser {
     if (const YAML::Node n = root["serve"]) c.serve = Serve(n);
     if (const YAML::Node n = root["promptCache"]) {
       c.prompt_cache = PromptCache(n);
+    }
+    if (const YAML::Node n = root["classifier"]) {
+      c.classifier = ClassifierBlock(n);
     }
     if (const YAML::Node n = root["servers"]) {
       if (!n.IsNull()) {

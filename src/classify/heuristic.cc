@@ -578,6 +578,26 @@ void NameVerbs(const std::vector<std::string>& tokens, ToolLevel& out) {
     for (size_t i = 1; i < tokens.size() && verb == tokens.size(); ++i) {
       if (known(i) && !IsNounLike(tokens[i])) verb = i;
     }
+    // A mutating verb before the chosen one, joined to it by a preposition
+    // ("mark_notification_as_read", "set_flag_to_read"), is the phrase's
+    // action and the later verb its complement: the earlier verb decides
+    // ("pull_request_read" has no preposition and still reads).
+    for (size_t j = 1; j < verb && verb < tokens.size(); ++j) {
+      if (BaseVerb(tokens[j]) != VerbClass::kCommand ||
+          BaseVerb(tokens[verb]) == VerbClass::kCommand) {
+        continue;
+      }
+      bool joined = false;
+      for (size_t k = j + 1; k < verb; ++k) {
+        for (std::string_view prep : {"as", "to", "into", "for"}) {
+          if (tokens[k] == prep) joined = true;
+        }
+      }
+      if (joined) {
+        verb = j;
+        break;
+      }
+    }
     for (size_t i = 1; i < tokens.size() && verb == tokens.size(); ++i) {
       if (known(i)) {
         verb = i;
@@ -1164,6 +1184,45 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
   }
 }
 
+// Verbs that turn their object into something else: on a computed value
+// ("convert_time", "convert_ids") they read, on a stored record they change
+// it ("convert_issue_to_subtask", "db_cluster_upgrade_major_version").
+constexpr auto kTransformVerbs = std::to_array<std::string_view>({
+    "convert",
+    "transform",
+    "upgrade",
+    "downgrade",
+    "migrate",
+    "promote",
+    "demote",
+});
+
+// Transform-record rule: a transform verb in the name and a required
+// parameter that identifies one stored record (a name whose last token is
+// "id": "issueId", "cluster_id") -> veto: the record is transformed.
+void TransformedRecord(const ToolInfo& tool, ToolLevel& t) {
+  std::string verb;
+  for (const std::string& token : t.name_tokens) {
+    if (In(kTransformVerbs, token)) verb = token;
+  }
+  if (verb.empty()) return;
+  const nlohmann::json schema =
+      nlohmann::json::parse(tool.input_schema_json, nullptr, false);
+  if (schema.is_discarded() || !schema.is_object()) return;
+  auto required = schema.find("required");
+  if (required == schema.end() || !required->is_array()) return;
+  for (const nlohmann::json& r : *required) {
+    if (!r.is_string()) continue;
+    const std::vector<std::string> parts = TokenizeName(r.get<std::string>());
+    if (!parts.empty() && parts.back() == "id") {
+      Note(t.veto, Strength::kName,
+           "transform-record rule: '" + verb + "' applied to the record '" +
+               r.get<std::string>() + "' identifies");
+      return;
+    }
+  }
+}
+
 ToolLevel AnalyzeTool(const ToolInfo& tool) {
   ToolLevel t;
   t.name_tokens = TokenizeName(tool.name);
@@ -1183,6 +1242,7 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   }
   SchemaFeatures(tool.input_schema_json, tool.title + " " + tool.description,
                  t);
+  TransformedRecord(tool, t);
   TextEvidence(tool.title, Strength::kTitle, "title", t);
   TextEvidence(tool.description, Strength::kDescription, "description", t);
   AsyncJobEvidence(tool.description, t);

@@ -397,3 +397,42 @@ TEST(HeuristicTest, TtlClassesFollowThePaperDefaults) {
 
 }  // namespace
 }  // namespace toolcache::classify
+
+namespace toolcache::classify {
+namespace {
+
+// Issue 31, npm_servers_wide train/dev: a mutating verb joined by a
+// preposition to a later reading verb is the action ("mark ... as read").
+TEST(HeuristicPhrase, MutatingVerbBeforeAPrepositionDecides) {
+  EXPECT_EQ(TypeOf("linear_markNotificationAsRead", "",
+                   "Marks a notification as read"),
+            RequestType::kCommand);
+  EXPECT_EQ(TypeOf("linear_markAllNotificationsAsRead"), RequestType::kCommand);
+  // No preposition: the later verb still decides.
+  EXPECT_EQ(TypeOf("pull_request_read"), RequestType::kInformational);
+}
+
+// A transform verb on a record named by a required id changes the record;
+// on a computed value it reads.
+TEST(HeuristicPhrase, TransformingAnIdentifiedRecordIsAWrite) {
+  EXPECT_EQ(
+      TypeOf("linear_convertIssueToSubtask", "",
+             "Convert an issue to a subtask of another issue",
+             R"({"type":"object","properties":{"issueId":{"type":"string"},
+                       "parentIssueId":{"type":"string"}},
+                       "required":["issueId","parentIssueId"]})"),
+      RequestType::kCommand);
+  EXPECT_EQ(TypeOf("db-cluster-upgrade-major-version", "",
+                   "Upgrade the major version of a database cluster",
+                   R"({"type":"object","properties":{"ID":{"type":"string"},
+                       "Version":{"type":"string"}},"required":["ID"]})"),
+            RequestType::kCommand);
+  EXPECT_EQ(TypeOf("convert_time", "", "Convert time between timezones.",
+                   R"({"type":"object","properties":{"time":{"type":"string"},
+                       "targetTimezone":{"type":"string"}},
+                       "required":["time","targetTimezone"]})"),
+            RequestType::kInformational);
+}
+
+}  // namespace
+}  // namespace toolcache::classify

@@ -10,9 +10,10 @@ descent, no randomness). Method and figures: docs/CLASSIFY.md, "Learned
 write veto".
 
 Corpus and fixed split (by set, decided before training; MODEL_SPLIT):
-  train: npm_servers (all halves), npm_servers_fresh
-  dev:   npm_servers_heldout2, tau2 (half dev)    -> threshold
-  test:  tau2 (half test)                         -> looked at once
+  train: npm_servers (all halves), npm_servers_fresh, npm_servers_heldout2,
+         bfcl_multi_turn, npm_servers_wide (half train)
+  dev:   npm_servers_wide (half dev), tau2 (half dev)   -> threshold
+  test:  npm_servers_wide (half test), tau2 (half test) -> looked at once
 Features (binary, the same in src/classify/learned.cc; keep them in step):
   n:<token>  a name token (TokenizeName: split on non-alphanumerics and
              camelCase, lowercased), v:<token> the name's first token,
@@ -26,7 +27,7 @@ features seen in fewer than MIN_COUNT training tools are dropped; L2
 strength chosen by 5-fold cross-validation grouped by server (log-loss).
 Threshold: the classifier turns a tool the heuristic calls INFORMATIONAL
 into COMMAND when P(write) >= threshold. If dev has writes the heuristic
-calls INFORMATIONAL, the threshold is the largest value that vetoes all of
+alone would cache, the threshold is the largest value that vetoes all of
 them (times a 0.9 margin), capped at CAP; if it has none, the lowest value
 on a 0.05 grid from CAP up that vetoes no dev read the heuristic calls
 INFORMATIONAL. Either way: zero dev writes at the best recall that allows.
@@ -43,8 +44,13 @@ SETS = "tests/data/classify"
 MODEL_SPLIT = [
     ("npm_servers", None, "train"),
     ("npm_servers_fresh", None, "train"),
-    ("npm_servers_heldout2", None, "dev"),
+    # Seen by the rules since sessions 4 and 5: training data now.
+    ("npm_servers_heldout2", None, "train"),
+    ("bfcl_multi_turn", None, "train"),
+    ("npm_servers_wide", "train", "train"),
+    ("npm_servers_wide", "dev", "dev"),
     ("tau2", "dev", "dev"),
+    ("npm_servers_wide", "test", "test"),
     ("tau2", "test", "test"),
 ]
 MIN_COUNT = 2
@@ -156,12 +162,13 @@ def heuristic_informational(toolcache, set_name):
                           os.path.join(SETS, set_name), "--format", "json",
                           "--no-model"], check=True, capture_output=True,
                          text=True)
-    info_writes, lost_reads = set(), set()
+    info_writes, lost_reads, cacheable_writes = set(), set(), set()
     for line in res.stdout.splitlines():
         j = json.loads(line)
         info_writes.update(j["writes_informational"])
         lost_reads.update(j["reads_lost"])
-    return info_writes, lost_reads
+        cacheable_writes.update(j["writes_cacheable"])
+    return info_writes, lost_reads, cacheable_writes
 
 
 def sigmoid(z):
@@ -281,9 +288,10 @@ def main():
         examples += ex
         heur[set_name] = heuristic_informational(args.toolcache, set_name)
     for e in examples:
-        iw, lr = heur[e["set"]]
+        iw, lr, cw = heur[e["set"]]
         key = e["server"] + "/" + e["name"]
         e["heuristic_info"] = (key in iw) if e["write"] else (key not in lr)
+        e["heuristic_cacheable"] = e["write"] and key in cw
     train_set = [e for e in examples if e["part"] == "train"]
     dev = [e for e in examples if e["part"] == "dev"]
     test = [e for e in examples if e["part"] == "test"]
@@ -300,7 +308,11 @@ def main():
     model = train(train_set, vocab, lam)
     for e in examples:
         e["score"] = score(model, e["features"])
-    dev_info_writes = [e["score"] for e in dev if e["write"] and e["heuristic_info"]]
+    # The writes to catch are those the heuristic alone would cache (the
+    # issue's measure); a write it calls INFORMATIONAL but does not cache
+    # (a real-time TTL below the minimum) costs nothing and is not chased
+    # at the price of recall.
+    dev_info_writes = [e["score"] for e in dev if e["heuristic_cacheable"]]
     if dev_info_writes:
         threshold = min([CAP] + [s * MARGIN for s in dev_info_writes])
     else:
