@@ -42,6 +42,7 @@
 
 #include "src/mcp/byte_buffer.h"
 #include "src/mcp/child.h"
+#include "src/mcp/http_upstream.h"
 #include "src/mcp/json_scan.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
@@ -157,7 +158,9 @@ EraCheck CheckEra(std::string_view message, std::string_view version_header,
           kHeaderMismatchCode,
           "Bad Request: the Mcp-Name header is required for " + method);
     }
-    if (name_header != want) {
+    const std::optional<std::string> got =
+        mcp::DecodeMcpHeaderValue(name_header);
+    if (!got || *got != want) {
       return reject(kHeaderMismatchCode,
                     "Bad Request: the request headers and body disagree: "
                     "Mcp-Name is " +
