@@ -103,15 +103,6 @@ EraCheck CheckEra(std::string_view message, std::string_view version_header,
                                             "\"] must be a string");
     }
     claim = c.get<std::string>();
-    if (!IsKnownProtocolVersion(claim)) {
-      nlohmann::json requested = claim;
-      return reject(kUnsupportedVersionCode,
-                    "Unsupported protocol version: " + claim +
-                        " (supported versions: 2026-07-28, 2025-11-25, "
-                        "2025-06-18, 2025-03-26, 2024-11-05)",
-                    "{\"supported\":" + SupportedVersionsJson() +
-                        ",\"requested\":" + requested.dump() + "}");
-    }
     if (!version_header.empty() && version_header != claim) {
       return reject(kHeaderMismatchCode,
                     "Bad Request: the request headers and body disagree: "
@@ -119,7 +110,26 @@ EraCheck CheckEra(std::string_view message, std::string_view version_header,
                         std::string(version_header) + " but the body claims " +
                         claim);
     }
+    if (!IsKnownProtocolVersion(claim)) {
+      nlohmann::json requested = claim;
+      // Choice: the revisions a claim may name, as server/discover's
+      // supportedVersions (the 2025 ones are reached by initialize).
+      return reject(kUnsupportedVersionCode,
+                    "Unsupported protocol version: " + claim +
+                        " (supported versions: 2026-07-28)",
+                    "{\"supported\":[\"2026-07-28\"],\"requested\":" +
+                        requested.dump() + "}");
+    }
     out.modern = IsModernProtocolVersion(claim);
+    if (out.modern && request) {
+      auto caps = meta->find("io.modelcontextprotocol/clientCapabilities");
+      if (caps == meta->end() || !caps->is_object()) {
+        return reject(kInvalidParamsCode,
+                      "Invalid params: a 2026-07-28 request must carry "
+                      "params._meta[\"io.modelcontextprotocol/"
+                      "clientCapabilities\"] (an object)");
+      }
+    }
   } else if (IsModernProtocolVersion(version_header)) {
     if (request) {
       return reject(kInvalidParamsCode,
@@ -304,15 +314,6 @@ std::string ErrorBody(int code, std::string_view message,
          "}}";
 }
 
-std::string ErrorBodyWithData(int code, std::string_view message,
-                              std::string_view data_json) {
-  std::string b = ErrorBody(code, message);
-  if (data_json.empty()) return b;
-  // ...,"message":"..."}} -> ...,"message":"...","data":<data>}}
-  b.resize(b.size() - 2);
-  return b + ",\"data\":" + std::string(data_json) + "}}";
-}
-
 void SendError(const http::ResponderPtr& res, int status, int code,
                std::string_view message, http::Headers extra = {}) {
   extra.push_back({"content-type", "application/json"});
@@ -334,6 +335,7 @@ struct Exchange {
   bool sse = false;
   bool batch = false;
   bool get_stream = false;
+  bool modern = false;  // a 2026-07-28 request: method-not-found is HTTP 404
   bool gone = false;
   std::vector<std::string> waiting;    // normal ids of unanswered requests
   std::vector<std::string> collected;  // JSON mode: answers so far
@@ -664,7 +666,16 @@ class Worker final : public mcp::SessionOutput {
     } else if (!ex.collected.empty()) {
       body = std::move(ex.collected.front());
     }
-    PostSend(ex.sink, 200, std::move(body));
+    int status = 200;
+    if (ex.modern) {
+      // The SDK server's status table: method-not-found is 404.
+      Result<mcp::RawMessage> m = mcp::ScanMessage(body);
+      if (m.ok() && !m->error.empty() &&
+          mcp::FindMember(m->error, "code") == "-32601") {
+        status = 404;
+      }
+    }
+    PostSend(ex.sink, status, std::move(body));
   }
 
   // The session ended before `ex` was answered.
@@ -1136,24 +1147,12 @@ class McpHttp::Impl {
       return SendError(res, gate.status, mcp::kConnectionClosed, gate.message);
     }
     const std::string_view version = req.Header("mcp-protocol-version");
-    if (!version.empty() && !IsKnownProtocolVersion(version)) {
-      // As the reference SDK server: -32022 naming the supported revisions.
-      nlohmann::json requested = std::string(version);
-      return res->Send(
-          400,
-          {{"content-type", "application/json"}, {"cache-control", "no-store"}},
-          ErrorBodyWithData(
-              kUnsupportedVersionCode,
-              "Bad Request: Unsupported protocol version: " +
-                  std::string(version) +
-                  " (supported versions: 2026-07-28, 2025-11-25, 2025-06-18, "
-                  "2025-03-26, 2024-11-05)",
-              "{\"supported\":" + SupportedVersionsJson() + ",\"requested\":" +
-                  requested.dump(-1, ' ', false,
-                                 nlohmann::json::error_handler_t::replace) +
-                  "}"));
-    }
     const std::string_view sid = req.Header("mcp-session-id");
+    // A POST's era comes from its body first (Post); others are 2025-era.
+    if (req.method != "POST" && !version.empty() &&
+        !IsKnownProtocolVersion(version)) {
+      return SendUnsupportedVersion(res, version, "null");
+    }
     if (req.method == "POST") return Post(req, res, *spec, *tenant, sid);
     if (req.method != "GET" && req.method != "DELETE") {
       return SendError(res, 405, mcp::kConnectionClosed,
@@ -1280,6 +1279,29 @@ class McpHttp::Impl {
     uint64_t posts = 0;
   };
 
+  // 400 -32022 naming the supported revisions, as the reference SDK server.
+  static void SendUnsupportedVersion(const http::ResponderPtr& res,
+                                     std::string_view version,
+                                     std::string_view raw_id) {
+    nlohmann::json requested = std::string(version);
+    std::string body = ErrorBody(
+        kUnsupportedVersionCode,
+        "Bad Request: Unsupported protocol version: " + std::string(version) +
+            " (supported versions: 2026-07-28, 2025-11-25, 2025-06-18, "
+            "2025-03-26, 2024-11-05)",
+        raw_id);
+    body.resize(body.size() - 2);
+    body += ",\"data\":{\"supported\":" + SupportedVersionsJson() +
+            ",\"requested\":" +
+            requested.dump(-1, ' ', false,
+                           nlohmann::json::error_handler_t::replace) +
+            "}}}";
+    res->Send(
+        400,
+        {{"content-type", "application/json"}, {"cache-control", "no-store"}},
+        std::move(body));
+  }
+
   std::shared_ptr<Sink> MakeSink(const http::ResponderPtr& res,
                                  const std::string& sid, bool sse) {
     auto s = std::make_shared<Sink>();
@@ -1360,6 +1382,33 @@ class McpHttp::Impl {
                        "Not Acceptable: Accept must list application/json "
                        "and text/event-stream");
     }
+    // The era, body first (2026-07-28 classification, mcp_http.h CheckEra);
+    // a batch is 2025-era (its elements are checked below).
+    {
+      EraCheck era = CheckEra(req.body, req.Header("mcp-protocol-version"),
+                              req.Header("mcp-method"), req.Header("mcp-name"));
+      std::string raw_id = "null";
+      if (Result<mcp::RawMessage> m = mcp::ScanMessage(req.body);
+          m.ok() && m->kind() == mcp::MessageKind::kRequest) {
+        raw_id = std::string(m->id);
+      }
+      if (era.status != 0) {
+        std::string body = ErrorBody(era.code, era.message, raw_id);
+        if (!era.data.empty()) {
+          body.resize(body.size() - 2);
+          body += ",\"data\":" + era.data + "}}";
+        }
+        return res->Send(era.status,
+                         {{"content-type", "application/json"},
+                          {"cache-control", "no-store"}},
+                         std::move(body));
+      }
+      if (era.modern) return PostModern(req, res, spec, tenant, raw_id, accept);
+      const std::string_view v = req.Header("mcp-protocol-version");
+      if (!v.empty() && !IsKnownProtocolVersion(v)) {
+        return SendUnsupportedVersion(res, v, raw_id);
+      }
+    }
     std::shared_ptr<Worker> w;
     std::string version(req.Header("mcp-protocol-version"));
     if (!sid.empty()) {
@@ -1377,24 +1426,17 @@ class McpHttp::Impl {
     if (split.error_code != 0) {
       return SendError(res, 400, split.error_code, split.error);
     }
-    // The era, body first (2026-07-28 classification, mcp_http.h CheckEra).
-    bool modern = false;
+    // A batch element claiming 2026-07-28 (or failing its checks): the
+    // revision has no batches (the SDK: the element-wise batch rule).
     for (std::string_view m : split.messages) {
+      if (!split.batch) break;
       EraCheck era = CheckEra(m, req.Header("mcp-protocol-version"),
                               req.Header("mcp-method"), req.Header("mcp-name"));
-      if (era.status != 0) {
-        return res->Send(era.status,
-                         {{"content-type", "application/json"},
-                          {"cache-control", "no-store"}},
-                         ErrorBodyWithData(era.code, era.message, era.data));
-      }
-      if (era.modern && split.batch) {
+      if (era.modern || era.status != 0) {
         return SendError(res, 400, mcp::kInvalidRequest,
                          "Invalid Request: MCP 2026-07-28 has no batches");
       }
-      modern = modern || era.modern;
     }
-    if (modern) w.reset();  // stateless: no session, whatever the headers
     std::vector<std::string> lines;
     std::vector<std::string> waiting;
     bool initialize = false;
@@ -1421,11 +1463,7 @@ class McpHttp::Impl {
       return SendError(res, 400, mcp::kInvalidRequest,
                        "Invalid Request: initialize must not be batched");
     }
-    if (modern) {
-      w = Pooled(res, spec, tenant);
-      if (!w) return;
-    }
-    if (!w && !initialize && !modern) {
+    if (!w && !initialize) {
       return SendError(res, 400, mcp::kConnectionClosed,
                        "Bad Request: Mcp-Session-Id header is required "
                        "(or send initialize to start a session)");
@@ -1444,23 +1482,88 @@ class McpHttp::Impl {
       if (!w->Push(std::move(c))) {
         return SendError(res, 404, mcp::kConnectionClosed, "Session ended");
       }
-      if (modern) {
-        res->Send(202, {}, "");
-      } else {
-        res->Send(202, {{"mcp-session-id", w->id()}}, "");
-      }
+      res->Send(202, {{"mcp-session-id", w->id()}}, "");
       return;
     }
     auto ex = std::make_shared<Exchange>();
     ex->sse = accept == McpAccept::kSse;
     ex->batch = split.batch;
     ex->waiting = std::move(waiting);
-    ex->sink = MakeSink(res, modern ? std::string() : w->id(), ex->sse);
+    ex->sink = MakeSink(res, w->id(), ex->sse);
     c.ex = ex;
     WatchGone(res, w, ex);
     if (!w->Push(std::move(c))) {
       SendError(res, 404, mcp::kConnectionClosed, "Session ended");
     }
+  }
+
+  // One 2026-07-28 message (CheckEra passed): answered on its own by the
+  // pooled child, or here for the methods the revision removed.
+  void PostModern(const http::Request& req, const http::ResponderPtr& res,
+                  const McpServerSpec& spec, const std::string& tenant,
+                  const std::string& raw_id, McpAccept accept) {
+    Result<mcp::RawMessage> raw = mcp::ScanMessage(req.body);
+    if (!raw.ok() || raw->kind() == mcp::MessageKind::kOther ||
+        raw->kind() == mcp::MessageKind::kResponse) {
+      return SendError(res, 400, mcp::kInvalidRequest,
+                       "Invalid Request: not a JSON-RPC request or "
+                       "notification");
+    }
+    const bool request = raw->kind() == mcp::MessageKind::kRequest;
+    if (request && IsRemovedMethod(raw->method_name)) {
+      // The SDK server: method-not-found on HTTP 404 for what the revision
+      // removed (its handshake, ping, logging/setLevel, subscriptions).
+      return res->Send(
+          404,
+          {{"content-type", "application/json"}, {"cache-control", "no-store"}},
+          ErrorBody(kMethodNotFoundCode,
+                    "Method not found: " + std::string(raw->method_name) +
+                        " is not part of MCP 2026-07-28",
+                    raw_id));
+    }
+    std::shared_ptr<Worker> w = Pooled(res, spec, tenant);
+    if (!w) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      per_server_[spec.name].posts++;
+    }
+    std::string line(req.body);
+    for (char& c : line) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    Command c;
+    c.lines.push_back(std::move(line));
+    if (!request) {
+      if (!w->Push(std::move(c))) {
+        return SendError(res, 503, mcp::kConnectionClosed,
+                         "Service Unavailable: the server process ended");
+      }
+      res->Send(202, {}, "");
+      return;
+    }
+    auto ex = std::make_shared<Exchange>();
+    // Choice: JSON whenever the client accepts it: the pooled child's
+    // server messages have no client, so a stream would carry the answer
+    // alone, and a JSON answer can carry the SDK's HTTP status (404 for
+    // method-not-found).
+    const std::string_view acc = req.Header("accept");
+    ex->sse = accept == McpAccept::kSse &&
+              acc.find("application/json") == std::string_view::npos &&
+              acc.find("*/*") == std::string_view::npos;
+    ex->modern = true;
+    ex->waiting.push_back(mcp::NormalizeId(raw->id));
+    ex->sink = MakeSink(res, std::string(), ex->sse);
+    c.ex = ex;
+    WatchGone(res, w, ex);
+    if (!w->Push(std::move(c))) {
+      SendError(res, 503, mcp::kConnectionClosed,
+                "Service Unavailable: the server process ended");
+    }
+  }
+
+  static bool IsRemovedMethod(std::string_view m) {
+    return m == "initialize" || m == "ping" || m == "logging/setLevel" ||
+           m == "resources/subscribe" || m == "resources/unsubscribe";
   }
 
   // The shared child of (`spec`, `tenant`) for stateless requests, started

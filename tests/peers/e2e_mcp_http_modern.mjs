@@ -163,6 +163,10 @@ test('requests from several clients with one id each get their own answer', asyn
   assert.equal(text(x.body.result), 'xx');
   assert.equal(text(y.body.result), 'yy');
   assert.ok((y.headers.get('content-type') ?? '').includes('application/json'));
+  const z = await post(urlA(), modern(11, 'tools/call', { name: 'read_text_file', arguments: { path: join(dir, 'x.txt') } }), undefined, 'text/event-stream');
+  assert.ok((z.headers.get('content-type') ?? '').includes('text/event-stream'), 'SSE when only that is accepted');
+  assert.equal(z.body.id, 11);
+  assert.equal(text(z.body.result), 'xx');
 });
 
 test('header checks as the SDK server: -32020 on a mismatch, -32022 with the supported revisions, -32602 without envelope', async () => {
@@ -178,13 +182,31 @@ test('header checks as the SDK server: -32020 on a mismatch, -32022 with the sup
   assert.equal(r.body.error.code, -32020, 'Mcp-Method is required');
   r = await post(urlA(), call, { ...headersFor(call), 'mcp-protocol-version': '2099-01-01' });
   assert.equal(r.status, 400);
+  assert.equal(r.body.error.code, -32020, `the header disagrees with the body: ${r.raw}`);
+  assert.equal(r.body.id, 5, 'errors carry the request id');
+  const future = { ...call, params: { ...call.params, _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } };
+  r = await post(urlA(), future, { ...headersFor(call), 'mcp-protocol-version': '2099-01-01' });
+  assert.equal(r.status, 400);
   assert.equal(r.body.error.code, -32022, r.raw);
   assert.ok(r.body.error.data.supported.includes(V));
+  r = await post(urlA(), modern(8, 'tools/list', {}), { 'mcp-protocol-version': V, 'mcp-method': 'tools/list' });
+  assert.equal(r.status, 200, r.raw);
+  const noCaps = { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': V } } };
+  r = await post(urlA(), noCaps, { 'mcp-protocol-version': V, 'mcp-method': 'tools/list' });
+  assert.equal(r.body.error.code, -32602, `clientCapabilities is required: ${r.raw}`);
+  r = await post(urlA(), modern(9, 'no/such/method'));
+  assert.equal(r.status, 404, `method-not-found is HTTP 404: ${r.raw}`);
+  assert.equal(r.body.error.code, -32601);
+  assert.equal(r.body.id, 9);
   r = await post(urlA(), { jsonrpc: '2.0', id: 6, method: 'tools/list' }, { 'mcp-protocol-version': V, 'mcp-method': 'tools/list' });
   assert.equal(r.status, 400);
   assert.equal(r.body.error.code, -32602, r.raw);
   r = await post(urlA(), modern(7, 'initialize', { protocolVersion: V, capabilities: {}, clientInfo: { name: 'x', version: '1' } }));
+  assert.equal(r.status, 404);
   assert.equal(r.body.error.code, -32601, 'no initialize in the stateless era');
+  r = await post(urlA(), modern(10, 'ping'));
+  assert.equal(r.status, 404);
+  assert.equal(r.body.error.code, -32601, 'ping is removed');
   assert.equal(serverMethods('initialize'), inits, 'the client\'s initialize never reaches the server');
 });
 
