@@ -792,6 +792,16 @@ class Worker final : public mcp::SessionOutput {
       const std::string method =
           j["method"].is_string() ? j["method"].get<std::string>() : "";
       pending_ids_[nid] = Pending{j["id"].dump(), method};
+      // A progress token becomes the request's own too (two clients may use
+      // one token); its notifications go to this request's stream.
+      if (j.contains("params") && j["params"].is_object() &&
+          j["params"].contains("_meta") && j["params"]["_meta"].is_object() &&
+          j["params"]["_meta"].contains("progressToken")) {
+        nlohmann::json& token = j["params"]["_meta"]["progressToken"];
+        progress_[internal] = {nid, token.dump()};
+        pending_ids_[nid].progress = internal;
+        token = internal;
+      }
       if (c.ex) c.ex->waiting.push_back(nid);
       if (method == "initialize") {
         // The stateless era has no handshake (the SDK: method not found).
@@ -834,6 +844,10 @@ class Worker final : public mcp::SessionOutput {
   // to in the stateless era and is dropped.
   std::optional<std::string> FromPooledChild(std::string_view line) {
     Result<mcp::RawMessage> m = mcp::ScanMessage(line);
+    if (m.ok() && m->method_name == "notifications/progress") {
+      ToProgressStream(line);
+      return std::nullopt;
+    }
     if (!m.ok() || m->kind() != mcp::MessageKind::kResponse) {
       spdlog::debug("mcp pool {} ({}): a server message with no client: {}",
                     id_, server_, line.substr(0, 200));
@@ -874,6 +888,7 @@ class Worker final : public mcp::SessionOutput {
     if (it == pending_ids_.end()) return std::string(line);
     Pending p = std::move(it->second);
     pending_ids_.erase(it);
+    if (!p.progress.empty()) progress_.erase(p.progress);
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object()) return std::string(line);
     // Keep the internal id for matching the exchange; the client's id is
@@ -896,6 +911,32 @@ class Worker final : public mcp::SessionOutput {
     }
     restore_[nid] = std::move(p.raw_id);
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+
+  // A progress notification to the SSE stream of the request whose token it
+  // names, with the client's token back; dropped when there is none.
+  void ToProgressStream(std::string_view line) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("params") || !j["params"].is_object() ||
+        !j["params"].contains("progressToken") ||
+        !j["params"]["progressToken"].is_string()) {
+      return;
+    }
+    auto it = progress_.find(j["params"]["progressToken"].get<std::string>());
+    if (it == progress_.end()) return;
+    for (const std::shared_ptr<Exchange>& ex : exchanges_) {
+      if (!ex->sse || ex->gone) continue;
+      if (std::find(ex->waiting.begin(), ex->waiting.end(), it->second.nid) ==
+          ex->waiting.end()) {
+        continue;
+      }
+      j["params"]["progressToken"] =
+          nlohmann::json::parse(it->second.raw_token, nullptr, false);
+      PostWrite(ex->sink,
+                SseEvent(j.dump(-1, ' ', false,
+                                nlohmann::json::error_handler_t::replace)));
+      return;
+    }
   }
 
   // The client's own id back in a pooled answer about to be sent.
@@ -1074,7 +1115,13 @@ class Worker final : public mcp::SessionOutput {
   struct Pending {
     std::string raw_id;  // the client's id, as it sent it
     std::string method;
+    std::string progress;  // its internal progress token, or ""
   };
+  struct Progress {
+    std::string nid;        // the request it belongs to
+    std::string raw_token;  // the client's token, as it sent it
+  };
+  std::unordered_map<std::string, Progress> progress_;  // internal token ->
   bool ready_ = false;            // the upstream handshake is done
   double discover_deadline_ = 0;  // 0: server/discover answered or given up
   bool child_modern_ = false;     // the child answered server/discover
@@ -1547,9 +1594,14 @@ class McpHttp::Impl {
     // alone, and a JSON answer can carry the SDK's HTTP status (404 for
     // method-not-found).
     const std::string_view acc = req.Header("accept");
+    // A request asking for progress gets a stream when the client takes
+    // one: its progress notifications go there.
+    const bool wants_progress =
+        req.body.find("\"progressToken\"") != std::string::npos;
     ex->sse = accept == McpAccept::kSse &&
-              acc.find("application/json") == std::string_view::npos &&
-              acc.find("*/*") == std::string_view::npos;
+              (wants_progress ||
+               (acc.find("application/json") == std::string_view::npos &&
+                acc.find("*/*") == std::string_view::npos));
     ex->modern = true;
     ex->waiting.push_back(mcp::NormalizeId(raw->id));
     ex->sink = MakeSink(res, std::string(), ex->sse);
