@@ -336,6 +336,7 @@ struct Exchange {
   bool batch = false;
   bool get_stream = false;
   bool modern = false;  // a 2026-07-28 request: method-not-found is HTTP 404
+  std::string raw_id = "null";  // modern: the request's id, for errors
   bool gone = false;
   std::vector<std::string> waiting;    // normal ids of unanswered requests
   std::vector<std::string> collected;  // JSON mode: answers so far
@@ -685,7 +686,10 @@ class Worker final : public mcp::SessionOutput {
       PostFinish(ex.sink);
       return;
     }
-    PostSend(ex.sink, 404, ErrorBody(mcp::kConnectionClosed, why));
+    // A stateless request has no session to have ended: 502, the server
+    // behind the proxy failed.
+    PostSend(ex.sink, ex.modern ? 502 : 404,
+             ErrorBody(mcp::kConnectionClosed, why, ex.raw_id));
   }
 
   void Apply(Command& c) {
@@ -1079,6 +1083,11 @@ class Worker final : public mcp::SessionOutput {
       Abandon(*ex, "session ended: " + cause);
     }
     exchanges_.clear();
+    // Pooled: requests still waiting for the upstream handshake.
+    for (Command& c : held_) {
+      if (c.ex) Abandon(*c.ex, "the server process ended: " + cause);
+    }
+    held_.clear();
     for (Command& c : left) {
       if (c.ex && c.kind != Command::Kind::kGone) {
         Abandon(*c.ex, "session ended: " + cause);
@@ -1603,6 +1612,7 @@ class McpHttp::Impl {
                (acc.find("application/json") == std::string_view::npos &&
                 acc.find("*/*") == std::string_view::npos));
     ex->modern = true;
+    ex->raw_id = raw_id;
     ex->waiting.push_back(mcp::NormalizeId(raw->id));
     ex->sink = MakeSink(res, std::string(), ex->sse);
     c.ex = ex;

@@ -33,12 +33,12 @@ const V = '2026-07-28';
 function yamlList(a) {
   return `[${a.map((x) => JSON.stringify(x)).join(', ')}]`;
 }
-async function startServe(store) {
+async function startServe(store, extraYaml = '') {
   const cfg = join(work, `serve-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(cfg, `servers:
   fs:
     command: ${yamlList([process.execPath, join(here, 'tee.js'), fsLog, '--', process.execPath, FS, dir])}
-`);
+${extraYaml}`);
   const proc = spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', cfg, '--store', store, '--log-level', 'warn'],
     { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -229,6 +229,23 @@ test('the 2.4.0 SDK client pinned to 2026-07-28: discover, list, call, a hit via
   assert.equal(text(c2), 'sdk');
   assert.ok(isHit(c2), 'served from the shared store');
   for (const c of clients) await c.close();
+});
+
+test('a server that dies before its handshake answers the waiting request 502, never a hang', async () => {
+  const s = await startServe('memory', `  dead:
+    command: ${yamlList([process.execPath, '-e', 'setTimeout(() => process.exit(3), 200)'])}
+`);
+  try {
+    const started = Date.now();
+    const r = await post(`${s.url}/mcp/dead`, modern(12, 'tools/list'));
+    assert.equal(r.status, 502, r.raw);
+    assert.equal(r.body.id, 12);
+    assert.equal(r.body.error.code, -32000);
+    assert.match(r.body.error.message, /status 3/);
+    assert.ok(Date.now() - started < 5000, 'answered at once');
+  } finally {
+    await stopServe(s);
+  }
 });
 
 test('the 2025 path is unchanged beside it: initialize gives a session', async () => {
