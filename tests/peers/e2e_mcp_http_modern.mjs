@@ -248,6 +248,39 @@ test('a server that dies before its handshake answers the waiting request 502, n
   }
 });
 
+test('a 2026 stdio server behind /mcp/<name>: discover forwarded, no initialize upstream, a hit via the other instance', async () => {
+  const log = join(work, 'modern-stdio.log');
+  writeFileSync(log, '');
+  const yaml = `  modern:
+    command: ${yamlList([process.execPath, join(here, 'modern_stdio_server.mjs'), log])}
+`;
+  const store = `sqlite:${join(work, 'modern-store.db')}`;
+  const [s1, s2] = [await startServe(store, yaml), await startServe(store, yaml)];
+  try {
+    const d = await post(`${s1.url}/mcp/modern`, modern(1, 'server/discover'));
+    assert.equal(d.status, 200, d.raw);
+    assert.ok(d.body.result.supportedVersions.includes(V));
+    assert.equal(d.body.result._meta?.['io.modelcontextprotocol/serverInfo']?.name, 'toolcache-modern-stdio-fixture',
+      'the server\'s own discover result, forwarded');
+    for (const s of [s1, s2]) {
+      const l = await post(`${s.url}/mcp/modern`, modern(2, 'tools/list'));
+      assert.ok(l.body.result.tools.some((t) => t.name === 'echo'), l.raw);
+    }
+    const call = modern(3, 'tools/call', { name: 'echo', arguments: { text: 'x' } });
+    const c1 = await post(`${s1.url}/mcp/modern`, call);
+    const c2 = await post(`${s2.url}/mcp/modern`, call);
+    assert.equal(text(c1.body.result), 'echo: x', c1.raw);
+    assert.equal(text(c2.body.result), 'echo: x');
+    assert.ok(!isHit(c1.body.result) && isHit(c2.body.result), 'a hit via the other instance');
+    const lines = readFileSync(log, 'utf8');
+    assert.ok(!lines.includes('"method":"initialize"'), 'no initialize sent to a 2026 server');
+    assert.equal(lines.split('"method":"tools/call"').length - 1, 1, 'the server ran the call once');
+  } finally {
+    await stopServe(s1);
+    await stopServe(s2);
+  }
+});
+
 test('the 2025 path is unchanged beside it: initialize gives a session', async () => {
   const r = await fetch(urlA(), {
     method: 'POST',
