@@ -788,6 +788,16 @@ class Worker final : public mcp::SessionOutput {
     for (const std::string& line : c.lines) {
       nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
       if (!j.is_object() || !j.contains("id") || !j.contains("method")) {
+        // Choice: a client's notifications/cancelled is dropped: its
+        // requestId is in the client's numbering, while the child knows the
+        // pooled ids, which another client could name to cancel a request
+        // not its own. (A stateless client cancels by closing its POST.)
+        if (j.is_object() &&
+            j.value("method", "") == "notifications/cancelled") {
+          spdlog::debug("mcp pool {} ({}): a client's cancel dropped", id_,
+                        server_);
+          continue;
+        }
         session_.OnClientLine(line);  // a notification
         continue;
       }

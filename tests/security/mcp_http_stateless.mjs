@@ -117,6 +117,15 @@ try {
     { 'mcp-protocol-version': '2099-01-01' });
   check('stateless: unknown revision -> 400 -32022 with supported, id kept', fut.status === 400 && fut.json?.error?.code === -32022 && fut.json?.id === 9 &&
     Array.isArray(fut.json?.error?.data?.supported), `${fut.status} ${fut.raw.slice(0, 160)}`);
+
+  // Case 7: a client cannot cancel a pooled request by naming its pooled id.
+  const cancel = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', authorization: 'Bearer tok-bob', 'mcp-protocol-version': V },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'tc-1', reason: 'not mine' } }) });
+  await cancel.text();
+  await new Promise((r) => setTimeout(r, 300));
+  const reached = readFileSync(log, 'utf8').includes('notifications/cancelled');
+  check('stateless: a client\'s notifications/cancelled never reaches the shared child', cancel.status === 202 && !reached,
+    `status ${cancel.status}, reached the server: ${reached}`);
 } catch (e) {
   check('no exception', false, e.stack ?? String(e));
 } finally {
