@@ -117,6 +117,27 @@ test('a 2025 client through the same toolcache to the same server still initiali
   }
 });
 
+test('auto mode in front of a 2025 server (server-everything, SDK 1.x): the client falls back to initialize through toolcache', async () => {
+  const EVERYTHING = join(here, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+  const net = await import('node:net');
+  const port = await new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  try {
+    for (let i = 0; i < 200 && !err.includes('listening on port'); i++) await new Promise((r) => setTimeout(r, 25));
+    const { client } = await connect(`http://127.0.0.1:${port}/mcp`, 'auto');
+    assert.equal(client.getServerVersion()?.name, 'mcp-servers/everything');
+    const tools = await client.listTools();
+    assert.ok(tools.tools.some((t) => t.name === 'echo'), 'the 2025 session works after the fallback');
+    await client.close();
+  } finally {
+    child.kill('SIGKILL');
+  }
+});
+
 // --- runner --------------------------------------------------------------
 const filter = process.argv[2] ?? '';
 let failed = 0;
