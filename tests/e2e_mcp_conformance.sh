@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The official MCP conformance suite (@modelcontextprotocol/conformance,
-# server scenarios) against `toolcache serve`'s /mcp/fixture, which fronts the
-# project's stdio fixture server (tests/peers/conformance_fixture.mjs) through
-# the caching session. The suite needs Node 22: tests/conformance installs it
+# The official MCP conformance suite (@modelcontextprotocol/conformance
+# 0.2.0-alpha.12, server scenarios) against `toolcache serve`'s /mcp/fixture,
+# which fronts the project's stdio fixture server
+# (tests/peers/conformance_fixture.mjs) through the caching session, in both
+# eras: the default "active" suite (2025 sessions) and the 2026-07-28
+# requirement set (--requirements 2026-07-28: stateless requests, caching
+# hints, header validation). The suite needs Node 22: tests/conformance installs it
 # from npm (the `node` package) beside the suite (scripts/setup.sh NPM_DIRS).
 # Scenarios known to fail, with why, are listed in
 # tests/conformance/expected-failures.yml (docs/SERVE.md); the suite exits
@@ -35,11 +38,23 @@ url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/out")
 [ -n "$url" ] || { echo "FAIL: serve did not start: $(cat "$work/err")"; exit 1; }
 
 cd "$work"
-set +e
-"$node22" "$suite" server --url "$url/mcp/fixture" \
-  --expected-failures "$conf/expected-failures.yml" >"$work/suite.log" 2>&1
-rc=$?
-set -e
-cat "$work/suite.log"
-[ $rc -eq 0 ] || { echo "FAIL: conformance suite (rc=$rc); serve's stderr:"; tail -20 "$work/err"; exit 1; }
-echo "PASS conformance suite against /mcp/fixture"
+failed=0
+# run NAME [suite args...]
+run() {
+  local name=$1; shift
+  set +e
+  "$node22" "$suite" server --url "$url/mcp/fixture" \
+    --expected-failures "$conf/expected-failures.yml" "$@" >"$work/$name.log" 2>&1
+  local rc=$?
+  set -e
+  cat "$work/$name.log"
+  if [ $rc -eq 0 ]; then
+    echo "PASS conformance suite ($name) against /mcp/fixture"
+  else
+    echo "FAIL: conformance suite ($name, rc=$rc)"
+    failed=1
+  fi
+}
+run era-2025
+run era-2026 --requirements 2026-07-28
+[ $failed -eq 0 ] || { echo "serve's stderr:"; tail -20 "$work/err"; exit 1; }

@@ -1,3 +1,5 @@
+// Invariants: SpawnChild leaves no fd of the child's pipes open on failure;
+// StopLadder sends each signal at most once, SIGTERM before SIGKILL.
 #include "src/mcp/child.h"
 
 #include <errno.h>
@@ -6,6 +8,7 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 extern char** environ;
@@ -71,6 +74,27 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& command) {
   SetNonBlocking(child.to_child);
   SetNonBlocking(child.from_child);
   return child;
+}
+
+void StopLadder::Begin(double now, double grace_seconds) {
+  if (begun()) return;
+  grace_ = grace_seconds;
+  // Choice: a zero origin still counts as begun (term_at_ > 0).
+  term_at_ = std::max(now + grace_seconds, 1e-9);
+}
+
+int StopLadder::Step(pid_t pid, double now) {
+  if (!begun() || killed_ || pid <= 0) return 0;
+  if (kill_at_ == 0) {
+    if (now < term_at_) return 0;
+    kill(pid, SIGTERM);
+    kill_at_ = now + grace_;
+    return SIGTERM;
+  }
+  if (now < kill_at_) return 0;
+  kill(pid, SIGKILL);
+  killed_ = true;
+  return SIGKILL;
 }
 
 }  // namespace toolcache::mcp

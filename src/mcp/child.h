@@ -32,6 +32,36 @@ struct ChildProcess {
 // started or `command` is empty; INTERNAL when the pipes cannot be made.
 Result<ChildProcess> SpawnChild(const std::vector<std::string>& command);
 
+// The one stop sequence for a child: the caller closes its stdin once what
+// was queued for it is written, then the ladder sends SIGTERM `grace`
+// seconds after Begin and SIGKILL `grace` seconds after that. Polled: the
+// owner's loop calls Step every turn until the child is reaped. Used by the
+// stdio proxy and by serve's /mcp/<name> workers.
+//
+// Thread-safety: none (the thread that owns the child).
+//
+// Example:
+//   StopLadder ladder;
+//   ladder.Begin(Now(), grace);          // and close the child's stdin
+//   while (!reaped) { ...; (void)ladder.Step(pid, Now()); poll(...); }
+class StopLadder {
+ public:
+  // Starts the clock at `now` (seconds, any monotonic origin); a second
+  // call is ignored.
+  void Begin(double now, double grace_seconds);
+  bool begun() const { return term_at_ > 0; }
+  // Sends the signal due at `now` to `pid` (a child not yet reaped) and
+  // returns it: SIGTERM, SIGKILL, or 0 when none is due. SIGKILL is sent
+  // once (then nothing more is due).
+  int Step(pid_t pid, double now);
+
+ private:
+  double grace_ = 0;
+  double term_at_ = 0;  // 0 = not begun
+  double kill_at_ = 0;  // 0 = SIGTERM not sent yet
+  bool killed_ = false;
+};
+
 }  // namespace toolcache::mcp
 
 #endif  // TOOLCACHE_SRC_MCP_CHILD_H_

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,29 @@ TEST(SpawnChild, AnEmptyCommandIsAnError) {
   Result<ChildProcess> c = SpawnChild({});
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(StopLadder, SigtermAfterOneGraceThenSigkillAfterAnother) {
+  // A child that ignores SIGTERM: only the ladder's SIGKILL ends it.
+  Result<ChildProcess> c =
+      SpawnChild({"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  usleep(100 * 1000);  // let the trap be installed
+  StopLadder ladder;
+  EXPECT_EQ(ladder.Step(c.value().pid, 0), 0) << "not begun: nothing due";
+  ladder.Begin(10, 2);
+  EXPECT_EQ(ladder.Step(c.value().pid, 11.9), 0);
+  EXPECT_EQ(ladder.Step(c.value().pid, 12), SIGTERM);
+  EXPECT_EQ(ladder.Step(c.value().pid, 12.5), 0);
+  int status = 0;
+  EXPECT_EQ(waitpid(c.value().pid, &status, WNOHANG), 0)
+      << "the child ignores SIGTERM and must still run";
+  EXPECT_EQ(ladder.Step(c.value().pid, 14), SIGKILL);
+  EXPECT_EQ(ladder.Step(c.value().pid, 100), 0) << "SIGKILL is sent once";
+  ASSERT_EQ(waitpid(c.value().pid, &status, 0), c.value().pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  close(c.value().to_child);
+  close(c.value().from_child);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -263,6 +264,125 @@ Status ResponseReader::OnEnd(const Status& transport, const Emit& emit) {
   return Status::Ok();
 }
 
+// ------------------------------------------------- 2026-07-28 headers
+
+namespace {
+constexpr std::string_view kSentinelPrefix = "=?base64?";
+constexpr std::string_view kSentinelSuffix = "?=";
+constexpr char kB64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+bool NeedsBase64(std::string_view s) {
+  if (s.empty()) return true;
+  if (s.starts_with(kSentinelPrefix) && s.ends_with(kSentinelSuffix)) {
+    return true;
+  }
+  if (s.front() == ' ' || s.front() == '\t' || s.back() == ' ' ||
+      s.back() == '\t') {
+    return true;
+  }
+  for (unsigned char c : s) {
+    if (c == '\t' || (c >= 32 && c <= 126)) continue;
+    return true;
+  }
+  return false;
+}
+}  // namespace
+
+std::string EncodeMcpHeaderValue(std::string_view v) {
+  if (!NeedsBase64(v)) return std::string(v);
+  std::string out(kSentinelPrefix);
+  size_t i = 0;
+  for (; i + 2 < v.size(); i += 3) {
+    const uint32_t n = (uint32_t{static_cast<unsigned char>(v[i])} << 16) |
+                       (uint32_t{static_cast<unsigned char>(v[i + 1])} << 8) |
+                       uint32_t{static_cast<unsigned char>(v[i + 2])};
+    out += kB64[(n >> 18) & 63];
+    out += kB64[(n >> 12) & 63];
+    out += kB64[(n >> 6) & 63];
+    out += kB64[n & 63];
+  }
+  if (i < v.size()) {
+    uint32_t n = uint32_t{static_cast<unsigned char>(v[i])} << 16;
+    if (i + 1 < v.size()) {
+      n |= uint32_t{static_cast<unsigned char>(v[i + 1])} << 8;
+    }
+    out += kB64[(n >> 18) & 63];
+    out += kB64[(n >> 12) & 63];
+    out += i + 1 < v.size() ? kB64[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  out += kSentinelSuffix;
+  return out;
+}
+
+std::optional<std::string> DecodeMcpHeaderValue(std::string_view h) {
+  if (!(h.size() >= kSentinelPrefix.size() + kSentinelSuffix.size() &&
+        h.starts_with(kSentinelPrefix) && h.ends_with(kSentinelSuffix))) {
+    return std::string(h);
+  }
+  std::string_view b =
+      h.substr(kSentinelPrefix.size(),
+               h.size() - kSentinelPrefix.size() - kSentinelSuffix.size());
+  if (b.size() % 4 != 0) return std::nullopt;
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t pad = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const char c = b[i];
+    if (c == '=') {
+      if (i + 2 < b.size()) return std::nullopt;
+      ++pad;
+      continue;
+    }
+    if (pad > 0) return std::nullopt;
+    const char* p = std::strchr(kB64, c);
+    if (p == nullptr || c == '\0') return std::nullopt;
+    acc = (acc << 6) | static_cast<uint32_t>(p - kB64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+ModernHeaders ModernHeadersOf(std::string_view message) {
+  ModernHeaders out;
+  nlohmann::json j = nlohmann::json::parse(message, nullptr, false);
+  if (!j.is_object() || !j.contains("method") || !j["method"].is_string()) {
+    return out;
+  }
+  const nlohmann::json* params =
+      j.contains("params") && j["params"].is_object() ? &j["params"] : nullptr;
+  if (params == nullptr || !params->contains("_meta") ||
+      !(*params)["_meta"].is_object()) {
+    return out;
+  }
+  const nlohmann::json& meta = (*params)["_meta"];
+  auto v = meta.find("io.modelcontextprotocol/protocolVersion");
+  // Choice: revisions from 2026-07-28 on are the stateless era (the SDK's
+  // isModernProtocolVersion: version >= FIRST_MODERN_PROTOCOL_VERSION).
+  if (v == meta.end() || !v->is_string() ||
+      v->get<std::string>() < "2026-07-28") {
+    return out;
+  }
+  out.modern = true;
+  out.version = v->get<std::string>();
+  out.method = j["method"].get<std::string>();
+  const char* field = out.method == "tools/call" || out.method == "prompts/get"
+                          ? "name"
+                      : out.method == "resources/read" ? "uri"
+                                                       : nullptr;
+  if (field != nullptr && params->contains(field) &&
+      (*params)[field].is_string()) {
+    out.name = (*params)[field].get<std::string>();
+  }
+  return out;
+}
+
 // ------------------------------------------------------------ upstream
 
 struct HttpUpstream::Outgoing {
@@ -279,6 +399,7 @@ struct HttpUpstream::Outgoing {
   bool sent_session = false;  // carried Mcp-Session-Id
   bool answered = false;
   std::string internal_result;  // internal == 1: the initialize result
+  ModernHeaders modern;         // a 2026-07-28 message: its headers
 };
 
 class HttpUpstream::PostSink final : public http::ResponseSink {
@@ -419,6 +540,11 @@ void HttpUpstream::Send(std::string_view line) {
         init_params_ = std::string(r->params);
       }
     }
+    if (m->kind == MessageKind::kRequest ||
+        m->kind == MessageKind::kNotification) {
+      m->modern = ModernHeadersOf(m->line);
+      if (m->modern.modern) modern_version_ = m->modern.version;
+    }
   }
   if (shutting_down_) {
     Fail(*m, kConnectionClosed, "toolcache is shutting down");
@@ -452,7 +578,22 @@ void HttpUpstream::Post(std::shared_ptr<Outgoing> m) {
   http::ClientRequest req;
   req.method = "POST";
   req.target = options_.endpoint.target;
-  req.headers = RequestHeaders(true, with_session);
+  if (m->modern.modern || (!modern_version_.empty() && session_id_.empty() &&
+                           m->kind == MessageKind::kNotification &&
+                           !m->is_initialize && m->internal == 0)) {
+    // 2026-07-28: no session; the revision and method in headers.
+    req.headers = RequestHeaders(true, false);
+    req.headers.push_back({"mcp-protocol-version", m->modern.modern
+                                                       ? m->modern.version
+                                                       : modern_version_});
+    req.headers.push_back({"mcp-method", EncodeMcpHeaderValue(m->method)});
+    if (!m->modern.name.empty()) {
+      req.headers.push_back({"mcp-name", EncodeMcpHeaderValue(m->modern.name)});
+    }
+    m->sent_session = false;
+  } else {
+    req.headers = RequestHeaders(true, with_session);
+  }
   req.body = m->line;
   ++counters_.posts;
   ++active_;

@@ -19,6 +19,14 @@
 // result negotiated; the operator's extra headers (--header, config
 // `headers:`) go on every request. Header values are never logged.
 //
+// MCP 2026-07-28 (stateless): a message whose params._meta claims the
+// revision (the stdio client speaks it) goes without initialize and without
+// Mcp-Session-Id, with MCP-Protocol-Version: 2026-07-28, Mcp-Method and,
+// where the spec asks, Mcp-Name (ModernHeadersOf). The server's answer,
+// whatever it is (including a 2025 server's error, after which the client
+// falls back to initialize itself), goes to the client as is; no GET
+// stream is opened for a modern client.
+//
 // Failures never leave a request unanswered: when a POST for a request ends
 // without its answer (connect refused, timeout, HTTP 4xx/5xx, a body that is
 // not JSON-RPC, an SSE stream that ended early) the session gets a JSON-RPC
@@ -59,6 +67,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -144,6 +153,25 @@ class ResponseReader {
   uint64_t messages_ = 0;
 };
 
+// MCP 2026-07-28 header values (SEP-2243, as the SDK encodes them): a value
+// that is a plain ASCII field value (0x20-0x7E and tab, no surrounding
+// blanks, not empty) goes as is; anything else as "=?base64?<utf-8 b64>?=".
+std::string EncodeMcpHeaderValue(std::string_view value);
+// The inverse; nullopt for a sentinel whose Base64 is invalid.
+std::optional<std::string> DecodeMcpHeaderValue(std::string_view header);
+
+// What the 2026-07-28 Streamable HTTP transport puts in headers for one
+// message: the revision the body claims in params._meta, its method and the
+// name it acts on (params.name for tools/call and prompts/get, params.uri
+// for resources/read). `modern` is false for anything else.
+struct ModernHeaders {
+  bool modern = false;
+  std::string version;
+  std::string method;
+  std::string name;  // "" = no Mcp-Name
+};
+ModernHeaders ModernHeadersOf(std::string_view message);
+
 // ------------------------------------------------------------ upstream
 
 struct HttpUpstreamOptions {
@@ -207,6 +235,8 @@ class HttpUpstream {
   std::string session_id_;
   std::string protocol_version_;
   std::string init_params_;  // the client's initialize params (raw JSON)
+  // The revision the client's last 2026-07-28 message claimed ("" = none).
+  std::string modern_version_;
   // An initialize (the client's, or a re-initialization) is in flight:
   // other messages wait in held_.
   bool gate_ = false;

@@ -191,3 +191,60 @@ TEST(ResponseReaderTest, RemembersSessionIdAndLastEventId) {
 
 }  // namespace
 }  // namespace toolcache::mcp
+
+namespace toolcache::mcp {
+namespace {
+
+TEST(McpHeaderValue, PlainAsciiGoesAsIsAnythingElseAsBase64Sentinel) {
+  EXPECT_EQ(EncodeMcpHeaderValue("read_text_file"), "read_text_file");
+  EXPECT_EQ(EncodeMcpHeaderValue("file:///tmp/a b"), "file:///tmp/a b");
+  // Non-ASCII, CR/LF, surrounding blanks and empty values are wrapped (the
+  // SDK's needsBase64), so a header never carries a raw line break.
+  EXPECT_EQ(EncodeMcpHeaderValue("h\xc3\xa9"), "=?base64?aMOp?=");
+  EXPECT_EQ(EncodeMcpHeaderValue("a\r\nX: y"), "=?base64?YQ0KWDogeQ==?=");
+  EXPECT_EQ(EncodeMcpHeaderValue(" x"), "=?base64?IHg=?=");
+  EXPECT_EQ(EncodeMcpHeaderValue(""),
+            "=?base64?"
+            "?=");  // no trigraph
+  for (std::string_view v : {"h\xc3\xa9", "a\r\nX: y", " x", "ab", "abc", ""}) {
+    std::optional<std::string> back =
+        DecodeMcpHeaderValue(EncodeMcpHeaderValue(v));
+    ASSERT_TRUE(back.has_value()) << v;
+    EXPECT_EQ(*back, v);
+  }
+  EXPECT_EQ(DecodeMcpHeaderValue("plain"), "plain");
+  EXPECT_FALSE(DecodeMcpHeaderValue("=?base64?a*b=?=").has_value());
+  EXPECT_FALSE(DecodeMcpHeaderValue("=?base64?abc?=").has_value());
+}
+
+TEST(ModernHeaders, OnlyAMessageClaimingTheStatelessRevision) {
+  ModernHeaders h = ModernHeadersOf(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",)"
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})");
+  EXPECT_TRUE(h.modern);
+  EXPECT_EQ(h.version, "2026-07-28");
+  EXPECT_EQ(h.method, "tools/call");
+  EXPECT_EQ(h.name, "echo");
+  h = ModernHeadersOf(
+      R"({"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a://b",)"
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})");
+  EXPECT_EQ(h.name, "a://b");
+  h = ModernHeadersOf(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{)"
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})");
+  EXPECT_TRUE(h.modern);
+  EXPECT_EQ(h.name, "");
+  EXPECT_FALSE(ModernHeadersOf(
+                   R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":)"
+                   R"({"name":"echo"}})")
+                   .modern);
+  EXPECT_FALSE(ModernHeadersOf(
+                   R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{)"
+                   R"("_meta":{"io.modelcontextprotocol/protocolVersion":)"
+                   R"("2025-11-25"}}})")
+                   .modern);
+  EXPECT_FALSE(ModernHeadersOf("not json").modern);
+}
+
+}  // namespace
+}  // namespace toolcache::mcp

@@ -42,15 +42,143 @@
 
 #include "src/mcp/byte_buffer.h"
 #include "src/mcp/child.h"
+#include "src/mcp/http_upstream.h"
 #include "src/mcp/json_scan.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
 
 namespace toolcache::serve {
 
+namespace {
+constexpr std::string_view kModernVersion = "2026-07-28";
+constexpr std::string_view kVersionKey =
+    "io.modelcontextprotocol/protocolVersion";
+constexpr int kInvalidParamsCode = -32602;
+constexpr int kMethodNotFoundCode = -32601;
+constexpr int kHeaderMismatchCode = -32020;
+constexpr int kUnsupportedVersionCode = -32022;
+}  // namespace
+
 bool IsKnownProtocolVersion(std::string_view v) {
   return v == "2024-11-05" || v == "2025-03-26" || v == "2025-06-18" ||
-         v == "2025-11-25";
+         v == "2025-11-25" || v == kModernVersion;
+}
+
+bool IsModernProtocolVersion(std::string_view v) { return v == kModernVersion; }
+
+std::string SupportedVersionsJson() {
+  return R"(["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"])";
+}
+
+EraCheck CheckEra(std::string_view message, std::string_view version_header,
+                  std::string_view method_header,
+                  std::string_view name_header) {
+  EraCheck out;
+  auto reject = [&](int code, std::string text, std::string data = "") {
+    out.modern = false;
+    out.status = 400;
+    out.code = code;
+    out.message = std::move(text);
+    out.data = std::move(data);
+    return out;
+  };
+  nlohmann::json j = nlohmann::json::parse(message, nullptr, false);
+  if (!j.is_object()) return out;  // the legacy path reports it
+  const bool has_method = j.contains("method") && j["method"].is_string();
+  const bool request = has_method && j.contains("id");
+  const std::string method = has_method ? j["method"].get<std::string>() : "";
+  const nlohmann::json* params =
+      j.contains("params") && j["params"].is_object() ? &j["params"] : nullptr;
+  const nlohmann::json* meta =
+      params && params->contains("_meta") && (*params)["_meta"].is_object()
+          ? &(*params)["_meta"]
+          : nullptr;
+  const bool claimed = meta && meta->contains(std::string(kVersionKey));
+  std::string claim;
+  if (claimed) {
+    const nlohmann::json& c = (*meta)[std::string(kVersionKey)];
+    if (!c.is_string()) {
+      return reject(kInvalidParamsCode, "Invalid params: params._meta[\"" +
+                                            std::string(kVersionKey) +
+                                            "\"] must be a string");
+    }
+    claim = c.get<std::string>();
+    if (!version_header.empty() && version_header != claim) {
+      return reject(kHeaderMismatchCode,
+                    "Bad Request: the request headers and body disagree: "
+                    "MCP-Protocol-Version is " +
+                        std::string(version_header) + " but the body claims " +
+                        claim);
+    }
+    if (!IsKnownProtocolVersion(claim)) {
+      nlohmann::json requested = claim;
+      // Choice: the revisions a claim may name, as server/discover's
+      // supportedVersions (the 2025 ones are reached by initialize).
+      return reject(kUnsupportedVersionCode,
+                    "Unsupported protocol version: " + claim +
+                        " (supported versions: 2026-07-28)",
+                    "{\"supported\":[\"2026-07-28\"],\"requested\":" +
+                        requested.dump() + "}");
+    }
+    out.modern = IsModernProtocolVersion(claim);
+    if (out.modern && request) {
+      auto caps = meta->find("io.modelcontextprotocol/clientCapabilities");
+      if (caps == meta->end() || !caps->is_object()) {
+        return reject(kInvalidParamsCode,
+                      "Invalid params: a 2026-07-28 request must carry "
+                      "params._meta[\"io.modelcontextprotocol/"
+                      "clientCapabilities\"] (an object)");
+      }
+    }
+  } else if (IsModernProtocolVersion(version_header)) {
+    if (request) {
+      return reject(kInvalidParamsCode,
+                    "Invalid params: a 2026-07-28 request must carry "
+                    "params._meta[\"" +
+                        std::string(kVersionKey) + "\"]");
+    }
+    out.modern = has_method;  // a notification: the header decides
+  }
+  if (!out.modern || !request) return out;
+  if (version_header.empty()) {
+    return reject(kHeaderMismatchCode,
+                  "Bad Request: the MCP-Protocol-Version header is required");
+  }
+  if (method_header.empty()) {
+    return reject(kHeaderMismatchCode,
+                  "Bad Request: the Mcp-Method header is required");
+  }
+  if (method_header != method) {
+    return reject(kHeaderMismatchCode,
+                  "Bad Request: the request headers and body disagree: "
+                  "Mcp-Method is " +
+                      std::string(method_header) + " but the body method is " +
+                      method);
+  }
+  // Mcp-Name mirrors params.name (tools/call, prompts/get) or params.uri
+  // (resources/read).
+  const char* field = method == "tools/call" || method == "prompts/get" ? "name"
+                      : method == "resources/read"                      ? "uri"
+                                                   : nullptr;
+  if (field != nullptr && params && params->contains(field) &&
+      (*params)[field].is_string()) {
+    const std::string want = (*params)[field].get<std::string>();
+    if (name_header.empty()) {
+      return reject(
+          kHeaderMismatchCode,
+          "Bad Request: the Mcp-Name header is required for " + method);
+    }
+    const std::optional<std::string> got =
+        mcp::DecodeMcpHeaderValue(name_header);
+    if (!got || *got != want) {
+      return reject(kHeaderMismatchCode,
+                    "Bad Request: the request headers and body disagree: "
+                    "Mcp-Name is " +
+                        std::string(name_header) + " but params." + field +
+                        " is " + want);
+    }
+  }
+  return out;
 }
 
 SplitBody SplitPostBody(std::string_view body, bool batches_allowed) {
@@ -207,6 +335,8 @@ struct Exchange {
   bool sse = false;
   bool batch = false;
   bool get_stream = false;
+  bool modern = false;  // a 2026-07-28 request: method-not-found is HTTP 404
+  std::string raw_id = "null";  // modern: the request's id, for errors
   bool gone = false;
   std::vector<std::string> waiting;    // normal ids of unanswered requests
   std::vector<std::string> collected;  // JSON mode: answers so far
@@ -363,8 +493,9 @@ class SessionCache final : public ToolCache {
 class Worker final : public mcp::SessionOutput {
  public:
   Worker(std::string id, const McpServerSpec& spec, std::string tenant,
-         const McpHttpOptions& o, FlightRouter* router)
-      : id_(std::move(id)),
+         const McpHttpOptions& o, FlightRouter* router, bool pooled = false)
+      : pooled_(pooled),
+        id_(std::move(id)),
         server_(spec.name),
         tenant_(std::move(tenant)),
         options_(o),
@@ -444,10 +575,22 @@ class Worker final : public mcp::SessionOutput {
     out_.Push(line);
     out_.Push("\n");
   }
-  void ToClient(std::string_view line) override {
+  void ToClient(std::string_view raw_line) override {
+    std::string rewritten;
+    std::string_view line = raw_line;
+    if (pooled_) {
+      std::optional<std::string> r = FromPooledChild(raw_line);
+      if (!r) return;  // consumed (the handshake) or not for any client
+      rewritten = std::move(*r);
+      line = rewritten;
+    }
     Result<mcp::RawMessage> m = mcp::ScanMessage(line);
     if (m.ok() && m->kind() == mcp::MessageKind::kResponse) {
       const std::string nid = mcp::NormalizeId(m->id);
+      if (pooled_) {
+        rewritten = RestoreId(nid, line);
+        line = rewritten;
+      }
       if (!m->result.empty() && protocol_version_seen_.empty()) {
         std::string_view pv = mcp::FindMember(m->result, "protocolVersion");
         if (!pv.empty() && !mcp::FindMember(m->result, "serverInfo").empty()) {
@@ -524,7 +667,16 @@ class Worker final : public mcp::SessionOutput {
     } else if (!ex.collected.empty()) {
       body = std::move(ex.collected.front());
     }
-    PostSend(ex.sink, 200, std::move(body));
+    int status = 200;
+    if (ex.modern) {
+      // The SDK server's status table: method-not-found is 404.
+      Result<mcp::RawMessage> m = mcp::ScanMessage(body);
+      if (m.ok() && !m->error.empty() &&
+          mcp::FindMember(m->error, "code") == "-32601") {
+        status = 404;
+      }
+    }
+    PostSend(ex.sink, status, std::move(body));
   }
 
   // The session ended before `ex` was answered.
@@ -534,7 +686,10 @@ class Worker final : public mcp::SessionOutput {
       PostFinish(ex.sink);
       return;
     }
-    PostSend(ex.sink, 404, ErrorBody(mcp::kConnectionClosed, why));
+    // A stateless request has no session to have ended: 502, the server
+    // behind the proxy failed.
+    PostSend(ex.sink, ex.modern ? 502 : 404,
+             ErrorBody(mcp::kConnectionClosed, why, ex.raw_id));
   }
 
   void Apply(Command& c) {
@@ -567,17 +722,254 @@ class Worker final : public mcp::SessionOutput {
           if (c.ex) Abandon(*c.ex, "session ended");
           break;
         }
+        if (pooled_) {
+          ApplyPooled(c);
+          break;
+        }
         if (c.ex) exchanges_.push_back(c.ex);
         for (const std::string& line : c.lines) session_.OnClientLine(line);
         break;
     }
   }
 
+  // ---- the pooled child of the stateless era (worker thread) ----
+  //
+  // Handshake: server/discover first; a child that answers it speaks
+  // 2026-07-28 and gets the clients' requests as they are. Any error means
+  // a 2025-era child: initialize 2025-11-25 + notifications/initialized on
+  // the clients' behalf (the 2026-07-28 spec lets a client fall back so;
+  // the proxy is that client), then requests go on with their _meta, which
+  // 2025 servers ignore.
+  static constexpr std::string_view kDiscoverId = "\"toolcache-discover\"";
+  static constexpr std::string_view kInitId = "\"toolcache-initialize\"";
+
+  void StartHandshake() {
+    // Choice: 5 s for an answer to server/discover; some 2025 servers never
+    // answer a request before initialize (the SDK client's stdio probe
+    // treats that silence as legacy too).
+    discover_deadline_ = Now() + 5;
+    session_.OnClientLine(
+        R"({"jsonrpc":"2.0","id":"toolcache-discover","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})");
+  }
+
+  void SendInitialize() {
+    session_.OnClientLine(
+        R"({"jsonrpc":"2.0","id":"toolcache-initialize","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"toolcache","version":"1"}}})");
+  }
+
+  // Called every loop turn: a silent server after the deadline is 2025-era.
+  void CheckHandshakeClock(double now) {
+    if (!pooled_ || ready_ || discover_deadline_ == 0) return;
+    if (now < discover_deadline_) return;
+    discover_deadline_ = 0;
+    spdlog::info("mcp pool {} ({}): no answer to server/discover: 2025 era",
+                 id_, server_);
+    SendInitialize();
+  }
+
+  void HandshakeDone() {
+    ready_ = true;
+    std::deque<Command> held;
+    held.swap(held_);
+    for (Command& c : held) ApplyPooled(c);
+  }
+
+  // A client message for the pooled child: each request's id becomes one of
+  // the worker's own, so requests from different clients never collide.
+  void ApplyPooled(Command& c) {
+    if (!ready_) {
+      held_.push_back(std::move(c));
+      return;
+    }
+    if (c.ex) {
+      c.ex->waiting.clear();
+      exchanges_.push_back(c.ex);
+    }
+    for (const std::string& line : c.lines) {
+      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_object() || !j.contains("id") || !j.contains("method")) {
+        // Choice: a client's notifications/cancelled is dropped: its
+        // requestId is in the client's numbering, while the child knows the
+        // pooled ids, which another client could name to cancel a request
+        // not its own. (A stateless client cancels by closing its POST.)
+        if (j.is_object() &&
+            j.value("method", "") == "notifications/cancelled") {
+          spdlog::debug("mcp pool {} ({}): a client's cancel dropped", id_,
+                        server_);
+          continue;
+        }
+        session_.OnClientLine(line);  // a notification
+        continue;
+      }
+      const std::string internal = "tc-" + std::to_string(++next_id_);
+      const std::string nid = mcp::NormalizeId("\"" + internal + "\"");
+      const std::string method =
+          j["method"].is_string() ? j["method"].get<std::string>() : "";
+      pending_ids_[nid] = Pending{j["id"].dump(), method};
+      // A progress token becomes the request's own too (two clients may use
+      // one token); its notifications go to this request's stream.
+      if (j.contains("params") && j["params"].is_object() &&
+          j["params"].contains("_meta") && j["params"]["_meta"].is_object() &&
+          j["params"]["_meta"].contains("progressToken")) {
+        nlohmann::json& token = j["params"]["_meta"]["progressToken"];
+        progress_[internal] = {nid, token.dump()};
+        pending_ids_[nid].progress = internal;
+        token = internal;
+      }
+      if (c.ex) c.ex->waiting.push_back(nid);
+      if (method == "initialize") {
+        // The stateless era has no handshake (the SDK: method not found).
+        ToClient(ErrorBody(kMethodNotFoundCode,
+                           "Method not found: initialize is not part of "
+                           "MCP 2026-07-28 (send server/discover)",
+                           "\"" + internal + "\""));
+        continue;
+      }
+      if (!child_modern_ && j["method"] == "server/discover") {
+        nlohmann::json result = nlohmann::json::parse(
+            init_result_.empty() ? "{}" : init_result_, nullptr, false);
+        if (!result.is_object()) result = nlohmann::json::object();
+        nlohmann::json d = {
+            {"supportedVersions", {std::string(kModernVersion)}},
+            {"capabilities",
+             result.value("capabilities", nlohmann::json::object())}};
+        if (result.contains("instructions")) {
+          d["instructions"] = result["instructions"];
+        }
+        if (result.contains("serverInfo")) {
+          d["_meta"] = {
+              {"io.modelcontextprotocol/serverInfo", result["serverInfo"]}};
+        }
+        nlohmann::json reply = {
+            {"jsonrpc", "2.0"}, {"id", internal}, {"result", d}};
+        ToClient(reply.dump(-1, ' ', false,
+                            nlohmann::json::error_handler_t::replace));
+        continue;
+      }
+      j["id"] = internal;
+      session_.OnClientLine(
+          j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    }
+  }
+
+  // A message from the pooled child (or answered for it): the handshake's
+  // answers are consumed; a response gets its client's id back (and, from a
+  // 2025 child, the 2026 result fields); anything else has no client to go
+  // to in the stateless era and is dropped.
+  std::optional<std::string> FromPooledChild(std::string_view line) {
+    Result<mcp::RawMessage> m = mcp::ScanMessage(line);
+    if (m.ok() && m->method_name == "notifications/progress") {
+      ToProgressStream(line);
+      return std::nullopt;
+    }
+    if (!m.ok() || m->kind() != mcp::MessageKind::kResponse) {
+      spdlog::debug("mcp pool {} ({}): a server message with no client: {}",
+                    id_, server_, line.substr(0, 200));
+      return std::nullopt;
+    }
+    const std::string nid = mcp::NormalizeId(m->id);
+    if (!ready_ && nid == mcp::NormalizeId(kDiscoverId)) {
+      if (discover_deadline_ == 0) return std::nullopt;  // already gave up
+      discover_deadline_ = 0;
+      if (!m->result.empty()) {
+        child_modern_ = true;
+        spdlog::info("mcp pool {} ({}): the server speaks 2026-07-28", id_,
+                     server_);
+        HandshakeDone();
+      } else {
+        SendInitialize();
+      }
+      return std::nullopt;
+    }
+    if (!ready_ && nid == mcp::NormalizeId(kInitId)) {
+      if (m->result.empty()) {
+        spdlog::warn("mcp pool {} ({}): initialize failed: {}", id_, server_,
+                     line.substr(0, 200));
+        BeginClose("the server refused initialize");
+        return std::nullopt;
+      }
+      init_result_ = std::string(m->result);
+      session_.OnClientLine(
+          R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+      spdlog::info(
+          "mcp pool {} ({}): a 2025-era server: spoken to in "
+          "2025-11-25 on the clients' behalf",
+          id_, server_);
+      HandshakeDone();
+      return std::nullopt;
+    }
+    auto it = pending_ids_.find(nid);
+    if (it == pending_ids_.end()) return std::string(line);
+    Pending p = std::move(it->second);
+    pending_ids_.erase(it);
+    if (!p.progress.empty()) progress_.erase(p.progress);
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object()) return std::string(line);
+    // Keep the internal id for matching the exchange; the client's id is
+    // put back below, after matching, by RestoreId.
+    if (!child_modern_ && j.contains("result") && j["result"].is_object()) {
+      nlohmann::json& r = j["result"];
+      if (!r.contains("resultType")) r["resultType"] = "complete";
+      static constexpr std::string_view kCacheable[] = {
+          "tools/list",     "prompts/list",
+          "resources/list", "resources/templates/list",
+          "resources/read", "server/discover"};
+      for (std::string_view c : kCacheable) {
+        if (p.method == c && !r.contains("ttlMs")) {
+          // Choice: a 2025 server gave no freshness: 0 ms, private, so no
+          // client or shared cache keeps what the proxy cannot vouch for.
+          r["ttlMs"] = 0;
+          r["cacheScope"] = "private";
+        }
+      }
+    }
+    restore_[nid] = std::move(p.raw_id);
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+
+  // A progress notification to the SSE stream of the request whose token it
+  // names, with the client's token back; dropped when there is none.
+  void ToProgressStream(std::string_view line) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("params") || !j["params"].is_object() ||
+        !j["params"].contains("progressToken") ||
+        !j["params"]["progressToken"].is_string()) {
+      return;
+    }
+    auto it = progress_.find(j["params"]["progressToken"].get<std::string>());
+    if (it == progress_.end()) return;
+    for (const std::shared_ptr<Exchange>& ex : exchanges_) {
+      if (!ex->sse || ex->gone) continue;
+      if (std::find(ex->waiting.begin(), ex->waiting.end(), it->second.nid) ==
+          ex->waiting.end()) {
+        continue;
+      }
+      j["params"]["progressToken"] =
+          nlohmann::json::parse(it->second.raw_token, nullptr, false);
+      PostWrite(ex->sink,
+                SseEvent(j.dump(-1, ' ', false,
+                                nlohmann::json::error_handler_t::replace)));
+      return;
+    }
+  }
+
+  // The client's own id back in a pooled answer about to be sent.
+  std::string RestoreId(std::string_view nid, std::string_view line) {
+    auto it = restore_.find(std::string(nid));
+    if (it == restore_.end()) return std::string(line);
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    std::string raw = std::move(it->second);
+    restore_.erase(it);
+    if (!j.is_object()) return std::string(line);
+    j["id"] = nlohmann::json::parse(raw, nullptr, false);
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+
   void BeginClose(const char* why) {
     if (closing_) return;
     closing_ = true;
     spdlog::info("mcp session {} ({}): closing: {}", id_, server_, why);
-    term_at_ = Now() + options_.grace_seconds;
+    ladder_.Begin(Now(), options_.grace_seconds);
   }
 
   void FlushChild() {
@@ -618,11 +1010,11 @@ class Worker final : public mcp::SessionOutput {
     std::vector<char> chunk(64 * 1024);
     bool exited = false;
     int status = 0;
-    double kill_at = 0;
     auto on_line = [&](std::string_view line) { session_.OnServerLine(line); };
     auto on_long = [&](std::string_view p, bool end, uint64_t total) {
       OnServerLong(p, end, total);
     };
+    if (pooled_) StartHandshake();
     while (true) {
       if (!exited && waitpid(pid_, &status, WNOHANG) == pid_) exited = true;
       if (exited && from_child_ < 0) break;
@@ -638,13 +1030,13 @@ class Worker final : public mcp::SessionOutput {
         close(to_child_);
         to_child_ = -1;
       }
-      if (closing_ && !exited && now >= term_at_ && kill_at == 0) {
-        kill(pid_, SIGTERM);
-        kill_at = now + options_.grace_seconds;
-      }
-      if (closing_ && !exited && kill_at > 0 && now >= kill_at) {
-        kill(pid_, SIGKILL);
-        kill_at = now + 3600;
+      CheckHandshakeClock(now);
+      if (!exited) {
+        const int sent = ladder_.Step(pid_, now);
+        if (sent != 0) {
+          spdlog::info("mcp session {} ({}): server still running: {}", id_,
+                       server_, sent == SIGTERM ? "SIGTERM" : "SIGKILL");
+        }
       }
       pollfd fds[3];
       int n = 0;
@@ -701,6 +1093,11 @@ class Worker final : public mcp::SessionOutput {
       Abandon(*ex, "session ended: " + cause);
     }
     exchanges_.clear();
+    // Pooled: requests still waiting for the upstream handshake.
+    for (Command& c : held_) {
+      if (c.ex) Abandon(*c.ex, "the server process ended: " + cause);
+    }
+    held_.clear();
     for (Command& c : left) {
       if (c.ex && c.kind != Command::Kind::kGone) {
         Abandon(*c.ex, "session ended: " + cause);
@@ -710,6 +1107,7 @@ class Worker final : public mcp::SessionOutput {
     stream_.reset();
   }
 
+  const bool pooled_;  // the shared child of the stateless (2026) era
   const std::string id_;
   const std::string server_;
   const std::string tenant_;
@@ -731,7 +1129,26 @@ class Worker final : public mcp::SessionOutput {
   std::shared_ptr<Exchange> stream_;
   std::deque<std::string> backlog_;
   bool closing_ = false;
-  double term_at_ = 0;
+  mcp::StopLadder ladder_;
+  // Pooled mode only.
+  struct Pending {
+    std::string raw_id;  // the client's id, as it sent it
+    std::string method;
+    std::string progress;  // its internal progress token, or ""
+  };
+  struct Progress {
+    std::string nid;        // the request it belongs to
+    std::string raw_token;  // the client's token, as it sent it
+  };
+  std::unordered_map<std::string, Progress> progress_;  // internal token ->
+  bool ready_ = false;            // the upstream handshake is done
+  double discover_deadline_ = 0;  // 0: server/discover answered or given up
+  bool child_modern_ = false;     // the child answered server/discover
+  std::string init_result_;       // a 2025 child's initialize result
+  std::deque<Command> held_;      // client messages waiting for the handshake
+  uint64_t next_id_ = 0;
+  std::unordered_map<std::string, Pending> pending_ids_;  // internal nid ->
+  std::unordered_map<std::string, std::string> restore_;  // nid -> raw id
   std::string protocol_version_seen_;
 
   mutable std::mutex mu_;
@@ -796,12 +1213,12 @@ class McpHttp::Impl {
       return SendError(res, gate.status, mcp::kConnectionClosed, gate.message);
     }
     const std::string_view version = req.Header("mcp-protocol-version");
-    if (!version.empty() && !IsKnownProtocolVersion(version)) {
-      return SendError(res, 400, mcp::kInvalidRequest,
-                       "Bad Request: unsupported MCP-Protocol-Version '" +
-                           std::string(version) + "'");
-    }
     const std::string_view sid = req.Header("mcp-session-id");
+    // A POST's era comes from its body first (Post); others are 2025-era.
+    if (req.method != "POST" && !version.empty() &&
+        !IsKnownProtocolVersion(version)) {
+      return SendUnsupportedVersion(res, version, "null");
+    }
     if (req.method == "POST") return Post(req, res, *spec, *tenant, sid);
     if (req.method != "GET" && req.method != "DELETE") {
       return SendError(res, 405, mcp::kConnectionClosed,
@@ -859,6 +1276,16 @@ class McpHttp::Impl {
           ++it;
         }
       }
+      for (auto it = pool_.begin(); it != pool_.end();) {
+        Worker& w = *it->second;
+        if (w.ended() || now - w.last_used() > options_.idle_timeout_seconds) {
+          w.Close();
+          ending_.push_back(it->second);
+          it = pool_.erase(it);
+        } else {
+          ++it;
+        }
+      }
       for (auto it = ending_.begin(); it != ending_.end();) {
         if ((*it)->ended()) {
           done.push_back(std::move(*it));
@@ -877,6 +1304,8 @@ class McpHttp::Impl {
       std::lock_guard<std::mutex> lock(mu_);
       for (auto& [id, w] : sessions_) all.push_back(w);
       sessions_.clear();
+      for (auto& [key, w] : pool_) all.push_back(w);
+      pool_.clear();
       for (auto& w : ending_) all.push_back(w);
       ending_.clear();
     }
@@ -892,6 +1321,8 @@ class McpHttp::Impl {
     j["sessionsEndedByClient"] = ended_by_client_.load();
     j["sessionsExpired"] = expired_.load();
     j["sessionsRejected"] = rejected_.load();
+    j["pooledChildrenOpen"] = pool_.size();
+    j["pooledChildrenStarted"] = pooled_started_.load();
     j["maxSessions"] = options_.max_sessions;
     j["maxSessionsPerTenant"] = options_.max_sessions_per_tenant > 0
                                     ? options_.max_sessions_per_tenant
@@ -914,6 +1345,29 @@ class McpHttp::Impl {
     uint64_t posts = 0;
   };
 
+  // 400 -32022 naming the supported revisions, as the reference SDK server.
+  static void SendUnsupportedVersion(const http::ResponderPtr& res,
+                                     std::string_view version,
+                                     std::string_view raw_id) {
+    nlohmann::json requested = std::string(version);
+    std::string body = ErrorBody(
+        kUnsupportedVersionCode,
+        "Bad Request: Unsupported protocol version: " + std::string(version) +
+            " (supported versions: 2026-07-28, 2025-11-25, 2025-06-18, "
+            "2025-03-26, 2024-11-05)",
+        raw_id);
+    body.resize(body.size() - 2);
+    body += ",\"data\":{\"supported\":" + SupportedVersionsJson() +
+            ",\"requested\":" +
+            requested.dump(-1, ' ', false,
+                           nlohmann::json::error_handler_t::replace) +
+            "}}}";
+    res->Send(
+        400,
+        {{"content-type", "application/json"}, {"cache-control", "no-store"}},
+        std::move(body));
+  }
+
   std::shared_ptr<Sink> MakeSink(const http::ResponderPtr& res,
                                  const std::string& sid, bool sse) {
     auto s = std::make_shared<Sink>();
@@ -921,8 +1375,8 @@ class McpHttp::Impl {
     s->loop = res->loop();
     s->headers = {
         {"content-type", sse ? "text/event-stream" : "application/json"},
-        {"cache-control", sse ? "no-cache" : "no-store"},
-        {"mcp-session-id", sid}};
+        {"cache-control", sse ? "no-cache" : "no-store"}};
+    if (!sid.empty()) s->headers.push_back({"mcp-session-id", sid});
     return s;
   }
 
@@ -994,6 +1448,33 @@ class McpHttp::Impl {
                        "Not Acceptable: Accept must list application/json "
                        "and text/event-stream");
     }
+    // The era, body first (2026-07-28 classification, mcp_http.h CheckEra);
+    // a batch is 2025-era (its elements are checked below).
+    {
+      EraCheck era = CheckEra(req.body, req.Header("mcp-protocol-version"),
+                              req.Header("mcp-method"), req.Header("mcp-name"));
+      std::string raw_id = "null";
+      if (Result<mcp::RawMessage> m = mcp::ScanMessage(req.body);
+          m.ok() && m->kind() == mcp::MessageKind::kRequest) {
+        raw_id = std::string(m->id);
+      }
+      if (era.status != 0) {
+        std::string body = ErrorBody(era.code, era.message, raw_id);
+        if (!era.data.empty()) {
+          body.resize(body.size() - 2);
+          body += ",\"data\":" + era.data + "}}";
+        }
+        return res->Send(era.status,
+                         {{"content-type", "application/json"},
+                          {"cache-control", "no-store"}},
+                         std::move(body));
+      }
+      if (era.modern) return PostModern(req, res, spec, tenant, raw_id, accept);
+      const std::string_view v = req.Header("mcp-protocol-version");
+      if (!v.empty() && !IsKnownProtocolVersion(v)) {
+        return SendUnsupportedVersion(res, v, raw_id);
+      }
+    }
     std::shared_ptr<Worker> w;
     std::string version(req.Header("mcp-protocol-version"));
     if (!sid.empty()) {
@@ -1010,6 +1491,17 @@ class McpHttp::Impl {
     SplitBody split = SplitPostBody(req.body, batches);
     if (split.error_code != 0) {
       return SendError(res, 400, split.error_code, split.error);
+    }
+    // A batch element claiming 2026-07-28 (or failing its checks): the
+    // revision has no batches (the SDK: the element-wise batch rule).
+    for (std::string_view m : split.messages) {
+      if (!split.batch) break;
+      EraCheck era = CheckEra(m, req.Header("mcp-protocol-version"),
+                              req.Header("mcp-method"), req.Header("mcp-name"));
+      if (era.modern || era.status != 0) {
+        return SendError(res, 400, mcp::kInvalidRequest,
+                         "Invalid Request: MCP 2026-07-28 has no batches");
+      }
     }
     std::vector<std::string> lines;
     std::vector<std::string> waiting;
@@ -1069,6 +1561,114 @@ class McpHttp::Impl {
     if (!w->Push(std::move(c))) {
       SendError(res, 404, mcp::kConnectionClosed, "Session ended");
     }
+  }
+
+  // One 2026-07-28 message (CheckEra passed): answered on its own by the
+  // pooled child, or here for the methods the revision removed.
+  void PostModern(const http::Request& req, const http::ResponderPtr& res,
+                  const McpServerSpec& spec, const std::string& tenant,
+                  const std::string& raw_id, McpAccept accept) {
+    Result<mcp::RawMessage> raw = mcp::ScanMessage(req.body);
+    if (!raw.ok() || raw->kind() == mcp::MessageKind::kOther ||
+        raw->kind() == mcp::MessageKind::kResponse) {
+      return SendError(res, 400, mcp::kInvalidRequest,
+                       "Invalid Request: not a JSON-RPC request or "
+                       "notification");
+    }
+    const bool request = raw->kind() == mcp::MessageKind::kRequest;
+    if (request && IsRemovedMethod(raw->method_name)) {
+      // The SDK server: method-not-found on HTTP 404 for what the revision
+      // removed (its handshake, ping, logging/setLevel, subscriptions).
+      return res->Send(
+          404,
+          {{"content-type", "application/json"}, {"cache-control", "no-store"}},
+          ErrorBody(kMethodNotFoundCode,
+                    "Method not found: " + std::string(raw->method_name) +
+                        " is not part of MCP 2026-07-28",
+                    raw_id));
+    }
+    std::shared_ptr<Worker> w = Pooled(res, spec, tenant);
+    if (!w) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      per_server_[spec.name].posts++;
+    }
+    std::string line(req.body);
+    for (char& c : line) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    Command c;
+    c.lines.push_back(std::move(line));
+    if (!request) {
+      if (!w->Push(std::move(c))) {
+        return SendError(res, 503, mcp::kConnectionClosed,
+                         "Service Unavailable: the server process ended");
+      }
+      res->Send(202, {}, "");
+      return;
+    }
+    auto ex = std::make_shared<Exchange>();
+    // Choice: JSON whenever the client accepts it: the pooled child's
+    // server messages have no client, so a stream would carry the answer
+    // alone, and a JSON answer can carry the SDK's HTTP status (404 for
+    // method-not-found).
+    const std::string_view acc = req.Header("accept");
+    // A request asking for progress gets a stream when the client takes
+    // one: its progress notifications go there.
+    const bool wants_progress =
+        req.body.find("\"progressToken\"") != std::string::npos;
+    ex->sse = accept == McpAccept::kSse &&
+              (wants_progress ||
+               (acc.find("application/json") == std::string_view::npos &&
+                acc.find("*/*") == std::string_view::npos));
+    ex->modern = true;
+    ex->raw_id = raw_id;
+    ex->waiting.push_back(mcp::NormalizeId(raw->id));
+    ex->sink = MakeSink(res, std::string(), ex->sse);
+    c.ex = ex;
+    WatchGone(res, w, ex);
+    if (!w->Push(std::move(c))) {
+      SendError(res, 503, mcp::kConnectionClosed,
+                "Service Unavailable: the server process ended");
+    }
+  }
+
+  static bool IsRemovedMethod(std::string_view m) {
+    return m == "initialize" || m == "ping" || m == "logging/setLevel" ||
+           m == "resources/subscribe" || m == "resources/unsubscribe";
+  }
+
+  // The shared child of (`spec`, `tenant`) for stateless requests, started
+  // on first use and again after it ended; nullptr after answering 502.
+  // Choice: one per tenant, so children and their Session's cache scope
+  // never serve two tenants (as the 2025 sessions).
+  std::shared_ptr<Worker> Pooled(const http::ResponderPtr& res,
+                                 const McpServerSpec& spec,
+                                 const std::string& tenant) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string key = spec.name + '\n' + tenant;
+    auto it = pool_.find(key);
+    if (it != pool_.end() && !it->second->ended()) {
+      it->second->Touch();
+      return it->second;
+    }
+    if (it != pool_.end()) {
+      ending_.push_back(it->second);
+      pool_.erase(it);
+    }
+    auto w = std::make_shared<Worker>("pool-" + NewSessionId(), spec, tenant,
+                                      options_, &router_, /*pooled=*/true);
+    w->SetCacheOwner(w);
+    Status st = w->Start(spec.command);
+    if (!st.ok()) {
+      spdlog::error("mcp server '{}': {}", spec.name, st.message());
+      SendError(res, 502, mcp::kConnectionClosed,
+                "cannot start MCP server '" + spec.name + "': " + st.message());
+      return nullptr;
+    }
+    pool_[key] = w;
+    pooled_started_++;
+    return w;
   }
 
   std::shared_ptr<Worker> StartSession(const http::ResponderPtr& res,
@@ -1134,6 +1734,9 @@ class McpHttp::Impl {
   FlightRouter router_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Worker>> sessions_;  // GUARDED_BY(mu_)
+  // Stateless-era children by "<server>\n<tenant>".
+  std::map<std::string, std::shared_ptr<Worker>> pool_;  // GUARDED_BY(mu_)
+  std::atomic<uint64_t> pooled_started_{0};
   // Sessions being started (their child not running yet), per tenant and
   // in all; counted against the limits.
   std::map<std::string, size_t> starting_;  // GUARDED_BY(mu_)

@@ -1,7 +1,19 @@
 // McpHttp: `toolcache serve`'s MCP endpoint. Every configured stdio MCP
 // server (`servers.<name>.command`) is served to remote clients at
-// /mcp/<name> over the MCP Streamable HTTP transport (spec revisions
-// 2025-03-26 and 2025-06-18):
+// /mcp/<name> over the MCP Streamable HTTP transport, in both eras:
+//
+// 2026-07-28 (stateless): a POST whose body claims the revision in
+// params._meta (or a notification under MCP-Protocol-Version: 2026-07-28)
+// is one request answered on its own, with no session: it goes to the
+// pooled child of (<name>, tenant), started once and shared by every modern
+// request of that tenant, ids rewritten so clients cannot collide. The
+// proxy speaks the child's era upstream: server/discover when it answers
+// that, else initialize 2025-11-25 on the clients' behalf (then results
+// get resultType, and list/read results ttlMs 0 / cacheScope private, and
+// server/discover is answered from the initialize result). What must
+// outlive a request is in the Store, so instances sharing one answer alike.
+//
+// 2025 era (2025-03-26 .. 2025-11-25):
 //
 //   POST   one JSON-RPC message (or, before 2025-06-18, a batch). Requests
 //          are answered as application/json, or as a text/event-stream
@@ -115,6 +127,31 @@ class McpHttp {
 
 // The MCP protocol revisions this endpoint accepts in MCP-Protocol-Version.
 bool IsKnownProtocolVersion(std::string_view version);
+// True for the stateless revisions (2026-07-28 and later ones known here).
+bool IsModernProtocolVersion(std::string_view version);
+// The supported revisions as a JSON array, newest first (for the -32022
+// error's data.supported).
+std::string SupportedVersionsJson();
+
+// The era of one POSTed message and the 2026-07-28 header checks, as the
+// reference SDK server (@modelcontextprotocol/server 2.4.0) classifies it:
+// body first (params._meta["io.modelcontextprotocol/protocolVersion"]), the
+// MCP-Protocol-Version header a cross-check. Rejections (status != 0):
+//   400 -32020 header and body disagree (MCP-Protocol-Version vs the body
+//       claim, Mcp-Method vs method, Mcp-Name vs params.name/params.uri), or
+//       a modern request lacks MCP-Protocol-Version, Mcp-Method or Mcp-Name;
+//   400 -32022 the named revision is not supported (data: supported,
+//   requested); 400 -32602 the header names 2026-07-28 but the request has no
+//   envelope.
+struct EraCheck {
+  bool modern = false;
+  int status = 0;  // 0 = accepted
+  int code = 0;
+  std::string message;
+  std::string data;  // JSON for error.data, or ""
+};
+EraCheck CheckEra(std::string_view message, std::string_view version_header,
+                  std::string_view method_header, std::string_view name_header);
 
 // Splits a POST body into its JSON-RPC messages. A single object gives one;
 // an array (a batch) its elements, each as a span of `body`. Errors (as

@@ -75,12 +75,78 @@ TEST(ChooseResponseTest, EventStreamWhenListedElseJson) {
 
 TEST(ProtocolVersionTest, KnowsThePublishedRevisionsOnly) {
   for (std::string_view v :
-       {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"}) {
+       {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}) {
     EXPECT_TRUE(IsKnownProtocolVersion(v)) << v;
   }
+  EXPECT_TRUE(IsModernProtocolVersion("2026-07-28"));
+  EXPECT_FALSE(IsModernProtocolVersion("2025-11-25"));
   for (std::string_view v : {"", "2025-06-19", "1999-01-01", "2025-06-18 "}) {
     EXPECT_FALSE(IsKnownProtocolVersion(v)) << v;
   }
+}
+
+// A modern tools/call as the 2.4.0 client sends it.
+constexpr std::string_view kModernCall =
+    R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo",)"
+    R"("arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":)"
+    R"("2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})";
+
+TEST(CheckEraTest, AModernRequestWithMatchingHeadersIsModern) {
+  EraCheck e = CheckEra(kModernCall, "2026-07-28", "tools/call", "echo");
+  EXPECT_EQ(e.status, 0) << e.message;
+  EXPECT_TRUE(e.modern);
+}
+
+TEST(CheckEraTest, ALegacyRequestIsNotCheckedForModernHeaders) {
+  EraCheck e = CheckEra(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}})",
+      "2025-11-25", "", "");
+  EXPECT_EQ(e.status, 0);
+  EXPECT_FALSE(e.modern);
+  e = CheckEra(R"({"jsonrpc":"2.0","id":1,"method":"initialize"})", "", "", "");
+  EXPECT_EQ(e.status, 0);
+  EXPECT_FALSE(e.modern);
+}
+
+TEST(CheckEraTest, HeaderBodyDisagreementsAre32020) {
+  // Mcp-Method disagrees with the body method.
+  EraCheck e = CheckEra(kModernCall, "2026-07-28", "tools/list", "echo");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.code, -32020);
+  EXPECT_NE(e.message.find("Mcp-Method"), std::string::npos) << e.message;
+  // Mcp-Name disagrees with params.name.
+  e = CheckEra(kModernCall, "2026-07-28", "tools/call", "other");
+  EXPECT_EQ(e.code, -32020);
+  // Missing Mcp-Method / Mcp-Name / protocol version header.
+  EXPECT_EQ(CheckEra(kModernCall, "2026-07-28", "", "echo").code, -32020);
+  EXPECT_EQ(CheckEra(kModernCall, "2026-07-28", "tools/call", "").code, -32020);
+  EXPECT_EQ(CheckEra(kModernCall, "", "tools/call", "echo").code, -32020);
+  // The header names another revision than the body.
+  EXPECT_EQ(CheckEra(kModernCall, "2025-11-25", "tools/call", "echo").code,
+            -32020);
+}
+
+TEST(CheckEraTest, AnUnknownRevisionInTheBodyIs32022WithTheSupportedOnes) {
+  EraCheck e = CheckEra(
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":)"
+      R"({"io.modelcontextprotocol/protocolVersion":"2099-01-01"}}})",
+      "", "tools/list", "");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.code, -32022);
+  EXPECT_NE(e.data.find("\"2026-07-28\""), std::string::npos) << e.data;
+  EXPECT_NE(e.data.find("\"requested\":\"2099-01-01\""), std::string::npos);
+}
+
+TEST(CheckEraTest, AModernHeaderOnARequestWithoutEnvelopeIs32602) {
+  EraCheck e = CheckEra(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
+                        "2026-07-28", "tools/list", "");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.code, -32602);
+  // A notification has no envelope: the header decides its era.
+  e = CheckEra(R"({"jsonrpc":"2.0","method":"notifications/cancelled"})",
+               "2026-07-28", "", "");
+  EXPECT_EQ(e.status, 0);
+  EXPECT_TRUE(e.modern);
 }
 
 TEST(SseEventTest, OneMessageOneEvent) {
