@@ -270,7 +270,6 @@ struct TraceBuilder::State {
   bool any_command = false;
   double now = 0;
   double prev_latency = 0;
-  std::string category_buf;
 
   static Config FeatureConfig(const PrepareOptions& o) {
     // The one feature derivation the faces use too (request_features.h): no
@@ -434,15 +433,11 @@ struct TraceBuilder::State {
         // FeatureBuilder's rule (no tool table: the first member, in byte
         // order, of a call with two or more) read off the text, which for
         // this shape is what nlohmann's dump() prints.
-        uint64_t category = 0;
-        if (plain.members >= 2) {
-          category_buf.assign(r.tool)
-              .append(1, '\x1f')
-              .append(plain.first_name)
-              .append(1, '=')
-              .append(plain.first_value);
-          category = StableHash(category_buf) | 1;
-        }
+        const uint64_t category =
+            plain.members >= 2
+                ? ParameterCategoryFeature(r.tool, plain.first_name,
+                                           plain.first_value)
+                : 0;
         NewObject(k.ids.tool, category);
       } else {
         Result<RequestFeatures> f =
