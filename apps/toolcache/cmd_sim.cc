@@ -11,7 +11,7 @@
 //                 [--optimum-time-limit S] [--optimum-max-exact N]
 //                 [--keys-scale N] [--details] [--progress] [--limits]
 //   toolcache sim --config FILE [--invalidation server|resource]
-//                 --trace FILE... [--format table|json]
+//                 [--trace FILE]... [--workload W] [--format table|json]
 //
 // With --config (or --engine, the faces' defaults) each tool-call trace is
 // replayed through the engine's own request path (a real ToolCache built
@@ -79,6 +79,9 @@ struct SimFlags {
   std::string invalidation;  // --invalidation: overrides the Config's
 };
 
+bool SplitAll(const std::vector<std::string>& in, const std::string& flag,
+              std::vector<std::string>* out);
+
 // `sim --config` / `--engine`: each --trace through a real ToolCache.
 int RunEngine(const SimFlags& f) {
   Config config;
@@ -98,9 +101,37 @@ int RunEngine(const SimFlags& f) {
     std::cerr << "toolcache sim: --invalidation must be server or resource\n";
     return kExitUsage;
   }
-  if (f.traces.empty()) {
+  // Tool-call traces: each --trace, then each --workload named explicitly
+  // (generated with --requests and seed 1).
+  std::vector<Trace> workloads;
+  std::vector<std::string> names;
+  if (!SplitAll(f.workloads, "--workload", &names)) return kExitUsage;
+  for (const std::string& n : names) {
+    std::vector<sim::WorkloadKind> kinds;
+    if (n == "all") {
+      kinds = {sim::WorkloadKind::kZipf, sim::WorkloadKind::kHotspot,
+               sim::WorkloadKind::kUniform, sim::WorkloadKind::kMultiUser};
+    } else {
+      Result<sim::WorkloadKind> k = sim::ParseWorkload(n);
+      if (!k.ok()) {
+        std::cerr << "toolcache sim: " << k.status().message() << "\n";
+        return kExitUsage;
+      }
+      kinds = {*k};
+    }
+    if (f.requests < 1 || f.requests > 100000000) {
+      std::cerr << "toolcache sim: --requests must be between 1 and "
+                   "100000000\n";
+      return kExitUsage;
+    }
+    for (sim::WorkloadKind k : kinds) {
+      workloads.push_back(sim::GenerateWorkload(
+          k, {.requests = static_cast<uint64_t>(f.requests)}));
+    }
+  }
+  if (f.traces.empty() && workloads.empty()) {
     std::cerr << "toolcache sim: --config/--engine replays tool-call traces: "
-                 "give --trace FILE (JSON Lines)\n";
+                 "give --trace FILE (JSON Lines) or --workload NAME\n";
     return kExitUsage;
   }
   if (f.format != "table" && f.format != "json") {
@@ -112,8 +143,14 @@ int RunEngine(const SimFlags& f) {
                 "requests", "hits", "repeats", "bypass", "stale", "invals",
                 "dropped");
   }
-  for (const std::string& path : f.traces) {
-    Result<Trace> trace = ReadTraceFile(path);
+  const size_t runs = f.traces.size() + workloads.size();
+  for (size_t i = 0; i < runs; ++i) {
+    const bool from_file = i < f.traces.size();
+    const std::string path =
+        from_file ? f.traces[i] : workloads[i - f.traces.size()].name;
+    Result<Trace> trace = from_file
+                              ? ReadTraceFile(path)
+                              : Result<Trace>(workloads[i - f.traces.size()]);
     if (!trace.ok()) {
       std::cerr << "toolcache sim: " << trace.status().message() << "\n";
       return kExitUsage;
