@@ -293,4 +293,18 @@ expect_usage "a bad --invalidation" --engine --invalidation tenant --trace "$TMP
 expect_usage "--config of a missing file" --config "$TMP/nope.yaml" --trace "$TMP/calls.jsonl"
 expect_usage "--engine without a trace" --engine
 
+# A record's `server`: the engine's server identity (a write on fs1 leaves
+# fs2's entry), and the fast replay reads the field too.
+cat >"$TMP/servers.jsonl" <<'EOF2'
+{"time":0,"server":"fs2","tool":"read_file","arguments":{"path":"/x"},"result_size":10,"result_digest":"a","request_type":"INFORMATIONAL"}
+{"time":1,"server":"fs1","tool":"write_file","arguments":{"content":"c","path":"/x"},"result_size":2,"result_digest":"ok","request_type":"COMMAND"}
+{"time":2,"server":"fs2","tool":"read_file","arguments":{"path":"/x"},"result_size":10,"result_digest":"a","request_type":"INFORMATIONAL"}
+EOF2
+"$BIN" sim --engine --trace "$TMP/servers.jsonl" --format json >"$TMP/sv.json" 2>"$TMP/err" &&
+  grep -q '"hits":1,' "$TMP/sv.json"
+check "sim --engine: a write on server fs1 keeps server fs2's entry" $?
+"$BIN" sim --trace "$TMP/servers.jsonl" --policy lru --sizes 90 --no-optimum \
+  --format json --out '' >"$TMP/sv2.json" 2>"$TMP/err" && grep -q . "$TMP/sv2.json"
+check "the fast replay reads a trace with servers" $?
+
 exit $fail

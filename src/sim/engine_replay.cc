@@ -45,7 +45,9 @@ Result<EngineReplayMetrics> ReplayThroughEngine(
     }
     prev_latency = r.latency;
 
-    const ToolCall call{.server = options.server,
+    const ToolCall call{.server = r.server.empty()
+                                      ? std::string_view(options.server)
+                                      : std::string_view(r.server),
                         .scope = r.tenant,
                         .tool = r.tool,
                         .arguments_json = r.arguments,

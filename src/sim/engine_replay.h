@@ -16,9 +16,10 @@
 // the fast replay of replay.h measures).
 //
 // Translation of a record into a ToolCall (docs/SIM.md):
-//   server = EngineReplayOptions::server (traces carry no server identity:
-//            one server per trace); scope = the record's tenant; user = the
-//            record's user, else its session; tool and arguments as given.
+//   server = the record's `server`, else EngineReplayOptions::server (one
+//            server for every record without one); scope = the record's
+//            tenant; user = the record's user, else its session; tool and
+//            arguments as given.
 //
 // Thread-safety: a function; each call owns its ToolCache and clock.
 //
@@ -41,8 +42,8 @@
 namespace toolcache::sim {
 
 struct EngineReplayOptions {
-  // Choice: the server identity of every record (traces have none); a
-  // `servers.<name>` block of the Config applies under this name.
+  // Choice: the server identity of a record without one (older traces
+  // have none); a `servers.<name>` block of the Config applies under it.
   std::string server = "trace";
   // Keep one EngineDecision per record (the agreement test reads them).
   bool keep_decisions = false;

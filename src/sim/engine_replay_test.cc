@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -198,6 +199,50 @@ TEST(EngineReplayTest, FastReplayFeaturesAreThePreparationStages) {
     with_category += c.category != 0;
   }
   EXPECT_GE(with_category, 3u);  // the rule is exercised, not only "none"
+}
+
+// A record's server (TraceRecord::server) is the engine's server identity:
+// a write on one server leaves another's entries; the trace format carries
+// it (WriteTrace / ReadTrace) and the fast replay keeps servers apart.
+TEST(EngineReplayTest, RecordServersAreTheEnginesServerIdentity) {
+  Trace t;
+  t.name = "servers";
+  auto rec = [&](double time, std::string server, std::string tool,
+                 std::string args) {
+    TraceRecord r = Rec(time, "ann", std::move(tool), std::move(args), "d");
+    r.server = std::move(server);
+    t.records.push_back(r);
+  };
+  rec(0, "fs1", "read_file", R"({"path":"/x"})");
+  rec(1, "fs2", "read_file", R"({"path":"/x"})");  // another server: a miss
+  rec(2, "fs1", "write_file", R"({"content":"c","path":"/x"})");
+  rec(3, "fs2", "read_file", R"({"path":"/x"})");  // fs1's write: still kept
+  rec(4, "fs1", "read_file", R"({"path":"/x"})");  // dropped by the write
+  Result<EngineReplayMetrics> m =
+      ReplayThroughEngine(t, Config(), {.keep_decisions = true});
+  ASSERT_TRUE(m.ok());
+  ASSERT_EQ(m->decisions.size(), 5u);
+  EXPECT_FALSE(m->decisions[1].hit);
+  EXPECT_NE(m->decisions[0].key_hex, m->decisions[1].key_hex);
+  EXPECT_TRUE(m->decisions[3].hit);
+  EXPECT_FALSE(m->decisions[4].hit);
+
+  std::stringstream text;
+  WriteTrace(t, text);
+  Result<Trace> back = ReadTrace(text, "servers");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->records.size(), 5u);
+  EXPECT_EQ(back->records[1].server, "fs2");
+
+  Result<PreparedTrace> p = PrepareTrace(t, {});
+  ASSERT_TRUE(p.ok());
+  EXPECT_NE(p->object[0], p->object[1]);  // fs1's /x is not fs2's
+  EXPECT_EQ(p->object[0], p->object[4]);
+  // Without servers the identity is the old one: one object.
+  for (TraceRecord& r : t.records) r.server.clear();
+  Result<PreparedTrace> q = PrepareTrace(t, {});
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(q->object[0], q->object[1]);
 }
 
 // Without --config the simulator's defaults are the faces'.

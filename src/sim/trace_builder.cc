@@ -613,6 +613,15 @@ std::vector<uint8_t> PreparedTrace::CacheableFlags() const {
   return out;
 }
 
+std::string ServerTenant(std::string_view server, std::string_view tenant) {
+  std::string s = "\x02server:";
+  s += std::to_string(server.size());
+  s += ':';
+  s += server;
+  s += tenant;
+  return s;
+}
+
 uint64_t PreparedTrace::MemoryBytes() const {
   return object_category.bytes() + object_tool.bytes() +
          object.capacity() * sizeof(uint32_t) + size.bytes() + latency.bytes() +
@@ -624,11 +633,14 @@ uint64_t PreparedTrace::MemoryBytes() const {
 Result<PreparedTrace> PrepareTrace(const Trace& trace,
                                    const PrepareOptions& options) {
   TraceBuilder b(trace.name, options, trace.records.size());
+  std::string tenant;
   for (const TraceRecord& r : trace.records) {
+    if (!r.server.empty()) tenant = ServerTenant(r.server, r.tenant);
     Status st = b.Add({.time = r.time,
                        .session = r.session,
                        .user = r.user,
-                       .tenant = r.tenant,
+                       .tenant = r.server.empty() ? std::string_view(r.tenant)
+                                                  : std::string_view(tenant),
                        .tool = r.tool,
                        .arguments = r.arguments,
                        .result_size = r.result_size,
