@@ -266,5 +266,45 @@ printf '0123456789012345678901234' >"$TMP/cut.oracleGeneral"  # 25 bytes
 expect_usage "a cut oracleGeneral file" --trace "$TMP/cut.oracleGeneral"
 grep -q "24-byte" "$TMP/err" || { echo "FAIL: cut oracleGeneral message"; fail=1; }
 
-exit $fail
+# sim --config / --engine: a tool-call trace through the engine's request
+# path with the faces' YAML; `invalidation: resource` keeps the read of a
+# file another one's write did not touch, `server` drops it.
+cat >"$TMP/calls.jsonl" <<'EOF2'
+{"time":0,"user":"u","tool":"read_file","arguments":{"path":"/d/a"},"result_size":10,"result_digest":"a1"}
+{"time":1,"user":"u","tool":"read_file","arguments":{"path":"/d/b"},"result_size":10,"result_digest":"b1"}
+{"time":2,"user":"u","tool":"write_file","arguments":{"content":"x","path":"/d/a"},"result_size":2,"result_digest":"ok"}
+{"time":3,"user":"u","tool":"read_file","arguments":{"path":"/d/b"},"result_size":10,"result_digest":"b1"}
+{"time":4,"user":"u","tool":"read_file","arguments":{"path":"/d/a"},"result_size":10,"result_digest":"a2"}
+EOF2
+printf 'invalidation: resource\n' >"$TMP/resource.yaml"
+"$BIN" sim --config "$TMP/resource.yaml" --trace "$TMP/calls.jsonl" \
+  --format json >"$TMP/res.json" 2>"$TMP/err"
+check "sim --config (invalidation: resource) runs" $?
+"$BIN" sim --engine --trace "$TMP/calls.jsonl" --format json \
+  >"$TMP/srv.json" 2>"$TMP/err"
+check "sim --engine (the faces' defaults: invalidation server) runs" $?
+grep -q '"invalidation":"resource"' "$TMP/res.json" &&
+  grep -q '"hits":1,' "$TMP/res.json" && grep -q '"stale_served":0' "$TMP/res.json"
+check "resource: the untouched /d/b read is served once, nothing stale" $?
+grep -q '"invalidation":"server"' "$TMP/srv.json" && grep -q '"hits":0,' "$TMP/srv.json"
+check "server: the write drops every read of the server" $?
+expect_usage "--invalidation without --config" --invalidation resource
+expect_usage "a bad --invalidation" --engine --invalidation tenant --trace "$TMP/calls.jsonl"
+expect_usage "--config of a missing file" --config "$TMP/nope.yaml" --trace "$TMP/calls.jsonl"
+expect_usage "--engine without a trace" --engine
 
+# A record's `server`: the engine's server identity (a write on fs1 leaves
+# fs2's entry), and the fast replay reads the field too.
+cat >"$TMP/servers.jsonl" <<'EOF2'
+{"time":0,"server":"fs2","tool":"read_file","arguments":{"path":"/x"},"result_size":10,"result_digest":"a","request_type":"INFORMATIONAL"}
+{"time":1,"server":"fs1","tool":"write_file","arguments":{"content":"c","path":"/x"},"result_size":2,"result_digest":"ok","request_type":"COMMAND"}
+{"time":2,"server":"fs2","tool":"read_file","arguments":{"path":"/x"},"result_size":10,"result_digest":"a","request_type":"INFORMATIONAL"}
+EOF2
+"$BIN" sim --engine --trace "$TMP/servers.jsonl" --format json >"$TMP/sv.json" 2>"$TMP/err" &&
+  grep -q '"hits":1,' "$TMP/sv.json"
+check "sim --engine: a write on server fs1 keeps server fs2's entry" $?
+"$BIN" sim --trace "$TMP/servers.jsonl" --policy lru --sizes 90 --no-optimum \
+  --format json --out '' >"$TMP/sv2.json" 2>"$TMP/err" && grep -q . "$TMP/sv2.json"
+check "the fast replay reads a trace with servers" $?
+
+exit $fail

@@ -10,6 +10,14 @@
 //                 [--scope global|user|session] [--optimum] [--no-optimum]
 //                 [--optimum-time-limit S] [--optimum-max-exact N]
 //                 [--keys-scale N] [--details] [--progress] [--limits]
+//   toolcache sim --config FILE [--invalidation server|resource]
+//                 [--trace FILE]... [--workload W] [--format table|json]
+//
+// With --config (or --engine, the faces' defaults) each tool-call trace is
+// replayed through the engine's own request path (a real ToolCache built
+// from the same YAML the faces read: classifier, keys, `scope`, TTLs,
+// policy, `invalidation`; src/sim/engine_replay.h) instead of the policy
+// grid; one line per trace.
 //
 // Default (no flags): the paper's evaluation (section 6.2-6.3): Fig. 3,
 // Fig. 4 and Table 3 style tables on stdout; results.jsonl, table3.jsonl,
@@ -25,15 +33,18 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "apps/toolcache/commands.h"
+#include "src/sim/engine_replay.h"
 #include "src/sim/experiment.h"
 #include "src/sim/progress.h"
 #include "src/sim/report.h"
 #include "src/sim/trace_formats.h"
+#include "toolcache/config.h"
 #include "toolcache/policy.h"
 #include "toolcache/trace.h"
 
@@ -63,7 +74,126 @@ struct SimFlags {
   bool progress = false;
   bool limits = false;
   std::string trace_format = "auto";
+  std::string config;        // --config: replay through the engine
+  bool engine = false;       // --engine: the same with the default Config
+  std::string invalidation;  // --invalidation: overrides the Config's
 };
+
+bool SplitAll(const std::vector<std::string>& in, const std::string& flag,
+              std::vector<std::string>* out);
+
+// `sim --config` / `--engine`: each --trace through a real ToolCache.
+int RunEngine(const SimFlags& f) {
+  Config config;
+  if (!f.config.empty()) {
+    Result<Config> loaded = LoadConfigFile(f.config);
+    if (!loaded.ok()) {
+      std::cerr << "toolcache sim: " << loaded.status().message() << "\n";
+      return kExitUsage;
+    }
+    config = std::move(*loaded);
+  }
+  if (f.invalidation == "server") {
+    config.invalidation = InvalidationScope::kServer;
+  } else if (f.invalidation == "resource") {
+    config.invalidation = InvalidationScope::kResource;
+  } else if (!f.invalidation.empty()) {
+    std::cerr << "toolcache sim: --invalidation must be server or resource\n";
+    return kExitUsage;
+  }
+  // Tool-call traces: each --trace, then each --workload named explicitly
+  // (generated with --requests and seed 1).
+  std::vector<Trace> workloads;
+  std::vector<std::string> names;
+  if (!SplitAll(f.workloads, "--workload", &names)) return kExitUsage;
+  for (const std::string& n : names) {
+    std::vector<sim::WorkloadKind> kinds;
+    if (n == "all") {
+      kinds = {sim::WorkloadKind::kZipf, sim::WorkloadKind::kHotspot,
+               sim::WorkloadKind::kUniform, sim::WorkloadKind::kMultiUser};
+    } else {
+      Result<sim::WorkloadKind> k = sim::ParseWorkload(n);
+      if (!k.ok()) {
+        std::cerr << "toolcache sim: " << k.status().message() << "\n";
+        return kExitUsage;
+      }
+      kinds = {*k};
+    }
+    if (f.requests < 1 || f.requests > 100000000) {
+      std::cerr << "toolcache sim: --requests must be between 1 and "
+                   "100000000\n";
+      return kExitUsage;
+    }
+    for (sim::WorkloadKind k : kinds) {
+      workloads.push_back(sim::GenerateWorkload(
+          k, {.requests = static_cast<uint64_t>(f.requests)}));
+    }
+  }
+  if (f.traces.empty() && workloads.empty()) {
+    std::cerr << "toolcache sim: --config/--engine replays tool-call traces: "
+                 "give --trace FILE (JSON Lines) or --workload NAME\n";
+    return kExitUsage;
+  }
+  if (f.format != "table" && f.format != "json") {
+    std::cerr << "toolcache sim: --format must be 'table' or 'json'\n";
+    return kExitUsage;
+  }
+  if (f.format == "table") {
+    std::printf("%-28s %-9s %9s %8s %8s %8s %8s %7s %8s\n", "trace", "invalid.",
+                "requests", "hits", "repeats", "bypass", "stale", "invals",
+                "dropped");
+  }
+  const size_t runs = f.traces.size() + workloads.size();
+  for (size_t i = 0; i < runs; ++i) {
+    const bool from_file = i < f.traces.size();
+    const std::string path =
+        from_file ? f.traces[i] : workloads[i - f.traces.size()].name;
+    Result<Trace> trace = from_file
+                              ? ReadTraceFile(path)
+                              : Result<Trace>(workloads[i - f.traces.size()]);
+    if (!trace.ok()) {
+      std::cerr << "toolcache sim: " << trace.status().message() << "\n";
+      return kExitUsage;
+    }
+    Result<sim::EngineReplayMetrics> m =
+        sim::ReplayThroughEngine(*trace, config, {});
+    if (!m.ok()) {
+      std::cerr << "toolcache sim: " << path << ": " << m.status().message()
+                << "\n";
+      return m.status().code() == StatusCode::kInvalidArgument ? kExitUsage
+                                                               : kExitFailure;
+    }
+    const std::string inval(InvalidationScopeName(config.invalidation));
+    if (f.format == "json") {
+      nlohmann::json j = {{"trace", trace->name},
+                          {"config", config.source},
+                          {"invalidation", inval},
+                          {"scope", SharingScopeName(config.scope)},
+                          {"requests", m->requests},
+                          {"hits", m->hits},
+                          {"misses", m->misses},
+                          {"repeats", m->repeats},
+                          {"bypasses", m->bypasses},
+                          {"bypass_reasons", m->bypass_reasons},
+                          {"stale_served", m->stale_served},
+                          {"admitted", m->admitted},
+                          {"invalidations", m->invalidations},
+                          {"entries_invalidated", m->entries_invalidated}};
+      std::cout << j.dump() << "\n";
+    } else {
+      std::printf("%-28s %-9s %9llu %8llu %8llu %8llu %8llu %7llu %8llu\n",
+                  trace->name.c_str(), inval.c_str(),
+                  static_cast<unsigned long long>(m->requests),
+                  static_cast<unsigned long long>(m->hits),
+                  static_cast<unsigned long long>(m->repeats),
+                  static_cast<unsigned long long>(m->bypasses),
+                  static_cast<unsigned long long>(m->stale_served),
+                  static_cast<unsigned long long>(m->invalidations),
+                  static_cast<unsigned long long>(m->entries_invalidated));
+    }
+  }
+  return kExitOk;
+}
 
 constexpr std::string_view kPaperPolicies[] = {"lru", "caca", "vaac"};
 constexpr const char* kUserGroupingKnob = "group_by_user";
@@ -315,6 +445,11 @@ bool BuildSpec(const SimFlags& f, sim::ExperimentSpec* spec) {
 }
 
 int Run(const SimFlags& f) {
+  if (!f.config.empty() || f.engine) return RunEngine(f);
+  if (!f.invalidation.empty()) {
+    std::cerr << "toolcache sim: --invalidation needs --config or --engine\n";
+    return kExitUsage;
+  }
   sim::ExperimentSpec spec;
   if (!BuildSpec(f, &spec)) return kExitUsage;
   const bool json = f.format == "json";
@@ -549,6 +684,15 @@ Command AddSimCommand(CLI::App& root) {
               "offline and unbounded policies)");
   a->add_flag("--progress", flags->progress,
               "draw the progress bar even when stderr is not a terminal");
+  a->add_option("--config", flags->config,
+                "replay each --trace through the engine (a real ToolCache) "
+                "with this configuration file, the faces' YAML");
+  a->add_flag("--engine", flags->engine,
+              "replay each --trace through the engine with the faces' "
+              "default configuration");
+  a->add_option("--invalidation", flags->invalidation,
+                "with --config/--engine: server or resource (overrides the "
+                "file's invalidation)");
   c.run = [flags] { return Run(*flags); };
   return c;
 }

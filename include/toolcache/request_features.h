@@ -60,6 +60,14 @@ struct RequestFeatures {
   double ttl_seconds = kNoExpiry;
 };
 
+// The parameter-category feature (RequestFeatures::category_feature) of a
+// call of `tool` whose category is `name`=`value_json` (the value as
+// compact JSON): FNV-1a 64 over "<tool>\x1f<name>=<value_json>", then
+// SplitMix64's finalizer, low bit set (never 0). The one derivation: the
+// simulator's fast trace reader calls it too, so both group alike.
+uint64_t ParameterCategoryFeature(std::string_view tool, std::string_view name,
+                                  std::string_view value_json);
+
 class FeatureBuilder {
  public:
   explicit FeatureBuilder(const Config& config);

@@ -39,6 +39,11 @@ struct TraceRecord {
   // that knows which calls read the same tool state sets it (BFCL: the
   // episode's initial world + the COMMANDs it has run). "" = the default.
   std::string tenant;
+  // Server identity (the MCP server or tool provider the call went to), as
+  // the faces key and invalidate by it; "" = unknown (`sim --config` then
+  // uses one server for the whole trace). The fast replay keeps records of
+  // different servers apart (part of the object identity, like tenant).
+  std::string server;
   std::string tool;          // tool name as the model called it
   std::string arguments;     // RFC 8785 canonical JSON of the arguments
   uint64_t result_size = 0;  // bytes of the result

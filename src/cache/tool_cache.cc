@@ -51,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/cache/prepare.h"
 #include "src/cache/shared_results.h"
 #include "toolcache/canonical_json.h"
 #include "toolcache/classifier.h"
@@ -62,249 +63,19 @@
 namespace toolcache {
 namespace {
 
+using cache_internal::CallPreparer;
 using cache_internal::DecodeResult;
 using cache_internal::Dependencies;
 using cache_internal::EncodeResult;
+using cache_internal::IsUnanchored;
+using cache_internal::KeyRefusal;
+using cache_internal::NormalizeResource;
+using cache_internal::PreparedCall;
+using cache_internal::ResourcesOverlap;
+using cache_internal::ResourceValues;
 using cache_internal::SharedResults;
 using cache_internal::StoredResult;
-
-bool IsJsonSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
-}
-
-// Choice: argument names that identify the resource a call touches, for the
-// "resource" invalidation scope (filesystem paths, URIs, move source/target).
-constexpr std::string_view kResourceArgNames[] = {
-    "path",     "paths",     "uri",       "url",      "file",
-    "filename", "file_path", "filepath",  "source",   "destination",
-    "target",   "dir",       "directory", "resource", "uri_template"};
-
-bool IsResourceArg(std::string_view name) {
-  return std::find(std::begin(kResourceArgNames), std::end(kResourceArgNames),
-                   name) != std::end(kResourceArgNames);
-}
-
-// Lexically normalized POSIX path: "." and empty segments dropped, ".."
-// resolved (never above the root), no trailing '/' (except "/" itself).
-std::string NormalizePath(std::string_view path) {
-  const bool absolute = !path.empty() && path.front() == '/';
-  std::vector<std::string_view> parts;
-  while (!path.empty()) {
-    const size_t slash = path.find('/');
-    std::string_view seg = path.substr(0, slash);
-    path = slash == std::string_view::npos ? std::string_view()
-                                           : path.substr(slash + 1);
-    if (seg.empty() || seg == ".") continue;
-    if (seg == "..") {
-      if (!parts.empty() && parts.back() != "..") {
-        parts.pop_back();
-      } else if (!absolute) {
-        parts.push_back(seg);  // a relative path may climb; "/.." is "/"
-      }
-      continue;
-    }
-    parts.push_back(seg);
-  }
-  std::string out = absolute ? "/" : "";
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += '/';
-    out += parts[i];
-  }
-  if (out.empty()) out = ".";
-  return out;
-}
-
-// The scheme of a URI ("file", "https"), or "" when `s` is not one. Choice:
-// a one-letter "scheme" is a Windows drive (C:\x), not a URI.
-std::string_view UriScheme(std::string_view s) {
-  const size_t colon = s.find(':');
-  if (colon == std::string_view::npos || colon < 2) return {};
-  for (size_t i = 0; i < colon; ++i) {
-    const char c = s[i];
-    const bool ok = std::isalpha(static_cast<unsigned char>(c)) ||
-                    (i > 0 && (std::isdigit(static_cast<unsigned char>(c)) ||
-                               c == '+' || c == '-' || c == '.'));
-    if (!ok) return {};
-  }
-  return s.substr(0, colon);
-}
-
-// The local path a file:// URI names (percent-decoded), or nullopt when it
-// names another host or is malformed (RFC 8089: file:///p, file://localhost/p
-// and file:/p are local).
-std::optional<std::string> FileUriPath(std::string_view uri) {
-  std::string_view rest = uri.substr(5);  // after "file:"
-  rest = rest.substr(0, rest.find_first_of("?#"));
-  if (rest.substr(0, 2) == "//") {
-    rest.remove_prefix(2);
-    const size_t slash = rest.find('/');
-    if (slash == std::string_view::npos) return std::nullopt;
-    std::string_view host = rest.substr(0, slash);
-    if (!host.empty() && host != "localhost") return std::nullopt;
-    rest.remove_prefix(slash);
-  }
-  if (rest.empty() || rest.front() != '/') return std::nullopt;
-  std::string path;
-  for (size_t i = 0; i < rest.size(); ++i) {
-    if (rest[i] != '%') {
-      path += rest[i];
-      continue;
-    }
-    if (i + 2 >= rest.size() ||
-        !std::isxdigit(static_cast<unsigned char>(rest[i + 1])) ||
-        !std::isxdigit(static_cast<unsigned char>(rest[i + 2]))) {
-      return std::nullopt;
-    }
-    path += static_cast<char>(
-        std::stoi(std::string(rest.substr(i + 1, 2)), nullptr, 16));
-    i += 2;
-  }
-  return NormalizePath(path);
-}
-
-// A resource argument or invalidation target in comparable form: paths
-// normalized lexically, file:// URIs as their local path, other URIs as
-// given. nullopt: a file:// URI of another host (no local path).
-std::optional<std::string> NormalizeResource(std::string_view value) {
-  std::string_view scheme = UriScheme(value);
-  if (scheme.empty()) return NormalizePath(value);
-  std::string lower(scheme);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  if (lower == "file") return FileUriPath(value);
-  return std::string(value);
-}
-
-// Position just after the JSON string literal starting at text[pos] (a
-// '"'), or npos when it is not terminated.
-size_t SkipString(std::string_view text, size_t pos) {
-  for (size_t i = pos + 1; i < text.size(); ++i) {
-    if (text[i] == '\\') {
-      ++i;
-    } else if (text[i] == '"') {
-      return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// Position just after the JSON value starting at text[pos], or npos. The
-// value is walked, never copied (strings, nesting); scalars end at the next
-// ',', '}', ']' or whitespace.
-size_t SkipValue(std::string_view text, size_t pos) {
-  if (pos >= text.size()) return std::string_view::npos;
-  const char c = text[pos];
-  if (c == '"') return SkipString(text, pos);
-  if (c != '{' && c != '[') {
-    while (pos < text.size() && text[pos] != ',' && text[pos] != '}' &&
-           text[pos] != ']' && !IsJsonSpace(text[pos])) {
-      ++pos;
-    }
-    return pos;
-  }
-  int depth = 0;
-  for (size_t i = pos; i < text.size(); ++i) {
-    const char d = text[i];
-    if (d == '"') {
-      i = SkipString(text, i);
-      if (i == std::string_view::npos) return i;
-      --i;
-    } else if (d == '{' || d == '[') {
-      ++depth;
-    } else if ((d == '}' || d == ']') && --depth == 0) {
-      return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
-size_t SkipSpace(std::string_view text, size_t pos) {
-  while (pos < text.size() && IsJsonSpace(text[pos])) ++pos;
-  return pos;
-}
-
-// The decoded text of a JSON string literal (nullopt when it is not one).
-std::optional<std::string> DecodeLiteral(std::string_view literal) {
-  if (literal.size() < 2 || literal.front() != '"') return std::nullopt;
-  if (literal.find('\\') == std::string_view::npos) {
-    return std::string(literal.substr(1, literal.size() - 2));
-  }
-  nlohmann::json j = nlohmann::json::parse(literal, nullptr, false);
-  if (!j.is_string()) return std::nullopt;
-  return j.get<std::string>();
-}
-
-// Normalized string values of the resource-named top-level arguments
-// (strings or arrays of strings) of a JSON arguments document. Only the
-// top level is walked and only resource values are decoded: a 60 MiB
-// "content" beside a "path" is skipped in place, never copied (a DOM parse
-// held it twice more). A document that is not a well-formed object yields
-// what was found before the problem (nothing, when it is not an object).
-std::vector<std::string> ResourceValues(std::string_view args_json) {
-  std::vector<std::string> out;
-  auto add = [&](std::string_view literal) {
-    std::optional<std::string> v = DecodeLiteral(literal);
-    if (!v) return;
-    std::optional<std::string> n = NormalizeResource(*v);
-    out.push_back(n ? std::move(*n) : std::move(*v));
-  };
-  size_t pos = SkipSpace(args_json, 0);
-  if (pos >= args_json.size() || args_json[pos] != '{') return out;
-  pos = SkipSpace(args_json, pos + 1);
-  while (pos < args_json.size() && args_json[pos] == '"') {
-    const size_t name_end = SkipString(args_json, pos);
-    if (name_end == std::string_view::npos) return out;
-    const std::optional<std::string> name =
-        DecodeLiteral(args_json.substr(pos, name_end - pos));
-    pos = SkipSpace(args_json, name_end);
-    if (pos >= args_json.size() || args_json[pos] != ':') return out;
-    pos = SkipSpace(args_json, pos + 1);
-    const size_t value_end = SkipValue(args_json, pos);
-    if (value_end == std::string_view::npos) return out;
-    const std::string_view value = args_json.substr(pos, value_end - pos);
-    if (name && IsResourceArg(*name)) {
-      if (value.front() == '"') {
-        add(value);
-      } else if (value.front() == '[') {
-        size_t e = SkipSpace(value, 1);
-        while (e < value.size() && value[e] != ']') {
-          const size_t end = SkipValue(value, e);
-          if (end == std::string_view::npos) break;
-          if (value[e] == '"') add(value.substr(e, end - e));
-          e = SkipSpace(value, end);
-          if (e < value.size() && value[e] == ',') e = SkipSpace(value, e + 1);
-        }
-      }
-    }
-    pos = SkipSpace(args_json, value_end);
-    if (pos < args_json.size() && args_json[pos] == ',') {
-      pos = SkipSpace(args_json, pos + 1);
-    }
-  }
-  return out;
-}
-
-// True when a normalized resource cannot be placed in the file system
-// without knowing the server: a path that is not absolute ("a.txt", ".",
-// "~/x", "C:/x"). The server resolves it against its working directory,
-// its allowed folders or its roots (server-filesystem: the first allowed
-// folder, which changes with the roots), so it may be any path.
-bool IsUnanchored(std::string_view normalized) {
-  return UriScheme(normalized).empty() &&
-         (normalized.empty() || normalized.front() != '/');
-}
-
-// True when `a` and `b` name the same resource or one contains the other
-// (a directory and a file below it).
-bool ResourcesOverlap(std::string_view a, std::string_view b) {
-  if (a == b) return true;
-  auto below = [](std::string_view parent, std::string_view child) {
-    if (parent.empty() || child.size() <= parent.size()) return false;
-    if (child.substr(0, parent.size()) != parent) return false;
-    return parent.back() == '/' || child[parent.size()] == '/';
-  };
-  return below(a, b) || below(b, a);
-}
+using cache_internal::UriScheme;
 
 // The single-flight table's key: every field length-prefixed, so no two
 // different keys share a text (a scope, server or user may hold any byte,
@@ -321,38 +92,13 @@ std::string KeyText(const CacheKey& k) {
   }
   return s;
 }
-
-// The key scope of a call under `scope: user`: the face's scope and the
-// user, length-prefixed, so two different (scope, user) pairs never share
-// one ("a"+"bc" and "ab"+"c" differ). Choice: a leading '\x01' keeps it
-// apart from the face scopes of `scope: global` (tenant names, credential
-// digests), which never start with a control byte.
-std::string UserScope(std::string_view scope, std::string_view user) {
-  std::string s = "\x01user:";
-  s += std::to_string(scope.size());
-  s += ':';
-  s += scope;
-  s += std::to_string(user.size());
-  s += ':';
-  s += user;
-  return s;
-}
-
-// The caller identity the policy groups by: the call's user, else its
-// sharing scope.
-std::string_view UserOf(const ToolCall& call) {
-  return call.user.empty() ? call.scope : call.user;
-}
-
 class ToolCacheImpl final : public ToolCache {
  public:
   ToolCacheImpl(const Config& config, const Clock* clock,
                 std::unique_ptr<ResultCache> l1, Store* store,
                 std::vector<std::unique_ptr<FeatureExtractor>> extra)
-      : config_(config),
-        clock_(clock),
-        classifier_(config, ClassifierOptions{}, std::move(extra)),
-        features_(config),
+      : clock_(clock),
+        prep_(config, std::move(extra)),
         l1_(std::move(l1)),
         shared_(store != nullptr ? std::make_unique<SharedResults>(store)
                                  : nullptr) {}
@@ -360,19 +106,23 @@ class ToolCacheImpl final : public ToolCache {
   void LearnTools(std::string_view server, std::span<const ToolInfo> tools,
                   bool replace) override {
     std::lock_guard<std::mutex> lock(mu_);
-    auto& known = tools_[std::string(server)];
+    auto table = std::make_shared<ToolTable>(*tools_);
+    auto& known = (*table)[std::string(server)];
     if (replace) {
       known.clear();
       refreshing_.erase(std::string(server));
     }
-    for (const ToolInfo& t : tools) known[t.name] = t;
+    for (const ToolInfo& t : tools) {
+      known[t.name] = std::make_shared<const ToolInfo>(t);
+    }
+    PublishToolsLocked(std::move(table));
   }
 
   void ToolsChanged(std::string_view server) override {
     Bumps bumps;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      tools_.erase(std::string(server));
+      EraseToolsLocked(server);
       InvalidateLocked(server, {}, &bumps);
     }
     Publish(bumps);
@@ -382,7 +132,7 @@ class ToolCacheImpl final : public ToolCache {
     Bumps bumps;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      tools_.erase(std::string(server));
+      EraseToolsLocked(server);
       refreshing_.insert(std::string(server));
       InvalidateLocked(server, {}, &bumps);
     }
@@ -390,30 +140,21 @@ class ToolCacheImpl final : public ToolCache {
   }
 
   CallPlan Begin(const ToolCall& call, WaiterId waiter) override {
+    Prepared prepared = PrepareUnlocked(call);
     std::unique_lock<std::mutex> lock(mu_);
+    PreparedCall& p = CurrentLocked(call, prepared);
     ++stats_.calls;
     CallPlan plan;
-    std::string_view args;
-    plan.verdict = ClassifyLocked(call, &args);
+    plan.verdict = p.verdict;
 
     Flight f;
     f.server = std::string(call.server);
     f.leader = waiter;
     f.waiters.push_back(waiter);
     f.generation = generation_[f.server];
-    // --- begin: protocol-declared cacheability (ToolCall::declared) ---
-    if (call.declared) {
-      // The protocol, not the classifier, says the result is cacheable;
-      // its TTL and sharing come with the result (Complete).
-      plan.verdict = Verdict{.cacheable = true,
-                             .reason = VerdictReason::kDeclaredByServer,
-                             .request_type = RequestType::kInformational,
-                             .detail =
-                                 "cacheable by protocol; the server's "
-                                 "hints decide TTL and sharing"};
-      f.declared = true;
-    }
-    // --- end: protocol-declared cacheability ---
+    // A protocol-declared result (ToolCall::declared; its verdict is
+    // Prepare's): TTL and sharing come with the result (Complete).
+    f.declared = call.declared;
 
     Bumps bumps;
     if (refreshing_.contains(f.server)) {
@@ -431,7 +172,7 @@ class ToolCacheImpl final : public ToolCache {
     if (!plan.verdict.cacheable) {
       f.command = plan.verdict.request_type == RequestType::kCommand;
       if (f.command) {
-        f.resources = ResourceValues(args);
+        f.resources = std::move(p.resources);
         InvalidateLocked(f.server, f.resources, &bumps);
         if (call.task_augmented) BlockServer(f, plan);
       }
@@ -447,13 +188,13 @@ class ToolCacheImpl final : public ToolCache {
       plan.verdict.detail = "the face cannot share this call's answer";
       return Bypass(std::move(plan), std::move(f), waiter, call.bypass_reason);
     }
-    Result<CacheKey> key = CacheableKeyLocked(call, args, plan.verdict);
+    Result<CacheKey> key = CacheableKeyLocked(call, p, plan.verdict);
     if (!key.ok()) {
       return Bypass(std::move(plan), std::move(f), waiter,
                     key.status().message());
     }
     f.key = std::move(*key);
-    SetFeatures(call, plan.verdict, f);
+    SetFeatures(p, plan.verdict, f);
     // --- begin: protocol-declared cacheability (ToolCall::declared) ---
     if (f.declared && !f.key.scope.empty()) {
       // An entry its server declared public lives in the global scope.
@@ -464,7 +205,8 @@ class ToolCacheImpl final : public ToolCache {
       if (shared_ == nullptr) {
         hit = l1_->Lookup(global, {.user = f.user, .category = f.category});
       } else {
-        SharedView view = ReadShared(lock, global, l1_->Peek(global));
+        SharedView view =
+            ReadShared(lock, global, l1_->Peek(global), p.resources);
         hit = view.valid;
         from_store = view.from_store;
       }
@@ -477,7 +219,8 @@ class ToolCacheImpl final : public ToolCache {
       if (hit.hit()) return Serve(std::move(plan), hit, /*from_store=*/false);
       return JoinOrStart(std::move(plan), std::move(f), waiter);
     }
-    return BeginShared(std::move(lock), std::move(plan), std::move(f), waiter);
+    return BeginShared(std::move(lock), std::move(plan), std::move(f), waiter,
+                       p.resources);
   }
 
   Completion Complete(TicketId ticket, const UpstreamResult& r) override {
@@ -576,11 +319,12 @@ class ToolCacheImpl final : public ToolCache {
   }
 
   Probe Peek(const ToolCall& call) override {
+    Prepared prepared = PrepareUnlocked(call);
     std::unique_lock<std::mutex> lock(mu_);
+    PreparedCall& prep = CurrentLocked(call, prepared);
     ++stats_.peeks;
     Probe p;
-    std::string_view args;
-    p.verdict = ClassifyLocked(call, &args);
+    p.verdict = prep.verdict;
     if (refreshing_.contains(std::string(call.server))) {
       MarkRefreshing(p.verdict);
       p.bypass_reason = "tools_refreshing";
@@ -590,7 +334,7 @@ class ToolCacheImpl final : public ToolCache {
       p.bypass_reason = VerdictReasonName(p.verdict.reason);
       return p;
     }
-    Result<CacheKey> key = CacheableKeyLocked(call, args, p.verdict);
+    Result<CacheKey> key = CacheableKeyLocked(call, prep, p.verdict);
     if (!key.ok()) {
       p.bypass_reason = key.status().message();
       return p;
@@ -598,7 +342,7 @@ class ToolCacheImpl final : public ToolCache {
     LookupResult hit = l1_->Peek(*key);
     if (hit.hit()) p.value_score = hit.value_score;
     if (shared_ != nullptr) {
-      SharedView view = ReadShared(lock, *key, hit);
+      SharedView view = ReadShared(lock, *key, hit, prep.resources);
       if (!view.fault.ok()) {
         p.bypass_reason = StoreFaultName(StoreFaultOf(view.fault));
         return p;
@@ -616,11 +360,12 @@ class ToolCacheImpl final : public ToolCache {
   }
 
   RecordOutcome Record(const ToolCall& call, const UpstreamResult& r) override {
+    Prepared prepared = PrepareUnlocked(call);
     std::unique_lock<std::mutex> lock(mu_);
+    PreparedCall& p = CurrentLocked(call, prepared);
     ++stats_.recorded;
     RecordOutcome out;
-    std::string_view args;
-    out.verdict = ClassifyLocked(call, &args);
+    out.verdict = p.verdict;
     const std::string server(call.server);
     Bumps bumps;
     if (refreshing_.contains(server)) {
@@ -638,13 +383,13 @@ class ToolCacheImpl final : public ToolCache {
       // A write seen completed: what it may have changed is dropped (its
       // effect is already there, so once is enough).
       if (out.verdict.request_type == RequestType::kCommand) {
-        InvalidateLocked(server, ResourceValues(args), &bumps);
+        InvalidateLocked(server, p.resources, &bumps);
       }
       lock.unlock();
       Publish(bumps);
       return out;
     }
-    Result<CacheKey> key = CacheableKeyLocked(call, args, out.verdict);
+    Result<CacheKey> key = CacheableKeyLocked(call, p, out.verdict);
     if (!key.ok()) {
       out.bypass_reason = key.status().message();
       ++stats_.bypasses[out.bypass_reason];
@@ -664,14 +409,14 @@ class ToolCacheImpl final : public ToolCache {
     f.server = server;
     f.key = std::move(*key);
     f.generation = generation_[server];
-    SetFeatures(call, out.verdict, f);
+    SetFeatures(p, out.verdict, f);
     // The client ran the call: for the policy that is an access of the
     // entry, when there is one (a hit had serving been on).
     LookupResult existing;
     if (shared_ == nullptr) {
       existing = l1_->Lookup(f.key, {.user = f.user, .category = f.category});
     } else {
-      SharedView view = ReadShared(lock, f.key, l1_->Peek(f.key));
+      SharedView view = ReadShared(lock, f.key, l1_->Peek(f.key), p.resources);
       if (!view.fault.ok()) {
         out.bypass_reason = StoreFaultName(StoreFaultOf(view.fault));
         ++stats_.bypasses[out.bypass_reason];
@@ -705,7 +450,7 @@ class ToolCacheImpl final : public ToolCache {
         lock.unlock();
         Publish(Bumps{{server, {}}});
         lock.lock();
-        SharedView again = ReadShared(lock, f.key, LookupResult{});
+        SharedView again = ReadShared(lock, f.key, LookupResult{}, p.resources);
         if (!again.fault.ok()) {
           out.bypass_reason = StoreFaultName(StoreFaultOf(again.fault));
           ++stats_.bypasses[out.bypass_reason];
@@ -796,36 +541,65 @@ class ToolCacheImpl final : public ToolCache {
     double ttl_left = 0;  // from_store: the store's remaining TTL
   };
 
-  // REQUIRES: mu_ held. The verdict for `call` from the tool's learned
-  // definition (or its name alone) and, in `args`, its arguments text with
-  // absent / null arguments as "{}".
-  Verdict ClassifyLocked(const ToolCall& call, std::string_view* args) const {
-    ToolInfo info;
-    bool known = false;
-    auto server_tools = tools_.find(std::string(call.server));
-    if (server_tools != tools_.end()) {
-      auto t = server_tools->second.find(std::string(call.tool));
-      if (t != server_tools->second.end()) {
-        info = t->second;
-        known = true;
-      }
+  // Tool definitions learned from tools/list: server -> tool -> definition.
+  // Replaced whole (copy on write) under mu_ AND tools_mu_, so a call can
+  // take a snapshot under tools_mu_ alone and prepare without mu_.
+  using ToolTable = std::unordered_map<
+      std::string,
+      std::unordered_map<std::string, std::shared_ptr<const ToolInfo>>>;
+
+  // A PreparedCall and the tool table it was prepared with.
+  struct Prepared {
+    PreparedCall call;
+    std::shared_ptr<const ToolTable> tools;
+  };
+
+  static const ToolInfo* FindTool(const ToolTable& table,
+                                  const ToolCall& call) {
+    auto server_tools = table.find(std::string(call.server));
+    if (server_tools == table.end()) return nullptr;
+    auto t = server_tools->second.find(std::string(call.tool));
+    return t == server_tools->second.end() ? nullptr : t->second.get();
+  }
+
+  // REQUIRES: mu_ NOT held. The preparation stage, outside the cache's
+  // mutex (tools_mu_ is held only to copy the table pointer).
+  Prepared PrepareUnlocked(const ToolCall& call) const {
+    Prepared p;
+    {
+      std::lock_guard<std::mutex> lock(tools_mu_);
+      p.tools = tools_;
     }
-    if (!known) {
-      // Choice: a tool not (yet) learned from tools/list is classified from
-      // its name alone (hard list, configuration, heuristic; unknown =
-      // COMMAND).
-      info.name = std::string(call.tool);
-      info.server = std::string(call.server);
+    p.call = prep_.Prepare(call, FindTool(*p.tools, call),
+                           /*read_resources=*/shared_ != nullptr);
+    return p;
+  }
+
+  // REQUIRES: mu_ held. `p` as if prepared now: when a LearnTools /
+  // ToolsChanged ran between PrepareUnlocked and taking mu_, the call is
+  // prepared again with the current definitions (rare; under mu_, so the
+  // verdict matches the state the call is decided in).
+  PreparedCall& CurrentLocked(const ToolCall& call, Prepared& p) const {
+    if (p.tools != tools_) {
+      p.tools = tools_;
+      p.call = prep_.Prepare(call, FindTool(*p.tools, call),
+                             /*read_resources=*/shared_ != nullptr);
     }
-    // Choice: absent arguments and "arguments": null both mean "no
-    // arguments", the same call as {} (MCP's arguments is an optional
-    // object; some clients send null).
-    std::string_view a = call.arguments_json;
-    while (!a.empty() && IsJsonSpace(a.front())) a.remove_prefix(1);
-    while (!a.empty() && IsJsonSpace(a.back())) a.remove_suffix(1);
-    if (a.empty() || a == "null") a = "{}";
-    *args = a;
-    return classifier_.ClassifyCall(info, a);
+    return p.call;
+  }
+
+  // REQUIRES: mu_ held. Installs a new tool table.
+  void PublishToolsLocked(std::shared_ptr<const ToolTable> table) {
+    std::lock_guard<std::mutex> lock(tools_mu_);
+    tools_ = std::move(table);
+  }
+
+  // REQUIRES: mu_ held. Forgets every tool learned for `server`.
+  void EraseToolsLocked(std::string_view server) {
+    if (!tools_->contains(std::string(server))) return;
+    auto table = std::make_shared<ToolTable>(*tools_);
+    table->erase(std::string(server));
+    PublishToolsLocked(std::move(table));
   }
 
   // The verdict of any call of a server whose tool list is being fetched.
@@ -836,17 +610,19 @@ class ToolCacheImpl final : public ToolCache {
     v.detail = "the server's tool list changed; the new one is being fetched";
   }
 
-  // REQUIRES: mu_ held; `v` cacheable. The call's full key, or the
-  // statistics name of why the call cannot use the cache now (as the error
-  // message; `v` then says why, uncacheable).
-  Result<CacheKey> CacheableKeyLocked(const ToolCall& call,
-                                      std::string_view args, Verdict& v) const {
-    if (call.task_augmented) {
+  // REQUIRES: mu_ held; `v` cacheable. The call's full key (prepared), or
+  // the statistics name of why the call cannot use the cache now (as the
+  // error message; `v` then says why, uncacheable): the prepared refusal,
+  // in Begin's historical order around the server's task_in_progress state.
+  Result<CacheKey> CacheableKeyLocked(const ToolCall& call, PreparedCall& p,
+                                      Verdict& v) const {
+    auto refuse = [&v](const KeyRefusal& r) -> Status {
       v.cacheable = false;
-      v.reason = VerdictReason::kIncompleteResult;
-      v.detail = "task-augmented call";
-      return FailedPrecondition(std::string(VerdictReasonName(v.reason)));
-    }
+      v.reason = r.reason;
+      v.detail = r.detail;
+      return FailedPrecondition(r.name);
+    };
+    if (p.refusal && p.refusal->before_state) return refuse(*p.refusal);
     if (task_writes_.contains(std::string(call.server))) {
       // The write's work goes on after its task handle returned: neither a
       // stored result nor one read now can be trusted until it ends.
@@ -854,53 +630,18 @@ class ToolCacheImpl final : public ToolCache {
       v.detail = "a task-augmented write is still running";
       return FailedPrecondition("task_in_progress");
     }
-    std::string scope(call.scope);
-    if (ScopeOf(call.server) == SharingScope::kUser) {
-      // Results depend on who asks: a call that names nobody can neither be
-      // served another user's result nor leave its own for others.
-      if (call.user.empty()) {
-        v.cacheable = false;
-        v.reason = VerdictReason::kUserRequired;
-        v.detail = "scope: user and the call names no user";
-        return FailedPrecondition(std::string(VerdictReasonName(v.reason)));
-      }
-      scope = UserScope(call.scope, call.user);
-    }
-    Result<CacheKey> key = MakeCacheKey(scope, call.server, call.tool, args);
-    if (!key.ok()) {
-      v.cacheable = false;
-      v.reason = VerdictReason::kInvalidArguments;
-      v.detail = key.status().message();
-      return InvalidArgument(std::string(VerdictReasonName(v.reason)));
-    }
-    return key;
+    if (p.refusal) return refuse(*p.refusal);
+    return std::move(*p.key);
   }
 
-  // Who may share `server`'s entries: its `servers.<name>.scope`, else the
-  // global `scope`.
-  SharingScope ScopeOf(std::string_view server) const {
-    auto it = config_.servers.find(std::string(server));
-    if (it != config_.servers.end() && it->second.scope) {
-      return *it->second.scope;
-    }
-    return config_.scope;
-  }
-
-  // The policy features of a cacheable call (request_features.h) and what
-  // its admission needs.
-  void SetFeatures(const ToolCall& call, const Verdict& v, Flight& f) const {
-    f.user = std::string(UserOf(call));
+  // The policy features of a cacheable call (prepared) and what its
+  // admission needs.
+  static void SetFeatures(PreparedCall& p, const Verdict& v, Flight& f) {
+    f.user = std::move(p.user);
     f.ttl = v.ttl_seconds;
     f.request_type = v.request_type;
-    Result<RequestFeatures> feats =
-        features_.Build({.server = call.server,
-                         .tool = call.tool,
-                         .arguments_json = f.key.canonical_args,
-                         .ttl_seconds = v.ttl_seconds});
-    if (feats.ok()) {
-      f.category = feats->category_feature;
-      f.cost = feats->cost;
-    }
+    f.category = p.category;
+    f.cost = p.cost;
   }
 
   // REQUIRES: mu_ held. Offers a result to the in-process policy.
@@ -941,8 +682,10 @@ class ToolCacheImpl final : public ToolCache {
   // only this call): the counters it depends on and, unless the in-process
   // `candidate` is there to be validated, the stored result. A concurrent
   // local invalidation makes the view invalid (nothing is served).
+  // `resources`: what the key reads through (PreparedCall::resources).
   SharedView ReadShared(std::unique_lock<std::mutex>& lock, const CacheKey& key,
-                        const LookupResult& candidate) {
+                        const LookupResult& candidate,
+                        const std::vector<std::string>& resources) {
     SharedView view;
     const std::string server = key.server;
     const uint64_t generation = generation_[server];
@@ -951,8 +694,6 @@ class ToolCacheImpl final : public ToolCache {
       pending = p->second;
     }
     lock.unlock();
-    const std::vector<std::string> resources =
-        ResourceValues(key.canonical_args);
     view.deps = shared_->DependenciesOf(
         server, resources,
         std::any_of(resources.begin(), resources.end(),
@@ -1018,12 +759,13 @@ class ToolCacheImpl final : public ToolCache {
 
   // Begin's path with a shared store. REQUIRES: `lock` holds mu_.
   CallPlan BeginShared(std::unique_lock<std::mutex> lock, CallPlan plan,
-                       Flight f, WaiterId waiter) {
+                       Flight f, WaiterId waiter,
+                       const std::vector<std::string>& resources) {
     // Choice: a call that could join a flight still reads the counters
     // first (one round trip): JoinOrStart joins only a flight read under the
     // same ones.
     LookupResult candidate = l1_->Peek(f.key);
-    SharedView view = ReadShared(lock, f.key, candidate);
+    SharedView view = ReadShared(lock, f.key, candidate, resources);
     if (!view.fault.ok()) {
       plan.verdict.detail = view.fault.message();
       return Bypass(std::move(plan), std::move(f), waiter,
@@ -1150,7 +892,7 @@ class ToolCacheImpl final : public ToolCache {
     // Choice: a written resource the proxy cannot resolve (a relative path)
     // may be any path: the whole server is invalidated.
     bool narrow =
-        config_.invalidation == InvalidationScope::kResource &&
+        prep_.config().invalidation == InvalidationScope::kResource &&
         !resources.empty() &&
         std::none_of(resources.begin(), resources.end(),
                      [](const std::string& r) { return IsUnanchored(r); });
@@ -1228,20 +970,22 @@ class ToolCacheImpl final : public ToolCache {
     }
   }
 
-  const Config config_;
   const Clock* clock_;
-  const Classifier classifier_;
-  const FeatureBuilder features_;
+  // The preparation stage (prepare.h): classifier, keys, scopes, features.
+  const CallPreparer prep_;
   std::unique_ptr<ResultCache> l1_;
   // The shared store under the L1 (nullptr: `store: memory`, the L1 alone).
   const std::unique_ptr<SharedResults> shared_;
   mutable std::atomic<bool> store_faulty_{false};
   mutable std::atomic<uint64_t> store_failures_{0};
 
+  // Guards reads of tools_ outside mu_; taken alone or inside mu_, never
+  // the other way round.
+  mutable std::mutex tools_mu_;
   mutable std::mutex mu_;
   // GUARDED_BY(mu_) from here on.
-  std::unordered_map<std::string, std::unordered_map<std::string, ToolInfo>>
-      tools_;
+  // Also under tools_mu_ (PublishToolsLocked): read there without mu_.
+  std::shared_ptr<const ToolTable> tools_ = std::make_shared<const ToolTable>();
   std::unordered_map<TicketId, Flight> flights_;
   std::unordered_map<std::string, TicketId> joinable_;
   std::unordered_map<WaiterId, TicketId> waiter_ticket_;

@@ -16,18 +16,13 @@
 namespace toolcache {
 namespace {
 
-// FNV-1a 64 then SplitMix64's finalizer: the simulator's StableHash
-// (src/sim/random.h), kept identical so both paths agree.
-uint64_t StableHash(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
+// FNV-1a 64 over the bytes of `s`, continuing from `h`.
+uint64_t Fnv1a(uint64_t h, std::string_view s) {
   for (unsigned char c : s) {
     h ^= c;
     h *= 0x100000001b3ULL;
   }
-  h += 0x9e3779b97f4a7c15ULL;
-  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-  return h ^ (h >> 31);
+  return h;
 }
 
 template <typename Map>
@@ -40,6 +35,21 @@ const ToolConfig* Find(const Map& map, std::string_view tool) {
 }
 
 }  // namespace
+
+uint64_t ParameterCategoryFeature(std::string_view tool, std::string_view name,
+                                  std::string_view value_json) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  h = Fnv1a(h, tool);
+  h = Fnv1a(h, "\x1f");
+  h = Fnv1a(h, name);
+  h = Fnv1a(h, "=");
+  h = Fnv1a(h, value_json);
+  // SplitMix64's finalizer.
+  h += 0x9e3779b97f4a7c15ULL;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return (h ^ (h >> 31)) | 1;
+}
 
 FeatureBuilder::FeatureBuilder(const Config& config)
     : default_ttl_(config.ttl_seconds), tools_(config.tools) {
@@ -78,19 +88,20 @@ Result<RequestFeatures> FeatureBuilder::Build(const FeatureInput& in) const {
       name = *it->second.parameter_category;
     }
   }
+  auto set_category = [&](std::string_view key, const nlohmann::json& value) {
+    const std::string dumped = value.dump();
+    f.category = std::string(key) + '=' + dumped;
+    f.category_feature = ParameterCategoryFeature(in.tool, key, dumped);
+  };
   if (name) {
     if (!name->empty()) {
       if (auto it = args.find(*name); it != args.end()) {
-        f.category = *name + '=' + it->dump();
+        set_category(*name, *it);
       }
     }
   } else if (args.size() >= 2) {
     auto first = args.begin();
-    f.category = first.key() + '=' + first.value().dump();
-  }
-  if (!f.category.empty()) {
-    f.category_feature =
-        StableHash(std::string(in.tool) + '\x1f' + f.category) | 1;
+    set_category(first.key(), first.value());
   }
   if (in.observed_cost) {
     f.cost = *in.observed_cost;

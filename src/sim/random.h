@@ -33,16 +33,6 @@ inline uint64_t Mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// FNV-1a, 64-bit, then mixed; stable across platforms.
-inline uint64_t StableHash(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return Mix64(h);
-}
-
 class Rng {
  public:
   explicit Rng(uint64_t seed) : engine_(Mix64(seed)) {}

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "src/sim/random.h"
+#include "toolcache/config.h"
 #include "toolcache/policy.h"
 #include "toolcache/status.h"
 #include "toolcache/trace.h"
@@ -66,11 +67,13 @@ enum class Scope { kGlobal, kUser, kSession };
 struct PrepareOptions {
   // Paper-silent: one shared cache, as the paper's multi-user setting implies.
   Scope scope = Scope::kGlobal;
-  // Paper section 5.2: a TTL <= 60 s is not cacheable.
-  double min_cacheable_ttl = 60;
-  // Choice: TTL of a record whose trace carries none (and no classifier
-  // decided): the paper's "computational" default of 300 s.
-  double default_ttl = 300;
+  // Paper section 5.2: a TTL <= 60 s is not cacheable. The faces' value
+  // (Config::min_cacheable_ttl_seconds), not a copy of it.
+  double min_cacheable_ttl = Config().min_cacheable_ttl_seconds;
+  // TTL of a record whose trace carries none (and no classifier decided):
+  // the faces' default ttlSeconds (Config::ttl_seconds, the paper's
+  // "computational" 300 s).
+  double default_ttl = Config().ttl_seconds;
 };
 
 // One column of a PreparedTrace: a value per record, held as one constant

@@ -35,9 +35,9 @@ constexpr std::string_view kExtensionPrefix = "x_";
 
 const std::set<std::string, std::less<>>& KnownFields() {
   static const auto* fields = new std::set<std::string, std::less<>>{
-      "time",      "session",      "user",         "tenant", "tool",
-      "arguments", "result_size",  "latency",      "cost",   "ttl",
-      "error",     "request_type", "result_digest"};
+      "time",      "session",      "user",          "tenant", "tool",
+      "arguments", "result_size",  "latency",       "cost",   "ttl",
+      "error",     "request_type", "result_digest", "server"};
   return *fields;
 }
 
@@ -127,7 +127,8 @@ std::string ParseTraceRecord(std::string_view line, TraceRecord* rec) {
       return err;
     }
   }
-  for (const char* f : {"session", "user", "tenant", "result_digest"}) {
+  for (const char* f :
+       {"session", "user", "tenant", "result_digest", "server"}) {
     if (!j.contains(f)) continue;
     if (!j[f].is_string()) {
       return "'" + std::string(f) + "' must be a string, got " +
@@ -137,6 +138,7 @@ std::string ParseTraceRecord(std::string_view line, TraceRecord* rec) {
   if (j.contains("session")) rec->session = j["session"].get<std::string>();
   if (j.contains("user")) rec->user = j["user"].get<std::string>();
   if (j.contains("tenant")) rec->tenant = j["tenant"].get<std::string>();
+  if (j.contains("server")) rec->server = j["server"].get<std::string>();
   if (j.contains("result_digest")) {
     rec->result_digest = j["result_digest"].get<std::string>();
   }
@@ -247,6 +249,9 @@ void WriteTrace(const Trace& trace, std::ostream& out) {
         << ",\"user\":" << trace_internal::SafeDump(r.user);
     if (!r.tenant.empty()) {
       out << ",\"tenant\":" << trace_internal::SafeDump(r.tenant);
+    }
+    if (!r.server.empty()) {
+      out << ",\"server\":" << trace_internal::SafeDump(r.server);
     }
     out << ",\"tool\":" << trace_internal::SafeDump(r.tool)
         << ",\"arguments\":" << (r.arguments.empty() ? "{}" : r.arguments)

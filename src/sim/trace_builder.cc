@@ -270,7 +270,6 @@ struct TraceBuilder::State {
   bool any_command = false;
   double now = 0;
   double prev_latency = 0;
-  std::string category_buf;
 
   static Config FeatureConfig(const PrepareOptions& o) {
     // The one feature derivation the faces use too (request_features.h): no
@@ -434,15 +433,11 @@ struct TraceBuilder::State {
         // FeatureBuilder's rule (no tool table: the first member, in byte
         // order, of a call with two or more) read off the text, which for
         // this shape is what nlohmann's dump() prints.
-        uint64_t category = 0;
-        if (plain.members >= 2) {
-          category_buf.assign(r.tool)
-              .append(1, '\x1f')
-              .append(plain.first_name)
-              .append(1, '=')
-              .append(plain.first_value);
-          category = StableHash(category_buf) | 1;
-        }
+        const uint64_t category =
+            plain.members >= 2
+                ? ParameterCategoryFeature(r.tool, plain.first_name,
+                                           plain.first_value)
+                : 0;
         NewObject(k.ids.tool, category);
       } else {
         Result<RequestFeatures> f =
@@ -618,6 +613,15 @@ std::vector<uint8_t> PreparedTrace::CacheableFlags() const {
   return out;
 }
 
+std::string ServerTenant(std::string_view server, std::string_view tenant) {
+  std::string s = "\x02server:";
+  s += std::to_string(server.size());
+  s += ':';
+  s += server;
+  s += tenant;
+  return s;
+}
+
 uint64_t PreparedTrace::MemoryBytes() const {
   return object_category.bytes() + object_tool.bytes() +
          object.capacity() * sizeof(uint32_t) + size.bytes() + latency.bytes() +
@@ -629,11 +633,14 @@ uint64_t PreparedTrace::MemoryBytes() const {
 Result<PreparedTrace> PrepareTrace(const Trace& trace,
                                    const PrepareOptions& options) {
   TraceBuilder b(trace.name, options, trace.records.size());
+  std::string tenant;
   for (const TraceRecord& r : trace.records) {
+    if (!r.server.empty()) tenant = ServerTenant(r.server, r.tenant);
     Status st = b.Add({.time = r.time,
                        .session = r.session,
                        .user = r.user,
-                       .tenant = r.tenant,
+                       .tenant = r.server.empty() ? std::string_view(r.tenant)
+                                                  : std::string_view(tenant),
                        .tool = r.tool,
                        .arguments = r.arguments,
                        .result_size = r.result_size,

@@ -80,6 +80,13 @@ struct InternedRecord {
   std::optional<RequestType> request_type;
 };
 
+// The sharing boundary the fast replay interns for a record with a `server`
+// (TraceRecord::server): the server, length-prefixed behind a control byte
+// no tenant of an older trace starts with, then the tenant. Choice: the
+// server joins the tenant, so two servers' equal calls are two objects and
+// a record without a server keeps its identity (and pinned results).
+std::string ServerTenant(std::string_view server, std::string_view tenant);
+
 // What IsPlainCanonicalObject saw (views into its argument).
 struct PlainObject {
   uint64_t members = 0;

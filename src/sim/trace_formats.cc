@@ -745,6 +745,9 @@ Status ScanJsonl(const std::string& path, const Progress& progress,
       if (!scanner.FastParse(padded.data(), len, padded.size(), &view)) {
         rec = TraceRecord();
         reason = trace_internal::ParseTraceRecord(line, &rec);
+        if (reason.empty() && !rec.server.empty()) {
+          rec.tenant = ServerTenant(rec.server, rec.tenant);
+        }
         if (reason.empty()) {
           view = {.time = rec.time,
                   .session = rec.session,
