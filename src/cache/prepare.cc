@@ -308,9 +308,43 @@ std::string_view UserOf(const ToolCall& call) {
 
 }  // namespace
 
+std::string VerdictMemo::KeyOf(std::string_view server, std::string_view tool,
+                               std::string_view args) {
+  std::string k;
+  k.reserve(server.size() + tool.size() + args.size() + 2);
+  k.append(server).push_back('\0');
+  k.append(tool).push_back('\0');
+  k.append(args);
+  return k;
+}
+
+std::optional<Verdict> VerdictMemo::Find(std::string_view server,
+                                         std::string_view tool,
+                                         std::string_view args) const {
+  if (args.size() > kMaxArgs) return std::nullopt;
+  const std::string k = KeyOf(server, tool, args);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = verdicts_.find(k);
+  if (it == verdicts_.end()) return std::nullopt;
+  return it->second;
+}
+
+void VerdictMemo::Put(std::string_view server, std::string_view tool,
+                      std::string_view args, const Verdict& v) {
+  if (args.size() > kMaxArgs) return;
+  std::string k = KeyOf(server, tool, args);
+  std::lock_guard<std::mutex> lock(mu_);
+  // Choice: starting over when full keeps the bound without per-entry
+  // recency bookkeeping; a working set larger than the bound only pays
+  // the classification it paid before the memo existed.
+  if (verdicts_.size() >= kMaxEntries) verdicts_.clear();
+  verdicts_.insert_or_assign(std::move(k), v);
+}
+
 CallPreparer::CallPreparer(const Config& config,
                            std::vector<std::unique_ptr<FeatureExtractor>> extra)
     : config_(config),
+      deterministic_(extra.empty() && !config.classifier.llm),
       classifier_(config, ClassifierOptions{}, std::move(extra)),
       features_(config) {}
 
@@ -323,8 +357,8 @@ SharingScope CallPreparer::ScopeOf(std::string_view server) const {
 }
 
 PreparedCall CallPreparer::Prepare(const ToolCall& call,
-                                   const ToolInfo* learned,
-                                   bool read_resources) const {
+                                   const ToolInfo* learned, bool read_resources,
+                                   VerdictMemo* memo) const {
   PreparedCall p;
   // Choice: absent arguments and "arguments": null both mean "no
   // arguments", the same call as {} (MCP's arguments is an optional
@@ -344,16 +378,26 @@ PreparedCall CallPreparer::Prepare(const ToolCall& call,
                         .detail =
                             "cacheable by protocol; the server's "
                             "hints decide TTL and sharing"};
-  } else if (learned != nullptr) {
-    p.verdict = classifier_.ClassifyCall(*learned, a);
+  } else if (std::optional<Verdict> known =
+                 memo != nullptr && deterministic_
+                     ? memo->Find(call.server, call.tool, a)
+                     : std::nullopt) {
+    p.verdict = std::move(*known);
   } else {
-    // Choice: a tool not (yet) learned from tools/list is classified from
-    // its name alone (hard list, configuration, heuristic; unknown =
-    // COMMAND).
-    ToolInfo info;
-    info.name = std::string(call.tool);
-    info.server = std::string(call.server);
-    p.verdict = classifier_.ClassifyCall(info, a);
+    if (learned != nullptr) {
+      p.verdict = classifier_.ClassifyCall(*learned, a);
+    } else {
+      // Choice: a tool not (yet) learned from tools/list is classified
+      // from its name alone (hard list, configuration, heuristic; unknown
+      // = COMMAND).
+      ToolInfo info;
+      info.name = std::string(call.tool);
+      info.server = std::string(call.server);
+      p.verdict = classifier_.ClassifyCall(info, a);
+    }
+    if (memo != nullptr && deterministic_) {
+      memo->Put(call.server, call.tool, a, p.verdict);
+    }
   }
   if (!p.verdict.cacheable) {
     if (p.verdict.request_type == RequestType::kCommand) {

@@ -149,6 +149,49 @@ TEST(CallPreparerTest, ArgumentsWithoutCanonicalFormAreRefused) {
   EXPECT_EQ(p.refusal->name, "invalid_arguments");
 }
 
+// A repeated call takes its verdict from the memo of the definitions it
+// was classified against; with an extra classifier layer (which the memo
+// cannot see into) nothing is remembered.
+TEST(CallPreparerTest, VerdictMemoRemembersDeterministicVerdictsOnly) {
+  const ToolInfo tool = ReadOnly("get_value");
+  const ToolCall call{
+      .server = "kv", .tool = "get_value", .arguments_json = R"({"k":1})"};
+  CallPreparer prep{Config()};
+  VerdictMemo memo;
+  EXPECT_FALSE(memo.Find("kv", "get_value", R"({"k":1})"));
+  PreparedCall first = prep.Prepare(call, &tool, false, &memo);
+  std::optional<Verdict> kept = memo.Find("kv", "get_value", R"({"k":1})");
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->cacheable, first.verdict.cacheable);
+  EXPECT_EQ(kept->detail, first.verdict.detail);
+  // The memo's verdict is the one used: a planted entry shows through.
+  Verdict planted = first.verdict;
+  planted.detail = "from the memo";
+  memo.Put("kv", "get_value", R"({"k":1})", planted);
+  EXPECT_EQ(prep.Prepare(call, &tool, false, &memo).verdict.detail,
+            "from the memo");
+  // Long arguments are not remembered.
+  const std::string big =
+      R"({"k":")" + std::string(VerdictMemo::kMaxArgs, 'x') + R"("})";
+  prep.Prepare({.server = "kv", .tool = "get_value", .arguments_json = big},
+               &tool, false, &memo);
+  EXPECT_FALSE(memo.Find("kv", "get_value", big));
+
+  struct Opinionless : FeatureExtractor {
+    FeatureSource source() const override { return FeatureSource::kHeuristic; }
+    std::optional<Features> Extract(const ToolInfo&,
+                                    std::string_view) const override {
+      return std::nullopt;
+    }
+  };
+  std::vector<std::unique_ptr<FeatureExtractor>> extra;
+  extra.push_back(std::make_unique<Opinionless>());
+  CallPreparer with_extra{Config(), std::move(extra)};
+  VerdictMemo untouched;
+  with_extra.Prepare(call, &tool, false, &untouched);
+  EXPECT_FALSE(untouched.Find("kv", "get_value", R"({"k":1})"));
+}
+
 TEST(CallPreparerTest, IsAFunctionOfItsInputs) {
   Config config;
   config.ttl_seconds = 77;

@@ -76,6 +76,7 @@ using cache_internal::ResourceValues;
 using cache_internal::SharedResults;
 using cache_internal::StoredResult;
 using cache_internal::UriScheme;
+using cache_internal::VerdictMemo;
 
 // The single-flight table's key: every field length-prefixed, so no two
 // different keys share a text (a scope, server or user may hold any byte,
@@ -107,7 +108,7 @@ class ToolCacheImpl final : public ToolCache {
                   bool replace) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto table = std::make_shared<ToolTable>(*tools_);
-    auto& known = (*table)[std::string(server)];
+    auto& known = table->servers[std::string(server)];
     if (replace) {
       known.clear();
       refreshing_.erase(std::string(server));
@@ -544,9 +545,18 @@ class ToolCacheImpl final : public ToolCache {
   // Tool definitions learned from tools/list: server -> tool -> definition.
   // Replaced whole (copy on write) under mu_ AND tools_mu_, so a call can
   // take a snapshot under tools_mu_ alone and prepare without mu_.
-  using ToolTable = std::unordered_map<
-      std::string,
-      std::unordered_map<std::string, std::shared_ptr<const ToolInfo>>>;
+  // The verdicts of calls classified against a table live with it (a new
+  // table starts with an empty memo, so a changed definition is always
+  // classified afresh).
+  struct ToolTable {
+    ToolTable() = default;
+    ToolTable(const ToolTable& other) : servers(other.servers) {}
+    std::unordered_map<
+        std::string,
+        std::unordered_map<std::string, std::shared_ptr<const ToolInfo>>>
+        servers;
+    mutable VerdictMemo verdicts;
+  };
 
   // A PreparedCall and the tool table it was prepared with.
   struct Prepared {
@@ -556,8 +566,8 @@ class ToolCacheImpl final : public ToolCache {
 
   static const ToolInfo* FindTool(const ToolTable& table,
                                   const ToolCall& call) {
-    auto server_tools = table.find(std::string(call.server));
-    if (server_tools == table.end()) return nullptr;
+    auto server_tools = table.servers.find(std::string(call.server));
+    if (server_tools == table.servers.end()) return nullptr;
     auto t = server_tools->second.find(std::string(call.tool));
     return t == server_tools->second.end() ? nullptr : t->second.get();
   }
@@ -571,7 +581,8 @@ class ToolCacheImpl final : public ToolCache {
       p.tools = tools_;
     }
     p.call = prep_.Prepare(call, FindTool(*p.tools, call),
-                           /*read_resources=*/shared_ != nullptr);
+                           /*read_resources=*/shared_ != nullptr,
+                           &p.tools->verdicts);
     return p;
   }
 
@@ -583,7 +594,8 @@ class ToolCacheImpl final : public ToolCache {
     if (p.tools != tools_) {
       p.tools = tools_;
       p.call = prep_.Prepare(call, FindTool(*p.tools, call),
-                             /*read_resources=*/shared_ != nullptr);
+                             /*read_resources=*/shared_ != nullptr,
+                             &p.tools->verdicts);
     }
     return p.call;
   }
@@ -596,9 +608,9 @@ class ToolCacheImpl final : public ToolCache {
 
   // REQUIRES: mu_ held. Forgets every tool learned for `server`.
   void EraseToolsLocked(std::string_view server) {
-    if (!tools_->contains(std::string(server))) return;
+    if (!tools_->servers.contains(std::string(server))) return;
     auto table = std::make_shared<ToolTable>(*tools_);
-    table->erase(std::string(server));
+    table->servers.erase(std::string(server));
     PublishToolsLocked(std::move(table));
   }
 

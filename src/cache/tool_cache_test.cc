@@ -251,6 +251,38 @@ TEST_P(ToolCacheTest, InvalidArgumentsBypassWithTheirOwnReason) {
   EXPECT_EQ(probe.verdict.reason, VerdictReason::kInvalidArguments);
 }
 
+// Verdicts are remembered per set of tool definitions: a definition that
+// changes (a re-listed tool that now writes) is classified afresh, never
+// with the verdict remembered for the old one.
+TEST(ToolCacheVerdictMemo, ARelearnedDefinitionIsClassifiedAfresh) {
+  ManualClock clock;
+  Config config;
+  config.policy = "lru";
+  auto made = NewToolCache(config, &clock, nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  ToolCache& cache = **made;
+  ToolInfo doc{.name = "get_doc", .description = "Get a document"};
+  doc.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  cache.LearnTools("s", std::vector<ToolInfo>{doc}, true);
+  const ToolCall call{
+      .server = "s", .tool = "get_doc", .arguments_json = R"({"id":1})"};
+  for (int i = 0; i < 2; ++i) {
+    CallPlan p = cache.Begin(call, 10 + i);
+    EXPECT_TRUE(p.verdict.cacheable) << p.verdict.detail;
+    if (p.action == CallAction::kForward) {
+      cache.Complete(p.ticket, {.result_json = R"({"content":[]})"});
+    }
+  }
+  doc.description = "Deletes the document and returns it";
+  doc.annotations = ToolAnnotations{.read_only = false};
+  cache.LearnTools("s", std::vector<ToolInfo>{doc}, true);
+  CallPlan after = cache.Begin(call, 20);
+  EXPECT_FALSE(after.verdict.cacheable) << after.verdict.detail;
+  EXPECT_EQ(after.verdict.request_type, RequestType::kCommand);
+  EXPECT_EQ(after.action, CallAction::kForward);
+  cache.Complete(after.ticket, {.result_json = R"({"content":[]})"});
+}
+
 // A cache over the same backing store with `scope: user` (Config::scope).
 std::unique_ptr<ToolCache> UserScopedCache(const Clock* clock, Store* store) {
   Config config;
