@@ -40,6 +40,7 @@
 #include "src/mcp/child.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
+#include "src/runtime/stats.h"
 #include "toolcache/mcp_proxy.h"
 #include "toolcache/scope.h"
 
@@ -179,35 +180,13 @@ Status WriteToolCacheStats(const std::string& path, const ToolCacheStats& s,
                            uint64_t client_parse_errors,
                            uint64_t server_parse_errors,
                            uint64_t failed_on_exit) {
-  nlohmann::ordered_json j;
-  j["calls"] = s.calls;
-  j["hits"] = s.hits;
-  j["misses"] = s.misses;
-  j["coalesced"] = s.coalesced;
-  uint64_t bypass_total = 0;
-  nlohmann::ordered_json by = nlohmann::ordered_json::object();
-  for (const auto& [reason, n] : s.bypasses) {
-    by[reason] = n;
-    bypass_total += n;
-  }
-  j["bypasses"] = bypass_total;
-  j["bypassesByReason"] = by;
-  j["admitted"] = s.admitted;
-  j["notAdmitted"] = s.not_admitted;
-  j["invalidations"] = s.invalidations;
-  j["entriesInvalidated"] = s.entries_invalidated;
-  j["storeHits"] = s.store_hits;
-  nlohmann::ordered_json store_errors = nlohmann::ordered_json::object();
-  for (const auto& [reason, n] : s.store_errors) store_errors[reason] = n;
-  j["storeErrorsByReason"] = store_errors;
-  j["upstreamLatencySavedSeconds"] = s.latency_saved_seconds;
-  j["bytesServedFromCache"] = s.bytes_served;
-  j["cachedEntries"] = s.entries;
-  j["cachedBytes"] = s.bytes;
-  j["clientParseErrors"] = client_parse_errors;
-  j["serverParseErrors"] = server_parse_errors;
-  j["failedOnServerExit"] = failed_on_exit;
-  return WriteFileAtomically(path, j.dump(2) + "\n", "stats file");
+  // The one stats shape (src/runtime/stats.h); the session's own counters
+  // sit under "session".
+  runtime::StatsSnapshot snap("mcp", &s);
+  snap.face_fields["session"] = {{"clientParseErrors", client_parse_errors},
+                                 {"serverParseErrors", server_parse_errors},
+                                 {"failedOnServerExit", failed_on_exit}};
+  return WriteFileAtomically(path, runtime::SerializeStats(snap), "stats file");
 }
 
 namespace mcp {
