@@ -40,6 +40,7 @@
 #include "src/mcp/child.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
+#include "src/runtime/signals.h"
 #include "src/runtime/stats.h"
 #include "toolcache/mcp_proxy.h"
 #include "toolcache/scope.h"
@@ -215,22 +216,15 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   }
 
   // Signals: handled through a signalfd inside the loop.
-  signal(SIGPIPE, SIG_IGN);
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int s : {SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
-  sigset_t old_mask;
-  sigprocmask(SIG_BLOCK, &mask, &old_mask);
-  int sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (sig_fd < 0) {
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    return Internal(std::string("signalfd: ") + std::strerror(errno));
-  }
+  Result<std::unique_ptr<runtime::SignalFd>> signals =
+      runtime::SignalFd::Open({SIGCHLD});
+  if (!signals.ok()) return signals.status();
+  std::unique_ptr<runtime::SignalFd> sig = std::move(*signals);
+  const int sig_fd = sig->fd();
 
   Result<mcp::ChildProcess> spawned = mcp::SpawnChild(o.command);
   if (!spawned.ok()) {
-    close(sig_fd);
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    sig.reset();
     return spawned.status();
   }
   const pid_t pid = spawned.value().pid;
@@ -496,8 +490,7 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   }
   write_stats();
   if (out_flags >= 0) fcntl(o.client_out_fd, F_SETFL, out_flags);
-  close(sig_fd);
-  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  sig.reset();  // closes the signalfd, restores the mask
 
   if (WIFEXITED(exit_status)) return WEXITSTATUS(exit_status);
   if (WIFSIGNALED(exit_status)) {
