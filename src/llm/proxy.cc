@@ -37,6 +37,7 @@
 #include "src/llm/tool_loop.h"
 #include "src/llm/wire.h"
 #include "src/metrics/metrics.h"
+#include "src/runtime/dashboard.h"
 #include "src/runtime/stats.h"
 #include "toolcache/llm_proxy.h"
 #include "toolcache/scope.h"
@@ -62,6 +63,7 @@ enum class Route {
   kPassThrough,  // anything else: forwarded untouched
   kMetrics,
   kStats,
+  kDashboard,  // the one dashboard of every HTTP face (src/runtime)
   kBreaks,
   kUpgrade,  // a protocol upgrade (WebSocket): refused with 426
 };
@@ -121,6 +123,8 @@ RouteInfo RouteOf(std::string_view method, std::string_view path,
     r.route = Route::kMetrics;
   } else if (method == "GET" && path == "/toolcache/stats") {
     r.route = Route::kStats;
+  } else if (method == "GET" && path == "/dashboard") {
+    r.route = Route::kDashboard;
   } else if (method == "GET" && path == "/toolcache/breaks") {
     r.route = Route::kBreaks;
   } else if (method == "POST" && path == "/v1/messages") {
@@ -846,6 +850,15 @@ class LlmProxyImpl final : public LlmProxy {
     }
     if (route.route == Route::kStats) {
       res->Send(200, {{"content-type", "application/json"}}, Stats(shared));
+      return;
+    }
+    if (route.route == Route::kDashboard) {
+      res->Send(
+          200,
+          {{"content-type", "text/html; charset=utf-8"},
+           {"content-security-policy", std::string(runtime::DashboardCsp())},
+           {"cache-control", "no-store"}},
+          std::string(runtime::DashboardHtml()));
       return;
     }
     if (route.route == Route::kUpgrade) {

@@ -581,7 +581,7 @@ std::optional<Reply> CacheService::Handle(const http::Request& request,
       !g.allowed()) {
     return done(Error(g.status, std::string(g.code()), g.message));
   }
-  if (method == "GET" && path == "/") {
+  if (method == "GET" && (path == "/" || path == "/dashboard")) {
     op = "dashboard";
     Reply r;
     r.content_type = "text/html; charset=utf-8";
