@@ -50,23 +50,6 @@ bool ParseListenAddress(std::string_view s, std::string* host, uint16_t* port) {
   return true;
 }
 
-bool OpenConfiguredStore(std::string_view command, const Config& config,
-                         bool from_flag, std::unique_ptr<Store>* out) {
-  Result<std::unique_ptr<Store>> opened = OpenStore(config.store);
-  if (!opened.ok()) {
-    std::string where = from_flag ? "--store" : config.source;
-    if (!from_flag && config.store_line > 0) {
-      where += ":" + std::to_string(config.store_line);
-    }
-    std::cerr << command << ": " << where << ": " << opened.status().message()
-              << "\n";
-    return false;
-  }
-  *out = std::move(*opened);
-  spdlog::info("store: {}", (*out)->name());
-  return true;
-}
-
 int ExitCodeOf(std::string_view command, const Result<int>& code) {
   if (code.ok()) return *code;
   std::cerr << command << ": " << code.status().message() << "\n";

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "apps/toolcache/commands.h"
+#include "src/runtime/startup/admin.h"
+#include "src/runtime/startup/engine.h"
 #include "toolcache/config.h"
 #include "toolcache/mcp_proxy.h"
 #include "toolcache/mcp_url_proxy.h"
@@ -25,6 +27,7 @@ struct McpArgs {
   std::string name;
   std::string scope;
   std::string stats_path;
+  std::string metrics_listen;
   std::string store;
   std::string log_level;
   double grace_seconds = 2.0;
@@ -121,26 +124,40 @@ int Run(const McpArgs& a) {
                           it->second.credential_env.begin(),
                           it->second.credential_env.end());
   }
-  if (!a.store.empty()) config.store = a.store;
+  // One start-up for every face (src/runtime/startup/engine.h).
+  // Choice: `memory` is the in-process cache alone (no second copy).
   SystemClock clock;
-  std::unique_ptr<Store> store;
-  std::unique_ptr<ToolCache> cache;
-  if (!a.no_cache && config.store != "memory") {
-    // Choice: `memory` is the in-process cache alone (no second copy).
-    if (!OpenConfiguredStore("toolcache mcp", config, !a.store.empty(),
-                             &store)) {
-      return kExitUsage;
-    }
+  Result<runtime::Engine> engine = runtime::OpenEngine(
+      config, &clock, {.store_flag = a.store, .no_cache = a.no_cache});
+  if (!engine.ok()) {
+    // The message names the file and line itself ("c.yaml:3: ...").
+    std::cerr << "toolcache mcp: " << engine.status().message() << "\n";
+    return kExitUsage;
   }
-  if (!a.no_cache) {
-    Result<std::unique_ptr<ToolCache>> made =
-        NewToolCache(config, &clock, store.get());
-    if (!made.ok()) {
-      // The message names the file and line itself ("c.yaml:3: ...").
-      std::cerr << "toolcache mcp: " << made.status().message() << "\n";
+  ToolCache* cache = engine->cache.get();
+  // --metrics-listen: the admin routes of the HTTP faces, for this one
+  // (src/runtime/startup/admin.h). The URL goes to stderr: stdout is the
+  // MCP stream.
+  std::unique_ptr<runtime::AdminServer> admin;
+  if (!a.metrics_listen.empty()) {
+    runtime::AdminOptions ao;
+    if (!ParseListenAddress(a.metrics_listen, &ao.host, &ao.port)) {
+      std::cerr << "toolcache mcp: --metrics-listen: expected HOST:PORT, got '"
+                << a.metrics_listen << "'\n";
       return kExitUsage;
     }
-    cache = std::move(*made);
+    ao.face = "mcp";
+    if (cache != nullptr) ao.stats = [cache] { return cache->Stats(); };
+    Result<std::unique_ptr<runtime::AdminServer>> started =
+        runtime::AdminServer::Start(std::move(ao));
+    if (!started.ok()) {
+      std::cerr << "toolcache mcp: --metrics-listen: "
+                << started.status().message() << "\n";
+      return kExitFailure;
+    }
+    admin = std::move(*started);
+    std::cerr << "toolcache mcp: metrics on " << admin->url() << "/metrics"
+              << std::endl;
   }
   if (!url.empty()) {
     McpUrlProxyOptions u;
@@ -149,7 +166,7 @@ int Run(const McpArgs& a) {
     u.server_name = a.name;
     u.scope = a.scope;
     u.share_across_credentials = share;
-    u.cache = cache.get();
+    u.cache = cache;
     u.stats_path = a.stats_path;
     u.ca_file = a.ca_file;
     u.timeout_seconds = a.timeout_seconds;
@@ -164,7 +181,7 @@ int Run(const McpArgs& a) {
   o.scope = a.scope;
   o.share_across_credentials = share;
   o.credential_env = std::move(credential_env);
-  o.cache = cache.get();
+  o.cache = cache;
   o.stats_path = a.stats_path;
   o.grace_seconds = a.grace_seconds;
   o.max_line_bytes = a.max_line_bytes;
@@ -199,6 +216,9 @@ Command AddMcpCommand(CLI::App& root) {
       "docs/STORE.md");
   c.app->add_option("--stats", args->stats_path,
                     "write JSON statistics to FILE on exit and on SIGUSR1");
+  c.app->add_option("--metrics-listen", args->metrics_listen,
+                    "serve GET /metrics (Prometheus) and GET /toolcache/stats "
+                    "on HOST:PORT (default host 127.0.0.1; off by default)");
   c.app
       ->add_option("--log-level", args->log_level,
                    "trace|debug|info|warn|error|off (default: $TOOLCACHE_LOG "

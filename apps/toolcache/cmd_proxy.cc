@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apps/toolcache/commands.h"
+#include "src/runtime/startup/engine.h"
 #include "toolcache/classifier.h"
 #include "toolcache/config.h"
 #include "toolcache/llm_proxy.h"
@@ -125,30 +126,19 @@ int Run(const ProxyArgs& a) {
   if (a.drain_timeout >= 0) o.drain_timeout_seconds = a.drain_timeout;
   o.threads = a.threads;
   o.stats_path = a.stats_path;
-  if (!a.store.empty()) config.store = a.store;
+  // One start-up for every face (src/runtime/startup/engine.h); the store
+  // holds the cache's results and the tool loop's conversation state.
   SystemClock clock;
-  std::unique_ptr<Store> store;
-  if (!a.no_cache && config.store != "memory") {
-    // The cache's results and the tool loop's conversation state.
-    if (!OpenConfiguredStore("toolcache proxy", config, !a.store.empty(),
-                             &store)) {
-      return kExitUsage;
-    }
+  runtime::EngineOptions eo{.store_flag = a.store, .no_cache = a.no_cache};
+  eo.extra_layers.push_back(NewAgentToolLayer(o.client_server));
+  Result<runtime::Engine> engine =
+      runtime::OpenEngine(config, &clock, std::move(eo));
+  if (!engine.ok()) {
+    std::cerr << "toolcache proxy: " << engine.status().message() << "\n";
+    return kExitUsage;
   }
-  o.store = store.get();
-  std::unique_ptr<ToolCache> cache;
-  if (!a.no_cache) {
-    std::vector<std::unique_ptr<FeatureExtractor>> layers;
-    layers.push_back(NewAgentToolLayer(o.client_server));
-    Result<std::unique_ptr<ToolCache>> made =
-        NewToolCache(config, &clock, store.get(), std::move(layers));
-    if (!made.ok()) {
-      std::cerr << "toolcache proxy: " << made.status().message() << "\n";
-      return kExitUsage;
-    }
-    cache = std::move(*made);
-  }
-  o.cache = cache.get();
+  o.store = engine->store.get();
+  o.cache = engine->cache.get();
   Result<int> code = RunLlmProxy(o, [&](uint16_t port) {
     // One machine-readable line on stdout: scripts wait for it.
     std::cout << "listening on http://" << o.listen_host << ":" << port

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "apps/toolcache/commands.h"
+#include "src/runtime/startup/engine.h"
 #include "toolcache/config.h"
 #include "toolcache/serve.h"
 #include "toolcache/store.h"
@@ -83,22 +84,15 @@ int Run(const ServeArgs& a) {
   o.mcp_max_sessions_per_tenant = a.mcp_max_sessions_per_tenant;
   o.mcp_idle_timeout_seconds = a.mcp_idle_timeout_seconds;
   o.stats_path = a.stats_path;
-  if (!a.store.empty()) config.store = a.store;
+  // One start-up for every face (src/runtime/startup/engine.h).
   SystemClock clock;
-  std::unique_ptr<Store> store;
-  if (config.store != "memory") {
-    if (!OpenConfiguredStore("toolcache serve", config, !a.store.empty(),
-                             &store)) {
-      return kExitUsage;
-    }
-  }
-  Result<std::unique_ptr<ToolCache>> cache =
-      NewToolCache(config, &clock, store.get());
-  if (!cache.ok()) {
-    std::cerr << "toolcache serve: " << cache.status().message() << "\n";
+  Result<runtime::Engine> engine =
+      runtime::OpenEngine(config, &clock, {.store_flag = a.store});
+  if (!engine.ok()) {
+    std::cerr << "toolcache serve: " << engine.status().message() << "\n";
     return kExitUsage;
   }
-  o.cache = cache->get();
+  o.cache = engine->cache.get();
   if (o.tenants.empty()) {
     spdlog::warn(
         "no tenants configured (serve.tenants): no authentication, one "

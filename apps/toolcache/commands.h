@@ -53,12 +53,6 @@ void SetUpLogging(std::string_view prefix, const std::string& flag_level,
 // and port; false when the port is not a number in 0..65535.
 bool ParseListenAddress(std::string_view s, std::string* host, uint16_t* port);
 
-// Opens `config.store` (the --store flag already written into it when
-// `from_flag`) into *out; on failure prints "<command>: <where>: <why>",
-// where names the flag or the config file and line, and returns false.
-bool OpenConfiguredStore(std::string_view command, const Config& config,
-                         bool from_flag, std::unique_ptr<Store>* out);
-
 // A server command's exit code: its own, or after printing
 // "<command>: <why>", 2 for bad input and 1 for a failure.
 int ExitCodeOf(std::string_view command, const Result<int>& code);

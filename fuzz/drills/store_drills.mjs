@@ -102,12 +102,12 @@ async function proxy(dir, store) {
       rmSync(stats, { force: true });
       process.kill(transport.pid, 'SIGUSR1');
       for (let i = 0; i < 100 && !existsSync(stats); i++) await sleep(10);
-      try { return JSON.parse(readFileSync(stats, 'utf8')); } catch { return null; }
+      try { return JSON.parse(readFileSync(stats, 'utf8')).cache; } catch { return null; }  // src/runtime/stats.h
     },
     async close() {
       await client.close();
       for (let i = 0; i < 200 && !existsSync(stats); i++) await sleep(25);
-      try { return JSON.parse(readFileSync(stats, 'utf8')); } catch { return null; }
+      try { return JSON.parse(readFileSync(stats, 'utf8')).cache; } catch { return null; }  // src/runtime/stats.h
     },
   };
   return p;
@@ -221,7 +221,7 @@ async function drillRedis() {
     const down = stats.reduce((n, s) => n + (s?.bypassesByReason?.store_unavailable ?? 0)
       + (s?.bypassesByReason?.store_timeout ?? 0), 0);
     const errors = {};
-    for (const s of stats) for (const [k, v] of Object.entries(s?.storeErrorsByReason ?? {})) errors[k] = (errors[k] ?? 0) + v;
+    for (const s of stats) for (const [k, v] of Object.entries(s?.storeErrors ?? {})) errors[k] = (errors[k] ?? 0) + v;
     results.push({
       drill: 'redis killed (SIGKILL) and restarted', ...t,
       notes: `3 proxies x (4 writers + 6 readers); ${sentDown} calls while down, ${down} bypassed `
@@ -261,7 +261,7 @@ async function drillSqliteFull() {
     const full = async () => {
       for (let i = 0; i < 200; i++) {
         const e = (await Promise.all(proxies.map((p) => p.readStats()))).reduce((n, s) => n
-          + Object.values(s?.storeErrorsByReason ?? {}).reduce((a, b) => a + b, 0), 0);
+          + Object.values(s?.storeErrors ?? {}).reduce((a, b) => a + b, 0), 0);
         if (e > 0) return true;
         await sleep(50);
       }
@@ -289,7 +289,7 @@ async function drillSqliteFull() {
     for (const p of proxies) stats.push(await p.close());
     proxies.length = 0;
     const errors = {};
-    for (const s of stats) for (const [k, v] of Object.entries(s?.storeErrorsByReason ?? {})) errors[k] = (errors[k] ?? 0) + v;
+    for (const s of stats) for (const [k, v] of Object.entries(s?.storeErrors ?? {})) errors[k] = (errors[k] ?? 0) + v;
     const bypass = {};
     for (const s of stats) for (const [k, v] of Object.entries(s?.bypassesByReason ?? {})) bypass[k] = (bypass[k] ?? 0) + v;
     const check = spawnSync('python3', ['-c',

@@ -88,8 +88,9 @@ struct McpProxyOptions {
 // process should use, or an error when the server cannot be started.
 Result<int> RunMcpProxy(const McpProxyOptions& options);
 
-// Writes `stats` (plus proxy counters) as one JSON object to `path`
-// atomically (temporary file + rename).
+// Writes `stats` (plus proxy counters) to `path` atomically (temporary file
+// + rename), in the one stats shape of every face (src/runtime/stats.h):
+// {"face": "mcp", "cache": {...}, "session": {"clientParseErrors", ...}}.
 Status WriteToolCacheStats(const std::string& path, const ToolCacheStats& stats,
                            uint64_t client_parse_errors,
                            uint64_t server_parse_errors,

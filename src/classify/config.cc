@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "src/runtime/size.h"
+
 namespace toolcache {
 namespace {
 
@@ -170,52 +172,17 @@ class Parser {
     return static_cast<uint64_t>(v);
   }
 
-  // Integer bytes or "<number><unit>": B, KB/MB/GB/TB (powers of 1000),
-  // KiB/MiB/GiB/TiB (powers of 1024); case-insensitive, space allowed.
+  // A size in the one grammar of src/runtime/size.h ("67108864", "64MiB").
   uint64_t Bytes(const YAML::Node& node, std::string_view key) const {
     if (!node.IsScalar()) {
       Fail(node,
            "'" + std::string(key) + "' must be a size, got " + Describe(node));
     }
-    const std::string& s = node.Scalar();
-    size_t i = 0;
-    while (i < s.size() &&
-           (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) {
-      ++i;
+    Result<uint64_t> bytes = runtime::ParseSize(node.Scalar());
+    if (!bytes.ok()) {
+      Fail(node, "'" + std::string(key) + "' " + bytes.status().message());
     }
-    std::string num = s.substr(0, i);
-    std::string unit;
-    for (size_t j = i; j < s.size(); ++j) {
-      if (s[j] != ' ') {
-        unit +=
-            static_cast<char>(std::tolower(static_cast<unsigned char>(s[j])));
-      }
-    }
-    static const std::vector<std::pair<std::string_view, double>> kUnits = {
-        {"", 1},
-        {"b", 1},
-        {"kb", 1e3},
-        {"mb", 1e6},
-        {"gb", 1e9},
-        {"tb", 1e12},
-        {"kib", 1024.0},
-        {"mib", 1048576.0},
-        {"gib", 1073741824.0},
-        {"tib", 1099511627776.0}};
-    const auto u = std::find_if(kUnits.begin(), kUnits.end(),
-                                [&](const auto& p) { return p.first == unit; });
-    char* end = nullptr;
-    const double v = num.empty() ? -1 : std::strtod(num.c_str(), &end);
-    if (u == kUnits.end() || num.empty() || end != num.c_str() + num.size()) {
-      Fail(node,
-           "'" + std::string(key) +
-               "' must be a size such as 67108864 "
-               "or \"64MiB\" (units B, KB, MB, GB, KiB, MiB, GiB), got '" +
-               s + "'");
-    }
-    const double bytes = v * u->second;
-    if (bytes > 1.8e19) Fail(node, "'" + std::string(key) + "' is too large");
-    return static_cast<uint64_t>(std::llround(bytes));
+    return *bytes;
   }
 
   bool Bool(const YAML::Node& node, std::string_view key) const {

@@ -1,5 +1,6 @@
-// A server process's life around its event loops: signals taken by one
-// waiting thread, the stats file written on SIGUSR1 and at the end.
+// A server process's life around its event loops: the signals of every face
+// (src/runtime/signals.h) taken by one waiting thread, the stats file
+// written on SIGUSR1 and at the end.
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -10,16 +11,10 @@
 
 #include "src/core/atomic_file.h"
 #include "src/http/http.h"
+#include "src/runtime/signals.h"
 
 namespace toolcache::http {
 namespace {
-
-sigset_t ServerSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) sigaddset(&set, s);
-  return set;
-}
 
 void WriteStats(const std::function<std::string()>& stats,
                 const std::string& path) {
@@ -30,17 +25,14 @@ void WriteStats(const std::function<std::string()>& stats,
 
 }  // namespace
 
-void BlockServerSignals() {
-  sigset_t set = ServerSignals();
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-}
+// The signal set of every face (src/runtime/signals.h).
+void BlockServerSignals() { runtime::BlockServerSignals(); }
 
 void ServeUntilSignal(const std::function<void()>& run,
                       const std::function<void()>& stop,
                       const std::function<std::string()>& stats,
                       const std::string& stats_path) {
-  sigset_t set = ServerSignals();
+  sigset_t set = runtime::ServerSignals();
   std::atomic<bool> stopping{false};
   std::thread signals([&] {
     while (true) {

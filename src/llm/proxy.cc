@@ -37,6 +37,8 @@
 #include "src/llm/tool_loop.h"
 #include "src/llm/wire.h"
 #include "src/metrics/metrics.h"
+#include "src/runtime/dashboard.h"
+#include "src/runtime/stats.h"
 #include "toolcache/llm_proxy.h"
 #include "toolcache/scope.h"
 #include "toolcache/store.h"
@@ -61,6 +63,7 @@ enum class Route {
   kPassThrough,  // anything else: forwarded untouched
   kMetrics,
   kStats,
+  kDashboard,  // the one dashboard of every HTTP face (src/runtime)
   kBreaks,
   kUpgrade,  // a protocol upgrade (WebSocket): refused with 426
 };
@@ -120,6 +123,8 @@ RouteInfo RouteOf(std::string_view method, std::string_view path,
     r.route = Route::kMetrics;
   } else if (method == "GET" && path == "/toolcache/stats") {
     r.route = Route::kStats;
+  } else if (method == "GET" && path == "/dashboard") {
+    r.route = Route::kDashboard;
   } else if (method == "GET" && path == "/toolcache/breaks") {
     r.route = Route::kBreaks;
   } else if (method == "POST" && path == "/v1/messages") {
@@ -798,32 +803,18 @@ class LlmProxyImpl final : public LlmProxy {
   }
   std::string StatsJson() const override { return Stats(shared_.get()); }
 
+  // The one stats shape (src/runtime/stats.h): the engine under "cache",
+  // the proxy's connections and its metric registry beside it.
   static std::string Stats(Shared* shared) {
-    nlohmann::ordered_json j;
-    if (shared->options.cache != nullptr) {
-      ToolCacheStats s = shared->options.cache->Stats();
-      nlohmann::ordered_json c;
-      c["peeks"] = s.peeks;
-      c["wouldHits"] = s.would_hits;
-      c["recorded"] = s.recorded;
-      c["recordedAlreadyCached"] = s.recorded_already_cached;
-      c["recordedStale"] = s.recorded_stale;
-      c["admitted"] = s.admitted;
-      c["notAdmitted"] = s.not_admitted;
-      nlohmann::ordered_json by = nlohmann::ordered_json::object();
-      for (const auto& [reason, n] : s.bypasses) by[reason] = n;
-      c["bypassesByReason"] = by;
-      c["invalidations"] = s.invalidations;
-      c["entriesInvalidated"] = s.entries_invalidated;
-      c["cachedEntries"] = s.entries;
-      c["cachedBytes"] = s.bytes;
-      j["cache"] = c;
-    }
-    j["openConnections"] =
+    ToolCacheStats s;
+    if (shared->options.cache != nullptr) s = shared->options.cache->Stats();
+    runtime::StatsSnapshot snap(
+        "proxy", shared->options.cache != nullptr ? &s : nullptr);
+    snap.face_fields["openConnections"] =
         shared->server != nullptr ? shared->server->open_connections() : 0;
-    j["inFlight"] = shared->in_flight.load();
-    j["metrics"] = shared->registry.Json();
-    return j.dump(2) + "\n";
+    snap.face_fields["inFlight"] = shared->in_flight.load();
+    snap.face_fields["metrics"] = shared->registry.Json();
+    return runtime::SerializeStats(snap);
   }
 
  private:
@@ -859,6 +850,15 @@ class LlmProxyImpl final : public LlmProxy {
     }
     if (route.route == Route::kStats) {
       res->Send(200, {{"content-type", "application/json"}}, Stats(shared));
+      return;
+    }
+    if (route.route == Route::kDashboard) {
+      res->Send(
+          200,
+          {{"content-type", "text/html; charset=utf-8"},
+           {"content-security-policy", std::string(runtime::DashboardCsp())},
+           {"cache-control", "no-store"}},
+          std::string(runtime::DashboardHtml()));
       return;
     }
     if (route.route == Route::kUpgrade) {

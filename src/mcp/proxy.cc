@@ -40,6 +40,8 @@
 #include "src/mcp/child.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
+#include "src/runtime/signals.h"
+#include "src/runtime/stats.h"
 #include "toolcache/mcp_proxy.h"
 #include "toolcache/scope.h"
 
@@ -179,35 +181,13 @@ Status WriteToolCacheStats(const std::string& path, const ToolCacheStats& s,
                            uint64_t client_parse_errors,
                            uint64_t server_parse_errors,
                            uint64_t failed_on_exit) {
-  nlohmann::ordered_json j;
-  j["calls"] = s.calls;
-  j["hits"] = s.hits;
-  j["misses"] = s.misses;
-  j["coalesced"] = s.coalesced;
-  uint64_t bypass_total = 0;
-  nlohmann::ordered_json by = nlohmann::ordered_json::object();
-  for (const auto& [reason, n] : s.bypasses) {
-    by[reason] = n;
-    bypass_total += n;
-  }
-  j["bypasses"] = bypass_total;
-  j["bypassesByReason"] = by;
-  j["admitted"] = s.admitted;
-  j["notAdmitted"] = s.not_admitted;
-  j["invalidations"] = s.invalidations;
-  j["entriesInvalidated"] = s.entries_invalidated;
-  j["storeHits"] = s.store_hits;
-  nlohmann::ordered_json store_errors = nlohmann::ordered_json::object();
-  for (const auto& [reason, n] : s.store_errors) store_errors[reason] = n;
-  j["storeErrorsByReason"] = store_errors;
-  j["upstreamLatencySavedSeconds"] = s.latency_saved_seconds;
-  j["bytesServedFromCache"] = s.bytes_served;
-  j["cachedEntries"] = s.entries;
-  j["cachedBytes"] = s.bytes;
-  j["clientParseErrors"] = client_parse_errors;
-  j["serverParseErrors"] = server_parse_errors;
-  j["failedOnServerExit"] = failed_on_exit;
-  return WriteFileAtomically(path, j.dump(2) + "\n", "stats file");
+  // The one stats shape (src/runtime/stats.h); the session's own counters
+  // sit under "session".
+  runtime::StatsSnapshot snap("mcp", &s);
+  snap.face_fields["session"] = {{"clientParseErrors", client_parse_errors},
+                                 {"serverParseErrors", server_parse_errors},
+                                 {"failedOnServerExit", failed_on_exit}};
+  return WriteFileAtomically(path, runtime::SerializeStats(snap), "stats file");
 }
 
 namespace mcp {
@@ -236,22 +216,15 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   }
 
   // Signals: handled through a signalfd inside the loop.
-  signal(SIGPIPE, SIG_IGN);
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int s : {SIGCHLD, SIGUSR1, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
-  sigset_t old_mask;
-  sigprocmask(SIG_BLOCK, &mask, &old_mask);
-  int sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (sig_fd < 0) {
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    return Internal(std::string("signalfd: ") + std::strerror(errno));
-  }
+  Result<std::unique_ptr<runtime::SignalFd>> signals =
+      runtime::SignalFd::Open({SIGCHLD});
+  if (!signals.ok()) return signals.status();
+  std::unique_ptr<runtime::SignalFd> sig = std::move(*signals);
+  const int sig_fd = sig->fd();
 
   Result<mcp::ChildProcess> spawned = mcp::SpawnChild(o.command);
   if (!spawned.ok()) {
-    close(sig_fd);
-    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    sig.reset();
     return spawned.status();
   }
   const pid_t pid = spawned.value().pid;
@@ -517,8 +490,7 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   }
   write_stats();
   if (out_flags >= 0) fcntl(o.client_out_fd, F_SETFL, out_flags);
-  close(sig_fd);
-  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  sig.reset();  // closes the signalfd, restores the mask
 
   if (WIFEXITED(exit_status)) return WEXITSTATUS(exit_status);
   if (WIFSIGNALED(exit_status)) {

@@ -36,6 +36,7 @@
 #include "src/mcp/http_upstream.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
+#include "src/runtime/signals.h"
 #include "toolcache/mcp_proxy.h"
 #include "toolcache/mcp_url_proxy.h"
 #include "toolcache/scope.h"
@@ -140,17 +141,11 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
 
   // Signals: blocked here before the loop thread starts (it inherits the
   // mask) and read through a signalfd by this thread.
-  signal(SIGPIPE, SIG_IGN);
-  sigset_t mask;
-  sigemptyset(&mask);
-  for (int s : {SIGUSR1, SIGTERM, SIGINT, SIGHUP}) sigaddset(&mask, s);
-  sigset_t old_mask;
-  pthread_sigmask(SIG_BLOCK, &mask, &old_mask);
-  int sig_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (sig_fd < 0) {
-    pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-    return Internal(std::string("signalfd: ") + std::strerror(errno));
-  }
+  Result<std::unique_ptr<runtime::SignalFd>> signals =
+      runtime::SignalFd::Open();
+  if (!signals.ok()) return signals.status();
+  std::unique_ptr<runtime::SignalFd> sig = std::move(*signals);
+  const int sig_fd = sig->fd();
   spdlog::info("proxying {} as '{}'", uo.endpoint.display, identity);
 
   std::unique_ptr<http::LoopThread> loop_thread = http::NewLoopThread();
@@ -245,8 +240,7 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
 
   (*client)->CloseIdle();
   loop_thread.reset();  // stops the loop, joins its thread
-  close(sig_fd);
-  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  sig.reset();          // closes the signalfd, restores the mask
   return 0;
 }
 

@@ -15,6 +15,7 @@
 
 #include "src/http/http.h"
 #include "src/metrics/metrics.h"
+#include "src/runtime/dashboard.h"
 #include "src/serve/mcp_http.h"
 #include "src/serve/service.h"
 #include "toolcache/serve.h"
@@ -23,10 +24,15 @@ namespace toolcache {
 namespace {
 
 void SendReply(http::Responder& res, serve::Reply r) {
-  res.Send(r.status,
-           {{"content-type", std::move(r.content_type)},
-            {"cache-control", "no-store"}},
-           std::move(r.body));
+  http::Headers h = {{"content-type", r.content_type},
+                     {"cache-control", "no-store"}};
+  // The dashboard (the only HTML reply) runs its own script and nothing
+  // else (src/runtime/dashboard.h).
+  if (r.content_type.starts_with("text/html")) {
+    h.push_back(
+        {"content-security-policy", std::string(runtime::DashboardCsp())});
+  }
+  res.Send(r.status, std::move(h), std::move(r.body));
 }
 
 class CacheServerImpl final : public CacheServer {

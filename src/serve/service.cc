@@ -29,6 +29,8 @@
 #include <optional>
 #include <utility>
 
+#include "src/runtime/stats.h"
+
 namespace toolcache::serve {
 namespace {
 
@@ -579,7 +581,7 @@ std::optional<Reply> CacheService::Handle(const http::Request& request,
       !g.allowed()) {
     return done(Error(g.status, std::string(g.code()), g.message));
   }
-  if (method == "GET" && path == "/") {
+  if (method == "GET" && (path == "/" || path == "/dashboard")) {
     op = "dashboard";
     Reply r;
     r.content_type = "text/html; charset=utf-8";
@@ -1190,24 +1192,10 @@ std::string CacheService::StatsJson() {
   nlohmann::ordered_json tool_rows = nlohmann::ordered_json::array();
   for (auto& [k, row] : tools) tool_rows.push_back(std::move(row));
   j["tools"] = tool_rows;
-  ToolCacheStats s = options_.cache->Stats();
-  nlohmann::ordered_json eng;
-  eng["entries"] = s.entries;
-  // Every face's calls through the engine (the MCP endpoint's included).
-  eng["calls"] = s.calls;
-  eng["hits"] = s.hits;
-  eng["misses"] = s.misses;
-  eng["coalesced"] = s.coalesced;
-  eng["bytes"] = s.bytes;
-  eng["admitted"] = s.admitted;
-  eng["notAdmitted"] = s.not_admitted;
-  eng["invalidations"] = s.invalidations;
-  eng["entriesInvalidated"] = s.entries_invalidated;
-  eng["storeHits"] = s.store_hits;
-  nlohmann::ordered_json se = nlohmann::ordered_json::object();
-  for (const auto& [reason, n] : s.store_errors) se[reason] = n;
-  eng["storeErrors"] = se;
-  j["cache"] = eng;
+  // The engine's counters go under "cache" in the one stats shape
+  // (src/runtime/stats.h): every face's calls through the engine, the MCP
+  // endpoint's included.
+  const ToolCacheStats s = options_.cache->Stats();
   if (mcp_stats_) {
     j["mcp"] = nlohmann::ordered_json::parse(mcp_stats_(), nullptr, false);
   }
@@ -1237,7 +1225,9 @@ std::string CacheService::StatsJson() {
     j["openTickets"] = tickets_.size();
     j["waiting"] = waiters_.size();
   }
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  runtime::StatsSnapshot snap("serve", &s);
+  snap.face_fields = std::move(j);
+  return runtime::SerializeStats(snap);
 }
 
 }  // namespace toolcache::serve

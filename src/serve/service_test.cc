@@ -553,7 +553,7 @@ TEST_F(ServiceTest, ForeignOriginsAreRefused) {
   r = Send("GET", "/", "", "", nullptr, "http://127.0.0.1:8090");
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status, 200);
-  EXPECT_NE(r->body.find("<canvas id=\"chart\""), std::string::npos);
+  EXPECT_NE(r->body.find("<svg id=\"chart\""), std::string::npos);
 }
 
 TEST_F(ServiceTest, ALoopbackServerRefusesOtherHostNames) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "src/runtime/size.h"
 #include "src/store/backends.h"
 #include "toolcache/store.h"
 
@@ -72,42 +73,17 @@ Result<Params> ParseParams(std::string_view spec, std::string_view query,
   return out;
 }
 
-// "67108864", "64MiB", "1GB" (units as in the configuration).
+// A size in the one grammar of src/runtime/size.h, at least one byte.
 Result<uint64_t> ParseBytes(std::string_view spec, std::string_view name,
                             const std::string& text) {
-  size_t i = 0;
-  while (
-      i < text.size() &&
-      (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
-    ++i;
+  Result<uint64_t> bytes = runtime::ParseSize(text);
+  if (!bytes.ok() || *bytes < 1) {
+    return InvalidArgument(
+        "store '" + std::string(spec) + "': " + std::string(name) + " " +
+        (bytes.ok() ? "must be at least 1 byte, got '" + text + "'"
+                    : std::string(bytes.status().message())));
   }
-  std::string unit;
-  for (size_t j = i; j < text.size(); ++j) {
-    unit +=
-        static_cast<char>(std::tolower(static_cast<unsigned char>(text[j])));
-  }
-  static const std::map<std::string, double, std::less<>> kUnits = {
-      {"", 1},
-      {"b", 1},
-      {"kb", 1e3},
-      {"mb", 1e6},
-      {"gb", 1e9},
-      {"tb", 1e12},
-      {"kib", 1024.0},
-      {"mib", 1048576.0},
-      {"gib", 1073741824.0},
-      {"tib", 1099511627776.0}};
-  const auto u = kUnits.find(unit);
-  char* end = nullptr;
-  const std::string num = text.substr(0, i);
-  const double v = num.empty() ? -1 : std::strtod(num.c_str(), &end);
-  if (u == kUnits.end() || num.empty() || end != num.c_str() + num.size() ||
-      v * u->second < 1 || v * u->second > 1.8e19) {
-    return InvalidArgument("store '" + std::string(spec) +
-                           "': " + std::string(name) +
-                           " must be a size such as 1GiB, got '" + text + "'");
-  }
-  return static_cast<uint64_t>(std::llround(v * u->second));
+  return *bytes;
 }
 
 Result<int> ParseInt(std::string_view spec, std::string_view name,

@@ -1,6 +1,8 @@
-// The `toolcache serve` dashboard in a real headless browser (Debian's
-// chromium driven by puppeteer-core): the page loads with no console errors
-// and no failed request, and the numbers it shows match /toolcache/stats.
+// The one dashboard of every HTTP face (src/runtime/dashboard.h) in a real
+// headless browser (Debian's chromium driven by puppeteer-core), on
+// `toolcache serve` and on the LLM proxy: the page loads under its CSP with
+// no console errors and no failed request, the numbers it shows match
+// /toolcache/stats, and the chart has its axis labels, ticks and lines.
 // Run by tests/e2e_dashboard.sh with TOOLCACHE_BIN set.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +11,7 @@ import { existsSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
+import { startFakeUpstream } from '../llm/fake_upstream.mjs';
 
 const BIN = process.env.TOOLCACHE_BIN;
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
@@ -83,6 +86,8 @@ test('the dashboard shows what /toolcache/stats says, with no console errors', a
   const resp = await page.goto(url + '/', { waitUntil: 'load' });
   assert.equal(resp.status(), 200);
   await page.waitForSelector('body[data-loaded="1"]', { timeout: 10000 });
+  await page.waitForFunction(() => document.querySelectorAll('#chart polyline').length === 2, { timeout: 10000 });
+  await page.evaluate(`window.chartOf = ${chartOf.toString()}`);
   const stats = await (await fetch(url + '/toolcache/stats')).json();
   const t = stats.totals;
   assert.equal(t.calls, 11);
@@ -96,7 +101,7 @@ test('the dashboard shows what /toolcache/stats says, with no console errors', a
       bypasses: g('bypasses'), hitRatio: g('hitRatio'), savedSeconds: g('savedSeconds'),
       savedCost: g('savedCost'), invalidations: g('invalidations'), entries: g('entries'),
       tools: rows('tools'), bypassReasons: rows('bypassReasons'), invalidationLog: rows('invalidationLog'),
-      chart: document.getElementById('chart').toDataURL().length,
+      chart: window.chartOf(),
     };
   });
   assert.equal(shown.calls, String(t.calls));
@@ -120,7 +125,104 @@ test('the dashboard shows what /toolcache/stats says, with no console errors', a
   assert.deepEqual(Object.fromEntries(shown.bypassReasons.map(([k, v]) => [k, Number(v)])), stats.bypassesByReason);
   assert.equal(shown.invalidationLog.length, stats.recentInvalidations.length);
   assert.deepEqual(shown.invalidationLog.map((r) => r[3]).sort(), ['api', 'write']);
-  assert.ok(shown.chart > 1000, 'the chart canvas is empty');
+  checkChart(shown.chart);
+  assert.equal(resp.headers()['content-security-policy'].startsWith("default-src 'none'; script-src 'sha256-"), true);
+  // /dashboard is the same page.
+  assert.equal((await fetch(url + '/dashboard')).status, 200);
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+// The chart as the browser built it: axis labels, tick texts, line points.
+function chartOf() {
+  const svg = document.getElementById('chart');
+  const t = (id) => svg.querySelector('#' + id)?.textContent ?? '';
+  return {
+    x: t('xLabel'), yLeft: t('yLeftLabel'), yRight: t('yRightLabel'),
+    ticks: [...svg.querySelectorAll('text.tick')].map((e) => e.textContent),
+    lines: [...svg.querySelectorAll('polyline')].map((p) => p.getAttribute('points').split(' ').length),
+  };
+}
+function checkChart(c) {
+  assert.match(c.x, /time .*hh:mm:ss/);
+  assert.match(c.yLeft, /hit ratio \(0–1\)/);
+  assert.match(c.yRight, /saved time \(s\)/);
+  assert.ok(c.ticks.filter((t) => /^\d\d:\d\d:\d\d$/.test(t)).length >= 2, `time ticks: ${c.ticks}`);
+  assert.ok(c.ticks.includes('1.00') && c.ticks.includes('0.00'), `ratio ticks: ${c.ticks}`);
+  assert.equal(c.lines.length, 2, 'two lines (hit ratio, saved time)');
+  assert.ok(c.lines.every((n) => n >= 2), `points per line: ${c.lines}`);
+}
+
+test('the LLM proxy serves the same dashboard: would-hits per tool, breaks, bypasses match its stats', async () => {
+  const up = await startFakeUpstream();
+  const proxy = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--log-level', 'error'],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const purl = await new Promise((resolve, reject) => {
+      let out = '';
+      proxy.stdout.on('data', (d) => { out += d; const m = out.match(/listening on (http:\/\/\S+)/); if (m) resolve(m[1]); });
+      proxy.on('exit', (code) => reject(new Error(`proxy exited ${code}`)));
+    });
+    // A client's tool loop: the model reads one file twice; the second read
+    // is a would-hit (the proxy observes, the client runs the tool).
+    const readTool = { name: 'Read', description: 'Reads a file from the local filesystem.',
+      input_schema: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] } };
+    up.load({ turns: [
+      { name: 'read1', reply: { text: 'Reading.', toolCalls: [{ id: 'toolu_d1', name: 'Read', input: { file_path: '/w/a.txt' } }] } },
+      { name: 'read2', reply: { toolCalls: [{ id: 'toolu_d2', name: 'Read', input: { file_path: '/w/a.txt' } }] } },
+      { name: 'end', reply: { text: 'Both reads agree.' } },
+    ] });
+    const messages = [{ role: 'user', content: 'read a.txt twice' }];
+    for (let i = 0; i < 5; ++i) {
+      const r = await fetch(purl + '/v1/messages', { method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-dash', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude-test', max_tokens: 100, tools: [readTool], messages }) });
+      assert.equal(r.status, 200, await r.clone().text());
+      const msg = await r.json();
+      messages.push({ role: 'assistant', content: msg.content });
+      const uses = msg.content.filter((b) => b.type === 'tool_use');
+      if (uses.length === 0) break;
+      messages.push({ role: 'user', content: uses.map((u) => ({ type: 'tool_result', tool_use_id: u.id, content: 'alpha\n' })) });
+    }
+    const page = await browser.newPage();
+    const problems = [];
+    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warn') problems.push(`console ${m.type()}: ${m.text()}`); });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('requestfailed', (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
+    page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()} ${r.url()}`); });
+    const resp = await page.goto(purl + '/dashboard', { waitUntil: 'load' });
+    assert.equal(resp.status(), 200);
+    assert.ok(resp.headers()['content-security-policy'].includes("connect-src 'self'"));
+    await page.waitForSelector('body[data-loaded="1"]', { timeout: 10000 });
+    // Two polls, so the live chart has two points.
+    await page.waitForFunction(() => document.querySelectorAll('#chart polyline').length === 2, { timeout: 10000 });
+    const stats = await (await fetch(purl + '/toolcache/stats')).json();
+    assert.equal(stats.face, 'proxy');
+    assert.equal(stats.cache.wouldHits, 1);
+    const shown = await page.evaluate(`(() => {
+      const g = (id) => document.getElementById(id).textContent;
+      const rows = (id) => [...document.querySelectorAll('#' + id + ' tbody tr')].map((tr) => [...tr.children].map((td) => td.textContent));
+      return { face: g('face'), wouldHits: g('wouldHits'), entries: g('entries'), bypasses: g('bypasses'),
+               tools: rows('tools'), bypassReasons: rows('bypassReasons'), breaks: rows('breaks'),
+               chart: (${chartOf.toString()})() };
+    })()`);
+    assert.equal(shown.face, 'proxy');
+    assert.equal(shown.wouldHits, String(stats.cache.wouldHits));
+    assert.equal(shown.entries, String(stats.cache.entries));
+    assert.equal(shown.bypasses, String(stats.cache.bypasses));
+    const read = shown.tools.find((r) => r[0] === 'anthropic_messages' && r[1] === 'Read');
+    assert.ok(read, `no Read row: ${JSON.stringify(shown.tools)}`);
+    assert.equal(read[10], '1', 'one would-hit for Read');
+    assert.deepEqual(Object.fromEntries(shown.bypassReasons.map(([k, v]) => [k, Number(v)])), stats.cache.bypassesByReason);
+    const breaks = {};
+    for (const sr of stats.metrics.toolcache_prompt_cache_breaks_total?.series ?? []) breaks[sr.labels.cause] = (breaks[sr.labels.cause] ?? 0) + sr.value;
+    assert.deepEqual(Object.fromEntries(shown.breaks.map(([k, v]) => [k, Number(v)])), breaks);
+    checkChart(shown.chart);
+    assert.deepEqual(problems, []);
+    await page.close();
+  } finally {
+    proxy.kill('SIGTERM');
+    await new Promise((r) => proxy.on('exit', r));
+    await up.close();
+  }
 });

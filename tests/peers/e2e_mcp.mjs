@@ -498,20 +498,25 @@ test('stats: --stats FILE reports hits and bypass reasons on SIGUSR1 and on exit
   // SIGUSR1 writes the statistics while the session runs.
   process.kill(transport.pid, 'SIGUSR1');
   for (let i = 0; i < 100 && !existsSync(stats); i++) await new Promise((r) => setTimeout(r, 50));
-  const live = JSON.parse(readFileSync(stats, 'utf8'));
+  // The one stats shape (src/runtime/stats.h): the engine under "cache".
+  const live = JSON.parse(readFileSync(stats, 'utf8')).cache;
   assert.equal(live.calls, 2);
   assert.equal(live.hits, 1);
   rmSync(stats);
   await client.callTool({ name: 'write_file', arguments: { path: file, content: 'x' } });
   await client.close();
   for (let i = 0; i < 100 && !existsSync(stats); i++) await new Promise((r) => setTimeout(r, 50));
-  const s = JSON.parse(readFileSync(stats, 'utf8'));
+  const whole = JSON.parse(readFileSync(stats, 'utf8'));
+  assert.equal(whole.face, 'mcp');
+  assert.deepEqual(Object.keys(whole.session), ['clientParseErrors', 'serverParseErrors', 'failedOnServerExit']);
+  const s = whole.cache;
   assert.equal(s.calls, 3);
   assert.equal(s.hits, 1);
   assert.equal(s.misses, 1);
   assert.equal(s.bypasses, 1);
   assert.ok(Object.keys(s.bypassesByReason).length === 1);
-  assert.ok(s.bytesServedFromCache > 0);
+  assert.ok(s.bytesServed > 0);
+  assert.ok(s.savedSeconds > 0);
 });
 
 // --- issue 10: no false hits, no hangs, nothing stale or revoked --------

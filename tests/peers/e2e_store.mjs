@@ -102,7 +102,7 @@ async function proxy(dir, store) {
     close: async () => {
       await client.close();
       for (let i = 0; i < 200 && !existsSync(stats); i++) await sleep(25);
-      return JSON.parse(readFileSync(stats, 'utf8'));
+      return JSON.parse(readFileSync(stats, 'utf8')).cache;  // src/runtime/stats.h
     },
   };
 }
@@ -203,7 +203,7 @@ test('redis: killed mid-run and restarted: every answer correct, bypasses counte
     const warnings = (a.stderr().match(/store_unavailable/g) ?? []).length;
     console.log(`MEASURE redis-outage: answers=${answers} wrong=${wrong} reads-upstream-while-down=${upDown} `
       + `A.bypasses=${JSON.stringify(sa.bypassesByReason)} B.bypasses=${JSON.stringify(sb.bypassesByReason)} `
-      + `A.storeErrors=${JSON.stringify(sa.storeErrorsByReason)} warnings-in-A-log=${warnings} `
+      + `A.storeErrors=${JSON.stringify(sa.storeErrors)} warnings-in-A-log=${warnings} `
       + `hits-resumed-after=${resumeMs}ms A.hits=${sa.hits} B.hits=${sb.hits}`);
   } finally {
     if (redis) await killHard(redis);
