@@ -83,6 +83,11 @@ void StopLadder::Begin(double now, double grace_seconds) {
   term_at_ = std::max(now + grace_seconds, 1e-9);
 }
 
+void StopLadder::Hurry(double now, double grace_seconds) {
+  Begin(now, grace_seconds);
+  if (kill_at_ == 0) term_at_ = std::max(std::min(term_at_, now), 1e-9);
+}
+
 int StopLadder::Step(pid_t pid, double now) {
   if (!begun() || killed_ || pid <= 0) return 0;
   if (kill_at_ == 0) {

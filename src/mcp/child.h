@@ -54,6 +54,15 @@ class StopLadder {
   // returns it: SIGTERM, SIGKILL, or 0 when none is due. SIGKILL is sent
   // once (then nothing more is due).
   int Step(pid_t pid, double now);
+  // Sends the SIGTERM at the next Step instead of after the grace (the
+  // proxy was told to stop itself); begins the ladder if needed. The
+  // SIGKILL still follows a grace after the SIGTERM.
+  void Hurry(double now, double grace_seconds);
+  // When the next signal is due (0: none: not begun, or SIGKILL sent).
+  double next_at() const {
+    if (!begun() || killed_) return 0;
+    return kill_at_ == 0 ? term_at_ : kill_at_;
+  }
 
  private:
   double grace_ = 0;

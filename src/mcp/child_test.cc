@@ -73,5 +73,34 @@ TEST(StopLadder, SigtermAfterOneGraceThenSigkillAfterAnother) {
   close(c.value().from_child);
 }
 
+// A stop the proxy was told to make itself (SIGTERM to the proxy) sends
+// its SIGTERM at once, begun or not; the SIGKILL still waits a grace.
+TEST(StopLadder, HurrySendsTheSigtermNowAndKeepsTheKillGrace) {
+  Result<ChildProcess> c =
+      SpawnChild({"sh", "-c", "trap '' TERM; while :; do sleep 0.05; done"});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  usleep(100 * 1000);
+  StopLadder ladder;
+  EXPECT_EQ(ladder.next_at(), 0);
+  ladder.Begin(10, 5);
+  EXPECT_EQ(ladder.next_at(), 15);
+  ladder.Hurry(11, 5);
+  EXPECT_EQ(ladder.next_at(), 11);
+  EXPECT_EQ(ladder.Step(c.value().pid, 11), SIGTERM);
+  EXPECT_EQ(ladder.next_at(), 16);
+  ladder.Hurry(12, 5);  // SIGTERM already sent: nothing moves
+  EXPECT_EQ(ladder.next_at(), 16);
+  EXPECT_EQ(ladder.Step(c.value().pid, 15.9), 0);
+  EXPECT_EQ(ladder.Step(c.value().pid, 16), SIGKILL);
+  EXPECT_EQ(ladder.next_at(), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(c.value().pid, &status, 0), c.value().pid);
+  close(c.value().to_child);
+  close(c.value().from_child);
+  StopLadder fresh;  // not begun: Hurry begins it, due now
+  fresh.Hurry(20, 5);
+  EXPECT_EQ(fresh.next_at(), 20);
+}
+
 }  // namespace
 }  // namespace toolcache::mcp

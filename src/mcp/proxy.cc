@@ -299,10 +299,9 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   bool server_in_open = true;
   bool exited = false;
   int exit_status = 0;
-  bool we_signalled = false;   // the proxy sent SIGTERM/SIGKILL itself
-  bool shutting_down = false;  // client gone or proxy told to stop
-  double term_at = 0;          // when to send SIGTERM (0 = not scheduled)
-  double kill_at = 0;
+  bool we_signalled = false;     // the proxy sent SIGTERM/SIGKILL itself
+  bool shutting_down = false;    // client gone or proxy told to stop
+  mcp::StopLadder ladder;        // SIGTERM a grace after the stop, then SIGKILL
   bool client_was_full = false;  // backpressure state last logged
   bool server_was_full = false;
   bool backpressure_seen = false;
@@ -318,7 +317,7 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     if (shutting_down) return;
     shutting_down = true;
     spdlog::info("shutting down: {}", why);
-    term_at = Now() + o.grace_seconds;
+    ladder.Begin(Now(), o.grace_seconds);
   };
   auto reap = [&] {
     if (exited) return;
@@ -342,17 +341,15 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     if (client_out.broken && !shutting_down)
       begin_shutdown("client stdout closed");
     double now = Now();
-    if (!exited && term_at > 0 && now >= term_at && kill_at == 0) {
-      spdlog::info("server still running after {}s: SIGTERM", o.grace_seconds);
-      kill(pid, SIGTERM);
-      we_signalled = true;
-      kill_at = now + o.grace_seconds;
-    }
-    if (!exited && kill_at > 0 && now >= kill_at) {
-      spdlog::warn("server ignored SIGTERM: SIGKILL");
-      kill(pid, SIGKILL);
-      we_signalled = true;
-      kill_at = now + 3600;
+    if (!exited) {
+      const int sent = ladder.Step(pid, now);
+      if (sent == SIGTERM) {
+        spdlog::info("server still running after {}s: SIGTERM",
+                     o.grace_seconds);
+      } else if (sent == SIGKILL) {
+        spdlog::warn("server ignored SIGTERM: SIGKILL");
+      }
+      if (sent != 0) we_signalled = true;
     }
 
     // Backpressure: do not read a side whose output would queue behind a
@@ -396,7 +393,7 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
       fds.push_back({from_child, POLLIN, 0});
     }
     int timeout_ms = -1;
-    double next = term_at > 0 && kill_at == 0 ? term_at : kill_at;
+    const double next = ladder.next_at();
     if (!exited && next > 0) {
       timeout_ms = static_cast<int>((next - now) * 1000) + 1;
       if (timeout_ms < 0) timeout_ms = 0;
@@ -427,7 +424,8 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
           case SIGINT:
           case SIGHUP:
             begin_shutdown("signal received");
-            term_at = Now();  // forward the stop request right away
+            // Forward the stop request right away.
+            ladder.Hurry(Now(), o.grace_seconds);
             break;
           default:
             break;  // SIGCHLD: reaped at the top of the loop
