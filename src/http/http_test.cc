@@ -14,6 +14,7 @@
 #include <condition_variable>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -474,17 +475,26 @@ TEST(HttpClient, TimesOutASilentUpstream) {
 // than the idle timeout completes although it lasts longer than both
 // timeouts; one that stalls after its first piece times out.
 TEST(HttpClient, IdleDeadlineFollowsAStreamAndFiresWhenItStalls) {
+  std::mutex mu;
+  std::vector<ResponderPtr> held;  // the stalled response stays open
   ServerFixture upstream([&](Request req, ResponderPtr res) {
     const int pieces = req.Path() == "/stall" ? 1 : 6;
+    if (pieces == 1) {
+      std::lock_guard<std::mutex> lock(mu);
+      held.push_back(res);
+    }
     res->Start(200, {});
+    // The chain holds itself only through its pending timer (a weak
+    // self-reference), so it is freed when it stops.
     auto step = std::make_shared<std::function<void(int)>>();
-    *step = [res, step, pieces](int i) {
+    std::weak_ptr<std::function<void(int)>> weak = step;
+    *step = [res, weak, pieces](int i) {
       if (i == pieces) {
         if (pieces > 1) res->Finish();  // the stalled one never ends
         return;
       }
       res->Write("p" + std::to_string(i) + ";");
-      RunAfter(res->loop(), 0.08, [step, i] { (*step)(i + 1); });
+      RunAfter(res->loop(), 0.08, [next = weak.lock(), i] { (*next)(i + 1); });
     };
     (*step)(0);
   });
@@ -507,6 +517,8 @@ TEST(HttpClient, IdleDeadlineFollowsAStreamAndFiresWhenItStalls) {
   EXPECT_NE(stalled.end.message().find("timeout (idle body)"),
             std::string::npos)
       << stalled.end.message();
+  std::lock_guard<std::mutex> lock(mu);
+  held.clear();
 }
 
 TEST(HttpClient, ReportsATruncatedBody) {
