@@ -610,5 +610,18 @@ TEST_F(ServiceTest, OpenApiDocumentDescribesEveryRoute) {
   EXPECT_TRUE(doc["paths"]["/v1/stats"].contains("get"));
 }
 
+// The document's verdict reasons are every VerdictReason the engine names
+// (declared_by_server was missing when MCP 2026-07-28 added it).
+TEST_F(ServiceTest, OpenApiListsEveryVerdictReason) {
+  std::optional<Reply> r = Send("GET", "/v1/openapi.json", "");
+  ASSERT_TRUE(r.has_value());
+  const std::string body = r->body;
+  for (int i = 0; i <= static_cast<int>(VerdictReason::kDeclaredByServer);
+       ++i) {
+    const std::string name(VerdictReasonName(static_cast<VerdictReason>(i)));
+    EXPECT_NE(body.find("\"" + name + "\""), std::string::npos) << name;
+  }
+}
+
 }  // namespace
 }  // namespace toolcache::serve
