@@ -5,7 +5,8 @@
 //   POST /v1/lookup | record | begin | complete | invalidate | explain
 //   GET  /v1/stats, /v1/openapi.json     the JSON cache API (docs/SERVE.md;
 //                                        the OpenAPI document is served by
-//                                        /v1/openapi.json, src/serve/openapi.cc)
+//                                        /v1/openapi.json,
+//                                        src/serve/openapi.cc)
 //   GET  /metrics                        Prometheus text
 //   GET  /toolcache/stats                JSON statistics (the dashboard's)
 //   GET  /                               the dashboard (embedded HTML/JS)
