@@ -89,9 +89,7 @@ class Family {
     return Get(
         std::span<const std::string_view>(values.begin(), values.size()));
   }
-  T* Get(const std::vector<std::string_view>& values) {
-    return Get(std::span<const std::string_view>(values));
-  }
+  // (A std::vector<std::string_view> converts to the span.)
   // Choice: the lookup key is built in a per-thread buffer and found by
   // view, so a series that exists costs no allocation (serve counts ten
   // series per lookup hit; building a vector and a string for each was a
