@@ -14,6 +14,11 @@
 //     is copied (with simdjson's padding) only for the simdjson path.
 //   - Binary: every id and offset read from a file is range-checked before
 //     use; a corrupt file is an InvalidArgument, never a crash.
+//   - CSV: the one-pass line scanner accepts a subset of what the general
+//     line reader accepts, with the same values; every other line (and
+//     every error) goes through the general reader. A decimal key and a
+//     text key are never the same object, as in the text path's
+//     {"id": 7} / {"id": "7"} (ReadCsv keeps two tables, one key counter).
 #include "src/sim/trace_formats.h"
 
 #include <fcntl.h>
@@ -875,73 +880,186 @@ Status ScanOracleGeneral(const std::string& path, const Progress& progress,
   return Status::Ok();
 }
 
-Status ScanCsv(const std::string& path, const Progress& progress,
-               const RecordSink& sink) {
-  // Mapped and split with memchr (as std::getline would: a last line
-  // without '\n' counts), no copy of the line.
-  MappedFile f;
-  if (Status st = f.Open(path); !st.ok()) return st;
-  const uint64_t total = f.size();
-  DefaultsFeeder feed(sink);
-  std::string key_json;
-  const char* at = f.data();
-  const char* const file_end = f.data() + f.size();
-  uint64_t line_no = 0, bytes = 0, last = 0;
-  double last_time = 0;
-  auto bad = [&](const std::string& why) {
-    return InvalidArgument(path + ":" + std::to_string(line_no) + ": " + why +
+// One libCacheSim CSV record (time,key,size). The key is either a decimal
+// object id (`numeric`: digits without a leading zero that fit 64 bits --
+// the same object as that id in oracleGeneral) or a text (`text`, valid
+// UTF-8, a view into the mapped file).
+struct CsvRecord {
+  double time = 0;
+  uint64_t size = 0;
+  bool numeric = false;
+  uint64_t id = 0;
+  std::string_view text;
+};
+
+// Reads a libCacheSim CSV file record by record, mapped, with no copy of
+// a line. Each line is first read by a one-pass scanner for the commonest
+// shape (digits,digits,digits: integer time of at most 15 digits, decimal
+// key, size of at most 19 digits), which accepts a subset of what the
+// general path accepts with the same values; any other line (the header,
+// blank lines, text keys, fractions, errors) takes the general path, whose
+// verdict and message win. A last line without '\n' counts.
+class CsvScanner {
+ public:
+  explicit CsvScanner(const std::string& path) : path_(path) {}
+
+  Status Open() {
+    if (Status s = f_.Open(path_); !s.ok()) return s;
+    at_ = f_.data();
+    end_ = f_.data() + f_.size();
+    return Status::Ok();
+  }
+  uint64_t total() const { return f_.size(); }
+  uint64_t consumed() const { return static_cast<uint64_t>(at_ - f_.data()); }
+
+  // The next record into *out; *done at the end of the file. An error
+  // names the file and line.
+  Status Next(CsvRecord* out, bool* done) {
+    while (at_ < end_) {
+      ++line_no_;
+      if ((line_no_ & 0xffff) == 0) f_.Done(consumed());
+      if (const char* next = Plain(at_, end_, out); next != nullptr) {
+        at_ = next;
+        *done = false;
+        return Status::Ok();
+      }
+      bool skip = false;
+      if (Status s = General(out, &skip); !s.ok()) return s;
+      if (!skip) {
+        *done = false;
+        return Status::Ok();
+      }
+    }
+    *done = true;
+    return Status::Ok();
+  }
+
+ private:
+  static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+  // Digits at *pp (1 to max_digits of them) as an integer.
+  static bool Digits(const char** pp, const char* end, int max_digits,
+                     uint64_t* out) {
+    const char* p = *pp;
+    uint64_t v = 0;
+    const char* const stop = end - p > max_digits ? p + max_digits : end;
+    while (p < stop && IsDigit(*p))
+      v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+    if (p == *pp || (p < end && IsDigit(*p)))
+      return false;  // none, or too many
+    *out = v;
+    *pp = p;
+    return true;
+  }
+
+  // The plain shape (see the class comment): returns the next line's start,
+  // or nullptr to let General read the line. A time of at most 15 digits is
+  // an exact double, as from_chars gives it; an id of at most 19 digits and
+  // a size of at most 19 digits fit 64 bits.
+  const char* Plain(const char* p, const char* end, CsvRecord* out) {
+    uint64_t t = 0, id = 0, size = 0;
+    if (!Digits(&p, end, 15, &t) || p == end || *p++ != ',') return nullptr;
+    const char* k = p;
+    if (!Digits(&p, end, 19, &id) || (p - k > 1 && *k == '0') || p == end ||
+        *p++ != ',') {
+      return nullptr;
+    }
+    if (!Digits(&p, end, 19, &size)) return nullptr;
+    if (p < end && *p == '\r') ++p;
+    if (p < end && *p++ != '\n') return nullptr;
+    const double time = static_cast<double>(t);
+    if (time > kMaxTraceTimeSeconds || time < last_time_) return nullptr;
+    last_time_ = time;
+    *out = {.time = time, .size = size, .numeric = true, .id = id};
+    return p;
+  }
+
+  Status Bad(const std::string& why) const {
+    return InvalidArgument(path_ + ":" + std::to_string(line_no_) + ": " + why +
                            " (libCacheSim CSV: time,key,size)");
-  };
-  while (at < file_end) {
+  }
+
+  // The line at at_, whatever its shape; *skip for the header and blank
+  // lines.
+  Status General(CsvRecord* out, bool* skip) {
     const char* nl = static_cast<const char*>(
-        std::memchr(at, '\n', static_cast<size_t>(file_end - at)));
-    const char* line_end = nl != nullptr ? nl : file_end;
-    std::string_view line(at, static_cast<size_t>(line_end - at));
-    at = nl != nullptr ? nl + 1 : file_end;
-    ++line_no;
-    bytes += line.size() + 1;
-    if ((line_no & 0xffff) == 0) f.Done(bytes);
+        std::memchr(at_, '\n', static_cast<size_t>(end_ - at_)));
+    const char* line_end = nl != nullptr ? nl : end_;
+    std::string_view line(at_, static_cast<size_t>(line_end - at_));
+    at_ = nl != nullptr ? nl + 1 : end_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+    *skip = true;
+    if (line.find_first_not_of(" \t") == std::string_view::npos) {
+      return Status::Ok();
+    }
     const size_t c1 = line.find(',');
     const size_t c2 =
         c1 == std::string_view::npos ? c1 : line.find(',', c1 + 1);
     if (c2 == std::string_view::npos ||
         line.find(',', c2 + 1) != std::string_view::npos) {
-      return bad("expected 3 comma-separated columns");
+      return Bad("expected 3 comma-separated columns");
     }
     std::string_view t(line.data(), c1), k(line.data() + c1 + 1, c2 - c1 - 1),
         s(line.data() + c2 + 1, line.size() - c2 - 1);
-    if (line_no == 1 && t == "time") continue;  // the header line
+    if (line_no_ == 1 && t == "time") return Status::Ok();  // the header
     double time = 0;
     uint64_t size = 0;
     auto [tp, te] = std::from_chars(t.data(), t.data() + t.size(), time);
     auto [sp, se] = std::from_chars(s.data(), s.data() + s.size(), size);
     if (te != std::errc() || tp != t.data() + t.size() || !(time >= 0) ||
         time > kMaxTraceTimeSeconds) {
-      return bad("time '" + std::string(t) + "' is not a number in [0, 1e12]");
+      return Bad("time '" + std::string(t) + "' is not a number in [0, 1e12]");
     }
-    if (time < last_time) return bad("time goes backwards");
-    last_time = time;
+    if (time < last_time_) return Bad("time goes backwards");
+    last_time_ = time;
     if (se != std::errc() || sp != s.data() + s.size()) {
-      return bad("size '" + std::string(s) + "' is not a non-negative integer");
+      return Bad("size '" + std::string(s) + "' is not a non-negative integer");
     }
-    if (k.empty()) return bad("empty key");
-    uint64_t numeric = 0;
-    auto [kp, ke] = std::from_chars(k.data(), k.data() + k.size(), numeric);
-    if (ke == std::errc() && kp == k.data() + k.size() &&
-        (k.size() == 1 || k[0] != '0')) {
-      key_json.assign(k);  // a decimal key: the same object as in oracle
+    if (k.empty()) return Bad("empty key");
+    *out = {.time = time, .size = size};
+    auto [kp, ke] = std::from_chars(k.data(), k.data() + k.size(), out->id);
+    out->numeric = ke == std::errc() && kp == k.data() + k.size() &&
+                   (k.size() == 1 || k[0] != '0');
+    if (!out->numeric) {
+      if (!simdjson::validate_utf8(k.data(), k.size())) {
+        return Bad("key is not valid UTF-8");
+      }
+      out->text = k;
+    }
+    *skip = false;
+    return Status::Ok();
+  }
+
+  const std::string path_;
+  MappedFile f_;
+  const char* at_ = nullptr;
+  const char* end_ = nullptr;
+  uint64_t line_no_ = 0;
+  double last_time_ = 0;
+};
+
+Status ScanCsv(const std::string& path, const Progress& progress,
+               const RecordSink& sink) {
+  CsvScanner csv(path);
+  if (Status st = csv.Open(); !st.ok()) return st;
+  DefaultsFeeder feed(sink);
+  std::string key_json;
+  uint64_t last = 0;
+  CsvRecord r;
+  for (bool done = false;;) {
+    if (Status st = csv.Next(&r, &done); !st.ok()) return st;
+    if (done) break;
+    if (r.numeric) {
+      key_json = std::to_string(r.id);  // the same object as in oracle
     } else {
-      key_json = nlohmann::json(std::string(k)).dump();
+      key_json = nlohmann::json(std::string(r.text)).dump();
     }
-    if (Status st = feed.Feed(time, key_json, size); !st.ok()) return st;
-    if (progress && bytes - last >= kProgressEvery) {
-      progress(bytes, total);
-      last = bytes;
+    if (Status st = feed.Feed(r.time, key_json, r.size); !st.ok()) return st;
+    if (progress && csv.consumed() - last >= kProgressEvery) {
+      progress(csv.consumed(), csv.total());
+      last = csv.consumed();
     }
   }
-  if (progress) progress(total, total);
+  if (progress) progress(csv.total(), csv.total());
   return Status::Ok();
 }
 
@@ -1300,6 +1418,65 @@ Result<PreparedTrace> ReadOracleGeneral(const std::string& path,
   return std::move(b).Finish();
 }
 
+// CSV straight to AddInterned, as ReadOracleGeneral: a decimal key is an
+// object id (the flat id -> key table), a text key goes through a text ->
+// key table, and both number their keys from one counter in order of first
+// appearance -- one object space, so the PreparedTrace is the text path's
+// (ScanCsv + Add: {"id": 7} and {"id": "7"} are two objects, "7" and "07"
+// too). CsvKeysShareOneObjectSpaceWithTheTextPath compares them.
+Result<PreparedTrace> ReadCsv(const std::string& path,
+                              const TraceReadOptions& options,
+                              const Streaming* stream) {
+  CsvScanner csv(path);
+  if (Status s = csv.Open(); !s.ok()) return s;
+  TraceBuilder b(
+      Stem(path), options.prepare,
+      stream != nullptr ? 0 : ExpectedRecords(path, TraceFormat::kCsv),
+      TraceBuilder::kGrowingKeys);
+  if (stream != nullptr) {
+    b.StreamChunks(stream->chunk_records, stream->sink, stream->content);
+  }
+  FlatIdMap ids;
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> texts;
+  uint64_t next_key = 0, last = 0;
+  CsvRecord r;
+  for (bool done = false;;) {
+    if (Status s = csv.Next(&r, &done); !s.ok()) return s;
+    if (done) break;
+    uint32_t key = FlatIdMap::kEmpty;
+    if (r.numeric) {
+      key = ids.Find(r.id);
+    } else if (auto it = texts.find(r.text); it != texts.end()) {
+      key = it->second;
+    }
+    if (key == FlatIdMap::kEmpty) {
+      if (next_key >= FlatIdMap::kEmpty) {
+        return InvalidArgument(path + ": more than 2^32 - 1 objects");
+      }
+      key = static_cast<uint32_t>(next_key++);
+      if (r.numeric) {
+        ids.Insert(r.id, key);
+      } else {
+        texts.emplace(std::string(r.text), key);
+      }
+    }
+    const InternedRecord q{.key = key,
+                           .result_size = r.size,
+                           .latency = 1,
+                           .cost = 0,
+                           .ttl = std::numeric_limits<double>::infinity(),
+                           .time = r.time,
+                           .request_type = RequestType::kInformational};
+    if (Status s = b.AddInterned(q); !s.ok()) return s;
+    if (options.progress && csv.consumed() - last >= kProgressEvery) {
+      options.progress(csv.consumed(), csv.total());
+      last = csv.consumed();
+    }
+  }
+  if (options.progress) options.progress(csv.total(), csv.total());
+  return std::move(b).Finish();
+}
+
 Result<PreparedTrace> ReadWith(const std::string& path,
                                const TraceReadOptions& options,
                                const Streaming* stream) {
@@ -1313,6 +1490,7 @@ Result<PreparedTrace> ReadWith(const std::string& path,
   if (format == TraceFormat::kOracleGeneral) {
     return ReadOracleGeneral(path, options, stream);
   }
+  if (format == TraceFormat::kCsv) return ReadCsv(path, options, stream);
   const uint64_t expected =
       stream != nullptr ? 0 : ExpectedRecords(path, format);
   TraceBuilder b(Stem(path), options.prepare, expected);

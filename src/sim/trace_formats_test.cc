@@ -369,6 +369,101 @@ TEST(TraceFormats, CorruptAndMismatchedFilesAreClearErrors) {
   EXPECT_FALSE(ParseTraceFormat("parquet").ok());
 }
 
+// The id-keyed CSV reader (decimal keys through an id table, text keys
+// through a text table) keeps one object space: a decimal key is the object
+// of that id, a text key another object (even "07" or a number past 2^64),
+// the same key the same object wherever it appears -- exactly as the text
+// path (ScanCsv -> {"id": 7} / {"id": "abc"}, here via the binary writer)
+// and the oracleGeneral reader identify them.
+TEST(TraceFormats, CsvKeysShareOneObjectSpaceWithTheTextPath) {
+  const std::vector<std::string> keys = {"7",
+                                         "abc",
+                                         "07",
+                                         "7",
+                                         "abc",
+                                         "18446744073709551616",
+                                         "18446744073709551615",
+                                         "0",
+                                         "00",
+                                         "007",
+                                         "0",
+                                         "18446744073709551616",
+                                         "ab\xc3\xa9",
+                                         "7",
+                                         "x y",
+                                         "18446744073709551615",
+                                         "00",
+                                         "007"};
+  std::string csv = "time,key,size\n";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    csv += std::to_string(i) + "," + keys[i] + "," + std::to_string(10 + i) +
+           (i % 3 == 0 ? "\r\n" : "\n");
+  }
+  const std::string path = WriteFile("mixed.csv", csv);
+  const std::string bin = Dir() + "/mixed.bin";
+  ASSERT_TRUE(ConvertToBinaryTrace(path, TraceFormat::kCsv, bin).ok());
+  Result<PreparedTrace> direct = ReadPreparedTrace(path, {});
+  Result<PreparedTrace> text = ReadPreparedTrace(bin, {});
+  ASSERT_TRUE(direct.ok()) << direct.status().message();
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  ExpectSamePrepared(*direct, *text);
+  // Same key text <=> same object, in both.
+  for (const PreparedTrace* t : {&*direct, &*text}) {
+    EXPECT_EQ(t->objects, 10u);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      for (size_t j = 0; j < keys.size(); ++j) {
+        EXPECT_EQ(t->id(i) == t->id(j), keys[i] == keys[j])
+            << "'" << keys[i] << "' vs '" << keys[j] << "'";
+      }
+    }
+  }
+  // A decimal key is the oracleGeneral object of that id: "7" then "0"
+  // here, against ids 7 then 0 there (objects numbered by first sight).
+  std::string oracle;
+  for (const uint64_t id : {uint64_t{7}, uint64_t{0}, uint64_t{7}}) {
+    char rec[24] = {};
+    std::memcpy(rec + 4, &id, 8);
+    oracle.append(rec, 24);
+  }
+  const std::string decimal =
+      WriteFile("decimal.csv", "time,key,size\n0,7,0\n0,0,0\n0,7,0\n");
+  Result<PreparedTrace> a = ReadPreparedTrace(decimal, {});
+  Result<PreparedTrace> b =
+      ReadPreparedTrace(WriteFile("decimal.oracleGeneral", oracle), {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ExpectSamePrepared(*a, *b);
+}
+
+// Lines off the fast CSV shape give the general reader's errors, with the
+// line number.
+TEST(TraceFormats, CsvBadLinesAreClearErrors) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"time,key,size\n1,2,3\n0,2,3\n", ":3: time goes backwards"},
+      {"1,2,3\n2,\xff,3\n", ":2: key is not valid UTF-8"},
+      {"1,2,3\n2,3\n", ":2: expected 3 comma-separated columns"},
+      {"1,2,3\n2,3,4,5\n", ":2: expected 3 comma-separated columns"},
+      {"1,2,3\n2,,4\n", ":2: empty key"},
+      {"1,2,3\n2,3,-4\n", ":2: size '-4' is not"},
+      {"1,2,3\n2,3,99999999999999999999\n", ":2: size '9999"},
+      {"1,2,3\n1000000000001,3,4\n", ":2: time '1000000000001' is not"},
+      {"1,2,3\n2,3,1099511627777\n", "record 2: result_size exceeds 1 TiB"},
+  };
+  for (const auto& [text, want] : cases) {
+    SCOPED_TRACE(want);
+    Result<PreparedTrace> t =
+        ReadPreparedTrace(WriteFile("bad2.csv", text), {});
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.status().message().find(want), std::string::npos)
+        << t.status().message();
+  }
+  // A header only, blank lines, a last line without '\n', fractional times.
+  Result<PreparedTrace> ok = ReadPreparedTrace(
+      WriteFile("ok.csv", "time,key,size\n\n1.5,2,3\n  \n2.25,2,3"), {});
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->records, 2u);
+  EXPECT_EQ(ok->objects, 1u);
+}
+
 // The no-parse shortcut only ever claims texts that are their own RFC 8785
 // form, and reports the first member as nlohmann's dump() prints it.
 TEST(TraceFormats, PlainCanonicalShortcutNeverClaimsANonCanonicalText) {
