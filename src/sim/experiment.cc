@@ -110,13 +110,8 @@ Result<StreamedTrace> ScanStreamedTrace(const std::string& path,
   StreamedTrace t;
   t.path = path;
   t.read = read;
-  Result<TraceTotals> totals = StreamPreparedTrace(
-      path, read, kStreamChunkRecords,
-      [&](const PreparedTrace& chunk, uint64_t) -> Status {
-        CountCommands(chunk, &t.commands_per_session);
-        return Status::Ok();
-      },
-      TraceBuilder::StreamContent::kFlagsAndSessions);
+  Result<TraceTotals> totals =
+      ScanTraceTotals(path, read, &t.commands_per_session);
   if (!totals.ok()) return totals.status();
   t.totals = std::move(*totals);
   return t;

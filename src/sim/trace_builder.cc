@@ -356,11 +356,10 @@ struct TraceBuilder::State {
     const uint64_t q_size = std::max<uint64_t>(1, size);
     // Choice: a record with no ground-truth type is treated as COMMAND (never
     // cached) -- safety first; the classifier will decide once integrated.
-    const bool is_command = !type.has_value() || *type == RequestType::kCommand;
-    const double record_ttl =
-        std::isnan(ttl) ? options.default_ttl : ttl;  // +inf: never expires
-    const double q_ttl = is_command ? 0 : record_ttl;
-    const bool cacheable = !is_command && q_ttl > options.min_cacheable_ttl;
+    const RecordClass c = ClassifyRecord(options, type, ttl);
+    const bool is_command = c.command;
+    const double q_ttl = c.ttl;  // +inf: never expires
+    const bool cacheable = c.cacheable;
     if (!flags_and_sessions_only) {
       p.object.push_back(static_cast<uint32_t>(object));
       p.size.Push(q_size, i, r);

@@ -80,6 +80,25 @@ struct InternedRecord {
   std::optional<RequestType> request_type;
 };
 
+// How the builder classes a record: a COMMAND (a record with no ground-truth
+// type counts as one: safety first), its TTL in the replay (0 for a
+// COMMAND; NaN `ttl` = the options' default, +infinity = never expires) and
+// whether it is cacheable (not a COMMAND, TTL above the minimum).
+struct RecordClass {
+  bool command = false;
+  bool cacheable = false;
+  double ttl = 0;
+};
+inline RecordClass ClassifyRecord(const PrepareOptions& options,
+                                  std::optional<RequestType> type, double ttl) {
+  RecordClass c;
+  c.command = !type.has_value() || *type == RequestType::kCommand;
+  const double record_ttl = ttl != ttl ? options.default_ttl : ttl;  // NaN
+  c.ttl = c.command ? 0 : record_ttl;
+  c.cacheable = !c.command && c.ttl > options.min_cacheable_ttl;
+  return c;
+}
+
 // The sharing boundary the fast replay interns for a record with a `server`
 // (TraceRecord::server): the server, length-prefixed behind a control byte
 // no tenant of an older trace starts with, then the tenant. Choice: the

@@ -1091,12 +1091,11 @@ struct Streaming {
   TraceBuilder::StreamContent content = TraceBuilder::StreamContent::kAll;
 };
 
-Result<PreparedTrace> ReadBinary(const std::string& path,
-                                 const TraceReadOptions& options,
-                                 const Streaming* stream) {
-  MappedFile f;
+// Maps a binary trace into `f` and checks its header into `h`.
+Status MapBinary(const std::string& path, MappedFile* fp, BinHeader* hp) {
+  MappedFile& f = *fp;
   if (Status s = f.Open(path); !s.ok()) return s;
-  BinHeader h{};
+  BinHeader& h = *hp;
   if (f.size() < kHeaderSize) {
     return InvalidArgument(path + ": too short for a toolcache binary trace");
   }
@@ -1116,6 +1115,15 @@ Result<PreparedTrace> ReadBinary(const std::string& path,
       h.key_count > h.record_count) {
     return InvalidArgument(path + ": corrupt binary trace header");
   }
+  return Status::Ok();
+}
+
+Result<PreparedTrace> ReadBinary(const std::string& path,
+                                 const TraceReadOptions& options,
+                                 const Streaming* stream) {
+  MappedFile f;
+  BinHeader h{};
+  if (Status s = MapBinary(path, &f, &h); !s.ok()) return s;
   TraceBuilder b(Stem(path), options.prepare,
                  stream != nullptr ? 0 : h.record_count, h.key_count);
   if (stream != nullptr)
@@ -1532,6 +1540,221 @@ Result<TraceTotals> StreamPreparedTrace(const std::string& path,
   TraceTotals t = TotalsOf(*p);
   t.records = records;
   return t;
+}
+
+namespace {
+
+// The light first pass (ScanTraceTotals): what TraceBuilder::Finish and
+// CountCommands would report, counted straight from the records under the
+// global scope (an object is its key, numbered as it first appears).
+class TotalsCounter {
+ public:
+  TotalsCounter(std::string name, const PrepareOptions& options,
+                std::vector<uint64_t>* commands)
+      : options_(options), commands_(commands) {
+    t_.name = std::move(name);
+  }
+  // REQUIRES: key < keys already added + 1.
+  [[gnu::always_inline]] void Add(uint64_t key, uint64_t size, uint32_t session,
+                                  RecordClass c) {
+    if (key == seen_.size()) seen_.push_back(0);
+    const uint64_t q_size = std::max<uint64_t>(1, size);
+    ++t_.records;
+    t_.total_bytes += q_size;
+    if (c.cacheable && seen_[key] == 0) {
+      seen_[key] = 1;
+      ++t_.unique_cacheable_objects;
+      t_.unique_cacheable_bytes += q_size;
+    }
+    t_.session_count = std::max(t_.session_count, session + 1);
+    if (c.command) {
+      if (session >= commands_->size()) commands_->resize(session + 1, 0);
+      ++(*commands_)[session];
+    }
+  }
+  // Binary keys may skip ids (dense in the writer's files, not checked):
+  // the builder counts objects as they appear.
+  void AddSparse(uint64_t key, uint64_t size, uint32_t session, RecordClass c) {
+    if (key >= seen_.size()) seen_.resize(key + 1, 2);
+    if (seen_[key] == 2) {
+      seen_[key] = 0;
+      ++objects_;
+    }
+    Add(key, size, session, c);
+  }
+  const PrepareOptions& options() const { return options_; }
+  uint64_t keys() const { return seen_.size(); }
+  uint64_t records() const { return t_.records; }
+  TraceTotals Done(bool sparse) {
+    t_.objects = sparse ? objects_ : seen_.size();
+    return std::move(t_);
+  }
+
+ private:
+  const PrepareOptions& options_;
+  std::vector<uint64_t>* commands_;
+  TraceTotals t_;
+  std::vector<uint8_t> seen_;  // per key: 1 counted as unique cacheable
+  uint64_t objects_ = 0;
+};
+
+// The bounds TraceBuilder::Add and AddInterned enforce (their errors are
+// left to the full read).
+bool InTraceBounds(uint64_t size, double latency, double cost, double time) {
+  return latency >= 0 && latency <= kMaxTraceLatencySeconds && cost >= 0 &&
+         cost <= kMaxTraceCost && size <= kMaxTraceResultSize &&
+         !(std::isinf(time) || time > kMaxTraceTimeSeconds || time < 0);
+}
+
+// Each light pass returns false when it does not vouch for the file (any
+// error, anything the full read would refuse): the caller then runs it.
+bool LightBinaryTotals(const std::string& path, const TraceReadOptions& o,
+                       TotalsCounter* count) {
+  MappedFile f;
+  BinHeader h{};
+  if (!MapBinary(path, &f, &h).ok()) return false;
+  if (h.record_count >= PreparedTrace::kNone) return false;
+  const char* base = f.data() + kHeaderSize;
+  for (uint64_t i = 0; i < h.record_count; ++i) {
+    BinRecord r;
+    std::memcpy(&r, base + i * kRecordSize, kRecordSize);
+    // ReadBinary's and AddInterned's checks, in one test.
+    if (r.key > i || r.key >= h.key_count || r.session > i || r.user > i + 1 ||
+        r.tool > i + 1 || r.digest > i + 1 || r.tenant > i + 1 || r.tool == 0 ||
+        r.type > 2 || r.error > 1 || (!(r.ttl >= 0) && !std::isnan(r.ttl)) ||
+        !InTraceBounds(r.size, r.latency, r.cost, r.time)) {
+      return false;
+    }
+    std::optional<RequestType> type;
+    if (r.type == 1) type = RequestType::kInformational;
+    if (r.type == 2) type = RequestType::kCommand;
+    count->AddSparse(r.key, r.size, r.session,
+                     ClassifyRecord(count->options(), type, r.ttl));
+    if ((i & 0x3fff) == 0x3fff) {
+      f.Done(kHeaderSize + i * kRecordSize);
+      if (o.progress) o.progress(kHeaderSize + i * kRecordSize, f.size());
+    }
+  }
+  if (o.progress) o.progress(f.size(), f.size());
+  return true;
+}
+
+// oracleGeneral and CSV: every record INFORMATIONAL, never expiring, one
+// session (ReadOracleGeneral / ReadCsv).
+bool LightOracleTotals(const std::string& path, const TraceReadOptions& o,
+                       TotalsCounter* count) {
+  MappedFile f;
+  if (!MapOracleGeneral(path, &f).ok()) return false;
+  const uint64_t n = f.size() / kOracleRecord;
+  if (n >= PreparedTrace::kNone) return false;
+  const RecordClass c =
+      ClassifyRecord(count->options(), RequestType::kInformational,
+                     std::numeric_limits<double>::infinity());
+  FlatIdMap keys;
+  for (uint64_t i = 0; i < n; ++i) {
+    const char* r = f.data() + i * kOracleRecord;
+    uint32_t size = 0;
+    uint64_t id = 0;
+    std::memcpy(&id, r + 4, 8);
+    std::memcpy(&size, r + 12, 4);
+    uint32_t key = keys.Find(id);
+    if (key == FlatIdMap::kEmpty) {
+      if (count->keys() >= FlatIdMap::kEmpty) return false;
+      key = static_cast<uint32_t>(count->keys());
+      keys.Insert(id, key);
+    }
+    count->Add(key, size, 0, c);
+    if ((i & 0xffff) == 0xffff) {
+      f.Done(i * kOracleRecord);
+      if (o.progress) o.progress(i * kOracleRecord, f.size());
+    }
+  }
+  if (o.progress) o.progress(f.size(), f.size());
+  return true;
+}
+
+bool LightCsvTotals(const std::string& path, const TraceReadOptions& o,
+                    TotalsCounter* count) {
+  CsvScanner csv(path);
+  if (!csv.Open().ok()) return false;
+  const RecordClass c =
+      ClassifyRecord(count->options(), RequestType::kInformational,
+                     std::numeric_limits<double>::infinity());
+  FlatIdMap ids;
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> texts;
+  uint64_t last = 0;
+  CsvRecord r;
+  for (bool done = false;;) {
+    if (!csv.Next(&r, &done).ok()) return false;
+    if (done) break;
+    if (r.size > kMaxTraceResultSize ||
+        count->records() >= PreparedTrace::kNone ||
+        count->keys() >= FlatIdMap::kEmpty) {
+      return false;
+    }
+    uint32_t key = FlatIdMap::kEmpty;
+    if (r.numeric) {
+      key = ids.Find(r.id);
+    } else if (auto it = texts.find(r.text); it != texts.end()) {
+      key = it->second;
+    }
+    if (key == FlatIdMap::kEmpty) {
+      key = static_cast<uint32_t>(count->keys());
+      if (r.numeric) {
+        ids.Insert(r.id, key);
+      } else {
+        texts.emplace(std::string(r.text), key);
+      }
+    }
+    count->Add(key, r.size, 0, c);
+    if (o.progress && csv.consumed() - last >= kProgressEvery) {
+      o.progress(csv.consumed(), csv.total());
+      last = csv.consumed();
+    }
+  }
+  if (o.progress) o.progress(csv.total(), csv.total());
+  return true;
+}
+
+}  // namespace
+
+Result<TraceTotals> ScanTraceTotals(const std::string& path,
+                                    const TraceReadOptions& options,
+                                    std::vector<uint64_t>* commands) {
+  TraceFormat format = options.format;
+  if (format == TraceFormat::kAuto) {
+    Result<TraceFormat> f = DetectTraceFormat(path);
+    if (!f.ok()) return f.status();
+    format = *f;
+  }
+  if (options.prepare.scope == Scope::kGlobal) {
+    commands->clear();
+    TotalsCounter count(Stem(path), options.prepare, commands);
+    bool vouched = false;
+    switch (format) {
+      case TraceFormat::kBinary:
+        vouched = LightBinaryTotals(path, options, &count);
+        if (vouched) return count.Done(/*sparse=*/true);
+        break;
+      case TraceFormat::kOracleGeneral:
+        vouched = LightOracleTotals(path, options, &count);
+        break;
+      case TraceFormat::kCsv:
+        vouched = LightCsvTotals(path, options, &count);
+        break;
+      default:
+        break;
+    }
+    if (vouched) return count.Done(/*sparse=*/false);
+  }
+  commands->clear();
+  return StreamPreparedTrace(
+      path, options, uint64_t{1} << 16,
+      [&](const PreparedTrace& chunk, uint64_t) -> Status {
+        CountCommands(chunk, commands);
+        return Status::Ok();
+      },
+      TraceBuilder::StreamContent::kFlagsAndSessions);
 }
 
 Result<uint64_t> ConvertToBinaryTrace(const std::string& in_path,

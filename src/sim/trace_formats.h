@@ -81,6 +81,16 @@ Result<TraceTotals> StreamPreparedTrace(
     uint64_t chunk_records, const TraceBuilder::ChunkSink& sink,
     TraceBuilder::StreamContent content = TraceBuilder::StreamContent::kAll);
 
+// The first pass of a streamed replay: the trace's totals (as
+// StreamPreparedTrace returns them) and its COMMANDs per session (as
+// CountCommands counts them over every chunk), into `commands`. Binary,
+// oracleGeneral and CSV traces under the global scope are counted without
+// building columns (a fraction of the cost); any other trace, and any file
+// the light count does not vouch for, take StreamPreparedTrace (its errors).
+Result<TraceTotals> ScanTraceTotals(const std::string& path,
+                                    const TraceReadOptions& options,
+                                    std::vector<uint64_t>* commands);
+
 // Converts the trace at `in_path` (any format ReadPreparedTrace reads, or
 // jsonl) into toolcache's binary format at `out_path`. Returns the number of
 // records written.

@@ -726,6 +726,98 @@ TEST(TraceFormats, StreamedReplayEqualsHeldReplay) {
   EXPECT_GT(compared, 500u);
 }
 
+// The light first pass (ScanTraceTotals: binary, oracleGeneral and CSV
+// counted without columns) reports exactly the full first pass's totals and
+// COMMANDs per session -- sessions and COMMANDs (BFCL as binary), TTLs below
+// and above the cacheable minimum, every scope (the others take the full
+// pass), ids that skip (a patched binary) -- and a corrupt file's error is
+// the full read's.
+TEST(TraceFormats, LightTotalsEqualTheFullFirstPass) {
+  const std::string data = std::string(TOOLCACHE_SOURCE_DIR) + "/tests/data";
+  const std::string in_path =
+      data + "/traces/bfcl/possible_answer_BFCL_v3_multi_turn_base.json";
+  Result<TraceSource> kind = ParseTraceSource("bfcl");
+  ASSERT_TRUE(kind.ok());
+  std::ifstream in(in_path, std::ios::binary);
+  ConvertOptions co;
+  co.input_path = in_path;
+  Result<ConvertResult> c = ConvertTrace(*kind, in, in_path, co);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  std::ostringstream out;
+  WriteTrace(c->trace, out);
+  const std::string jsonl = WriteFile("light_bfcl.jsonl", out.str());
+  const std::string bin = Dir() + "/light_bfcl.bin";
+  ASSERT_TRUE(ConvertToBinaryTrace(jsonl, TraceFormat::kJsonl, bin).ok());
+  const ZipfTrace z = MakeZipf(20000, 2000);
+  const std::vector<std::string> zipf = WriteZipf(z);
+  const std::string zbin = Dir() + "/light_zipf.bin";
+  ASSERT_TRUE(ConvertToBinaryTrace(zipf[0], TraceFormat::kJsonl, zbin).ok());
+  // Record 6 names key 5 (a key it may name, earlier than its first use).
+  std::ifstream zin(zbin, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(zin)), {});
+  const uint64_t five = 5;
+  std::memcpy(bytes.data() + 64 + 88 * 5, &five, 8);
+  const std::string sparse = WriteFile("light_sparse.bin", bytes);
+  const std::string mixed = WriteFile(
+      "light_mixed.csv", "time,key,size\n0,7,0\n1,abc,5\n2,7,9\n3,07,1\n");
+  size_t compared = 0;
+  for (const std::string& path :
+       {bin, jsonl, zbin, sparse, zipf[1], zipf[2], mixed}) {
+    for (Scope scope : {Scope::kGlobal, Scope::kUser, Scope::kSession}) {
+      for (const PrepareOptions& base :
+           {PrepareOptions{}, PrepareOptions{.min_cacheable_ttl = 1e13},
+            PrepareOptions{.default_ttl = 10}}) {
+        PrepareOptions prepare = base;
+        prepare.scope = scope;
+        const TraceReadOptions read{.prepare = prepare};
+        SCOPED_TRACE(path + " scope " + std::to_string(int(scope)) +
+                     " min ttl " + std::to_string(prepare.min_cacheable_ttl));
+        std::vector<uint64_t> want_commands;
+        Result<TraceTotals> want = StreamPreparedTrace(
+            path, read, 4096,
+            [&](const PreparedTrace& chunk, uint64_t) {
+              CountCommands(chunk, &want_commands);
+              return Status::Ok();
+            },
+            TraceBuilder::StreamContent::kFlagsAndSessions);
+        ASSERT_TRUE(want.ok()) << want.status().message();
+        std::vector<uint64_t> commands = {99};  // replaced, not appended to
+        Result<TraceTotals> got = ScanTraceTotals(path, read, &commands);
+        ASSERT_TRUE(got.ok()) << got.status().message();
+        EXPECT_EQ(got->name, want->name);
+        EXPECT_EQ(got->records, want->records);
+        EXPECT_EQ(got->objects, want->objects);
+        EXPECT_EQ(got->session_count, want->session_count);
+        EXPECT_EQ(got->unique_cacheable_objects,
+                  want->unique_cacheable_objects);
+        EXPECT_EQ(got->unique_cacheable_bytes, want->unique_cacheable_bytes);
+        EXPECT_EQ(got->total_bytes, want->total_bytes);
+        EXPECT_EQ(commands, want_commands);
+        ++compared;
+        if (::testing::Test::HasFailure()) return;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 7u * 3 * 3);
+  // Corrupt files: the full read's error, word for word.
+  std::string bad_key = bytes;
+  const uint64_t huge = 1u << 30;
+  std::memcpy(bad_key.data() + 64 + 88 * 3, &huge, 8);
+  for (const std::string& path :
+       {WriteFile("light_badkey.bin", bad_key),
+        WriteFile("light_bad.csv", "time,key,size\n1,2,3\n0,2,3\n"),
+        WriteFile("light_big.csv", "1,2,3\n2,3,1099511627777\n"),
+        WriteFile("light_odd.oracleGeneral", std::string(25, 'x'))}) {
+    SCOPED_TRACE(path);
+    std::vector<uint64_t> commands;
+    Result<TraceTotals> got = ScanTraceTotals(path, {}, &commands);
+    Result<PreparedTrace> want = ReadPreparedTrace(path, {});
+    ASSERT_FALSE(got.ok());
+    ASSERT_FALSE(want.ok());
+    EXPECT_EQ(got.status().message(), want.status().message());
+  }
+}
+
 TEST(TraceFormats, StreamedReplayRefusesOfflinePolicies) {
   Result<std::unique_ptr<Replayer>> r =
       Replayer::Make({.policy = "belady", .capacity_bytes = 100}, {});
