@@ -19,11 +19,21 @@ shared machine prefer --measure instructions, which runs each child under
 `valgrind --tool=callgrind` and compares instruction counts (repeatable,
 but 30-60x slower: keep traces at 1M requests).
 
+--bin, --oracle and --csv take comma-separated lists (the i-th of each is
+one trace): one run covers several trace lengths. Or --make-traces DIR
+writes the reference Zipf trace (bench/zipf_trace.py) at each length of
+--requests into DIR as .bin (via `toolcache trace convert`),
+.oracleGeneral and .csv, runs every pair on them, and deletes them at the
+end (unless --keep-traces).
+
 Usage:
   taskset -c 1 bench/sim_vs_cachesim.py --toolcache build/apps/toolcache/toolcache \\
       --cachesim /path/to/libCacheSim/_build/bin/cachesim \\
       --bin zipf1m.bin --oracle zipf1m.oracleGeneral --csv zipf1m.csv \\
       --sizes 1,10,20 --rounds 3
+  # 1M and 10M requests in one command (traces made in /tmp/z, then deleted):
+  taskset -c 1 bench/sim_vs_cachesim.py --toolcache build/apps/toolcache/toolcache \\
+      --cachesim CACHESIM --make-traces /tmp/z --requests 1000000,10000000
 Without --cachesim (or when the path does not exist) only toolcache's side
 is run, with a message. Only the Python 3 standard library is used.
 """
@@ -106,6 +116,35 @@ def cachesim_misses(stdout, requests):
     return round(float(m.group(2)) * int(m.group(1)))
 
 
+def make_traces(toolcache, folder, counts):
+    """Writes the reference Zipf trace at each length; returns the lists
+    (bins, oracles, csvs) and the files written."""
+    os.makedirs(folder, exist_ok=True)
+    gen = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "zipf_trace.py")
+    bins, oracles, csvs = [], [], []
+    for n in counts:
+        stem = os.path.join(folder, "zipf%d" % n)
+        subprocess.run([sys.executable, gen, "--requests", str(n),
+                        "--oracle", stem + ".oracleGeneral",
+                        "--csv", stem + ".csv"], check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([toolcache, "trace", "convert", "--to", "bin", "-o",
+                        stem + ".bin", stem + ".oracleGeneral"], check=True,
+                       stderr=subprocess.DEVNULL)
+        bins.append(stem + ".bin")
+        oracles.append(stem + ".oracleGeneral")
+        csvs.append(stem + ".csv")
+    return bins, oracles, csvs
+
+
+def short(n):
+    for unit, div in (("M", 1000000), ("k", 1000)):
+        if n >= div and n % div == 0:
+            return "%d%s" % (n // div, unit)
+    return str(n)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--toolcache", required=True)
@@ -120,23 +159,51 @@ def main():
                     default="cpu")
     ap.add_argument("--memory", action="store_true",
                     help="also measure each side's peak RSS alone")
+    ap.add_argument("--make-traces", metavar="DIR",
+                    help="write the Zipf traces of --requests into DIR")
+    ap.add_argument("--requests", default="1000000,10000000",
+                    help="trace lengths for --make-traces")
+    ap.add_argument("--keep-traces", action="store_true")
     a = ap.parse_args()
+    made = []
+    if a.make_traces:
+        counts = [int(n) for n in a.requests.split(",")]
+        bins, oracles, csvs = make_traces(a.toolcache, a.make_traces, counts)
+        a.bin, a.oracle, a.csv = ",".join(bins), ",".join(oracles), \
+            ",".join(csvs)
+        made = bins + oracles + csvs
+    try:
+        run(a)
+    finally:
+        if not a.keep_traces:
+            for f in made:
+                for g in (f, f + ".cachesim"):
+                    if os.path.exists(g):
+                        os.remove(g)
+
+
+def run(a):
     have_cachesim = bool(a.cachesim) and os.path.exists(a.cachesim)
     if not have_cachesim:
         print("# cachesim not given or not found (%r): toolcache side only"
               % a.cachesim)
     pairs = []
     if a.bin:
-        pairs.append(("bin/oracle", a.bin, a.oracle, "oracleGeneral"))
+        oracles = a.oracle.split(",") if a.oracle else []
+        for i, b in enumerate(a.bin.split(",")):
+            pairs.append(("bin/oracle", b,
+                          oracles[i] if i < len(oracles) else None,
+                          "oracleGeneral"))
     if a.csv:
-        pairs.append(("csv/csv", a.csv, a.csv, "csv"))
+        for c in a.csv.split(","):
+            pairs.append(("csv/csv", c, c, "csv"))
     if not pairs:
         sys.exit("give --bin (+ --oracle) and/or --csv")
     unit = "M req/cpu-s" if a.measure == "cpu" else "instr/req"
     print("# %s, median of %d rounds, one process per cell, alternating"
           % (a.measure, a.rounds))
-    print("%-10s %-10s %5s %14s %14s %7s %9s %9s %9s %9s" %
-          ("pair", "policy", "size", "toolcache", "cachesim", "ratio",
+    print("%-10s %5s %-10s %5s %14s %14s %7s %9s %9s %9s %9s" %
+          ("pair", "req", "policy", "size", "toolcache", "cachesim", "ratio",
            "tc MiB", "cs MiB", "tc miss", "cs miss~"))
     worst = None
     for label, tc_trace, cs_trace, kind in pairs:
@@ -174,8 +241,8 @@ def main():
                 ratio = csv_ / tcv if csv_ else None
                 if ratio is not None:
                     worst = ratio if worst is None else min(worst, ratio)
-                print("%-10s %-10s %5g %14.3f %14s %7s %9.1f %9.1f %9s %9s" %
-                      (label, policy, size, tc_show,
+                print("%-10s %5s %-10s %5g %14.3f %14s %7s %9.1f %9.1f %9s %9s" %
+                      (label, short(requests), policy, size, tc_show,
                        "%.3f" % cs_show if cs_show else "-",
                        "%.2fx" % ratio if ratio else "-", tc_peak, cs_peak,
                        tc_m, cs_m if cs_m is not None else "-"))
