@@ -49,6 +49,11 @@ namespace toolcache {
 namespace {
 
 constexpr size_t kReadChunk = 64 * 1024;
+// Choice: without a hint that the server may have exited (SIGCHLD on the
+// signalfd, its stdout closed, a poll timeout, shutting down), the loop
+// reaps at most this often instead of on every turn (a waitpid() per
+// message was a quarter of a cache hit's syscalls).
+constexpr double kReapEverySeconds = 0.05;
 
 double Now() {
   return std::chrono::duration<double>(
@@ -306,6 +311,8 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   bool server_was_full = false;
   bool backpressure_seen = false;
   std::vector<char> chunk(kReadChunk);
+  bool reap_due = true;  // a hint that the server may have exited
+  double last_reap = 0;
 
   auto close_server_in = [&] {
     if (!server_in_open) return;
@@ -331,7 +338,13 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   };
 
   while (true) {
-    reap();
+    double now = Now();
+    if (reap_due || shutting_down || !server_out_open ||
+        now - last_reap >= kReapEverySeconds) {
+      reap();
+      reap_due = false;
+      last_reap = now;
+    }
     if (exited && !server_out_open) break;
     // Once the client stopped and the server's queue drained, close its stdin.
     if (shutting_down && server_in_open && !server_in.pending()) {
@@ -340,7 +353,6 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     if (server_in.broken) close_server_in();
     if (client_out.broken && !shutting_down)
       begin_shutdown("client stdout closed");
-    double now = Now();
     if (!exited) {
       const int sent = ladder.Step(pid, now);
       if (sent == SIGTERM) {
@@ -376,21 +388,22 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
       server_was_full = server_full;
     }
 
-    std::vector<pollfd> fds;
-    fds.push_back({sig_fd, POLLIN, 0});
+    pollfd fds[5];
+    nfds_t nfds = 0;
+    fds[nfds++] = {sig_fd, POLLIN, 0};
     int ci = -1, so = -1;
     if (client_in_open && !shutting_down && !client_full && !server_full) {
-      ci = static_cast<int>(fds.size());
-      fds.push_back({o.client_in_fd, POLLIN, 0});
+      ci = static_cast<int>(nfds);
+      fds[nfds++] = {o.client_in_fd, POLLIN, 0};
     }
-    if (client_out.pending()) fds.push_back({o.client_out_fd, POLLOUT, 0});
+    if (client_out.pending()) fds[nfds++] = {o.client_out_fd, POLLOUT, 0};
     if (server_in_open && server_in.pending()) {
-      fds.push_back({to_child, POLLOUT, 0});
+      fds[nfds++] = {to_child, POLLOUT, 0};
     }
     // Once the server exited, drain it regardless: its output is finite.
     if (server_out_open && (exited || !client_full)) {
-      so = static_cast<int>(fds.size());
-      fds.push_back({from_child, POLLIN, 0});
+      so = static_cast<int>(nfds);
+      fds[nfds++] = {from_child, POLLIN, 0};
     }
     int timeout_ms = -1;
     const double next = ladder.next_at();
@@ -405,14 +418,19 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
         (timeout_ms < 0 || timeout_ms > 50)) {
       timeout_ms = 50;
     }
-    int n = poll(fds.data(), fds.size(), timeout_ms);
+    int n = poll(fds, nfds, timeout_ms);
     if (n < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR) {
+        reap_due = true;
+        continue;
+      }
       spdlog::error("poll: {}", std::strerror(errno));
       break;
     }
+    if (n == 0) reap_due = true;  // a timeout: the ladder, or the reap poll
 
     if (fds[0].revents & POLLIN) {
+      reap_due = true;
       signalfd_siginfo si_info;
       while (read(sig_fd, &si_info, sizeof si_info) ==
              static_cast<ssize_t>(sizeof si_info)) {

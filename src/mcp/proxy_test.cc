@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -187,6 +188,45 @@ TEST(McpProxyTest, OverlongServerLineIsNotInterleavedWithTheProxysOwnAnswers) {
   EXPECT_EQ(lines[1]["error"]["code"], -32700);
   // Request 1 was answered by the streamed line: no second answer (an
   // error for a "request in flight") when the server exits.
+}
+
+// The server exits with a request in flight while a child of its own keeps
+// its stdout open (no EOF), and SIGCHLD goes to another thread than the
+// proxy's signalfd (an embedding process with its own SIGCHLD handler): the
+// next client message still finds the exit (the loop reaps at least every
+// 50 ms while messages flow, no longer on every turn), so the request is
+// answered with an error instead of waiting for the grandchild.
+void NoteChild(int) {}
+TEST(McpProxyTest, ServerExitIsNoticedWhileAGrandchildHoldsItsStdout) {
+  struct sigaction handler {
+  }, previous{};
+  handler.sa_handler = NoteChild;
+  sigemptyset(&handler.sa_mask);
+  ASSERT_EQ(sigaction(SIGCHLD, &handler, &previous), 0);
+  McpProxyOptions o;
+  o.command = {"sh", "-c", "read l; sleep 20 2>/dev/null & exit 0"};
+  o.grace_seconds = 5;
+  PipeProxy proxy(o);
+  ASSERT_EQ(write(proxy.client_in(), kCallRequest.data(), kCallRequest.size()),
+            static_cast<ssize_t>(kCallRequest.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string note =
+      R"({"jsonrpc":"2.0","method":"notifications/progress","params":{}})"
+      "\n";
+  ASSERT_EQ(write(proxy.client_in(), note.data(), note.size()),
+            static_cast<ssize_t>(note.size()));
+  std::string out;
+  ReadUntil(proxy.client_out(), out, 1);
+  // Answered while the client is still connected (closing it would end
+  // the session anyway).
+  const std::vector<json> lines = ParseLines(out);
+  Result<int> code = proxy.Finish();
+  sigaction(SIGCHLD, &previous, nullptr);
+  ASSERT_TRUE(code.ok()) << code.status().message();
+  EXPECT_EQ(*code, 0);
+  ASSERT_EQ(lines.size(), 1u) << out;
+  EXPECT_EQ(lines[0]["id"], 1);
+  EXPECT_TRUE(lines[0].contains("error")) << out;
 }
 
 TEST(McpProxyTest, ClientThatStopsReadingStallsTheServerLosingNothing) {
