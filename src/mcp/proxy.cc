@@ -11,6 +11,9 @@
 // - The server's stdin is closed only after its buffer drained (or the
 //   server stopped reading); the proxy returns only after waitpid() reaped
 //   the server.
+// - waitpid() runs when something hints the server may have exited
+//   (SIGCHLD, its stdout closed, a poll timeout, a shutdown) and otherwise
+//   at most every kReapEverySeconds while the loop turns, never per message.
 // - Memory: a line is held once. A line the session forwards verbatim is
 //   moved from its LineReader into the peer's OutQueue (ProxyOutput::Offer);
 //   a cache hit queues the stored result where it is (shared, not copied);

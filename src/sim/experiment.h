@@ -59,8 +59,9 @@ struct StreamedTrace {
 };
 
 // The first pass over a trace to be streamed: its totals (the capacities
-// need the unique cacheable bytes) and COMMANDs per session. Holds one
-// chunk of records at a time. Errors: ReadPreparedTrace's.
+// need the unique cacheable bytes) and COMMANDs per session
+// (ScanTraceTotals: counted from the records where the format allows).
+// Holds one chunk of records at a time. Errors: ReadPreparedTrace's.
 Result<StreamedTrace> ScanStreamedTrace(const std::string& path,
                                         const TraceReadOptions& read);
 
