@@ -176,8 +176,9 @@ def main():
         run(a)
     finally:
         if not a.keep_traces:
+            # cachesim writes <trace name>.cachesim into the working folder.
             for f in made:
-                for g in (f, f + ".cachesim"):
+                for g in (f, os.path.basename(f) + ".cachesim"):
                     if os.path.exists(g):
                         os.remove(g)
 
