@@ -33,7 +33,7 @@
 #include "src/http/http.h"
 #include "src/http/sse.h"
 #include "src/llm/observer.h"
-#include "src/llm/stream_serve.h"
+#include "src/llm/stream_relay.h"
 #include "src/llm/tool_loop.h"
 #include "src/llm/wire.h"
 #include "src/metrics/metrics.h"
@@ -506,7 +506,7 @@ class Exchange : public http::ResponseSink,
                                std::move(r), shared_from_this());
   }
 
-  // Streams through the tool loop (stream_serve.h): round 1's head starts
+  // Streams through the tool loop (stream_relay.h): round 1's head starts
   // the client's stream; every round's events pass the relay.
   void ServeStreamHead() {
     if (!serve_stream_) {
