@@ -12,7 +12,7 @@ dir=build-fuzz
 files_for() {
   case $1 in
     canonical_json) echo 'src/core/canonical_json\.cc|src/core/key\.cc' ;;
-    config) echo 'src/classify/config\.cc' ;;
+    config) echo 'src/config/config\.cc' ;;
     trace_convert) echo 'src/sim/convert_[a-z]*\.cc|src/sim/trace\.cc' ;;
     mcp_scan) echo 'src/mcp/json_scan\.cc|src/mcp/line_reader\.h' ;;
     mcp_session) echo 'src/mcp/session\.cc|src/mcp/tools_list\.cc' ;;

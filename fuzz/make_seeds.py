@@ -52,7 +52,7 @@ def canonical_json():
 
 
 def config():
-    for i, s in enumerate(raw_strings("src/classify/config_test.cc")):
+    for i, s in enumerate(raw_strings("src/config/config_test.cc")):
         if b":" in s:
             write("config", "test-%02d" % i, s.lstrip(b"\n"))
 

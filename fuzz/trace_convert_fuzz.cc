@@ -14,8 +14,8 @@
 
 #include "fuzz/fuzz_check.h"
 #include "fuzz/fuzz_input.h"
+#include "src/sim/trace_convert.h"
 #include "toolcache/trace.h"
-#include "toolcache/trace_convert.h"
 
 namespace {
 

@@ -21,9 +21,9 @@
 #include <string>
 
 #include "apps/toolcache/commands.h"
+#include "src/sim/trace_convert.h"
 #include "src/sim/trace_formats.h"
 #include "toolcache/trace.h"
-#include "toolcache/trace_convert.h"
 
 namespace toolcache::cli {
 namespace {

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "apps/toolcache/commands.h"
-#include "toolcache/mcp_wrap.h"
+#include "src/mcp/wrap.h"
 
 namespace toolcache::cli {
 namespace {

@@ -124,7 +124,8 @@ struct ProxyConfig {
   std::vector<std::string> serve_tools;
   std::optional<uint64_t> serve_max_rounds;
   std::optional<double> conversation_ttl_seconds;
-  // Offload oversized tool results (seed 003) above this many tokens.
+  // Offload oversized tool results (docs/PROXY_SERVE.md "Offload") above this
+  // many tokens.
   std::optional<bool> offload;
   std::optional<uint64_t> offload_tokens;
   // The browser-origin defence (src/http/browser_guard.h): Host names and

@@ -3,10 +3,10 @@
 // An HTTP/1.1 gateway that clients reach by changing one base URL
 // (ANTHROPIC_BASE_URL, the OpenAI SDK's baseURL). It forwards every request
 // to the provider untouched (streams relayed event by event as they
-// arrive) and observes every tool call on the way (seed 000's observation
-// mode): the tool results a request carries are recorded into the cache,
-// and each tool call a response asks for is checked for a would-hit, all
-// through the engine (ToolCache::Record / Peek). Routes:
+// arrive) and observes every tool call on the way (docs/PROXY.md "Observation":
+// the observation mode): the tool results a request carries are recorded into
+// the cache, and each tool call a response asks for is checked for a would-hit,
+// all through the engine (ToolCache::Record / Peek). Routes:
 //   POST /v1/messages              Anthropic Messages (observed)
 //   POST /v1/chat/completions      OpenAI Chat Completions (observed)
 //   POST /v1/responses             OpenAI Responses (observed)
@@ -76,8 +76,9 @@ struct LlmServeOptions {
   uint32_t max_rounds = 8;
   // Conversation state (the hidden turns) lives this long in the store.
   double state_ttl_seconds = 7 * 86400.0;
-  // Offload (seed 003): results above offload_tokens (bytes / 4) in the
-  // newest turn become previews; the proxy adds and answers toolcache_read.
+  // Offload (docs/PROXY_SERVE.md "Offload"): results above offload_tokens
+  // (bytes / 4) in the newest turn become previews; the proxy adds and answers
+  // toolcache_read.
   bool offload = false;
   uint64_t offload_tokens = 2000;
   bool enabled() const { return all_tools || !tools.empty(); }

@@ -1,5 +1,5 @@
 // PromptCache: keeps the provider's prompt cache warm for the requests that
-// pass through `toolcache proxy` (issue 14; seeds 001 and 002).
+// pass through `toolcache proxy` (issue 14; docs/PROMPT_CACHE.md).
 //
 // The provider caches a prompt by prefix, in the order tools -> system ->
 // messages: a shifted tool list or one changed schema byte invalidates
@@ -59,7 +59,8 @@ class Registry;
 }
 
 struct PromptCacheOptions {
-  // Stable tool list (seed 001). Default off: every switch is opt-in.
+  // Stable tool list (docs/PROMPT_CACHE.md section 1). Default off: every
+  // switch is opt-in.
   bool stabilize_tools = false;
   // A cache_control breakpoint on the last (non-deferred) tool, and on the
   // last built-in tool when only MCP tools follow it, where the client put
@@ -79,7 +80,7 @@ struct PromptCacheOptions {
   // for most models; a breakpoint below it would only waste one of four.
   uint64_t min_cacheable_tokens = 1024;
 
-  // Break detection and attribution (seed 001).
+  // Break detection and attribution (docs/PROMPT_CACHE.md section 3).
   bool detect_breaks = false;
   // A break: cache-read tokens fell by more than this fraction AND more
   // than this many tokens below the previous turn's cached prefix.

@@ -11,7 +11,8 @@
 //   GET  /toolcache/stats                JSON statistics (the dashboard's)
 //   GET  /                               the dashboard (embedded HTML/JS)
 //   POST|GET|DELETE /mcp/<name>          a configured stdio MCP server over
-//                                        MCP Streamable HTTP (mcp_http.h)
+//                                        MCP Streamable HTTP
+//                                        (src/mcp/http_server.h)
 // Every cache decision is the engine's (ToolCache): the server translates
 // JSON into its calls. Tenants (bearer tokens) are cache scopes.
 //

@@ -1,4 +1,4 @@
-// ToolCache: the engine's request path (DESIGN.md section 3) for faces that
+// ToolCache: the engine's request path (docs/ARCHITECTURE.md) for faces that
 // forward calls asynchronously, such as the MCP proxy:
 //
 //   Begin(call)  normalize -> classify -> scope -> lookup

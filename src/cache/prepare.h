@@ -1,8 +1,8 @@
-// CallPreparer: the request path's preparation stage (DESIGN.md section 3).
-// Everything the engine derives from one call alone -- the classifier's
-// verdict, the full cache key and its scope, the policy's request features
-// and the resources the call touches -- computed once, before any lock, by
-// one pure function used by ToolCache (Begin, Peek, Record) and by the
+// CallPreparer: the request path's preparation stage (docs/ARCHITECTURE.md
+// section 2). Everything the engine derives from one call alone -- the
+// classifier's verdict, the full cache key and its scope, the policy's request
+// features and the resources the call touches -- computed once, before any
+// lock, by one pure function used by ToolCache (Begin, Peek, Record) and by the
 // simulator's tool-call replay alike, so what is tuned in simulation is
 // decided by the code that runs.
 //

@@ -33,7 +33,7 @@
 namespace toolcache {
 namespace {
 
-// The seed proxy module's default exclusions (seeds/000): side-effecting
+// The hard list (docs/CLASSIFY.md "Hard list"): side-effecting
 // tools whose stale cached result would be actively harmful.
 constexpr auto kHardList = std::to_array<std::string_view>({
     "bash",

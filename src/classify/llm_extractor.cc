@@ -10,8 +10,9 @@
 //   says can make a tool cacheable that the other layers would not cache.
 // - One provider call per definition digest while its answer is cached;
 //   concurrent first calls for one digest share that call.
-// - Values written to the Store are sealed (src/store/sealed.h); a value
-//   that does not unseal or parse is treated as absent and asked again.
+// - A remembered answer that is damaged (LlmAnswerMemory::Recall says
+//   DATA_LOSS; the program's memory seals its Store values) or does not
+//   parse is treated as absent and asked again.
 // - The model's text reaches verdicts and logs only as a validated enum, a
 //   number, a schema property name and a reason cut to 200 bytes with
 //   control characters replaced.
@@ -23,16 +24,21 @@
 // and answers COMMAND "answer pending" at once (that call is forwarded
 // uncached: conservative, never blocking); later ones use the answer, or,
 // after a failure, the other layers' verdict.
+// Choice: the backends' factory is one process-wide pointer set at start-up
+// (InstallLlmBackends) rather than a ClassifierOptions field, so the
+// Classifier keeps building the layer from `classifier.llm` wherever it is
+// constructed (the engine's preparation stage, `toolcache classify`)
+// without each of those paths carrying an HTTP client.
 #include "src/classify/llm_extractor.h"
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
-#include <future>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -42,16 +48,10 @@
 #include <vector>
 
 #include "src/core/sha256.h"
-#include "src/http/http.h"
-#include "src/store/sealed.h"
-#include "toolcache/store.h"
 
 namespace toolcache::classify {
 namespace {
 
-constexpr std::string_view kStoreNamespace = "llmx";
-// Choice: answers longer than 64 KiB are not feature JSON; cut and fail.
-constexpr size_t kMaxResponseBytes = 64 << 10;
 constexpr size_t kMaxReasonBytes = 200;
 // Choice: at most 4096 definitions remembered (a server lists tens to a few
 // hundred tools; a definition asked again costs one more call).
@@ -207,44 +207,13 @@ std::string FormatTtl(double s) {
   return buf;
 }
 
-// Collects one response; fulfils its promise once.
-class Collector final : public http::ResponseSink {
- public:
-  struct Outcome {
-    Status status;
-    int http_status = 0;
-    std::string body;
-  };
-  std::future<Outcome> future() { return promise_.get_future(); }
-  void OnHead(int status, const http::Headers&) override { status_ = status; }
-  bool OnData(std::string_view data) override {
-    if (body_.size() + data.size() > kMaxResponseBytes) {
-      too_long_ = true;
-      return true;
-    }
-    body_.append(data);
-    return true;
-  }
-  void OnEnd(const Status& status) override {
-    Finish(too_long_ ? InvalidArgument("the response is larger than 64 KiB")
-                     : status);
-  }
-  void Finish(Status status) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (done_) return;
-    done_ = true;
-    promise_.set_value(Outcome{std::move(status), status_, std::move(body_)});
-  }
-  std::weak_ptr<http::Call> call;  // set and read on the loop
+double SteadySeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
- private:
-  std::mutex mu_;
-  bool done_ = false;
-  std::promise<Outcome> promise_;
-  int status_ = 0;
-  std::string body_;
-  bool too_long_ = false;
-};
+std::atomic<LlmBackendFactory> g_backends{nullptr};
 
 }  // namespace
 
@@ -304,14 +273,13 @@ std::string LlmDefinitionDigest(std::string_view api, std::string_view model,
   return ToHex(h.Finish());
 }
 
+void InstallLlmBackends(LlmBackendFactory factory) {
+  g_backends.store(factory);
+}
+
 struct LlmExtractor::Impl {
   LlmExtractorConfig config;
-  http::Url url;
-  std::string target;
-  std::string api_key;
-  Store* store = nullptr;
-  std::unique_ptr<http::Client> client;
-  std::unique_ptr<http::LoopThread> loop;
+  LlmBackends backends;
 
   struct Slot {
     bool pending = false;
@@ -339,9 +307,6 @@ struct LlmExtractor::Impl {
       work.notify_all();
       worker.join();  // waits for a call in progress (bounded by its timeout)
     }
-    if (client) client->CloseIdle();
-    loop.reset();  // stops and joins the loop thread
-    client.reset();
   }
 
   void Fail(const ToolInfo& tool, const std::string& why) const {
@@ -354,29 +319,26 @@ struct LlmExtractor::Impl {
 
   std::optional<LlmAnswer> FromStore(const std::string& digest,
                                      const ToolInfo& tool) const {
-    if (store == nullptr) return std::nullopt;
-    const StoreKey key{kStoreNamespace, digest};
-    Result<std::vector<std::optional<StoreValue>>> got =
-        store->Get(std::span<const StoreKey>(&key, 1));
-    if (!got.ok() || got->empty() || !(*got)[0]) return std::nullopt;
-    std::optional<std::string_view> text = UnsealValue(*(*got)[0]->bytes);
-    if (!text) {
+    if (backends.memory == nullptr) return std::nullopt;
+    Result<std::optional<std::string>> text = backends.memory->Recall(digest);
+    if (!text.ok()) {
       spdlog::warn(
           "llm extractor: '{}': the stored answer does not unseal; "
           "asking again",
           tool.name);
       return std::nullopt;
     }
-    const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+    if (!*text) return std::nullopt;
+    const nlohmann::json j = nlohmann::json::parse(**text, nullptr, false);
     Result<LlmAnswer> a = AnswerFromObject(j, tool);
     if (!a.ok()) return std::nullopt;
     return *a;
   }
 
   void ToStore(const std::string& digest, const LlmAnswer& a) const {
-    if (store == nullptr) return;
-    Status st = store->Put({kStoreNamespace, digest},
-                           SealValue(AnswerToJson(a)), kLlmStoreTtlSeconds);
+    if (backends.memory == nullptr) return;
+    Status st =
+        backends.memory->Remember(digest, AnswerToJson(a), kLlmStoreTtlSeconds);
     if (!st.ok()) {
       spdlog::warn("llm extractor: storing an answer failed: {}", st.message());
     }
@@ -384,47 +346,17 @@ struct LlmExtractor::Impl {
 
   // One provider call; the answer or why not.
   Result<LlmAnswer> Ask(const ToolInfo& tool) const {
-    http::ClientRequest req;
-    req.method = "POST";
-    req.target = target;
-    req.headers.push_back({"content-type", "application/json"});
-    if (config.api == "openai") {
-      if (!api_key.empty()) {
-        req.headers.push_back({"authorization", "Bearer " + api_key});
-      }
-    } else {
-      req.headers.push_back({"anthropic-version", "2023-06-01"});
-      if (!api_key.empty()) req.headers.push_back({"x-api-key", api_key});
+    Result<LlmReply> out = backends.model->Ask(
+        BuildLlmRequestBody(config.api, config.model, tool));
+    if (!out.ok()) {
+      return Unavailable("provider call failed: " + out.status().message());
     }
-    req.body = BuildLlmRequestBody(config.api, config.model, tool);
-    auto sink = std::make_shared<Collector>();
-    std::future<Collector::Outcome> done = sink->future();
-    http::Loop* l = loop->loop();
-    http::Post(l, [this, l, sink, req = std::move(req)]() mutable {
-      sink->call = client->Start(l, url, std::move(req), sink);
-    });
-    // The client's own timeouts end the call; this wait is the backstop.
-    if (done.wait_for(std::chrono::duration<double>(
-            config.timeout_seconds + 1)) != std::future_status::ready) {
-      std::promise<void> cancelled;
-      std::future<void> c = cancelled.get_future();
-      http::Post(l, [sink, &cancelled] {
-        if (auto call = sink->call.lock()) call->Cancel();
-        sink->Finish(Unavailable("timeout"));
-        cancelled.set_value();
-      });
-      c.wait();
-    }
-    Collector::Outcome out = done.get();
-    if (!out.status.ok()) {
-      return Unavailable("provider call failed: " + out.status.message());
-    }
-    if (out.http_status != 200) {
+    if (out->http_status != 200) {
       return Unavailable("provider answered HTTP " +
-                         std::to_string(out.http_status) + ": " +
-                         Sanitize(out.body, 120));
+                         std::to_string(out->http_status) + ": " +
+                         Sanitize(out->body, 120));
     }
-    return ParseLlmResponse(config.api, out.body, tool);
+    return ParseLlmResponse(config.api, out->body, tool);
   }
 
   // Asks the store, then the provider, for `digest` (whose slot this
@@ -456,7 +388,7 @@ struct LlmExtractor::Impl {
         s.answer = answer;
         if (from_store) ++stats.store_hits;
       } else {
-        s.failed_at = http::SteadySeconds();
+        s.failed_at = SteadySeconds();
       }
     }
     cv.notify_all();
@@ -492,7 +424,7 @@ struct LlmExtractor::Impl {
         return s.answer;
       }
       if (s.failed_at >= 0 &&
-          http::SteadySeconds() - s.failed_at < kLlmRetryAfterSeconds) {
+          SteadySeconds() - s.failed_at < kLlmRetryAfterSeconds) {
         return std::nullopt;
       }
       s.pending = true;
@@ -525,8 +457,9 @@ LlmExtractor::LlmExtractor(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 LlmExtractor::~LlmExtractor() = default;
 
-Result<std::unique_ptr<LlmExtractor>> LlmExtractor::Create(
-    const LlmExtractorConfig& config, Store* store, Mode mode) {
+namespace {
+
+Status CheckLlmConfig(const LlmExtractorConfig& config) {
   if (config.api != "anthropic" && config.api != "openai") {
     return InvalidArgument("classifier.llm.api must be anthropic or openai");
   }
@@ -536,29 +469,34 @@ Result<std::unique_ptr<LlmExtractor>> LlmExtractor::Create(
   if (!(config.timeout_seconds > 0)) {
     return InvalidArgument("classifier.llm.timeoutSeconds must be > 0");
   }
-  Result<http::Url> url = http::ParseUrl(config.url);
-  if (!url.ok()) {
-    return InvalidArgument("classifier.llm.url: " + url.status().message());
+  return Status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LlmExtractor>> LlmExtractor::Create(
+    const LlmExtractorConfig& config, Store* store, Mode mode) {
+  if (Status st = CheckLlmConfig(config); !st.ok()) return st;
+  const LlmBackendFactory factory = g_backends.load();
+  if (factory == nullptr) {
+    return FailedPrecondition(
+        "no LLM provider client is installed (InstallLlmBackends at "
+        "start-up)");
+  }
+  Result<LlmBackends> backends = factory(config, store);
+  if (!backends.ok()) return backends.status();
+  return Create(config, std::move(*backends), mode);
+}
+
+Result<std::unique_ptr<LlmExtractor>> LlmExtractor::Create(
+    const LlmExtractorConfig& config, LlmBackends backends, Mode mode) {
+  if (Status st = CheckLlmConfig(config); !st.ok()) return st;
+  if (backends.model == nullptr) {
+    return InvalidArgument("the LLM extractor needs a model to ask");
   }
   auto impl = std::make_unique<Impl>();
   impl->config = config;
-  impl->url = *url;
-  impl->target =
-      config.api == "openai" ? "/v1/chat/completions" : "/v1/messages";
-  if (!config.api_key_env.empty()) {
-    if (const char* k = std::getenv(config.api_key_env.c_str())) {
-      impl->api_key = k;
-    }
-  }
-  impl->store = store;
-  http::ClientOptions co;
-  co.connect_timeout_seconds = config.timeout_seconds;
-  co.response_timeout_seconds = config.timeout_seconds;
-  co.idle_timeout_seconds = config.timeout_seconds;
-  Result<std::unique_ptr<http::Client>> client = http::NewClient(co);
-  if (!client.ok()) return client.status();
-  impl->client = std::move(*client);
-  impl->loop = http::NewLoopThread();
+  impl->backends = std::move(backends);
   impl->mode = mode;
   if (mode == Mode::kBackground) {
     impl->worker = std::thread([p = impl.get()] { p->Work(); });

@@ -16,15 +16,24 @@
 // asked again for kRetryAfterSeconds.
 //
 // Answers are cached by the definition's digest (name, title, description,
-// schema, annotations, api, model and prompt version): in memory, and in the
-// Store given at construction (sealed values, namespace "llmx") so that
-// several processes sharing a store ask once.
+// schema, annotations, api, model and prompt version): in memory, and in an
+// LlmAnswerMemory (the program's is the Store given at construction, sealed
+// values in namespace "llmx") so that several processes sharing a store ask
+// once.
+//
+// What the extractor needs from outside classify is narrowed to two
+// interfaces: LlmModel (ask the provider) and LlmAnswerMemory (remember an
+// answer by digest). classify knows no HTTP and no Store layout: the
+// program's implementations (an HTTP client, sealed Store values) live in
+// src/runtime/startup/llm_backends.h and are wired in at start-up
+// (InstallLlmBackends, called by apps/toolcache/main.cc).
 //
 // Thread-safety: Extract may be called concurrently; concurrent first calls
 // for one definition make one provider call (in Mode::kWait the others wait
 // for it, up to the timeout; in Mode::kBackground nobody waits).
 //
 // Example:
+//   InstallLlmBackends(runtime::MakeLlmBackends);  // once, at start-up
 //   LlmExtractorConfig c{.url = "http://127.0.0.1:8080", .model = "m"};
 //   Result<std::unique_ptr<LlmExtractor>> x = LlmExtractor::Create(c);
 //   std::vector<std::unique_ptr<FeatureExtractor>> extra;
@@ -80,6 +89,56 @@ Result<LlmAnswer> ParseLlmResponse(std::string_view api, std::string_view body,
 std::string LlmDefinitionDigest(std::string_view api, std::string_view model,
                                 const ToolInfo& tool);
 
+// A provider's reply to one request: its HTTP status and body.
+struct LlmReply {
+  int http_status = 0;
+  std::string body;
+};
+
+// Asks the configured model. Thread-safe: called from several threads at
+// once (one call per definition digest at a time).
+class LlmModel {
+ public:
+  virtual ~LlmModel() = default;
+  // Sends one request body (BuildLlmRequestBody) to the provider. The
+  // reply, whatever its status, or an error saying why none came (refused,
+  // timed out, larger than the implementation's bound). Returns within
+  // about the configured timeoutSeconds.
+  virtual Result<LlmReply> Ask(std::string_view request_body) = 0;
+};
+
+// Remembers answers by definition digest, beyond this process. Thread-safe.
+class LlmAnswerMemory {
+ public:
+  virtual ~LlmAnswerMemory() = default;
+  // The answer text remembered under `digest`, nullopt when there is none
+  // (or it could not be read), DATA_LOSS when one is there but damaged.
+  virtual Result<std::optional<std::string>> Recall(
+      std::string_view digest) = 0;
+  // Remembers `answer_json` under `digest` for `ttl_seconds`.
+  virtual Status Remember(std::string_view digest, std::string_view answer_json,
+                          double ttl_seconds) = 0;
+};
+
+// An extractor's outside world: a model (required) and a memory (nullptr:
+// answers are remembered in this process only).
+struct LlmBackends {
+  std::unique_ptr<LlmModel> model;
+  std::unique_ptr<LlmAnswerMemory> memory;
+};
+
+// Builds the backends for a configuration and a Store (nullptr: none), or
+// INVALID_ARGUMENT naming the bad key (e.g. "classifier.llm.url: ...").
+using LlmBackendFactory = Result<LlmBackends> (*)(const LlmExtractorConfig&,
+                                                  Store*);
+
+// Sets the factory that LlmExtractor::Create(config, store, mode) uses, the
+// path the Classifier takes for `classifier.llm`. Call at start-up, before
+// any Classifier is built (apps/toolcache/main.cc installs
+// runtime::MakeLlmBackends). Without one that path answers
+// FAILED_PRECONDITION and the classifier leaves the layer out (logged).
+void InstallLlmBackends(LlmBackendFactory factory);
+
 struct LlmExtractorStats {
   uint64_t provider_calls = 0;  // requests sent
   uint64_t memory_hits = 0;     // answered from the in-memory cache
@@ -98,12 +157,17 @@ class LlmExtractor final : public FeatureExtractor {
     // engine classifies while holding its lock).
     kBackground,
   };
-  // INVALID_ARGUMENT for a bad url or api. The API key is read from
+  // INVALID_ARGUMENT for a bad api, model, timeout or url. Builds the
+  // backends with the installed factory (InstallLlmBackends;
+  // FAILED_PRECONDITION when none is), which reads the API key from
   // config.api_key_env now. `store` (optional, not owned) must outlive the
   // extractor.
   [[nodiscard]] static Result<std::unique_ptr<LlmExtractor>> Create(
       const LlmExtractorConfig& config, Store* store = nullptr,
       Mode mode = Mode::kWait);
+  // The same on given backends (INVALID_ARGUMENT without a model).
+  [[nodiscard]] static Result<std::unique_ptr<LlmExtractor>> Create(
+      const LlmExtractorConfig& config, LlmBackends backends, Mode mode);
   ~LlmExtractor() override;
 
   FeatureSource source() const override { return FeatureSource::kLlm; }

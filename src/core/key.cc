@@ -81,7 +81,7 @@ Status NotAnObject(std::string_view type_name) {
 
 CanonicalOptions KeyOptions(const CanonicalOptions& options) {
   CanonicalOptions o = options;
-  o.drop_meta = true;  // "_meta is never part of the key" (DESIGN.md 3)
+  o.drop_meta = true;  // "_meta is never part of the key" (docs/KEYS.md)
   // Calls a server tells apart (an integer beyond 2^53) never share a key.
   o.numbers = NumberForm::kExactIntegers;
   return o;

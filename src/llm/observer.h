@@ -1,4 +1,5 @@
-// Observer: seed 000's observation mode for the LLM API face, free of I/O.
+// Observer: the observation mode (docs/PROXY.md "Observation") for the LLM API
+// face, free of I/O.
 //
 // The proxy hands it every parsed request and the tool calls of every
 // response; it translates them into the engine's observation calls

@@ -1,5 +1,5 @@
-// Offloader: seed 003's out-of-context offload for the LLM proxy, free of
-// I/O besides the Store.
+// Offloader: the out-of-context offload (docs/PROXY_SERVE.md "Offload") for the
+// LLM proxy, free of I/O besides the Store.
 //
 // A tool result in the newest client turn larger than the threshold
 // (default 2,000 tokens, estimated as bytes / 4) is replaced by a preview:

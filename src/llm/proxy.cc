@@ -33,11 +33,11 @@
 #include "src/http/http.h"
 #include "src/http/sse.h"
 #include "src/llm/observer.h"
-#include "src/llm/stream_serve.h"
+#include "src/llm/stream_relay.h"
 #include "src/llm/tool_loop.h"
 #include "src/llm/wire.h"
 #include "src/metrics/metrics.h"
-#include "src/runtime/dashboard.h"
+#include "src/runtime/startup/admin.h"
 #include "src/runtime/stats.h"
 #include "toolcache/llm_proxy.h"
 #include "toolcache/scope.h"
@@ -61,15 +61,14 @@ enum class Provider { kAnthropic, kOpenAi };
 enum class Route {
   kObserved,     // one of the three LLM APIs
   kPassThrough,  // anything else: forwarded untouched
-  kMetrics,
-  kStats,
-  kDashboard,  // the one dashboard of every HTTP face (src/runtime)
+  kAdmin,        // /metrics, /toolcache/stats, /dashboard (src/runtime/startup)
   kBreaks,
   kUpgrade,  // a protocol upgrade (WebSocket): refused with 426
 };
 
 struct RouteInfo {
   Route route = Route::kPassThrough;
+  runtime::AdminRoute admin = runtime::AdminRoute::kMetrics;  // for kAdmin
   Api api = Api::kAnthropicMessages;
   Provider provider = Provider::kAnthropic;
 };
@@ -119,12 +118,11 @@ RouteInfo RouteOf(std::string_view method, std::string_view path,
   r.provider = ProviderOf(path, headers);
   if (UpgradesToWebSocket(http::FindHeader(headers, "upgrade"))) {
     r.route = Route::kUpgrade;
-  } else if (method == "GET" && path == "/metrics") {
-    r.route = Route::kMetrics;
-  } else if (method == "GET" && path == "/toolcache/stats") {
-    r.route = Route::kStats;
-  } else if (method == "GET" && path == "/dashboard") {
-    r.route = Route::kDashboard;
+  } else if (std::optional<runtime::AdminRoute> a =
+                 runtime::AdminRouteAt(path, /*dashboard=*/true);
+             method == "GET" && a) {
+    r.route = Route::kAdmin;
+    r.admin = *a;
   } else if (method == "GET" && path == "/toolcache/breaks") {
     r.route = Route::kBreaks;
   } else if (method == "POST" && path == "/v1/messages") {
@@ -508,7 +506,7 @@ class Exchange : public http::ResponseSink,
                                std::move(r), shared_from_this());
   }
 
-  // Streams through the tool loop (stream_serve.h): round 1's head starts
+  // Streams through the tool loop (stream_relay.h): round 1's head starts
   // the client's stream; every round's events pass the relay.
   void ServeStreamHead() {
     if (!serve_stream_) {
@@ -843,22 +841,12 @@ class LlmProxyImpl final : public LlmProxy {
                 ErrorBody(route.provider, 400, "toolcache proxy: " + why));
       return;
     }
-    if (route.route == Route::kMetrics) {
-      res->Send(200, {{"content-type", "text/plain; version=0.0.4"}},
-                shared->registry.Prometheus());
-      return;
-    }
-    if (route.route == Route::kStats) {
-      res->Send(200, {{"content-type", "application/json"}}, Stats(shared));
-      return;
-    }
-    if (route.route == Route::kDashboard) {
-      res->Send(
-          200,
-          {{"content-type", "text/html; charset=utf-8"},
-           {"content-security-policy", std::string(runtime::DashboardCsp())},
-           {"cache-control", "no-store"}},
-          std::string(runtime::DashboardHtml()));
+    if (route.route == Route::kAdmin) {
+      runtime::SendAdmin(
+          {.metrics = [shared] { return shared->registry.Prometheus(); },
+           .stats = [shared] { return Stats(shared); },
+           .dashboard = true},
+          route.admin, *res);
       return;
     }
     if (route.route == Route::kUpgrade) {

@@ -368,7 +368,7 @@ ToolLoop::ToolLoop(ToolCache* cache, Store* store, const Observer* router,
       offloader_(offloader) {}
 
 bool ToolLoop::Supports(Api api, bool stream) {
-  (void)stream;  // every API's streams have a relay (stream_serve.h)
+  (void)stream;  // every API's streams have a relay (stream_relay.h)
   return api == Api::kAnthropicMessages || api == Api::kOpenAiChat ||
          api == Api::kOpenAiResponses;
 }

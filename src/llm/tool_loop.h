@@ -211,7 +211,7 @@ class ServeSession {
   // The final response's body for the client (usage summed when rounds
   // were hidden); saves the hidden turns for the next request.
   std::string Finish(std::string_view body, const ParsedResponse& response);
-  // The same for a stream (stream_serve.h): `round_body` is the final
+  // The same for a stream (stream_relay.h): `round_body` is the final
   // round's message, `client_body` the message the client was shown over
   // all rounds; when they differ (`relayed_earlier`) the next request gets
   // the final round's message back in place of the client's (Responses:

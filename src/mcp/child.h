@@ -1,6 +1,6 @@
 // A stdio MCP server started as a child process, shared by the faces that
 // run one: the stdio proxy (`toolcache mcp`, proxy.cc) and the Streamable
-// HTTP endpoint of `toolcache serve` (one child per session, mcp_http.cc).
+// HTTP endpoint of `toolcache serve` (one child per session, http_server.cc).
 #ifndef TOOLCACHE_SRC_MCP_CHILD_H_
 #define TOOLCACHE_SRC_MCP_CHILD_H_
 

@@ -2,6 +2,8 @@
 // order and every other field survive (ordered_json); Wrap then Unwrap
 // restores the original servers exactly; a server is treated as wrapped
 // only when IsWrapped recognizes toolcache itself in front of it.
+#include "src/mcp/wrap.h"
+
 #include <unistd.h>
 
 #include <cctype>
@@ -9,8 +11,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <system_error>
-
-#include "toolcache/mcp_wrap.h"
 
 namespace toolcache {
 namespace {

@@ -1,3 +1,5 @@
+#include "src/mcp/wrap.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -6,8 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-
-#include "toolcache/mcp_wrap.h"
 
 namespace toolcache {
 namespace {

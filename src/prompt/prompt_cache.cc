@@ -12,10 +12,10 @@
 //   is not a content change).
 // - mu_ guards conversations, LRU order, pending tickets and breaks; JSON
 //   parsing and serialisation happen outside it.
-// Choice: tools are sorted by byte-wise name comparison (seed 001 uses
-// localeCompare; bytes are locale-free and deterministic).
+// Choice: tools are sorted by byte-wise name comparison (Claude Code's client
+// uses localeCompare; bytes are locale-free and deterministic).
 // Choice: the previous turn's cached prefix is its read + creation tokens,
-// so the turn after a cold start can already show a break (seed 001
+// so the turn after a cold start can already show a break (Claude Code's client
 // compares reads only, which misses the second turn).
 // Choice: the tool attribution names the first position where the two
 // tool lists differ (added / removed / moved / schema_changed): the
@@ -544,7 +544,8 @@ class PromptCacheImpl final : public PromptCache {
   // last tool, the last built-in followed only by MCP tools, the system
   // prompt, the last turn. A place the client marked is left as it is.
   // Choice: the built-in boundary ranks above the system prompt: MCP tool
-  // sets change far more often than system prompts (seed 001).
+  // sets change far more often than system prompts (Claude Code's client ranks
+  // them so too).
   void PlaceBreakpoints(OJ* j, PreparedRequest* out) {
     // Ordinals in prefix order: tools 1.., system 100001.., messages
     // 200001.. (one per block; nested breakpoints share their block's).

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "src/http/http.h"
+#include "src/mcp/http_server.h"
 #include "src/metrics/metrics.h"
 #include "src/runtime/dashboard.h"
-#include "src/serve/mcp_http.h"
 #include "src/serve/service.h"
 #include "toolcache/serve.h"
 
@@ -53,7 +53,7 @@ class CacheServerImpl final : public CacheServer {
     so.listen_host = o.listen_host;
     service_ = std::make_unique<serve::CacheService>(std::move(so));
     if (!o.mcp_servers.empty()) {
-      serve::McpHttpOptions mo;
+      mcp_http::McpHttpOptions mo;
       mo.cache = o.cache;
       mo.clock = &clock_;
       for (const ServeMcpServer& m : o.mcp_servers) {
@@ -68,11 +68,11 @@ class CacheServerImpl final : public CacheServer {
       }
       mo.idle_timeout_seconds = o.mcp_idle_timeout_seconds;
       serve::CacheService* svc = service_.get();
-      mo.admit = [svc](const http::Request& r, serve::McpGate* g) {
+      mo.admit = [svc](const http::Request& r, mcp_http::McpGate* g) {
         return svc->Admit(r, &g->status, &g->message);
       };
-      mcp_ = std::make_unique<serve::McpHttp>(std::move(mo));
-      serve::McpHttp* mcp = mcp_.get();
+      mcp_ = std::make_unique<mcp_http::McpHttp>(std::move(mo));
+      mcp_http::McpHttp* mcp = mcp_.get();
       service_->SetMcpStats([mcp] { return mcp->StatsJson(); });
     }
   }
@@ -85,7 +85,7 @@ class CacheServerImpl final : public CacheServer {
     so.max_body_bytes = options_.max_body_bytes;
     so.on_bad_request = [](int status, std::string_view reason,
                            const http::Request& partial, http::Responder& out) {
-      if (serve::McpHttp::Matches(partial.Path())) {
+      if (mcp_http::McpHttp::Matches(partial.Path())) {
         // MCP clients read JSON-RPC errors.
         out.Send(status, {{"content-type", "application/json"}},
                  std::string("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
@@ -103,10 +103,10 @@ class CacheServerImpl final : public CacheServer {
       (void)reason;
     };
     serve::CacheService* svc = service_.get();
-    serve::McpHttp* mcp = mcp_.get();
+    mcp_http::McpHttp* mcp = mcp_.get();
     Result<std::unique_ptr<http::Server>> server = http::NewServer(
         so, [svc, mcp](http::Request req, http::ResponderPtr res) {
-          if (mcp != nullptr && serve::McpHttp::Matches(req.Path())) {
+          if (mcp != nullptr && mcp_http::McpHttp::Matches(req.Path())) {
             mcp->Handle(req, res);
             return;
           }
@@ -176,7 +176,7 @@ class CacheServerImpl final : public CacheServer {
   SystemClock clock_;
   metrics::Registry registry_;
   std::unique_ptr<serve::CacheService> service_;
-  std::unique_ptr<serve::McpHttp> mcp_;  // null without MCP servers
+  std::unique_ptr<mcp_http::McpHttp> mcp_;  // null without MCP servers
   std::unique_ptr<http::Server> server_;
   std::mutex mu_;
   std::condition_variable cv_;

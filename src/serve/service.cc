@@ -2,7 +2,7 @@
 //
 // Invariants:
 //   * Every engine call goes through ToolCache; this file never classifies,
-//     builds keys or stores results itself (DESIGN.md section 3).
+//     builds keys or stores results itself (docs/ARCHITECTURE.md).
 //   * A tenant's name is the ToolCall scope of all its calls; a ticket is
 //     answered only for the tenant that began it (others get 404).
 //   * Request bodies are validated whole (simdjson DOM, depth <= kMaxDepth)

@@ -129,8 +129,8 @@ class CacheService {
   // seconds by the binding).
   void Sample();
   // The checks every route shares, for routes outside the service (the MCP
-  // endpoint, mcp_http.h): Host and Origin, then the bearer token when
-  // tenants are configured. Returns the tenant ("" without tenants), or
+  // endpoint, src/mcp/http_server.h): Host and Origin, then the bearer token
+  // when tenants are configured. Returns the tenant ("" without tenants), or
   // nullopt with *status (401, 403) and *message.
   std::optional<std::string> Admit(const http::Request& request, int* status,
                                    std::string* message) const;

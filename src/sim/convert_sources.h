@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "src/sim/trace_convert.h"
 #include "toolcache/classifier.h"
-#include "toolcache/trace_convert.h"
 
 namespace toolcache::trace_internal {
 

@@ -15,7 +15,7 @@
 
 #include "src/sim/convert_common.h"
 #include "src/sim/convert_sources.h"
-#include "toolcache/trace_convert.h"
+#include "src/sim/trace_convert.h"
 
 namespace toolcache {
 namespace {

@@ -15,9 +15,9 @@
 
 #include "src/sim/convert_bfcl.h"
 #include "src/sim/convert_sources.h"
+#include "src/sim/trace_convert.h"
 #include "tests/support/test_data.h"
 #include "toolcache/trace.h"
-#include "toolcache/trace_convert.h"
 
 namespace toolcache {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "src/sim/optimum.h"
 #include "src/sim/report.h"
+#include "src/sim/trace_convert.h"
 #include "tests/support/test_data.h"
-#include "toolcache/trace_convert.h"
 
 namespace toolcache::sim {
 namespace {

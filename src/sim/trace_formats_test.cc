@@ -23,9 +23,9 @@
 #include "src/sim/random.h"
 #include "src/sim/replay.h"
 #include "src/sim/trace_builder.h"
+#include "src/sim/trace_convert.h"
 #include "src/sim/workloads.h"
 #include "toolcache/trace.h"
-#include "toolcache/trace_convert.h"
 
 namespace toolcache::sim {
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "src/runtime/size.h"
+#include "src/config/size.h"
 #include "src/store/backends.h"
 #include "toolcache/store.h"
 
@@ -73,10 +73,10 @@ Result<Params> ParseParams(std::string_view spec, std::string_view query,
   return out;
 }
 
-// A size in the one grammar of src/runtime/size.h, at least one byte.
+// A size in the one grammar of src/config/size.h, at least one byte.
 Result<uint64_t> ParseBytes(std::string_view spec, std::string_view name,
                             const std::string& text) {
-  Result<uint64_t> bytes = runtime::ParseSize(text);
+  Result<uint64_t> bytes = config::ParseSize(text);
   if (!bytes.ok() || *bytes < 1) {
     return InvalidArgument(
         "store '" + std::string(spec) + "': " + std::string(name) + " " +

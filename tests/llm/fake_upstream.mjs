@@ -18,7 +18,7 @@ import fs from 'node:fs';
 const sha256 = (b) => crypto.createHash('sha256').update(b).digest('hex');
 
 // ------------------------------------------------------------ prompt cache
-// Anthropic (the documented rules, seed 002 and the prompt-caching page):
+// Anthropic (the documented rules of its prompt-caching page):
 // the prefix is tools (deferred ones excluded) -> system -> messages, per
 // model; tool_choice and thinking are part of the messages' prefix (a
 // change invalidates the messages cache only). A breakpoint is a block

@@ -16,6 +16,7 @@
 #include "src/http/browser_guard.h"
 #include "src/http/http.h"
 #include "src/metrics/metrics.h"
+#include "src/runtime/dashboard.h"
 #include "src/runtime/stats.h"
 
 namespace toolcache::runtime {
@@ -66,6 +67,39 @@ std::string EnginePrometheus(const ToolCacheStats& s) {
           [entries] { return entries; });
   r.Gauge("toolcache_cache_bytes", "Bytes cached", [bytes] { return bytes; });
   return r.Prometheus();
+}
+
+std::optional<AdminRoute> AdminRouteAt(std::string_view path, bool dashboard) {
+  if (path == "/metrics") return AdminRoute::kMetrics;
+  if (path == "/toolcache/stats") return AdminRoute::kStats;
+  if (dashboard && path == "/dashboard") return AdminRoute::kDashboard;
+  return std::nullopt;
+}
+
+void SendAdmin(const AdminRoutes& routes, AdminRoute route,
+               http::Responder& res) {
+  switch (route) {
+    case AdminRoute::kMetrics:
+      res.Send(200,
+               {{"content-type", "text/plain; version=0.0.4"},
+                {"cache-control", "no-store"}},
+               routes.metrics());
+      return;
+    case AdminRoute::kStats:
+      res.Send(
+          200,
+          {{"content-type", "application/json"}, {"cache-control", "no-store"}},
+          routes.stats());
+      return;
+    case AdminRoute::kDashboard:
+      // The page runs its own script and nothing else (dashboard.h).
+      res.Send(200,
+               {{"content-type", "text/html; charset=utf-8"},
+                {"content-security-policy", std::string(DashboardCsp())},
+                {"cache-control", "no-store"}},
+               std::string(DashboardHtml()));
+      return;
+  }
 }
 
 namespace {
@@ -119,9 +153,9 @@ class AdminServerImpl final : public AdminServer {
               "\n");
       return;
     }
-    const std::string path(req.Path());
-    const bool known = path == "/metrics" || path == "/toolcache/stats";
-    if (!known) {
+    const std::optional<AdminRoute> route =
+        AdminRouteAt(req.Path(), /*dashboard=*/false);
+    if (!route) {
       res->Send(404, json,
                 "{\"error\":\"not_found\",\"message\":\"the admin routes are "
                 "GET /metrics and GET /toolcache/stats\"}\n");
@@ -135,12 +169,11 @@ class AdminServerImpl final : public AdminServer {
     }
     const ToolCacheStats s =
         options_.stats ? options_.stats() : ToolCacheStats{};
-    if (path == "/metrics") {
-      res->Send(200, {{"content-type", "text/plain; version=0.0.4"}},
-                EnginePrometheus(s));
-      return;
-    }
-    res->Send(200, json, SerializeStats(StatsSnapshot(options_.face, &s)));
+    SendAdmin(
+        {.metrics = [&s] { return EnginePrometheus(s); },
+         .stats =
+             [&] { return SerializeStats(StatsSnapshot(options_.face, &s)); }},
+        *route, *res);
   }
 
   AdminOptions options_;

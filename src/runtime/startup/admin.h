@@ -1,6 +1,14 @@
-// The admin routes of a face without an HTTP server of its own (`toolcache
-// mcp`, stdio and --url, with --metrics-listen HOST:PORT): GET /metrics
-// (Prometheus text) and GET /toolcache/stats (the one stats shape,
+// The admin routes every HTTP face answers, in one place: GET /metrics
+// (Prometheus text), GET /toolcache/stats (the one stats shape,
+// src/runtime/stats.h) and GET /dashboard (src/runtime/dashboard.h, with its
+// Content-Security-Policy). SendAdmin answers them for the LLM proxy (on its
+// own server) and for AdminServer below; each face runs its browser guard
+// (src/http/browser_guard.h) first, with its own error shape, before any
+// route.
+//
+// AdminServer: the admin routes of a face without an HTTP server of its own
+// (`toolcache mcp`, stdio and --url, with --metrics-listen HOST:PORT): GET
+// /metrics (Prometheus text) and GET /toolcache/stats (the one stats shape,
 // src/runtime/stats.h), served from the engine's counters on a small HTTP
 // server of one loop thread. EnginePrometheus renders those counters with
 // the metric registry every HTTP face uses (src/metrics/metrics.h).
@@ -25,8 +33,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "src/http/http.h"
 #include "toolcache/status.h"
 #include "toolcache/tool_cache.h"
 
@@ -38,6 +49,30 @@ namespace toolcache::runtime {
 // {reason}, toolcache_engine_saved_seconds, toolcache_engine_bytes_served_
 // total, toolcache_cache_entries, toolcache_cache_bytes.
 std::string EnginePrometheus(const ToolCacheStats& s);
+
+enum class AdminRoute {
+  kMetrics,    // GET /metrics
+  kStats,      // GET /toolcache/stats
+  kDashboard,  // GET /dashboard
+};
+
+// What a face's admin routes answer from.
+struct AdminRoutes {
+  std::function<std::string()> metrics;  // Prometheus text
+  std::function<std::string()> stats;    // the stats document (stats.h)
+  bool dashboard = false;                // the face serves /dashboard
+};
+
+// The admin route at `path` (the method is the face's to check), or
+// nullopt; /dashboard only when `dashboard`.
+std::optional<AdminRoute> AdminRouteAt(std::string_view path, bool dashboard);
+
+// Answers `route` with 200 from `routes`: text/plain; version=0.0.4 for
+// /metrics, application/json for the stats, the dashboard page with
+// DashboardCsp(); every reply `cache-control: no-store`. The face's
+// browser guard must have passed.
+void SendAdmin(const AdminRoutes& routes, AdminRoute route,
+               http::Responder& res);
 
 struct AdminOptions {
   std::string host = "127.0.0.1";

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
+
+#include "src/runtime/dashboard.h"
 
 namespace toolcache::runtime {
 namespace {
@@ -36,6 +40,61 @@ TEST(EnginePrometheus, EveryCounterUnderItsSeries) {
   EXPECT_TRUE(Has(t, "toolcache_engine_bytes_served_total 1234"));
   EXPECT_TRUE(Has(t, "toolcache_cache_entries 2"));
   EXPECT_TRUE(Has(t, "toolcache_engine_saved_seconds 0.5"));
+}
+
+// Keeps what SendAdmin sent; the other Responder calls are not used.
+class SentReply final : public http::Responder {
+ public:
+  void Send(int s, http::Headers h, std::string b) override {
+    status = s;
+    headers = std::move(h);
+    body = std::move(b);
+  }
+  void Start(int, http::Headers) override {}
+  bool Write(std::string_view) override { return false; }
+  void Finish() override {}
+  void Abort() override {}
+  size_t Buffered() const override { return 0; }
+  void OnClientGone(std::function<void()>) override {}
+  void OnDrained(std::function<void()>) override {}
+  http::Loop* loop() override { return nullptr; }
+  std::string Header(std::string_view name) const {
+    return std::string(http::FindHeader(headers, name));
+  }
+  int status = 0;
+  http::Headers headers;
+  std::string body;
+};
+
+TEST(AdminRoutes, TheDashboardIsOnlyWhereTheFaceServesIt) {
+  EXPECT_EQ(AdminRouteAt("/metrics", false), AdminRoute::kMetrics);
+  EXPECT_EQ(AdminRouteAt("/toolcache/stats", false), AdminRoute::kStats);
+  EXPECT_EQ(AdminRouteAt("/dashboard", true), AdminRoute::kDashboard);
+  EXPECT_EQ(AdminRouteAt("/dashboard", false), std::nullopt);
+  EXPECT_EQ(AdminRouteAt("/metrics/", true), std::nullopt);
+  EXPECT_EQ(AdminRouteAt("/", true), std::nullopt);
+}
+
+TEST(AdminRoutes, EachRouteAnswersFromItsSourceAndThePageCarriesItsCsp) {
+  const AdminRoutes routes{.metrics = [] { return std::string("m 1\n"); },
+                           .stats = [] { return std::string("{}\n"); },
+                           .dashboard = true};
+  SentReply m;
+  SendAdmin(routes, AdminRoute::kMetrics, m);
+  EXPECT_EQ(m.status, 200);
+  EXPECT_EQ(m.body, "m 1\n");
+  EXPECT_EQ(m.Header("content-type"), "text/plain; version=0.0.4");
+  EXPECT_EQ(m.Header("cache-control"), "no-store");
+  SentReply s;
+  SendAdmin(routes, AdminRoute::kStats, s);
+  EXPECT_EQ(s.body, "{}\n");
+  EXPECT_EQ(s.Header("content-type"), "application/json");
+  SentReply d;
+  SendAdmin(routes, AdminRoute::kDashboard, d);
+  EXPECT_EQ(d.body, DashboardHtml());
+  EXPECT_EQ(d.Header("content-security-policy"), DashboardCsp());
+  EXPECT_EQ(d.Header("content-type"), "text/html; charset=utf-8");
+  EXPECT_EQ(d.Header("cache-control"), "no-store");
 }
 
 }  // namespace

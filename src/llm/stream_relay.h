@@ -23,8 +23,8 @@
 //   parser.Feed(bytes, [&](const SseEvent& e) {
 //     client.Write(relay.OnEvent(e.event, e.data)); });
 //   if (served) relay.NextRound(); else client.Write(relay.Flush(usage));
-#ifndef TOOLCACHE_SRC_LLM_STREAM_SERVE_H_
-#define TOOLCACHE_SRC_LLM_STREAM_SERVE_H_
+#ifndef TOOLCACHE_SRC_LLM_STREAM_RELAY_H_
+#define TOOLCACHE_SRC_LLM_STREAM_RELAY_H_
 
 #include <cstdint>
 #include <map>
@@ -212,4 +212,4 @@ class ResponsesStreamRelay final : public StreamRelay {
 
 }  // namespace toolcache::llm
 
-#endif  // TOOLCACHE_SRC_LLM_STREAM_SERVE_H_
+#endif  // TOOLCACHE_SRC_LLM_STREAM_RELAY_H_

@@ -1,4 +1,4 @@
-// McpHttp (mcp_http.h): MCP Streamable HTTP in front of stdio servers.
+// McpHttp (http_server.h): MCP Streamable HTTP in front of stdio servers.
 //
 // Invariants:
 // - One worker thread per session drives its mcp::Session, its child's
@@ -17,7 +17,7 @@
 // Choice: GET opens the server -> client stream (rather than 405): a stdio
 // server's own requests (roots/list) and list_changed notifications sent
 // between client requests need it to reach the client.
-#include "src/serve/mcp_http.h"
+#include "src/mcp/http_server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +47,7 @@
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
 
-namespace toolcache::serve {
+namespace toolcache::mcp_http {
 
 namespace {
 constexpr std::string_view kModernVersion = "2026-07-28";
@@ -1448,7 +1448,7 @@ class McpHttp::Impl {
                        "Not Acceptable: Accept must list application/json "
                        "and text/event-stream");
     }
-    // The era, body first (2026-07-28 classification, mcp_http.h CheckEra);
+    // The era, body first (2026-07-28 classification, http_server.h CheckEra);
     // a batch is 2025-era (its elements are checked below).
     {
       EraCheck era = CheckEra(req.body, req.Header("mcp-protocol-version"),
@@ -1765,4 +1765,4 @@ void McpHttp::Sweep() { impl_->Sweep(); }
 void McpHttp::Shutdown() { impl_->Shutdown(); }
 std::string McpHttp::StatsJson() const { return impl_->StatsJson(); }
 
-}  // namespace toolcache::serve
+}  // namespace toolcache::mcp_http

@@ -2,7 +2,9 @@
 // HTTP server speaking the Anthropic Messages / Chat Completions response
 // shapes): conservative by default, prompt injection cannot relax a
 // verdict, malformed answers and timeouts leave the heuristic's verdict,
-// one call per definition, answers cached in a Store (sealed).
+// one call per definition, answers cached in a Store (sealed). It runs the
+// extractor as the program wires it: classify's LlmExtractor on this
+// module's HTTP model and sealed Store memory (llm_backends.h).
 #include "src/classify/llm_extractor.h"
 
 #include <gtest/gtest.h>
@@ -17,12 +19,17 @@
 #include <vector>
 
 #include "src/http/http.h"
+#include "src/runtime/startup/llm_backends.h"
 #include "src/store/sealed.h"
 #include "toolcache/classifier.h"
 #include "toolcache/store.h"
 
 namespace toolcache::classify {
 namespace {
+
+// The program's start-up (apps/toolcache/main.cc).
+[[maybe_unused]] const bool kBackendsInstalled =
+    (InstallLlmBackends(runtime::MakeLlmBackends), true);
 
 // One scripted reply: the model's text (wrapped in the provider's shape),
 // or a raw status/body, after a delay.

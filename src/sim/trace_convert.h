@@ -22,8 +22,8 @@
 //   if (!r.ok()) { std::cerr << r.status().message() << "\n"; return 2; }
 //   WriteTrace(r->trace, std::cout);
 //   std::cerr << r->report.Summary();
-#ifndef TOOLCACHE_TRACE_CONVERT_H_
-#define TOOLCACHE_TRACE_CONVERT_H_
+#ifndef TOOLCACHE_SRC_SIM_TRACE_CONVERT_H_
+#define TOOLCACHE_SRC_SIM_TRACE_CONVERT_H_
 
 #include <cstdint>
 #include <iosfwd>
@@ -186,4 +186,4 @@ Result<PythonCall> ParsePythonCall(std::string_view text);
 
 }  // namespace toolcache
 
-#endif  // TOOLCACHE_TRACE_CONVERT_H_
+#endif  // TOOLCACHE_SRC_SIM_TRACE_CONVERT_H_

@@ -2,14 +2,14 @@
 // choosing the response type from Accept, protocol versions, SSE framing.
 // The endpoint itself (sessions, child processes, the SDK client) is
 // covered end to end by tests/e2e_mcp_http_serve.sh.
-#include "src/serve/mcp_http.h"
+#include "src/mcp/http_server.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <string_view>
 
-namespace toolcache::serve {
+namespace toolcache::mcp_http {
 namespace {
 
 TEST(SplitPostBodyTest, OneObjectIsOneMessageKeptByteForByte) {
@@ -161,4 +161,4 @@ TEST(McpHttpTest, MatchesItsPathsOnly) {
 }
 
 }  // namespace
-}  // namespace toolcache::serve
+}  // namespace toolcache::mcp_http

@@ -5,14 +5,14 @@
 // Choice: the union of what the two former parsers accepted (the
 // configuration's Bytes and the store's ParseBytes), minus blanks inside a
 // unit ("64 M iB", which only the configuration took by accident).
-#include "src/runtime/size.h"
+#include "src/config/size.h"
 
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
-namespace toolcache::runtime {
+namespace toolcache::config {
 namespace {
 
 struct Unit {
@@ -74,4 +74,4 @@ Result<uint64_t> ParseSize(std::string_view text) {
   return static_cast<uint64_t>(std::llround(bytes));
 }
 
-}  // namespace toolcache::runtime
+}  // namespace toolcache::config

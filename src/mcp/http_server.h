@@ -1,5 +1,7 @@
-// McpHttp: `toolcache serve`'s MCP endpoint. Every configured stdio MCP
-// server (`servers.<name>.command`) is served to remote clients at
+// McpHttp: the MCP Streamable HTTP server, beside the stdio proxy and the
+// HTTP client transport (http_upstream.h) in src/mcp/; `toolcache serve`
+// mounts it as its MCP endpoint (src/serve/server.cc). Every configured stdio
+// MCP server (`servers.<name>.command`) is served to remote clients at
 // /mcp/<name> over the MCP Streamable HTTP transport, in both eras:
 //
 // 2026-07-28 (stateless): a POST whose body claims the revision in
@@ -40,8 +42,8 @@
 //                .servers = {{"fs", {"npx", "server-filesystem", "/tmp"}}}});
 //   // in the HTTP handler:
 //   if (McpHttp::Matches(req.Path())) return mcp.Handle(std::move(req), res);
-#ifndef TOOLCACHE_SRC_SERVE_MCP_HTTP_H_
-#define TOOLCACHE_SRC_SERVE_MCP_HTTP_H_
+#ifndef TOOLCACHE_SRC_MCP_HTTP_SERVER_H_
+#define TOOLCACHE_SRC_MCP_HTTP_SERVER_H_
 
 #include <cstdint>
 #include <functional>
@@ -55,7 +57,7 @@
 #include "toolcache/clock.h"
 #include "toolcache/tool_cache.h"
 
-namespace toolcache::serve {
+namespace toolcache::mcp_http {
 
 struct McpServerSpec {
   std::string name;                  // path segment and cache identity
@@ -175,6 +177,6 @@ McpAccept ChooseResponse(std::string_view accept);
 // One SSE event carrying one JSON-RPC message.
 std::string SseEvent(std::string_view message);
 
-}  // namespace toolcache::serve
+}  // namespace toolcache::mcp_http
 
-#endif  // TOOLCACHE_SRC_SERVE_MCP_HTTP_H_
+#endif  // TOOLCACHE_SRC_MCP_HTTP_SERVER_H_

@@ -14,7 +14,7 @@
 // Thread-safety: a pure function.
 //
 // Example:
-//   Result<uint64_t> b = runtime::ParseSize("64MiB");  // 67108864
+//   Result<uint64_t> b = config::ParseSize("64MiB");  // 67108864
 //   if (!b.ok()) return b.status();  // "... must be a size such as ..."
 #pragma once
 
@@ -23,10 +23,10 @@
 
 #include "toolcache/status.h"
 
-namespace toolcache::runtime {
+namespace toolcache::config {
 
 // The size `text` names in bytes, or InvalidArgument naming `text` and the
 // accepted forms.
 [[nodiscard]] Result<uint64_t> ParseSize(std::string_view text);
 
-}  // namespace toolcache::runtime
+}  // namespace toolcache::config

@@ -26,8 +26,8 @@
 //   Result<WrapOutcome> w = WrapMcpServers(text, {.toolcache =
 //   "/usr/bin/toolcache"}); if (w.ok()) WriteFile(path, w->text);  //
 //   w->changed lists the servers
-#ifndef TOOLCACHE_MCP_WRAP_H_
-#define TOOLCACHE_MCP_WRAP_H_
+#ifndef TOOLCACHE_SRC_MCP_WRAP_H_
+#define TOOLCACHE_SRC_MCP_WRAP_H_
 
 #include <string>
 #include <string_view>
@@ -74,4 +74,4 @@ Result<WrapOutcome> UnwrapMcpServers(std::string_view json_text);
 
 }  // namespace toolcache
 
-#endif  // TOOLCACHE_MCP_WRAP_H_
+#endif  // TOOLCACHE_SRC_MCP_WRAP_H_

@@ -17,7 +17,7 @@
 //   counting the items shown in earlier rounds, which shown_ holds.
 // - From a round's first function_call item on, nothing of the round
 //   reaches the client until Flush (or Release when the stream fails).
-#include "src/llm/stream_serve.h"
+#include "src/llm/stream_relay.h"
 
 namespace toolcache::llm {
 namespace {

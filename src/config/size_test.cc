@@ -1,12 +1,12 @@
 // ParseSize: every input either former parser accepted (the configuration's
 // Bytes, the store's ParseBytes) keeps its value; the refusals name why.
-#include "src/runtime/size.h"
+#include "src/config/size.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace toolcache::runtime {
+namespace toolcache::config {
 namespace {
 
 uint64_t Ok(std::string_view s) {
@@ -69,4 +69,4 @@ TEST(ParseSize, RefusalsSayWhy) {
 }
 
 }  // namespace
-}  // namespace toolcache::runtime
+}  // namespace toolcache::config

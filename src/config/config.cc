@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "src/runtime/size.h"
+#include "src/config/size.h"
 
 namespace toolcache {
 namespace {
@@ -172,13 +172,13 @@ class Parser {
     return static_cast<uint64_t>(v);
   }
 
-  // A size in the one grammar of src/runtime/size.h ("67108864", "64MiB").
+  // A size in the one grammar of src/config/size.h ("67108864", "64MiB").
   uint64_t Bytes(const YAML::Node& node, std::string_view key) const {
     if (!node.IsScalar()) {
       Fail(node,
            "'" + std::string(key) + "' must be a size, got " + Describe(node));
     }
-    Result<uint64_t> bytes = runtime::ParseSize(node.Scalar());
+    Result<uint64_t> bytes = config::ParseSize(node.Scalar());
     if (!bytes.ok()) {
       Fail(node, "'" + std::string(key) + "' " + bytes.status().message());
     }

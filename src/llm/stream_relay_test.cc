@@ -1,7 +1,7 @@
 // The stream relay over two rounds: the client sees one well-formed
 // message (one message_start, dense indexes, one message_delta with the
 // summed usage, one message_stop) and never the served tool_use block.
-#include "src/llm/stream_serve.h"
+#include "src/llm/stream_relay.h"
 
 #include <gtest/gtest.h>
 
