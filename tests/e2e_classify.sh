@@ -214,6 +214,26 @@ PY
 expect_exit 0 "eval-set wide table" -- "$BIN" classify --eval-set "$WIDE"
 grep -Eq "^HALF .*ANN:WRITES-CACHEABLE +ANN:READ-RECALL" "$TMP/out" \
   || fail "eval-set table: no annotation-trusted columns"
+# Session 9's fresh held-out sets (labelled before the frozen classifier
+# first ran on them; measured once, pinned as measured, misses named).
+FRESH2="$SRC/tests/data/classify/npm_servers_fresh2"
+expect_exit 0 "eval-set fresh2 json" -- "$BIN" classify --eval-set "$FRESH2" --no-model --format json
+python3 - "$TMP/out" <<'PY' || fail "eval-set fresh2 figures"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+assert (r["servers"], r["tools"]) == (11, 385), r
+assert r["writes_cacheable"] == ["resend-mcp/get-tiptap-json-content"], r["writes_cacheable"]
+assert abs(r["read_recall"] - 0.894) < 0.0005, r["read_recall"]
+PY
+AGENTS="$SRC/tests/data/classify/agents_builtin"
+expect_exit 0 "eval-set agents json" -- "$BIN" classify --eval-set "$AGENTS" --no-model --format json
+python3 - "$TMP/out" <<'PY' || fail "eval-set agents figures"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+assert (r["servers"], r["tools"]) == (1, 10), r
+assert r["writes_cacheable"] == ["codex-cli/tool_search"], r["writes_cacheable"]
+assert abs(r["read_recall"] - 1.0) < 0.0005, r["read_recall"]
+PY
 expect_bad "eval-set missing dir" "cannot read" -- "$BIN" classify --eval-set "$TMP/nope"
 expect_bad "eval-set and file" "either FILE or --eval-set" \
   -- "$BIN" classify --eval-set "$SET" "$CSV"
