@@ -1223,18 +1223,84 @@ void TransformedRecord(const ToolInfo& tool, ToolLevel& t) {
   }
 }
 
+// The start of a camelCase verb phrase after a snake_case prefix
+// ("hosting_listInstalledWordPressPluginsV1" -> "listInstalled...",
+// "linear_markNotificationAsRead" -> "markNotification..."): the two
+// conventions mark a namespace and a function, as "__" or "." do, so the
+// phrase's first word is the verb position and a participle or a split
+// brand name inside it ("Installed", "Word|Press") is not the verb. 0 if
+// the last "_" segment of `name` is not camelCase or does not open with a
+// verb.
+size_t CamelPhraseStartImpl(std::string_view name) {
+  const size_t p = name.rfind('_');
+  if (p == std::string_view::npos || p + 1 >= name.size()) return 0;
+  const std::string_view rest = name.substr(p + 1);
+  if (!std::islower(static_cast<unsigned char>(rest[0]))) return 0;
+  bool camel = false;
+  for (size_t i = 1; i < rest.size(); ++i) {
+    if (std::isupper(static_cast<unsigned char>(rest[i])) &&
+        std::islower(static_cast<unsigned char>(rest[i - 1]))) {
+      camel = true;
+    }
+  }
+  if (!camel) return 0;
+  const std::vector<std::string> tokens = TokenizeName(rest);
+  if (tokens.empty()) return 0;
+  if (BaseVerb(tokens[0]) == VerbClass::kNone && !IsAmbiguous(tokens[0])) {
+    return 0;
+  }
+  return p + 1;
+}
+
+// Verbs of checking whose object may be a claim the remote system holds.
+constexpr auto kCheckVerbs = std::to_array<std::string_view>({
+    "verify",
+    "validate",
+});
+
+// Remote-check rule: a checking verb opening the name's function part
+// whose every parameter only names a remote resource (last token "id",
+// "uuid" or "domain": "validate_server(uuid)",
+// "hosting_verifyDomainOwnershipV1(domain)") -> veto. Nothing to check is
+// passed in, so the check runs against the remote system's own state and
+// the system acts on its result (re-validates a server, records a
+// verification); with content to check ("validate(code)",
+// "verify_signature(payload, signature)") the verb reads.
+void RemoteCheck(const ToolInfo& tool, const std::vector<std::string>& fn,
+                 ToolLevel& t) {
+  if (fn.empty() || !In(kCheckVerbs, fn[0])) return;
+  const nlohmann::json schema =
+      nlohmann::json::parse(tool.input_schema_json, nullptr, false);
+  if (schema.is_discarded() || !schema.is_object()) return;
+  auto props = schema.find("properties");
+  if (props == schema.end() || !props->is_object() || props->empty()) return;
+  for (const auto& [key, value] : props->items()) {
+    const std::vector<std::string> parts = TokenizeName(key);
+    if (parts.empty() || (parts.back() != "id" && parts.back() != "uuid" &&
+                          parts.back() != "domain")) {
+      return;
+    }
+  }
+  Note(t.veto, Strength::kName,
+       "remote-check rule: '" + fn[0] +
+           "' with only resource identifiers as input checks remote state "
+           "(the remote system acts)");
+}
+
 ToolLevel AnalyzeTool(const ToolInfo& tool) {
   ToolLevel t;
   t.name_tokens = TokenizeName(tool.name);
-  // Namespaced names ("grocery_store.find_nearby", "srv__get_x"): the verb
-  // is sought in the function part first.
+  // Namespaced names ("grocery_store.find_nearby", "srv__get_x",
+  // "hosting_listPluginsV1"): the verb is sought in the function part first.
   size_t cut = 0;
   for (std::string_view sep : {"__", ".", "/", ":"}) {
     const size_t p = tool.name.rfind(sep);
     if (p != std::string::npos) cut = std::max(cut, p + sep.size());
   }
-  if (cut > 0)
-    NameVerbs(TokenizeName(std::string_view(tool.name).substr(cut)), t);
+  cut = std::max(cut, CamelPhraseStartImpl(tool.name));
+  const std::vector<std::string> function_part =
+      TokenizeName(std::string_view(tool.name).substr(cut));
+  if (cut > 0) NameVerbs(function_part, t);
   if (t.command.strength == Strength::kNone &&
       t.informational.strength == Strength::kNone && !t.dispatch &&
       t.ambiguous.empty()) {
@@ -1243,6 +1309,7 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   SchemaFeatures(tool.input_schema_json, tool.title + " " + tool.description,
                  t);
   TransformedRecord(tool, t);
+  RemoteCheck(tool, function_part, t);
   TextEvidence(tool.title, Strength::kTitle, "title", t);
   TextEvidence(tool.description, Strength::kDescription, "description", t);
   AsyncJobEvidence(tool.description, t);
@@ -1488,6 +1555,10 @@ class HeuristicExtractor final : public FeatureExtractor {
 };
 
 }  // namespace
+
+size_t CamelPhraseStart(std::string_view name) {
+  return CamelPhraseStartImpl(name);
+}
 
 std::vector<std::string> TokenizeName(std::string_view name) {
   std::vector<std::string> out;

@@ -7,6 +7,7 @@
 #ifndef TOOLCACHE_SRC_CLASSIFY_HEURISTIC_H_
 #define TOOLCACHE_SRC_CLASSIFY_HEURISTIC_H_
 
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,12 @@ namespace toolcache::classify {
 // Splits a tool name into lowercase tokens on non-alphanumerics and camelCase
 // boundaries: "getHTTPStatus_v2" -> {"get", "http", "status", "v2"}.
 std::vector<std::string> TokenizeName(std::string_view name);
+
+// Where the function part of a mixed-convention name starts: after the last
+// "_" when what follows is a camelCase phrase opening with a known verb
+// ("hosting_listPluginsV1" -> 8, the offset of "listPluginsV1"); 0 otherwise
+// ("list_plugins", "hosting_WordPress", "hosting_pluginsList").
+size_t CamelPhraseStart(std::string_view name);
 
 enum class VerbClass {
   kNone,           // not a verb the lexicons know

@@ -434,5 +434,69 @@ TEST(HeuristicPhrase, TransformingAnIdentifiedRecordIsAWrite) {
             RequestType::kInformational);
 }
 
+// Session 9, npm_servers_wide test (seen): a snake_case prefix before a
+// camelCase phrase is a namespace; the phrase's first word is the verb, so a
+// participle ("Installed") or a split brand ("Word|Press") inside a
+// resource-first name is not.
+TEST(HeuristicPhrase, CamelPhraseAfterASnakePrefixOpensWithTheVerb) {
+  EXPECT_EQ(TypeOf("hosting_listInstalledWordPressPluginsV1", "",
+                   "List plugins installed on a WordPress installation"),
+            RequestType::kInformational);
+  EXPECT_EQ(TypeOf("reach_listEmailTemplatesV1", "",
+                   "Get a list of the email templates in a profile"),
+            RequestType::kInformational);
+  // The verb position still decides for writes.
+  EXPECT_EQ(TypeOf("hosting_installWordPressPluginV1", "",
+                   "Install a plugin on a WordPress installation"),
+            RequestType::kCommand);
+  EXPECT_EQ(TypeOf("linear_markNotificationAsRead"), RequestType::kCommand);
+  // No camelCase phrase: unchanged ("word_press_list" has no verb position
+  // to take from a convention change).
+  EXPECT_EQ(CamelPhraseStart("list_installed_plugins"), 0u);
+  EXPECT_EQ(CamelPhraseStart("hosting_WordPressPlugins"), 0u);
+  EXPECT_EQ(CamelPhraseStart("hosting_pluginsList"), 0u);
+  EXPECT_EQ(CamelPhraseStart("hosting_listPlugins"), 8u);
+}
+
+// Session 9: a checking verb whose only input names a remote resource
+// checks the remote system's state, which acts on it (ambiguous = write).
+TEST(HeuristicPhrase, CheckingARemoteResourceByIdentifierIsAWrite) {
+  EXPECT_EQ(TypeOf("validate_server", "", "Validate server connection",
+                   R"({"type":"object","properties":{"uuid":{"type":"string"}},
+                       "required":["uuid"]})"),
+            RequestType::kCommand);
+  EXPECT_EQ(
+      TypeOf("hosting_verifyDomainOwnershipV1", "",
+             "Verify ownership of a single domain and return the "
+             "verification status.",
+             R"({"type":"object","properties":{"domain":{"type":"string"}},
+                 "required":["domain"]})"),
+      RequestType::kCommand);
+  // Content to check is passed in: the check is a computation, it reads.
+  EXPECT_EQ(TypeOf("validate_email", "",
+                   "Check whether an email address is well-formed",
+                   R"({"type":"object","properties":{"email":{"type":"string"}},
+                       "required":["email"]})"),
+            RequestType::kInformational);
+  EXPECT_EQ(TypeOf("verify_checksum", "",
+                   "Verify that a text matches a SHA-256 checksum",
+                   R"({"type":"object","properties":{"text":{"type":"string"},
+                       "checksum":{"type":"string"}},
+                       "required":["text","checksum"]})"),
+            RequestType::kInformational);
+  // An identifier plus content: still a computation on the content.
+  EXPECT_EQ(TypeOf("validate_document", "",
+                   "Validate a text against the project's style guide",
+                   R"({"type":"object","properties":{
+                       "projectId":{"type":"string"},
+                       "text":{"type":"string"}},"required":["projectId"]})"),
+            RequestType::kInformational);
+  // Not a checking verb: an identifier alone still reads.
+  EXPECT_EQ(TypeOf("get_server", "", "Get a server",
+                   R"({"type":"object","properties":{"uuid":{"type":"string"}},
+                       "required":["uuid"]})"),
+            RequestType::kInformational);
+}
+
 }  // namespace
 }  // namespace toolcache::classify
