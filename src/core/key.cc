@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "src/core/canonical_json_internal.h"
 #include "src/core/key_internal.h"
 #include "src/core/sha256.h"
 #include "toolcache/canonical_json.h"
@@ -134,6 +135,24 @@ Result<CacheKey> MakeCacheKey(std::string_view scope, std::string_view server,
     args = NotAnObject(CanonicalTypeName(*args));
   }
   return BuildKey(scope, server, tool, std::move(args));
+}
+
+// The same canonicalization as MakeCacheKey (the same options, object
+// check and messages), keeping the top-level members.
+Result<CanonicalArguments> CanonicalizeArguments(
+    std::string_view arguments_json, const CanonicalOptions& options) {
+  CanonicalArguments out;
+  Result<std::string> args = jcs::CanonicalizeWithMembers(
+      arguments_json, KeyOptions(options), &out.members);
+  if (args.ok() && CanonicalTypeName(*args) != "object") {
+    args = NotAnObject(CanonicalTypeName(*args));
+  }
+  if (!args.ok()) {
+    return Status(args.status().code(),
+                  "arguments: " + args.status().message());
+  }
+  out.canonical = std::move(*args);
+  return out;
 }
 
 Result<CacheKey> MakeCacheKeyFromValue(std::string_view scope,
