@@ -327,7 +327,13 @@ std::optional<Verdict> VerdictMemo::Find(std::string_view server,
                                          std::string_view tool,
                                          std::string_view args) const {
   if (args.size() > kMaxArgs) return std::nullopt;
-  const std::string k = KeyOf(server, tool, args);
+  // Choice: the probe key is built in a per-thread buffer (no allocation
+  // on the hit path; the map is keyed by std::string and searched by it).
+  thread_local std::string k;
+  k.clear();
+  k.append(server).push_back('\0');
+  k.append(tool).push_back('\0');
+  k.append(args);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = verdicts_.find(k);
   if (it == verdicts_.end()) return std::nullopt;

@@ -74,8 +74,14 @@ std::string HitBody(std::string_view head, const std::string* result_json,
   out.reserve(n + head.size() + 48);
   out += head;
   out += ",\"result\":";
-  out += result_json ? *result_json : std::string("null");
-  out += ",\"ageSeconds\":" + Num(age_seconds) + "}";
+  if (result_json != nullptr) {
+    out += *result_json;
+  } else {
+    out += "null";
+  }
+  out += ",\"ageSeconds\":";
+  out += Num(age_seconds);
+  out += '}';
   return out;
 }
 
@@ -319,6 +325,19 @@ class Body {
   // must be an object (null counts as absent).
   Status Raw(std::string_view key, bool object_only, std::string* out,
              bool* present) const {
+    std::string_view v;
+    if (Status s = RawView(key, object_only, &v, present);
+        !s.ok() || !*present) {
+      return s;
+    }
+    *out = MinifyText(v);
+    return Status::Ok();
+  }
+  // As Raw, the value's text as sent (a view into the body), for a value
+  // whose reader skips insignificant whitespace itself (the arguments: the
+  // engine canonicalizes them).
+  Status RawView(std::string_view key, bool object_only, std::string_view* out,
+                 bool* present) const {
     *present = false;
     std::optional<std::string_view> v = MemberSpan(text_, key);
     if (!v) return Status::Ok();
@@ -326,7 +345,7 @@ class Body {
     if (object_only && v->front() != '{') {
       return InvalidArgument("'" + std::string(key) + "' must be an object");
     }
-    *out = MinifyText(*v);
+    *out = *v;
     *present = true;
     return Status::Ok();
   }
@@ -350,11 +369,13 @@ class Body {
   dom::object obj_;
 };
 
-// The fields that name one tool call.
+// The fields that name one tool call. `arguments` views the request body
+// (valid while it is): the engine's canonicalizer skips its whitespace,
+// so copying a minified form was a pass and an allocation for nothing.
 struct CallFields {
   std::string server;
   std::string tool;
-  std::string arguments = "{}";
+  std::string_view arguments = "{}";
   std::string user;
 };
 
@@ -363,9 +384,11 @@ Status ReadCall(const Body& b, CallFields* c) {
   if (Status s = b.String("tool", true, &c->tool); !s.ok()) return s;
   if (Status s = b.String("user", false, &c->user); !s.ok()) return s;
   bool present = false;
-  std::string args;
-  if (Status s = b.Raw("arguments", true, &args, &present); !s.ok()) return s;
-  if (present) c->arguments = std::move(args);
+  std::string_view args;
+  if (Status s = b.RawView("arguments", true, &args, &present); !s.ok()) {
+    return s;
+  }
+  if (present) c->arguments = args;
   return Status::Ok();
 }
 
