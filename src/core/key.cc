@@ -9,6 +9,7 @@
 // reject any other JSON value than an object.
 #include "toolcache/key.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -112,7 +113,28 @@ std::string EncodeKeyForDigest(const CacheKey& key) {
 
 std::array<uint8_t, 32> CacheKey::Digest() const {
   Sha256 h;
-  EmitEncoding(*this, [&](std::string_view b) { h.Update(b); });
+  // Choice: a key whose encoding fits 512 bytes (nearly every key) is
+  // gathered on the stack and hashed in one Update: each of the nine
+  // Updates of the streamed form paid OpenSSL's EVP dispatch and partial
+  // block bookkeeping (callgrind: ~900 of a serve hit's instructions).
+  constexpr size_t kGathered = 512;
+  std::array<char, kGathered> buf;
+  size_t n = 0;
+  bool fits = true;
+  EmitEncoding(*this, [&](std::string_view b) {
+    if (!fits) return;
+    if (b.size() > kGathered - n) {
+      fits = false;
+      return;
+    }
+    std::copy(b.begin(), b.end(), buf.begin() + static_cast<ptrdiff_t>(n));
+    n += b.size();
+  });
+  if (fits) {
+    h.Update(std::string_view(buf.data(), n));
+  } else {
+    EmitEncoding(*this, [&](std::string_view b) { h.Update(b); });
+  }
   return h.Finish();
 }
 
