@@ -882,6 +882,18 @@ class Parser {
         return Fail(pos_, "invalid number: expected a digit in the exponent");
       }
     }
+    // Choice: a plain integer of at most 15 digits (ids, counts, indexes:
+    // most numbers in tool arguments) is its own ECMAScript form -- a
+    // double holds it exactly and prints it without exponent -- so it is
+    // copied rather than converted and printed back ("-0" is "0").
+    if (pos_ == int_end && int_end - int_begin <= 15) {
+      if (int_end - int_begin == 1 && in_[int_begin] == '0') {
+        out_.push_back('0');
+      } else {
+        out_.append(in_.substr(start, pos_ - start));
+      }
+      return true;
+    }
     double v = 0;
     const std::from_chars_result r =
         std::from_chars(in_.data() + start, in_.data() + pos_, v);
