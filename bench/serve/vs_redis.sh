@@ -5,7 +5,8 @@
 # in one run. Each server is pinned to one core (SERVER_CPU, default 1) and
 # runs one thread; each client to the other (CLIENT_CPU, default 0). Rounds
 # alternate the two sides; the summary gives medians over rounds and the
-# goals' ratios:
+# goals' ratios (the median of the per-round ratios, so a load change
+# between rounds cancels out; the ratio of the medians in brackets):
 #   latency at 1 connection:    toolcache p50 / redis p50   (goal <= 1.2)
 #   throughput at 64 conns:     toolcache rps / redis rps   (goal >= 0.9)
 # Clients: wrk (Lua script bench/serve/post.lua) for toolcache,
@@ -119,7 +120,14 @@ if sys.argv[5].strip():
 print("| side | p50 at 1 connection | ratio to redis (goal <= 1.2x) | req/s at 64 connections, one server core | ratio to redis (goal >= 0.9x) |")
 print("|---|---|---|---|---|")
 print(f"| redis-server (GET) | {rd1p:.0f} us | 1 | {rd64r:,.0f} | 1 |")
+# Ratios: the median of the per-round ratios (each round runs the sides
+# back to back, so a load change between rounds cancels out), with the
+# ratio of the medians in brackets.
+def per_round(mine, theirs):
+    return statistics.median(a / b for a, b in zip(mine, theirs))
 for name, one, many in sides:
     p = statistics.median(col(one, 0)); r = statistics.median(col(many, 1))
-    print(f"| {name} | {p:.0f} us | {p / rd1p:.2f}x | {r:,.0f} | {r / rd64r:.2f}x |")
+    q1 = per_round(col(one, 0), col(sys.argv[2], 0))
+    q64 = per_round(col(many, 1), col(sys.argv[4], 1))
+    print(f"| {name} | {p:.0f} us | {q1:.2f}x ({p / rd1p:.2f}x) | {r:,.0f} | {q64:.2f}x ({r / rd64r:.2f}x) |")
 EOF
