@@ -748,7 +748,8 @@ CacheService::RequestSeries CacheService::SeriesOf(std::string_view op,
                                                    int status) {
   thread_local std::string key;
   key.assign(op).push_back('\0');
-  key.append(std::to_string(status / 100));
+  // HTTP status codes are 100-599: one digit names the class.
+  key.push_back(static_cast<char>('0' + status / 100));
   {
     std::lock_guard<std::mutex> lock(series_mu_);
     auto it = request_series_.find(std::string_view(key));
@@ -771,7 +772,8 @@ const CacheService::OutcomeSeries& CacheService::SeriesOf(
   thread_local std::string key;
   key.clear();
   for (std::string_view v : {tenant, op, server, tool, outcome}) {
-    key.append(std::to_string(v.size())).push_back(':');
+    const uint64_t n = v.size();
+    key.append(reinterpret_cast<const char*>(&n), sizeof(n));
     key.append(v);
   }
   {
