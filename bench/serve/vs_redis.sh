@@ -5,12 +5,16 @@
 # in one run. Each server is pinned to one core (SERVER_CPU, default 1) and
 # runs one thread; each client to the other (CLIENT_CPU, default 0). Rounds
 # alternate the two sides; the summary gives medians over rounds and the
-# goals' ratios:
+# goals' ratios (the median of the per-round ratios, so a load change
+# between rounds cancels out; the ratio of the medians in brackets):
 #   latency at 1 connection:    toolcache p50 / redis p50   (goal <= 1.2)
 #   throughput at 64 conns:     toolcache rps / redis rps   (goal >= 0.9)
 # Clients: wrk (Lua script bench/serve/post.lua) for toolcache,
 # redis-benchmark for redis (both C, no pipelining, keep-alive).
 # Usage: bench/serve/vs_redis.sh [BUILD_DIR] [SECONDS] [ROUNDS]
+# BASELINE_BIN=/path/to/an/older/toolcache adds that binary as a third side
+# (its own server on the same core, in the same interleaved rounds), so a
+# before/after comparison comes from one run too.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -35,16 +39,25 @@ cat >"$work/serve.yaml" <<'YAML'
 tools:
   get_doc: {requestType: INFORMATIONAL, ttlSeconds: 3600}
 YAML
-taskset -c "$server_cpu" "$bin" serve --listen 127.0.0.1:0 \
-  --config "$work/serve.yaml" --store memory --log-level error --threads 1 \
-  >"$work/serve.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do grep -q "listening on" "$work/serve.out" && break; sleep 0.1; done
-url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/serve.out")
 result='{"content":[{"type":"text","text":"a document of about one hundred bytes, the typical small tool result."}]}'
-curl -sf -o /dev/null -H 'content-type: application/json' --data-binary \
-  "{\"server\":\"bench\",\"tool\":\"get_doc\",\"arguments\":{\"id\":1},\"result\":$result,\"latencySeconds\":0.2}" \
-  "$url/v1/record"
+start_serve() {  # BIN NAME -> sets started_url: a serve holding the entry
+  taskset -c "$server_cpu" "$1" serve --listen 127.0.0.1:0 \
+    --config "$work/serve.yaml" --store memory --log-level error --threads 1 \
+    >"$work/$2.out" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q "listening on" "$work/$2.out" && break; sleep 0.1; done
+  started_url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/$2.out")
+  curl -sf -o /dev/null -H 'content-type: application/json' --data-binary \
+    "{\"server\":\"bench\",\"tool\":\"get_doc\",\"arguments\":{\"id\":1},\"result\":$result,\"latencySeconds\":0.2}" \
+    "$started_url/v1/record"
+}
+start_serve "$bin" serve
+url=$started_url
+base_url=
+if [ -n "${BASELINE_BIN:-}" ]; then
+  start_serve "$BASELINE_BIN" baseline
+  base_url=$started_url
+fi
 hit='{"server":"bench","tool":"get_doc","arguments":{"id":1}}'
 
 rport=$(free_port)
@@ -55,10 +68,10 @@ for _ in $(seq 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sle
 value=$(printf '%s' "$result" | head -c 100)
 redis-cli -p "$rport" set doc "$value" >/dev/null
 
-toolcache_run() {  # CONNS -> "p50_us rps"
+toolcache_run() {  # CONNS [URL] -> "p50_us rps"
   local line
   line=$(TC_PATH=/v1/lookup TC_BODY=$hit taskset -c "$client_cpu" wrk -c "$1" \
-    -t 1 -d "${secs}s" -s "$root/bench/serve/post.lua" "$url" | grep '^p50_us')
+    -t 1 -d "${secs}s" -s "$root/bench/serve/post.lua" "${2:-$url}" | grep '^p50_us')
   # p50_us=N p90_us=N p99_us=N rps=N errors=N
   local p50 rps errors
   p50=$(sed -n 's/.*p50_us=\([0-9]*\).*/\1/p' <<<"$line")
@@ -79,26 +92,42 @@ redis_run() {  # CONNS -> "p50_us rps"
 }
 
 echo "serve vs redis: $(nproc) cores, servers on CPU $server_cpu, clients on CPU $client_cpu, ${secs}s x $rounds rounds"
-declare -a tc1 tc64 rd1 rd64
+declare -a tc1 tc64 rd1 rd64 bl1 bl64
+baseline_runs() {  # CONNS
+  if [ -n "$base_url" ]; then
+    if [ "$1" = 1 ]; then bl1+=("$(toolcache_run 1 "$base_url")"); else bl64+=("$(toolcache_run 64 "$base_url")"); fi
+  fi
+}
 for r in $(seq "$rounds"); do
   if (( r % 2 )); then
-    tc1+=("$(toolcache_run 1)"); rd1+=("$(redis_run 1)")
-    tc64+=("$(toolcache_run 64)"); rd64+=("$(redis_run 64)")
+    tc1+=("$(toolcache_run 1)"); rd1+=("$(redis_run 1)"); baseline_runs 1
+    tc64+=("$(toolcache_run 64)"); rd64+=("$(redis_run 64)"); baseline_runs 64
   else
-    rd1+=("$(redis_run 1)"); tc1+=("$(toolcache_run 1)")
-    rd64+=("$(redis_run 64)"); tc64+=("$(toolcache_run 64)")
+    baseline_runs 1; rd1+=("$(redis_run 1)"); tc1+=("$(toolcache_run 1)")
+    baseline_runs 64; rd64+=("$(redis_run 64)"); tc64+=("$(toolcache_run 64)")
   fi
-  echo "round $r: 1 conn p50 us: toolcache ${tc1[-1]%% *} redis ${rd1[-1]%% *}; 64 conns rps: toolcache ${tc64[-1]##* } redis ${rd64[-1]##* }"
+  echo "round $r: 1 conn p50 us: toolcache ${tc1[-1]%% *} redis ${rd1[-1]%% *}${base_url:+ baseline ${bl1[-1]%% *}}; 64 conns rps: toolcache ${tc64[-1]##* } redis ${rd64[-1]##* }${base_url:+ baseline ${bl64[-1]##* }}"
 done
-python3 - "${tc1[*]}" "${rd1[*]}" "${tc64[*]}" "${rd64[*]}" <<'EOF'
+python3 - "${tc1[*]}" "${rd1[*]}" "${tc64[*]}" "${rd64[*]}" "${bl1[*]:-}" "${bl64[*]:-}" <<'EOF'
 import statistics, sys
 def col(s, i):
     v = s.split()
     return [float(x) for x in v[i::2]]
-tc1p, rd1p = statistics.median(col(sys.argv[1], 0)), statistics.median(col(sys.argv[2], 0))
-tc64r, rd64r = statistics.median(col(sys.argv[3], 1)), statistics.median(col(sys.argv[4], 1))
-print(f"| measure | toolcache serve (lookup hit) | redis-server (GET) | ratio | goal |")
-print(f"|---|---|---|---|---|")
-print(f"| p50 at 1 connection | {tc1p:.0f} us | {rd1p:.0f} us | {tc1p / rd1p:.2f}x | <= 1.2x |")
-print(f"| req/s at 64 connections, one server core | {tc64r:,.0f} | {rd64r:,.0f} | {tc64r / rd64r:.2f}x | >= 0.9x |")
+rd1p, rd64r = statistics.median(col(sys.argv[2], 0)), statistics.median(col(sys.argv[4], 1))
+sides = [("toolcache serve (lookup hit)", sys.argv[1], sys.argv[3])]
+if sys.argv[5].strip():
+    sides.append(("baseline serve (BASELINE_BIN)", sys.argv[5], sys.argv[6]))
+print("| side | p50 at 1 connection | ratio to redis (goal <= 1.2x) | req/s at 64 connections, one server core | ratio to redis (goal >= 0.9x) |")
+print("|---|---|---|---|---|")
+print(f"| redis-server (GET) | {rd1p:.0f} us | 1 | {rd64r:,.0f} | 1 |")
+# Ratios: the median of the per-round ratios (each round runs the sides
+# back to back, so a load change between rounds cancels out), with the
+# ratio of the medians in brackets.
+def per_round(mine, theirs):
+    return statistics.median(a / b for a, b in zip(mine, theirs))
+for name, one, many in sides:
+    p = statistics.median(col(one, 0)); r = statistics.median(col(many, 1))
+    q1 = per_round(col(one, 0), col(sys.argv[2], 0))
+    q64 = per_round(col(many, 1), col(sys.argv[4], 1))
+    print(f"| {name} | {p:.0f} us | {q1:.2f}x ({p / rd1p:.2f}x) | {r:,.0f} | {q64:.2f}x ({r / rd64r:.2f}x) |")
 EOF

@@ -155,6 +155,49 @@ Result<CacheKey> MakeCacheKeyFromValue(std::string_view scope,
                                        const nlohmann::json& arguments,
                                        const CanonicalOptions& options = {});
 
+// One top-level member of an arguments object, as the key's canonicalizer
+// read it (CanonicalArguments).
+struct ArgumentMember {
+  std::string name;  // unescaped UTF-8
+  // "_meta" or a configured ignorable field: validated, not in the key.
+  bool dropped = false;
+  // Where the value's canonical text is in CanonicalArguments::canonical
+  // (not dropped); read it with CanonicalArguments::Value.
+  size_t value_offset = 0;
+  size_t value_size = 0;
+  std::string dropped_value;  // a dropped member's canonical value
+};
+
+// A call's arguments read once: the canonical text MakeCacheKey keys on and
+// the top-level members in the caller's order, for the readers that need
+// more than the key (the classifier's argument rules, the policy's
+// parameter category; src/cache/prepare.h), so none parses the text again.
+struct CanonicalArguments {
+  std::string canonical;  // as MakeCacheKey's CacheKey::canonical_args
+  std::vector<ArgumentMember> members;  // input order, dropped ones too
+  // The canonical text of `m`'s value (a view into this object).
+  std::string_view Value(const ArgumentMember& m) const;
+};
+
+// MakeCacheKey's canonicalization (the same forced options, object check
+// and error messages; byte-identical text) that also keeps the top-level
+// members. One parse of `arguments_json`.
+Result<CanonicalArguments> CanonicalizeArguments(
+    std::string_view arguments_json, const CanonicalOptions& options = {});
+
+// The unescaped text of a string literal that the canonicalizer wrote
+// (RFC 8785 escapes only: \" \\ \b \f \n \r \t \u00xx). REQUIRES:
+// `literal` is such a literal, quotes included.
+std::string DecodeCanonicalString(std::string_view literal);
+
+// Test hook: how many argument documents this thread has parsed -- every
+// CanonicalizeJson / CanonicalizeArguments / MakeCacheKey, and the readers
+// that parse arguments text themselves and say so with CountArgumentParse
+// (the heuristic's and the feature builder's text paths). The request path
+// reads a call's arguments once; a test holds it to that.
+uint64_t ArgumentParsesOnThisThread();
+void CountArgumentParse();
+
 }  // namespace toolcache
 
 #endif  // TOOLCACHE_CANONICAL_JSON_H_

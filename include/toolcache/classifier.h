@@ -46,6 +46,7 @@
 namespace toolcache {
 
 class Store;
+struct CanonicalArguments;  // canonical_json.h
 
 // MCP tool annotations (hints from the server). Unset = not given.
 struct ToolAnnotations {
@@ -126,6 +127,17 @@ class FeatureExtractor {
   // Must be deterministic and must not throw.
   virtual std::optional<Features> Extract(
       const ToolInfo& tool, std::string_view arguments_json) const = 0;
+  // As Extract, for a call whose arguments the key's canonicalizer has
+  // already read (`parsed`, canonical_json.h; nullptr when it refused
+  // them): a layer that reads arguments overrides this to read `parsed`
+  // instead of parsing the text again (one parse per call). Default:
+  // Extract(tool, arguments_json).
+  virtual std::optional<Features> ExtractCall(
+      const ToolInfo& tool, std::string_view arguments_json,
+      const CanonicalArguments* parsed) const {
+    (void)parsed;
+    return Extract(tool, arguments_json);
+  }
 };
 
 // Options for tool-level vs call-level use.
@@ -171,8 +183,10 @@ class Classifier {
   // argument whose value is a mutating verb ("send") makes the call COMMAND;
   // the parameter category is the first argument NAME of a multi-argument
   // call. Malformed arguments are treated as absent (tool-level rules only).
-  Verdict ClassifyCall(const ToolInfo& tool,
-                       std::string_view arguments_json) const;
+  // `parsed`: the same arguments as CanonicalizeArguments read them, when
+  // the caller has them (the layers read it instead of the text).
+  Verdict ClassifyCall(const ToolInfo& tool, std::string_view arguments_json,
+                       const CanonicalArguments* parsed = nullptr) const;
 
   // Result rule: returns `call` unchanged if the result may be stored, else
   // a non-cacheable copy with reason kErrorResult / kIncompleteResult.

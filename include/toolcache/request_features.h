@@ -42,10 +42,16 @@
 
 namespace toolcache {
 
+struct CanonicalArguments;  // canonical_json.h
+
 struct FeatureInput {
   std::string_view server;  // "" (traces): global tool table only
   std::string_view tool;
   std::string_view arguments_json;  // the arguments object as JSON text
+  // The same arguments as the key's canonicalizer read them
+  // (canonical_json.h), when the caller has them: read instead of parsing
+  // `arguments_json` again (one parse per call), with the same result.
+  const CanonicalArguments* parsed = nullptr;
   // The call's TTL; not finite = the configuration's ttlSeconds.
   double ttl_seconds = kNoExpiry;
   // The measured price of this call (a trace record's cost); nullopt when

@@ -5,10 +5,14 @@
 //   definition) only: no clock, no lock, no cache state. ToolCache and the
 //   simulator's tool-call replay both call it, so they cannot disagree on a
 //   verdict, key, scope or feature.
-// - The arguments are read by three readers, each once per call: the
-//   classifier's layers (the heuristic parses them for its argument rules),
-//   the canonicalizer (the key), and the feature builder, which reads the
-//   canonical text (byte-order keys, so a reordered call groups alike).
+// - The arguments are parsed at most once per call, by the key's
+//   canonicalizer (CanonicalizeArguments, on first need): the classifier's
+//   argument rules read its top-level members (caller's order), the key is
+//   its canonical text, and the feature builder reads its members (byte
+//   order of names, so a reordered call groups alike). Only arguments the
+//   canonicalizer refuses are parsed again, leniently, by the heuristic, so
+//   their verdict (a COMMAND that must invalidate) is what it always was;
+//   such a call never gets a key. prepare_corpus_test pins the outputs.
 //   The resource scanner walks only the top level of a COMMAND's arguments
 //   (or of a cacheable call's canonical text) and copies only resource
 //   values.
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "toolcache/canonical_json.h"
+#include "toolcache/key.h"
 
 namespace toolcache::cache_internal {
 
@@ -322,7 +327,13 @@ std::optional<Verdict> VerdictMemo::Find(std::string_view server,
                                          std::string_view tool,
                                          std::string_view args) const {
   if (args.size() > kMaxArgs) return std::nullopt;
-  const std::string k = KeyOf(server, tool, args);
+  // Choice: the probe key is built in a per-thread buffer (no allocation
+  // on the hit path; the map is keyed by std::string and searched by it).
+  thread_local std::string k;
+  k.clear();
+  k.append(server).push_back('\0');
+  k.append(tool).push_back('\0');
+  k.append(args);
   std::lock_guard<std::mutex> lock(mu_);
   auto it = verdicts_.find(k);
   if (it == verdicts_.end()) return std::nullopt;
@@ -368,6 +379,14 @@ PreparedCall CallPreparer::Prepare(const ToolCall& call,
   while (!a.empty() && IsJsonSpace(a.back())) a.remove_suffix(1);
   if (a.empty() || a == "null") a = "{}";
   p.args = a;
+  // The one parse of the arguments (the key's canonicalizer), on first
+  // need: the classifier's argument rules, the key and the features all
+  // read it. A memoized COMMAND never needs it.
+  std::optional<Result<CanonicalArguments>> parsed;
+  auto read = [&]() -> const CanonicalArguments* {
+    if (!parsed) parsed.emplace(CanonicalizeArguments(a));
+    return parsed->ok() ? &**parsed : nullptr;
+  };
   if (call.declared) {
     // The protocol, not the classifier, says the result is cacheable (an
     // MCP server's lists and resources/read, ToolCall::declared); its TTL
@@ -384,8 +403,9 @@ PreparedCall CallPreparer::Prepare(const ToolCall& call,
                      : std::nullopt) {
     p.verdict = std::move(*known);
   } else {
+    const CanonicalArguments* view = read();
     if (learned != nullptr) {
-      p.verdict = classifier_.ClassifyCall(*learned, a);
+      p.verdict = classifier_.ClassifyCall(*learned, a, view);
     } else {
       // Choice: a tool not (yet) learned from tools/list is classified
       // from its name alone (hard list, configuration, heuristic; unknown
@@ -393,7 +413,7 @@ PreparedCall CallPreparer::Prepare(const ToolCall& call,
       ToolInfo info;
       info.name = std::string(call.tool);
       info.server = std::string(call.server);
-      p.verdict = classifier_.ClassifyCall(info, a);
+      p.verdict = classifier_.ClassifyCall(info, a, view);
     }
     if (memo != nullptr && deterministic_) {
       memo->Put(call.server, call.tool, a, p.verdict);
@@ -432,24 +452,28 @@ PreparedCall CallPreparer::Prepare(const ToolCall& call,
     }
     scope = UserScope(call.scope, call.user);
   }
-  Result<CacheKey> key = MakeCacheKey(scope, call.server, call.tool, a);
-  if (!key.ok()) {
-    refuse(VerdictReason::kInvalidArguments, key.status().message(),
+  if (read() == nullptr) {
+    refuse(VerdictReason::kInvalidArguments, parsed->status().message(),
            std::string(VerdictReasonName(VerdictReason::kInvalidArguments)),
            /*before_state=*/false);
     return p;
   }
-  p.key = std::move(*key);
+  CanonicalArguments& args = **parsed;
   p.user = std::string(UserOf(call));
   Result<RequestFeatures> feats =
       features_.Build({.server = call.server,
                        .tool = call.tool,
-                       .arguments_json = p.key->canonical_args,
+                       .arguments_json = args.canonical,
+                       .parsed = &args,
                        .ttl_seconds = p.verdict.ttl_seconds});
   if (feats.ok()) {
     p.category = feats->category_feature;
     p.cost = feats->cost;
   }
+  p.key = CacheKey{.scope = std::move(scope),
+                   .server = std::string(call.server),
+                   .tool = std::string(call.tool),
+                   .canonical_args = std::move(args.canonical)};
   // A scan of the canonical text's top level, values copied only for
   // resource names.
   if (read_resources) p.resources = ResourceValues(p.key->canonical_args);

@@ -325,7 +325,8 @@ class ToolCacheImpl final : public ToolCache {
     PreparedCall& prep = CurrentLocked(call, prepared);
     ++stats_.peeks;
     Probe p;
-    p.verdict = prep.verdict;
+    // Moved, not copied (under mu_): nothing below reads prep.verdict.
+    p.verdict = std::move(prep.verdict);
     if (refreshing_.contains(std::string(call.server))) {
       MarkRefreshing(p.verdict);
       p.bypass_reason = "tools_refreshing";

@@ -326,7 +326,8 @@ struct Classifier::Impl {
     return config.trust_annotations;
   }
 
-  Verdict Run(const ToolInfo& tool, std::string_view args) const {
+  Verdict Run(const ToolInfo& tool, std::string_view args,
+              const CanonicalArguments* parsed = nullptr) const {
     std::vector<const FeatureExtractor*> layers = {&hard, &config_layer};
     if (TrustAnnotations(tool)) layers.push_back(&annotations);
     for (const auto& e : extra) layers.push_back(e.get());
@@ -352,7 +353,7 @@ struct Classifier::Impl {
     std::string cap_detail;
 
     for (const FeatureExtractor* layer : layers) {
-      std::optional<Features> f = layer->Extract(tool, args);
+      std::optional<Features> f = layer->ExtractCall(tool, args, parsed);
       if (!f) continue;
       if (f->parameter_category && !category) category = f->parameter_category;
       if (f->excluded) {
@@ -528,9 +529,11 @@ Verdict Classifier::Classify(const ToolInfo& tool) const {
 }
 
 Verdict Classifier::ClassifyCall(const ToolInfo& tool,
-                                 std::string_view arguments_json) const {
+                                 std::string_view arguments_json,
+                                 const CanonicalArguments* parsed) const {
   // An empty argument text is an empty object for a call.
-  return impl_->Run(tool, arguments_json.empty() ? "{}" : arguments_json);
+  return impl_->Run(tool, arguments_json.empty() ? "{}" : arguments_json,
+                    parsed);
 }
 
 Verdict Classifier::AdmitResult(const Verdict& call, bool is_error,

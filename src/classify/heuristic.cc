@@ -33,6 +33,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "toolcache/canonical_json.h"
+
 namespace toolcache::classify {
 namespace {
 
@@ -1469,6 +1471,57 @@ class HeuristicExtractor final : public FeatureExtractor {
 
   std::optional<Features> Extract(
       const ToolInfo& tool, std::string_view arguments_json) const override {
+    if (arguments_json.empty()) return Decide(tool, nullptr);
+    // The text path (tool-level queries, callers without a parsed form, and
+    // arguments the key's canonicalizer refused): one lenient parse.
+    CountArgumentParse();
+    const Json json =
+        Json::parse(arguments_json, nullptr, /*allow_exceptions=*/false);
+    CallArguments args;
+    args.is_object = json.is_object();
+    if (args.is_object) {
+      for (auto it = json.begin(); it != json.end(); ++it) {
+        args.names.push_back(it.key());
+        args.action_values.push_back(
+            In(kActionKeys, it.key()) && it.value().is_string()
+                ? std::optional<std::string>(it.value().get<std::string>())
+                : std::nullopt);
+      }
+    }
+    return Decide(tool, &args);
+  }
+
+  // The call path: the members the key's canonicalizer read, in the
+  // caller's order ("_meta" included, as the text path sees it).
+  std::optional<Features> ExtractCall(
+      const ToolInfo& tool, std::string_view arguments_json,
+      const CanonicalArguments* parsed) const override {
+    if (parsed == nullptr) return Extract(tool, arguments_json);
+    CallArguments args;
+    args.is_object = true;
+    for (const ArgumentMember& m : parsed->members) {
+      args.names.push_back(m.name);
+      const std::string_view v = parsed->Value(m);
+      args.action_values.push_back(
+          In(kActionKeys, m.name) && !v.empty() && v.front() == '"'
+              ? std::optional<std::string>(DecodeCanonicalString(v))
+              : std::nullopt);
+    }
+    return Decide(tool, &args);
+  }
+
+ private:
+  // A call's top-level arguments, in the caller's order: the names, and the
+  // value of each action-named (kActionKeys) string argument.
+  struct CallArguments {
+    bool is_object = false;
+    std::vector<std::string_view> names;
+    std::vector<std::optional<std::string>> action_values;
+  };
+
+  // `args`: nullptr for a tool-level query.
+  std::optional<Features> Decide(const ToolInfo& tool,
+                                 const CallArguments* args) const {
     const ToolLevel t = AnalyzeTool(tool);
     Features f;
     // Tool level. Safety first: execution/mutation evidence vetoes any
@@ -1496,36 +1549,35 @@ class HeuristicExtractor final : public FeatureExtractor {
     if (t.schema_category) f.parameter_category = t.schema_category;
 
     // Call level.
-    if (!arguments_json.empty()) {
-      Json args =
-          Json::parse(arguments_json, nullptr, /*allow_exceptions=*/false);
-      if (args.is_object()) {
-        // Paper-silent: a single-argument call has no category (grouping by
-        // its only argument would make every group a single object).
-        f.parameter_category =
-            args.size() >= 2 ? args.begin().key() : std::string();
-        for (auto it = args.begin(); it != args.end(); ++it) {
-          if (!In(kActionKeys, it.key()) || !it.value().is_string()) continue;
-          std::string verb;
-          const VerbClass c = ActionVerb(it.value().get<std::string>(), &verb);
-          const std::string what = "action-argument rule: " + it.key() + "='" +
-                                   it.value().get<std::string>() + "'";
-          if (c == VerbClass::kCommand) {
-            f.request_type = RequestType::kCommand;
-            f.detail = what;
-            f.weak_command = false;
-            break;
-          }
-          // A reading action decides, unless the name itself is a mutating
-          // verb ("send_message" with action=read stays COMMAND) or an
-          // execution veto stands.
-          if (c == VerbClass::kInformational &&
-              t.command.strength != Strength::kName &&
-              t.veto.strength == Strength::kNone) {
-            f.request_type = RequestType::kInformational;
-            f.detail = what;
-            break;
-          }
+    if (args != nullptr && args->is_object) {
+      // Paper-silent: a single-argument call has no category (grouping by
+      // its only argument would make every group a single object).
+      f.parameter_category = args->names.size() >= 2
+                                 ? std::string(args->names.front())
+                                 : std::string();
+      for (size_t i = 0; i < args->names.size(); ++i) {
+        const std::string_view key = args->names[i];
+        if (!In(kActionKeys, key) || !args->action_values[i]) continue;
+        const std::string& value = *args->action_values[i];
+        std::string verb;
+        const VerbClass c = ActionVerb(value, &verb);
+        const std::string what =
+            "action-argument rule: " + std::string(key) + "='" + value + "'";
+        if (c == VerbClass::kCommand) {
+          f.request_type = RequestType::kCommand;
+          f.detail = what;
+          f.weak_command = false;
+          break;
+        }
+        // A reading action decides, unless the name itself is a mutating
+        // verb ("send_message" with action=read stays COMMAND) or an
+        // execution veto stands.
+        if (c == VerbClass::kInformational &&
+            t.command.strength != Strength::kName &&
+            t.veto.strength == Strength::kNone) {
+          f.request_type = RequestType::kInformational;
+          f.detail = what;
+          break;
         }
       }
     }

@@ -395,18 +395,25 @@ std::string Truncated(std::string_view s) {
   return std::string(s.substr(0, cut)) + "...";
 }
 
+// Documents parsed on this thread (ArgumentParsesOnThisThread).
+thread_local uint64_t parses_on_this_thread = 0;
+
 class Parser {
  public:
   // `report`, when given, receives the JSON Pointers of the integers
-  // kExactIntegers writes differently from RFC 8785.
+  // kExactIntegers writes differently from RFC 8785. `top`, when given,
+  // receives the top-level members of an object document, in input order.
   Parser(std::string_view in, const CanonicalOptions& options,
-         std::vector<std::string>* report = nullptr)
+         std::vector<std::string>* report = nullptr,
+         std::vector<ArgumentMember>* top = nullptr)
       : in_(in),
         options_(options),
         exact_(options.numbers == NumberForm::kExactIntegers),
-        report_(report) {}
+        report_(report),
+        top_(top) {}
 
   Result<std::string> Run() {
+    ++parses_on_this_thread;
     if (options_.max_bytes != 0 && in_.size() > options_.max_bytes) {
       return ResourceExhausted(fmt::format(
           "JSON input is {} bytes, larger than the limit of {} bytes",
@@ -637,6 +644,13 @@ class Parser {
     }
     if (in_order) {
       out_.push_back('}');
+      if (depth == 0 && top_ != nullptr) {
+        for (Member& m : members) {
+          top_->push_back({.name = std::move(m.name),
+                           .value_offset = m.value_begin,
+                           .value_size = m.end - m.value_begin});
+        }
+      }
       return true;
     }
     std::vector<uint32_t> order(members.size());
@@ -657,20 +671,41 @@ class Parser {
             fmt::format("duplicate object member name {}", Truncated(shown)));
       }
     }
+    // The top-level members, in input order: where each value lands in the
+    // sorted output (the top-level object starts out_), or a dropped
+    // member's canonical value.
+    const bool record = depth == 0 && top_ != nullptr;
+    if (record) top_->resize(members.size());
     std::string sorted;
     sorted.reserve(out_.size() - object_begin + 1);
     sorted.push_back('{');
     bool first = true;
     for (uint32_t idx : order) {
       const Member& m = members[idx];
-      if (m.dropped) continue;
+      if (m.dropped) {
+        if (record) {
+          (*top_)[idx].dropped = true;
+          (*top_)[idx].dropped_value =
+              out_.substr(m.value_begin, m.end - m.value_begin);
+        }
+        continue;
+      }
       if (!first) sorted.push_back(',');
       first = false;
+      if (record) {
+        (*top_)[idx].value_offset = sorted.size() + (m.value_begin - m.begin);
+        (*top_)[idx].value_size = m.end - m.value_begin;
+      }
       sorted.append(out_, m.begin, m.end - m.begin);
     }
     sorted.push_back('}');
     out_.resize(object_begin);
     out_.append(sorted);
+    if (record) {
+      for (size_t i = 0; i < members.size(); ++i) {
+        (*top_)[i].name = std::move(members[i].name);
+      }
+    }
     return true;
   }
 
@@ -847,6 +882,18 @@ class Parser {
         return Fail(pos_, "invalid number: expected a digit in the exponent");
       }
     }
+    // Choice: a plain integer of at most 15 digits (ids, counts, indexes:
+    // most numbers in tool arguments) is its own ECMAScript form -- a
+    // double holds it exactly and prints it without exponent -- so it is
+    // copied rather than converted and printed back ("-0" is "0").
+    if (pos_ == int_end && int_end - int_begin <= 15) {
+      if (int_end - int_begin == 1 && in_[int_begin] == '0') {
+        out_.push_back('0');
+      } else {
+        out_.append(in_.substr(start, pos_ - start));
+      }
+      return true;
+    }
     double v = 0;
     const std::from_chars_result r =
         std::from_chars(in_.data() + start, in_.data() + pos_, v);
@@ -931,6 +978,7 @@ class Parser {
   const CanonicalOptions& options_;
   const bool exact_;  // NumberForm::kExactIntegers
   std::vector<std::string>* report_;
+  std::vector<ArgumentMember>* top_;
   std::vector<std::string> path_;  // only maintained with report_
   bool in_dropped_ = false;        // inside a dropped top-level member
   size_t pos_ = 0;
@@ -1124,6 +1172,69 @@ Result<std::string> CanonicalizeJson(std::string_view json,
                                      const CanonicalOptions& options) {
   return Parser(json, options).Run();
 }
+
+namespace jcs {
+
+Result<std::string> CanonicalizeWithMembers(
+    std::string_view json, const CanonicalOptions& options,
+    std::vector<ArgumentMember>* members) {
+  return Parser(json, options, nullptr, members).Run();
+}
+
+}  // namespace jcs
+
+std::string_view CanonicalArguments::Value(const ArgumentMember& m) const {
+  if (m.dropped) return m.dropped_value;
+  return std::string_view(canonical).substr(m.value_offset, m.value_size);
+}
+
+std::string DecodeCanonicalString(std::string_view literal) {
+  std::string out;
+  if (literal.size() < 2) return out;
+  literal = literal.substr(1, literal.size() - 2);
+  out.reserve(literal.size());
+  for (size_t i = 0; i < literal.size(); ++i) {
+    if (literal[i] != '\\' || i + 1 >= literal.size()) {
+      out.push_back(literal[i]);
+      continue;
+    }
+    switch (literal[++i]) {
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'u': {  // \u00xx: a control character (AppendJcsString)
+        unsigned v = 0;
+        for (size_t k = i + 1; k < i + 5 && k < literal.size(); ++k) {
+          const char c = literal[k];
+          v = v * 16 +
+              static_cast<unsigned>(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+        }
+        out.push_back(static_cast<char>(v));
+        i += 4;
+        break;
+      }
+      default:  // '"' and '\\'
+        out.push_back(literal[i]);
+    }
+  }
+  return out;
+}
+
+uint64_t ArgumentParsesOnThisThread() { return parses_on_this_thread; }
+
+void CountArgumentParse() { ++parses_on_this_thread; }
 
 Result<std::string> CanonicalizeJsonValue(const nlohmann::json& value,
                                           const CanonicalOptions& options) {

@@ -14,8 +14,17 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "toolcache/canonical_json.h"
 
 namespace toolcache::jcs {
+
+// CanonicalizeJson that also lists, when the document is an object, its
+// top-level members in input order into *members (CanonicalArguments).
+Result<std::string> CanonicalizeWithMembers(
+    std::string_view json, const CanonicalOptions& options,
+    std::vector<ArgumentMember>* members);
 
 // Appends ECMAScript Number.prototype.toString(d) (ES2015 7.1.12.1): the
 // shortest round-trip digits, plain notation for 1e-7 <= |d| < 1e21, else

@@ -544,3 +544,41 @@ TEST(ExactIntegers, FindInexactIntegersNamesPointersInDocumentOrder) {
 
 }  // namespace
 }  // namespace toolcache
+
+namespace toolcache {
+namespace {
+
+// Short plain integers are copied as they are written (a fast path): the
+// result must be exactly what converting to double and printing the
+// ECMAScript form gives, for every length up to 15 digits and both signs.
+TEST(CanonicalizeJsonFastPath, ShortIntegersMatchTheirEs6Form) {
+  std::mt19937_64 rng(7);
+  std::vector<std::string> literals = {"0",
+                                       "-0",
+                                       "1",
+                                       "-1",
+                                       "9",
+                                       "10",
+                                       "999999999999999",
+                                       "-999999999999999",
+                                       "100000000000000"};
+  for (int digits = 1; digits <= 16; ++digits) {
+    for (int i = 0; i < 2000; ++i) {
+      std::string s(1, static_cast<char>('1' + rng() % 9));
+      for (int d = 1; d < digits; ++d) {
+        s.push_back(static_cast<char>('0' + rng() % 10));
+      }
+      literals.push_back(rng() % 2 ? s : "-" + s);
+    }
+  }
+  for (const std::string& lit : literals) {
+    std::string want;
+    jcs::AppendEs6Number(std::stod(lit), &want);
+    Result<std::string> got = CanonicalizeJson("[" + lit + "]");
+    ASSERT_TRUE(got.ok()) << lit;
+    EXPECT_EQ(*got, "[" + want + "]") << lit;
+  }
+}
+
+}  // namespace
+}  // namespace toolcache

@@ -9,12 +9,14 @@
 // reject any other JSON value than an object.
 #include "toolcache/key.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
+#include "src/core/canonical_json_internal.h"
 #include "src/core/key_internal.h"
 #include "src/core/sha256.h"
 #include "toolcache/canonical_json.h"
@@ -111,7 +113,28 @@ std::string EncodeKeyForDigest(const CacheKey& key) {
 
 std::array<uint8_t, 32> CacheKey::Digest() const {
   Sha256 h;
-  EmitEncoding(*this, [&](std::string_view b) { h.Update(b); });
+  // Choice: a key whose encoding fits 512 bytes (nearly every key) is
+  // gathered on the stack and hashed in one Update: each of the nine
+  // Updates of the streamed form paid OpenSSL's EVP dispatch and partial
+  // block bookkeeping (callgrind: ~900 of a serve hit's instructions).
+  constexpr size_t kGathered = 512;
+  std::array<char, kGathered> buf;
+  size_t n = 0;
+  bool fits = true;
+  EmitEncoding(*this, [&](std::string_view b) {
+    if (!fits) return;
+    if (b.size() > kGathered - n) {
+      fits = false;
+      return;
+    }
+    std::copy(b.begin(), b.end(), buf.begin() + static_cast<ptrdiff_t>(n));
+    n += b.size();
+  });
+  if (fits) {
+    h.Update(std::string_view(buf.data(), n));
+  } else {
+    EmitEncoding(*this, [&](std::string_view b) { h.Update(b); });
+  }
   return h.Finish();
 }
 
@@ -134,6 +157,24 @@ Result<CacheKey> MakeCacheKey(std::string_view scope, std::string_view server,
     args = NotAnObject(CanonicalTypeName(*args));
   }
   return BuildKey(scope, server, tool, std::move(args));
+}
+
+// The same canonicalization as MakeCacheKey (the same options, object
+// check and messages), keeping the top-level members.
+Result<CanonicalArguments> CanonicalizeArguments(
+    std::string_view arguments_json, const CanonicalOptions& options) {
+  CanonicalArguments out;
+  Result<std::string> args = jcs::CanonicalizeWithMembers(
+      arguments_json, KeyOptions(options), &out.members);
+  if (args.ok() && CanonicalTypeName(*args) != "object") {
+    args = NotAnObject(CanonicalTypeName(*args));
+  }
+  if (!args.ok()) {
+    return Status(args.status().code(),
+                  "arguments: " + args.status().message());
+  }
+  out.canonical = std::move(*args);
+  return out;
 }
 
 Result<CacheKey> MakeCacheKeyFromValue(std::string_view scope,

@@ -52,6 +52,17 @@ TEST(CacheKey, EncodingIsTagThenBigEndianLengthPrefixedFields) {
   EXPECT_EQ(ComputeSha256(enc), Key("s", "ab", "", "{}").Digest());
 }
 
+// Digest() hashes a short key's encoding in one piece and a long one's
+// field by field: both must be SHA-256 of the documented encoding, on
+// either side of the 512-byte switch.
+TEST(CacheKey, DigestIsSha256OfTheEncodingForShortAndLongKeys) {
+  for (size_t n : {0u, 1u, 400u, 447u, 448u, 449u, 450u, 511u, 512u, 4096u}) {
+    const CacheKey k =
+        Key("tenant", "srv", "tool", "{\"a\":\"" + std::string(n, 'x') + "\"}");
+    EXPECT_EQ(k.Digest(), ComputeSha256(EncodeKeyForDigest(k))) << n;
+  }
+}
+
 TEST(CacheKey, IdIsFirstEightDigestBytesBigEndian) {
   const CacheKey k = Key("", "fs", "read_file", R"({"path":"/etc/hosts"})");
   EXPECT_EQ(k.Id(), uint64_t{0xfdbd8abc53b81eef});

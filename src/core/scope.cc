@@ -16,6 +16,11 @@
 #include <array>
 #include <cctype>
 #include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "src/core/sha256.h"
 
@@ -56,6 +61,76 @@ bool EndsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
+// HMAC-SHA256 (RFC 2104) keyed by "toolcache/scope/v1\0" + key, with the
+// key's inner and outer pad blocks absorbed once per key (the midstates):
+// a digest then hashes only the message and the inner digest, three
+// compressions instead of five. Choice: over the shared Sha256, whose
+// digest is fetched once -- OpenSSL 3's one-shot HMAC(EVP_sha256(), ...)
+// looked the digest up and locked its provider store on every call, about
+// 23,000 instructions per request in the LLM proxy (callgrind, 2 KB
+// requests).
+// Thread-safety: immutable after construction; Digest may run concurrently
+// (it only reads the midstates it copies).
+class Hmac {
+ public:
+  explicit Hmac(std::string_view key) {
+    std::string k(kKeyPrefix);
+    k.push_back('\0');
+    k.append(key);
+    constexpr size_t kBlock = 64;
+    std::array<unsigned char, kBlock> block{};
+    if (k.size() > kBlock) {
+      const Sha256Digest kd = ComputeSha256(k);
+      std::copy(kd.begin(), kd.end(), block.begin());
+    } else {
+      std::copy(k.begin(), k.end(), block.begin());
+    }
+    std::array<char, kBlock> pad{};
+    for (size_t i = 0; i < kBlock; ++i)
+      pad[i] = static_cast<char>(block[i] ^ 0x36);
+    inner_.Update(std::string_view(pad.data(), pad.size()));
+    for (size_t i = 0; i < kBlock; ++i)
+      pad[i] = static_cast<char>(block[i] ^ 0x5c);
+    outer_.Update(std::string_view(pad.data(), pad.size()));
+    // Scrub the copies of the secret material (the midstates keep only
+    // the hash state of the pads, as HMAC implementations do).
+    std::fill(k.begin(), k.end(), '\0');
+    block.fill(0);
+    pad.fill(0);
+  }
+  Sha256Digest Digest(std::string_view message) const {
+    Sha256 inner;
+    inner.CopyFrom(inner_);
+    inner.Update(message);
+    const Sha256Digest inner_digest = inner.Finish();
+    Sha256 outer;
+    outer.CopyFrom(outer_);
+    outer.Update(
+        std::string_view(reinterpret_cast<const char*>(inner_digest.data()),
+                         inner_digest.size()));
+    return outer.Finish();
+  }
+
+ private:
+  Sha256 inner_;  // after the inner pad block
+  Sha256 outer_;  // after the outer pad block
+};
+
+// The Hmac of `key`, built once per distinct key. Choice: at most 16 keys
+// are remembered (a process has one, TOOLCACHE_SCOPE_KEY; tests use a
+// few); a seventeenth key is keyed afresh on every call.
+std::shared_ptr<const Hmac> HmacFor(std::string_view key) {
+  static std::mutex mu;
+  static std::vector<std::pair<std::string, std::shared_ptr<const Hmac>>> keys;
+  std::lock_guard<std::mutex> lock(mu);
+  for (const auto& [k, h] : keys) {
+    if (k == key) return h;
+  }
+  auto h = std::make_shared<const Hmac>(key);
+  if (keys.size() < 16) keys.emplace_back(std::string(key), h);
+  return h;
+}
+
 }  // namespace
 
 std::string ScopeOf(const Principal& p) {
@@ -83,41 +158,9 @@ std::string CredentialDigest(std::vector<Credential> parts,
     AppendLengthPrefixed(&message, c.name);
     AppendLengthPrefixed(&message, c.value);
   }
-  std::string k(kKeyPrefix);
-  k.push_back('\0');
-  k.append(key);
-  // HMAC-SHA256 (RFC 2104) over the shared Sha256, whose digest is fetched
-  // once: OpenSSL 3's one-shot HMAC(EVP_sha256(), ...) looked the digest up
-  // and locked its provider store on every call, about 23,000 instructions
-  // per request in the LLM proxy (callgrind, 2 KB requests), several times
-  // the hashing itself.
-  constexpr size_t kBlock = 64;
-  std::array<unsigned char, kBlock> block{};
-  if (k.size() > kBlock) {
-    const Sha256Digest kd = ComputeSha256(k);
-    std::copy(kd.begin(), kd.end(), block.begin());
-  } else {
-    std::copy(k.begin(), k.end(), block.begin());
-  }
-  std::array<char, kBlock> pad{};
-  for (size_t i = 0; i < kBlock; ++i)
-    pad[i] = static_cast<char>(block[i] ^ 0x36);
-  Sha256 inner;
-  inner.Update(std::string_view(pad.data(), pad.size()));
-  inner.Update(message);
-  const Sha256Digest inner_digest = inner.Finish();
-  for (size_t i = 0; i < kBlock; ++i)
-    pad[i] = static_cast<char>(block[i] ^ 0x5c);
-  Sha256 outer;
-  outer.Update(std::string_view(pad.data(), pad.size()));
-  outer.Update(std::string_view(
-      reinterpret_cast<const char*>(inner_digest.data()), inner_digest.size()));
-  const Sha256Digest md = outer.Finish();
-  // Scrub the copies of the secret material.
+  const Sha256Digest md = HmacFor(key)->Digest(message);
+  // Scrub the copy of the secret material.
   std::fill(message.begin(), message.end(), '\0');
-  std::fill(k.begin(), k.end(), '\0');
-  block.fill(0);
-  pad.fill(0);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   for (unsigned i = 0; i < 16; ++i) {

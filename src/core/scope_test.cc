@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace toolcache {
@@ -75,6 +77,35 @@ TEST(ScopeTest, CredentialDigestIsRfc2104HmacSha256) {
   EXPECT_EQ(
       CredentialDigest({{"x-api-key", "sk-alice"}}, std::string(100, 'k')),
       "34b5190d6a475b769d557cf8a93fee0a");
+}
+
+// The key's pad blocks are absorbed once and the midstates shared: digests
+// computed concurrently, and under more keys than are remembered, equal
+// the ones computed alone.
+TEST(ScopeTest, CredentialDigestIsTheSameConcurrentlyAndUnderManyKeys) {
+  std::vector<std::string> want;
+  for (int k = 0; k < 40; ++k) {
+    want.push_back(CredentialDigest({{"x-api-key", "sk-" + std::to_string(k)}},
+                                    "key-" + std::to_string(k % 20)));
+  }
+  EXPECT_EQ(want[0], CredentialDigest({{"x-api-key", "sk-0"}}, "key-0"));
+  EXPECT_NE(want[0], want[20]);  // same key, another credential
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 50; ++round) {
+        for (int k = 0; k < 40; ++k) {
+          if (CredentialDigest({{"x-api-key", "sk-" + std::to_string(k)}},
+                               "key-" + std::to_string(k % 20)) != want[k]) {
+            ++mismatches;
+          }
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(ScopeTest, NoSecretBytesInTheScope) {

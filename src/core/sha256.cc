@@ -63,6 +63,13 @@ Sha256Digest Sha256::Finish() {
   return out;
 }
 
+void Sha256::CopyFrom(const Sha256& other) {
+  if (EVP_MD_CTX_copy_ex(static_cast<EVP_MD_CTX*>(ctx_),
+                         static_cast<const EVP_MD_CTX*>(other.ctx_)) != 1) {
+    Fatal("EVP_MD_CTX_copy_ex");
+  }
+}
+
 Sha256Digest ComputeSha256(std::string_view bytes) {
   Sha256 h;
   h.Update(bytes);

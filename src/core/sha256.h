@@ -30,6 +30,10 @@ class Sha256 {
   void Update(std::string_view bytes);
   // Returns the digest of everything passed to Update(). Call once.
   Sha256Digest Finish();
+  // Continues from `other`'s state, as if everything passed to `other`'s
+  // Update() had been passed here (e.g. an HMAC's key block, absorbed once
+  // per key). REQUIRES: neither has finished.
+  void CopyFrom(const Sha256& other);
 
  private:
   void* ctx_;  // EVP_MD_CTX*, owned

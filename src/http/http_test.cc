@@ -116,6 +116,39 @@ TEST(HttpServer, AnswersAndKeepsTheConnectionAlive) {
   EXPECT_EQ(calls.load(), 2);
 }
 
+// The header fields of a request live in a per-connection buffer reused
+// from request to request, spilling to the heap past it: every field of
+// every request arrives whole, a long head's too, and nothing of one
+// request's fields shows in the next's.
+TEST(HttpServer, HeaderFieldsOfSuccessiveRequestsArriveWhole) {
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    std::string out = req.target + "|";
+    for (const Header& h : req.headers) out += h.name + "=" + h.value + ";";
+    res->Send(200, {}, out + "END");
+  });
+  RawClient c(f.port());
+  for (int round = 0; round < 3; ++round) {
+    const int fields = round == 1 ? 200 : 3;  // 200 fields: far past 2 KiB
+    std::string req =
+        "GET /r" + std::to_string(round) + " HTTP/1.1\r\nHost: h\r\n";
+    std::string want = "/r" + std::to_string(round) + "|Host=h;";
+    for (int i = 0; i < fields; ++i) {
+      const std::string name =
+          "X-F" + std::to_string(round) + "-" + std::to_string(i);
+      const std::string value =
+          std::string(static_cast<size_t>(i % 40), 'v') + std::to_string(i);
+      req += name + ": " + value + "\r\n";
+      want += name + "=" + value + ";";
+    }
+    c.Clear();
+    c.Send(req + "\r\n");
+    const std::string r = c.ReadUntil("END");
+    ASSERT_NE(r.find(want + "END"), std::string::npos)
+        << "round " << round << ": " << r.substr(0, 400);
+    EXPECT_FALSE(c.closed());
+  }
+}
+
 TEST(HttpServer, PipelinedRequestsAreAnsweredInOrder) {
   ServerFixture f([&](Request req, ResponderPtr res) {
     res->Send(200, {}, std::string(req.Path()));

@@ -33,6 +33,7 @@
 #ifndef TOOLCACHE_SRC_SERVE_SERVICE_H_
 #define TOOLCACHE_SRC_SERVE_SERVICE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -42,6 +43,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "src/http/browser_guard.h"
@@ -206,6 +208,41 @@ class CacheService {
                        std::string_view resource, std::string_view cause);
   Totals ReadTotals() const;
 
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  // The series one request or one call outcome counts into, remembered by
+  // label set (service.cc, kMaxRememberedSeries).
+  struct RequestSeries {
+    metrics::Counter* requests = nullptr;   // requests_ {op, status class}
+    metrics::Histogram* latency = nullptr;  // latency_ {op}
+  };
+  struct OutcomeSeries {
+    metrics::Counter* calls = nullptr;         // calls_ {op, outcome}
+    metrics::Counter* tenant_calls = nullptr;  // tenant_calls_
+    metrics::Counter* tool_calls = nullptr;    // tool_calls_
+    // A hit or coalesced outcome only (else null): {server, tool}.
+    metrics::Counter* tool_recorded = nullptr;
+    metrics::Counter* tool_latency_us = nullptr;
+    metrics::Counter* tool_cost_micro = nullptr;
+    // Resolved on the first saving (null until then).
+    mutable std::atomic<metrics::Counter*> tool_saved_us{nullptr};
+  };
+  RequestSeries SeriesOf(std::string_view op, int status);
+  // `uncached` is filled and returned when too many label sets are
+  // remembered already.
+  const OutcomeSeries& SeriesOf(std::string_view tenant, std::string_view op,
+                                std::string_view server, std::string_view tool,
+                                std::string_view outcome,
+                                OutcomeSeries* uncached);
+  // The series `label` of `family`, remembered in `slot`.
+  static metrics::Counter* Resolve(std::atomic<metrics::Counter*>& slot,
+                                   metrics::CounterFamily& family,
+                                   std::string_view label);
+
   ServiceOptions options_;
   http::BrowserGuard guard_;  // from options_
   std::function<std::string()> mcp_stats_;
@@ -225,6 +262,16 @@ class CacheService {
   metrics::CounterFamily* store_errors_;     // {reason} (synced from engine)
   metrics::CounterFamily* engine_;           // {what} (synced from engine)
   metrics::HistogramFamily* latency_;        // {op}
+  std::atomic<metrics::Counter*> bytes_served_{nullptr};       // bytes_
+  std::atomic<metrics::Counter*> saved_latency_us_{nullptr};   // saved_
+  std::atomic<metrics::Counter*> saved_cost_micros_{nullptr};  // saved_
+
+  // Remembered series (SeriesOf); entries are never erased.
+  std::mutex series_mu_;
+  std::unordered_map<std::string, RequestSeries, StringHash, std::equal_to<>>
+      request_series_;  // GUARDED_BY(series_mu_)
+  std::unordered_map<std::string, OutcomeSeries, StringHash, std::equal_to<>>
+      outcome_series_;  // GUARDED_BY(series_mu_)
 
   std::mutex mu_;
   WaiterId next_waiter_ = 1;                                  // GUARDED_BY(mu_)

@@ -139,6 +139,29 @@ TEST_F(ServiceTest, LookupMissesThenRecordThenHitsWithTheSameResult) {
   EXPECT_EQ(stats["tools"][0]["hits"], 1);
 }
 
+// The arguments reach the engine as sent (whitespace included) and the
+// key's canonicalizer reads them: spacing, member order and number
+// spelling never split an entry, and a hit's counters and body stay right.
+TEST_F(ServiceTest, ArgumentsAsSentHitTheEntryOfTheirCanonicalForm) {
+  Post("/v1/record",
+       WithResult(Call("get_doc", {{"id", 1}, {"q", "a b"}}), {{"v", 1}}));
+  const std::string spaced =
+      "{ \"server\" : \"docs\", \"tool\": \"get_doc\",\n \"arguments\" :"
+      " {\t\"q\" : \"a b\" ,\r\n \"id\" : 1.0 } }";
+  std::optional<Reply> r = Send("POST", "/v1/lookup", spaced);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_EQ(r->status, 200) << r->body;
+  json hit = json::parse(r->body);
+  EXPECT_EQ(hit["hit"], true) << r->body;
+  EXPECT_EQ(hit["result"], json({{"v", 1}}));
+  // The same text with another value is a different call.
+  std::string other = spaced;
+  other.replace(other.find("1.0"), 3, "2");
+  r = Send("POST", "/v1/lookup", other);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(json::parse(r->body)["hit"], false) << r->body;
+}
+
 TEST_F(ServiceTest, NonCacheableCallsReportTheirBypassReason) {
   json w = Post("/v1/lookup", Call("put_doc", {{"id", 1}}));
   EXPECT_EQ(w["hit"], false);
