@@ -8,15 +8,20 @@ set -euo pipefail
 : "${TOOLCACHE_BIN:?TOOLCACHE_BIN must point at the built toolcache binary}"
 src="${TOOLCACHE_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}"
 work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
+# start() runs in a $(...) subshell, so a pids array it filled would be lost
+# and the servers left running: each writes its pid to a file instead.
+cleanup() {
+  for f in "$work"/*.pid; do [ -e "$f" ] && kill "$(cat "$f")" 2>/dev/null; done
+  wait 2>/dev/null
+  rm -rf "$work"
+}
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 start() {  # start NAME ARGS...: a server face on a free port; prints its URL
   local name=$1; shift
   "$TOOLCACHE_BIN" "$@" --listen 127.0.0.1:0 --log-level warn >"$work/$name.out" 2>"$work/$name.err" &
-  pids+=($!)
+  echo $! >"$work/$name.pid"
   for _ in $(seq 100); do grep -q "listening on" "$work/$name.out" 2>/dev/null && break; sleep 0.1; done
   sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/$name.out"
 }
