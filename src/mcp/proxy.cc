@@ -342,11 +342,13 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
 
   while (true) {
     double now = Now();
-    if (reap_due || shutting_down || !server_out_open ||
+    bool reap_skipped = true;
+    if (reap_due || shutting_down || !server_out_open || server_in.broken ||
         now - last_reap >= kReapEverySeconds) {
       reap();
       reap_due = false;
       last_reap = now;
+      reap_skipped = false;
     }
     if (exited && !server_out_open) break;
     // Once the client stopped and the server's queue drained, close its stdin.
@@ -420,6 +422,16 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     if (!exited && (so < 0 || shutting_down) &&
         (timeout_ms < 0 || timeout_ms > 50)) {
       timeout_ms = 50;
+    }
+    // A turn that skipped the reap must not block past the next one: the
+    // server may have exited since the last (its SIGCHLD lost to another
+    // thread, its stdout held open by a grandchild), with a request waiting.
+    if (!exited && reap_skipped) {
+      const int until_reap =
+          static_cast<int>((last_reap + kReapEverySeconds - now) * 1000) + 1;
+      if (timeout_ms < 0 || timeout_ms > until_reap) {
+        timeout_ms = std::max(until_reap, 0);
+      }
     }
     int n = poll(fds, nfds, timeout_ms);
     if (n < 0) {

@@ -229,6 +229,35 @@ TEST(McpProxyTest, ServerExitIsNoticedWhileAGrandchildHoldsItsStdout) {
   EXPECT_TRUE(lines[0].contains("error")) << out;
 }
 
+// The server exits between two reaps of the loop (its SIGCHLD taken by
+// another thread, its stdout held by a grandchild) and the client's request
+// arrives right after: writing it fails (EPIPE), and the loop must not then
+// block in poll() without reaping (review of session 9: it hung until the
+// grandchild ended).
+TEST(McpProxyTest, RequestRightAfterAServerExitIsAnswered) {
+  struct sigaction handler {
+  }, previous{};
+  handler.sa_handler = NoteChild;
+  sigemptyset(&handler.sa_mask);
+  ASSERT_EQ(sigaction(SIGCHLD, &handler, &previous), 0);
+  McpProxyOptions o;
+  o.command = {"sh", "-c", "sleep 20 2>/dev/null & sleep 0.01; exit 0"};
+  o.grace_seconds = 5;
+  PipeProxy proxy(o);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  ASSERT_EQ(write(proxy.client_in(), kCallRequest.data(), kCallRequest.size()),
+            static_cast<ssize_t>(kCallRequest.size()));
+  std::string out;
+  ReadUntil(proxy.client_out(), out, 1);
+  const std::vector<json> lines = ParseLines(out);
+  Result<int> code = proxy.Finish();
+  sigaction(SIGCHLD, &previous, nullptr);
+  ASSERT_TRUE(code.ok()) << code.status().message();
+  ASSERT_EQ(lines.size(), 1u) << out;
+  EXPECT_EQ(lines[0]["id"], 1);
+  EXPECT_TRUE(lines[0].contains("error")) << out;
+}
+
 TEST(McpProxyTest, ClientThatStopsReadingStallsTheServerLosingNothing) {
   const std::string dir = TempDir();
   const int kLines = 20000;  // ~1.3 MB, far above pipes + the 4 KiB limit
