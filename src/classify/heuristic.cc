@@ -1246,6 +1246,12 @@ size_t CamelPhraseStartImpl(std::string_view name) {
     }
   }
   if (!camel) return 0;
+  // A prefix that itself names an action is not a namespace: in
+  // "delete_listMembers" or "create_searchIndex" the prefix's verb is the
+  // call's, and the camel part its object ("list", "search" as nouns).
+  for (const std::string& t : TokenizeName(name.substr(0, p))) {
+    if (BaseVerb(t) != VerbClass::kNone || IsAmbiguous(t)) return 0;
+  }
   const std::vector<std::string> tokens = TokenizeName(rest);
   if (tokens.empty()) return 0;
   if (BaseVerb(tokens[0]) == VerbClass::kNone && !IsAmbiguous(tokens[0])) {

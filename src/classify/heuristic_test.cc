@@ -456,6 +456,14 @@ TEST(HeuristicPhrase, CamelPhraseAfterASnakePrefixOpensWithTheVerb) {
   EXPECT_EQ(CamelPhraseStart("hosting_WordPressPlugins"), 0u);
   EXPECT_EQ(CamelPhraseStart("hosting_pluginsList"), 0u);
   EXPECT_EQ(CamelPhraseStart("hosting_listPlugins"), 8u);
+  // A prefix that names an action is not a namespace: its verb decides
+  // (review of session 9: these read as "list"/"search" with the rule alone).
+  EXPECT_EQ(CamelPhraseStart("delete_listMembers"), 0u);
+  EXPECT_EQ(CamelPhraseStart("srv__delete_listMembers"), 0u);
+  EXPECT_EQ(TypeOf("delete_listMembers", "", "Delete members of a list"),
+            RequestType::kCommand);
+  EXPECT_EQ(TypeOf("create_searchIndex"), RequestType::kCommand);
+  EXPECT_EQ(TypeOf("update_listSettings"), RequestType::kCommand);
 }
 
 // Session 9: a checking verb whose only input names a remote resource
