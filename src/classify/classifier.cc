@@ -282,6 +282,29 @@ std::string FormatSeconds(double s) {
 
 }  // namespace
 
+namespace {
+
+// The configured LLM layer when it could not be built and may not relax:
+// every tool a COMMAND, with the reason (fail closed; see Impl).
+class UnavailableLlmLayer final : public FeatureExtractor {
+ public:
+  explicit UnavailableLlmLayer(std::string why) : why_(std::move(why)) {}
+  FeatureSource source() const override { return FeatureSource::kLlm; }
+  std::optional<Features> Extract(const ToolInfo&,
+                                  std::string_view) const override {
+    Features f;
+    f.request_type = RequestType::kCommand;
+    f.detail = "the configured LLM layer is unavailable (" + why_ +
+               "): treated as a write";
+    return f;
+  }
+
+ private:
+  std::string why_;
+};
+
+}  // namespace
+
 struct Classifier::Impl {
   Config config;
   ClassifierOptions options;
@@ -309,9 +332,20 @@ struct Classifier::Impl {
                                : classify::LlmExtractor::Mode::kBackground);
       if (x.ok()) {
         extra.push_back(std::move(*x));
-      } else {
+      } else if (config.classifier.llm->may_relax) {
         spdlog::warn("classifier: LLM extractor left out: {}",
                      x.status().message());
+      } else {
+        // Choice: fail closed. Without mayRelax the layer could only have
+        // made verdicts more conservative; leaving it out would silently
+        // cache what the operator asked it to vet, so every tool is a
+        // COMMAND (never cached) until the layer can be built.
+        spdlog::error(
+            "classifier: LLM extractor unavailable ({}); every tool is "
+            "treated as a write until it is",
+            x.status().message());
+        extra.push_back(std::make_unique<UnavailableLlmLayer>(
+            std::string(x.status().message())));
       }
     }
   }

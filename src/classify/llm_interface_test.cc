@@ -110,18 +110,28 @@ TEST(LlmInterface, ADamagedMemoryOrAFailedModelLeavesTheHeuristicVerdict) {
   EXPECT_EQ(asked, 1);
 }
 
-TEST(LlmInterface, WithoutAModelOrInstalledBackendsThereIsNoLayer) {
+TEST(LlmInterface, WithoutAModelOrInstalledBackendsTheLayerFailsClosed) {
   LlmExtractorConfig c{.url = "http://127.0.0.1:1", .model = "m"};
   EXPECT_FALSE(
       LlmExtractor::Create(c, LlmBackends{}, LlmExtractor::Mode::kWait).ok());
-  // This test binary installs no backends: the classifier's own path
-  // leaves the layer out and the heuristic decides.
+  // This test binary installs no backends (a library user who cannot):
+  // without mayRelax the layer could only have been more conservative, so
+  // its absence makes every tool a write, said in the verdict, rather than
+  // silently caching what it was configured to vet.
   InstallLlmBackends(nullptr);
   Result<std::unique_ptr<LlmExtractor>> x = LlmExtractor::Create(c);
   ASSERT_FALSE(x.ok());
   EXPECT_EQ(x.status().code(), StatusCode::kFailedPrecondition);
   Config config;
   config.classifier.llm = c;
+  const Verdict closed = Classifier(config).Classify(Book());
+  EXPECT_FALSE(closed.cacheable);
+  EXPECT_EQ(closed.source, FeatureSource::kLlm);
+  EXPECT_NE(closed.detail.find("unavailable"), std::string::npos)
+      << closed.detail;
+  // With mayRelax the layer may have made verdicts less conservative, so
+  // leaving it out (logged) leaves the heuristic's verdict.
+  config.classifier.llm->may_relax = true;
   EXPECT_TRUE(Classifier(config).Classify(Book()).cacheable);
 }
 
