@@ -16,7 +16,6 @@
 #include "src/http/http.h"
 #include "src/mcp/http_server.h"
 #include "src/metrics/metrics.h"
-#include "src/runtime/dashboard.h"
 #include "src/serve/service.h"
 #include "toolcache/serve.h"
 
@@ -24,15 +23,13 @@ namespace toolcache {
 namespace {
 
 void SendReply(http::Responder& res, serve::Reply r) {
-  http::Headers h = {{"content-type", r.content_type},
-                     {"cache-control", "no-store"}};
-  // The dashboard (the only HTML reply) runs its own script and nothing
-  // else (src/runtime/dashboard.h).
-  if (r.content_type.starts_with("text/html")) {
-    h.push_back(
-        {"content-security-policy", std::string(runtime::DashboardCsp())});
+  if (!r.headers.empty()) {  // an admin route's, CSP included
+    res.Send(r.status, std::move(r.headers), std::move(r.body));
+    return;
   }
-  res.Send(r.status, std::move(h), std::move(r.body));
+  res.Send(r.status,
+           {{"content-type", r.content_type}, {"cache-control", "no-store"}},
+           std::move(r.body));
 }
 
 class CacheServerImpl final : public CacheServer {

@@ -30,6 +30,7 @@
 #include <optional>
 #include <utility>
 
+#include "src/runtime/startup/admin.h"
 #include "src/runtime/stats.h"
 
 namespace toolcache::serve {
@@ -610,23 +611,34 @@ std::optional<Reply> CacheService::Handle(const http::Request& request,
       !g.allowed()) {
     return done(Error(g.status, std::string(g.code()), g.message));
   }
-  if (method == "GET" && (path == "/" || path == "/dashboard")) {
-    op = "dashboard";
-    Reply r;
-    r.content_type = "text/html; charset=utf-8";
-    r.body = std::string(DashboardHtml());
-    return done(std::move(r));
-  }
-  if (method == "GET" && path == "/metrics") {
-    op = "metrics";
-    Reply r;
-    r.content_type = "text/plain; version=0.0.4";
-    r.body = Prometheus();
-    return done(std::move(r));
-  }
-  if (method == "GET" && path == "/toolcache/stats") {
-    op = "stats";
-    return done(Json(StatsJson()));
+  // The admin routes are the runtime's (src/runtime/startup/admin.h), as
+  // on every HTTP face; "/" is serve's old name for the dashboard.
+  if (method == "GET") {
+    const std::string_view admin_path = path == "/" ? "/dashboard" : path;
+    if (std::optional<runtime::AdminRoute> route =
+            runtime::AdminRouteAt(admin_path, /*dashboard=*/true)) {
+      switch (*route) {
+        case runtime::AdminRoute::kMetrics:
+          op = "metrics";
+          break;
+        case runtime::AdminRoute::kStats:
+          op = "stats";
+          break;
+        case runtime::AdminRoute::kDashboard:
+          op = "dashboard";
+          break;
+      }
+      runtime::AdminReply a =
+          runtime::AnswerAdmin({.metrics = [this] { return Prometheus(); },
+                                .stats = [this] { return StatsJson(); },
+                                .dashboard = true},
+                               *route);
+      Reply r;
+      r.content_type = std::string(http::FindHeader(a.headers, "content-type"));
+      r.headers = std::move(a.headers);
+      r.body = std::move(a.body);
+      return done(std::move(r));
+    }
   }
   if (method == "GET" &&
       (path == "/v1/openapi.json" || path == "/openapi.json")) {

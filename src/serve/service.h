@@ -96,6 +96,9 @@ struct ServiceOptions {
 struct Reply {
   int status = 200;
   std::string content_type = "application/json";
+  // When set, every header of the reply (content type included): the admin
+  // routes' (runtime::AnswerAdmin, with the dashboard's CSP).
+  http::Headers headers;
   std::string body;
 };
 
@@ -283,8 +286,6 @@ class CacheService {
   std::map<std::string, uint64_t, std::less<>> engine_seen_;  // GUARDED_BY
 };
 
-// The dashboard page (static HTML + JS, no external assets).
-std::string_view DashboardHtml();
 // The OpenAPI 3.0 document of the /v1/ API (JSON).
 std::string_view OpenApiJson();
 

@@ -76,30 +76,30 @@ std::optional<AdminRoute> AdminRouteAt(std::string_view path, bool dashboard) {
   return std::nullopt;
 }
 
-void SendAdmin(const AdminRoutes& routes, AdminRoute route,
-               http::Responder& res) {
+AdminReply AnswerAdmin(const AdminRoutes& routes, AdminRoute route) {
   switch (route) {
     case AdminRoute::kMetrics:
-      res.Send(200,
-               {{"content-type", "text/plain; version=0.0.4"},
-                {"cache-control", "no-store"}},
-               routes.metrics());
-      return;
+      return {{{"content-type", "text/plain; version=0.0.4"},
+               {"cache-control", "no-store"}},
+              routes.metrics()};
     case AdminRoute::kStats:
-      res.Send(
-          200,
+      return {
           {{"content-type", "application/json"}, {"cache-control", "no-store"}},
-          routes.stats());
-      return;
+          routes.stats()};
     case AdminRoute::kDashboard:
       // The page runs its own script and nothing else (dashboard.h).
-      res.Send(200,
-               {{"content-type", "text/html; charset=utf-8"},
-                {"content-security-policy", std::string(DashboardCsp())},
-                {"cache-control", "no-store"}},
-               std::string(DashboardHtml()));
-      return;
+      return {{{"content-type", "text/html; charset=utf-8"},
+               {"content-security-policy", std::string(DashboardCsp())},
+               {"cache-control", "no-store"}},
+              std::string(DashboardHtml())};
   }
+  return {};
+}
+
+void SendAdmin(const AdminRoutes& routes, AdminRoute route,
+               http::Responder& res) {
+  AdminReply a = AnswerAdmin(routes, route);
+  res.Send(200, std::move(a.headers), std::move(a.body));
 }
 
 namespace {

@@ -67,6 +67,18 @@ struct AdminRoutes {
 // nullopt; /dashboard only when `dashboard`.
 std::optional<AdminRoute> AdminRouteAt(std::string_view path, bool dashboard);
 
+// One admin reply: its headers (content type, `cache-control: no-store`,
+// the dashboard's CSP) and body.
+struct AdminReply {
+  http::Headers headers;
+  std::string body;
+};
+
+// What `route` answers from `routes`, for a face that sends replies its own
+// way (`serve`'s CacheService returns them to its binding). SendAdmin sends
+// exactly this.
+AdminReply AnswerAdmin(const AdminRoutes& routes, AdminRoute route);
+
 // Answers `route` with 200 from `routes`: text/plain; version=0.0.4 for
 // /metrics, application/json for the stats, the dashboard page with
 // DashboardCsp(); every reply `cache-control: no-store`. The face's
