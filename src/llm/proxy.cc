@@ -904,11 +904,12 @@ class LlmProxyImpl final : public LlmProxy {
     // the tool loop's hidden rounds resend the same rewritten prefix.
     uint64_t prompt_ticket = 0;
     auto prepare_prompt = [&](std::string* body) {
-      if (!shared->prompt) return;
+      if (!shared->prompt) return false;
       PreparedRequest p =
           shared->prompt->Prepare(PromptApiOf(route.api), state_scope, *body);
       prompt_ticket = p.ticket;
       if (p.rewritten) *body = std::move(p.body);
+      return p.rewritten;
     };
     if (route.route == Route::kObserved) {
       Result<llm::ParsedRequest> parsed = llm::ParseRequest(
@@ -985,7 +986,8 @@ class LlmProxyImpl final : public LlmProxy {
     ex->Begin(std::move(creq));
   }
 
-  using PrepareBody = std::function<void(std::string*)>;
+  // Runs the prompt-cache stage on a body; true when it rewrote it.
+  using PrepareBody = std::function<bool(std::string*)>;
 
   // The tool loop's request hook: splices hidden turns back into `body`,
   // offloads, runs `prepare` (the prompt-cache stage) on the result and,
@@ -996,8 +998,11 @@ class LlmProxyImpl final : public LlmProxy {
                                                    const std::string& scope,
                                                    const std::string& state,
                                                    const PrepareBody& prepare) {
+    // Each stage adds edits over the one parse of the client's body; one
+    // writer applies them (edits.h): the body is parsed once per request.
+    llm::BodyEdits edits;
     llm::SpliceReport sr;
-    std::string spliced = shared->loop->Splice(parsed, *body, state, &sr);
+    shared->loop->SplicePlan(parsed, *body, state, &sr, &edits);
     const std::string_view api = llm::ApiName(parsed.api);
     if (sr.spliced > 0) shared->spliced->Get({api, "spliced"})->Add(sr.spliced);
     if (sr.missing > 0) {
@@ -1014,47 +1019,39 @@ class LlmProxyImpl final : public LlmProxy {
       shared->spliced->Get({api, "store_corrupt"})->Add(sr.corrupt);
     }
     std::unique_ptr<llm::ServeSession> session;
-    bool spliced_any = sr.spliced > 0;
     // Offload only where the loop can answer the retrieval tool: not in a
     // Responses request continuing state the provider holds
     // (previous_response_id, conversation), which the loop does not serve.
     if (shared->offload && llm::ToolLoop::Supports(parsed.api, parsed.stream) &&
         llm::ToolLoop::BypassReason(parsed).empty()) {
-      // Offload rewrites the request as it will go upstream (spliced).
-      Result<llm::ParsedRequest> now =
-          spliced_any ? llm::ParseRequest(parsed.api, spliced)
-                      : Result<llm::ParsedRequest>(parsed);
-      if (now.ok()) {
-        llm::OffloadReport orep;
-        std::string rewritten = shared->offload->Rewrite(
-            *now, spliced_any ? spliced : *body, state, &orep);
-        if (orep.offloaded > 0) {
-          shared->offloaded->Get({api, "offloaded"})->Add(orep.offloaded);
-          spdlog::info(
-              "{}: offloaded {} oversized tool result(s): previews sent "
-              "upstream, the results kept for toolcache_read",
-              api, orep.offloaded);
-        }
-        if (orep.store_errors > 0) {
-          shared->offloaded->Get({api, "store_error"})->Add(orep.store_errors);
-        }
-        if (orep.corrupt > 0) {
-          shared->offloaded->Get({api, "store_corrupt"})->Add(orep.corrupt);
-        }
-        if (orep.reused > 0) {
-          shared->offloaded->Get({api, "reused"})->Add(orep.reused);
-        }
-        if (orep.bytes_removed > 0) {
-          shared->offloaded->Get({api, "bytes"})->Add(orep.bytes_removed);
-        }
-        if (orep.tool_added || orep.offloaded > 0 || orep.reused > 0) {
-          spliced = std::move(rewritten);
-          spliced_any = true;
-        }
+      // Offload edits the client's results; the hidden turns the splice
+      // inserts are never offloaded (they are older than the newest turn
+      // and were never offloaded when served).
+      llm::OffloadReport orep;
+      shared->offload->Plan(parsed, *body, state, &orep, &edits);
+      if (orep.offloaded > 0) {
+        shared->offloaded->Get({api, "offloaded"})->Add(orep.offloaded);
+        spdlog::info(
+            "{}: offloaded {} oversized tool result(s): previews sent "
+            "upstream, the results kept for toolcache_read",
+            api, orep.offloaded);
+      }
+      if (orep.store_errors > 0) {
+        shared->offloaded->Get({api, "store_error"})->Add(orep.store_errors);
+      }
+      if (orep.corrupt > 0) {
+        shared->offloaded->Get({api, "store_corrupt"})->Add(orep.corrupt);
+      }
+      if (orep.reused > 0) {
+        shared->offloaded->Get({api, "reused"})->Add(orep.reused);
+      }
+      if (orep.bytes_removed > 0) {
+        shared->offloaded->Get({api, "bytes"})->Add(orep.bytes_removed);
       }
     }
-    std::string upstream = spliced_any ? std::move(spliced) : *body;
-    prepare(&upstream);  // the prompt-cache stage, on what goes upstream
+    std::string upstream = edits.empty() ? *body : edits.Apply(*body);
+    // The prompt-cache stage, on what goes upstream.
+    const bool rewritten = prepare(&upstream);
     const std::string_view bypass = llm::ToolLoop::BypassReason(parsed);
     if (!bypass.empty()) {
       shared->spliced->Get({api, "bypass_" + std::string(bypass)})->Add();
@@ -1062,7 +1059,7 @@ class LlmProxyImpl final : public LlmProxy {
     } else if (llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
       session = std::make_unique<llm::ServeSession>(
           shared->loop.get(), std::move(parsed), std::move(*body), upstream,
-          scope, state);
+          scope, state, rewritten ? nullptr : &edits);
     }
     *body = std::move(upstream);
     return session;
