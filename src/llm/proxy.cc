@@ -24,6 +24,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -247,6 +248,37 @@ struct Shared {
     return p == Provider::kAnthropic ? anthropic : openai;
   }
   void Error(std::string_view kind) { errors->Get({kind})->Add(); }
+
+  // Choice: the series every request touches are looked up once per label
+  // (the three APIs and passthrough, see Slot) and kept: series are never
+  // erased (metrics.cc), and these lookups were ~3,200 instructions of a
+  // 2 KB request (callgrind). Filled on first use, so /metrics shows the
+  // same series as before.
+  struct HotSeries {
+    std::atomic<metrics::Histogram*> first_byte{nullptr};
+    std::atomic<metrics::Histogram*> upstream{nullptr};
+    std::atomic<metrics::Histogram*> overhead_request{nullptr};
+    std::atomic<metrics::Histogram*> overhead_response{nullptr};
+    std::atomic<metrics::Counter*> requests_2xx{nullptr};
+    std::atomic<metrics::Counter*> streams_complete{nullptr};
+    std::atomic<metrics::Counter*> observed_calls{nullptr};
+    std::atomic<metrics::Counter*> would_hit{nullptr};
+  };
+  std::array<HotSeries, 4> hot;
+  // 0..2: the APIs (Api's values); 3: passthrough.
+  static size_t Slot(bool observed, Api api) {
+    return observed ? static_cast<size_t>(api) : 3;
+  }
+  template <typename T, typename Family>
+  static T* Cached(std::atomic<T*>& slot, Family* family,
+                   std::initializer_list<std::string_view> labels) {
+    T* p = slot.load(std::memory_order_acquire);
+    if (p == nullptr) {
+      p = family->Get(labels);
+      slot.store(p, std::memory_order_release);
+    }
+    return p;
+  }
 };
 
 PromptApi PromptApiOf(Api api) {
@@ -326,7 +358,8 @@ class Exchange : public http::ResponseSink,
   void OnHead(int status, const Headers& headers) override {
     status_ = status;
     upstream_head_at_ = Now();
-    shared_->first_byte->Get({Label()})->Observe(Now() - started_at_);
+    Shared::Cached(Hot().first_byte, shared_->first_byte, {Label()})
+        ->Observe(Now() - started_at_);
     for (const Header& h : headers) {
       // A HEAD answer keeps the upstream's Content-Length (the length a GET
       // would have); the server sends it with no body (RFC 9110 9.3.2).
@@ -382,10 +415,16 @@ class Exchange : public http::ResponseSink,
 
   void OnEnd(const Status& st) override {
     const double end = Now();
-    shared_->upstream->Get({Label()})->Observe(end - started_at_);
+    Shared::Cached(Hot().upstream, shared_->upstream, {Label()})
+        ->Observe(end - started_at_);
     if (!st.ok()) return UpstreamFailed(st);
     RecordStages(end);
-    shared_->requests->Get({Label(), StatusClass(status_)})->Add();
+    if (status_ >= 200 && status_ < 300) {
+      Shared::Cached(Hot().requests_2xx, shared_->requests, {Label(), "2xx"})
+          ->Add();
+    } else {
+      shared_->requests->Get({Label(), StatusClass(status_)})->Add();
+    }
     if (serve_stream_) return ServeStreamEnd();
     if (relaying_) {
       if (observe_stream_) FinishStream();
@@ -421,7 +460,9 @@ class Exchange : public http::ResponseSink,
         {"x-toolcache-would-hit", std::to_string(rep.would_hit)});
     if (serve_) AddServeHeaders();
     const double t1 = Now();
-    shared_->overhead->Get({Label(), "response"})->Observe(t1 - t0);
+    Shared::Cached(Hot().overhead_response, shared_->overhead,
+                   {Label(), "response"})
+        ->Observe(t1 - t0);
     if (stages_ != nullptr)
       stages_->Get({Label(), "respond"})->Observe(t1 - t0);
     res_->Send(status_, std::move(headers_), std::move(body_));
@@ -454,6 +495,10 @@ class Exchange : public http::ResponseSink,
                  body * 1e3};
   }
 
+  Shared::HotSeries& Hot() const {
+    return shared_
+        ->hot[Shared::Slot(route_.route == Route::kObserved, route_.api)];
+  }
   std::string_view Label() const {
     return route_.route == Route::kObserved ? llm::ApiName(route_.api)
                                             : std::string_view("passthrough");
@@ -623,7 +668,13 @@ class Exchange : public http::ResponseSink,
     } else if (!reader_.complete() || sse_parser_.mid_event()) {
       outcome = "truncated";
     }
-    shared_->streams->Get({Label(), outcome})->Add();
+    if (std::strcmp(outcome, "complete") == 0) {
+      Shared::Cached(Hot().streams_complete, shared_->streams,
+                     {Label(), "complete"})
+          ->Add();
+    } else {
+      shared_->streams->Get({Label(), outcome})->Add();
+    }
     if (std::strcmp(outcome, "complete") != 0) {
       spdlog::info("{}: stream {} ({}); its tool calls are not observed",
                    Label(), outcome, reader_.failure());
@@ -634,7 +685,9 @@ class Exchange : public http::ResponseSink,
     const double t0 = Now();
     llm::ResponseReport rep =
         shared_->observer->OnResponse(route_.api, reader_.tool_uses(), scope_);
-    shared_->overhead->Get({Label(), "response"})->Observe(Now() - t0);
+    Shared::Cached(Hot().overhead_response, shared_->overhead,
+                   {Label(), "response"})
+        ->Observe(Now() - t0);
     LogResponse(rep);
   }
 
@@ -661,9 +714,11 @@ class Exchange : public http::ResponseSink,
   }
 
   void LogResponse(const llm::ResponseReport& rep) {
-    shared_->observed->Get({Label(), "observed_calls"})
+    Shared::Cached(Hot().observed_calls, shared_->observed,
+                   {Label(), "observed_calls"})
         ->Add(rep.observed_calls);
-    shared_->observed->Get({Label(), "would_hit"})->Add(rep.would_hit);
+    Shared::Cached(Hot().would_hit, shared_->observed, {Label(), "would_hit"})
+        ->Add(rep.would_hit);
     if (rep.observed_calls == 0) return;
     std::string hits;
     for (const auto& h : rep.hits) {
@@ -978,10 +1033,11 @@ class LlmProxyImpl final : public LlmProxy {
                                          recorded, prompt_ticket);
     ex->SetServe(std::move(session));
     ex->SetArrival(req.head_at, req.received_at);
-    shared->overhead
-        ->Get({route.route == Route::kObserved ? llm::ApiName(route.api)
-                                               : "passthrough",
-               "request"})
+    const bool observed = route.route == Route::kObserved;
+    Shared::Cached(
+        shared->hot[Shared::Slot(observed, route.api)].overhead_request,
+        shared->overhead,
+        {observed ? llm::ApiName(route.api) : "passthrough", "request"})
         ->Observe(Now() - t0);
     ex->Begin(std::move(creq));
   }
