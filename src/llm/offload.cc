@@ -20,6 +20,7 @@
 #include <optional>
 #include <vector>
 
+#include "src/core/json.h"
 #include "src/core/sha256.h"
 #include "src/store/sealed.h"
 
@@ -32,10 +33,7 @@ using ojson = nlohmann::ordered_json;
 // earlier versions are not read).
 constexpr std::string_view kNamespace = "offl2";
 
-std::string JsonString(std::string_view s) {
-  return ojson(std::string(s))
-      .dump(-1, ' ', false, ojson::error_handler_t::replace);
-}
+std::string JsonString(std::string_view s) { return json::Quote(s); }
 
 // Moves `i` back to the start of a UTF-8 sequence.
 size_t Utf8Floor(std::string_view s, size_t i) {
@@ -45,12 +43,6 @@ size_t Utf8Floor(std::string_view s, size_t i) {
   }
   return i;
 }
-
-struct Edit {
-  uint32_t begin;
-  uint32_t end;
-  std::string text;
-};
 
 }  // namespace
 
@@ -121,7 +113,15 @@ std::string Offloader::Preview(std::string_view text,
 std::string Offloader::Rewrite(const ParsedRequest& request,
                                const std::string& body, std::string_view scope,
                                OffloadReport* report) {
-  std::vector<Edit> edits;
+  BodyEdits edits;
+  Plan(request, body, scope, report, &edits);
+  if (edits.empty()) return body;
+  return edits.Apply(body);
+}
+
+void Offloader::Plan(const ParsedRequest& request, const std::string& body,
+                     std::string_view scope, OffloadReport* report,
+                     BodyEdits* edits) {
   // The retrieval tool, after the client's tools, in every request that
   // has a tool list.
   bool has = false;
@@ -149,7 +149,7 @@ std::string Offloader::Rewrite(const ParsedRequest& request,
             R"(,"strict":false})";
     }
     const uint32_t at = request.tool_defs.back().span.end;
-    edits.push_back({at, at, "," + def});
+    edits->Insert(at, "," + def);
     report->tool_added = true;
   }
   // Oversized results: memoised previews anywhere, new ones in the newest
@@ -253,21 +253,8 @@ std::string Offloader::Rewrite(const ParsedRequest& request,
       memo_[c.key] = c.preview;
     }
     report->bytes_removed += r.content.size() - c.preview.size();
-    edits.push_back({r.content.begin, r.content.end, c.preview});
+    edits->Replace(r.content.begin, r.content.end, c.preview);
   }
-  if (edits.empty()) return body;
-  std::sort(edits.begin(), edits.end(),
-            [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
-  std::string out;
-  out.reserve(body.size());
-  uint32_t from = 0;
-  for (const Edit& e : edits) {
-    out.append(body, from, e.begin - from);
-    out.append(e.text);
-    from = e.end;
-  }
-  out.append(body, from, std::string::npos);
-  return out;
 }
 
 std::string Offloader::Answer(std::string_view scope,

@@ -34,6 +34,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "src/llm/edits.h"
 #include "src/llm/wire.h"
 #include "toolcache/store.h"
 
@@ -70,6 +71,10 @@ class Offloader {
   // one) and oversized results replaced; `body` itself when unchanged.
   std::string Rewrite(const ParsedRequest& request, const std::string& body,
                       std::string_view scope, OffloadReport* report);
+  // Rewrite as edits over `body` (the bytes `request` was parsed from),
+  // added to *edits for the one writer (edits.h); Rewrite applies them.
+  void Plan(const ParsedRequest& request, const std::string& body,
+            std::string_view scope, OffloadReport* report, BodyEdits* edits);
 
   static bool IsRetrieval(std::string_view tool) {
     return tool == kRetrievalTool;

@@ -24,6 +24,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -245,6 +246,37 @@ struct Shared {
     return p == Provider::kAnthropic ? anthropic : openai;
   }
   void Error(std::string_view kind) { errors->Get({kind})->Add(); }
+
+  // Choice: the series every request touches are looked up once per label
+  // (the three APIs and passthrough, see Slot) and kept: series are never
+  // erased (metrics.cc), and these lookups were ~3,200 instructions of a
+  // 2 KB request (callgrind). Filled on first use, so /metrics shows the
+  // same series as before.
+  struct HotSeries {
+    std::atomic<metrics::Histogram*> first_byte{nullptr};
+    std::atomic<metrics::Histogram*> upstream{nullptr};
+    std::atomic<metrics::Histogram*> overhead_request{nullptr};
+    std::atomic<metrics::Histogram*> overhead_response{nullptr};
+    std::atomic<metrics::Counter*> requests_2xx{nullptr};
+    std::atomic<metrics::Counter*> streams_complete{nullptr};
+    std::atomic<metrics::Counter*> observed_calls{nullptr};
+    std::atomic<metrics::Counter*> would_hit{nullptr};
+  };
+  std::array<HotSeries, 4> hot;
+  // 0..2: the APIs (Api's values); 3: passthrough.
+  static size_t Slot(bool observed, Api api) {
+    return observed ? static_cast<size_t>(api) : 3;
+  }
+  template <typename T, typename Family>
+  static T* Cached(std::atomic<T*>& slot, Family* family,
+                   std::initializer_list<std::string_view> labels) {
+    T* p = slot.load(std::memory_order_acquire);
+    if (p == nullptr) {
+      p = family->Get(labels);
+      slot.store(p, std::memory_order_release);
+    }
+    return p;
+  }
 };
 
 PromptApi PromptApiOf(Api api) {
@@ -324,7 +356,8 @@ class Exchange : public http::ResponseSink,
   void OnHead(int status, const Headers& headers) override {
     status_ = status;
     upstream_head_at_ = Now();
-    shared_->first_byte->Get({Label()})->Observe(Now() - started_at_);
+    Shared::Cached(Hot().first_byte, shared_->first_byte, {Label()})
+        ->Observe(Now() - started_at_);
     for (const Header& h : headers) {
       // A HEAD answer keeps the upstream's Content-Length (the length a GET
       // would have); the server sends it with no body (RFC 9110 9.3.2).
@@ -380,10 +413,16 @@ class Exchange : public http::ResponseSink,
 
   void OnEnd(const Status& st) override {
     const double end = Now();
-    shared_->upstream->Get({Label()})->Observe(end - started_at_);
+    Shared::Cached(Hot().upstream, shared_->upstream, {Label()})
+        ->Observe(end - started_at_);
     if (!st.ok()) return UpstreamFailed(st);
     RecordStages(end);
-    shared_->requests->Get({Label(), StatusClass(status_)})->Add();
+    if (status_ >= 200 && status_ < 300) {
+      Shared::Cached(Hot().requests_2xx, shared_->requests, {Label(), "2xx"})
+          ->Add();
+    } else {
+      shared_->requests->Get({Label(), StatusClass(status_)})->Add();
+    }
     if (serve_stream_) return ServeStreamEnd();
     if (relaying_) {
       if (observe_stream_) FinishStream();
@@ -419,7 +458,9 @@ class Exchange : public http::ResponseSink,
         {"x-toolcache-would-hit", std::to_string(rep.would_hit)});
     if (serve_) AddServeHeaders();
     const double t1 = Now();
-    shared_->overhead->Get({Label(), "response"})->Observe(t1 - t0);
+    Shared::Cached(Hot().overhead_response, shared_->overhead,
+                   {Label(), "response"})
+        ->Observe(t1 - t0);
     if (stages_ != nullptr)
       stages_->Get({Label(), "respond"})->Observe(t1 - t0);
     res_->Send(status_, std::move(headers_), std::move(body_));
@@ -452,6 +493,10 @@ class Exchange : public http::ResponseSink,
                  body * 1e3};
   }
 
+  Shared::HotSeries& Hot() const {
+    return shared_
+        ->hot[Shared::Slot(route_.route == Route::kObserved, route_.api)];
+  }
   std::string_view Label() const {
     return route_.route == Route::kObserved ? llm::ApiName(route_.api)
                                             : std::string_view("passthrough");
@@ -621,7 +666,13 @@ class Exchange : public http::ResponseSink,
     } else if (!reader_.complete() || sse_parser_.mid_event()) {
       outcome = "truncated";
     }
-    shared_->streams->Get({Label(), outcome})->Add();
+    if (std::strcmp(outcome, "complete") == 0) {
+      Shared::Cached(Hot().streams_complete, shared_->streams,
+                     {Label(), "complete"})
+          ->Add();
+    } else {
+      shared_->streams->Get({Label(), outcome})->Add();
+    }
     if (std::strcmp(outcome, "complete") != 0) {
       spdlog::info("{}: stream {} ({}); its tool calls are not observed",
                    Label(), outcome, reader_.failure());
@@ -632,7 +683,9 @@ class Exchange : public http::ResponseSink,
     const double t0 = Now();
     llm::ResponseReport rep =
         shared_->observer->OnResponse(route_.api, reader_.tool_uses(), scope_);
-    shared_->overhead->Get({Label(), "response"})->Observe(Now() - t0);
+    Shared::Cached(Hot().overhead_response, shared_->overhead,
+                   {Label(), "response"})
+        ->Observe(Now() - t0);
     LogResponse(rep);
   }
 
@@ -659,9 +712,11 @@ class Exchange : public http::ResponseSink,
   }
 
   void LogResponse(const llm::ResponseReport& rep) {
-    shared_->observed->Get({Label(), "observed_calls"})
+    Shared::Cached(Hot().observed_calls, shared_->observed,
+                   {Label(), "observed_calls"})
         ->Add(rep.observed_calls);
-    shared_->observed->Get({Label(), "would_hit"})->Add(rep.would_hit);
+    Shared::Cached(Hot().would_hit, shared_->observed, {Label(), "would_hit"})
+        ->Add(rep.would_hit);
     if (rep.observed_calls == 0) return;
     std::string hits;
     for (const auto& h : rep.hits) {
@@ -892,11 +947,12 @@ class LlmProxyImpl final : public LlmProxy {
     // the tool loop's hidden rounds resend the same rewritten prefix.
     uint64_t prompt_ticket = 0;
     auto prepare_prompt = [&](std::string* body) {
-      if (!shared->prompt) return;
+      if (!shared->prompt) return false;
       PreparedRequest p =
           shared->prompt->Prepare(PromptApiOf(route.api), state_scope, *body);
       prompt_ticket = p.ticket;
       if (p.rewritten) *body = std::move(p.body);
+      return p.rewritten;
     };
     if (route.route == Route::kObserved) {
       Result<llm::ParsedRequest> parsed = llm::ParseRequest(
@@ -965,15 +1021,17 @@ class LlmProxyImpl final : public LlmProxy {
                                          recorded, prompt_ticket);
     ex->SetServe(std::move(session));
     ex->SetArrival(req.head_at, req.received_at);
-    shared->overhead
-        ->Get({route.route == Route::kObserved ? llm::ApiName(route.api)
-                                               : "passthrough",
-               "request"})
+    const bool observed = route.route == Route::kObserved;
+    Shared::Cached(
+        shared->hot[Shared::Slot(observed, route.api)].overhead_request,
+        shared->overhead,
+        {observed ? llm::ApiName(route.api) : "passthrough", "request"})
         ->Observe(Now() - t0);
     ex->Begin(std::move(creq));
   }
 
-  using PrepareBody = std::function<void(std::string*)>;
+  // Runs the prompt-cache stage on a body; true when it rewrote it.
+  using PrepareBody = std::function<bool(std::string*)>;
 
   // The tool loop's request hook: splices hidden turns back into `body`,
   // offloads, runs `prepare` (the prompt-cache stage) on the result and,
@@ -984,8 +1042,11 @@ class LlmProxyImpl final : public LlmProxy {
                                                    const std::string& scope,
                                                    const std::string& state,
                                                    const PrepareBody& prepare) {
+    // Each stage adds edits over the one parse of the client's body; one
+    // writer applies them (edits.h): the body is parsed once per request.
+    llm::BodyEdits edits;
     llm::SpliceReport sr;
-    std::string spliced = shared->loop->Splice(parsed, *body, state, &sr);
+    shared->loop->SplicePlan(parsed, *body, state, &sr, &edits);
     const std::string_view api = llm::ApiName(parsed.api);
     if (sr.spliced > 0) shared->spliced->Get({api, "spliced"})->Add(sr.spliced);
     if (sr.missing > 0) {
@@ -1002,47 +1063,39 @@ class LlmProxyImpl final : public LlmProxy {
       shared->spliced->Get({api, "store_corrupt"})->Add(sr.corrupt);
     }
     std::unique_ptr<llm::ServeSession> session;
-    bool spliced_any = sr.spliced > 0;
     // Offload only where the loop can answer the retrieval tool: not in a
     // Responses request continuing state the provider holds
     // (previous_response_id, conversation), which the loop does not serve.
     if (shared->offload && llm::ToolLoop::Supports(parsed.api, parsed.stream) &&
         llm::ToolLoop::BypassReason(parsed).empty()) {
-      // Offload rewrites the request as it will go upstream (spliced).
-      Result<llm::ParsedRequest> now =
-          spliced_any ? llm::ParseRequest(parsed.api, spliced)
-                      : Result<llm::ParsedRequest>(parsed);
-      if (now.ok()) {
-        llm::OffloadReport orep;
-        std::string rewritten = shared->offload->Rewrite(
-            *now, spliced_any ? spliced : *body, state, &orep);
-        if (orep.offloaded > 0) {
-          shared->offloaded->Get({api, "offloaded"})->Add(orep.offloaded);
-          spdlog::info(
-              "{}: offloaded {} oversized tool result(s): previews sent "
-              "upstream, the results kept for toolcache_read",
-              api, orep.offloaded);
-        }
-        if (orep.store_errors > 0) {
-          shared->offloaded->Get({api, "store_error"})->Add(orep.store_errors);
-        }
-        if (orep.corrupt > 0) {
-          shared->offloaded->Get({api, "store_corrupt"})->Add(orep.corrupt);
-        }
-        if (orep.reused > 0) {
-          shared->offloaded->Get({api, "reused"})->Add(orep.reused);
-        }
-        if (orep.bytes_removed > 0) {
-          shared->offloaded->Get({api, "bytes"})->Add(orep.bytes_removed);
-        }
-        if (orep.tool_added || orep.offloaded > 0 || orep.reused > 0) {
-          spliced = std::move(rewritten);
-          spliced_any = true;
-        }
+      // Offload edits the client's results; the hidden turns the splice
+      // inserts are never offloaded (they are older than the newest turn
+      // and were never offloaded when served).
+      llm::OffloadReport orep;
+      shared->offload->Plan(parsed, *body, state, &orep, &edits);
+      if (orep.offloaded > 0) {
+        shared->offloaded->Get({api, "offloaded"})->Add(orep.offloaded);
+        spdlog::info(
+            "{}: offloaded {} oversized tool result(s): previews sent "
+            "upstream, the results kept for toolcache_read",
+            api, orep.offloaded);
+      }
+      if (orep.store_errors > 0) {
+        shared->offloaded->Get({api, "store_error"})->Add(orep.store_errors);
+      }
+      if (orep.corrupt > 0) {
+        shared->offloaded->Get({api, "store_corrupt"})->Add(orep.corrupt);
+      }
+      if (orep.reused > 0) {
+        shared->offloaded->Get({api, "reused"})->Add(orep.reused);
+      }
+      if (orep.bytes_removed > 0) {
+        shared->offloaded->Get({api, "bytes"})->Add(orep.bytes_removed);
       }
     }
-    std::string upstream = spliced_any ? std::move(spliced) : *body;
-    prepare(&upstream);  // the prompt-cache stage, on what goes upstream
+    std::string upstream = edits.empty() ? *body : edits.Apply(*body);
+    // The prompt-cache stage, on what goes upstream.
+    const bool rewritten = prepare(&upstream);
     const std::string_view bypass = llm::ToolLoop::BypassReason(parsed);
     if (!bypass.empty()) {
       shared->spliced->Get({api, "bypass_" + std::string(bypass)})->Add();
@@ -1050,7 +1103,7 @@ class LlmProxyImpl final : public LlmProxy {
     } else if (llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
       session = std::make_unique<llm::ServeSession>(
           shared->loop.get(), std::move(parsed), std::move(*body), upstream,
-          scope, state);
+          scope, state, rewritten ? nullptr : &edits);
     }
     *body = std::move(upstream);
     return session;

@@ -593,6 +593,15 @@ bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
 std::string ToolLoop::Splice(const ParsedRequest& request,
                              const std::string& body, std::string_view scope,
                              SpliceReport* report) {
+  BodyEdits edits;
+  SplicePlan(request, body, scope, report, &edits);
+  if (edits.empty()) return body;
+  return edits.Apply(body);
+}
+
+void ToolLoop::SplicePlan(const ParsedRequest& request, const std::string& body,
+                          std::string_view scope, SpliceReport* report,
+                          BodyEdits* edits) {
   // Candidate assistant messages (not the first message: hidden turns
   // always follow a client message).
   std::vector<uint32_t> at;      // the anchor (the visible message)
@@ -631,7 +640,7 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
     starts.push_back(start);
     keys.push_back(std::move(key));
   }
-  if (at.empty()) return body;
+  if (at.empty()) return;
   std::vector<std::optional<StoreValue>> found(at.size());
   for (size_t b = 0; b < at.size(); b += kMaxStoreBatch) {
     const size_t e = std::min(at.size(), b + kMaxStoreBatch);
@@ -648,7 +657,6 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
     }
     for (size_t i = b; i < e; ++i) found[i] = std::move((*got)[i - b]);
   }
-  std::string out;
   size_t from = 0;
   for (size_t k = 0; k < at.size(); ++k) {
     if (!found[k]) {
@@ -695,27 +703,25 @@ std::string ToolLoop::Splice(const ParsedRequest& request,
       span = request.message_list[last].span;
     }
     if (first.begin < from) continue;  // inside an earlier replacement
-    if (out.empty()) out.reserve(body.size() + 4096);
-    out.append(body, from, first.begin - from);
-    out.append(value, 0, nl);
-    out.push_back(',');
+    std::string text(value.substr(0, nl));
+    text.push_back(',');
     if (nl == std::string::npos) {
       from = first.begin;
     } else {
-      out.append(value, nl + 1, nl2 == std::string::npos ? nl2 : nl2 - nl - 1);
+      text.append(
+          value.substr(nl + 1, nl2 == std::string::npos ? nl2 : nl2 - nl - 1));
       from = span.end;
     }
+    edits->Replace(first.begin, static_cast<uint32_t>(from), std::move(text));
     ++report->spliced;
   }
-  if (report->spliced == 0) return body;
-  out.append(body, from, std::string::npos);
-  return out;
 }
 
 ServeSession::ServeSession(ToolLoop* loop, ParsedRequest client,
                            std::string client_body,
                            const std::string& upstream_body, std::string scope,
-                           std::optional<std::string> state_scope)
+                           std::optional<std::string> state_scope,
+                           const BodyEdits* edits)
     : loop_(loop),
       client_(std::move(client)),
       client_body_(std::move(client_body)),
@@ -723,8 +729,24 @@ ServeSession::ServeSession(ToolLoop* loop, ParsedRequest client,
       state_scope_(state_scope ? std::move(*state_scope) : scope_) {
   // Where hidden messages go: after the last message of the upstream body.
   const std::string* body = &upstream_body;
-  Result<ParsedRequest> up = ParseRequest(client_.api, *body);
-  if (!up.ok()) return;
+  // The upstream body's spans: the client's parse moved through the
+  // stages' edits (no second parse), or a parse when the body was
+  // rewritten some other way.
+  Result<ParsedRequest> up = ParsedRequest{};
+  if (edits != nullptr) {
+    auto map = [&](Span s) {
+      return Span{edits->Map(s.begin), edits->Map(s.end)};
+    };
+    up->messages = map(client_.messages);
+    if (!client_.message_list.empty()) {
+      up->message_list.push_back(
+          {.span = map(client_.message_list.back().span)});
+    }
+    if (up->messages.end > body->size()) return;
+  } else {
+    up = ParseRequest(client_.api, *body);
+    if (!up.ok()) return;
+  }
   uint32_t at = 0;
   if (!up->message_list.empty()) {
     at = up->message_list.back().span.end;

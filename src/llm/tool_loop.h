@@ -158,6 +158,11 @@ class ToolLoop {
   // there is none.
   std::string Splice(const ParsedRequest& request, const std::string& body,
                      std::string_view scope, SpliceReport* report);
+  // Splice as edits over `body` (the bytes `request` was parsed from),
+  // added to *edits for the one writer (edits.h); Splice applies them.
+  void SplicePlan(const ParsedRequest& request, const std::string& body,
+                  std::string_view scope, SpliceReport* report,
+                  BodyEdits* edits);
 
  private:
   // `prefix`: the running digest of everything before the hidden turns
@@ -200,9 +205,13 @@ class ServeSession {
   // `upstream_body`: what goes upstream (spliced).
   // `scope`: the result entries' scope; `state_scope` (default: `scope`):
   // the conversation state's and offloaded results' (scope.h).
+  // `edits`: when given, `upstream_body` is `client_body` with these edits
+  // applied (edits.h), and the insertion point is found by mapping the
+  // client's parse through them; without, `upstream_body` is parsed again.
   ServeSession(ToolLoop* loop, ParsedRequest client, std::string client_body,
                const std::string& upstream_body, std::string scope,
-               std::optional<std::string> state_scope = std::nullopt);
+               std::optional<std::string> state_scope = std::nullopt,
+               const BodyEdits* edits = nullptr);
 
   // A whole 2xx upstream response of round rounds(): the next upstream body
   // when its tool calls were served, nullopt when it goes to the client.

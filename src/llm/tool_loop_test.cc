@@ -280,6 +280,72 @@ TEST_F(ToolLoopTest, SessionSplicesHiddenTurnsBack) {
   EXPECT_EQ(gone.spliced, 0u);
 }
 
+// Issue 30: the stages edit the one parse of a request. A request with a
+// hidden turn to splice back is parsed once; splice and offload add edits,
+// one writer applies them, and the session finds its insertion point by
+// mapping that parse through the edits: no second ParseRequest, and the
+// same bytes upstream as the former splice-then-parse path.
+TEST_F(ToolLoopTest, StagesEditTheOneParseOfARequest) {
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  const std::string client1 = Padded(
+      R"({"model":"m","max_tokens":100,"tools":[{"name":"Read","input_schema":{"type":"object"}}],)"
+      R"("messages":[{"role":"user","content":"read a twice"}]})");
+  auto p1 = ParseRequest(Api::kAnthropicMessages, client1);
+  ASSERT_TRUE(p1.ok());
+  ServeSession s(loop_.get(), *p1, client1, client1, "s");
+  const std::string r1 =
+      AnthropicToolResponse({{"toolu_9", "Read", kA}}, 10, 5);
+  auto pr1 = ParseResponse(Api::kAnthropicMessages, r1);
+  ASSERT_TRUE(s.OnResponse(r1, *pr1).has_value());
+  const std::string r2 = AnthropicTextResponse("a says alpha", 30, 8);
+  auto pr2 = ParseResponse(Api::kAnthropicMessages, r2);
+  EXPECT_FALSE(s.OnResponse(r2, *pr2).has_value());
+  (void)s.Finish(r2, *pr2);
+  ASSERT_TRUE(s.saved());
+
+  const std::string client2 = Padded(
+      R"({"model":"m","max_tokens":100,"tools":[{"name":"Read","input_schema":{"type":"object"}}],)"
+      R"("messages":[{"role":"user","content":"read a twice"},)"
+      R"({"role":"assistant","content":[{"type":"text","text":"a says alpha"}]},)"
+      R"({"role":"user","content":"thanks"}]})");
+  auto p2 = ParseRequest(Api::kAnthropicMessages, client2);
+  ASSERT_TRUE(p2.ok());
+  Offloader off(store_.get(), {});
+  const uint64_t parses = RequestParseCount();
+  BodyEdits edits;
+  SpliceReport rep;
+  loop_->SplicePlan(*p2, client2, "s", &rep, &edits);
+  OffloadReport orep;
+  off.Plan(*p2, client2, "s", &orep, &edits);
+  EXPECT_EQ(rep.spliced, 1u);
+  EXPECT_TRUE(orep.tool_added);
+  const std::string upstream = edits.Apply(client2);
+  EXPECT_EQ(edits.skipped(), 0u);
+  ServeSession once(loop_.get(), *p2, client2, upstream, "s", std::nullopt,
+                    &edits);
+  EXPECT_EQ(RequestParseCount(), parses) << "a stage parsed the body again";
+
+  // The former path: splice, parse the spliced body, offload over it.
+  SpliceReport rep2;
+  const std::string spliced = loop_->Splice(*p2, client2, "s", &rep2);
+  auto again = ParseRequest(Api::kAnthropicMessages, Padded(spliced));
+  ASSERT_TRUE(again.ok());
+  OffloadReport orep2;
+  const std::string before = off.Rewrite(*again, Padded(spliced), "s", &orep2);
+  EXPECT_EQ(upstream, before);
+  // The session's hidden rounds go to the same place as with a parse.
+  ServeSession parsed(loop_.get(), *p2, client2, upstream, "s");
+  const std::string r3 =
+      AnthropicToolResponse({{"toolu_7", "Read", kA}}, 10, 5);
+  auto pr3 = ParseResponse(Api::kAnthropicMessages, r3);
+  std::optional<std::string> a = once.OnResponse(r3, *pr3);
+  std::optional<std::string> b = parsed.OnResponse(r3, *pr3);
+  ASSERT_TRUE(a.has_value());
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(json::parse(*a)["messages"].size(), 7u);
+}
+
 // Issue 27, item 3: conversation state is bound to the whole prefix it
 // continues. Agent A (system A) says "Start.", a Read is served in a
 // hidden round, A answers "Done."; agent B (system B, same scope) sends

@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "src/core/canonical_json_internal.h"
+#include "src/core/json.h"
 
 namespace toolcache::llm {
 namespace {
@@ -50,31 +50,6 @@ bool RawValue(sj::value& v, std::string_view* raw) {
   }
   *raw = TrimRight(*raw);
   return true;
-}
-
-// `text` as a JSON string literal.
-std::string JsonQuote(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (u < 0x20) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\u00";
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 15]);
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('"');
-  return out;
 }
 
 // Wraps a custom (freeform) tool call's raw `input` string literal as the
@@ -582,39 +557,6 @@ std::optional<Failure> Top(Reader& r, sj::document& doc, ParsedRequest* out) {
   return std::nullopt;
 }
 
-// True when `body` nests arrays / objects deeper than `limit`. simdjson On
-// Demand checks depth only where it iterates, not in values it skips, so
-// the limit is enforced here in one pass: strings are jumped over with
-// memchr (they are most of a request's bytes), brackets counted between.
-bool TooDeep(std::string_view body, uint32_t limit) {
-  const char* p = body.data();
-  const char* end = p + body.size();
-  uint32_t depth = 0;
-  while (p < end) {
-    const char c = *p;
-    if (c == '"') {
-      ++p;
-      while (true) {
-        const void* q = std::memchr(p, '"', static_cast<size_t>(end - p));
-        if (q == nullptr) return false;  // unterminated: simdjson reports it
-        const char* quote = static_cast<const char*>(q);
-        size_t backslashes = 0;
-        for (const char* b = quote; b > p && b[-1] == '\\'; --b) ++backslashes;
-        p = quote + 1;
-        if (backslashes % 2 == 0) break;
-      }
-      continue;
-    }
-    if (c == '[' || c == '{') {
-      if (++depth > limit) return true;
-    } else if (c == ']' || c == '}') {
-      if (depth > 0) --depth;
-    }
-    ++p;
-  }
-  return false;
-}
-
 std::string Describe(const Failure& f) {
   std::string what = simdjson::error_message(f.code);
   if (f.code == simdjson::DEPTH_ERROR) what = "nested too deeply (depth limit)";
@@ -636,8 +578,15 @@ std::string_view ApiName(Api api) {
   return "unknown";
 }
 
+namespace {
+thread_local uint64_t request_parses = 0;
+}  // namespace
+
+uint64_t RequestParseCount() { return request_parses; }
+
 Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
                                    const ParseLimits& limits) {
+  ++request_parses;
   ParsedRequest out;
   out.api = api;
   if (body.size() >= UINT32_MAX) {
@@ -651,7 +600,10 @@ Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
     src = &padded_copy;
   }
   simdjson::padded_string_view view(src->data(), src->size(), src->capacity());
-  if (TooDeep(*src, limits.max_depth)) {
+  // simdjson On Demand checks depth only where it iterates, not in values
+  // it skips: the toolkit's bracket pre-check enforces the limit first.
+  if (json::CheckLimits(*src, {.max_depth = limits.max_depth}) ==
+      json::Error::kTooDeep) {
     return InvalidArgument(
         "request body: nested deeper than the depth limit "
         "of " +
@@ -937,6 +889,15 @@ void StreamReader::Anthropic(std::string_view event, std::string_view data) {
     complete_ = true;
     return;
   }
+  // Choice: a content_block_delta without "partial_json" (a text, thinking,
+  // signature or citations delta: most of a stream's events) carries
+  // nothing this reader collects, so it is not parsed; such a delta is
+  // relayed unvalidated (it was parsed only to be ignored: ~1,000
+  // instructions each, callgrind).
+  if (event == "content_block_delta" &&
+      data.find("partial_json") == std::string_view::npos) {
+    return;
+  }
   const bool ok = WithDoc(data, [&](sj::document& doc) {
     sj::object root;
     if (doc.get_object().get(root)) return false;
@@ -1024,7 +985,7 @@ void StreamReader::Chat(std::string_view data) {
       u.name = std::move(p.name);
       if (p.custom) {
         u.function = false;
-        u.arguments = InputArguments(JsonQuote(p.arguments));
+        u.arguments = InputArguments(json::Quote(p.arguments));
       } else {
         u.arguments = p.arguments.empty() ? "{}" : std::move(p.arguments);
       }
@@ -1233,80 +1194,7 @@ std::string NormalizedResult(std::string_view body, const ToolResult& r) {
 }
 
 bool DecodeJsonString(std::string_view lit, std::string* out) {
-  out->clear();
-  if (lit.size() < 2 || lit.front() != '"' || lit.back() != '"') return false;
-  out->reserve(lit.size() - 2);
-  auto hex4 = [&](size_t i, uint32_t* v) {
-    if (i + 4 > lit.size() - 1) return false;
-    *v = 0;
-    for (size_t k = i; k < i + 4; ++k) {
-      const char c = lit[k];
-      *v <<= 4;
-      if (c >= '0' && c <= '9') {
-        *v |= static_cast<uint32_t>(c - '0');
-      } else if (c >= 'a' && c <= 'f') {
-        *v |= static_cast<uint32_t>(c - 'a' + 10);
-      } else if (c >= 'A' && c <= 'F') {
-        *v |= static_cast<uint32_t>(c - 'A' + 10);
-      } else {
-        return false;
-      }
-    }
-    return true;
-  };
-  for (size_t i = 1; i + 1 < lit.size(); ++i) {
-    const char c = lit[i];
-    if (c != '\\') {
-      out->push_back(c);
-      continue;
-    }
-    if (++i >= lit.size() - 1) return false;
-    switch (lit[i]) {
-      case '"':
-        out->push_back('"');
-        break;
-      case '\\':
-        out->push_back('\\');
-        break;
-      case '/':
-        out->push_back('/');
-        break;
-      case 'b':
-        out->push_back('\b');
-        break;
-      case 'f':
-        out->push_back('\f');
-        break;
-      case 'n':
-        out->push_back('\n');
-        break;
-      case 'r':
-        out->push_back('\r');
-        break;
-      case 't':
-        out->push_back('\t');
-        break;
-      case 'u': {
-        uint32_t cp = 0;
-        if (!hex4(i + 1, &cp)) return false;
-        i += 4;
-        if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < lit.size() &&
-            lit[i + 1] == '\\' && lit[i + 2] == 'u') {
-          uint32_t lo = 0;
-          if (hex4(i + 3, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            i += 6;
-          }
-        }
-        if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;  // lone surrogate
-        jcs::AppendUtf8(cp, out);
-        break;
-      }
-      default:
-        return false;
-    }
-  }
-  return true;
+  return json::Unquote(lit, out) == json::Error::kOk;
 }
 
 }  // namespace toolcache::llm

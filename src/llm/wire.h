@@ -129,6 +129,10 @@ struct ParseLimits {
 Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
                                    const ParseLimits& limits = {});
 
+// Debug hook: how many times ParseRequest ran on the calling thread (tests
+// check that no stage parses a request body twice).
+uint64_t RequestParseCount();
+
 struct Usage {
   int64_t input_tokens = -1;  // -1 = not reported
   int64_t output_tokens = -1;
@@ -223,7 +227,8 @@ std::string CallItemName(std::string_view type, std::string_view name);
 // the raw bytes, never re-serializing.
 std::string NormalizedResult(std::string_view body, const ToolResult& result);
 
-// Decodes a JSON string literal (with its quotes). False when malformed.
+// Decodes a JSON string literal (with its quotes). False when malformed
+// (json::Unquote of the core toolkit: bad escapes, raw control characters).
 bool DecodeJsonString(std::string_view literal, std::string* out);
 
 }  // namespace toolcache::llm

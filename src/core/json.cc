@@ -1,0 +1,427 @@
+// Invariants:
+// - ScanValue never reads past text.size() and never recurses: nesting is
+//   a counter, so a hostile depth costs no stack.
+// - AppendQuoted writes valid UTF-8 under BadUtf8::kReplace whatever the
+//   input; under kVerbatim it writes the input's bytes between escapes.
+// Choice: UTF-8 validation and the ES6 number writer are the RFC 8785
+// serializer's (canonical_json_internal.h), not second copies.
+#include "src/core/json.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+#include "src/core/canonical_json_internal.h"
+
+namespace toolcache::json {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+int Hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Reads 4 hex digits at s[i]; -1 when absent.
+int32_t Hex4(std::string_view s, size_t i) {
+  if (i + 4 > s.size()) return -1;
+  int32_t v = 0;
+  for (size_t k = i; k < i + 4; ++k) {
+    const int h = Hex(s[k]);
+    if (h < 0) return -1;
+    v = (v << 4) | h;
+  }
+  return v;
+}
+
+// A string starting at s[*i] == '"': validates it and moves *i past it.
+Error ScanString(std::string_view s, size_t* i) {
+  size_t p = *i + 1;
+  while (p < s.size()) {
+    const auto c = static_cast<unsigned char>(s[p]);
+    if (c == '"') {
+      *i = p + 1;
+      return Error::kOk;
+    }
+    if (c < 0x20) return Error::kControlCharacter;
+    if (c == '\\') {
+      if (p + 1 >= s.size()) return Error::kUnterminated;
+      const char e = s[p + 1];
+      if (e == 'u') {
+        if (Hex4(s, p + 2) < 0) return Error::kBadEscape;
+        p += 6;
+      } else if (std::strchr("\"\\/bfnrt", e) != nullptr && e != '\0') {
+        p += 2;
+      } else {
+        return Error::kBadEscape;
+      }
+      continue;
+    }
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    const char* problem = nullptr;
+    const size_t n = jcs::Utf8SequenceLength(s, p, &problem);
+    if (n == 0) return Error::kBadUtf8;
+    p += n;
+  }
+  return Error::kUnterminated;
+}
+
+// A number at s[*i]: RFC 8259 section 6 grammar.
+Error ScanNumber(std::string_view s, size_t* i) {
+  size_t p = *i;
+  auto digit = [&](size_t k) {
+    return k < s.size() && s[k] >= '0' && s[k] <= '9';
+  };
+  if (p < s.size() && s[p] == '-') ++p;
+  if (!digit(p)) return Error::kBadNumber;
+  if (s[p] == '0') {
+    ++p;
+  } else {
+    while (digit(p)) ++p;
+  }
+  if (p < s.size() && s[p] == '.') {
+    ++p;
+    if (!digit(p)) return Error::kBadNumber;
+    while (digit(p)) ++p;
+  }
+  if (p < s.size() && (s[p] == 'e' || s[p] == 'E')) {
+    ++p;
+    if (p < s.size() && (s[p] == '+' || s[p] == '-')) ++p;
+    if (!digit(p)) return Error::kBadNumber;
+    while (digit(p)) ++p;
+  }
+  *i = p;
+  return Error::kOk;
+}
+
+}  // namespace
+
+std::string_view ErrorName(Error e) {
+  switch (e) {
+    case Error::kOk:
+      return "ok";
+    case Error::kTooDeep:
+      return "too_deep";
+    case Error::kTooLarge:
+      return "too_large";
+    case Error::kUnterminated:
+      return "unterminated";
+    case Error::kBadEscape:
+      return "bad_escape";
+    case Error::kControlCharacter:
+      return "control_character";
+    case Error::kBadUtf8:
+      return "bad_utf8";
+    case Error::kBadNumber:
+      return "bad_number";
+    case Error::kSyntax:
+      return "syntax";
+    case Error::kTrailing:
+      return "trailing";
+  }
+  return "unknown";
+}
+
+Error CheckLimits(std::string_view text, const Limits& limits) {
+  if (text.size() > limits.max_bytes) return Error::kTooLarge;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  uint32_t depth = 0;
+  while (p < end) {
+    const char c = *p;
+    if (c == '"') {
+      ++p;
+      while (true) {
+        const void* q = std::memchr(p, '"', static_cast<size_t>(end - p));
+        if (q == nullptr) return Error::kOk;  // unterminated: the parser says
+        const char* quote = static_cast<const char*>(q);
+        size_t backslashes = 0;
+        for (const char* b = quote; b > p && b[-1] == '\\'; --b) ++backslashes;
+        p = quote + 1;
+        if (backslashes % 2 == 0) break;
+      }
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      if (++depth > limits.max_depth) return Error::kTooDeep;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    }
+    ++p;
+  }
+  return Error::kOk;
+}
+
+Error ScanValue(std::string_view s, size_t pos, const Limits& limits,
+                Span* value) {
+  if (s.size() > limits.max_bytes || s.size() >= UINT32_MAX) {
+    return Error::kTooLarge;
+  }
+  // One stack of container kinds as a bit string would cap depth at 64;
+  // a std::string of '{' / '[' holds any depth the limit allows.
+  std::string stack;
+  size_t p = pos;
+  auto skip_ws = [&] {
+    while (p < s.size() && IsSpace(s[p])) ++p;
+  };
+  skip_ws();
+  const size_t begin = p;
+  // State: expecting a value (after '[', ',', ':' or at the start), or,
+  // inside a container, expecting ',' or its close.
+  bool want_value = true;
+  while (true) {
+    skip_ws();
+    if (p >= s.size()) return Error::kUnterminated;
+    if (want_value) {
+      const char c = s[p];
+      if (c == '{' || c == '[') {
+        if (stack.size() >= limits.max_depth) return Error::kTooDeep;
+        stack.push_back(c);
+        ++p;
+        skip_ws();
+        if (p >= s.size()) return Error::kUnterminated;
+        if ((c == '{' && s[p] == '}') || (c == '[' && s[p] == ']')) {
+          stack.pop_back();
+          ++p;
+          want_value = false;
+        } else if (c == '{') {
+          if (s[p] != '"') return Error::kSyntax;
+          if (Error e = ScanString(s, &p); e != Error::kOk) return e;
+          skip_ws();
+          if (p >= s.size()) return Error::kUnterminated;
+          if (s[p] != ':') return Error::kSyntax;
+          ++p;
+          continue;  // want_value stays true
+        } else {
+          continue;  // '[' then a value
+        }
+      } else if (c == '"') {
+        if (Error e = ScanString(s, &p); e != Error::kOk) return e;
+        want_value = false;
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        if (Error e = ScanNumber(s, &p); e != Error::kOk) return e;
+        want_value = false;
+      } else if (s.substr(p, 4) == "true" || s.substr(p, 4) == "null") {
+        p += 4;
+        want_value = false;
+      } else if (s.substr(p, 5) == "false") {
+        p += 5;
+        want_value = false;
+      } else {
+        return Error::kSyntax;
+      }
+    } else {
+      if (stack.empty()) break;
+      const char c = s[p];
+      const char open = stack.back();
+      if (c == ',') {
+        ++p;
+        want_value = true;
+        if (open == '{') {
+          skip_ws();
+          if (p >= s.size()) return Error::kUnterminated;
+          if (s[p] != '"') return Error::kSyntax;
+          if (Error e = ScanString(s, &p); e != Error::kOk) return e;
+          skip_ws();
+          if (p >= s.size()) return Error::kUnterminated;
+          if (s[p] != ':') return Error::kSyntax;
+          ++p;
+        }
+      } else if ((c == '}' && open == '{') || (c == ']' && open == '[')) {
+        stack.pop_back();
+        ++p;
+      } else {
+        return Error::kSyntax;
+      }
+    }
+    if (!want_value && stack.empty()) break;
+  }
+  value->begin = static_cast<uint32_t>(begin);
+  value->end = static_cast<uint32_t>(p);
+  return Error::kOk;
+}
+
+Error Validate(std::string_view text, const Limits& limits) {
+  Span v;
+  if (Error e = ScanValue(text, 0, limits, &v); e != Error::kOk) return e;
+  for (size_t p = v.end; p < text.size(); ++p) {
+    if (!IsSpace(text[p])) return Error::kTrailing;
+  }
+  return Error::kOk;
+}
+
+void AppendQuoted(std::string_view s, std::string* out, BadUtf8 bad) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->reserve(out->size() + s.size() + 2);
+  out->push_back('"');
+  size_t run = 0;  // start of the pending verbatim run
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80 && bad == BadUtf8::kReplace) {
+      const char* problem = nullptr;
+      size_t subpart = 1;
+      const size_t n = jcs::Utf8SequenceLength(s, i, &problem, &subpart);
+      if (n > 0) {
+        i += n;
+        continue;
+      }
+      out->append(s.data() + run, i - run);
+      out->append("\xEF\xBF\xBD");  // U+FFFD
+      i += subpart;
+      run = i;
+      continue;
+    }
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
+    out->append(s.data() + run, i - run);
+    run = ++i;
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\b':
+        out->append("\\b");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\f':
+        out->append("\\f");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      default: {
+        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+        out->append(esc, 6);
+      }
+    }
+  }
+  out->append(s.data() + run, s.size() - run);
+  out->push_back('"');
+}
+
+std::string Quote(std::string_view text, BadUtf8 bad) {
+  std::string out;
+  AppendQuoted(text, &out, bad);
+  return out;
+}
+
+Error Unquote(std::string_view lit, std::string* out) {
+  out->clear();
+  if (lit.size() < 2 || lit.front() != '"' || lit.back() != '"') {
+    return Error::kSyntax;
+  }
+  const std::string_view in = lit.substr(1, lit.size() - 2);
+  out->reserve(in.size());
+  size_t run = 0;
+  for (size_t i = 0; i < in.size();) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    if (c == '"') return Error::kUnterminated;
+    if (c < 0x20) return Error::kControlCharacter;
+    if (c != '\\') {
+      ++i;
+      continue;
+    }
+    out->append(in.data() + run, i - run);
+    if (i + 1 >= in.size()) return Error::kUnterminated;
+    const char e = in[i + 1];
+    i += 2;
+    switch (e) {
+      case '"':
+        out->push_back('"');
+        break;
+      case '\\':
+        out->push_back('\\');
+        break;
+      case '/':
+        out->push_back('/');
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'u': {
+        int32_t cp = Hex4(in, i);
+        if (cp < 0) return Error::kBadEscape;
+        i += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= in.size() &&
+            in[i] == '\\' && in[i + 1] == 'u') {
+          const int32_t lo = Hex4(in, i + 2);
+          if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+          }
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0xFFFD;  // lone surrogate
+        jcs::AppendUtf8(static_cast<uint32_t>(cp), out);
+        break;
+      }
+      default:
+        return Error::kBadEscape;
+    }
+    run = i;
+  }
+  out->append(in.data() + run, in.size() - run);
+  return Error::kOk;
+}
+
+void AppendInt(int64_t v, std::string* out) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr);
+}
+
+void AppendUint(uint64_t v, std::string* out) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr);
+}
+
+void AppendDouble(double v, std::string* out) {
+  if (!std::isfinite(v)) {
+    out->append("null");
+    return;
+  }
+  jcs::AppendEs6Number(v, out);
+}
+
+Error ParseInt(std::string_view text, int64_t* v) {
+  size_t end = 0;
+  if (ScanNumber(text, &end) != Error::kOk || end != text.size()) {
+    return Error::kBadNumber;
+  }
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), *v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+    return Error::kBadNumber;  // a fraction, an exponent, or out of range
+  }
+  return Error::kOk;
+}
+
+}  // namespace toolcache::json

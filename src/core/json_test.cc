@@ -1,0 +1,126 @@
+#include "src/core/json.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace toolcache::json {
+namespace {
+
+TEST(JsonQuote, EscapesAsNlohmannDumpDoes) {
+  // Every byte below 0x80 and a few UTF-8 sequences: the spliced bytes of
+  // the LLM stages must equal what a DOM round trip would write.
+  std::string all;
+  for (int c = 1; c < 0x80; ++c) all.push_back(static_cast<char>(c));
+  all += "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80/";
+  all.push_back('\0');
+  EXPECT_EQ(Quote(all), nlohmann::json(all).dump());
+}
+
+TEST(JsonQuote, ReplacesIllFormedUtf8UnlessVerbatim) {
+  const std::string bad = "a\xC3(b\xED\xA0\x80z\xFF";
+  const std::string q = Quote(bad);
+  EXPECT_EQ(Validate(q), Error::kOk);
+  EXPECT_NE(q.find("\xEF\xBF\xBD"), std::string::npos);
+  EXPECT_EQ(Quote(bad, BadUtf8::kVerbatim), "\"" + bad + "\"");
+}
+
+TEST(JsonUnquote, RoundTripsAndDecodesEscapes) {
+  std::string out;
+  ASSERT_EQ(Unquote(R"("a\"b\\c\/d\b\f\n\r\t\u00e9\ud83d\ude00")", &out),
+            Error::kOk);
+  EXPECT_EQ(out, "a\"b\\c/d\b\f\n\r\t\xC3\xA9\xF0\x9F\x98\x80");
+  const std::string text = "x\x01y\"\\\xE2\x82\xAC";
+  ASSERT_EQ(Unquote(Quote(text), &out), Error::kOk);
+  EXPECT_EQ(out, text);
+}
+
+TEST(JsonUnquote, RefusesHostileLiterals) {
+  std::string out;
+  EXPECT_EQ(Unquote("abc", &out), Error::kSyntax);
+  EXPECT_EQ(Unquote("\"", &out), Error::kSyntax);
+  EXPECT_EQ(Unquote(R"("\x")", &out), Error::kBadEscape);
+  EXPECT_EQ(Unquote(R"("\u12")", &out), Error::kBadEscape);
+  EXPECT_EQ(Unquote(R"("\u12g4")", &out), Error::kBadEscape);
+  EXPECT_EQ(Unquote("\"a\nb\"", &out), Error::kControlCharacter);
+  EXPECT_EQ(Unquote(R"("a"b")", &out), Error::kUnterminated);
+  EXPECT_EQ(Unquote(R"("a\")", &out), Error::kUnterminated);
+  // A lone surrogate decodes to U+FFFD (a documented choice).
+  ASSERT_EQ(Unquote(R"("\ud800x")", &out), Error::kOk);
+  EXPECT_EQ(out, "\xEF\xBF\xBDx");
+}
+
+TEST(JsonScan, FindsTheValueSpan) {
+  const std::string s = R"(  {"a":[1,-2.5e+3,true,null,"x"],"b":{}} tail)";
+  Span v;
+  ASSERT_EQ(ScanValue(s, 0, {}, &v), Error::kOk);
+  EXPECT_EQ(v.In(s), R"({"a":[1,-2.5e+3,true,null,"x"],"b":{}})");
+  EXPECT_EQ(Validate(s), Error::kTrailing);
+  EXPECT_EQ(Validate(" [ ] "), Error::kOk);
+}
+
+TEST(JsonScan, RefusesDeepNestingWithoutRecursing) {
+  const std::string deep(1'000'000, '[');
+  Span v;
+  EXPECT_EQ(ScanValue(deep, 0, {}, &v), Error::kTooDeep);
+  EXPECT_EQ(CheckLimits(deep), Error::kTooDeep);
+  const std::string ok = std::string(512, '[') + std::string(512, ']');
+  EXPECT_EQ(Validate(ok), Error::kOk);
+  EXPECT_EQ(CheckLimits(ok), Error::kOk);
+  EXPECT_EQ(Validate("[" + ok + "]"), Error::kTooDeep);
+  // Brackets inside strings do not count.
+  EXPECT_EQ(CheckLimits("[\"" + deep + "\\\"\"]"), Error::kOk);
+}
+
+TEST(JsonScan, RefusesMalformedInput) {
+  EXPECT_EQ(Validate(""), Error::kUnterminated);
+  EXPECT_EQ(Validate("[1,]"), Error::kSyntax);
+  EXPECT_EQ(Validate("{\"a\" 1}"), Error::kSyntax);
+  EXPECT_EQ(Validate("{1:2}"), Error::kSyntax);
+  EXPECT_EQ(Validate("[1}"), Error::kSyntax);
+  EXPECT_EQ(Validate("[01]"), Error::kSyntax);  // 0 then a stray 1
+  EXPECT_EQ(Validate("-"), Error::kBadNumber);
+  EXPECT_EQ(Validate("1."), Error::kBadNumber);
+  EXPECT_EQ(Validate("1e"), Error::kBadNumber);
+  EXPECT_EQ(Validate("\"\xC0\xAF\""), Error::kBadUtf8);
+  EXPECT_EQ(Validate("\"\xED\xA0\x80\""), Error::kBadUtf8);  // surrogate
+  EXPECT_EQ(Validate("\"a\tb\""), Error::kControlCharacter);
+  EXPECT_EQ(Validate("\"\\q\""), Error::kBadEscape);
+  EXPECT_EQ(Validate("[\"abc"), Error::kUnterminated);
+  EXPECT_EQ(Validate("{\"a\":1"), Error::kUnterminated);
+  EXPECT_EQ(Validate("tru"), Error::kSyntax);
+  EXPECT_EQ(Validate("x", {.max_bytes = 0}), Error::kTooLarge);
+}
+
+TEST(JsonNumbers, WritesAndRefusesHugeIntegers) {
+  std::string out;
+  AppendInt(INT64_MIN, &out);
+  out.push_back(' ');
+  AppendUint(UINT64_MAX, &out);
+  out.push_back(' ');
+  AppendDouble(0.1, &out);
+  out.push_back(' ');
+  AppendDouble(1e21, &out);
+  out.push_back(' ');
+  AppendDouble(1.0 / 0.0, &out);
+  EXPECT_EQ(out, "-9223372036854775808 18446744073709551615 0.1 1e+21 null");
+  int64_t v = 0;
+  EXPECT_EQ(ParseInt("-9223372036854775808", &v), Error::kOk);
+  EXPECT_EQ(v, INT64_MIN);
+  EXPECT_EQ(ParseInt("9223372036854775808", &v), Error::kBadNumber);
+  EXPECT_EQ(ParseInt(std::string(400, '9'), &v), Error::kBadNumber);
+  EXPECT_EQ(ParseInt("1.5", &v), Error::kBadNumber);
+  EXPECT_EQ(ParseInt("+1", &v), Error::kBadNumber);
+  EXPECT_EQ(ParseInt("01", &v), Error::kBadNumber);
+  EXPECT_EQ(Validate("1" + std::string(5000, '0') + "e99999"), Error::kOk);
+}
+
+TEST(JsonErrors, EveryErrorHasAName) {
+  for (int e = 0; e <= static_cast<int>(Error::kTrailing); ++e) {
+    EXPECT_NE(ErrorName(static_cast<Error>(e)), "unknown") << e;
+  }
+}
+
+}  // namespace
+}  // namespace toolcache::json
