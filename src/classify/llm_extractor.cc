@@ -323,9 +323,9 @@ struct LlmExtractor::Impl {
     Result<std::optional<std::string>> text = backends.memory->Recall(digest);
     if (!text.ok()) {
       spdlog::warn(
-          "llm extractor: '{}': the stored answer does not unseal; "
+          "llm extractor: '{}': the stored answer cannot be read ({}); "
           "asking again",
-          tool.name);
+          tool.name, text.status().message());
       return std::nullopt;
     }
     if (!*text) return std::nullopt;

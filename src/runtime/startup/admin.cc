@@ -1,5 +1,5 @@
 // Invariants: every request passes the browser guard before any route;
-// only GET /metrics and GET /toolcache/stats answer 200, anything else a
+// only GET/HEAD /metrics and /toolcache/stats answer 200, anything else a
 // JSON 404/405 naming the routes; the server thread never takes a signal.
 // Choice: a fresh Registry per scrape, filled from one ToolCacheStats
 // snapshot, so the numbers of one scrape are consistent with each other and
