@@ -32,9 +32,19 @@ YAML
   "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 --config "$work/serve.yaml" \
     --log-level error "$@" >"$work/out" 2>"$work/err" &
   pid=$!
-  for _ in $(seq 100); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
+  # Up to 30 s: a loaded CI machine once needed more than 10 (the log
+  # then said nothing); a server that died says how.
+  for _ in $(seq 300); do
+    grep -q "listening on" "$work/out" 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
   url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/out")
-  [ -n "$url" ] || fail "server did not start: $(cat "$work/err")"
+  if [ -z "$url" ]; then
+    local rc=running
+    kill -0 "$pid" 2>/dev/null || { rc=0; wait "$pid" || rc=$?; }
+    fail "server did not start (status: $rc): $(cat "$work/err") $(cat "$work/out")"
+  fi
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""; }
 
