@@ -3,8 +3,8 @@
 //   a counter, so a hostile depth costs no stack.
 // - AppendQuoted writes valid UTF-8 under BadUtf8::kReplace whatever the
 //   input; under kVerbatim it writes the input's bytes between escapes.
-// Choice: UTF-8 validation and the ES6 number writer are the RFC 8785
-// serializer's (canonical_json_internal.h), not second copies.
+// Choice: UTF-8 validation, string escaping and the ES6 number writer are
+// the RFC 8785 serializer's (canonical_json_internal.h), not second copies.
 #include "src/core/json.h"
 
 #include <charconv>
@@ -257,63 +257,34 @@ Error Validate(std::string_view text, const Limits& limits) {
 }
 
 void AppendQuoted(std::string_view s, std::string* out, BadUtf8 bad) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->reserve(out->size() + s.size() + 2);
-  out->push_back('"');
-  size_t run = 0;  // start of the pending verbatim run
+  const char* problem = nullptr;
+  if (bad == BadUtf8::kVerbatim ||
+      jcs::FindInvalidUtf8(s, &problem) == s.size()) {
+    jcs::AppendJcsString(s, out);
+    return;
+  }
+  // Choice: ill-formed input (rare) is repaired into a copy first, each
+  // maximal ill-formed subpart as one U+FFFD, so the escaping is the
+  // serializer's one loop (AppendJcsString) and not a second copy of it.
+  std::string repaired;
+  repaired.reserve(s.size() + 2);
   size_t i = 0;
   while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80 && bad == BadUtf8::kReplace) {
-      const char* problem = nullptr;
-      size_t subpart = 1;
-      const size_t n = jcs::Utf8SequenceLength(s, i, &problem, &subpart);
-      if (n > 0) {
-        i += n;
-        continue;
-      }
-      out->append(s.data() + run, i - run);
-      out->append("\xEF\xBF\xBD");  // U+FFFD
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      repaired.push_back(s[i++]);
+      continue;
+    }
+    size_t subpart = 1;
+    const size_t n = jcs::Utf8SequenceLength(s, i, &problem, &subpart);
+    if (n > 0) {
+      repaired.append(s.data() + i, n);
+      i += n;
+    } else {
+      repaired.append("\xEF\xBF\xBD");  // U+FFFD
       i += subpart;
-      run = i;
-      continue;
-    }
-    if (c >= 0x20 && c != '"' && c != '\\') {
-      ++i;
-      continue;
-    }
-    out->append(s.data() + run, i - run);
-    run = ++i;
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\f':
-        out->append("\\f");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      default: {
-        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
-        out->append(esc, 6);
-      }
     }
   }
-  out->append(s.data() + run, s.size() - run);
-  out->push_back('"');
+  jcs::AppendJcsString(repaired, out);
 }
 
 std::string Quote(std::string_view text, BadUtf8 bad) {
