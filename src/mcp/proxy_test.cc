@@ -204,12 +204,26 @@ TEST(McpProxyTest, OverlongServerLineIsNotInterleavedWithTheProxysOwnAnswers) {
 // 50 ms while messages flow, no longer on every turn), so the request is
 // answered with an error instead of waiting for the grandchild.
 void NoteChild(int) {}
+// SIGCHLD taken by a handler of the test's own thread, as an embedding
+// process would, for the lifetime of this object (then restored).
+class ChildSignalElsewhere {
+ public:
+  ChildSignalElsewhere() {
+    struct sigaction handler {};
+    handler.sa_handler = NoteChild;
+    sigemptyset(&handler.sa_mask);
+    ok_ = sigaction(SIGCHLD, &handler, &previous_) == 0;
+  }
+  ~ChildSignalElsewhere() { sigaction(SIGCHLD, &previous_, nullptr); }
+  bool ok() const { return ok_; }
+
+ private:
+  struct sigaction previous_ {};
+  bool ok_ = false;
+};
 TEST(McpProxyTest, ServerExitIsNoticedWhileAGrandchildHoldsItsStdout) {
-  struct sigaction handler {
-  }, previous{};
-  handler.sa_handler = NoteChild;
-  sigemptyset(&handler.sa_mask);
-  ASSERT_EQ(sigaction(SIGCHLD, &handler, &previous), 0);
+  ChildSignalElsewhere sigchld;
+  ASSERT_TRUE(sigchld.ok());
   McpProxyOptions o;
   o.command = {"sh", "-c", "read l; sleep 20 2>/dev/null & exit 0"};
   o.grace_seconds = 5;
@@ -228,7 +242,6 @@ TEST(McpProxyTest, ServerExitIsNoticedWhileAGrandchildHoldsItsStdout) {
   // the session anyway).
   const std::vector<json> lines = ParseLines(out);
   Result<int> code = proxy.Finish();
-  sigaction(SIGCHLD, &previous, nullptr);
   ASSERT_TRUE(code.ok()) << code.status().message();
   EXPECT_EQ(*code, 0);
   ASSERT_EQ(lines.size(), 1u) << out;
@@ -242,11 +255,8 @@ TEST(McpProxyTest, ServerExitIsNoticedWhileAGrandchildHoldsItsStdout) {
 // block in poll() without reaping (review of session 9: it hung until the
 // grandchild ended).
 TEST(McpProxyTest, RequestRightAfterAServerExitIsAnswered) {
-  struct sigaction handler {
-  }, previous{};
-  handler.sa_handler = NoteChild;
-  sigemptyset(&handler.sa_mask);
-  ASSERT_EQ(sigaction(SIGCHLD, &handler, &previous), 0);
+  ChildSignalElsewhere sigchld;
+  ASSERT_TRUE(sigchld.ok());
   McpProxyOptions o;
   o.command = {"sh", "-c", "sleep 20 2>/dev/null & sleep 0.01; exit 0"};
   o.grace_seconds = 5;
@@ -271,7 +281,6 @@ TEST(McpProxyTest, RequestRightAfterAServerExitIsAnswered) {
   const bool ended = proxy.done();
   const std::vector<json> lines = ParseLines(out);
   Result<int> code = proxy.Finish();
-  sigaction(SIGCHLD, &previous, nullptr);
   ASSERT_TRUE(code.ok()) << code.status().message();
   if (lines.empty()) {
     EXPECT_TRUE(ended) << "no answer and the proxy still running";
