@@ -807,6 +807,57 @@ void AsyncJobEvidence(std::string_view text, ToolLevel& out) {
   }
 }
 
+// A sentence after the first that adds an action ("Retrieve the content.
+// Also connects the agent to the editor so the avatar is visible"; "It
+// also creates the folder when missing"; "This will overwrite ..."): the
+// side effect is said after the call's main purpose, so the first
+// sentence's reading verb must not decide alone. The opener ("also",
+// "additionally", "it/this also", "it/this will") followed by a command,
+// strong-mutation or execution verb vetoes INFORMATIONAL; a reading verb
+// after the opener ("Also returns the total") or a negation ("Also does
+// not modify ...") does not.
+void AddedActionEvidence(std::string_view text, ToolLevel& out) {
+  size_t begin = 0;
+  bool first = true;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const bool end = i == text.size() || text[i] == '\n' ||
+                     ((text[i] == '.' || text[i] == '!' || text[i] == '?') &&
+                      (i + 1 == text.size() ||
+                       std::isspace(static_cast<unsigned char>(text[i + 1]))));
+    if (!end) continue;
+    const std::vector<std::string> words =
+        AllWords(text.substr(begin, i - begin));
+    begin = i + 1;
+    if (words.empty()) continue;
+    if (first) {
+      first = false;
+      continue;
+    }
+    size_t k = 0;
+    if (words[0] == "also" || words[0] == "additionally") {
+      k = 1;
+    } else if (words.size() > 2 && (words[0] == "it" || words[0] == "this") &&
+               (words[1] == "also" || words[1] == "will")) {
+      k = words[2] == "also" ? 3 : 2;
+    } else {
+      continue;
+    }
+    if (k >= words.size() || IsNegation(words[k])) continue;
+    const std::string& w = words[k];
+    const bool acts =
+        ClassifyVerb(w, /*inflected=*/true) == VerbClass::kCommand ||
+        !VetoBase(w, IsStrongMutationVerb, /*third_person=*/true).empty() ||
+        !VetoBase(w, IsExecutionVerb, /*third_person=*/true).empty();
+    if (!acts) continue;
+    Note(out.veto, Strength::kDescription,
+         "added-action rule: a later sentence of the description says '" +
+             words[0] + (k > 1 ? " " + words[1] : "") +
+             (k > 2 ? " " + words[2] : "") + " " + w +
+             "' (a side effect besides the main purpose)");
+    return;
+  }
+}
+
 // Type evidence and vetoes from the first sentence of a title or
 // description: the first lexicon verb decides the type (noun-like verbs only
 // as the first word); execution verbs and strong mutation verbs anywhere
@@ -1321,6 +1372,7 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   TextEvidence(tool.title, Strength::kTitle, "title", t);
   TextEvidence(tool.description, Strength::kDescription, "description", t);
   AsyncJobEvidence(tool.description, t);
+  AddedActionEvidence(tool.description, t);
   return t;
 }
 

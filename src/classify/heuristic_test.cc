@@ -395,6 +395,42 @@ TEST(HeuristicTest, TtlClassesFollowThePaperDefaults) {
   EXPECT_EQ(TtlCategorySeconds(TtlCategory::kStatic), 3600);
 }
 
+TEST(HeuristicPhrase, AnActionAddedInALaterSentenceIsAWrite) {
+  const char* kNoArgs = R"({"type":"object","properties":{}})";
+  // resend-mcp (fresh2, seen since session 9): the side effect is the
+  // second sentence.
+  EXPECT_EQ(TypeOf("get-tiptap-json-content", "",
+                   "Retrieve the existing TipTap JSON content of the email "
+                   "being edited. Also connects the agent to the editor so "
+                   "the avatar is visible.",
+                   kNoArgs),
+            RequestType::kCommand);
+  EXPECT_EQ(TypeOf("get_folder", "",
+                   "Get a folder by path. It also creates the folder when it "
+                   "is missing.",
+                   kNoArgs),
+            RequestType::kCommand);
+  EXPECT_EQ(TypeOf("read_config", "",
+                   "Read the project's configuration.\nThis will overwrite "
+                   "the cached copy on disk.",
+                   kNoArgs),
+            RequestType::kCommand);
+  // A reading verb or a negation after the opener: still a read.
+  EXPECT_EQ(
+      TypeOf("get_items", "",
+             "Get the items of a list. Also returns the total count.", kNoArgs),
+      RequestType::kInformational);
+  EXPECT_EQ(TypeOf("get_page", "",
+                   "Get a page. It also does not modify the page's history.",
+                   kNoArgs),
+            RequestType::kInformational);
+  // The opener in the first sentence is the first sentence's business.
+  EXPECT_EQ(
+      TypeOf("list_files", "",
+             "List files, and also their sizes. Useful for audits.", kNoArgs),
+      RequestType::kInformational);
+}
+
 }  // namespace
 }  // namespace toolcache::classify
 
