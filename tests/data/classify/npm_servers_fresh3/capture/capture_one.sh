@@ -1,5 +1,5 @@
 #!/bin/bash
-# one.sh PKG: install into /tmp/c4corpus/pkgs/<slug>, run its bin over stdio, capture tools/list.
+# capture_one.sh PKG: install into /tmp/c4corpus/pkgs/<slug>, run its bin over stdio, capture tools/list.
 # REPO: the repository root (set it first); writes into /tmp/c4corpus (outside the repository).
 pkg="$1"; slug=$(echo "$pkg" | sed 's#^@##; s#/#__#g')
 d=/tmp/c4corpus/pkgs/$slug; mkdir -p $d; cd $d
