@@ -245,10 +245,10 @@ python3 - "$TMP/out" <<'PY' || fail "eval-set fresh3 figures"
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])][0]
 assert (r["servers"], r["tools"], r["reads"]) == (34, 328, 195), r
+# Measured once at 5 (four Hyperbrowser tools and Chatwork's
+# list_room_messages); 1 since the nested-option rule, learnt on fresh3 as
+# dev data after that measurement.
 assert r["writes_cacheable"] == [
-    "hyperbrowser-mcp/scrape_webpage", "hyperbrowser-mcp/crawl_webpages",
-    "hyperbrowser-mcp/extract_structured_data",
-    "hyperbrowser-mcp/search_with_bing",
     "chatwork_mcp-server/list_room_messages"], r["writes_cacheable"]
 assert abs(r["read_recall"] - 0.815) < 0.0005, r["read_recall"]
 PY

@@ -1071,6 +1071,29 @@ void BooleanOptionText(const std::string& path, std::string_view pdesc,
   skip({"when", "true"});
   skip({"set", "to", "true", "to"});
   skip({"true", "to"});
+  // The passive form of the same option ("Whether changes made during the
+  // session should be saved to the profile"): "whether"/"if" opens it and
+  // the state verb follows "be"/"is"/"are" as a participle.
+  if (i == 0 && !words.empty() && (words[0] == "whether" || words[0] == "if")) {
+    for (size_t j = 1; j + 1 < words.size(); ++j) {
+      if (words[j] != "be" && words[j] != "is" && words[j] != "are") continue;
+      const std::string& p = words[j + 1];
+      if (p.size() < 4 || p.substr(p.size() - 2) != "ed") break;
+      const std::string stem = p.substr(0, p.size() - 2);
+      for (const std::string& c :
+           {stem, stem + "e",
+            stem.size() >= 2 && stem[stem.size() - 1] == stem[stem.size() - 2]
+                ? stem.substr(0, stem.size() - 1)
+                : stem}) {
+        if (!In(kStateVerbs, c)) continue;
+        Note(out.veto, Strength::kSchema,
+             "option rule: boolean parameter '" + path + "' described '... " +
+                 words[j] + " " + p + "' (setting it acts)");
+        return;
+      }
+      break;
+    }
+  }
   if (i >= words.size()) return;
   const std::string& w = words[i];
   std::string base = In(kStateVerbs, w) ? w : "";
@@ -1088,6 +1111,33 @@ void BooleanOptionText(const std::string& path, std::string_view pdesc,
   Note(out.veto, Strength::kSchema,
        "option rule: boolean parameter '" + path + "' described '" + w +
            " ...' (setting it acts)");
+}
+
+// Boolean options nested deeper than one level ("sessionOptions.profile.
+// persistChanges": "Whether changes made during the session should be saved
+// to the profile", on by default): the option rule at every depth up to
+// four, through object properties and array items.
+void NestedBooleanOptions(const Json& props, const std::string& path, int depth,
+                          ToolLevel& out) {
+  if (depth > 4 || !props.is_object()) return;
+  for (auto it = props.begin(); it != props.end(); ++it) {
+    if (!it.value().is_object()) continue;
+    const std::string sub_path = path + "." + it.key();
+    if (IsBooleanSchema(it.value())) {
+      if (auto d = it.value().find("description");
+          d != it.value().end() && d->is_string()) {
+        BooleanOptionText(sub_path, d->get<std::string>(), out);
+      }
+    }
+    if (auto p = it.value().find("properties"); p != it.value().end()) {
+      NestedBooleanOptions(*p, sub_path, depth + 1, out);
+    } else if (auto items = it.value().find("items");
+               items != it.value().end() && items->is_object()) {
+      if (auto ip = items->find("properties"); ip != items->end()) {
+        NestedBooleanOptions(*ip, sub_path + "[]", depth + 1, out);
+      }
+    }
+  }
 }
 
 void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
@@ -1157,6 +1207,13 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
         }
       }
       if (sub == nullptr) sub = &kNoProperties;
+      // Two levels down and deeper: boolean options only.
+      for (auto si = sub->begin(); si != sub->end(); ++si) {
+        if (!si.value().is_object()) continue;
+        if (auto p = si.value().find("properties"); p != si.value().end()) {
+          NestedBooleanOptions(*p, path + "." + si.key(), 3, out);
+        }
+      }
       for (auto si = sub->begin(); si != sub->end(); ++si) {
         const std::string snorm = Normalized(TokenizeName(si.key()));
         const bool s_enum = si.value().is_object() &&

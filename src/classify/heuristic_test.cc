@@ -431,6 +431,40 @@ TEST(HeuristicPhrase, AnActionAddedInALaterSentenceIsAWrite) {
       RequestType::kInformational);
 }
 
+TEST(HeuristicSchema, ANestedOptionThatSavesStateIsAWrite) {
+  // Hyperbrowser (fresh3, seen since session 10): a scrape whose cloud
+  // browser session saves its changes to a profile, two levels down.
+  const char* kProfile = R"({"type":"object","properties":{
+      "url":{"type":"string"},
+      "sessionOptions":{"type":"object","properties":{
+        "useProxy":{"type":"boolean","description":"Whether to use a proxy."},
+        "profile":{"type":"object","properties":{
+          "id":{"type":"string"},
+          "persistChanges":{"type":"boolean","default":true,
+            "description":"Whether changes made during the session should be saved to the profile"}}}}}}})";
+  EXPECT_EQ(TypeOf("scrape_webpage", "",
+                   "Scrape a webpage and extract its content.", kProfile),
+            RequestType::kCommand);
+  // The passive form at the top level too.
+  EXPECT_EQ(TypeOf("get_report", "", "Get a report.",
+                   R"({"type":"object","properties":{"archive":{
+                       "type":"boolean","description":
+                       "Whether the report is archived after reading"}}})"),
+            RequestType::kCommand);
+  // Options that shape the answer, at any depth, do not act.
+  EXPECT_EQ(
+      TypeOf("scrape_webpage", "", "Scrape a webpage and extract its content.",
+             R"({"type":"object","properties":{
+                       "url":{"type":"string"},
+                       "options":{"type":"object","properties":{
+                         "format":{"type":"object","properties":{
+                           "sorted":{"type":"boolean","description":
+                             "Whether links should be sorted"},
+                           "stealth":{"type":"boolean","description":
+                             "Whether to use stealth mode"}}}}}}})"),
+      RequestType::kInformational);
+}
+
 }  // namespace
 }  // namespace toolcache::classify
 
