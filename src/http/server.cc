@@ -135,6 +135,12 @@ class Connection : public std::enable_shared_from_this<Connection>,
   void Finish() override;
   void Abort() override;
   size_t Buffered() const override { return out_bytes_; }
+  // llmsse: a streamed response's head and pieces leave in one write.
+  void Cork() override { corked_ = true; }
+  void Uncork() override {
+    corked_ = false;
+    DoWrite();
+  }
   void OnClientGone(std::function<void()> f) override {
     if (gone_) {
       if (f) f();
@@ -187,6 +193,7 @@ class Connection : public std::enable_shared_from_this<Connection>,
   bool started_ = false;   // Start() called for the current response
   bool finished_ = false;  // the current response is fully queued
   bool chunked_ = false;
+  bool corked_ = false;        // Queue holds bytes back until Uncork
   bool head_request_ = false;  // the current request is HEAD: no body out
   bool keep_alive_ = true;
   int version_ = 11;
@@ -500,15 +507,20 @@ void Connection::ReadBodyDirect(size_t length) {
     OnRequest({});
     return;
   }
-  net::async_read(socket_,
-                  net::buffer(direct_body_.data() + have, length - have),
-                  [self = shared_from_this()](beast::error_code ec, size_t) {
-                    self->reading_ = false;
-                    // The client went away mid-body.
-                    if (ec == net::error::eof)
-                      ec = bhttp::error::partial_message;
-                    self->OnRequest(ec);
-                  });
+  // llmsse: Asio's default condition (transfer_all) reads at most 64 KiB
+  // per call; this one asks for the rest at once (strace, 200 KB body: 4
+  // reads and wake-ups, now 1 when the bytes are there).
+  net::async_read(
+      socket_, net::buffer(direct_body_.data() + have, length - have),
+      [](const beast::error_code& ec, size_t) -> size_t {
+        return ec ? 0 : size_t{1} << 30;
+      },
+      [self = shared_from_this()](beast::error_code ec, size_t) {
+        self->reading_ = false;
+        // The client went away mid-body.
+        if (ec == net::error::eof) ec = bhttp::error::partial_message;
+        self->OnRequest(ec);
+      });
 }
 
 void Connection::OnRequest(beast::error_code ec) {
@@ -649,6 +661,7 @@ void Connection::Head(int status, const Headers& headers, bool chunked,
 void Connection::Send(int status, Headers headers, std::string body) {
   if (phase_ != Phase::kResponding || started_ || gone_) return;
   started_ = finished_ = true;
+  corked_ = false;
   std::string head;
   head.reserve(256 + headers.size() * 48);
   Head(status, headers, false, body.size(), &head);
@@ -713,6 +726,7 @@ bool Connection::Write(std::string_view data) {
 void Connection::Finish() {
   if (phase_ != Phase::kResponding || !started_ || finished_) return;
   finished_ = true;
+  corked_ = false;
   if (chunked_) {
     Queue("0\r\n\r\n");
   } else {
@@ -731,7 +745,7 @@ void Connection::Queue(std::string bytes) {
   if (phase_ == Phase::kClosed) return;
   out_bytes_ += bytes.size();
   out_.push_back(std::move(bytes));
-  DoWrite();
+  if (!corked_) DoWrite();
 }
 
 void Connection::DoWrite() {
