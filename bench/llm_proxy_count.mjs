@@ -6,7 +6,8 @@
 // shared machine where wall times cannot. Usage (after a build):
 //   node bench/llm_proxy_count.mjs [--bin build/apps/toolcache/toolcache]
 //        [--baseline-bin OTHER] [--requests 300] [--sizes 2048,204800]
-//        [--modes sse,json] [--tool strace|callgrind|both] [--no-nginx]
+//        [--modes sse,json] [--tool strace|callgrind|ctxsw|both|all]
+//        [--no-nginx]
 // For each proxy, size and mode: a fresh fake upstream and a fresh proxy
 // under the tool, 20 warm-up requests outside the counted window (strace
 // is attached after them; callgrind's collection is switched on after them
@@ -14,7 +15,10 @@
 // connection. Prints syscalls per request by name (the calls the kernel
 // was asked for, summed over threads) and instructions per request (the
 // whole process for nginx; the server loop thread for toolcache, so its
-// start-up is not counted).
+// start-up is not counted). ctxsw: the proxy's context switches per
+// request (voluntary = it went to sleep waiting for I/O, i.e. wake-ups;
+// from /proc/PID/task/*/status, nothing attached, so the timing is the
+// real one: strace slows the proxy and changes how bytes batch up).
 import http from 'node:http';
 import net from 'node:net';
 import { spawn, execFileSync } from 'node:child_process';
@@ -158,6 +162,17 @@ function parseStrace(text) {
   return out;
 }
 
+// Voluntary and involuntary context switches of every thread of `pid`.
+function switches(pid) {
+  let v = 0, nv = 0;
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    const st = fs.readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8');
+    v += Number(st.match(/^voluntary_ctxt_switches:\s+(\d+)/m)[1]);
+    nv += Number(st.match(/^nonvoluntary_ctxt_switches:\s+(\d+)/m)[1]);
+  }
+  return { v, nv };
+}
+
 function parseCallgrind(file) {
   const text = fs.readFileSync(file, 'utf8');
   const m = text.match(/^summary:\s+(\d+)/m) ?? text.match(/^totals:\s+(\d+)/m);
@@ -182,6 +197,8 @@ async function measure(which, size, mode, tool) {
     strace = spawn('strace', ['-c', '-f', '-p', String(px.child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
     strace.stderr.on('data', (d) => { straceErr += d; });
     await sleep(500);  // attached to every thread
+  } else if (tool === 'ctxsw') {
+    strace = switches(px.child.pid);
   } else if (which === 'nginx') {
     execFileSync('callgrind_control', ['-i', 'on', String(px.child.pid)], { stdio: 'ignore' });
   } else {
@@ -194,7 +211,11 @@ async function measure(which, size, mode, tool) {
     bytes = r.bytes;
   }
   const row = { proxy: which, size, mode, requests: REQUESTS, response_bytes: bytes };
-  if (tool === 'strace') {
+  if (tool === 'ctxsw') {
+    const end = switches(px.child.pid);
+    row.wakeups_per_request = +((end.v - strace.v) / REQUESTS).toFixed(2);
+    row.preempted_per_request = +((end.nv - strace.nv) / REQUESTS).toFixed(2);
+  } else if (tool === 'strace') {
     strace.kill('SIGINT');
     await waitExit(strace);
     const calls = parseStrace(straceErr);
@@ -225,7 +246,7 @@ async function main() {
   const proxies = ['toolcache'];
   if (BASE) proxies.push('baseline');
   if (!NO_NGINX) proxies.push('nginx');
-  const tools = TOOL === 'both' ? ['strace', 'callgrind'] : [TOOL];
+  const tools = TOOL === 'both' ? ['strace', 'callgrind'] : TOOL === 'all' ? ['ctxsw', 'strace', 'callgrind'] : [TOOL];
   const rows = [];
   for (const tool of tools) {
     for (const size of SIZES) {
@@ -238,15 +259,16 @@ async function main() {
       }
     }
   }
-  console.log('\n| request | mode | proxy | syscalls / request | instructions / request |');
-  console.log('|---|---|---|---|---|');
+  console.log('\n| request | mode | proxy | wake-ups / request | syscalls / request | instructions / request |');
+  console.log('|---|---|---|---|---|---|');
   for (const size of SIZES) {
     for (const mode of MODES) {
       for (const which of proxies) {
         const s = rows.find((r) => r.tool === 'strace' && r.size === size && r.mode === mode && r.proxy === which);
         const c = rows.find((r) => r.tool === 'callgrind' && r.size === size && r.mode === mode && r.proxy === which);
+        const w = rows.find((r) => r.tool === 'ctxsw' && r.size === size && r.mode === mode && r.proxy === which);
         const sc = s ? `${s.syscalls_total_per_request} (${Object.entries(s.syscalls_per_request).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(', ')})` : '-';
-        console.log(`| ${(size / 1024).toFixed(0)} KB | ${mode.toUpperCase()} | ${which} | ${sc} | ${c ? c.instructions_per_request.toLocaleString('en-US') : '-'} |`);
+        console.log(`| ${(size / 1024).toFixed(0)} KB | ${mode.toUpperCase()} | ${which} | ${w ? w.wakeups_per_request : '-'} | ${sc} | ${c ? c.instructions_per_request.toLocaleString('en-US') : '-'} |`);
       }
     }
   }

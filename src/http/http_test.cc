@@ -602,6 +602,50 @@ TEST(HttpServer, CorkedPiecesLeaveAtUncorkAndFinish) {
   EXPECT_NE(b.ReadUntil("0\r\n\r\n").find("later"), std::string::npos);
 }
 
+// Writes are first offered to the socket directly: a client that reads
+// only later (the socket buffer fills, the write is partial) still gets
+// every byte in order, whole and streamed, and the connection stays usable.
+TEST(HttpServer, APartialWriteLeavesTheRestInOrder) {
+  std::string big(8 << 20, 'x');
+  for (size_t i = 0; i < big.size(); i += 4096) {  // pieces out of order show
+    const std::string mark = std::to_string(i);
+    big.replace(i, mark.size(), mark);
+  }
+  big.replace(big.size() - 8, 8, "#THE-END");
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    if (req.Path() == "/whole") return res->Send(200, {}, big);
+    res->Start(200, {});
+    for (size_t i = 0; i < big.size(); i += 1 << 20) {
+      res->Write(std::string_view(big).substr(i, 1 << 20));
+    }
+    res->Finish();
+  });
+  RawClient c(f.port());
+  c.Send("GET /whole HTTP/1.1\r\nHost: h\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string got = c.ReadUntil("#THE-END", 20);
+  const size_t body = got.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_EQ(got.size() - body - 4, big.size());
+  EXPECT_TRUE(got.compare(body + 4, std::string::npos, big) == 0);
+  c.Clear();
+  c.Send("GET /streamed HTTP/1.1\r\nHost: h\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  got = c.ReadUntil("\r\n0\r\n\r\n", 20);
+  // Undo the chunked framing.
+  size_t at = got.find("\r\n\r\n") + 4;
+  std::string decoded;
+  while (at < got.size()) {
+    const size_t eol = got.find("\r\n", at);
+    ASSERT_NE(eol, std::string::npos);
+    const size_t n = std::stoul(got.substr(at, eol - at), nullptr, 16);
+    if (n == 0) break;
+    decoded.append(got, eol + 2, n);
+    at = eol + 2 + n + 2;
+  }
+  EXPECT_TRUE(decoded == big) << decoded.size();
+}
+
 // The hop-by-hop names (and Host, Content-Length) in any case; others not.
 TEST(HttpHeaders, HopByHopNamesInAnyCase) {
   for (const char* n :
