@@ -5,8 +5,12 @@
 // throughput at 64 connections with wrk and the proxy's RSS. Usage (after
 // scripts/setup.sh and a build):
 //   node bench/llm_proxy.mjs [--bin build/apps/toolcache/toolcache]
-//        [--rounds 400] [--wrk-seconds 10] [--sizes 2048,204800]
+//        [--baseline-bin OTHER] [--rounds 400] [--wrk-seconds 10] [--sizes 2048,204800]
 //        [--no-wrk] [--no-portkey] [--no-nginx] [--stages]
+// --baseline-bin adds a second toolcache proxy (another build, e.g. the
+// binary before a change) as one more path in the same alternation, so a
+// before/after comparison shares the machine's load; its rows show
+// baseline/nginx next to toolcache/nginx.
 // Pin it to one core for the issue-32 figures: `taskset -c 1 node ...`
 // (every process inherits the mask). The summary table gives, per size and
 // mode, the added p50 and p99 of each path (path quantile - direct
@@ -34,6 +38,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
 const BIN = path.resolve(opt('--bin', path.join(root, 'build/apps/toolcache/toolcache')));
+const BASE = opt('--baseline-bin') ? path.resolve(opt('--baseline-bin')) : null;
 const ROUNDS = Number(opt('--rounds', 400));
 const WRK_SECONDS = Number(opt('--wrk-seconds', 10));
 const SIZES = opt('--sizes', '2048,204800').split(',').map(Number);
@@ -156,6 +161,9 @@ async function main() {
   const upUrl = fake.match[1];
   const proxy = await startProcess(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upUrl, '--log-level', STAGES ? 'debug' : 'warn'], /listening on (http:\S+)/);
   const pxUrl = proxy.match[1];
+  const baseline = BASE
+    ? await startProcess(BASE, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upUrl, '--log-level', 'warn'], /listening on (http:\S+)/)
+    : null;
   const pkPort = 18000 + Math.floor(Math.random() * 1000);
   const pkMain = path.join(root, 'bench/peers/node_modules/@portkey-ai/gateway/build/start-server.js');
   let portkey = null;
@@ -167,6 +175,7 @@ async function main() {
     { name: 'direct', url: `${upUrl}/v1/messages`, headers: {} },
     { name: 'toolcache', url: `${pxUrl}/v1/messages`, headers: {} },
   ];
+  if (baseline) targets.push({ name: 'baseline', url: `${baseline.match[1]}/v1/messages`, headers: {} });
   if (nginx) targets.push({ name: 'nginx', url: `${nginx.url}/v1/messages`, headers: {} });
   if (portkey) {
     targets.push({ name: 'portkey', url: `http://127.0.0.1:${pkPort}/v1/messages`,
@@ -231,16 +240,19 @@ async function main() {
   // Added time per path and quantile, and the goals' ratios (a ratio of
   // added times; '-' when a path did not run or added nothing measurable).
   const ratio = (a, b) => (a === undefined || b === undefined || a <= 0.001 || b <= 0.001 ? '-' : (a / b).toFixed(2) + 'x');
-  console.log('\n| request | mode | q | direct | toolcache added | nginx added | portkey added | toolcache/nginx (goal <= 1.5) | portkey/toolcache (goal >= 8) | proxy CPU/request |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|');
+  const bcol = baseline ? ' baseline added | baseline/nginx |' : '';
+  console.log(`\n| request | mode | q | direct | toolcache added | nginx added | portkey added | toolcache/nginx (goal <= 1.5) | portkey/toolcache (goal >= 8) |${bcol} proxy CPU/request |`);
+  console.log(`|---|---|---|---|---|---|---|---|---|${baseline ? '---|---|' : ''}---|`);
   for (const r of results) {
     for (const [q, sfx] of [['p50', ''], ['p99', '_p99']]) {
       const add = (n) => r[`${n}_added${sfx}_ms`];
-      console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${q} | ${r[`direct_${q}_ms`]} ms | ${add('toolcache')} ms | ${add('nginx') ?? '-'} ms | ${add('portkey') ?? '-'} ms | ${ratio(add('toolcache'), add('nginx'))} | ${ratio(add('portkey'), add('toolcache'))} | ${r.proxy_cpu_ms_per_request} ms |`);
+      const b = baseline ? ` ${add('baseline')} ms | ${ratio(add('baseline'), add('nginx'))} |` : '';
+      console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${q} | ${r[`direct_${q}_ms`]} ms | ${add('toolcache')} ms | ${add('nginx') ?? '-'} ms | ${add('portkey') ?? '-'} ms | ${ratio(add('toolcache'), add('nginx'))} | ${ratio(add('portkey'), add('toolcache'))} |${b} ${r.proxy_cpu_ms_per_request} ms |`);
     }
   }
   if (NO_WRK) {
     nginx?.child.kill('SIGTERM');
+    baseline?.child.kill('SIGTERM');
     proxy.child.kill('SIGTERM');
     fake.child.kill('SIGTERM');
     portkey?.child.kill('SIGTERM');
@@ -273,6 +285,7 @@ async function main() {
   console.log(`  proxy RSS now ${(kb('VmRSS') / 1024).toFixed(1)} MiB, peak ${(kb('VmHWM') / 1024).toFixed(1)} MiB`);
 
   nginx?.child.kill('SIGTERM');
+  baseline?.child.kill('SIGTERM');
   proxy.child.kill('SIGTERM');
   fake.child.kill('SIGTERM');
   portkey?.child.kill('SIGTERM');

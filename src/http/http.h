@@ -104,6 +104,12 @@ class Responder {
   virtual void Abort() = 0;
   // Bytes queued for the client and not yet written.
   virtual size_t Buffered() const = 0;
+  // Between Cork and Uncork, what Start and Write queue is held back, so
+  // it leaves in one gathered write at Uncork (a streamed response's head
+  // with its first piece; the pieces of one upstream read). Send, Finish
+  // and Abort uncork too. Default: writes leave as they are queued.
+  virtual void Cork() {}
+  virtual void Uncork() {}
   // `f` runs once if the client disconnects before the response ended.
   virtual void OnClientGone(std::function<void()> f) = 0;
   // `f` runs once when Buffered() next falls to 0 (for backpressure).
@@ -212,6 +218,11 @@ class ResponseSink {
   // One decoded piece of the body (chunked framing removed). Return false
   // to pause reading until Call::Resume.
   virtual bool OnData(std::string_view data) = 0;
+  // Everything decoded from one read of the upstream socket (the head
+  // and/or body pieces) has been delivered and the call waits for more
+  // bytes; not called when OnData paused the call, nor before OnEnd. A sink
+  // that holds its own writes back (Responder::Cork) releases them here.
+  virtual void OnBatchEnd() {}
   // Exactly once: OK when the body ended as framed, else why not
   // (UNAVAILABLE "connect ...", "timeout ...", "upstream closed ...").
   // Not called after Cancel.

@@ -465,6 +465,202 @@ TEST(HttpClient, RelaysAStreamedBodyAndReusesTheConnection) {
   (*client)->CloseIdle();
 }
 
+// A loopback listener that answers each accepted connection's first
+// request with `replies[i]` in one send (the i-th connection), then keeps
+// the connection open until the test ends.
+class RawUpstream {
+ public:
+  explicit RawUpstream(std::vector<std::string> replies)
+      : replies_(std::move(replies)) {
+    lfd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(lfd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(listen(lfd_, 4), 0);
+    socklen_t len = sizeof a;
+    getsockname(lfd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      for (const std::string& r : replies_) {
+        int fd = accept(lfd_, nullptr, nullptr);
+        if (fd < 0) return;
+        fds_.push_back(fd);
+        ++accepted_;
+        char buf[4096];
+        (void)!recv(fd, buf, sizeof buf, 0);
+        (void)!send(fd, r.data(), r.size(), MSG_NOSIGNAL);
+      }
+    });
+  }
+  ~RawUpstream() {
+    shutdown(lfd_, SHUT_RDWR);
+    close(lfd_);
+    thread_.join();
+    for (int fd : fds_) close(fd);
+  }
+  uint16_t port() const { return port_; }
+  int accepted() const { return accepted_.load(); }
+
+ private:
+  std::vector<std::string> replies_;
+  int lfd_ = -1;
+  uint16_t port_ = 0;
+  std::vector<int> fds_;
+  std::atomic<int> accepted_{0};
+  std::thread thread_;
+};
+
+// The chunks that arrive in one read reach the sink as one piece (one
+// write to the client downstream), not one piece per chunk.
+TEST(HttpClient, ChunksOfOneReadArriveAsOnePiece) {
+  std::string reply =
+      "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+      "transfer-encoding: chunked\r\n\r\n";
+  std::string want;
+  for (int i = 0; i < 10; ++i) {
+    const std::string event = "data: {\"n\":" + std::to_string(i) + "}\n\n";
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx\r\n", event.size());
+    reply += size + event + "\r\n";
+    want += event;
+  }
+  reply += "0\r\n\r\n";
+  RawUpstream up({reply});
+  auto client = NewClient({});
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(up.port()));
+  Collected c = Fetch(**client, url, {.method = "GET", .target = "/"});
+  EXPECT_TRUE(c.end.ok()) << c.end.message();
+  EXPECT_EQ(c.body, want);
+  EXPECT_EQ(c.pieces.size(), 1u);
+}
+
+// An upstream that sends bytes past the end of its response (here a
+// second, forged response) does not get them read as the answer to the
+// next request: the connection is closed instead of pooled.
+TEST(HttpClient, BytesPastAResponseAreNotTheNextResponse) {
+  RawUpstream up(
+      {"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfirst"
+       "HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nforged",
+       "HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nreal"});
+  auto client = NewClient({});
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(up.port()));
+  std::promise<Collected> d1, d2;
+  ServerFixture helper([&](Request req, ResponderPtr res) {
+    auto* d = req.Path() == "/1" ? &d1 : &d2;
+    (*client)->Start(res->loop(), url, {.method = "GET", .target = "/"},
+                     std::make_shared<CollectSink>(d));
+    res->Send(204, {}, "");
+  });
+  RawClient trigger(helper.port());
+  trigger.Send("GET /1 HTTP/1.1\r\nHost: h\r\n\r\n");
+  auto f1 = d1.get_future();
+  ASSERT_EQ(f1.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(f1.get().body, "first");
+  trigger.Send("GET /2 HTTP/1.1\r\nHost: h\r\n\r\n");
+  auto f2 = d2.get_future();
+  ASSERT_EQ(f2.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  Collected c2 = f2.get();
+  EXPECT_TRUE(c2.end.ok()) << c2.end.message();
+  EXPECT_EQ(c2.body, "real");
+  EXPECT_EQ(up.accepted(), 2);
+  (*client)->CloseIdle();
+}
+
+// Cork holds a streamed response back; Uncork (and Finish) send it.
+TEST(HttpServer, CorkedPiecesLeaveAtUncorkAndFinish) {
+  ServerFixture f([](Request req, ResponderPtr res) {
+    res->Cork();
+    res->Start(200, {{"content-type", "text/plain"}});
+    res->Write("hello ");
+    if (req.Path() == "/finish") {
+      res->Write("world");
+      res->Finish();
+      return;
+    }
+    RunAfter(res->loop(), 0.3, [res] {
+      res->Uncork();
+      RunAfter(res->loop(), 0.3, [res] {
+        res->Write("later");
+        res->Finish();
+      });
+    });
+  });
+  RawClient a(f.port());
+  a.Send("GET /finish HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_NE(a.ReadUntil("0\r\n\r\n").find("6\r\nhello \r\n5\r\nworld\r\n0\r\n"),
+            std::string::npos);
+  RawClient b(f.port());
+  b.Send("GET /held HTTP/1.1\r\nHost: h\r\n\r\n");
+  EXPECT_EQ(b.ReadUntil("HTTP/1.1", 0.15), "");  // corked: not even the head
+  const std::string early = b.ReadUntil("hello ", 2);
+  EXPECT_NE(early.find("200 OK"), std::string::npos) << early;
+  EXPECT_NE(early.find("hello "), std::string::npos) << early;
+  EXPECT_EQ(early.find("later"), std::string::npos) << early;
+  EXPECT_NE(b.ReadUntil("0\r\n\r\n").find("later"), std::string::npos);
+}
+
+// Writes are first offered to the socket directly: a client that reads
+// only later (the socket buffer fills, the write is partial) still gets
+// every byte in order, whole and streamed, and the connection stays usable.
+TEST(HttpServer, APartialWriteLeavesTheRestInOrder) {
+  std::string big(8 << 20, 'x');
+  for (size_t i = 0; i < big.size(); i += 4096) {  // pieces out of order show
+    const std::string mark = std::to_string(i);
+    big.replace(i, mark.size(), mark);
+  }
+  big.replace(big.size() - 8, 8, "#THE-END");
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    if (req.Path() == "/whole") return res->Send(200, {}, big);
+    res->Start(200, {});
+    for (size_t i = 0; i < big.size(); i += 1 << 20) {
+      res->Write(std::string_view(big).substr(i, 1 << 20));
+    }
+    res->Finish();
+  });
+  RawClient c(f.port());
+  c.Send("GET /whole HTTP/1.1\r\nHost: h\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string got = c.ReadUntil("#THE-END", 20);
+  const size_t body = got.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_EQ(got.size() - body - 4, big.size());
+  EXPECT_TRUE(got.compare(body + 4, std::string::npos, big) == 0);
+  c.Clear();
+  c.Send("GET /streamed HTTP/1.1\r\nHost: h\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  got = c.ReadUntil("\r\n0\r\n\r\n", 20);
+  // Undo the chunked framing.
+  size_t at = got.find("\r\n\r\n") + 4;
+  std::string decoded;
+  while (at < got.size()) {
+    const size_t eol = got.find("\r\n", at);
+    ASSERT_NE(eol, std::string::npos);
+    const size_t n = std::stoul(got.substr(at, eol - at), nullptr, 16);
+    if (n == 0) break;
+    decoded.append(got, eol + 2, n);
+    at = eol + 2 + n + 2;
+  }
+  EXPECT_TRUE(decoded == big) << decoded.size();
+}
+
+// The hop-by-hop names (and Host, Content-Length) in any case; others not.
+TEST(HttpHeaders, HopByHopNamesInAnyCase) {
+  for (const char* n :
+       {"connection", "Keep-Alive", "PROXY-CONNECTION", "te", "Trailer",
+        "transfer-encoding", "Upgrade", "proxy-authenticate",
+        "Proxy-Authorization", "host", "Content-Length"}) {
+    EXPECT_TRUE(IsHopByHop(n)) << n;
+  }
+  for (const char* n :
+       {"", "t", "tex", "hosts", "content-type", "x-api-key", "authorization",
+        "connectionx", "trailers", "content-lengt", "proxy-authorizatio"}) {
+    EXPECT_FALSE(IsHopByHop(n)) << n;
+  }
+}
+
 TEST(HttpClient, ReportsARefusedConnection) {
   // Bind a port and close it again: nothing listens there.
   uint16_t port;

@@ -227,22 +227,34 @@ bool IsPrefixSafeTarget(std::string_view target, std::string* why) {
   return true;
 }
 
+// Choice: one switch on the name's length, then one case-insensitive
+// compare against the one or two names of that length (callgrind: the loop
+// over all eleven names was ~4,500 instructions of a 2 KB SSE request).
 bool IsHopByHop(std::string_view name) {
-  static constexpr std::string_view kNames[] = {"connection",
-                                                "keep-alive",
-                                                "proxy-connection",
-                                                "te",
-                                                "trailer",
-                                                "transfer-encoding",
-                                                "upgrade",
-                                                "proxy-authenticate",
-                                                "proxy-authorization",
-                                                "host",
-                                                "content-length"};
-  for (std::string_view n : kNames) {
-    if (EqualsIgnoreCase(name, n)) return true;
+  switch (name.size()) {
+    case 2:
+      return EqualsIgnoreCase(name, "te");
+    case 4:
+      return EqualsIgnoreCase(name, "host");
+    case 7:
+      return EqualsIgnoreCase(name, "trailer") ||
+             EqualsIgnoreCase(name, "upgrade");
+    case 10:
+      return EqualsIgnoreCase(name, "connection") ||
+             EqualsIgnoreCase(name, "keep-alive");
+    case 14:
+      return EqualsIgnoreCase(name, "content-length");
+    case 16:
+      return EqualsIgnoreCase(name, "proxy-connection");
+    case 17:
+      return EqualsIgnoreCase(name, "transfer-encoding");
+    case 18:
+      return EqualsIgnoreCase(name, "proxy-authenticate");
+    case 19:
+      return EqualsIgnoreCase(name, "proxy-authorization");
+    default:
+      return false;
   }
-  return false;
 }
 
 }  // namespace toolcache::http

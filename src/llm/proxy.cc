@@ -400,6 +400,7 @@ class Exchange : public http::ResponseSink,
     if (!res_->Write(data)) return true;  // client gone: ClientGone cancels
     // Backpressure: a slow client pauses the upstream read.
     if (res_->Buffered() > kMaxBuffered) {
+      res_->Uncork();
       std::weak_ptr<Exchange> weak = shared_from_this();
       res_->OnDrained([weak] {
         if (auto self = weak.lock()) {
@@ -409,6 +410,12 @@ class Exchange : public http::ResponseSink,
       return false;
     }
     return true;
+  }
+
+  // One upstream read relayed: its bytes (and the head, the first time)
+  // leave in one write.
+  void OnBatchEnd() override {
+    if (relaying_) res_->Uncork();
   }
 
   void OnEnd(const Status& st) override {
@@ -652,6 +659,11 @@ class Exchange : public http::ResponseSink,
     observe_stream_ = route_.route == Route::kObserved && sse_ &&
                       status_ >= 200 && status_ < 300 && !unobserved_ &&
                       (shared_->observer != nullptr || prompt_ticket_ != 0);
+    // Choice: the head waits for the bytes that came with it (or the end
+    // of the upstream read that brought it: OnBatchEnd), so head and first
+    // events leave in one write (strace: one sendmsg per upstream read,
+    // where the head and every event were one each).
+    res_->Cork();
     res_->Start(status_, headers_);
     if (!body_.empty()) {
       res_->Write(body_);

@@ -898,6 +898,13 @@ void StreamReader::Anthropic(std::string_view event, std::string_view data) {
       data.find("partial_json") == std::string_view::npos) {
     return;
   }
+  // llmsse: likewise a content_block_stop while no tool_use block is open
+  // closes nothing collected (~1,200 instructions per text block).
+  if (event == "content_block_stop" &&
+      std::none_of(open_.begin(), open_.end(),
+                   [](const auto& o) { return o.second.tool; })) {
+    return;
+  }
   const bool ok = WithDoc(data, [&](sj::document& doc) {
     sj::object root;
     if (doc.get_object().get(root)) return false;

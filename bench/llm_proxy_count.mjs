@@ -1,0 +1,277 @@
+// Counts, not times: what one request through an LLM proxy hop costs in
+// instructions (callgrind) and system calls (strace -c -f), for toolcache
+// and for nginx (the same reverse-proxy set-up as bench/llm_proxy.mjs) in
+// one go, so the two columns come from the same requests on the same
+// machine. Counts do not depend on machine load, so this decides on a
+// shared machine where wall times cannot. Usage (after a build):
+//   node bench/llm_proxy_count.mjs [--bin build/apps/toolcache/toolcache]
+//        [--baseline-bin OTHER] [--requests 300] [--sizes 2048,204800]
+//        [--modes sse,json] [--tool strace|callgrind|ctxsw|both|all]
+//        [--no-nginx]
+// For each proxy, size and mode: a fresh fake upstream and a fresh proxy
+// under the tool, 20 warm-up requests outside the counted window (strace
+// is attached after them; callgrind's collection is switched on after them
+// with callgrind_control), then --requests requests over one keep-alive
+// connection. Prints syscalls per request by name (the calls the kernel
+// was asked for, summed over threads) and instructions per request (the
+// whole process for nginx; the server loop thread for toolcache, so its
+// start-up is not counted). ctxsw: the proxy's context switches per
+// request (voluntary = it went to sleep waiting for I/O, i.e. wake-ups;
+// from /proc/PID/task/*/status, nothing attached, so the timing is the
+// real one: strace slows the proxy and changes how bytes batch up).
+import http from 'node:http';
+import net from 'node:net';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
+const BIN = path.resolve(opt('--bin', path.join(root, 'build/apps/toolcache/toolcache')));
+const BASE = opt('--baseline-bin') ? path.resolve(opt('--baseline-bin')) : null;
+const REQUESTS = Number(opt('--requests', 300));
+const SIZES = opt('--sizes', '2048,204800').split(',').map(Number);
+const MODES = opt('--modes', 'sse,json').split(',');
+const TOOL = opt('--tool', 'both');
+const NO_NGINX = args.includes('--no-nginx');
+const WARMUP = 20;
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function startProcess(cmd, argv, pattern) {
+  const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const on = (d) => {
+      out += d;
+      const m = out.match(pattern);
+      if (m) resolve({ child, match: m });
+    };
+    child.stdout.on('data', on);
+    child.stderr.on('data', on);
+    child.on('exit', (c) => reject(new Error(`${cmd} exited ${c}: ${out}`)));
+  });
+}
+
+const waitExit = (child) => new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
+
+async function waitPort(port) {
+  for (let i = 0; i < 400; ++i) {
+    const ok = await new Promise((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true); });
+      s.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await sleep(50);
+  }
+  throw new Error(`nothing listens on ${port}`);
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+function post(url, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01' } }, (res) => {
+      let n = 0;
+      res.on('data', (d) => { n += d.length; });
+      res.on('end', () => resolve({ status: res.statusCode, bytes: n }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// The same request bodies as bench/llm_proxy.mjs.
+function body(size, stream) {
+  const messages = [{ role: 'user', content: 'go' }];
+  let i = 0;
+  const filler = 'lorem ipsum dolor sit amet, consectetur adipiscing elit. ';
+  while (JSON.stringify(messages).length < size - 300) {
+    const id = `toolu_b${i++}`;
+    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: `/src/f${i}.txt` } }] });
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: filler.repeat(Math.min(40, Math.ceil((size - JSON.stringify(messages).length) / filler.length))) }] });
+  }
+  return JSON.stringify({ model: 'claude-bench', max_tokens: 64, stream, tools: [{ name: 'Read', description: 'Reads a file', input_schema: { type: 'object' } }], messages });
+}
+
+function nginxConf(dir, port, up) {
+  return `worker_processes 1;
+master_process off;
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream fake { server ${up.hostname}:${up.port}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    client_max_body_size 64m;
+    client_body_buffer_size 4m;
+    location / {
+      proxy_pass http://fake;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+`;
+}
+
+// Starts `which` ('toolcache' | 'baseline' | 'nginx') in front of upUrl;
+// returns { pid, url, child }.
+async function startProxy(which, upUrl, tool, outFile) {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  let argv;
+  if (which === 'nginx') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tc-nginx-'));
+    fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConf(dir, port, new URL(upUrl)));
+    const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => fs.existsSync(p));
+    argv = [bin, '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')];
+  } else {
+    argv = [which === 'baseline' ? BASE : BIN, 'proxy', '--listen', `127.0.0.1:${port}`, '--upstream', upUrl, '--log-level', 'warn'];
+  }
+  if (tool === 'callgrind') {
+    // toolcache: only its server loop (ServerImpl::Run) is counted; nginx:
+    // the whole process, instrumented from the end of the warm-up on.
+    const which_ = which === 'nginx' ? ['--instr-atstart=no'] : ['--collect-atstart=no', '--toggle-collect=*ServerImpl::Run*'];
+    argv = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${outFile}`, ...which_, ...argv];
+  }
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+  child.err = '';
+  child.stderr.on('data', (d) => { child.err += d; });
+  await waitPort(port);
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+// Syscall counts by name from `strace -c` output.
+function parseStrace(text) {
+  const out = {};
+  for (const line of text.split('\n')) {
+    const m = line.match(/^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(\w+)\s*$/);
+    if (m && m[2] !== 'total') out[m[2]] = Number(m[1]);
+  }
+  return out;
+}
+
+// Voluntary and involuntary context switches of every thread of `pid`.
+function switches(pid) {
+  let v = 0, nv = 0;
+  for (const t of fs.readdirSync(`/proc/${pid}/task`)) {
+    const st = fs.readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8');
+    v += Number(st.match(/^voluntary_ctxt_switches:\s+(\d+)/m)[1]);
+    nv += Number(st.match(/^nonvoluntary_ctxt_switches:\s+(\d+)/m)[1]);
+  }
+  return { v, nv };
+}
+
+function parseCallgrind(file) {
+  const text = fs.readFileSync(file, 'utf8');
+  const m = text.match(/^summary:\s+(\d+)/m) ?? text.match(/^totals:\s+(\d+)/m);
+  return m ? Number(m[1]) : NaN;
+}
+
+async function measure(which, size, mode, tool) {
+  const stream = mode === 'sse';
+  const fake = await startProcess('node', [path.join(root, 'tests/llm/fake_upstream.mjs')], /(http:\/\/127\.0\.0\.1:\d+)/);
+  const upUrl = fake.match[1];
+  const outFile = path.join(os.tmpdir(), `tc-count-${process.pid}-${which}-${size}-${mode}.cg`);
+  const px = await startProxy(which, upUrl, tool, outFile);
+  const url = `${px.url}/v1/messages`;
+  const b = body(size, stream);
+  for (let i = 0; i < WARMUP; ++i) {
+    const r = await post(url, b);
+    if (r.status !== 200) throw new Error(`${which}: HTTP ${r.status}`);
+  }
+  let strace = null;
+  let straceErr = '';
+  if (tool === 'strace') {
+    strace = spawn('strace', ['-c', '-f', '-p', String(px.child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    strace.stderr.on('data', (d) => { straceErr += d; });
+    await sleep(500);  // attached to every thread
+  } else if (tool === 'ctxsw') {
+    strace = switches(px.child.pid);
+  } else if (which === 'nginx') {
+    execFileSync('callgrind_control', ['-i', 'on', String(px.child.pid)], { stdio: 'ignore' });
+  } else {
+    execFileSync('callgrind_control', ['-z', String(px.child.pid)], { stdio: 'ignore' });
+  }
+  let bytes = 0;
+  for (let i = 0; i < REQUESTS; ++i) {
+    const r = await post(url, b);
+    if (r.status !== 200) throw new Error(`${which}: HTTP ${r.status}`);
+    bytes = r.bytes;
+  }
+  const row = { proxy: which, size, mode, requests: REQUESTS, response_bytes: bytes };
+  if (tool === 'ctxsw') {
+    const end = switches(px.child.pid);
+    row.wakeups_per_request = +((end.v - strace.v) / REQUESTS).toFixed(2);
+    row.preempted_per_request = +((end.nv - strace.nv) / REQUESTS).toFixed(2);
+  } else if (tool === 'strace') {
+    strace.kill('SIGINT');
+    await waitExit(strace);
+    const calls = parseStrace(straceErr);
+    row.syscalls_per_request = Object.fromEntries(Object.entries(calls)
+      .map(([k, v]) => [k, +(v / REQUESTS).toFixed(2)]).filter(([, v]) => v >= 0.01)
+      .sort((a, b) => b[1] - a[1]));
+    row.syscalls_total_per_request = +(Object.values(calls).reduce((a, c) => a + c, 0) / REQUESTS).toFixed(2);
+  } else {
+    execFileSync('callgrind_control', ['-d', String(px.child.pid)], { stdio: 'ignore' });
+    await sleep(300);
+    // The dump written by -d: outFile.N (the highest N).
+    const dumps = fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith(path.basename(outFile) + '.'))
+      .map((f) => path.join(os.tmpdir(), f)).sort((a, c) => fs.statSync(a).mtimeMs - fs.statSync(c).mtimeMs);
+    const file = dumps.length ? dumps[dumps.length - 1] : outFile;
+    row.instructions_per_request = Math.round(parseCallgrind(file) / REQUESTS);
+    row.callgrind_file = file;
+  }
+  agent.destroy();
+  px.child.kill('SIGTERM');
+  await Promise.race([waitExit(px.child), sleep(5000)]);
+  if (px.child.exitCode === null) px.child.kill('SIGKILL');
+  fake.child.kill('SIGTERM');
+  await waitExit(fake.child);
+  return row;
+}
+
+async function main() {
+  const proxies = ['toolcache'];
+  if (BASE) proxies.push('baseline');
+  if (!NO_NGINX) proxies.push('nginx');
+  const tools = TOOL === 'both' ? ['strace', 'callgrind'] : TOOL === 'all' ? ['ctxsw', 'strace', 'callgrind'] : [TOOL];
+  const rows = [];
+  for (const tool of tools) {
+    for (const size of SIZES) {
+      for (const mode of MODES) {
+        for (const which of proxies) {
+          const row = await measure(which, size, mode, tool);
+          console.log(JSON.stringify(row));
+          rows.push({ tool, ...row });
+        }
+      }
+    }
+  }
+  console.log('\n| request | mode | proxy | wake-ups / request | syscalls / request | instructions / request |');
+  console.log('|---|---|---|---|---|---|');
+  for (const size of SIZES) {
+    for (const mode of MODES) {
+      for (const which of proxies) {
+        const s = rows.find((r) => r.tool === 'strace' && r.size === size && r.mode === mode && r.proxy === which);
+        const c = rows.find((r) => r.tool === 'callgrind' && r.size === size && r.mode === mode && r.proxy === which);
+        const w = rows.find((r) => r.tool === 'ctxsw' && r.size === size && r.mode === mode && r.proxy === which);
+        const sc = s ? `${s.syscalls_total_per_request} (${Object.entries(s.syscalls_per_request).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(', ')})` : '-';
+        console.log(`| ${(size / 1024).toFixed(0)} KB | ${mode.toUpperCase()} | ${which} | ${w ? w.wakeups_per_request : '-'} | ${sc} | ${c ? c.instructions_per_request.toLocaleString('en-US') : '-'} |`);
+      }
+    }
+  }
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
