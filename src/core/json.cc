@@ -37,26 +37,31 @@ int32_t Hex4(std::string_view s, size_t i) {
   return v;
 }
 
-// A string starting at s[*i] == '"': validates it and moves *i past it.
+// A string starting at s[*i] == '"': validates it and moves *i past it
+// (on an error, to the offending byte).
 Error ScanString(std::string_view s, size_t* i) {
   size_t p = *i + 1;
+  auto fail = [&](Error e) {
+    *i = p;
+    return e;
+  };
   while (p < s.size()) {
     const auto c = static_cast<unsigned char>(s[p]);
     if (c == '"') {
       *i = p + 1;
       return Error::kOk;
     }
-    if (c < 0x20) return Error::kControlCharacter;
+    if (c < 0x20) return fail(Error::kControlCharacter);
     if (c == '\\') {
-      if (p + 1 >= s.size()) return Error::kUnterminated;
+      if (p + 1 >= s.size()) return fail(Error::kUnterminated);
       const char e = s[p + 1];
       if (e == 'u') {
-        if (Hex4(s, p + 2) < 0) return Error::kBadEscape;
+        if (Hex4(s, p + 2) < 0) return fail(Error::kBadEscape);
         p += 6;
       } else if (std::strchr("\"\\/bfnrt", e) != nullptr && e != '\0') {
         p += 2;
       } else {
-        return Error::kBadEscape;
+        return fail(Error::kBadEscape);
       }
       continue;
     }
@@ -66,20 +71,25 @@ Error ScanString(std::string_view s, size_t* i) {
     }
     const char* problem = nullptr;
     const size_t n = jcs::Utf8SequenceLength(s, p, &problem);
-    if (n == 0) return Error::kBadUtf8;
+    if (n == 0) return fail(Error::kBadUtf8);
     p += n;
   }
-  return Error::kUnterminated;
+  return fail(Error::kUnterminated);
 }
 
-// A number at s[*i]: RFC 8259 section 6 grammar.
+// A number at s[*i]: RFC 8259 section 6 grammar (on an error, *i is the
+// offending byte).
 Error ScanNumber(std::string_view s, size_t* i) {
   size_t p = *i;
+  auto fail = [&] {
+    *i = p;
+    return Error::kBadNumber;
+  };
   auto digit = [&](size_t k) {
     return k < s.size() && s[k] >= '0' && s[k] <= '9';
   };
   if (p < s.size() && s[p] == '-') ++p;
-  if (!digit(p)) return Error::kBadNumber;
+  if (!digit(p)) return fail();
   if (s[p] == '0') {
     ++p;
   } else {
@@ -87,13 +97,13 @@ Error ScanNumber(std::string_view s, size_t* i) {
   }
   if (p < s.size() && s[p] == '.') {
     ++p;
-    if (!digit(p)) return Error::kBadNumber;
+    if (!digit(p)) return fail();
     while (digit(p)) ++p;
   }
   if (p < s.size() && (s[p] == 'e' || s[p] == 'E')) {
     ++p;
     if (p < s.size() && (s[p] == '+' || s[p] == '-')) ++p;
-    if (!digit(p)) return Error::kBadNumber;
+    if (!digit(p)) return fail();
     while (digit(p)) ++p;
   }
   *i = p;
@@ -159,14 +169,19 @@ Error CheckLimits(std::string_view text, const Limits& limits) {
 }
 
 Error ScanValue(std::string_view s, size_t pos, const Limits& limits,
-                Span* value) {
+                Span* value, size_t* error_at) {
   if (s.size() > limits.max_bytes || s.size() >= UINT32_MAX) {
+    if (error_at != nullptr) *error_at = 0;
     return Error::kTooLarge;
   }
   // One stack of container kinds as a bit string would cap depth at 64;
   // a std::string of '{' / '[' holds any depth the limit allows.
   std::string stack;
   size_t p = pos;
+  auto fail = [&](Error e) {
+    if (error_at != nullptr) *error_at = p;
+    return e;
+  };
   auto skip_ws = [&] {
     while (p < s.size() && IsSpace(s[p])) ++p;
   };
@@ -177,35 +192,35 @@ Error ScanValue(std::string_view s, size_t pos, const Limits& limits,
   bool want_value = true;
   while (true) {
     skip_ws();
-    if (p >= s.size()) return Error::kUnterminated;
+    if (p >= s.size()) return fail(Error::kUnterminated);
     if (want_value) {
       const char c = s[p];
       if (c == '{' || c == '[') {
-        if (stack.size() >= limits.max_depth) return Error::kTooDeep;
+        if (stack.size() >= limits.max_depth) return fail(Error::kTooDeep);
         stack.push_back(c);
         ++p;
         skip_ws();
-        if (p >= s.size()) return Error::kUnterminated;
+        if (p >= s.size()) return fail(Error::kUnterminated);
         if ((c == '{' && s[p] == '}') || (c == '[' && s[p] == ']')) {
           stack.pop_back();
           ++p;
           want_value = false;
         } else if (c == '{') {
-          if (s[p] != '"') return Error::kSyntax;
-          if (Error e = ScanString(s, &p); e != Error::kOk) return e;
+          if (s[p] != '"') return fail(Error::kSyntax);
+          if (Error e = ScanString(s, &p); e != Error::kOk) return fail(e);
           skip_ws();
-          if (p >= s.size()) return Error::kUnterminated;
-          if (s[p] != ':') return Error::kSyntax;
+          if (p >= s.size()) return fail(Error::kUnterminated);
+          if (s[p] != ':') return fail(Error::kSyntax);
           ++p;
           continue;  // want_value stays true
         } else {
           continue;  // '[' then a value
         }
       } else if (c == '"') {
-        if (Error e = ScanString(s, &p); e != Error::kOk) return e;
+        if (Error e = ScanString(s, &p); e != Error::kOk) return fail(e);
         want_value = false;
       } else if (c == '-' || (c >= '0' && c <= '9')) {
-        if (Error e = ScanNumber(s, &p); e != Error::kOk) return e;
+        if (Error e = ScanNumber(s, &p); e != Error::kOk) return fail(e);
         want_value = false;
       } else if (s.substr(p, 4) == "true" || s.substr(p, 4) == "null") {
         p += 4;
@@ -214,7 +229,7 @@ Error ScanValue(std::string_view s, size_t pos, const Limits& limits,
         p += 5;
         want_value = false;
       } else {
-        return Error::kSyntax;
+        return fail(Error::kSyntax);
       }
     } else {
       if (stack.empty()) break;
@@ -225,26 +240,26 @@ Error ScanValue(std::string_view s, size_t pos, const Limits& limits,
         want_value = true;
         if (open == '{') {
           skip_ws();
-          if (p >= s.size()) return Error::kUnterminated;
-          if (s[p] != '"') return Error::kSyntax;
-          if (Error e = ScanString(s, &p); e != Error::kOk) return e;
+          if (p >= s.size()) return fail(Error::kUnterminated);
+          if (s[p] != '"') return fail(Error::kSyntax);
+          if (Error e = ScanString(s, &p); e != Error::kOk) return fail(e);
           skip_ws();
-          if (p >= s.size()) return Error::kUnterminated;
-          if (s[p] != ':') return Error::kSyntax;
+          if (p >= s.size()) return fail(Error::kUnterminated);
+          if (s[p] != ':') return fail(Error::kSyntax);
           ++p;
         }
       } else if ((c == '}' && open == '{') || (c == ']' && open == '[')) {
         stack.pop_back();
         ++p;
       } else {
-        return Error::kSyntax;
+        return fail(Error::kSyntax);
       }
     }
     if (!want_value && stack.empty()) break;
   }
   value->begin = static_cast<uint32_t>(begin);
   value->end = static_cast<uint32_t>(p);
-  return Error::kOk;
+  return fail(Error::kOk);
 }
 
 Error Validate(std::string_view text, const Limits& limits) {

@@ -14,16 +14,28 @@
 //       CheckLimits below.
 //   src/core/canonical_json.cc's own parser (RFC 8785 cache keys): stays;
 //       its string and number writers are the ones exposed here.
-//   src/mcp/json_scan.*, the scanners of src/sim/trace_formats.cc: next
-//       step (owned elsewhere this session): their string skipping, escape
-//       decoding and depth limit are ScanValue / Unquote / Limits.
+//   src/mcp/json_scan.* (the MCP proxy's line scanner): migrated. Its
+//       validation is ScanValue (error_at gives its "byte N: ..." offsets;
+//       34,449 instead of 36,595 instructions for a tools/call, a 2 KB
+//       result and a notification, callgrind); it only walks the top-level
+//       members. DecodeString stays on nlohmann: a lone surrogate escape
+//       fails there instead of becoming U+FFFD (Unquote), so two method or
+//       tool names cannot decode to one. The scanners of
+//       src/sim/trace_formats.cc: next step (owned elsewhere this session).
 //   Hand-written escapers: src/llm/wire.cc JsonQuote, src/llm/offload.cc
-//       JsonString (nlohmann round trip) -> AppendQuoted (migrated);
-//       src/mcp/session.cc JsonString (\u00XX for every control byte),
-//       src/sim, src/classify -> next step; src/metrics Escape is
-//       Prometheus label escaping, not JSON, and stays.
+//       JsonString (nlohmann round trip), src/mcp/session.cc JsonString
+//       (\u00XX for every control byte; wire-only error messages),
+//       src/sim/workloads.cc Str (bare quotes) -> AppendQuoted / Quote
+//       (migrated). src/classify and the other src/sim writers hold none
+//       (they dump nlohmann values; report.cc's GpQuote quotes gnuplot,
+//       convert_bfcl.cc reads Python literals). Left: src/serve/service.cc
+//       and src/llm/tool_loop.cc JsonString (nlohmann round trips, owned
+//       elsewhere this session). src/metrics Escape is Prometheus label
+//       escaping, not JSON, and stays.
 //   Hand-written unescapers: src/llm/wire.cc DecodeJsonString -> Unquote
 //       (migrated; the llm name stays as a thin wrapper).
+//   MCP protocol revisions: IsModernProtocolVersion is defined once
+//       (src/mcp/era.cc, >= 2026-07-28 as the SDK).
 //
 // Thread-safety: pure functions, thread-safe.
 //
@@ -85,8 +97,10 @@ Error CheckLimits(std::string_view text, const Limits& limits = {});
 // Validates one JSON value starting at text[pos] (leading whitespace
 // skipped) and sets *value to its bytes. Full RFC 8259 grammar: escapes,
 // UTF-8, numbers, depth. Trailing bytes after the value are not looked at.
+// On an error, *error_at (when given) is the offending byte's offset (the
+// text's size when it ended early), for messages such as "byte 12: ...".
 Error ScanValue(std::string_view text, size_t pos, const Limits& limits,
-                Span* value);
+                Span* value, size_t* error_at = nullptr);
 
 // kOk when `text` is exactly one JSON value (whitespace around allowed).
 Error Validate(std::string_view text, const Limits& limits = {});

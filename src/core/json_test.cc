@@ -93,6 +93,30 @@ TEST(JsonScan, RefusesMalformedInput) {
   EXPECT_EQ(Validate("x", {.max_bytes = 0}), Error::kTooLarge);
 }
 
+// error_at names the offending byte (what the MCP scanner's "byte N: ..."
+// messages report), or the text's size when it ends early.
+TEST(JsonScan, ReportsTheOffendingByte) {
+  struct Case {
+    std::string text;
+    Error error;
+    size_t at;
+  };
+  const Case cases[] = {
+      {R"({"a":1,}")", Error::kSyntax, 7},
+      {"[\"ab\\q\"]", Error::kBadEscape, 4},
+      {"[\"ab\xC0\xAF\"]", Error::kBadUtf8, 4},
+      {"[\"a\tb\"]", Error::kControlCharacter, 3},
+      {"[1, -x]", Error::kBadNumber, 5},
+      {R"({"a":[1,2)", Error::kUnterminated, 9},
+      {"  [\"abc", Error::kUnterminated, 7},
+  };
+  for (const Case& c : cases) {
+    Span v;
+    size_t at = 12345;
+    EXPECT_EQ(ScanValue(c.text, 0, {}, &v, &at), c.error) << c.text;
+    EXPECT_EQ(at, c.at) << c.text;
+  }
+}
 TEST(JsonNumbers, WritesAndRefusesHugeIntegers) {
   std::string out;
   AppendInt(INT64_MIN, &out);

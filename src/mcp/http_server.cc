@@ -64,8 +64,6 @@ bool IsKnownProtocolVersion(std::string_view v) {
          v == "2025-11-25" || v == kModernVersion;
 }
 
-bool IsModernProtocolVersion(std::string_view v) { return v == kModernVersion; }
-
 std::string SupportedVersionsJson() {
   return R"(["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"])";
 }

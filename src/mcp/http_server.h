@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "src/http/http.h"
+#include "src/mcp/era.h"
 #include "toolcache/clock.h"
 #include "toolcache/tool_cache.h"
 
@@ -129,8 +130,9 @@ class McpHttp {
 
 // The MCP protocol revisions this endpoint accepts in MCP-Protocol-Version.
 bool IsKnownProtocolVersion(std::string_view version);
-// True for the stateless revisions (2026-07-28 and later ones known here).
-bool IsModernProtocolVersion(std::string_view version);
+// True for the stateless revisions (>= 2026-07-28): the one definition,
+// src/mcp/era.h's, with the SDK's meaning.
+using mcp::IsModernProtocolVersion;
 // The supported revisions as a JSON array, newest first (for the -32022
 // error's data.supported).
 std::string SupportedVersionsJson();

@@ -149,6 +149,19 @@ TEST(CheckEraTest, AModernHeaderOnARequestWithoutEnvelopeIs32602) {
   EXPECT_TRUE(e.modern);
 }
 
+// One definition with the SDK's meaning (isModernProtocolVersion: version >=
+// "2026-07-28"): a later revision in the header is modern too, so a request
+// without the envelope is refused as the SDK server refuses it
+// (modern-header-without-claim, -32602), not passed to the 2025 path.
+TEST(CheckEraTest, ALaterRevisionInTheHeaderIsModernToo) {
+  EXPECT_TRUE(IsModernProtocolVersion("2027-01-01"));
+  EraCheck e = CheckEra(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
+                        "2027-01-01", "tools/list", "");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.code, -32602);
+  EXPECT_NE(e.message.find("params._meta"), std::string::npos) << e.message;
+}
+
 TEST(SseEventTest, OneMessageOneEvent) {
   EXPECT_EQ(SseEvent("{\"id\":1}"), "event: message\ndata: {\"id\":1}\n\n");
 }

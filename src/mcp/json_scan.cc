@@ -1,7 +1,10 @@
 // Invariants:
-// - The scanner never allocates on the validation path and never reads past
-//   the end of its input; every position it returns is inside the text.
-// - Nesting is bounded by kMaxDepth so hostile input cannot exhaust the stack.
+// - Validation is the core toolkit's (json::ScanValue: one grammar, one
+//   UTF-8 check, one depth limit); this file only walks the top-level
+//   object's members and records the JSON-RPC ones. Nothing recurses, so
+//   a hostile depth costs no stack; nesting is bounded at kLimits.
+// - The scanner never reads past the end of its input; every position it
+//   returns is inside the text.
 // - A span recorded for a member covers exactly the value's bytes (no
 //   surrounding whitespace), so the proxy can splice it verbatim.
 // - Every byte >= 0x80 the scanner accepts is part of a well-formed UTF-8
@@ -10,20 +13,23 @@
 //   the id and 16 bytes of a member name, whatever it is fed.
 #include "src/mcp/json_scan.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "src/core/canonical_json_internal.h"
+#include "src/core/json.h"
 
 namespace toolcache::mcp {
 namespace {
 
-// Choice: 512 levels; JSON-RPC messages are shallow and tool results rarely
-// nest beyond 20, while 512 recursive frames stay far below the stack limit.
-constexpr int kMaxDepth = 512;
+// Choice: 512 levels (the toolkit's default, core/json.h); JSON-RPC
+// messages are shallow and tool results rarely nest beyond 20.
+constexpr json::Limits kLimits{.max_depth = 512, .max_bytes = UINT32_MAX - 1};
+// A top-level object's member values sit one level down.
+constexpr json::Limits kMemberLimits{.max_depth = kLimits.max_depth - 1,
+                                     .max_bytes = kLimits.max_bytes};
 
 // The UTF-8 sequence at text[i] (text[i] >= 0x80): its length when it is
 // well-formed (Unicode Table 3-7), else 0; `*subpart` gets the length of its
@@ -33,215 +39,116 @@ size_t Utf8At(std::string_view text, size_t i, size_t* subpart) {
   return jcs::Utf8SequenceLength(text, i, &problem, subpart);
 }
 
-class Scanner {
- public:
-  explicit Scanner(std::string_view text) : text_(text) {}
+bool IsWs(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-  void SkipWs() {
-    while (pos_ < text_.size()) {
-      char c = text_[pos_];
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
-      ++pos_;
-    }
+size_t SkipWsAt(std::string_view t, size_t pos) {
+  while (pos < t.size() && IsWs(t[pos])) ++pos;
+  return pos;
+}
+
+// The client-facing text of a scan error ("byte N: <problem>").
+Status ScanError(size_t at, json::Error e) {
+  const char* what = "unexpected character";
+  switch (e) {
+    case json::Error::kTooDeep:
+      what = "nesting too deep";
+      break;
+    case json::Error::kTooLarge:
+      what = "message too large";
+      break;
+    case json::Error::kUnterminated:
+      what = "unexpected end of input";
+      break;
+    case json::Error::kBadEscape:
+      what = "bad escape in string";
+      break;
+    case json::Error::kControlCharacter:
+      what = "control character in string";
+      break;
+    case json::Error::kBadUtf8:
+      what = "invalid UTF-8 in string";
+      break;
+    case json::Error::kBadNumber:
+      what = "bad number";
+      break;
+    case json::Error::kTrailing:
+      what = "trailing characters after the JSON value";
+      break;
+    case json::Error::kOk:
+    case json::Error::kSyntax:
+      break;
   }
+  return InvalidArgument("byte " + std::to_string(at) + ": " + what);
+}
 
-  bool Fail(const char* what) {
-    if (error_.empty()) error_ = "byte " + std::to_string(pos_) + ": " + what;
-    return false;
+void Record(RawMessage* m, std::string_view raw_name, std::string_view value) {
+  std::string decoded;
+  std::string_view name = raw_name.substr(1, raw_name.size() - 2);
+  if (name.find('\\') != std::string_view::npos) {
+    decoded = DecodeString(raw_name);
+    name = decoded;
   }
-
-  bool String() {
-    if (pos_ >= text_.size() || text_[pos_] != '"')
-      return Fail("expected '\"'");
-    ++pos_;
-    while (pos_ < text_.size()) {
-      unsigned char c = static_cast<unsigned char>(text_[pos_]);
-      if (c == '"') {
-        ++pos_;
-        return true;
-      }
-      if (c < 0x20) return Fail("control character in string");
-      if (c >= 0x80) {
-        size_t subpart = 0;
-        const size_t n = Utf8At(text_, pos_, &subpart);
-        if (n == 0) return Fail("invalid UTF-8 in string");
-        pos_ += n;
-        continue;
-      }
-      if (c == '\\') {
-        ++pos_;
-        if (pos_ >= text_.size()) break;
-        char e = text_[pos_];
-        if (e == 'u') {
-          for (int i = 1; i <= 4; ++i) {
-            if (pos_ + i >= text_.size() ||
-                !std::isxdigit(static_cast<unsigned char>(text_[pos_ + i]))) {
-              return Fail("bad \\u escape");
-            }
-          }
-          pos_ += 5;
-          continue;
-        }
-        if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' &&
-            e != 'n' && e != 'r' && e != 't') {
-          return Fail("bad escape in string");
-        }
-      }
-      ++pos_;
-    }
-    return Fail("unterminated string");
+  if (name == "jsonrpc") {
+    m->jsonrpc = value;
+  } else if (name == "id") {
+    m->id = value;
+  } else if (name == "method") {
+    m->method = value;
+  } else if (name == "params") {
+    m->params = value;
+  } else if (name == "result") {
+    m->result = value;
+  } else if (name == "error") {
+    m->error = value;
+  } else {
+    m->other_members = true;
   }
+}
 
-  bool Digits() {
-    size_t start = pos_;
-    while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
-      ++pos_;
-    }
-    return pos_ > start;
+// The top-level object at t[*p] == '{': each name and value validated by
+// the toolkit's ScanValue, the JSON-RPC members recorded; *p moves past
+// it, or to the offending byte on an error.
+json::Error ScanTopObject(std::string_view t, size_t* p, RawMessage* m) {
+  size_t i = SkipWsAt(t, *p + 1);
+  auto fail = [&](json::Error e) {
+    *p = i;
+    return e;
+  };
+  if (i < t.size() && t[i] == '}') {
+    *p = i + 1;
+    return json::Error::kOk;
   }
-
-  bool Number() {
-    if (pos_ < text_.size() && text_[pos_] == '-') ++pos_;
-    if (pos_ < text_.size() && text_[pos_] == '0') {
-      ++pos_;
-    } else if (!Digits()) {
-      return Fail("bad number");
+  while (true) {
+    i = SkipWsAt(t, i);
+    if (i >= t.size()) return fail(json::Error::kUnterminated);
+    if (t[i] != '"') return fail(json::Error::kSyntax);
+    json::Span name, value;
+    size_t at = 0;
+    if (json::Error e = json::ScanValue(t, i, kMemberLimits, &name, &at);
+        e != json::Error::kOk) {
+      *p = at;
+      return e;
     }
-    if (pos_ < text_.size() && text_[pos_] == '.') {
-      ++pos_;
-      if (!Digits()) return Fail("bad number fraction");
+    i = SkipWsAt(t, name.end);
+    if (i >= t.size()) return fail(json::Error::kUnterminated);
+    if (t[i] != ':') return fail(json::Error::kSyntax);
+    if (json::Error e = json::ScanValue(t, i + 1, kMemberLimits, &value, &at);
+        e != json::Error::kOk) {
+      *p = at;
+      return e;
     }
-    if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      ++pos_;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) {
-        ++pos_;
-      }
-      if (!Digits()) return Fail("bad number exponent");
+    Record(m, name.In(t), value.In(t));
+    i = SkipWsAt(t, value.end);
+    if (i >= t.size()) return fail(json::Error::kUnterminated);
+    if (t[i] == ',') {
+      ++i;
+      continue;
     }
-    return true;
+    if (t[i] != '}') return fail(json::Error::kSyntax);
+    *p = i + 1;
+    return json::Error::kOk;
   }
-
-  bool Literal(std::string_view word) {
-    if (text_.substr(pos_, word.size()) != word) return Fail("invalid literal");
-    pos_ += word.size();
-    return true;
-  }
-
-  // Validates one value; for the top-level object also records members.
-  bool Value(int depth, RawMessage* top) {
-    if (depth > kMaxDepth) return Fail("nesting too deep");
-    SkipWs();
-    if (pos_ >= text_.size()) return Fail("unexpected end of input");
-    char c = text_[pos_];
-    switch (c) {
-      case '{':
-        return Object(depth, top);
-      case '[': {
-        ++pos_;
-        SkipWs();
-        if (pos_ < text_.size() && text_[pos_] == ']') {
-          ++pos_;
-          return true;
-        }
-        while (true) {
-          if (!Value(depth + 1, nullptr)) return false;
-          SkipWs();
-          if (pos_ >= text_.size()) return Fail("unterminated array");
-          if (text_[pos_] == ',') {
-            ++pos_;
-            continue;
-          }
-          if (text_[pos_] == ']') {
-            ++pos_;
-            return true;
-          }
-          return Fail("expected ',' or ']'");
-        }
-      }
-      case '"':
-        return String();
-      case 't':
-        return Literal("true");
-      case 'f':
-        return Literal("false");
-      case 'n':
-        return Literal("null");
-      default:
-        if (c == '-' || (c >= '0' && c <= '9')) return Number();
-        return Fail("unexpected character");
-    }
-  }
-
-  bool Object(int depth, RawMessage* top) {
-    ++pos_;  // '{'
-    SkipWs();
-    if (pos_ < text_.size() && text_[pos_] == '}') {
-      ++pos_;
-      return true;
-    }
-    while (true) {
-      SkipWs();
-      size_t name_start = pos_;
-      if (!String()) return false;
-      std::string_view name = text_.substr(name_start, pos_ - name_start);
-      SkipWs();
-      if (pos_ >= text_.size() || text_[pos_] != ':')
-        return Fail("expected ':'");
-      ++pos_;
-      SkipWs();
-      size_t value_start = pos_;
-      if (!Value(depth + 1, nullptr)) return false;
-      if (top != nullptr) {
-        Record(top, name, text_.substr(value_start, pos_ - value_start));
-      }
-      SkipWs();
-      if (pos_ >= text_.size()) return Fail("unterminated object");
-      if (text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (text_[pos_] == '}') {
-        ++pos_;
-        return true;
-      }
-      return Fail("expected ',' or '}'");
-    }
-  }
-
-  static void Record(RawMessage* m, std::string_view raw_name,
-                     std::string_view value) {
-    std::string decoded;
-    std::string_view name = raw_name.substr(1, raw_name.size() - 2);
-    if (name.find('\\') != std::string_view::npos) {
-      decoded = DecodeString(raw_name);
-      name = decoded;
-    }
-    if (name == "jsonrpc") {
-      m->jsonrpc = value;
-    } else if (name == "id") {
-      m->id = value;
-    } else if (name == "method") {
-      m->method = value;
-    } else if (name == "params") {
-      m->params = value;
-    } else if (name == "result") {
-      m->result = value;
-    } else if (name == "error") {
-      m->error = value;
-    } else {
-      m->other_members = true;
-    }
-  }
-
-  size_t pos() const { return pos_; }
-  size_t size() const { return text_.size(); }
-  const std::string& error() const { return error_; }
-
- private:
-  std::string_view text_;
-  size_t pos_ = 0;
-  std::string error_;
-};
+}
 
 // Walks the members of a validated object without re-validating values.
 size_t SkipValidated(std::string_view t, size_t pos) {
@@ -282,14 +189,6 @@ size_t SkipValidated(std::string_view t, size_t pos) {
   return pos;
 }
 
-size_t SkipWsAt(std::string_view t, size_t pos) {
-  while (pos < t.size() && (t[pos] == ' ' || t[pos] == '\t' || t[pos] == '\n' ||
-                            t[pos] == '\r')) {
-    ++pos;
-  }
-  return pos;
-}
-
 // Trims trailing whitespace of a scalar span found by SkipValidated.
 std::string_view TrimRight(std::string_view v) {
   while (!v.empty() && (v.back() == ' ' || v.back() == '\t' ||
@@ -313,16 +212,24 @@ MessageKind RawMessage::kind() const {
 }
 
 Result<RawMessage> ScanMessage(std::string_view line) {
-  Scanner s(line);
   RawMessage m;
-  s.SkipWs();
-  bool object = s.pos() < s.size() && line[s.pos()] == '{';
-  if (!s.Value(0, object ? &m : nullptr)) return InvalidArgument(s.error());
-  s.SkipWs();
-  if (s.pos() != s.size()) {
-    return InvalidArgument("byte " + std::to_string(s.pos()) +
-                           ": trailing characters after the JSON value");
+  size_t p = SkipWsAt(line, 0);
+  const bool object = p < line.size() && line[p] == '{';
+  if (object) {
+    if (json::Error e = ScanTopObject(line, &p, &m); e != json::Error::kOk) {
+      return ScanError(p, e);
+    }
+  } else {
+    json::Span v;
+    size_t at = 0;
+    if (json::Error e = json::ScanValue(line, p, kLimits, &v, &at);
+        e != json::Error::kOk) {
+      return ScanError(at, e);
+    }
+    p = v.end;
   }
+  p = SkipWsAt(line, p);
+  if (p != line.size()) return ScanError(p, json::Error::kTrailing);
   m.is_object = object;
   if (!m.method.empty()) {
     if (m.method.front() != '"') {
@@ -506,6 +413,9 @@ std::string IdSniffer::id() const {
   return std::string(v);
 }
 
+// Choice: not json::Unquote, which decodes a lone surrogate escape to
+// U+FFFD; here a member name, tool name or method decodes exactly or not at
+// all, so "a\ud800" and "a\udbff" cannot become one name.
 std::string DecodeString(std::string_view literal) {
   if (literal.size() < 2 || literal.front() != '"') return {};
   std::string_view body = literal.substr(1, literal.size() - 2);

@@ -3,11 +3,12 @@
 // The MCP proxy forwards the exact bytes it received, so it must find a
 // message's `id`, `method`, `params`, `result` and `error` members as byte
 // spans of the original line, not as re-serialized values. ScanMessage()
-// validates the whole line against the RFC 8259 grammar in one pass (UTF-8 is
-// not validated: bytes >= 0x80 inside strings pass through untouched) and
-// records the spans of the top-level members JSON-RPC cares about. Strings
-// must be well-formed UTF-8 (RFC 8259 section 8.1: JSON exchanged between
-// systems is UTF-8); a peer that mishandles other bytes never sees them.
+// validates the whole line against the RFC 8259 grammar in one pass, with
+// the core JSON toolkit's scanner (src/core/json.h ScanValue: one grammar,
+// one UTF-8 check, 512 levels of nesting without recursion), and records
+// the spans of the top-level members JSON-RPC cares about. Strings must be
+// well-formed UTF-8 (RFC 8259 section 8.1: JSON exchanged between systems
+// is UTF-8); a peer that mishandles other bytes never sees them.
 //
 // IdSniffer is the tolerant counterpart for lines the proxy cannot hold or
 // parse (over-long lines it streams or discards, malformed lines): fed the

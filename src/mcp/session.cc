@@ -35,29 +35,11 @@
 #include <utility>
 #include <vector>
 
+#include "src/core/json.h"
 #include "src/mcp/json_scan.h"
 
 namespace toolcache::mcp {
 namespace {
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", u);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  out += '"';
-  return out;
-}
 
 // `line` with the id value `id_span` (a view into `line`) replaced by
 // `new_id`. REQUIRES: id_span points into line.
@@ -152,8 +134,11 @@ void Session::SendError(bool to_client, std::string_view raw_id, int code,
                         std::string_view message) {
   std::string line = R"({"jsonrpc":"2.0","id":)";
   line += raw_id.empty() ? std::string_view("null") : raw_id;
-  line += R"(,"error":{"code":)" + std::to_string(code) + R"(,"message":)" +
-          JsonString(message) + "}}";
+  line += R"(,"error":{"code":)" + std::to_string(code) + R"(,"message":)";
+  // The message goes only onto the wire (never into a key or an entry):
+  // RFC 8785 escapes, ill-formed UTF-8 repaired (core/json.h).
+  json::AppendQuoted(message, &line);
+  line += "}}";
   if (to_client) {
     out_->ToClient(line);
   } else {

@@ -386,6 +386,24 @@ TEST_F(SessionTest, MalformedServerLineIsDroppedNotForwarded) {
   EXPECT_EQ(session_->counters().server_parse_errors, 1u);
 }
 
+// The proxy's own error messages are quoted by the core toolkit: RFC 8785
+// short escapes (a newline is \n, not \u000a) and ill-formed UTF-8 in a
+// cause repaired to U+FFFD, so the line stays valid JSON.
+TEST_F(SessionTest, ErrorMessagesAreQuotedByTheJsonToolkit) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->FailInFlight("status 1\nstderr: \"bad\" \xFF\x01");
+  ASSERT_EQ(out_.to_client.size(), 1u);
+  const std::string& line = out_.to_client[0];
+  EXPECT_THAT(line, HasSubstr(R"(status 1\nstderr: \"bad\" )"
+                              "\xEF\xBF\xBD"  // U+FFFD, written verbatim
+                              R"(\u0001)"))
+      << line;
+  EXPECT_THAT(line, Not(HasSubstr("u000a")));
+  json j = json::parse(line);  // throws on ill-formed UTF-8
+  EXPECT_THAT(j["error"]["message"].get<std::string>(),
+              HasSubstr("status 1\nstderr: \"bad\" \xEF\xBF\xBD\x01"));
+}
+
 TEST_F(SessionTest, ServerDeathFailsEveryInFlightRequest) {
   session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
   session_->OnClientLine(Call(R"("w")", "read_file", R"({"path":"/a"})"));

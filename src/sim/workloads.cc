@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "src/core/json.h"
 #include "src/sim/random.h"
 
 namespace toolcache::sim {
@@ -78,7 +79,10 @@ struct Key {
   double latency;
 };
 
-std::string Str(std::string_view s) { return "\"" + std::string(s) + "\""; }
+// A JSON string literal (core/json.h). Every argument text here is
+// printable ASCII without '"' or '\\', so the bytes (and the pinned hit
+// counts) are those of the former bare quoting.
+std::string Str(std::string_view s) { return json::Quote(s); }
 
 // "YYYY-MM-DD" of 2025-06-01 + `days`.
 std::string DateAfterJune1(uint64_t days) {

@@ -5,20 +5,15 @@
 # bound with a wide margin: a spinning accept loop burns 1.5-3 s of it),
 # must log the exhaustion, and must answer again once the connections
 # close.
-set -u
-: "${TOOLCACHE_BIN:?}"
-work=$(mktemp -d)
-pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+source "$(dirname "$0")/lib/common.sh"
+# This group checks each status itself: no -e, no pipefail.
+set +e +o pipefail
 fail() { echo "FAIL http_fd_exhaustion: $*" >&2; exit 1; }
 
-(ulimit -n 24 && exec "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 --log-level info) \
-  >"$work/out" 2>"$work/err" &
-pid=$!
-for _ in $(seq 100); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
-url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/out")
-[ -n "$url" ] || fail "serve did not start: $(cat "$work/err")"
+# (bash -c so that the limit is the server's alone; exec keeps its pid.)
+start_bg "$work/out" "$work/err" bash -c 'ulimit -n 24 && exec "$@"' sh \
+  "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 --log-level info
+wait_listening "$work/out" "$work/err" || fail "serve did not start"
 port=${url##*:}
 hz=$(getconf CLK_TCK)
 

@@ -5,12 +5,9 @@
 # GET / on one socket must get two answers at once (direct: two), the HEAD
 # answer with the upstream's Content-Length and no chunked framing; the
 # proxy must log no upstream failure; SIGTERM must not wait for a drain.
-set -u
-: "${TOOLCACHE_BIN:?}"
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+source "$(dirname "$0")/lib/common.sh"
+# This group checks each status itself: no -e, no pipefail.
+set +e +o pipefail
 fail() { echo "FAIL http_head_keepalive: $*" >&2; exit 1; }
 
 mkdir "$work/www" && echo "hello from the upstream" >"$work/www/index.html"
@@ -19,13 +16,10 @@ upport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
   >"$work/up.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$upport/" && break; sleep 0.1; done
-"$TOOLCACHE_BIN" proxy --listen 127.0.0.1:0 --upstream "http://127.0.0.1:$upport" \
-  --log-level info >"$work/out" 2>"$work/err" &
-ppid=$!
-pids+=($ppid)
-for _ in $(seq 100); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
-url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/out")
-[ -n "$url" ] || fail "proxy did not start: $(cat "$work/err")"
+start_bg "$work/out" "$work/err" "$TOOLCACHE_BIN" proxy --listen 127.0.0.1:0 \
+  --upstream "http://127.0.0.1:$upport" --log-level info
+ppid=$pid
+wait_listening "$work/out" "$work/err" || fail "proxy did not start"
 
 # pair PORT -> "ANSWERS SECONDS" then the raw bytes
 pair() {

@@ -4,12 +4,9 @@
 # /gw/tenant-a/ (another tenant's gateway route). A fake upstream records
 # every path it sees; dot segments (raw, %2e in any case), encoded slashes
 # and targets not starting with '/' must get 400 and reach nothing.
-set -u
-: "${TOOLCACHE_BIN:?}"
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
+source "$(dirname "$0")/lib/common.sh"
+# This group checks each status itself: no -e, no pipefail.
+set +e +o pipefail
 fail() { echo "FAIL http_upstream_prefix: $*" >&2; exit 1; }
 
 node -e '
@@ -21,14 +18,11 @@ const s = http.createServer((req, res) => {
 s.listen(0, "127.0.0.1", () => console.log(s.address().port));
 ' "$work/paths" >"$work/up.port" &
 pids+=($!)
-for _ in $(seq 50); do [ -s "$work/up.port" ] && break; sleep 0.1; done
+wait_for "$work/up.port" "$!" "[0-9]" || fail "the upstream did not start"
 up=$(cat "$work/up.port")
-"$TOOLCACHE_BIN" proxy --listen 127.0.0.1:0 --upstream "http://127.0.0.1:$up/gw/tenant-a" \
-  --log-level warn >"$work/out" 2>"$work/err" &
-pids+=($!)
-for _ in $(seq 100); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
-url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/out")
-[ -n "$url" ] || fail "proxy did not start: $(cat "$work/err")"
+start_bg "$work/out" "$work/err" "$TOOLCACHE_BIN" proxy --listen 127.0.0.1:0 \
+  --upstream "http://127.0.0.1:$up/gw/tenant-a" --log-level warn
+wait_listening "$work/out" "$work/err" || fail "proxy did not start"
 port=${url##*:}
 
 # raw TARGET -> status line (curl would normalise the path)

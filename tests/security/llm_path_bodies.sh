@@ -7,27 +7,20 @@
 set -uo pipefail
 bin=${TOOLCACHE_BIN:?}
 src=${TOOLCACHE_SOURCE_DIR:?}
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+source "$(dirname "$0")/lib/common.sh"
+# This group checks each status itself (fail=1, then carries on): no -e.
+set +e
+tmp=$work
 fail=0
 node "$src/tests/llm/fake_upstream.mjs" >"$tmp/fake.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do grep -q http "$tmp/fake.log" && break; sleep 0.1; done
 up=$(grep -o 'http://127.0.0.1:[0-9]*' "$tmp/fake.log" | head -1)
-"$bin" proxy --listen 127.0.0.1:0 --upstream "$up" --serve --offload \
-  --log-level warn >"$tmp/px.log" 2>&1 &
-pids+=($!)
-proxy_pid=$!
-for _ in $(seq 100); do grep -q "listening on" "$tmp/px.log" && break; sleep 0.1; done
-px=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$tmp/px.log" | grep -o 'http.*')
-if [ -z "$px" ]; then
-  echo "proxy did not start:"; cat "$tmp/px.log"; exit 1
-fi
+start_bg "$tmp/px.log" "" "$bin" proxy --listen 127.0.0.1:0 --upstream "$up" \
+  --serve --offload --log-level warn
+proxy_pid=$pid
+wait_listening "$tmp/px.log" "$tmp/px.log" || exit 1
+px=$url
 post() {  # post FILE -> prints the status, body in $tmp/out
   curl -s -o "$tmp/out" -w '%{http_code}' -X POST "$px/v1/messages" \
     -H 'content-type: application/json' -H 'x-api-key: sk' \

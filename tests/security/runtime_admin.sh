@@ -4,26 +4,18 @@
 # pages, other methods and paths, a bad address) and the one dashboard on
 # serve and the LLM proxy (its CSP: nothing but its own hashed script and
 # style, no framing; DNS rebinding refused before the page).
-set -euo pipefail
-: "${TOOLCACHE_BIN:?TOOLCACHE_BIN must point at the built toolcache binary}"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "PASS $*"; }
+source "$(dirname "$0")/lib/common.sh"
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }
 
 # --- mcp --metrics-listen ---------------------------------------------------
 mkfifo "$work/in"
+# (Not start_bg: the FIFO must be opened by the background process, or the
+# shell would block here until a writer opens it.)
 "$TOOLCACHE_BIN" mcp --metrics-listen 127.0.0.1:0 -- cat <"$work/in" >/dev/null 2>"$work/mcp.err" &
-pids+=($!)
+pid=$!
+pids+=("$pid")
 exec 3>"$work/in"
-for _ in $(seq 100); do grep -q "metrics on" "$work/mcp.err" 2>/dev/null && break; sleep 0.05; done
+wait_for "$work/mcp.err" "$pid" "metrics on" || true
 murl=$(sed -n 's|.*metrics on \(http://[^/]*\)/metrics.*|\1|p' "$work/mcp.err")
 [ -n "$murl" ] || fail "no metrics URL: $(cat "$work/mcp.err")"
 c=$(code -H 'Host: attacker.example' "$murl/metrics"); echo "rebinding Host on mcp /metrics: $c"
@@ -47,14 +39,13 @@ echo "port 99999: exit $rc ($out)"
 pass "a bad --metrics-listen address exits 2 with its reason"
 
 # --- the dashboard on serve and the LLM proxy -------------------------------
-"$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 --log-level error >"$work/serve.out" 2>&1 &
-pids+=($!)
-"$TOOLCACHE_BIN" proxy --listen 127.0.0.1:0 --upstream http://127.0.0.1:9 --log-level error >"$work/proxy.out" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do grep -q "listening on" "$work/serve.out" && grep -q "listening on" "$work/proxy.out" && break; sleep 0.05; done
+start_bg "$work/serve.out" "" "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 --log-level error
+serve_pid=$pid
+start_bg "$work/proxy.out" "" "$TOOLCACHE_BIN" proxy --listen 127.0.0.1:0 --upstream http://127.0.0.1:9 --log-level error
+proxy_pid=$pid
 for face in serve proxy; do
-  url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/$face.out")
-  [ -n "$url" ] || fail "$face did not start"
+  face_pid=${face}_pid
+  wait_listening "$work/$face.out" "$work/$face.out" "${!face_pid}" || fail "$face did not start"
   curl -s -D "$work/$face.h" -o "$work/$face.html" "$url/dashboard"
   csp=$(tr -d '\r' <"$work/$face.h" | sed -n 's/^content-security-policy: //Ip')
   echo "$face /dashboard CSP: $csp"

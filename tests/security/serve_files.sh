@@ -2,40 +2,21 @@
 # Attacks on the files `toolcache serve` writes and shares (issue 27): a
 # link planted where the stats file's temporary used to be (27.11), and
 # several servers opening one new SQLite store at once (27.16).
-set -euo pipefail
-: "${TOOLCACHE_BIN:?TOOLCACHE_BIN must point at the built toolcache binary}"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "PASS $*"; }
+source "$(dirname "$0")/lib/common.sh"
 
-# waitlisten OUTFILE PID: 0 once "listening on" is printed, 1 if it exits.
-waitlisten() {
-  for _ in $(seq 200); do
-    grep -q "listening on" "$1" 2>/dev/null && return 0
-    kill -0 "$2" 2>/dev/null || return 1
-    sleep 0.05
-  done
-  return 1
-}
+# waitlisten OUTFILE PID: 0 once "listening on" is printed, 1 if it exits
+# first or does not listen within 30 s (lib/common.sh).
+waitlisten() { wait_for "$1" "$2" "listening on"; }
 
 # --- 27.11: --stats never writes through a planted link ------------------
 echo "precious" >"$work/victim"
 ln -s "$work/victim" "$work/stats.json.tmp"
-"$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 --stats "$work/stats.json" \
-  --log-level error >"$work/out" 2>"$work/err" &
-pid=$!
-pids+=("$pid")
-waitlisten "$work/out" "$pid" || fail "serve did not start: $(cat "$work/err")"
+start_bg "$work/out" "$work/err" "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 \
+  --stats "$work/stats.json" --log-level error
+wait_listening "$work/out" "$work/err" || exit 1
 kill -USR1 "$pid"
 for _ in $(seq 100); do [ -s "$work/stats.json" ] && break; sleep 0.05; done
-kill "$pid"; wait "$pid" 2>/dev/null || true
+stop
 echo "victim: $(cat "$work/victim"); stats: $(head -c 60 "$work/stats.json" | tr '\n' ' ')"
 [ "$(cat "$work/victim")" = precious ] || fail "the link's target was overwritten"
 [ -f "$work/stats.json" ] && [ ! -L "$work/stats.json" ] || fail "no stats file"

@@ -3,17 +3,9 @@
 # result recorded through /v1/ that would make the MCP answer unreadable
 # (27.6), and one tenant holding every MCP session (27.10). The MCP server
 # is the real server-filesystem from tests/peers (scripts/setup.sh).
-set -euo pipefail
-: "${TOOLCACHE_BIN:?TOOLCACHE_BIN must point at the built toolcache binary}"
-src="${TOOLCACHE_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
+source "$(dirname "$0")/lib/common.sh"
 FS="$src/tests/peers/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
 [ -f "$FS" ] || { echo "FAIL: $FS missing; run scripts/setup.sh" >&2; exit 1; }
-work=$(mktemp -d)
-pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "PASS $*"; }
 mkdir "$work/files"
 echo "hello" >"$work/files/a.txt"
 node=$(command -v node)
@@ -29,24 +21,11 @@ servers:
     command: ["$node", "$FS", "$work/files"]
 $extra
 YAML
-  "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 --config "$work/serve.yaml" \
-    --log-level error "$@" >"$work/out" 2>"$work/err" &
-  pid=$!
-  # Up to 30 s: a loaded CI machine once needed more than 10 (the log
-  # then said nothing); a server that died says how.
-  for _ in $(seq 300); do
-    grep -q "listening on" "$work/out" 2>/dev/null && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-  done
-  url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/out")
-  if [ -z "$url" ]; then
-    local rc=running
-    kill -0 "$pid" 2>/dev/null || { rc=0; wait "$pid" || rc=$?; }
-    fail "server did not start (status: $rc): $(cat "$work/err") $(cat "$work/out")"
-  fi
+  start_bg "$work/out" "$work/err" "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 \
+    --config "$work/serve.yaml" --log-level error "$@"
+  # Up to 30 s (lib/common.sh); a server that died says with what status.
+  wait_listening "$work/out" "$work/err" || exit 1
 }
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""; }
 
 # mcp TOKEN SESSION BODY -> writes headers to $work/h, body to $work/b;
 # prints the status (000 when no answer within 10 s).

@@ -8,25 +8,14 @@
 # a write whose arguments are refused still invalidates; a tenant's entry
 # stays its own; and many label sets do not grow the service without
 # bound. Each case prints what it saw.
-set -euo pipefail
-: "${TOOLCACHE_BIN:?TOOLCACHE_BIN must point at the built toolcache binary}"
-work=$(mktemp -d)
-pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "PASS $*"; }
+source "$(dirname "$0")/lib/common.sh"
 
 start() {  # start CONFIG_TEXT: serve on a free port; sets $url and $pid
   printf '%s\n' "$1" >"$work/serve.yaml"
-  "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 --config "$work/serve.yaml" \
-    --log-level error >"$work/out" 2>"$work/err" &
-  pid=$!
-  for _ in $(seq 100); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
-  url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/out")
-  [ -n "$url" ] || fail "server did not start: $(cat "$work/err")"
+  start_bg "$work/out" "$work/err" "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 \
+    --config "$work/serve.yaml" --log-level error
+  wait_listening "$work/out" "$work/err" || exit 1
 }
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""; }
 req() {  # req PATH BODY [TOKEN] -> "STATUS BODY" (5 s at most: a hang fails)
   local auth=()
   [ -n "${3:-}" ] && auth=(-H "authorization: Bearer $3")
