@@ -15,12 +15,15 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "src/core/sha256.h"
+#include "src/prompt/span_tree.h"
 #include "toolcache/clock.h"
 #include "toolcache/prompt_cache.h"
 
@@ -184,7 +187,8 @@ std::vector<Case> Corpus() {
   return c;
 }
 
-std::string Outcome(const Case& c) {
+std::string Outcome(const Case& c, int* dom_turns,
+                    std::string* breaks = nullptr) {
   PromptCacheOptions o;
   o.stabilize_tools = o.place_cache_control = o.cache_system =
       o.cache_last_turn = o.detect_breaks = true;
@@ -194,7 +198,22 @@ std::string Outcome(const Case& c) {
   std::unique_ptr<PromptCache> pc = NewPromptCache(o, &clock, nullptr);
   std::ostringstream out;
   for (size_t i = 0; i < c.turns.size(); ++i) {
+    const uint64_t dom = prompt_internal::DomParseCount();
     PreparedRequest p = pc->Prepare(c.api, "scope", c.turns[i]);
+    if (dom != prompt_internal::DomParseCount()) ++*dom_turns;
+    if (breaks != nullptr) {
+      // Turn 1 cached 10,000 tokens; every later turn reads 100: a break
+      // whose attribution compares this turn's fingerprint with the last.
+      PromptUsage u;
+      u.cache_read_tokens = i == 0 ? 0 : 100;
+      u.cache_creation_tokens = i == 0 ? 10000 : 0;
+      std::optional<CacheBreak> b = pc->Observe(p.ticket, u);
+      *breaks += b ? b->Label() + "|" : "-|";
+      if (b) {
+        for (const std::string& x : b->changes) *breaks += x + ",";
+      }
+      *breaks += "\n";
+    }
     out << "# turn " << i + 1 << " rewritten=" << p.rewritten
         << " ticket=" << (p.ticket != 0) << " moved=" << p.tools_moved
         << " deduplicated=" << p.tools_deduplicated
@@ -215,7 +234,22 @@ TEST(PromptCacheGolden, RewriteBytesEqualTheGoldenFiles) {
   const bool write = std::getenv("TOOLCACHE_WRITE_GOLDEN") != nullptr;
   for (const Case& c : Corpus()) {
     SCOPED_TRACE(c.name);
-    std::string got = Outcome(c);
+    int dom_turns = 0;
+    std::string got = Outcome(c, &dom_turns);
+    // Bodies in nlohmann's dump form are read from their bytes (span tree),
+    // never parsed into a DOM; the others fall back to it.
+    const bool dump_form =
+        c.name.find("escapes") == std::string::npos &&
+        c.name.find("numbers") == std::string::npos &&
+        c.name.find("pretty") == std::string::npos &&
+        c.name.find("duplicate_member") == std::string::npos &&
+        c.name.find("not_json") == std::string::npos && c.name != "empty" &&
+        c.name.rfind("top_level", 0);
+    if (dump_form) {
+      EXPECT_EQ(dom_turns, 0);
+    } else {
+      EXPECT_EQ(dom_turns, static_cast<int>(c.turns.size()));
+    }
     if (got.size() > 65536) {
       // Choice: a huge outcome is pinned by its digest, not committed whole.
       const Sha256Digest d = ComputeSha256(got);
@@ -236,6 +270,36 @@ TEST(PromptCacheGolden, RewriteBytesEqualTheGoldenFiles) {
     want << in.rdbuf();
     EXPECT_EQ(got, want.str());
   }
+}
+
+// A conversation whose first turn is pretty-printed (DOM path) and whose
+// later turns are compact (span path) gets the same bytes, conversation,
+// memo and break attribution as one sent compact throughout: the two paths
+// agree on identity, memoised bytes and fingerprints.
+TEST(PromptCacheGolden, DomAndSpanPathsAgreeWithinAConversation) {
+  int checked = 0;
+  for (Case c : Corpus()) {
+    nlohmann::ordered_json j =
+        nlohmann::ordered_json::parse(c.turns[0], nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;
+    if (j.dump() != c.turns[0]) continue;  // not in dump form
+    SCOPED_TRACE(c.name);
+    int dom = 0;
+    std::string compact_breaks, mixed_breaks;
+    // Two more turns, so that every case is compared across paths.
+    c.turns.push_back(c.turns.back());
+    c.turns.push_back(c.turns[0]);
+    const std::string base = Outcome(c, &dom, &compact_breaks);
+    EXPECT_EQ(dom, 0);
+    c.turns[0] = j.dump(2);
+    dom = 0;
+    const std::string mixed = Outcome(c, &dom, &mixed_breaks);
+    EXPECT_EQ(dom, 1);
+    EXPECT_EQ(base, mixed);
+    EXPECT_EQ(compact_breaks, mixed_breaks);
+    ++checked;
+  }
+  EXPECT_GE(checked, 12);
 }
 
 }  // namespace
