@@ -210,6 +210,25 @@ class Classifier {
   std::unique_ptr<Impl> impl_;
 };
 
+// Installs the built-in provider client of the LLM feature extractor
+// (`classifier.llm`, docs/CLASSIFY.md) for this process: the model is asked
+// over HTTP (Anthropic Messages or OpenAI Chat Completions) and, when a
+// Classifier is given ClassifierOptions::llm_store, answers are remembered
+// there as sealed values, as the `toolcache` program does. A program that
+// links the library and configures `classifier.llm` calls it once at
+// start-up, before it builds a Classifier or a ToolCache; without it a
+// configured layer fails closed (every tool COMMAND) unless `mayRelax` is
+// set (then it is left out). Idempotent and thread-safe. Defined in the
+// toolcache::runtime_startup library (part of toolcache::toolcache), so the
+// classifier itself stays free of HTTP and of the Store's layout.
+//
+// Example:
+//   toolcache::UseBuiltInLlmBackends();
+//   Result<Config> cfg = LoadConfigFile("toolcache.yaml");  // classifier.llm
+//   Classifier c(*cfg, {.llm_wait = true});
+//   Verdict v = c.Classify(tool);  // the model's answer as one layer
+void UseBuiltInLlmBackends();
+
 // The built-in exclusion list (side-effecting tools; the seed proxy
 // module's default list). Config may extend it, never shrink it.
 std::span<const std::string_view> HardExcludedTools();

@@ -32,13 +32,23 @@
 #include <set>
 #include <unordered_map>
 
+#include "src/core/json.h"
 #include "src/core/sha256.h"
 #include "src/metrics/metrics.h"
+#include "src/prompt/span_tree.h"
 
 namespace toolcache {
+namespace prompt_internal {
+namespace {
+thread_local uint64_t g_dom_parses = 0;
+}  // namespace
+uint64_t DomParseCount() { return g_dom_parses; }
+}  // namespace prompt_internal
+
 namespace {
 
 using OJ = nlohmann::ordered_json;
+using prompt_internal::g_dom_parses;
 
 constexpr int kMaxBreakpoints = 4;
 // Choice: tickets never observed (failed upstream calls) are forgotten
@@ -192,6 +202,181 @@ bool IsSystemRole(const OJ& m) {
          (*r == "system" || *r == "developer");
 }
 
+// ---- The same functions over a span tree of a body in dump form
+// (span_tree.h): each returns the bytes its DOM twin above would dump.
+using prompt_internal::SpanTree;
+constexpr uint32_t kNoNode = SpanTree::kNone;
+
+bool IsKey(const SpanTree& t, uint32_t m, std::string_view lit) {
+  return t.KeyRaw(m) == lit;
+}
+constexpr std::string_view kCacheControlKey = "\"cache_control\"";
+constexpr std::string_view kContentKey = "\"content\"";
+
+// A string's AsBlocks form, dumped: [{"type":"text","text":<s>}].
+void AppendTextBlock(std::string_view raw, std::string_view extra,
+                     std::string* out) {
+  out->append("[{\"type\":\"text\",\"text\":");
+  out->append(raw);
+  out->append(extra);
+  out->append("}]");
+}
+
+// WriteCanonical; `content_blocks`: the top object's string "content" as
+// one text block (ConversationId).
+void SpanCanonical(const SpanTree& t, uint32_t n, bool content_blocks,
+                   std::string* out) {
+  if (t.kind(n) == 'o') {
+    struct K {
+      std::string name;
+      uint32_t node;
+    };
+    std::vector<K> keys;
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
+      if (IsKey(t, m, kCacheControlKey)) continue;
+      std::string_view raw = t.KeyRaw(m);
+      std::string name;
+      if (raw.find('\\') == std::string_view::npos) {
+        name.assign(raw.substr(1, raw.size() - 2));
+      } else {
+        (void)json::Unquote(raw, &name);
+      }
+      keys.push_back({std::move(name), m});
+    }
+    std::sort(keys.begin(), keys.end(),
+              [](const K& a, const K& b) { return a.name < b.name; });
+    out->push_back('{');
+    bool first = true;
+    for (const K& k : keys) {
+      if (!first) out->push_back(',');
+      first = false;
+      out->append(t.KeyRaw(k.node));
+      out->push_back(':');
+      if (content_blocks && t.kind(k.node) == 's' &&
+          IsKey(t, k.node, kContentKey)) {
+        out->append("[{\"text\":");
+        out->append(t.Raw(k.node));
+        out->append(",\"type\":\"text\"}]");
+      } else {
+        SpanCanonical(t, k.node, false, out);
+      }
+    }
+    out->push_back('}');
+  } else if (t.kind(n) == 'a') {
+    out->push_back('[');
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
+      if (m != t.first(n)) out->push_back(',');
+      SpanCanonical(t, m, false, out);
+    }
+    out->push_back(']');
+  } else {
+    out->append(t.Raw(n));
+  }
+}
+
+// Dump(Stripped(v)); `content_blocks` as in SpanCanonical (Fingerprinted's
+// messages: stripped, then content as blocks).
+void SpanStripped(const SpanTree& t, uint32_t n, bool content_blocks,
+                  std::string* out) {
+  if (t.kind(n) == 'o') {
+    out->push_back('{');
+    bool first = true;
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
+      if (IsKey(t, m, kCacheControlKey)) continue;
+      if (!first) out->push_back(',');
+      first = false;
+      out->append(t.KeyRaw(m));
+      out->push_back(':');
+      if (content_blocks && t.kind(m) == 's' && IsKey(t, m, kContentKey)) {
+        AppendTextBlock(t.Raw(m), "", out);
+      } else {
+        SpanStripped(t, m, false, out);
+      }
+    }
+    out->push_back('}');
+  } else if (t.kind(n) == 'a') {
+    out->push_back('[');
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
+      if (m != t.first(n)) out->push_back(',');
+      SpanStripped(t, m, false, out);
+    }
+    out->push_back(']');
+  } else {
+    out->append(t.Raw(n));
+  }
+}
+
+std::string SpanStripped(const SpanTree& t, uint32_t n, bool blocks = false) {
+  std::string s;
+  SpanStripped(t, n, blocks, &s);
+  return s;
+}
+
+void SpanCollectBreakpoints(const SpanTree& t, uint32_t n, int ordinal,
+                            std::vector<std::pair<int, double>>* out) {
+  if (t.kind(n) != 'o' && t.kind(n) != 'a') return;
+  for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
+    if (t.kind(n) == 'o' && IsKey(t, m, kCacheControlKey)) {
+      double ttl = 300;
+      if (uint32_t x = t.Find(m, "ttl");
+          x != kNoNode && t.kind(x) == 's' && t.Raw(x) == "\"1h\"") {
+        ttl = 3600;
+      }
+      out->push_back({ordinal, ttl});
+    } else {
+      SpanCollectBreakpoints(t, m, ordinal, out);
+    }
+  }
+}
+
+std::string SpanToolName(PromptApi api, const SpanTree& t, uint32_t tool) {
+  if (t.kind(tool) != 'o') return "";
+  if (api == PromptApi::kOpenAiChat) {
+    if (uint32_t f = t.Find(tool, "function");
+        f != kNoNode && t.kind(f) == 'o') {
+      if (uint32_t n = t.Find(f, "name"); n != kNoNode && t.kind(n) == 's') {
+        return t.Text(n);
+      }
+    }
+  }
+  if (uint32_t n = t.Find(tool, "name"); n != kNoNode && t.kind(n) == 's') {
+    return t.Text(n);
+  }
+  if (uint32_t n = t.Find(tool, "type"); n != kNoNode && t.kind(n) == 's') {
+    return t.Text(n);
+  }
+  return "";
+}
+
+bool SpanDeferred(const SpanTree& t, uint32_t tool) {
+  if (t.kind(tool) != 'o') return false;
+  const uint32_t d = t.Find(tool, "defer_loading");
+  return d != kNoNode && t.kind(d) == 't';
+}
+
+bool SpanIsSystemRole(const SpanTree& t, uint32_t m) {
+  if (t.kind(m) != 'o') return false;
+  const uint32_t r = t.Find(m, "role");
+  return r != kNoNode && t.kind(r) == 's' &&
+         (t.Raw(r) == "\"system\"" || t.Raw(r) == "\"developer\"");
+}
+
+// `object` (its dump) with `"cache_control":<cc>` as its last member.
+std::string WithMember(std::string_view object, std::string_view cc) {
+  std::string s(object.substr(0, object.size() - 1));
+  if (s.size() > 1) s.push_back(',');
+  s.append("\"cache_control\":");
+  s.append(cc);
+  s.push_back('}');
+  return s;
+}
+
+// A member that must be a string (or absent) for the DOM path's value().
+bool StringOrAbsent(const SpanTree& t, uint32_t obj, std::string_view key) {
+  const uint32_t m = t.Find(obj, key);
+  return m == kNoNode || t.kind(m) == 's';
+}
+
 struct Fingerprint {
   std::string conversation;
   double at = 0;
@@ -209,7 +394,7 @@ struct Fingerprint {
 
 struct ToolMemo {
   std::string canonical;
-  OJ bytes;  // the first-seen tool, cache_control removed
+  std::string bytes;  // the first-seen tool's dump, cache_control removed
 };
 
 struct Conversation {
@@ -275,7 +460,13 @@ class PromptCacheImpl final : public PromptCache {
   PreparedRequest Prepare(PromptApi api, std::string_view scope,
                           const std::string& body) override {
     PreparedRequest out;
+    if (SpanPrepare(api, scope, body, &out)) {
+      Count(requests_,
+            {ApiLabel(api), out.rewritten ? "rewritten" : "unchanged"});
+      return out;
+    }
     OJ j;
+    ++g_dom_parses;
     try {
       j = OJ::parse(body);
       if (!j.is_object()) throw std::invalid_argument("not an object");
@@ -436,20 +627,464 @@ class PromptCacheImpl final : public PromptCache {
       StabilizeTools(api, out->conversation, &*tools_it, out);
     }
     if (want_bp) PlaceBreakpoints(j, out);
+    if (o_.detect_breaks) Remember(Fingerprinted(api, *j), out);
+  }
+
+  // Keeps `fp` (the request as sent) under a new ticket.
+  void Remember(Fingerprint fp, PreparedRequest* out) {
+    fp.conversation = out->conversation;
+    fp.at = clock_->NowSeconds();
+    std::lock_guard<std::mutex> l(mu_);
+    Touch(out->conversation);
+    out->ticket = ++next_ticket_;
+    pending_[out->ticket] = std::move(fp);
+    pending_order_.push_back(out->ticket);
+    while (pending_order_.size() > kMaxPending) {
+      pending_.erase(pending_order_.front());
+      pending_order_.pop_front();
+    }
+  }
+
+  // ---- The rewrite over a span tree of a body in dump form: Rewrite's
+  // steps (ConversationId, StabilizeTools, PlaceBreakpoints, Fingerprinted)
+  // on the client's bytes, the result spliced (tools, system, last
+  // message's content) instead of serialised. False, with nothing changed
+  // or remembered, when the body is not in dump form or holds what the DOM
+  // path refuses (a non-string role / type / text / model): the caller
+  // then takes the DOM path, so the bytes sent never differ.
+  bool SpanPrepare(PromptApi api, std::string_view scope,
+                   const std::string& body, PreparedRequest* out) {
+    SpanTree t;
+    if (!t.Read(body) || t.kind(0) != 'o') return false;
+    const bool want_tools = o_.stabilize_tools;
+    const bool anthropic = api == PromptApi::kAnthropicMessages;
+    const bool want_bp = anthropic && (o_.place_cache_control ||
+                                       o_.cache_system || o_.cache_last_turn);
+    if (!want_tools && !want_bp && !o_.detect_breaks) return true;
+    const uint32_t msgs = t.Find(0, MessagesKey(api));
+    const uint32_t model = t.Find(0, "model");
     if (o_.detect_breaks) {
-      Fingerprint fp = Fingerprinted(api, *j);
-      fp.conversation = out->conversation;
-      fp.at = clock_->NowSeconds();
-      std::lock_guard<std::mutex> l(mu_);
-      Touch(out->conversation);
-      out->ticket = ++next_ticket_;
-      pending_[out->ticket] = std::move(fp);
-      pending_order_.push_back(out->ticket);
-      while (pending_order_.size() > kMaxPending) {
-        pending_.erase(pending_order_.front());
-        pending_order_.pop_front();
+      if (model != kNoNode && t.kind(model) != 's') return false;
+      if (msgs != kNoNode && t.kind(msgs) == 'a') {
+        for (uint32_t e = t.first(msgs); e != kNoNode; e = t.next(e)) {
+          if (t.kind(e) == 'o' && (!StringOrAbsent(t, e, "role") ||
+                                   !StringOrAbsent(t, e, "type"))) {
+            return false;
+          }
+        }
       }
     }
+    const uint32_t messages = anthropic ? msgs : kNoNode;
+    uint32_t last_message = kNoNode, last_content = kNoNode;
+    if (messages != kNoNode && t.kind(messages) == 'a') {
+      for (uint32_t e = t.first(messages); e != kNoNode; e = t.next(e)) {
+        last_message = e;
+      }
+    }
+    if (want_bp && last_message != kNoNode && t.kind(last_message) == 'o') {
+      last_content = t.Find(last_message, "content");
+      if (last_content != kNoNode && t.kind(last_content) == 'a') {
+        for (uint32_t b = t.first(last_content); b != kNoNode; b = t.next(b)) {
+          if (t.kind(b) == 'o' && (!StringOrAbsent(t, b, "type") ||
+                                   !StringOrAbsent(t, b, "text"))) {
+            return false;
+          }
+        }
+      }
+    }
+    // Committed: from here on the span path decides.
+    out->conversation = SpanConversationId(api, scope, t, msgs);
+    const uint32_t tools = t.Find(0, "tools");
+    std::vector<std::string> tool_bytes;  // the tool list as it will be sent
+    if (tools != kNoNode && t.kind(tools) == 'a') {
+      for (uint32_t e = t.first(tools); e != kNoNode; e = t.next(e)) {
+        tool_bytes.emplace_back(t.Raw(e));
+      }
+      if (want_tools)
+        SpanStabilizeTools(api, out->conversation, t, tools, &tool_bytes, out);
+    }
+    const uint32_t system = anthropic ? t.Find(0, "system") : kNoNode;
+    std::string system_bytes(system != kNoNode ? t.Raw(system) : "");
+    std::string content_bytes(last_content != kNoNode ? t.Raw(last_content)
+                                                      : "");
+    double placed_ttl = 0;
+    bool tools_edited = false, system_edited = false, content_edited = false;
+    if (want_bp) {
+      SpanPlaceBreakpoints(
+          t, tools != kNoNode && t.kind(tools) == 'a', &tool_bytes, system,
+          &system_bytes, messages, last_message, last_content, &content_bytes,
+          &tools_edited, &system_edited, &content_edited, &placed_ttl, out);
+    }
+    std::string tools_out;
+    if (tools != kNoNode && t.kind(tools) == 'a') {
+      tools_out.push_back('[');
+      for (size_t i = 0; i < tool_bytes.size(); ++i) {
+        if (i > 0) tools_out.push_back(',');
+        tools_out.append(tool_bytes[i]);
+      }
+      tools_out.push_back(']');
+      if (tools_out != t.Raw(tools)) out->rewritten = true;
+    }
+    if (o_.detect_breaks) {
+      Fingerprint fp;
+      if (model != kNoNode) fp.model = t.Text(model);
+      if (anthropic && system != kNoNode) {
+        SpanTree st;
+        (void)st.Read(system_bytes);
+        std::string s;
+        if (st.kind(0) == 's') {
+          AppendTextBlock(st.Raw(0), "", &s);
+        } else {
+          s = SpanStripped(st, 0);
+        }
+        fp.system = Hash64(s);
+      } else if (api == PromptApi::kOpenAiResponses) {
+        if (uint32_t i = t.Find(0, "instructions"); i != kNoNode) {
+          fp.system = Hash64(t.Raw(i));
+        }
+      }
+      for (const std::string& b : tool_bytes) {
+        SpanTree tt;
+        (void)tt.Read(b);
+        if (SpanDeferred(tt, 0)) continue;
+        fp.tools.push_back(
+            {SpanToolName(api, tt, 0), Hash64(SpanStripped(tt, 0))});
+      }
+      if (uint32_t c = t.Find(0, "tool_choice"); c != kNoNode) {
+        fp.tool_choice = Hash64(t.Raw(c));
+      }
+      for (const char* k : {"thinking", "reasoning", "reasoning_effort"}) {
+        if (uint32_t c = t.Find(0, k); c != kNoNode) {
+          fp.thinking ^= Hash64(t.Raw(c));
+        }
+      }
+      std::string system_messages;
+      if (msgs != kNoNode && t.kind(msgs) == 'a') {
+        bool leading = true;
+        for (uint32_t e = t.first(msgs); e != kNoNode; e = t.next(e)) {
+          if (leading && !anthropic && SpanIsSystemRole(t, e)) {
+            system_messages.append(t.Raw(e));
+            continue;
+          }
+          leading = false;
+          if (t.kind(e) == 'o') {
+            const uint32_t r = t.Find(e, "role"), y = t.Find(e, "type");
+            if ((r != kNoNode && t.Raw(r) == "\"assistant\"") ||
+                (y != kNoNode && t.Raw(y) == "\"function_call\"")) {
+              fp.fresh = false;
+            }
+          }
+          if (e == last_message && content_edited) {
+            std::string m(
+                body.substr(t.begin(e), t.begin(last_content) - t.begin(e)));
+            m += content_bytes;
+            m.append(body.substr(t.end(last_content),
+                                 t.end(e) - t.end(last_content)));
+            SpanTree mt;
+            (void)mt.Read(m);
+            fp.messages.push_back(Hash64(SpanStripped(mt, 0, true)));
+          } else {
+            fp.messages.push_back(Hash64(SpanStripped(t, e, true)));
+          }
+        }
+      } else if (msgs != kNoNode) {
+        fp.messages.push_back(Hash64(t.Raw(msgs)));
+      }
+      if (!system_messages.empty()) fp.system ^= Hash64(system_messages);
+      std::vector<std::pair<int, double>> bps;
+      SpanCollectBreakpoints(t, 0, 0, &bps);
+      for (const auto& [o, ttl] : bps) fp.ttl = std::max(fp.ttl, ttl);
+      fp.ttl = std::max(fp.ttl, placed_ttl);
+      if (o_.ttl_seconds > 0) fp.ttl = o_.ttl_seconds;
+      Remember(std::move(fp), out);
+    }
+    if (out->rewritten) {
+      // One splice of the edited members into the client's bytes.
+      struct Edit {
+        uint32_t begin, end;
+        const std::string* text;
+      };
+      std::vector<Edit> edits;
+      if (tools != kNoNode && t.kind(tools) == 'a' &&
+          tools_out != t.Raw(tools)) {
+        edits.push_back({t.begin(tools), t.end(tools), &tools_out});
+      }
+      if (system_edited) {
+        edits.push_back({t.begin(system), t.end(system), &system_bytes});
+      }
+      if (content_edited) {
+        edits.push_back(
+            {t.begin(last_content), t.end(last_content), &content_bytes});
+      }
+      std::sort(edits.begin(), edits.end(),
+                [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+      std::string& o = out->body;
+      uint32_t from = 0;
+      for (const Edit& e : edits) {
+        o.append(body, from, e.begin - from);
+        o.append(*e.text);
+        from = e.end;
+      }
+      o.append(body, from);
+    }
+    return true;
+  }
+
+  std::string SpanConversationId(PromptApi api, std::string_view scope,
+                                 const SpanTree& t, uint32_t msgs) const {
+    uint32_t first = kNoNode;
+    if (msgs != kNoNode && t.kind(msgs) == 'a') {
+      for (uint32_t e = t.first(msgs); e != kNoNode; e = t.next(e)) {
+        if (SpanIsSystemRole(t, e)) continue;
+        first = e;
+        break;
+      }
+    } else if (msgs != kNoNode && t.kind(msgs) == 's') {
+      first = msgs;
+    }
+    Sha256 h;
+    h.Update(scope);
+    h.Update(std::string(1, '\0'));
+    h.Update(ApiLabel(api));
+    h.Update(t.Find(0, "tools") != kNoNode ? std::string_view("\0t", 2)
+                                           : std::string_view("\0n", 2));
+    h.Update(std::string(1, '\0'));
+    if (first != kNoNode) {
+      std::string c;
+      SpanCanonical(t, first, true, &c);
+      h.Update(c);
+    }
+    return Hex(h.Finish(), 8);
+  }
+
+  void SpanStabilizeTools(PromptApi api, const std::string& conversation,
+                          const SpanTree& t, uint32_t tools,
+                          std::vector<std::string>* bytes,
+                          PreparedRequest* out) {
+    struct Item {
+      std::string name;
+      std::string tool;
+      uint32_t node;
+    };
+    std::vector<Item> kept;
+    std::set<std::string, std::less<>> seen;
+    std::vector<std::string> client_order;
+    for (uint32_t e = t.first(tools); e != kNoNode; e = t.next(e)) {
+      std::string name = SpanToolName(api, t, e);
+      if (!name.empty() && !seen.insert(name).second) {
+        ++out->tools_deduplicated;
+        continue;
+      }
+      client_order.push_back(name);
+      kept.push_back({std::move(name), std::string(t.Raw(e)), e});
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      Conversation& conv = Touch(conversation);
+      for (Item& it : kept) {
+        if (it.name.empty() || t.kind(it.node) != 'o') continue;
+        // The tool without its top-level cache_control, and that member.
+        std::string bare = "{";
+        std::string_view cc;
+        for (uint32_t m = t.first(it.node); m != kNoNode; m = t.next(m)) {
+          if (IsKey(t, m, kCacheControlKey)) {
+            cc = t.Raw(m);
+            continue;
+          }
+          if (bare.size() > 1) bare.push_back(',');
+          bare.append(t.KeyRaw(m));
+          bare.push_back(':');
+          bare.append(t.Raw(m));
+        }
+        bare.push_back('}');
+        std::string canonical;
+        SpanCanonical(t, it.node, false, &canonical);
+        auto m = conv.memo.find(it.name);
+        if (m != conv.memo.end() && m->second.canonical == canonical) {
+          if (m->second.bytes != bare) ++out->tools_memoised;
+          bare = m->second.bytes;
+        } else {
+          conv.memo[it.name] = ToolMemo{std::move(canonical), bare};
+        }
+        // A null cache_control is dropped, as the DOM path does.
+        if (!cc.empty() && cc != "null") bare = WithMember(bare, cc);
+        it.tool = std::move(bare);
+      }
+    }
+    std::stable_partition(kept.begin(), kept.end(),
+                          [](const Item& i) { return !IsMcpTool(i.name); });
+    auto mid = std::find_if(kept.begin(), kept.end(),
+                            [](const Item& i) { return IsMcpTool(i.name); });
+    auto by_name = [](const Item& a, const Item& b) { return a.name < b.name; };
+    std::stable_sort(kept.begin(), mid, by_name);
+    std::stable_sort(mid, kept.end(), by_name);
+    bytes->clear();
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (kept[i].name != client_order[i]) ++out->tools_moved;
+      bytes->push_back(std::move(kept[i].tool));
+    }
+    if (out->tools_moved > 0) Count(tools_, {"moved"}, out->tools_moved);
+    if (out->tools_deduplicated > 0) {
+      Count(tools_, {"deduplicated"}, out->tools_deduplicated);
+    }
+    if (out->tools_memoised > 0)
+      Count(tools_, {"memoised"}, out->tools_memoised);
+  }
+
+  // PlaceBreakpoints over the pieces: the tool list as it will be sent
+  // (`tools`), the system prompt's and the last message content's bytes.
+  void SpanPlaceBreakpoints(const SpanTree& t, bool has_tools,
+                            std::vector<std::string>* tools, uint32_t system,
+                            std::string* system_bytes, uint32_t messages,
+                            uint32_t last_message, uint32_t last_content,
+                            std::string* content_bytes, bool* tools_edited,
+                            bool* system_edited, bool* content_edited,
+                            double* placed_ttl, PreparedRequest* out) {
+    constexpr int kSystemBase = 100000, kMessagesBase = 200000;
+    std::vector<std::pair<int, double>> client;
+    std::vector<SpanTree> tt(has_tools ? tools->size() : 0);
+    for (size_t i = 0; i < tt.size(); ++i) (void)tt[i].Read((*tools)[i]);
+    size_t system_bp = 0, message_bp = 0;
+    int ord = 0;
+    for (SpanTree& x : tt) SpanCollectBreakpoints(x, 0, ++ord, &client);
+    const size_t tool_bp = client.size();
+    if (system != kNoNode && t.kind(system) == 'a') {
+      ord = kSystemBase;
+      for (uint32_t b = t.first(system); b != kNoNode; b = t.next(b)) {
+        SpanCollectBreakpoints(t, b, ++ord, &client);
+      }
+      system_bp = client.size() - tool_bp;
+    }
+    const bool has_messages = messages != kNoNode && t.kind(messages) == 'a';
+    if (has_messages) {
+      ord = kMessagesBase;
+      for (uint32_t m = t.first(messages); m != kNoNode; m = t.next(m)) {
+        const uint32_t c = t.kind(m) == 'o' ? t.Find(m, "content") : kNoNode;
+        if (c != kNoNode && t.kind(c) == 'a') {
+          for (uint32_t b = t.first(c); b != kNoNode; b = t.next(b)) {
+            SpanCollectBreakpoints(t, b, ++ord, &client);
+          }
+        } else {
+          SpanCollectBreakpoints(t, m, ++ord, &client);
+        }
+      }
+      message_bp = client.size() - tool_bp - system_bp;
+    }
+    int budget = kMaxBreakpoints - static_cast<int>(client.size());
+    const uint64_t min_bytes = o_.min_cacheable_tokens * 4;
+    auto cc_for = [&](int ordinal, std::string_view where) {
+      OJ cc = CacheControl(client, ordinal);
+      if (cc.contains("ttl")) *placed_ttl = 3600;
+      --budget;
+      ++out->breakpoints_added;
+      Count(breakpoints_, {where});
+      return Dump(cc);
+    };
+    int last = -1, boundary = -1;
+    uint64_t tool_bytes = 0, builtin_bytes = 0;
+    for (size_t i = 0; i < tt.size(); ++i) {
+      if (SpanDeferred(tt[i], 0) || tt[i].kind(0) != 'o') continue;
+      tool_bytes += (*tools)[i].size();
+      last = static_cast<int>(i);
+      if (!IsMcpTool(SpanToolName(PromptApi::kAnthropicMessages, tt[i], 0))) {
+        boundary = last;
+        builtin_bytes = tool_bytes;
+      }
+    }
+    if (boundary == last) boundary = -1;
+    if (o_.place_cache_control && budget > 0 && last >= 0 &&
+        tt[last].Find(0, "cache_control") == kNoNode &&
+        tool_bytes >= min_bytes) {
+      (*tools)[last] = WithMember((*tools)[last], cc_for(last + 1, "tools"));
+      *tools_edited = true;
+    }
+    if (o_.place_cache_control && budget > 0 && boundary >= 0 &&
+        tt[boundary].Find(0, "cache_control") == kNoNode &&
+        builtin_bytes >= min_bytes) {
+      (*tools)[boundary] =
+          WithMember((*tools)[boundary], cc_for(boundary + 1, "builtin_tools"));
+      *tools_edited = true;
+    }
+    uint64_t prefix_bytes = tool_bytes;
+    if (system != kNoNode) {
+      prefix_bytes += t.end(system) - t.begin(system);
+      uint32_t back = kNoNode;
+      if (t.kind(system) == 'a') {
+        for (uint32_t b = t.first(system); b != kNoNode; b = t.next(b)) {
+          back = b;
+        }
+      }
+      const bool nonempty =
+          (t.kind(system) == 's' && t.Raw(system) != "\"\"") ||
+          (back != kNoNode && t.kind(back) == 'o');
+      if (o_.cache_system && system_bp == 0 && budget > 0 && nonempty &&
+          prefix_bytes >= min_bytes) {
+        if (t.kind(system) == 's') {
+          std::string s;
+          AppendTextBlock(
+              t.Raw(system),
+              ",\"cache_control\":" + cc_for(kSystemBase + 1, "system"), &s);
+          *system_bytes = std::move(s);
+        } else {
+          const std::string cc =
+              cc_for(kSystemBase + static_cast<int>(t.count(system)), "system");
+          const uint32_t at = t.begin(back);
+          std::string s(t.Raw(system).substr(0, at - t.begin(system)));
+          s += WithMember(t.Raw(back), cc);
+          s.append(t.Raw(system).substr(t.end(back) - t.begin(system)));
+          *system_bytes = std::move(s);
+        }
+        *system_edited = true;
+      }
+    }
+    if (has_messages && t.count(messages) > 0 && o_.cache_last_turn &&
+        message_bp == 0 && budget > 0) {
+      for (uint32_t m = t.first(messages); m != kNoNode; m = t.next(m)) {
+        prefix_bytes += t.end(m) - t.begin(m);
+      }
+      if (prefix_bytes >= min_bytes && t.kind(last_message) == 'o' &&
+          last_content != kNoNode) {
+        if (t.kind(last_content) == 's') {
+          if (t.Raw(last_content) != "\"\"") {
+            std::string s;
+            AppendTextBlock(
+                t.Raw(last_content),
+                ",\"cache_control\":" +
+                    cc_for(std::numeric_limits<int>::max(), "last_turn"),
+                &s);
+            *content_bytes = std::move(s);
+            *content_edited = true;
+          }
+        } else if (t.kind(last_content) == 'a') {
+          std::vector<uint32_t> blocks;
+          for (uint32_t b = t.first(last_content); b != kNoNode;
+               b = t.next(b)) {
+            blocks.push_back(b);
+          }
+          for (size_t k = blocks.size(); k-- > 0;) {
+            const uint32_t b = blocks[k];
+            if (t.kind(b) != 'o') continue;
+            const uint32_t ty = t.Find(b, "type");
+            const std::string type = ty != kNoNode ? t.Text(ty) : "";
+            if (type == "thinking" || type == "redacted_thinking") continue;
+            const uint32_t tx = t.Find(b, "text");
+            if (type == "text" && (tx == kNoNode || t.Raw(tx) == "\"\"")) {
+              continue;
+            }
+            const std::string cc =
+                cc_for(std::numeric_limits<int>::max(), "last_turn");
+            const std::string_view all = t.Raw(last_content);
+            std::string s(all.substr(0, t.begin(b) - t.begin(last_content)));
+            s += WithMember(t.Raw(b), cc);
+            s.append(all.substr(t.end(b) - t.begin(last_content)));
+            *content_bytes = std::move(s);
+            *content_edited = true;
+            break;
+          }
+        }
+      }
+    }
+    if (out->breakpoints_added > 0) out->rewritten = true;
   }
 
   void StabilizeTools(PromptApi api, const std::string& conversation, OJ* tools,
@@ -484,12 +1119,12 @@ class PromptCacheImpl final : public PromptCache {
         std::string canonical = Canonical(bare);
         auto m = conv.memo.find(it.name);
         if (m != conv.memo.end() && m->second.canonical == canonical) {
-          if (m->second.bytes != bare) ++out->tools_memoised;
-          bare = m->second.bytes;
+          if (m->second.bytes != Dump(bare)) ++out->tools_memoised;
+          bare = OJ::parse(m->second.bytes);
         } else {
           // First sight, or the tool's meaning changed: these bytes are
           // now the conversation's.
-          conv.memo[it.name] = ToolMemo{std::move(canonical), bare};
+          conv.memo[it.name] = ToolMemo{std::move(canonical), Dump(bare)};
         }
         if (!cc.is_null()) bare["cache_control"] = std::move(cc);
         it.tool = std::move(bare);

@@ -187,3 +187,13 @@ Result<classify::LlmBackends> MakeLlmBackends(const LlmExtractorConfig& config,
 }
 
 }  // namespace toolcache::runtime
+
+namespace toolcache {
+
+// The public entry (classifier.h) for programs that link the library: the
+// same install main() does.
+void UseBuiltInLlmBackends() {
+  classify::InstallLlmBackends(runtime::MakeLlmBackends);
+}
+
+}  // namespace toolcache

@@ -6,7 +6,9 @@
 //
 // classify defines the two interfaces (LlmModel, LlmAnswerMemory) and knows
 // no HTTP and no Store layout; this file implements them, and main()
-// installs MakeLlmBackends once at start-up.
+// installs MakeLlmBackends once at start-up. A program linking the library
+// does the same through the public toolcache::UseBuiltInLlmBackends()
+// (classifier.h), defined in llm_backends.cc.
 //
 // Thread-safety: MakeLlmBackends is a pure factory; the model and memory it
 // returns are thread-safe (each Ask runs its call on the model's own loop
