@@ -892,6 +892,49 @@ struct CsvRecord {
   std::string_view text;
 };
 
+// The one key numbering of the id-keyed readers, shared by the full reads
+// (ReadOracleGeneral, ReadCsv) and the light first passes (LightOracleTotals,
+// LightCsvTotals) so they cannot drift: an object id goes through a flat
+// id -> key table, a text key through a text -> key table, and both number
+// keys from one counter in order of first appearance (a decimal key and a
+// text key are never one object: `7`, `07` and `abc` are three).
+class KeyNumbering {
+ public:
+  // The key of object id `id`, numbered if new; kFull when 2^32 - 1 keys
+  // are already taken.
+  static constexpr uint32_t kFull = FlatIdMap::kEmpty;
+  [[gnu::always_inline]] uint32_t OfId(uint64_t id) {
+    if (const uint32_t k = ids_.Find(id); k != FlatIdMap::kEmpty) [[likely]] {
+      return k;
+    }
+    return NewId(id);
+  }
+  // The same for a text key.
+  uint32_t OfText(std::string_view text) {
+    if (auto it = texts_.find(text); it != texts_.end()) return it->second;
+    if (next_ >= kFull) return kFull;
+    const auto k = static_cast<uint32_t>(next_++);
+    texts_.emplace(std::string(text), k);
+    return k;
+  }
+  [[gnu::always_inline]] uint32_t Of(const CsvRecord& r) {
+    return r.numeric ? OfId(r.id) : OfText(r.text);
+  }
+  uint64_t keys() const { return next_; }
+
+ private:
+  // Out of line: once per object.
+  [[gnu::noinline]] uint32_t NewId(uint64_t id) {
+    if (next_ >= kFull) return kFull;
+    const auto k = static_cast<uint32_t>(next_++);
+    ids_.Insert(id, k);
+    return k;
+  }
+  FlatIdMap ids_;
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> texts_;
+  uint64_t next_ = 0;
+};
+
 // Reads a libCacheSim CSV file record by record, mapped, with no copy of
 // a line. Each line is first read by a one-pass scanner for the commonest
 // shape (digits,digits,digits: integer time of at most 15 digits, decimal
@@ -1392,8 +1435,7 @@ Result<PreparedTrace> ReadOracleGeneral(const std::string& path,
   if (stream != nullptr) {
     b.StreamChunks(stream->chunk_records, stream->sink, stream->content);
   }
-  FlatIdMap keys;
-  uint64_t next_key = 0;
+  KeyNumbering keys;
   for (uint64_t i = 0; i < n; ++i) {
     const char* r = f.data() + i * kOracleRecord;
     uint32_t clock = 0, size = 0;
@@ -1401,13 +1443,9 @@ Result<PreparedTrace> ReadOracleGeneral(const std::string& path,
     std::memcpy(&clock, r, 4);
     std::memcpy(&id, r + 4, 8);
     std::memcpy(&size, r + 12, 4);
-    uint32_t key = keys.Find(id);
-    if (key == FlatIdMap::kEmpty) {
-      if (next_key >= FlatIdMap::kEmpty) {
-        return InvalidArgument(path + ": more than 2^32 - 1 objects");
-      }
-      key = static_cast<uint32_t>(next_key++);
-      keys.Insert(id, key);
+    const uint32_t key = keys.OfId(id);
+    if (key == KeyNumbering::kFull) {
+      return InvalidArgument(path + ": more than 2^32 - 1 objects");
     }
     const InternedRecord q{.key = key,
                            .result_size = size,
@@ -1444,29 +1482,15 @@ Result<PreparedTrace> ReadCsv(const std::string& path,
   if (stream != nullptr) {
     b.StreamChunks(stream->chunk_records, stream->sink, stream->content);
   }
-  FlatIdMap ids;
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> texts;
-  uint64_t next_key = 0, last = 0;
+  KeyNumbering keys;
+  uint64_t last = 0;
   CsvRecord r;
   for (bool done = false;;) {
     if (Status s = csv.Next(&r, &done); !s.ok()) return s;
     if (done) break;
-    uint32_t key = FlatIdMap::kEmpty;
-    if (r.numeric) {
-      key = ids.Find(r.id);
-    } else if (auto it = texts.find(r.text); it != texts.end()) {
-      key = it->second;
-    }
-    if (key == FlatIdMap::kEmpty) {
-      if (next_key >= FlatIdMap::kEmpty) {
-        return InvalidArgument(path + ": more than 2^32 - 1 objects");
-      }
-      key = static_cast<uint32_t>(next_key++);
-      if (r.numeric) {
-        ids.Insert(r.id, key);
-      } else {
-        texts.emplace(std::string(r.text), key);
-      }
+    const uint32_t key = keys.Of(r);
+    if (key == KeyNumbering::kFull) {
+      return InvalidArgument(path + ": more than 2^32 - 1 objects");
     }
     const InternedRecord q{.key = key,
                            .result_size = r.size,
@@ -1650,19 +1674,15 @@ bool LightOracleTotals(const std::string& path, const TraceReadOptions& o,
   const RecordClass c =
       ClassifyRecord(count->options(), RequestType::kInformational,
                      std::numeric_limits<double>::infinity());
-  FlatIdMap keys;
+  KeyNumbering keys;
   for (uint64_t i = 0; i < n; ++i) {
     const char* r = f.data() + i * kOracleRecord;
     uint32_t size = 0;
     uint64_t id = 0;
     std::memcpy(&id, r + 4, 8);
     std::memcpy(&size, r + 12, 4);
-    uint32_t key = keys.Find(id);
-    if (key == FlatIdMap::kEmpty) {
-      if (count->keys() >= FlatIdMap::kEmpty) return false;
-      key = static_cast<uint32_t>(count->keys());
-      keys.Insert(id, key);
-    }
+    const uint32_t key = keys.OfId(id);
+    if (key == KeyNumbering::kFull) return false;
     count->Add(key, size, 0, c);
     if ((i & 0xffff) == 0xffff) {
       f.Done(i * kOracleRecord);
@@ -1680,32 +1700,18 @@ bool LightCsvTotals(const std::string& path, const TraceReadOptions& o,
   const RecordClass c =
       ClassifyRecord(count->options(), RequestType::kInformational,
                      std::numeric_limits<double>::infinity());
-  FlatIdMap ids;
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> texts;
+  KeyNumbering keys;
   uint64_t last = 0;
   CsvRecord r;
   for (bool done = false;;) {
     if (!csv.Next(&r, &done).ok()) return false;
     if (done) break;
     if (r.size > kMaxTraceResultSize ||
-        count->records() >= PreparedTrace::kNone ||
-        count->keys() >= FlatIdMap::kEmpty) {
+        count->records() >= PreparedTrace::kNone) {
       return false;
     }
-    uint32_t key = FlatIdMap::kEmpty;
-    if (r.numeric) {
-      key = ids.Find(r.id);
-    } else if (auto it = texts.find(r.text); it != texts.end()) {
-      key = it->second;
-    }
-    if (key == FlatIdMap::kEmpty) {
-      key = static_cast<uint32_t>(count->keys());
-      if (r.numeric) {
-        ids.Insert(r.id, key);
-      } else {
-        texts.emplace(std::string(r.text), key);
-      }
-    }
+    const uint32_t key = keys.Of(r);
+    if (key == KeyNumbering::kFull) return false;
     count->Add(key, r.size, 0, c);
     if (o.progress && csv.consumed() - last >= kProgressEvery) {
       o.progress(csv.consumed(), csv.total());

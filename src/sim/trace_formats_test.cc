@@ -666,6 +666,27 @@ TEST(TraceFormats, StreamedReplayEqualsHeldReplay) {
         WriteFile(std::string("stream_") + from + ".jsonl", out.str()));
   }
   paths.push_back(data + "/traces/valid.jsonl");
+  {
+    // Plain stretches (the replay's RunPlain: every record cacheable, one
+    // latency, cost and TTL) broken by an error record every 500 and a
+    // latency that varies on records 1500-1599, with a TTL short enough for
+    // expired misses: under chunks of 7 plain and general chunks alternate
+    // over one cache.
+    std::string text;
+    uint64_t x = 12345;
+    for (int i = 0; i < 3000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const uint64_t key = (x >> 33) % 150;
+      text += "{\"tool\":\"t\",\"arguments\":{\"id\":" + std::to_string(key) +
+              "},\"result_size\":" + std::to_string(1 + key * 7 % 90) +
+              ",\"latency\":" +
+              (i >= 1500 && i < 1600 ? std::to_string(1 + i % 3) : "1") +
+              ",\"cost\":0,\"ttl\":120,\"time\":" + std::to_string(i) +
+              (i % 500 == 499 ? ",\"error\":true" : "") +
+              ",\"request_type\":\"INFORMATIONAL\"}\n";
+    }
+    paths.push_back(WriteFile("stream_plain.jsonl", text));
+  }
   const std::vector<std::string> zipf = WriteZipf(MakeZipf(20000, 2000));
   paths.push_back(zipf[2]);  // oracleGeneral
   paths.push_back(zipf[1]);  // CSV
