@@ -47,14 +47,17 @@ namespace toolcache {
 namespace prompt_internal {
 namespace {
 thread_local uint64_t g_dom_parses = 0;
+thread_local bool g_span_path = true;
 }  // namespace
 uint64_t DomParseCount() { return g_dom_parses; }
+void UseSpanPathForTesting(bool on) { g_span_path = on; }
 }  // namespace prompt_internal
 
 namespace {
 
 using OJ = nlohmann::ordered_json;
 using prompt_internal::g_dom_parses;
+using prompt_internal::g_span_path;
 
 constexpr int kMaxBreakpoints = 4;
 // Choice: tickets never observed (failed upstream calls) are forgotten
@@ -466,7 +469,7 @@ class PromptCacheImpl final : public PromptCache {
   PreparedRequest Prepare(PromptApi api, std::string_view scope,
                           const std::string& body) override {
     PreparedRequest out;
-    if (SpanPrepare(api, scope, body, &out)) {
+    if (g_span_path && SpanPrepare(api, scope, body, &out)) {
       Count(requests_,
             {ApiLabel(api), out.rewritten ? "rewritten" : "unchanged"});
       return out;
