@@ -5,9 +5,15 @@
 //
 // Inventory (issue 30, item 4; what reads or writes JSON, and its fate):
 //   nlohmann::json / ordered_json DOM  config, classify, sim, mcp session
-//       answers, stream_serve's message rebuilding, prompt_cache: stays
-//       where a DOM is needed; its dump() escapes strings exactly as
-//       AppendQuoted does (RFC 8785 escapes), so spliced bytes agree.
+//       answers, stream_serve's message rebuilding: stays where a DOM is
+//       needed; its dump() escapes strings exactly as AppendQuoted does
+//       (RFC 8785 escapes), so spliced bytes agree. prompt_cache: off the
+//       rewrite path for a body in compact dump form (what the SDKs send):
+//       src/prompt/span_tree.h reads its bytes (Unquote for escaped names)
+//       and the rewrite is spliced; the DOM stays as the fallback for any
+//       other body (whitespace, other escapes or number forms, duplicate
+//       names), because the rewrite's bytes must equal the DOM's dump, and
+//       for BreaksJson / the CacheControl member it writes.
 //   simdjson On Demand (src/llm/wire.cc, src/sim/trace_formats.cc,
 //       src/serve/service.cc): stays, the measured fast path (a 2 KB
 //       request parses in ~26,000 instructions); its depth pre-check is

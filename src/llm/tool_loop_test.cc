@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "src/prompt/span_tree.h"
+#include "toolcache/clock.h"
+#include "toolcache/prompt_cache.h"
 #include "toolcache/store.h"
 
 namespace toolcache::llm {
@@ -344,6 +347,44 @@ TEST_F(ToolLoopTest, StagesEditTheOneParseOfARequest) {
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(*a, *b);
   EXPECT_EQ(json::parse(*a)["messages"].size(), 7u);
+}
+
+// The proxy's order (proxy.cc): splice and offload edit the one parse, then
+// the prompt-cache stage rewrites what goes upstream (tools sorted,
+// breakpoints placed). No stage parses the body again: not ParseRequest,
+// and not the prompt cache's DOM (it reads the dump-form bytes).
+TEST_F(ToolLoopTest, PromptCacheRewriteDoesNotParseTheBodyAgain) {
+  const std::string client = Padded(
+      R"({"model":"m","max_tokens":100,"tools":[{"name":"Write","input_schema":{"type":"object"}},)"
+      R"({"name":"Read","input_schema":{"type":"object"}}],)"
+      R"("messages":[{"role":"user","content":"read a"}]})");
+  auto parsed = ParseRequest(Api::kAnthropicMessages, client);
+  ASSERT_TRUE(parsed.ok());
+  Offloader off(store_.get(), {});
+  PromptCacheOptions po;
+  po.stabilize_tools = po.place_cache_control = po.cache_last_turn =
+      po.detect_breaks = true;
+  po.min_cacheable_tokens = 0;
+  SystemClock clock;
+  std::unique_ptr<PromptCache> pc = NewPromptCache(po, &clock, nullptr);
+  const uint64_t parses = RequestParseCount();
+  const uint64_t doms = prompt_internal::DomParseCount();
+  BodyEdits edits;
+  SpliceReport rep;
+  loop_->SplicePlan(*parsed, client, "s", &rep, &edits);
+  OffloadReport orep;
+  off.Plan(*parsed, client, "s", &orep, &edits);
+  const std::string upstream = edits.empty() ? client : edits.Apply(client);
+  PreparedRequest p = pc->Prepare(PromptApi::kAnthropicMessages, "s", upstream);
+  EXPECT_TRUE(p.rewritten);
+  EXPECT_GT(p.tools_moved, 0u);
+  EXPECT_GT(p.breakpoints_added, 0u);
+  EXPECT_NE(p.ticket, 0u);
+  EXPECT_EQ(RequestParseCount(), parses);
+  EXPECT_EQ(prompt_internal::DomParseCount(), doms)
+      << "the prompt-cache stage parsed the body into a DOM";
+  const auto j = json::parse(p.body);
+  EXPECT_EQ(j["tools"][0]["name"], "Read");
 }
 
 // Issue 27, item 3: conversation state is bound to the whole prefix it

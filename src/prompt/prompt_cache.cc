@@ -3,8 +3,14 @@
 //   replaces a tool's bytes by the conversation's memoised bytes of the
 //   SAME tool (equal after sorting keys, cache_control aside), and adds
 //   cache_control members (Anthropic). Everything else is the client's
-//   parsed body, serialised again; a body with nothing to change is sent as
+//   body as its DOM would dump it; a body with nothing to change is sent as
 //   the client's bytes.
+// - Two paths, one output: a body already in dump form (span_tree.h) is
+//   read from its bytes and the rewrite spliced (SpanPrepare); any other
+//   body, or one the DOM path would refuse, goes through the DOM (Rewrite).
+//   The Span* functions mirror their DOM twins line for line and return
+//   the bytes those would dump; the golden corpus pins it. Both paths share
+//   the conversations (memo bytes are stored as their dump).
 // - The client's breakpoints stay where the client put them; the request
 //   never carries more than kMaxBreakpoints after the rewrite.
 // - A fingerprint (what the provider's prefix is made of) is taken of the
@@ -41,14 +47,17 @@ namespace toolcache {
 namespace prompt_internal {
 namespace {
 thread_local uint64_t g_dom_parses = 0;
+thread_local bool g_span_path = true;
 }  // namespace
 uint64_t DomParseCount() { return g_dom_parses; }
+void UseSpanPathForTesting(bool on) { g_span_path = on; }
 }  // namespace prompt_internal
 
 namespace {
 
 using OJ = nlohmann::ordered_json;
 using prompt_internal::g_dom_parses;
+using prompt_internal::g_span_path;
 
 constexpr int kMaxBreakpoints = 4;
 // Choice: tickets never observed (failed upstream calls) are forgotten
@@ -460,7 +469,7 @@ class PromptCacheImpl final : public PromptCache {
   PreparedRequest Prepare(PromptApi api, std::string_view scope,
                           const std::string& body) override {
     PreparedRequest out;
-    if (SpanPrepare(api, scope, body, &out)) {
+    if (g_span_path && SpanPrepare(api, scope, body, &out)) {
       Count(requests_,
             {ApiLabel(api), out.rewritten ? "rewritten" : "unchanged"});
       return out;

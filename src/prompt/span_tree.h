@@ -80,6 +80,9 @@ class SpanTree {
 // DOM on the calling thread (the fallback for bodies SpanTree does not
 // read); tests check that a body in dump form is never parsed that way.
 uint64_t DomParseCount();
+// Test hook: false makes the calling thread's Prepare calls take the DOM
+// path for every body (the differential test compares the two paths).
+void UseSpanPathForTesting(bool on);
 
 }  // namespace toolcache::prompt_internal
 

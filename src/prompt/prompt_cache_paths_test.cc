@@ -1,0 +1,248 @@
+// Differential test of the prompt-cache stage's two paths: seeded random
+// conversations (three APIs; tools in random order and key order, duplicated,
+// deferred, non-objects, client breakpoints with and without "1h" or null;
+// system as a string, empty, or blocks; messages with text, thinking and
+// empty blocks; odd strings and numbers; random switches) go through one
+// PromptCache on the span path and one forced onto the DOM path: every
+// turn's bytes, counters, conversation, break attribution and the metrics
+// must be equal.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "src/metrics/metrics.h"
+#include "src/prompt/span_tree.h"
+#include "toolcache/clock.h"
+#include "toolcache/prompt_cache.h"
+
+namespace toolcache {
+namespace {
+
+using OJ = nlohmann::ordered_json;
+
+class StepClock final : public Clock {
+ public:
+  double NowSeconds() const override { return now; }
+  double now = 1000;
+};
+
+struct Gen {
+  std::mt19937 rng;
+  int Pick(int n) { return static_cast<int>(rng() % n); }
+  bool Coin(int percent) { return Pick(100) < percent; }
+
+  OJ Text() {
+    static const char* kTexts[] = {
+        "hello",   "",         "caf\xc3\xa9", "tab\tnl\n",
+        "q\"b\\s", "\x01\x7f", "/path",       "\xf0\x9f\x98\x80"};
+    return kTexts[Pick(8)];
+  }
+  OJ Number() {
+    switch (Pick(6)) {
+      case 0:
+        return 0.1;
+      case 1:
+        return 1e300;
+      case 2:
+        return -0.0;
+      case 3:
+        return 18446744073709551615ull;
+      case 4:
+        return -42;
+      default:
+        return 3;
+    }
+  }
+  OJ CacheControl() {
+    if (Coin(10)) return nullptr;
+    OJ cc = {{"type", "ephemeral"}};
+    if (Coin(30)) cc["ttl"] = "1h";
+    return cc;
+  }
+  OJ Schema() {
+    OJ props = OJ::object();
+    const int n = Pick(3);
+    for (int i = 0; i < n; ++i) {
+      props["p" + std::to_string(i)] = {{"type", "string"},
+                                        {"default", Number()}};
+    }
+    if (Coin(20)) props["deep"] = {{"x", {{"cache_control", CacheControl()}}}};
+    return {{"type", "object"}, {"properties", props}};
+  }
+  OJ Tool(PromptApi api, const std::string& name) {
+    if (Coin(5)) return Number();
+    std::vector<std::pair<std::string, OJ>> members;
+    if (api == PromptApi::kOpenAiChat) {
+      members.push_back({"type", "function"});
+      members.push_back({"function",
+                         {{"name", name},
+                          {"description", Text()},
+                          {"parameters", Schema()}}});
+    } else {
+      if (!Coin(5)) members.push_back({"name", name});
+      if (Coin(5)) members.push_back({"type", "web_search"});
+      members.push_back({"description", Text()});
+      members.push_back({"input_schema", Schema()});
+      if (Coin(15)) members.push_back({"defer_loading", Coin(70)});
+    }
+    if (Coin(25)) members.push_back({"cache_control", CacheControl()});
+    std::shuffle(members.begin(), members.end(), rng);
+    OJ t = OJ::object();
+    for (auto& [k, v] : members) t[k] = v;
+    return t;
+  }
+  OJ Block(bool last) {
+    OJ b;
+    switch (Pick(last ? 4 : 2)) {
+      case 0:
+      case 1:
+        b = {{"type", "text"}, {"text", Text()}};
+        break;
+      case 2:
+        b = {{"type", "thinking"}, {"thinking", "hm"}, {"signature", "s"}};
+        break;
+      default:
+        b = {{"type", "text"}, {"text", ""}};
+    }
+    if (Coin(8)) b["cache_control"] = CacheControl();
+    return b;
+  }
+  OJ Message(PromptApi api, int i, bool last) {
+    if (api == PromptApi::kOpenAiResponses && i > 0 && Coin(30)) {
+      return {{"type", "function_call"},
+              {"call_id", "c" + std::to_string(i)},
+              {"name", "a"},
+              {"arguments", "{}"}};
+    }
+    OJ m = {{"role", i % 2 == 0 ? "user" : "assistant"}};
+    if (api != PromptApi::kAnthropicMessages && i == 0 && Coin(30)) {
+      m["role"] = Coin(50) ? "system" : "developer";
+    }
+    if (i == 0 || Coin(40)) {
+      m["content"] = i == 0 ? OJ("first") : Text();
+    } else {
+      OJ blocks = OJ::array();
+      const int n = 1 + Pick(3);
+      for (int k = 0; k < n; ++k) blocks.push_back(Block(last));
+      m["content"] = blocks;
+    }
+    return m;
+  }
+};
+
+std::string Turn(Gen& g, PromptApi api, std::vector<std::string>* names,
+                 int turn) {
+  OJ b = OJ::object();
+  b["model"] = g.Coin(90) ? "m1" : "m2";
+  if (g.Coin(20)) b["unknown_field"] = {{"n", g.Number()}};
+  if (api == PromptApi::kAnthropicMessages && g.Coin(80)) {
+    switch (g.Pick(3)) {
+      case 0:
+        b["system"] = g.Text();
+        break;
+      case 1:
+        b["system"] = "be brief";
+        break;
+      default: {
+        OJ s = OJ::array();
+        s.push_back({{"type", "text"}, {"text", "sys"}});
+        if (g.Coin(30)) s.back()["cache_control"] = g.CacheControl();
+        b["system"] = s;
+      }
+    }
+  }
+  if (api == PromptApi::kOpenAiResponses && g.Coin(70)) {
+    b["instructions"] = "be brief";
+  }
+  if (g.Coin(85)) {
+    // The conversation's tools, reshuffled, sometimes one added / dropped.
+    if (g.Coin(20)) names->push_back("t" + std::to_string(g.Pick(5)));
+    if (g.Coin(10) && !names->empty()) names->pop_back();
+    std::vector<std::string> order = *names;
+    std::shuffle(order.begin(), order.end(), g.rng);
+    OJ tools = OJ::array();
+    for (const std::string& n : order) tools.push_back(g.Tool(api, n));
+    b["tools"] = tools;
+  }
+  if (g.Coin(15)) b["tool_choice"] = {{"type", "auto"}};
+  if (g.Coin(15))
+    b["thinking"] = {{"type", "enabled"}, {"budget_tokens", 1024}};
+  const char* key = api == PromptApi::kOpenAiResponses ? "input" : "messages";
+  if (api == PromptApi::kOpenAiResponses && g.Coin(10)) {
+    b[key] = "first";
+  } else {
+    OJ msgs = OJ::array();
+    const int n = 1 + 2 * turn + g.Pick(2);
+    for (int i = 0; i < n; ++i) msgs.push_back(g.Message(api, i, i == n - 1));
+    b[key] = msgs;
+  }
+  if (g.Coin(5)) b["max_tokens"] = g.Number();
+  return b.dump();
+}
+
+TEST(PromptCachePaths, SpanAndDomPathsGiveTheSameResultsOnRandomBodies) {
+  Gen g{std::mt19937(20261128)};
+  int span_turns = 0, rewritten = 0;
+  for (int conv = 0; conv < 400; ++conv) {
+    const PromptApi api = static_cast<PromptApi>(g.Pick(3));
+    PromptCacheOptions o;
+    o.stabilize_tools = g.Coin(80);
+    o.place_cache_control = g.Coin(70);
+    o.cache_system = g.Coin(60);
+    o.cache_last_turn = g.Coin(60);
+    o.detect_breaks = g.Coin(85);
+    o.ttl = g.Coin(30) ? "1h" : "";
+    o.min_cacheable_tokens = g.Coin(50) ? 0 : 60;
+    StepClock clock;
+    metrics::Registry rs, rd;
+    std::unique_ptr<PromptCache> span = NewPromptCache(o, &clock, &rs);
+    std::unique_ptr<PromptCache> dom = NewPromptCache(o, &clock, &rd);
+    std::vector<std::string> names = {"bash", "edit", "mcp__git__log",
+                                      "mcp__fs__read", "bash"};
+    names.resize(g.Pick(6));
+    std::string body;
+    for (int turn = 0; turn < 4; ++turn) {
+      // Sometimes the same request again: only the gap can explain a
+      // break (TTL expiry against the breakpoints' TTL).
+      if (turn == 0 || !g.Coin(30)) body = Turn(g, api, &names, turn);
+      SCOPED_TRACE(body);
+      const uint64_t before = prompt_internal::DomParseCount();
+      PreparedRequest a = span->Prepare(api, "s", body);
+      if (prompt_internal::DomParseCount() == before) ++span_turns;
+      prompt_internal::UseSpanPathForTesting(false);
+      PreparedRequest b = dom->Prepare(api, "s", body);
+      prompt_internal::UseSpanPathForTesting(true);
+      ASSERT_EQ(a.rewritten, b.rewritten);
+      ASSERT_EQ(a.body, b.body);
+      EXPECT_EQ(a.tools_moved, b.tools_moved);
+      EXPECT_EQ(a.tools_deduplicated, b.tools_deduplicated);
+      EXPECT_EQ(a.tools_memoised, b.tools_memoised);
+      EXPECT_EQ(a.breakpoints_added, b.breakpoints_added);
+      EXPECT_EQ(a.conversation, b.conversation);
+      EXPECT_EQ(a.ticket != 0, b.ticket != 0);
+      rewritten += a.rewritten;
+      PromptUsage u;
+      u.cache_read_tokens = turn == 0 ? 0 : (g.Coin(50) ? 100 : 9000);
+      u.cache_creation_tokens = turn == 0 ? 10000 : 500;
+      clock.now += g.Coin(20) ? (g.Coin(50) ? 4000 : 1000) : 10;
+      std::optional<CacheBreak> ba = span->Observe(a.ticket, u);
+      std::optional<CacheBreak> bb = dom->Observe(b.ticket, u);
+      ASSERT_EQ(ba.has_value(), bb.has_value());
+      if (ba) {
+        EXPECT_EQ(ba->Label(), bb->Label());
+        EXPECT_EQ(ba->changes, bb->changes);
+      }
+    }
+    EXPECT_EQ(span->BreaksJson(), dom->BreaksJson());
+    EXPECT_EQ(rs.Prometheus(), rd.Prometheus());
+  }
+  // Most generated bodies are in dump form: the span path was exercised.
+  EXPECT_GT(span_turns, 1000);
+  EXPECT_GT(rewritten, 300);
+}
+
+}  // namespace
+}  // namespace toolcache
