@@ -29,7 +29,10 @@
 //       ~53,260 -> ~53,228. DecodeString stays on nlohmann: a lone surrogate
 //       escape fails there instead of becoming U+FFFD (Unquote), so two method
 //       or tool names cannot decode to one. The scanners of
-//       src/sim/trace_formats.cc: next step (owned elsewhere this session).
+//       src/sim/trace_formats.cc stay: they read a fixed key order in one
+//       pass, finding a string's end 8 bytes at a time (FirstStopByte),
+//       where ScanString checks byte by byte, so moving them would raise
+//       the trace readers' instructions per record (docs/SIM.md).
 //   Hand-written escapers: src/llm/wire.cc JsonQuote, src/llm/offload.cc
 //       JsonString (nlohmann round trip), src/mcp/session.cc JsonString
 //       (\u00XX for every control byte; wire-only error messages),
