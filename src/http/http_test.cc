@@ -602,6 +602,47 @@ TEST(HttpServer, CorkedPiecesLeaveAtUncorkAndFinish) {
   EXPECT_NE(b.ReadUntil("0\r\n\r\n").find("later"), std::string::npos);
 }
 
+// A drain callback registered after the direct write already took every
+// byte (nothing left in flight) still runs (review of the direct write: the
+// proxy's paused upstream read was never resumed and the client hung).
+TEST(HttpServer, ADrainCallbackAfterTheLastByteLeftStillRuns) {
+  ServerFixture f([](Request, ResponderPtr res) {
+    res->Start(200, {{"content-type", "text/plain"}});
+    res->Write("first ");  // the socket takes it at once
+    res->OnDrained([res] {
+      res->Write("drained");
+      res->Finish();
+    });
+  });
+  RawClient c(f.port());
+  c.Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+  const std::string got = c.ReadUntil("0\r\n\r\n", 3);
+  EXPECT_NE(got.find("drained"), std::string::npos) << got;
+}
+
+// Finish never ends the response inside its caller: code after Finish()
+// runs before the next pipelined request's handler (review: with the
+// direct write the queue is usually empty at Finish, and ResponseDone ran
+// the next request's handler inside it).
+TEST(HttpServer, FinishDoesNotRunTheNextRequestInsideItsCaller) {
+  std::atomic<int> depth{0};
+  std::atomic<int> nested{0};
+  ServerFixture f([&](Request, ResponderPtr res) {
+    if (depth.fetch_add(1) > 0) nested.fetch_add(1);
+    res->Start(200, {{"content-length", "2"}});
+    res->Write("ok");
+    res->Finish();
+    depth.fetch_sub(1);
+  });
+  RawClient c(f.port());
+  c.Send(
+      "GET /a HTTP/1.1\r\nHost: h\r\n\r\n"
+      "GET /b HTTP/1.1\r\nHost: h\r\n\r\n");
+  std::string got;
+  for (int i = 0; i < 2; ++i) got += c.ReadUntil("ok", 3);
+  EXPECT_EQ(nested.load(), 0) << got;
+}
+
 // Writes are first offered to the socket directly: a client that reads
 // only later (the socket buffer fills, the write is partial) still gets
 // every byte in order, whole and streamed, and the connection stays usable.

@@ -149,8 +149,15 @@ class Connection : public std::enable_shared_from_this<Connection>,
     }
     on_gone_ = std::move(f);
   }
+  // A callback registered after the queue already emptied (the direct
+  // write in DoWrite took every byte, nothing in flight) would never run:
+  // it is then run from a posted handler.
   void OnDrained(std::function<void()> f) override {
     on_drained_ = std::move(f);
+    if (on_drained_ && !writing_ && out_.empty() &&
+        phase_ == Phase::kResponding) {
+      PostDoWrite();
+    }
   }
   Loop* loop() override { return loop_; }
 
@@ -166,7 +173,11 @@ class Connection : public std::enable_shared_from_this<Connection>,
   void Head(int status, const Headers& headers, bool chunked,
             size_t content_length, std::string* out);
   void Queue(std::string bytes);
-  void DoWrite();
+  // from_handler: called from a posted or completion handler, where the
+  // end of a response (ResponseDone, OnDrained) may run; from Queue, Uncork
+  // or Finish it is posted instead, never run inside the caller.
+  void DoWrite(bool from_handler = false);
+  void PostDoWrite();
   void ResponseDone();
   void Close();
   void ClientGone();
@@ -751,10 +762,22 @@ void Connection::Queue(std::string bytes) {
   if (!corked_) DoWrite();
 }
 
-void Connection::DoWrite() {
+void Connection::PostDoWrite() {
+  writing_ = true;
+  net::post(socket_.get_executor(), [self = shared_from_this()] {
+    self->writing_ = false;
+    self->DoWrite(/*from_handler=*/true);
+  });
+}
+
+void Connection::DoWrite(bool from_handler) {
   if (writing_ || phase_ == Phase::kClosed) return;
   while (!out_.empty() && out_.front().empty()) out_.pop_front();
   if (out_.empty()) {
+    if (!from_handler && (finished_ || on_drained_)) {
+      PostDoWrite();
+      return;
+    }
     if (finished_) {
       ResponseDone();
     } else if (on_drained_) {
@@ -768,7 +791,8 @@ void Connection::DoWrite() {
   // it takes whole needs no completion handler (Asio's round trip was one
   // more epoll_wait and handler per write: a streamed response writes once
   // per upstream read). The end of a response (ResponseDone, OnDrained)
-  // still runs from a posted handler, never inside the caller of Queue.
+  // runs from a posted or completion handler, never inside the caller of
+  // Queue, Uncork or Finish (from_handler).
   {
     std::array<net::const_buffer, 16> now{};  // unused slots stay empty
     for (size_t i = 0; i < out_.size() && i < now.size(); ++i) {
@@ -784,13 +808,7 @@ void Connection::DoWrite() {
     }
     if (n > 0) out_.front().erase(0, n);
     if (out_.empty()) {
-      if (finished_ || on_drained_) {
-        writing_ = true;
-        net::post(socket_.get_executor(), [self = shared_from_this()] {
-          self->writing_ = false;
-          self->DoWrite();
-        });
-      }
+      if (finished_ || on_drained_) PostDoWrite();
       return;
     }
   }
@@ -814,7 +832,7 @@ void Connection::DoWrite() {
                      }
                      for (size_t i = 0; i < count; ++i) self->out_.pop_front();
                      self->out_bytes_ -= n;
-                     self->DoWrite();
+                     self->DoWrite(/*from_handler=*/true);
                    });
 }
 

@@ -400,13 +400,14 @@ class Exchange : public http::ResponseSink,
     if (!res_->Write(data)) return true;  // client gone: ClientGone cancels
     // Backpressure: a slow client pauses the upstream read.
     if (res_->Buffered() > kMaxBuffered) {
-      res_->Uncork();
+      // Registered before the uncork, whose write may take every byte.
       std::weak_ptr<Exchange> weak = shared_from_this();
       res_->OnDrained([weak] {
         if (auto self = weak.lock()) {
           if (self->call_) self->call_->Resume();
         }
       });
+      res_->Uncork();
       return false;
     }
     return true;
