@@ -93,6 +93,14 @@ std::string_view EraName(Era era) {
 }
 
 bool IsModernProtocolVersion(std::string_view version) {
+  // Revisions are dates, YYYY-MM-DD: only a date compares as one
+  // ("draft", "latest" or "9" sort after "2026-07-28" as text).
+  if (version.size() != 10 || version[4] != '-' || version[7] != '-') {
+    return false;
+  }
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (version[i] < '0' || version[i] > '9') return false;
+  }
   return version >= kModernProtocolVersion;
 }
 

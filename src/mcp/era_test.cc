@@ -146,6 +146,11 @@ TEST(EraTest, ModernRevisionsCompareAsDates) {
   EXPECT_TRUE(IsModernProtocolVersion("2026-07-28"));
   EXPECT_TRUE(IsModernProtocolVersion("2027-01-01"));
   EXPECT_FALSE(IsModernProtocolVersion("2025-11-25"));
+  // Only a date compares as a revision (review: "draft" sorts after it).
+  for (const char* v : {"draft", "latest", "9", "v1", "2026-07-28x",
+                        "2026-7-28", "2026-07-2a", ""}) {
+    EXPECT_FALSE(IsModernProtocolVersion(v)) << v;
+  }
   EXPECT_TRUE(IsCacheableResultMethod("resources/read"));
   EXPECT_FALSE(IsCacheableResultMethod("tools/call"));
   EXPECT_FALSE(IsCacheableResultMethod("prompts/get"));
