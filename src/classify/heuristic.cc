@@ -1212,6 +1212,11 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
         if (!si.value().is_object()) continue;
         if (auto p = si.value().find("properties"); p != si.value().end()) {
           NestedBooleanOptions(*p, path + "." + si.key(), 3, out);
+        } else if (auto items = si.value().find("items");
+                   items != si.value().end() && items->is_object()) {
+          if (auto ip = items->find("properties"); ip != items->end()) {
+            NestedBooleanOptions(*ip, path + "." + si.key() + "[]", 3, out);
+          }
         }
       }
       for (auto si = sub->begin(); si != sub->end(); ++si) {

@@ -451,6 +451,15 @@ TEST(HeuristicSchema, ANestedOptionThatSavesStateIsAWrite) {
                        "type":"boolean","description":
                        "Whether the report is archived after reading"}}})"),
             RequestType::kCommand);
+  // Under an array two levels down too (review: a.b[].persist was missed).
+  EXPECT_EQ(TypeOf("scrape_webpages", "", "Scrape webpages.",
+                   R"({"type":"object","properties":{
+                       "options":{"type":"object","properties":{
+                         "profiles":{"type":"array","items":{
+                           "type":"object","properties":{
+                             "persist":{"type":"boolean","description":
+                               "Whether cookies should be saved"}}}}}}}})"),
+            RequestType::kCommand);
   // Options that shape the answer, at any depth, do not act.
   EXPECT_EQ(
       TypeOf("scrape_webpage", "", "Scrape a webpage and extract its content.",
