@@ -6,6 +6,10 @@
 //   the connection keeps a "watch" read pending: it detects a client that
 //   went away mid-response and collects the first bytes of the next
 //   (pipelined) request into buffer_, which the next parse starts from.
+//   The watch (and a head read) waits for readiness without a speculative
+//   read only when drained_ says the last read, in the same handler,
+//   emptied the socket; otherwise it reads speculatively, so bytes whose
+//   readiness event was already consumed are never left unread.
 // - Response bytes leave in the order they were queued; one write is pending
 //   at a time. A response is complete when Send's bytes or Finish's last
 //   chunk are written; only then is the next request read.
