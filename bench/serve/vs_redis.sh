@@ -7,14 +7,16 @@
 # alternate the two sides; the summary gives medians over rounds and the
 # goals' ratios (the median of the per-round ratios, so a load change
 # between rounds cancels out; the ratio of the medians in brackets):
-#   latency at 1 connection:    toolcache p50 / redis p50   (goal <= 1.2)
+#   latency at 1 connection:    toolcache p50 / redis p50   (goal <= 1.2),
+#                               and the same for p99
 #   throughput at 64 conns:     toolcache rps / redis rps   (goal >= 0.9)
 # Clients: wrk (Lua script bench/serve/post.lua) for toolcache,
 # redis-benchmark for redis (both C, no pipelining, keep-alive).
 # Usage: bench/serve/vs_redis.sh [BUILD_DIR] [SECONDS] [ROUNDS]
 # BASELINE_BIN=/path/to/an/older/toolcache adds that binary as a third side
 # (its own server on the same core, in the same interleaved rounds), so a
-# before/after comparison comes from one run too.
+# before/after comparison comes from one run too (a last line gives this
+# binary / the baseline: p50, p99 and req/s).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
@@ -68,19 +70,20 @@ for _ in $(seq 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sle
 value=$(printf '%s' "$result" | head -c 100)
 redis-cli -p "$rport" set doc "$value" >/dev/null
 
-toolcache_run() {  # CONNS [URL] -> "p50_us rps"
+toolcache_run() {  # CONNS [URL] -> "p50_us rps p99_us"
   local line
   line=$(TC_PATH=/v1/lookup TC_BODY=$hit taskset -c "$client_cpu" wrk -c "$1" \
     -t 1 -d "${secs}s" -s "$root/bench/serve/post.lua" "${2:-$url}" | grep '^p50_us')
   # p50_us=N p90_us=N p99_us=N rps=N errors=N
-  local p50 rps errors
+  local p50 p99 rps errors
   p50=$(sed -n 's/.*p50_us=\([0-9]*\).*/\1/p' <<<"$line")
+  p99=$(sed -n 's/.*p99_us=\([0-9]*\).*/\1/p' <<<"$line")
   rps=$(sed -n 's/.*rps=\([0-9.]*\).*/\1/p' <<<"$line")
   errors=$(sed -n 's/.*errors=\([0-9]*\).*/\1/p' <<<"$line")
   [ "$errors" = 0 ] || { echo "toolcache: $errors errors: $line" >&2; exit 1; }
-  echo "$p50 $rps"
+  echo "$p50 $rps $p99"
 }
-redis_run() {  # CONNS -> "p50_us rps"
+redis_run() {  # CONNS -> "p50_us rps p99_us"
   # redis-benchmark runs a request count, not a duration: size it from a
   # short probe so both sides run about SECONDS.
   local n=$(( $1 == 1 ? 20000 * secs : 80000 * secs ))
@@ -88,7 +91,7 @@ redis_run() {  # CONNS -> "p50_us rps"
   csv=$(taskset -c "$client_cpu" redis-benchmark -p "$rport" -c "$1" -n "$n" \
     --csv GET doc | tail -1)
   # "GET doc","rps","avg","min","p50","p95","p99","max" (ms)
-  python3 -c 'import csv,sys; r=next(csv.reader([sys.argv[1]])); print(round(float(r[4])*1000), r[1])' "$csv"
+  python3 -c 'import csv,sys; r=next(csv.reader([sys.argv[1]])); print(round(float(r[4])*1000), r[1], round(float(r[6])*1000))' "$csv"
 }
 
 echo "serve vs redis: $(nproc) cores, servers on CPU $server_cpu, clients on CPU $client_cpu, ${secs}s x $rounds rounds"
@@ -106,28 +109,40 @@ for r in $(seq "$rounds"); do
     baseline_runs 1; rd1+=("$(redis_run 1)"); tc1+=("$(toolcache_run 1)")
     baseline_runs 64; rd64+=("$(redis_run 64)"); tc64+=("$(toolcache_run 64)")
   fi
-  echo "round $r: 1 conn p50 us: toolcache ${tc1[-1]%% *} redis ${rd1[-1]%% *}${base_url:+ baseline ${bl1[-1]%% *}}; 64 conns rps: toolcache ${tc64[-1]##* } redis ${rd64[-1]##* }${base_url:+ baseline ${bl64[-1]##* }}"
+  f() { cut -d' ' -f"$1" <<<"$2"; }
+  echo "round $r: 1 conn p50/p99 us: toolcache $(f 1 "${tc1[-1]}")/$(f 3 "${tc1[-1]}") redis $(f 1 "${rd1[-1]}")/$(f 3 "${rd1[-1]}")${base_url:+ baseline $(f 1 "${bl1[-1]}")/$(f 3 "${bl1[-1]}")}; 64 conns rps: toolcache $(f 2 "${tc64[-1]}") redis $(f 2 "${rd64[-1]}")${base_url:+ baseline $(f 2 "${bl64[-1]}")}"
 done
 python3 - "${tc1[*]}" "${rd1[*]}" "${tc64[*]}" "${rd64[*]}" "${bl1[*]:-}" "${bl64[*]:-}" <<'EOF'
 import statistics, sys
-def col(s, i):
+def col(s, i):  # each run is "p50_us rps p99_us"
     v = s.split()
-    return [float(x) for x in v[i::2]]
-rd1p, rd64r = statistics.median(col(sys.argv[2], 0)), statistics.median(col(sys.argv[4], 1))
+    return [float(x) for x in v[i::3]]
+P50, RPS, P99 = 0, 1, 2
+rd1p = statistics.median(col(sys.argv[2], P50))
+rd1q = statistics.median(col(sys.argv[2], P99))
+rd64r = statistics.median(col(sys.argv[4], RPS))
 sides = [("toolcache serve (lookup hit)", sys.argv[1], sys.argv[3])]
 if sys.argv[5].strip():
     sides.append(("baseline serve (BASELINE_BIN)", sys.argv[5], sys.argv[6]))
-print("| side | p50 at 1 connection | ratio to redis (goal <= 1.2x) | req/s at 64 connections, one server core | ratio to redis (goal >= 0.9x) |")
-print("|---|---|---|---|---|")
-print(f"| redis-server (GET) | {rd1p:.0f} us | 1 | {rd64r:,.0f} | 1 |")
 # Ratios: the median of the per-round ratios (each round runs the sides
 # back to back, so a load change between rounds cancels out), with the
 # ratio of the medians in brackets.
 def per_round(mine, theirs):
     return statistics.median(a / b for a, b in zip(mine, theirs))
+print("| side | p50 at 1 connection | ratio to redis (goal <= 1.2x) | p99 at 1 connection | ratio to redis | req/s at 64 connections, one server core | ratio to redis (goal >= 0.9x) |")
+print("|---|---|---|---|---|---|---|")
+print(f"| redis-server (GET) | {rd1p:.0f} us | 1 | {rd1q:.0f} us | 1 | {rd64r:,.0f} | 1 |")
 for name, one, many in sides:
-    p = statistics.median(col(one, 0)); r = statistics.median(col(many, 1))
-    q1 = per_round(col(one, 0), col(sys.argv[2], 0))
-    q64 = per_round(col(many, 1), col(sys.argv[4], 1))
-    print(f"| {name} | {p:.0f} us | {q1:.2f}x ({p / rd1p:.2f}x) | {r:,.0f} | {q64:.2f}x ({r / rd64r:.2f}x) |")
+    p = statistics.median(col(one, P50)); q = statistics.median(col(one, P99))
+    r = statistics.median(col(many, RPS))
+    q1 = per_round(col(one, P50), col(sys.argv[2], P50))
+    q99 = per_round(col(one, P99), col(sys.argv[2], P99))
+    q64 = per_round(col(many, RPS), col(sys.argv[4], RPS))
+    print(f"| {name} | {p:.0f} us | {q1:.2f}x ({p / rd1p:.2f}x) | {q:.0f} us | {q99:.2f}x ({q / rd1q:.2f}x) | {r:,.0f} | {q64:.2f}x ({r / rd64r:.2f}x) |")
+if len(sides) == 2:
+    # This binary against the baseline binary, in the same rounds.
+    p = per_round(col(sys.argv[1], P50), col(sys.argv[5], P50))
+    q = per_round(col(sys.argv[1], P99), col(sys.argv[5], P99))
+    r = per_round(col(sys.argv[3], RPS), col(sys.argv[6], RPS))
+    print(f"this binary / baseline: p50 {p:.2f}x, p99 {q:.2f}x at 1 connection; req/s {r:.2f}x at 64 connections")
 EOF

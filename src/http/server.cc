@@ -6,6 +6,10 @@
 //   the connection keeps a "watch" read pending: it detects a client that
 //   went away mid-response and collects the first bytes of the next
 //   (pipelined) request into buffer_, which the next parse starts from.
+//   The watch (and a head read) waits for readiness without a speculative
+//   read only when drained_ says the last read, in the same handler,
+//   emptied the socket; otherwise it reads speculatively, so bytes whose
+//   readiness event was already consumed are never left unread.
 // - Response bytes leave in the order they were queued; one write is pending
 //   at a time. A response is complete when Send's bytes or Finish's last
 //   chunk are written; only then is the next request read.
@@ -169,6 +173,7 @@ class Connection : public std::enable_shared_from_this<Connection>,
   void ReadBodyDirect(size_t length);
   void OnRequest(beast::error_code ec);
   void Watch();
+  bool ReadNow(beast::error_code& ec);
   void ArmReadDeadline(double seconds);
   void Head(int status, const Headers& headers, bool chunked,
             size_t content_length, std::string* out);
@@ -200,6 +205,11 @@ class Connection : public std::enable_shared_from_this<Connection>,
   bool reading_ = false;          // a parse read is pending
   bool reading_started_ = false;  // the read deadline of this request is set
   bool watching_ = false;         // a watch read is pending
+  // The last read of the current handler emptied the socket (a short read
+  // or EAGAIN): no readiness event has been consumed since, so waiting for
+  // the next one cannot miss bytes. Cleared by every completion that did
+  // not come from such a read (a write, a body read).
+  bool drained_ = false;
   bool writing_ = false;
   bool gone_ = false;
   bool started_ = false;   // Start() called for the current response
@@ -377,6 +387,9 @@ Connection::Connection(ServerImpl* server, Loop* loop, tcp::socket socket)
       read_deadline_(loop->ioc),
       write_deadline_(loop->ioc) {
   ++server_->open();
+  // ReadNow's synchronous reads must return EAGAIN, not block.
+  beast::error_code ec;
+  socket_.non_blocking(true, ec);
 }
 
 Connection::~Connection() {
@@ -441,19 +454,29 @@ void Connection::ReadHead() {
                               buffer_.size());
   const HeadScan scan = scanner_->Scan(have);
   if (scan.verdict == FramingVerdict::kIncomplete) {
+    // Read what the kernel holds now; wait for the reactor only when it
+    // holds nothing (see ReadNow).
+    beast::error_code ec;
+    if (ReadNow(ec)) {
+      ReadHead();
+      return;
+    }
+    if (ec != net::error::would_block) {
+      head_at_ = SteadySeconds();
+      OnRequest(ec);
+      return;
+    }
     reading_ = true;
-    socket_.async_read_some(
-        buffer_.prepare(16384),
-        [self = shared_from_this()](beast::error_code ec, size_t n) {
-          self->reading_ = false;
-          if (ec) {
-            self->head_at_ = SteadySeconds();
-            self->OnRequest(ec);
-            return;
-          }
-          self->buffer_.commit(n);
-          self->ReadHead();
-        });
+    socket_.async_wait(tcp::socket::wait_read,
+                       [self = shared_from_this()](beast::error_code ec2) {
+                         self->reading_ = false;
+                         if (ec2) {
+                           self->head_at_ = SteadySeconds();
+                           self->OnRequest(ec2);
+                           return;
+                         }
+                         self->ReadHead();
+                       });
     return;
   }
   head_at_ = SteadySeconds();
@@ -499,6 +522,7 @@ void Connection::ReadHead() {
   bhttp::async_read(socket_, buffer_, *parser_,
                     [self = shared_from_this()](beast::error_code ec2, size_t) {
                       self->reading_ = false;
+                      self->drained_ = false;
                       self->OnRequest(ec2);
                     });
 }
@@ -531,6 +555,7 @@ void Connection::ReadBodyDirect(size_t length) {
       },
       [self = shared_from_this()](beast::error_code ec, size_t) {
         self->reading_ = false;
+        self->drained_ = false;
         // The client went away mid-body.
         if (ec == net::error::eof) ec = bhttp::error::partial_message;
         self->OnRequest(ec);
@@ -608,25 +633,69 @@ void Connection::Watch() {
   // next request back until the client sends more.
   if (buffer_.size() > 0) return;
   watching_ = true;
-  socket_.async_read_some(
-      buffer_.prepare(4096),
-      [self = shared_from_this()](beast::error_code ec, size_t n) {
-        self->watching_ = false;
-        if (ec) {
-          if (self->phase_ == Phase::kResponding) {
-            self->ClientGone();
-          } else {
-            self->Close();
-          }
-          return;
-        }
-        self->buffer_.commit(n);
-        if (self->phase_ == Phase::kReading) {
-          self->ReadRequest();
-        } else {
-          self->Watch();
-        }
-      });
+  auto done = [self = shared_from_this()](beast::error_code ec) {
+    self->watching_ = false;
+    if (ec) {
+      if (self->phase_ == Phase::kResponding) {
+        self->ClientGone();
+      } else {
+        self->Close();
+      }
+      return;
+    }
+    if (self->phase_ == Phase::kReading) {
+      self->ReadRequest();
+    } else {
+      self->Watch();
+    }
+  };
+  if (!drained_) {
+    // The socket may hold bytes whose readiness the reactor already
+    // reported: read them (or learn that there are none) first.
+    socket_.async_read_some(buffer_.prepare(4096),
+                            [self = shared_from_this(), done = std::move(done)](
+                                beast::error_code ec, size_t n) mutable {
+                              if (!ec) {
+                                self->buffer_.commit(n);
+                                self->drained_ = n < 4096;
+                              }
+                              done(ec);
+                            });
+    return;
+  }
+  // Choice: the last read (in this same handler, so no readiness event was
+  // consumed since) emptied the socket: wait for readiness without a read
+  // that would only say EAGAIN, and read when the reactor says readable.
+  socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this(),
+                                              done = std::move(done)](
+                                                 beast::error_code ec) mutable {
+    if (!ec) {
+      self->watching_ = false;  // ReadNow's reads are synchronous
+      if (!self->ReadNow(ec) && ec == net::error::would_block) {
+        ec = {};  // a spurious wake-up: wait again
+        self->drained_ = true;
+        if (self->phase_ == Phase::kClosed) return;
+        self->Watch();
+        return;
+      }
+    }
+    done(ec);
+  });
+}
+
+// One non-blocking read into buffer_ of what the kernel holds now. True
+// when bytes arrived (drained_ says whether they were all it had); false
+// with `ec` set otherwise (would_block: nothing there yet; eof: closed).
+bool Connection::ReadNow(beast::error_code& ec) {
+  constexpr size_t kChunk = 16384;
+  const size_t n = socket_.read_some(buffer_.prepare(kChunk), ec);
+  if (ec) {
+    drained_ = ec == net::error::would_block;
+    return false;
+  }
+  buffer_.commit(n);
+  drained_ = n < kChunk;
+  return true;
 }
 
 void Connection::ClientGone() {
@@ -825,6 +894,7 @@ void Connection::DoWrite(bool from_handler) {
                    [self = shared_from_this(), count = bufs.size()](
                        beast::error_code ec, size_t n) {
                      self->writing_ = false;
+                     self->drained_ = false;
                      self->write_deadline_.Clear();
                      if (ec) {
                        self->ClientGone();
