@@ -1404,14 +1404,18 @@ class PromptCacheImpl final : public PromptCache {
           br.changes.push_back("tools:schema_changed " + name);
         }
       }
+      // The order of the names both turns have, each name once: a tool
+      // list may repeat a name (the two lists then differ in length; the
+      // old loop read past the shorter one).
       std::vector<std::string> oa, ob;
+      std::set<std::string> seen_a, seen_b;
       for (const auto& [n, h] : a.tools) {
-        if (pb.count(n)) oa.push_back(n);
+        if (pb.count(n) && seen_a.insert(n).second) oa.push_back(n);
       }
       for (const auto& [n, h] : b.tools) {
-        if (pa.count(n)) ob.push_back(n);
+        if (pa.count(n) && seen_b.insert(n).second) ob.push_back(n);
       }
-      for (size_t i = 0; i < ob.size(); ++i) {
+      for (size_t i = 0; i < std::min(oa.size(), ob.size()); ++i) {
         if (ob[i] != oa[i]) br.changes.push_back("tools:moved " + ob[i]);
       }
     }

@@ -400,6 +400,20 @@ TEST_F(BreakTest, ToolRemovedMovedAndChangedAreNamed) {
   EXPECT_EQ(br->Label(), "tools:schema_changed Read");
 }
 
+// A tool list that repeats a name: the orders compared for "moved" hold
+// each name once (the old loop read past the shorter list: found by the
+// random-body differential test under ASan).
+TEST_F(BreakTest, ARepeatedToolNameIsNotReadPastTheList) {
+  Warm(Turn(1), Turn(2));
+  OJ b = Turn(3);
+  b["tools"] = {Tool("Bash"), Tool("Read"), Tool("Read"), Tool("mcp__a__x")};
+  std::optional<CacheBreak> br = Usage(Send(b), 100, 20000);
+  ASSERT_TRUE(br);
+  for (const std::string& c : br->changes) {
+    EXPECT_EQ(c.rfind("tools:moved", 0), std::string::npos) << c;
+  }
+}
+
 TEST_F(BreakTest, EachRequestFieldIsAttributed) {
   Warm(Turn(1), Turn(2));
   OJ b = Turn(3);
