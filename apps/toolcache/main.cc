@@ -7,14 +7,14 @@
 #include "apps/toolcache/build_info.h"
 #include "apps/toolcache/cli_docs.h"
 #include "apps/toolcache/commands.h"
-#include "src/classify/llm_extractor.h"
-#include "src/runtime/startup/llm_backends.h"
+#include "toolcache/classifier.h"
 
 int main(int argc, char** argv) {
   namespace cli = toolcache::cli;
   // The classifier's LLM layer (classifier.llm) asks over HTTP and
-  // remembers answers in the store: wired in here, before any Classifier.
-  toolcache::classify::InstallLlmBackends(toolcache::runtime::MakeLlmBackends);
+  // remembers answers in the store: wired in here, before any Classifier,
+  // by the same public call a program linking the library makes.
+  toolcache::UseBuiltInLlmBackends();
   CLI::App root{
       "toolcache: a caching layer for LLM tool calls (MCP proxy, simulator, "
       "key and classifier tools)"};

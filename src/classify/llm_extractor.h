@@ -26,14 +26,15 @@
 // answer by digest). classify knows no HTTP and no Store layout: the
 // program's implementations (an HTTP client, sealed Store values) live in
 // src/runtime/startup/llm_backends.h and are wired in at start-up
-// (InstallLlmBackends, called by apps/toolcache/main.cc).
+// (InstallLlmBackends, called by toolcache::UseBuiltInLlmBackends, which
+// apps/toolcache/main.cc and programs linking the library call).
 //
 // Thread-safety: Extract may be called concurrently; concurrent first calls
 // for one definition make one provider call (in Mode::kWait the others wait
 // for it, up to the timeout; in Mode::kBackground nobody waits).
 //
 // Example:
-//   InstallLlmBackends(runtime::MakeLlmBackends);  // once, at start-up
+//   toolcache::UseBuiltInLlmBackends();  // once, at start-up
 //   LlmExtractorConfig c{.url = "http://127.0.0.1:8080", .model = "m"};
 //   Result<std::unique_ptr<LlmExtractor>> x = LlmExtractor::Create(c);
 //   std::vector<std::unique_ptr<FeatureExtractor>> extra;
