@@ -185,6 +185,19 @@ class ReplayLoop final : public Replayer {
     return touched_[session];
   }
 
+  // A new entry in slot `s` (both replay loops): its incarnation, which
+  // tells it from an earlier entry of the same slot, and the digest of the
+  // result it holds (0: none).
+  uint64_t Admitted(Slot s, uint32_t digest) {
+    if (s >= slot_incarnation_.size()) {
+      slot_incarnation_.resize(s + 1, 0);
+      slot_digest_.resize(s + 1, 0);
+    }
+    slot_incarnation_[s] = ++incarnations_;
+    slot_digest_[s] = digest;
+    return incarnations_;
+  }
+
   const bool offline_;
   const bool track_;
   const bool broken_;
@@ -284,15 +297,10 @@ void ReplayLoop::Run(const PreparedTrace& trace, uint64_t first) {
             ++m.rejections;
           } else {
             ++m.admissions;
-            if (s >= slot_incarnation_.size()) {
-              slot_incarnation_.resize(s + 1, 0);
-              slot_digest_.resize(s + 1, 0);
-            }
-            slot_incarnation_[s] = ++incarnations_;
-            slot_digest_[s] = trace.digest[i];
+            const uint64_t incarnation = Admitted(s, trace.digest[i]);
             if (record_touch) {
               std::vector<Touch>& list = Touched(session);
-              list.push_back({id, incarnations_});
+              list.push_back({id, incarnation});
               Compact(list);
             }
           }
@@ -365,12 +373,7 @@ bool ReplayLoop::RunPlain(const PreparedTrace& trace, uint64_t first) {
       ++m.rejections;
     } else {
       ++m.admissions;
-      if (s >= slot_incarnation_.size()) {
-        slot_incarnation_.resize(s + 1, 0);
-        slot_digest_.resize(s + 1, 0);
-      }
-      slot_incarnation_[s] = ++incarnations_;
-      slot_digest_[s] = 0;
+      Admitted(s, 0);
     }
     ++m.misses;
     m.total_latency += latency;
