@@ -34,6 +34,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { nginxConf, requestBody, startProcess } from './llm_bench_common.mjs';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
@@ -55,23 +57,6 @@ function cpuMs(pid) {
 }
 const loadavg = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
-function startProcess(cmd, argv, pattern, env = process.env) {
-  const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.output = '';
-    const on = (d) => {
-      out += d;
-      child.output += d;
-      const m = out.match(pattern);
-      if (m) resolve({ child, match: m });
-    };
-    child.stdout.on('data', on);
-    child.stderr.on('data', on);
-    child.on('exit', (c) => reject(new Error(`${cmd} exited ${c}: ${out}`)));
-  });
-}
-
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 function post(url, headers, body) {
   return new Promise((resolve, reject) => {
@@ -87,19 +72,6 @@ function post(url, headers, body) {
   });
 }
 
-// An Anthropic request of about `size` bytes: a conversation whose tool
-// results carry the bulk, as an agent's history does.
-function body(size, stream) {
-  const messages = [{ role: 'user', content: 'go' }];
-  let i = 0;
-  const filler = 'lorem ipsum dolor sit amet, consectetur adipiscing elit. ';
-  while (JSON.stringify(messages).length < size - 300) {
-    const id = `toolu_b${i++}`;
-    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: `/src/f${i}.txt` } }] });
-    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: filler.repeat(Math.min(40, Math.ceil((size - JSON.stringify(messages).length) / filler.length))) }] });
-  }
-  return JSON.stringify({ model: 'claude-bench', max_tokens: 64, stream, tools: [{ name: 'Read', description: 'Reads a file', input_schema: { type: 'object' } }], messages });
-}
 
 // nginx as a plain reverse proxy to `upUrl`, in its own temporary prefix:
 // one worker (toolcache's proxy runs its loop on one thread too), upstream
@@ -111,32 +83,7 @@ async function startNginx(upUrl) {
   const dir = fs.mkdtempSync('/tmp/tc-nginx-');
   const port = 19000 + Math.floor(Math.random() * 1000);
   const up = new URL(upUrl);
-  fs.writeFileSync(path.join(dir, 'nginx.conf'), `worker_processes 1;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream fake { server ${up.hostname}:${up.port}; keepalive 64; }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 64m;
-    client_body_buffer_size 4m;
-    location / {
-      proxy_pass http://fake;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-    }
-  }
-}
-`);
+  fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConf(dir, port, up));
   const child = spawn(bin, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.output = '';
   child.stderr.on('data', (d) => { child.output += d; });
@@ -186,7 +133,7 @@ async function main() {
   const loadBefore = loadavg();
   for (const size of SIZES) {
     for (const stream of [false, true]) {
-      const b = body(size, stream);
+      const b = requestBody(size, stream);
       const times = Object.fromEntries(targets.map((t) => [t.name, []]));
       const cpu0 = cpuMs(proxy.child.pid);
       const log0 = proxy.child.output.length;
@@ -263,7 +210,7 @@ async function main() {
   // Throughput at 64 connections (wrk), direct vs through the proxy, and
   // the proxy's peak RSS.
   const lua = path.join(fs.mkdtempSync('/tmp/tc-wrk-'), 'post.lua');
-  fs.writeFileSync(path.join(path.dirname(lua), 'body.json'), body(2048, false));
+  fs.writeFileSync(path.join(path.dirname(lua), 'body.json'), requestBody(2048, false));
   fs.writeFileSync(lua, `wrk.method = "POST"\nlocal f = io.open("${path.join(path.dirname(lua), 'body.json')}")\nwrk.body = f:read("*a")\nf:close()\nwrk.headers["content-type"] = "application/json"\nwrk.headers["x-api-key"] = "sk-bench"\n`);
   const wrk = (url) => {
     const out = execFileSync('wrk', ['-t2', '-c64', `-d${WRK_SECONDS}s`, '--latency', '-s', lua, url], { encoding: 'utf8' });

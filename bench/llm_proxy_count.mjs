@@ -27,6 +27,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { nginxConf, requestBody, startProcess } from './llm_bench_common.mjs';
+
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
@@ -40,21 +42,6 @@ const NO_NGINX = args.includes('--no-nginx');
 const WARMUP = 20;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function startProcess(cmd, argv, pattern) {
-  const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const on = (d) => {
-      out += d;
-      const m = out.match(pattern);
-      if (m) resolve({ child, match: m });
-    };
-    child.stdout.on('data', on);
-    child.stderr.on('data', on);
-    child.on('exit', (c) => reject(new Error(`${cmd} exited ${c}: ${out}`)));
-  });
-}
 
 const waitExit = (child) => new Promise((r) => (child.exitCode !== null ? r() : child.on('exit', r)));
 
@@ -83,48 +70,7 @@ function post(url, body) {
   });
 }
 
-// The same request bodies as bench/llm_proxy.mjs.
-function body(size, stream) {
-  const messages = [{ role: 'user', content: 'go' }];
-  let i = 0;
-  const filler = 'lorem ipsum dolor sit amet, consectetur adipiscing elit. ';
-  while (JSON.stringify(messages).length < size - 300) {
-    const id = `toolu_b${i++}`;
-    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: `/src/f${i}.txt` } }] });
-    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: filler.repeat(Math.min(40, Math.ceil((size - JSON.stringify(messages).length) / filler.length))) }] });
-  }
-  return JSON.stringify({ model: 'claude-bench', max_tokens: 64, stream, tools: [{ name: 'Read', description: 'Reads a file', input_schema: { type: 'object' } }], messages });
-}
 
-function nginxConf(dir, port, up) {
-  return `worker_processes 1;
-master_process off;
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream fake { server ${up.hostname}:${up.port}; keepalive 64; }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 64m;
-    client_body_buffer_size 4m;
-    location / {
-      proxy_pass http://fake;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering off;
-    }
-  }
-}
-`;
-}
 
 // Starts `which` ('toolcache' | 'baseline' | 'nginx') in front of upUrl;
 // returns { pid, url, child }.
@@ -133,7 +79,7 @@ async function startProxy(which, upUrl, tool, outFile) {
   let argv;
   if (which === 'nginx') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tc-nginx-'));
-    fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConf(dir, port, new URL(upUrl)));
+    fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConf(dir, port, new URL(upUrl), { singleProcess: true }));
     const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => fs.existsSync(p));
     argv = [bin, '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')];
   } else {
@@ -186,7 +132,7 @@ async function measure(which, size, mode, tool) {
   const outFile = path.join(os.tmpdir(), `tc-count-${process.pid}-${which}-${size}-${mode}.cg`);
   const px = await startProxy(which, upUrl, tool, outFile);
   const url = `${px.url}/v1/messages`;
-  const b = body(size, stream);
+  const b = requestBody(size, stream);
   for (let i = 0; i < WARMUP; ++i) {
     const r = await post(url, b);
     if (r.status !== 200) throw new Error(`${which}: HTTP ${r.status}`);

@@ -1,0 +1,75 @@
+// Pieces shared by bench/llm_proxy.mjs (latency against nginx and Portkey)
+// and bench/llm_proxy_count.mjs (syscalls, instructions, wake-ups): the same
+// request bodies, the same nginx configuration and one way to start a
+// process and wait for its banner, so the counts and the ratios measure the
+// same requests through the same proxies.
+import { spawn } from 'node:child_process';
+
+// `cmd argv` started with its output piped; resolves with { child, match }
+// once stdout or stderr matches `pattern`, rejects if it exits first.
+// child.output keeps everything it printed.
+export function startProcess(cmd, argv, pattern, env = process.env) {
+  const child = spawn(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.output = '';
+    const on = (d) => {
+      out += d;
+      child.output += d;
+      const m = out.match(pattern);
+      if (m) resolve({ child, match: m });
+    };
+    child.stdout.on('data', on);
+    child.stderr.on('data', on);
+    child.on('exit', (c) => reject(new Error(`${cmd} exited ${c}: ${out}`)));
+  });
+}
+
+// An Anthropic request of about `size` bytes: a conversation whose tool
+// results carry the bulk, as an agent's history does.
+export function requestBody(size, stream) {
+  const messages = [{ role: 'user', content: 'go' }];
+  let i = 0;
+  const filler = 'lorem ipsum dolor sit amet, consectetur adipiscing elit. ';
+  while (JSON.stringify(messages).length < size - 300) {
+    const id = `toolu_b${i++}`;
+    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: `/src/f${i}.txt` } }] });
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: filler.repeat(Math.min(40, Math.ceil((size - JSON.stringify(messages).length) / filler.length))) }] });
+  }
+  return JSON.stringify({ model: 'claude-bench', max_tokens: 64, stream, tools: [{ name: 'Read', description: 'Reads a file', input_schema: { type: 'object' } }], messages });
+}
+
+// nginx as a plain reverse proxy to `up` (a URL), in the temporary prefix
+// `dir`, listening on `port`: one worker (toolcache's proxy runs its loop on
+// one thread too), upstream keep-alive, bodies buffered in memory (toolcache
+// reads the whole request too), responses streamed (proxy_buffering off, as
+// SSE needs). `singleProcess` adds `master_process off` (one process to
+// trace or count).
+export function nginxConf(dir, port, up, { singleProcess = false } = {}) {
+  return `worker_processes 1;
+${singleProcess ? 'master_process off;\n' : ''}daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream fake { server ${up.hostname}:${up.port}; keepalive 64; }
+  server {
+    listen 127.0.0.1:${port};
+    client_max_body_size 64m;
+    client_body_buffer_size 4m;
+    location / {
+      proxy_pass http://fake;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+}
+`;
+}
