@@ -1117,13 +1117,15 @@ void BooleanOptionText(const std::string& path, std::string_view pdesc,
 // persistChanges": "Whether changes made during the session should be saved
 // to the profile", on by default): the option rule at every depth up to
 // four, through object properties and array items.
+// `below_only`: the options of `props` itself are judged by the caller
+// (SchemaFeatures' one-level walk); only those under them are walked here.
 void NestedBooleanOptions(const Json& props, const std::string& path, int depth,
-                          ToolLevel& out) {
+                          ToolLevel& out, bool below_only = false) {
   if (depth > 4 || !props.is_object()) return;
   for (auto it = props.begin(); it != props.end(); ++it) {
     if (!it.value().is_object()) continue;
     const std::string sub_path = path + "." + it.key();
-    if (IsBooleanSchema(it.value())) {
+    if (!below_only && IsBooleanSchema(it.value())) {
       if (auto d = it.value().find("description");
           d != it.value().end() && d->is_string()) {
         BooleanOptionText(sub_path, d->get<std::string>(), out);
@@ -1208,17 +1210,7 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
       }
       if (sub == nullptr) sub = &kNoProperties;
       // Two levels down and deeper: boolean options only.
-      for (auto si = sub->begin(); si != sub->end(); ++si) {
-        if (!si.value().is_object()) continue;
-        if (auto p = si.value().find("properties"); p != si.value().end()) {
-          NestedBooleanOptions(*p, path + "." + si.key(), 3, out);
-        } else if (auto items = si.value().find("items");
-                   items != si.value().end() && items->is_object()) {
-          if (auto ip = items->find("properties"); ip != items->end()) {
-            NestedBooleanOptions(*ip, path + "." + si.key() + "[]", 3, out);
-          }
-        }
-      }
+      NestedBooleanOptions(*sub, path, 2, out, /*below_only=*/true);
       for (auto si = sub->begin(); si != sub->end(); ++si) {
         const std::string snorm = Normalized(TokenizeName(si.key()));
         const bool s_enum = si.value().is_object() &&
