@@ -111,7 +111,7 @@ Result<StreamedTrace> ScanStreamedTrace(const std::string& path,
   t.path = path;
   t.read = read;
   Result<TraceTotals> totals =
-      ScanTraceTotals(path, read, &t.commands_per_session);
+      ScanTraceTotals(path, read, &t.commands_per_session, &t.plain);
   if (!totals.ok()) return totals.status();
   t.totals = std::move(*totals);
   return t;
@@ -379,15 +379,26 @@ Result<std::vector<RunRecord>> RunExperiment(const ExperimentSpec& spec) {
     }
     TraceReadOptions read = t.read;
     read.progress = nullptr;
-    Result<TraceTotals> again = StreamPreparedTrace(
-        t.path, read, kStreamChunkRecords,
-        [&](const PreparedTrace& chunk, uint64_t first) -> Status {
-          return ParallelFor(replayers.size(), spec.jobs,
-                             [&](uint64_t c) -> Status {
-                               replayers[c]->Feed(chunk, first);
-                               return Status::Ok();
-                             });
-        });
+    Result<TraceTotals> again =
+        t.plain
+            ? StreamPlainTrace(
+                  t.path, read, *t.plain, kPlainChunkRecords,
+                  [&](const PlainChunk& chunk, uint64_t first) -> Status {
+                    return ParallelFor(
+                        replayers.size(), spec.jobs, [&](uint64_t c) -> Status {
+                          replayers[c]->FeedPlain(chunk, *t.plain, first);
+                          return Status::Ok();
+                        });
+                  })
+            : StreamPreparedTrace(
+                  t.path, read, kStreamChunkRecords,
+                  [&](const PreparedTrace& chunk, uint64_t first) -> Status {
+                    return ParallelFor(replayers.size(), spec.jobs,
+                                       [&](uint64_t c) -> Status {
+                                         replayers[c]->Feed(chunk, first);
+                                         return Status::Ok();
+                                       });
+                  });
     if (!again.ok()) return again.status();
     if (again->records != t.totals.records ||
         again->unique_cacheable_bytes != t.totals.unique_cacheable_bytes) {

@@ -56,6 +56,9 @@ struct StreamedTrace {
   TraceReadOptions read;
   TraceTotals totals;
   std::vector<uint64_t> commands_per_session;  // CountCommands
+  // Set when every record is plain: the second read then feeds the
+  // replayers without columns (StreamPlainTrace, Replayer::FeedPlain).
+  std::optional<PlainConstants> plain;
 };
 
 // The first pass over a trace to be streamed: its totals (the capacities
@@ -67,6 +70,9 @@ Result<StreamedTrace> ScanStreamedTrace(const std::string& path,
 
 // Records per chunk of a streamed read (64 Ki: ~1.5 MiB of columns).
 inline constexpr uint64_t kStreamChunkRecords = uint64_t{1} << 16;
+// Records per chunk of a plain stream (StreamPlainTrace: 20 bytes a record,
+// 80 KiB, so a chunk stays in the L2 cache between reader and replayers).
+inline constexpr uint64_t kPlainChunkRecords = uint64_t{1} << 12;
 
 struct ExperimentSpec {
   std::vector<WorkloadKind> workloads;

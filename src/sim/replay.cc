@@ -157,6 +157,8 @@ class ReplayLoop final : public Replayer {
   // sums add the same values in the same order). False, and nothing done,
   // for any other chunk.
   bool RunPlain(const PreparedTrace& trace, uint64_t first);
+  void FeedPlain(const PlainChunk& chunk, const PlainConstants& k,
+                 uint64_t first) override;
 
  private:
   struct Touch {
@@ -197,6 +199,16 @@ class ReplayLoop final : public Replayer {
     slot_digest_[s] = digest;
     return incarnations_;
   }
+
+  // Whether `session`'s touches need no recording (no COMMAND to come).
+  bool NoTouches(uint32_t session) const {
+    return !track_ || session >= commands_left_.size() ||
+           commands_left_[session] == 0;
+  }
+  // RunPlain's and FeedPlain's loop: `at(i, &object, &size, &now, &q)`
+  // reads record i and sets q's tool and parameter category.
+  template <class At>
+  void PlainLoop(size_t n, uint64_t first, const PlainConstants& k, At at);
 
   const bool offline_;
   const bool track_;
@@ -332,32 +344,84 @@ bool ReplayLoop::RunPlain(const PreparedTrace& trace, uint64_t first) {
       trace.cost.varies() || trace.user.varies() || trace.ttl.varies()) {
     return false;
   }
-  const uint32_t session = trace.session[0];
-  if (track_ && session < commands_left_.size() &&
-      commands_left_[session] != 0) {
-    return false;  // touches to record: Run's path
+  const PlainConstants k{.user = trace.user[0],
+                         .session = trace.session[0],
+                         .latency = trace.latency[0],
+                         .cost = trace.cost[0],
+                         .ttl = trace.ttl[0]};
+  if (!NoTouches(k.session)) return false;  // touches to record: Run's path
+  PlainLoop(
+      n, first, k,
+      [&](size_t i, uint32_t* o, uint64_t* size, double* now, Request* q) {
+        *o = trace.object[i];
+        *size = trace.size[i];
+        *now = trace.now[i];
+        q->tool = trace.object_tool[*o];
+        q->param_category = trace.object_category[*o];
+      });
+  return true;
+}
+
+void ReplayLoop::FeedPlain(const PlainChunk& c, const PlainConstants& k,
+                           uint64_t first) {
+  // A plain trace has no COMMAND, so no session has touches to record; the
+  // check keeps Run's rule should a caller feed one anyway.
+  if (!NoTouches(k.session)) {
+    PreparedTrace chunk;
+    chunk.objects = c.records == 0
+                        ? 0
+                        : *std::max_element(c.object, c.object + c.records) + 1;
+    chunk.object_tool.Fill(k.tool);
+    chunk.object_category.Fill(k.param_category);
+    chunk.object.assign(c.object, c.object + c.records);
+    chunk.size.Assign(std::vector<uint64_t>(c.size, c.size + c.records));
+    chunk.now.Assign(std::vector<double>(c.now, c.now + c.records));
+    chunk.latency.Fill(k.latency);
+    chunk.cost.Fill(k.cost);
+    chunk.ttl.Fill(k.ttl);
+    chunk.user.Fill(k.user);
+    chunk.session.Fill(k.session);
+    chunk.digest.Fill(0);
+    chunk.flags.Fill(PreparedTrace::kCacheable);
+    chunk.records = c.records;
+    Run<true>(chunk, first);
+    return;
   }
+  PlainLoop(
+      c.records, first, k,
+      [&](size_t i, uint32_t* o, uint64_t* size, double* now, Request* q) {
+        *o = c.object[i];
+        *size = c.size[i];
+        *now = c.now[i];
+        q->tool = k.tool;
+        q->param_category = k.param_category;
+      });
+}
+
+template <class At>
+void ReplayLoop::PlainLoop(size_t n, uint64_t first, const PlainConstants& k,
+                           At at) {
   ReplayMetrics& m = m_;
   CacheCore& core = core_;
-  const double latency = trace.latency[0];
-  const double cost = trace.cost[0];
+  const double latency = k.latency;
+  const double cost = k.cost;
   Request lookup;
-  lookup.user = trace.user[0];
+  lookup.user = k.user;
   lookup.latency = latency;
   lookup.cost = cost;
-  lookup.ttl = trace.ttl[0];
+  lookup.ttl = k.ttl;
   lookup.dies_at = kNoNextAccess;
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t size = trace.size[i];
+    uint32_t o = 0;
+    uint64_t size = 0;
+    double now = 0;
+    at(i, &o, &size, &now, &lookup);
     ++m.requests;
     m.total_bytes += size;
     ++m.cacheable_requests;
-    const uint32_t o = trace.object[i];
     lookup.id = PreparedTrace::ObjectIdOf(o);
-    lookup.tool = trace.object_tool[o];
-    lookup.param_category = trace.object_category[o];
     lookup.size = size;
-    lookup.now = trace.now[i];
+    lookup.now = now;
     lookup.index = first + i;
     const LookupOutcome outcome = core.Lookup(lookup);
     if (outcome == LookupOutcome::kHit) {
@@ -380,7 +444,6 @@ bool ReplayLoop::RunPlain(const PreparedTrace& trace, uint64_t first) {
     m.total_size += size;
     m.total_cost += cost;
   }
-  return true;
 }
 
 // The policy and the core's capacities for `options`.

@@ -310,6 +310,27 @@ Result<ReplayMetrics> Replay(const PreparedTrace& trace,
 //   StreamPreparedTrace(path, read, 1 << 16, [&](auto& c, uint64_t first) {
 //     (*r)->Feed(c, first); return Status::Ok(); });
 //   ReplayMetrics m = (*r)->Finish();
+// A trace whose every record is plain (ScanTraceTotals says so: cacheable,
+// INFORMATIONAL, no error, no digest, and one session, user, tool,
+// parameter category, latency, cost and TTL throughout -- oracleGeneral,
+// most binary traces) is streamed without columns: the reader hands over
+// only what varies per record (StreamPlainTrace), the constants once.
+struct PlainConstants {
+  uint32_t tool = 1;
+  uint32_t user = 0;
+  uint32_t session = 0;
+  uint64_t param_category = 0;
+  double latency = 0;
+  double cost = 0;
+  double ttl = 0;  // as the replay sees it (PreparedTrace::ttl)
+};
+struct PlainChunk {
+  const uint32_t* object = nullptr;  // object index (PreparedTrace::object)
+  const uint64_t* size = nullptr;    // >= 1 (PreparedTrace::size)
+  const double* now = nullptr;       // PreparedTrace::now
+  size_t records = 0;
+};
+
 class Replayer {
  public:
   // `commands_per_session[s]`: COMMAND records of session s in the whole
@@ -320,6 +341,10 @@ class Replayer {
   virtual ~Replayer() = default;
   // Records [first, first + chunk.records) of the trace, in order.
   virtual void Feed(const PreparedTrace& chunk, uint64_t first) = 0;
+  // The same for a chunk of plain records: exactly Feed's metrics on the
+  // PreparedTrace chunk with these columns and constants.
+  virtual void FeedPlain(const PlainChunk& chunk, const PlainConstants& k,
+                         uint64_t first) = 0;
   // The metrics so far (call once, after the last chunk).
   virtual ReplayMetrics Finish() = 0;
 };

@@ -19,6 +19,11 @@
 //     every error) goes through the general reader. A decimal key and a
 //     text key are never the same object, as in the text path's
 //     {"id": 7} / {"id": "7"} (ReadCsv keeps two tables, one key counter).
+//   - Plain streams (StreamPlainTrace): the object index, size and clock
+//     of each record are those TraceBuilder would put in its columns (the
+//     same key numbering, max(1, size), Push's clock rule), so FeedPlain
+//     replays exactly what Feed would; a key the first pass did not vouch
+//     for is refused before it indexes the key table.
 #include "src/sim/trace_formats.h"
 
 #include <fcntl.h>
@@ -1630,18 +1635,40 @@ bool InTraceBounds(uint64_t size, double latency, double cost, double time) {
          !(std::isinf(time) || time > kMaxTraceTimeSeconds || time < 0);
 }
 
+// Whether record `r` is plain and shares `first`'s constants (the fields
+// PlainConstants holds, compared bit for bit as the builder's columns do).
+inline bool SamePlainFields(const BinRecord& r, const BinRecord& first) {
+  return r.type == 1 && r.error == 0 && r.digest == 0 && r.tool == first.tool &&
+         r.user == first.user && r.session == first.session &&
+         r.param_category == first.param_category &&
+         std::bit_cast<uint64_t>(r.latency) ==
+             std::bit_cast<uint64_t>(first.latency) &&
+         std::bit_cast<uint64_t>(r.cost) ==
+             std::bit_cast<uint64_t>(first.cost) &&
+         std::bit_cast<uint64_t>(r.ttl) == std::bit_cast<uint64_t>(first.ttl);
+}
+
 // Each light pass returns false when it does not vouch for the file (any
 // error, anything the full read would refuse): the caller then runs it.
 bool LightBinaryTotals(const std::string& path, const TraceReadOptions& o,
-                       TotalsCounter* count) {
+                       TotalsCounter* count,
+                       std::optional<PlainConstants>* plain) {
   MappedFile f;
   BinHeader h{};
   if (!MapBinary(path, &f, &h).ok()) return false;
   if (h.record_count >= PreparedTrace::kNone) return false;
   const char* base = f.data() + kHeaderSize;
+  // Whether every record is plain (PlainConstants), against the first.
+  BinRecord first{};
+  if (h.record_count > 0) std::memcpy(&first, base, kRecordSize);
+  const RecordClass first_class =
+      ClassifyRecord(count->options(), RequestType::kInformational, first.ttl);
+  bool all_plain = h.record_count > 0 && first.type == 1 && first.error == 0 &&
+                   first.digest == 0 && first_class.cacheable;
   for (uint64_t i = 0; i < h.record_count; ++i) {
     BinRecord r;
     std::memcpy(&r, base + i * kRecordSize, kRecordSize);
+    all_plain = all_plain && SamePlainFields(r, first);
     // ReadBinary's and AddInterned's checks, in one test.
     if (r.key > i || r.key >= h.key_count || r.session > i || r.user > i + 1 ||
         r.tool > i + 1 || r.digest > i + 1 || r.tenant > i + 1 || r.tool == 0 ||
@@ -1660,13 +1687,23 @@ bool LightBinaryTotals(const std::string& path, const TraceReadOptions& o,
     }
   }
   if (o.progress) o.progress(f.size(), f.size());
+  if (all_plain) {
+    *plain = PlainConstants{.tool = first.tool,
+                            .user = first.user,
+                            .session = first.session,
+                            .param_category = first.param_category,
+                            .latency = first.latency,
+                            .cost = first.cost,
+                            .ttl = first_class.ttl};
+  }
   return true;
 }
 
 // oracleGeneral and CSV: every record INFORMATIONAL, never expiring, one
 // session (ReadOracleGeneral / ReadCsv).
 bool LightOracleTotals(const std::string& path, const TraceReadOptions& o,
-                       TotalsCounter* count) {
+                       TotalsCounter* count,
+                       std::optional<PlainConstants>* plain) {
   MappedFile f;
   if (!MapOracleGeneral(path, &f).ok()) return false;
   const uint64_t n = f.size() / kOracleRecord;
@@ -1690,6 +1727,10 @@ bool LightOracleTotals(const std::string& path, const TraceReadOptions& o,
     }
   }
   if (o.progress) o.progress(f.size(), f.size());
+  // ReadOracleGeneral's constants (latency 1, cost 0, never expires).
+  if (n > 0 && c.cacheable) {
+    *plain = PlainConstants{.latency = 1, .cost = 0, .ttl = c.ttl};
+  }
   return true;
 }
 
@@ -1726,7 +1767,11 @@ bool LightCsvTotals(const std::string& path, const TraceReadOptions& o,
 
 Result<TraceTotals> ScanTraceTotals(const std::string& path,
                                     const TraceReadOptions& options,
-                                    std::vector<uint64_t>* commands) {
+                                    std::vector<uint64_t>* commands,
+                                    std::optional<PlainConstants>* plain) {
+  std::optional<PlainConstants> unused;
+  if (plain == nullptr) plain = &unused;
+  plain->reset();
   TraceFormat format = options.format;
   if (format == TraceFormat::kAuto) {
     Result<TraceFormat> f = DetectTraceFormat(path);
@@ -1739,11 +1784,11 @@ Result<TraceTotals> ScanTraceTotals(const std::string& path,
     bool vouched = false;
     switch (format) {
       case TraceFormat::kBinary:
-        vouched = LightBinaryTotals(path, options, &count);
+        vouched = LightBinaryTotals(path, options, &count, plain);
         if (vouched) return count.Done(/*sparse=*/true);
         break;
       case TraceFormat::kOracleGeneral:
-        vouched = LightOracleTotals(path, options, &count);
+        vouched = LightOracleTotals(path, options, &count, plain);
         break;
       case TraceFormat::kCsv:
         vouched = LightCsvTotals(path, options, &count);
@@ -1753,6 +1798,7 @@ Result<TraceTotals> ScanTraceTotals(const std::string& path,
     }
     if (vouched) return count.Done(/*sparse=*/false);
   }
+  plain->reset();
   commands->clear();
   return StreamPreparedTrace(
       path, options, uint64_t{1} << 16,
@@ -1761,6 +1807,146 @@ Result<TraceTotals> ScanTraceTotals(const std::string& path,
         return Status::Ok();
       },
       TraceBuilder::StreamContent::kFlagsAndSessions);
+}
+
+namespace {
+
+// StreamPlainTrace's chunk: the three varying columns of up to `cap`
+// records, the builder's clock rule, and the totals the caller compares
+// with the first pass.
+class PlainChunker {
+ public:
+  PlainChunker(uint64_t cap, const PlainChunkSink& sink, double latency)
+      : cap_(std::max<uint64_t>(1, cap)),
+        sink_(sink),
+        latency_(latency),
+        object_(cap_),
+        size_(cap_),
+        now_(cap_) {}
+  // Record `object` (new: first seen) of `size` bytes at `time` (NaN:
+  // none). TraceBuilder::State::Push's clock and sizes.
+  [[gnu::always_inline]] Status Add(uint32_t object, bool fresh, uint64_t size,
+                                    double time) {
+    const double t = std::isfinite(time) ? time : now_value_ + prev_latency_;
+    now_value_ = std::max(now_value_, t);
+    prev_latency_ = latency_;
+    const uint64_t q_size = std::max<uint64_t>(1, size);
+    object_[n_] = object;
+    size_[n_] = q_size;
+    now_[n_] = now_value_;
+    t_.total_bytes += q_size;
+    if (fresh) {
+      ++t_.unique_cacheable_objects;
+      t_.unique_cacheable_bytes += q_size;
+    }
+    if (++n_ == cap_) return Flush();
+    return Status::Ok();
+  }
+  Status Flush() {
+    if (n_ == 0) return Status::Ok();
+    const PlainChunk c{.object = object_.data(),
+                       .size = size_.data(),
+                       .now = now_.data(),
+                       .records = n_};
+    Status st = sink_(c, t_.records);
+    t_.records += n_;
+    n_ = 0;
+    return st;
+  }
+  TraceTotals Done(std::string name, uint64_t objects) {
+    t_.name = std::move(name);
+    t_.objects = objects;
+    t_.unique_cacheable_objects = objects;
+    t_.session_count = t_.records > 0 ? 1 : 0;
+    return std::move(t_);
+  }
+
+ private:
+  const uint64_t cap_;
+  const PlainChunkSink& sink_;
+  const double latency_;
+  std::vector<uint32_t> object_;
+  std::vector<uint64_t> size_;
+  std::vector<double> now_;
+  uint64_t n_ = 0;
+  double now_value_ = 0;
+  double prev_latency_ = 0;
+  TraceTotals t_;
+};
+
+Status Changed(const std::string& path) {
+  return FailedPrecondition("trace '" + path +
+                            "' changed between its two reads");
+}
+
+}  // namespace
+
+Result<TraceTotals> StreamPlainTrace(const std::string& path,
+                                     const TraceReadOptions& options,
+                                     const PlainConstants& k,
+                                     uint64_t chunk_records,
+                                     const PlainChunkSink& sink) {
+  TraceFormat format = options.format;
+  if (format == TraceFormat::kAuto) {
+    Result<TraceFormat> f = DetectTraceFormat(path);
+    if (!f.ok()) return f.status();
+    format = *f;
+  }
+  PlainChunker chunk(chunk_records, sink, k.latency);
+  MappedFile f;
+  if (format == TraceFormat::kOracleGeneral) {
+    if (Status s = MapOracleGeneral(path, &f); !s.ok()) return s;
+    const uint64_t n = f.size() / kOracleRecord;
+    KeyNumbering keys;
+    for (uint64_t i = 0; i < n; ++i) {
+      const char* r = f.data() + i * kOracleRecord;
+      uint32_t clock = 0, size = 0;
+      uint64_t id = 0;
+      std::memcpy(&clock, r, 4);
+      std::memcpy(&id, r + 4, 8);
+      std::memcpy(&size, r + 12, 4);
+      const uint64_t before = keys.keys();
+      const uint32_t key = keys.OfId(id);
+      if (key == KeyNumbering::kFull) return Changed(path);
+      if (Status s = chunk.Add(key, key == before, size, clock); !s.ok()) {
+        return s;
+      }
+      if ((i & 0xffff) == 0xffff) f.Done(i * kOracleRecord);
+    }
+    if (Status s = chunk.Flush(); !s.ok()) return s;
+    return chunk.Done(Stem(path), keys.keys());
+  }
+  if (format != TraceFormat::kBinary) {
+    return InvalidArgument(path +
+                           ": not a plain binary or oracleGeneral trace");
+  }
+  BinHeader h{};
+  if (Status s = MapBinary(path, &f, &h); !s.ok()) return s;
+  const char* base = f.data() + kHeaderSize;
+  // Key id -> object index (first appearance), as AddInterned numbers them.
+  std::vector<uint32_t> key_object(h.key_count, PreparedTrace::kNone);
+  uint32_t objects = 0;
+  for (uint64_t i = 0; i < h.record_count; ++i) {
+    BinRecord r;
+    std::memcpy(&r, base + i * kRecordSize, kRecordSize);
+    // The first pass vouched for every record; a file that no longer
+    // matches it is refused, never read out of bounds.
+    if (r.key >= key_object.size() || r.type != 1 || r.error != 0 ||
+        r.digest != 0 || r.tool != k.tool || r.user != k.user ||
+        r.session != k.session || r.param_category != k.param_category ||
+        std::bit_cast<uint64_t>(r.latency) !=
+            std::bit_cast<uint64_t>(k.latency) ||
+        std::bit_cast<uint64_t>(r.cost) != std::bit_cast<uint64_t>(k.cost)) {
+      return Changed(path);
+    }
+    uint32_t& o = key_object[r.key];
+    const bool fresh = o == PreparedTrace::kNone;
+    if (fresh) o = objects++;
+    if (Status s = chunk.Add(o, fresh, r.size, r.time); !s.ok()) return s;
+    if ((i & 0x3fff) == 0x3fff) f.Done(kHeaderSize + i * kRecordSize);
+  }
+  if (Status s = chunk.Flush(); !s.ok()) return s;
+  return chunk.Done(Stem(path), objects);
 }
 
 Result<uint64_t> ConvertToBinaryTrace(const std::string& in_path,

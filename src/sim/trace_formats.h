@@ -38,6 +38,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -87,9 +88,27 @@ Result<TraceTotals> StreamPreparedTrace(
 // oracleGeneral and CSV traces under the global scope are counted without
 // building columns (a fraction of the cost); any other trace, and any file
 // the light count does not vouch for, take StreamPreparedTrace (its errors).
-Result<TraceTotals> ScanTraceTotals(const std::string& path,
-                                    const TraceReadOptions& options,
-                                    std::vector<uint64_t>* commands);
+// `plain` (may be null): set when every record is plain (PlainConstants,
+// replay.h; binary and oracleGeneral traces under the global scope), to
+// the records' constants; reset otherwise.
+Result<TraceTotals> ScanTraceTotals(
+    const std::string& path, const TraceReadOptions& options,
+    std::vector<uint64_t>* commands,
+    std::optional<PlainConstants>* plain = nullptr);
+
+// The second read of a trace ScanTraceTotals found plain (with constants
+// `k`): hands `sink` the varying columns of up to `chunk_records` records
+// at a time (object index, size, clock -- exactly the PreparedTrace chunks
+// StreamPreparedTrace would build, without building them). Returns the
+// totals (records, objects, unique cacheable bytes). FailedPrecondition
+// when the file no longer matches the first pass.
+using PlainChunkSink =
+    std::function<Status(const PlainChunk& chunk, uint64_t first)>;
+Result<TraceTotals> StreamPlainTrace(const std::string& path,
+                                     const TraceReadOptions& options,
+                                     const PlainConstants& k,
+                                     uint64_t chunk_records,
+                                     const PlainChunkSink& sink);
 
 // Converts the trace at `in_path` (any format ReadPreparedTrace reads, or
 // jsonl) into toolcache's binary format at `out_path`. Returns the number of

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -836,6 +837,137 @@ TEST(TraceFormats, LightTotalsEqualTheFullFirstPass) {
     ASSERT_FALSE(got.ok());
     ASSERT_FALSE(want.ok());
     EXPECT_EQ(got.status().message(), want.status().message());
+  }
+}
+
+// A plain trace (every record cacheable, INFORMATIONAL, no error or
+// digest, one session, user, tool, category, latency, cost and TTL) is
+// streamed without columns (ScanTraceTotals' `plain`, StreamPlainTrace,
+// Replayer::FeedPlain) to exactly the held replay's metrics: oracleGeneral,
+// a binary converted from it, and a binary with no clocks (the builder's
+// clock rule), a latency of 2, a cost and a TTL short enough for expired
+// misses; every online policy, three sizes, chunks of 7 and 4096. Any
+// non-plain record keeps the columns; a file changed between the two reads
+// is refused.
+TEST(TraceFormats, PlainStreamEqualsHeldReplay) {
+  const std::vector<std::string> zipf = WriteZipf(MakeZipf(20000, 2000));
+  const std::string zipf_bin = Dir() + "/plain_zipf.bin";
+  ASSERT_TRUE(
+      ConvertToBinaryTrace(zipf[2], TraceFormat::kOracleGeneral, zipf_bin)
+          .ok());
+  // JSON Lines of `n` records, record `odd` (if < n) made non-plain by
+  // `odd_member`.
+  auto lines = [](int n, int odd, const std::string& odd_member) {
+    std::string text;
+    uint64_t x = 777;
+    for (int i = 0; i < n; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      const uint64_t key = (x >> 33) % 300;
+      text += "{\"tool\":\"t\",\"arguments\":{\"id\":" + std::to_string(key) +
+              "},\"result_size\":" + std::to_string(key * 13 % 200) +
+              ",\"latency\":2,\"cost\":0.5,\"ttl\":90,\"user\":\"u\","
+              "\"session\":\"s\"" +
+              (i == odd ? odd_member : "") +
+              ",\"request_type\":\"INFORMATIONAL\"}\n";
+    }
+    return text;
+  };
+  auto to_bin = [&](const std::string& name, const std::string& text) {
+    const std::string jsonl = WriteFile(name + ".jsonl", text);
+    const std::string bin = Dir() + "/" + name + ".bin";
+    EXPECT_TRUE(ConvertToBinaryTrace(jsonl, TraceFormat::kJsonl, bin).ok());
+    return bin;
+  };
+  const std::string clockless = to_bin("plain_clockless", lines(3000, -1, ""));
+  size_t compared = 0;
+  for (const std::string& path : {zipf[2], zipf_bin, clockless}) {
+    SCOPED_TRACE(path);
+    const TraceReadOptions read;
+    Result<PreparedTrace> held = ReadPreparedTrace(path, read);
+    ASSERT_TRUE(held.ok()) << held.status().message();
+    std::vector<uint64_t> commands;
+    std::optional<PlainConstants> plain;
+    Result<TraceTotals> totals = ScanTraceTotals(path, read, &commands, &plain);
+    ASSERT_TRUE(totals.ok()) << totals.status().message();
+    ASSERT_TRUE(plain.has_value());
+    for (uint64_t chunk : {uint64_t{7}, uint64_t{4096}}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk));
+      for (const PolicyInfo& info : Policies()) {
+        if (info.kind == PolicyKind::kOffline) continue;
+        for (double pct : {1.0, 10.0, 90.0}) {
+          SCOPED_TRACE(std::string(info.name) + " " + std::to_string(pct));
+          const ReplayOptions opt{
+              .policy = std::string(info.name),
+              .capacity_bytes = CapacityForPercent(*totals, pct)};
+          Result<ReplayMetrics> want = Replay(*held, opt);
+          ASSERT_TRUE(want.ok());
+          Result<std::unique_ptr<Replayer>> r = Replayer::Make(opt, commands);
+          ASSERT_TRUE(r.ok()) << r.status().message();
+          Result<TraceTotals> again =
+              StreamPlainTrace(path, read, *plain, chunk,
+                               [&](const PlainChunk& c, uint64_t first) {
+                                 EXPECT_LE(c.records, chunk);
+                                 EXPECT_EQ(first % chunk, 0u);
+                                 (*r)->FeedPlain(c, *plain, first);
+                                 return Status::Ok();
+                               });
+          ASSERT_TRUE(again.ok()) << again.status().message();
+          EXPECT_EQ(again->records, held->records);
+          EXPECT_EQ(again->objects, held->objects);
+          EXPECT_EQ(again->unique_cacheable_bytes,
+                    held->unique_cacheable_bytes);
+          EXPECT_EQ(again->total_bytes, held->total_bytes);
+          const ReplayMetrics got = (*r)->Finish();
+          ExpectSameMetrics(got, *want);
+          if (path == clockless && pct == 10.0) {
+            EXPECT_GT(got.expired_misses, 0u);  // the TTL is at work
+          }
+          ++compared;
+          if (::testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 100u);
+  // One record that is not plain keeps the columns (a tenant is only part
+  // of the object's key).
+  for (const std::string& odd :
+       {std::string(",\"error\":true"), std::string(",\"result_digest\":\"d\""),
+        std::string(",\"tenant\":\"x\"")}) {
+    SCOPED_TRACE(odd);
+    const std::string bin = to_bin("plain_odd", lines(500, 250, odd));
+    std::vector<uint64_t> commands;
+    std::optional<PlainConstants> plain;
+    ASSERT_TRUE(ScanTraceTotals(bin, {}, &commands, &plain).ok());
+    if (odd == ",\"tenant\":\"x\"") {
+      EXPECT_TRUE(plain.has_value());  // a tenant is part of the key only
+    } else {
+      EXPECT_FALSE(plain.has_value());
+    }
+  }
+  // Other scopes take the columns.
+  {
+    std::vector<uint64_t> commands;
+    std::optional<PlainConstants> plain;
+    const TraceReadOptions user{.prepare = {.scope = Scope::kUser}};
+    ASSERT_TRUE(ScanTraceTotals(zipf_bin, user, &commands, &plain).ok());
+    EXPECT_FALSE(plain.has_value());
+  }
+  // A file that changed since the first pass: a clear error, no read out
+  // of bounds.
+  {
+    const std::string bin = to_bin("plain_changing", lines(500, -1, ""));
+    std::vector<uint64_t> commands;
+    std::optional<PlainConstants> plain;
+    ASSERT_TRUE(ScanTraceTotals(bin, {}, &commands, &plain).ok());
+    ASSERT_TRUE(plain.has_value());
+    to_bin("plain_changing", lines(500, 100, ",\"error\":true"));
+    Result<TraceTotals> again = StreamPlainTrace(
+        bin, {}, *plain, 64,
+        [](const PlainChunk&, uint64_t) { return Status::Ok(); });
+    ASSERT_FALSE(again.ok());
+    EXPECT_NE(again.status().message().find("changed between its two reads"),
+              std::string::npos);
   }
 }
 
