@@ -1824,9 +1824,10 @@ class PlainChunker {
         size_(cap_),
         now_(cap_) {}
   // Record `object` (new: first seen) of `size` bytes at `time` (NaN:
-  // none). TraceBuilder::State::Push's clock and sizes.
-  [[gnu::always_inline]] Status Add(uint32_t object, bool fresh, uint64_t size,
-                                    double time) {
+  // none). TraceBuilder::State::Push's clock and sizes. True when the
+  // chunk is full: the caller then calls Flush (no Status per record).
+  [[gnu::always_inline]] bool Add(uint32_t object, bool fresh, uint64_t size,
+                                  double time) {
     const double t = std::isfinite(time) ? time : now_value_ + prev_latency_;
     now_value_ = std::max(now_value_, t);
     prev_latency_ = latency_;
@@ -1839,8 +1840,7 @@ class PlainChunker {
       ++t_.unique_cacheable_objects;
       t_.unique_cacheable_bytes += q_size;
     }
-    if (++n_ == cap_) return Flush();
-    return Status::Ok();
+    return ++n_ == cap_;
   }
   Status Flush() {
     if (n_ == 0) return Status::Ok();
@@ -1908,8 +1908,8 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
       const uint64_t before = keys.keys();
       const uint32_t key = keys.OfId(id);
       if (key == KeyNumbering::kFull) return Changed(path);
-      if (Status s = chunk.Add(key, key == before, size, clock); !s.ok()) {
-        return s;
+      if (chunk.Add(key, key == before, size, clock)) {
+        if (Status s = chunk.Flush(); !s.ok()) return s;
       }
       if ((i & 0xffff) == 0xffff) f.Done(i * kOracleRecord);
     }
@@ -1942,7 +1942,9 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
     uint32_t& o = key_object[r.key];
     const bool fresh = o == PreparedTrace::kNone;
     if (fresh) o = objects++;
-    if (Status s = chunk.Add(o, fresh, r.size, r.time); !s.ok()) return s;
+    if (chunk.Add(o, fresh, r.size, r.time)) {
+      if (Status s = chunk.Flush(); !s.ok()) return s;
+    }
     if ((i & 0x3fff) == 0x3fff) f.Done(kHeaderSize + i * kRecordSize);
   }
   if (Status s = chunk.Flush(); !s.ok()) return s;
