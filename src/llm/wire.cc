@@ -7,8 +7,9 @@
 // - Only strings the engine needs (ids, names, arguments) are copied.
 // - Stage 1 does not check what skipped values contain (a string's escapes,
 //   a number's digits): a tool result's content, kept as raw bytes and
-//   stored as the tool's result, is validated whole (ValidJson) before a
-//   request is accepted (found by fuzz/llm_wire: "\l" in a result string).
+//   stored as the tool's result, is validated whole (ValidResultContent)
+//   before a request is accepted (found by fuzz/llm_wire: "\l" in a result
+//   string).
 // - This is the only translation unit that includes simdjson.h.
 // Choice: simdjson On Demand: its stage 1 runs at GB/s, and raw_json() on
 // objects and arrays returns the original bytes, which is what spans need.
@@ -70,6 +71,45 @@ bool ValidJson(std::string_view text) {
   const simdjson::padded_string copy(text);
   simdjson::dom::element element;
   return parser.parse(copy).get(element) == simdjson::SUCCESS;
+}
+
+// ValidJson for a tool result's content, with a fast path for the common
+// case, a string: stage 1 of the request's parse has already checked its
+// UTF-8, its unescaped control characters and where it ends, so what is
+// left to check is its escapes. Escapes other than \u are checked here;
+// a string with a \u escape (surrogate pairing) and every other value go
+// through ValidJson. Choice (issue 32, 200 KB request): ValidJson copied
+// each result and ran simdjson's stage 1 and 2 over it again, ~450,000 of
+// the 1.88 million instructions of a 200 KB request in the proxy.
+// REQUIRES: `raw` is one token as stage 1 delimited it.
+bool ValidResultContent(std::string_view raw) {
+  if (raw.size() < 2 || raw.front() != '"' || raw.back() != '"') {
+    return ValidJson(raw);
+  }
+  const std::string_view in = raw.substr(1, raw.size() - 2);
+  size_t i = 0;
+  while (true) {
+    const void* hit = std::memchr(in.data() + i, '\\', in.size() - i);
+    if (hit == nullptr) return true;
+    i = static_cast<size_t>(static_cast<const char*>(hit) - in.data()) + 1;
+    if (i >= in.size()) return false;  // the escape ends the token
+    switch (in[i]) {
+      case '"':
+      case '\\':
+      case '/':
+      case 'b':
+      case 'f':
+      case 'n':
+      case 'r':
+      case 't':
+        ++i;
+        break;
+      case 'u':
+        return ValidJson(raw);
+      default:
+        return false;
+    }
+  }
 }
 
 sj::parser& ThreadParser(uint32_t depth) {
@@ -625,7 +665,7 @@ Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
         "request body: trailing content after the JSON value");
   }
   for (const ToolResult& t : out.tool_results) {
-    if (!t.content.empty() && !ValidJson(t.content.In(*src))) {
+    if (!t.content.empty() && !ValidResultContent(t.content.In(*src))) {
       return InvalidArgument("tool result " + t.id +
                              ": content is not valid JSON");
     }

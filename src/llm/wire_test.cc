@@ -421,6 +421,31 @@ TEST(ParseRequest, RejectsAToolResultThatIsNotValidJson) {
   EXPECT_TRUE(ParseRequest(Api::kAnthropicMessages, good).ok());
 }
 
+// llmhop: a tool result that is a string has its escapes checked without
+// a second parse (ValidResultContent); every verdict stays the full
+// parser's: valid escapes pass, invalid ones, raw control characters and
+// bad \u escapes fail, in strings and in other values.
+TEST(ParseRequest, ToolResultStringsKeepTheFullParsersVerdict) {
+  auto parse = [](std::string_view content) {
+    const std::string body = Padded(
+        R"({"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":)" +
+        std::string(content) + "}]}]}");
+    return ParseRequest(Api::kAnthropicMessages, body).ok();
+  };
+  for (std::string_view good :
+       {R"("")", R"("plain")", R"("a\nb\tc\"d\\e\/f\bg\fh\ri")", R"("\\")",
+        R"("x\\\"")", R"("\u00e9\ud83d\ude00")",
+        R"([{"type":"text","text":"a\nb"}])", R"(12.5)", R"(null)"}) {
+    EXPECT_TRUE(parse(good)) << good;
+  }
+  for (std::string_view bad :
+       {R"("a\lb")", R"("\x41")", R"("a\ ")", R"("\u12G4")", R"("\u12")",
+        "\"a\x01b\"", "\"tab\there\"", R"([{"type":"text","text":"a\qb"}])",
+        R"([1,,2])", R"({"a" 1})", R"(01)", R"(tru)"}) {
+    EXPECT_FALSE(parse(bad)) << bad;
+  }
+}
+
 // Chat with n > 1: every choice's calls are found, each labelled with its
 // choice; finish_reason is choices[0]'s.
 TEST(ParseResponse, ChatFindsTheCallsOfEveryChoice) {
