@@ -81,6 +81,22 @@ try {
   console.log(`${one ? 'ok  ' : 'FAIL'} all ${steps.length} requests on one keep-alive connection (${sockets.size} sockets)`);
   if (!one) ++failed;
   assert.equal(up.requests.length, steps.length);
+  // The series the proxy now looks up once and keeps (stage times, the
+  // observed counters) still count every request under its own labels.
+  const metrics = await (await fetch(`${proxy.url}/metrics`)).text();
+  const value = (re) => Number((metrics.match(re) ?? [])[1]);
+  const wantRecorded = steps.filter(([, , w]) => w === '1').length;
+  for (const [name, re, want] of [
+    ['observed results', /toolcache_llm_observed_total\{api="anthropic_messages",what="results"\} (\d+)/, steps.length],
+    ['observed recorded', /toolcache_llm_observed_total\{api="anthropic_messages",what="recorded"\} (\d+)/, wantRecorded],
+    ['stage upstream_wait', /toolcache_proxy_stage_seconds_count\{api="anthropic_messages",stage="upstream_wait"\} (\d+)/, steps.length],
+    ['stage respond', /toolcache_proxy_stage_seconds_count\{api="anthropic_messages",stage="respond"\} (\d+)/, steps.length],
+  ]) {
+    const got = value(re);
+    const ok = got === want;
+    console.log(`${ok ? 'ok  ' : 'FAIL'} metrics ${name}: ${got} (want ${want})`);
+    if (!ok) ++failed;
+  }
 } finally {
   agent.destroy();
   await proxy.stop();
