@@ -330,6 +330,38 @@ TEST(StreamReader, AnthropicToolUseFromDeltas) {
   EXPECT_EQ(s.usage().output_tokens, 9);
 }
 
+// llmhop: starts of blocks that are not tool_use are not parsed; a text
+// block open around a tool_use block changes nothing, and a tool_use start
+// that is not JSON still fails the stream.
+TEST(StreamReader, AnthropicTextBlocksAroundAToolUse) {
+  StreamReader s(Api::kAnthropicMessages);
+  s.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
+  s.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_9","name":"Grep","input":{}}})");
+  s.OnEvent(
+      "content_block_delta",
+      R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}})");
+  s.OnEvent("content_block_stop", R"({"type":"content_block_stop","index":0})");
+  EXPECT_TRUE(s.tool_uses().empty());
+  s.OnEvent(
+      "content_block_delta",
+      R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"q\":1}"}})");
+  s.OnEvent("content_block_stop", R"({"type":"content_block_stop","index":1})");
+  ASSERT_EQ(s.tool_uses().size(), 1u);
+  EXPECT_EQ(s.tool_uses()[0].id, "toolu_9");
+  EXPECT_EQ(s.tool_uses()[0].arguments, R"({"q":1})");
+  EXPECT_FALSE(s.failed());
+
+  StreamReader bad(Api::kAnthropicMessages);
+  bad.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use",)");
+  EXPECT_TRUE(bad.failed());
+}
+
 TEST(StreamReader, AnthropicErrorEventFails) {
   StreamReader s(Api::kAnthropicMessages);
   s.OnEvent(
