@@ -157,6 +157,37 @@ class Reader {
     return simdjson::SUCCESS;
   }
 
+  // llmhop: an object or array whose members the caller iterates whole
+  // gets its span from where it starts (Open) and where the iteration left
+  // the document (Close, after the last member), instead of raw_json(),
+  // which skipped the value to find its end and then rewound: nested as
+  // messages > message > content > block, every byte was walked up to five
+  // times (~210,000 instructions of a 200 KB request, callgrind).
+  // REQUIRES (Close): the value was iterated to its end, and it is not the
+  // document's last value.
+  error_code OpenObject(sj::value& v, sj::object* o, Span* span) {
+    span->begin = Offset(v.raw_json_token().data());
+    return v.get_object().get(*o);
+  }
+  error_code OpenArray(sj::value& v, sj::array* a, Span* span) {
+    span->begin = Offset(v.raw_json_token().data());
+    return v.get_array().get(*a);
+  }
+  error_code Close(Span* span) const {
+    const char* at = nullptr;
+    if (auto e = doc_->current_location().get(at)) return e;
+    std::string_view value =
+        TrimRight(body_.substr(span->begin, Offset(at) - span->begin));
+    // What iteration left must end the value it began with.
+    if (value.size() < 2 || (value.back() != '}' && value.back() != ']') ||
+        (value.back() == '}') != (value.front() == '{')) {
+      return simdjson::TAPE_ERROR;
+    }
+    span->end = static_cast<uint32_t>(span->begin + value.size());
+    return simdjson::SUCCESS;
+  }
+  void SetDocument(sj::document* doc) { doc_ = doc; }
+
   // An object's span, leaving the object ready to iterate.
   error_code Object(sj::value& v, sj::object* o, Span* span) {
     if (auto e = v.get_object().get(*o)) return e;
@@ -179,7 +210,12 @@ class Reader {
   std::string_view body() const { return body_; }
 
  private:
+  uint32_t Offset(const char* p) const {
+    return static_cast<uint32_t>(p - body_.data());
+  }
+
   std::string_view body_;
+  sj::document* doc_ = nullptr;
 };
 
 // A failure with the field it concerns.
@@ -240,7 +276,7 @@ std::optional<Failure> AnthropicBlock(Reader& r, sj::value& v, uint32_t index,
                                       std::vector<ToolResult>* results) {
   sj::object o;
   Span span;
-  TC_TRY(r.Object(v, &o, &span), "messages[].content[]");
+  TC_TRY(r.OpenObject(v, &o, &span), "messages[].content[]");
   std::string type, id, name;
   Span input, content;
   bool is_error = false;
@@ -269,6 +305,7 @@ std::optional<Failure> AnthropicBlock(Reader& r, sj::value& v, uint32_t index,
       }
     }
   }
+  TC_TRY(r.Close(&span), "messages[].content[]");
   if (type == "tool_use") {
     ToolUse u;
     u.id = std::move(id);
@@ -293,7 +330,7 @@ std::optional<Failure> AnthropicMessage(Reader& r, sj::value& v,
                                         ParsedRequest* out) {
   Message m;
   sj::object o;
-  TC_TRY(r.Object(v, &o, &m.span), "messages[]");
+  TC_TRY(r.OpenObject(v, &o, &m.span), "messages[]");
   const uint32_t index = static_cast<uint32_t>(out->message_list.size());
   std::vector<ToolUse> uses;
   std::vector<ToolResult> results;
@@ -312,14 +349,16 @@ std::optional<Failure> AnthropicMessage(Reader& r, sj::value& v,
         continue;
       }
       sj::array a;
-      TC_TRY(r.Array(fv, &a, &m.content), "messages[].content");
+      TC_TRY(r.OpenArray(fv, &a, &m.content), "messages[].content");
       for (auto item : a) {
         sj::value bv;
         TC_TRY(item.get(bv), "messages[].content[]");
         if (auto f = AnthropicBlock(r, bv, index, &uses, &results)) return f;
       }
+      TC_TRY(r.Close(&m.content), "messages[].content");
     }
   }
+  TC_TRY(r.Close(&m.span), "messages[]");
   // Choice: tool_use counts only in assistant turns and tool_result only in
   // user turns, as the API requires; misplaced blocks are not pairs.
   if (m.role == "assistant") {
@@ -399,7 +438,7 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
                                      ParsedRequest* out) {
   Message m;
   sj::object o;
-  TC_TRY(r.Object(v, &o, &m.span), "messages[]");
+  TC_TRY(r.OpenObject(v, &o, &m.span), "messages[]");
   const uint32_t index = static_cast<uint32_t>(out->message_list.size());
   std::string id, call_id, name, arguments;
   Span output, input, action;
@@ -437,6 +476,7 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
       }
     }
   }
+  TC_TRY(r.Close(&m.span), "messages[]");
   if (out->api == Api::kOpenAiChat && m.role == "tool") {
     ToolResult t;
     t.id = call_id;
@@ -535,7 +575,7 @@ std::optional<Failure> Messages(Reader& r, sj::value& v, ParsedRequest* out) {
                    simdjson::INCORRECT_TYPE};
   }
   sj::array a;
-  TC_TRY(r.Array(v, &a, &out->messages), "messages");
+  TC_TRY(r.OpenArray(v, &a, &out->messages), "messages");
   for (auto item : a) {
     sj::value iv;
     TC_TRY(item.get(iv), "messages[]");
@@ -544,6 +584,7 @@ std::optional<Failure> Messages(Reader& r, sj::value& v, ParsedRequest* out) {
                                    : OpenAiMessage(r, iv, out);
     if (f) return f;
   }
+  TC_TRY(r.Close(&out->messages), "messages");
   return std::nullopt;
 }
 
@@ -655,6 +696,7 @@ Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
     return InvalidArgument(Describe({"request body", e}));
   }
   Reader r(*src);
+  r.SetDocument(&doc);
   if (std::optional<Failure> f = Top(r, doc, &out)) {
     return InvalidArgument(Describe(*f));
   }

@@ -453,6 +453,64 @@ TEST(ParseRequest, RejectsAToolResultThatIsNotValidJson) {
   EXPECT_TRUE(ParseRequest(Api::kAnthropicMessages, good).ok());
 }
 
+// llmhop: message, content and block spans come from where each value
+// starts and where its iteration ended (no skip-and-rewind): with
+// whitespace before and after every token they still cover exactly each
+// value's bytes, for Anthropic and for OpenAI messages.
+TEST(ParseRequest, SpansAreExactWithWhitespaceEverywhere) {
+  const std::string use =
+      R"({ "type" : "tool_use" , "id" : "t1" , "name" : "Read" , "input" : { "p" : 1 } })";
+  const std::string result =
+      R"({"type":"tool_result","tool_use_id":"t1","content":[ {"type":"text","text":"x"} ] })";
+  const std::string content = "[ \n " + result + " \t\n ]";
+  const std::string m0 = R"({ "role" : "user" , "content" : "go" })";
+  const std::string m1 = R"({"role":"assistant","content":[ )" + use + " ]}";
+  const std::string m2 = R"({ "role":"user", "content" : )" + content + " }";
+  const std::string messages =
+      "[\n  " + m0 + " ,\n  " + m1 + "\r\n,  " + m2 + "\n\t]";
+  const std::string body =
+      Padded(R"({ "model" : "m" , "messages" : )" + messages + " \n }\n");
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->messages.In(body), messages);
+  ASSERT_EQ(r->message_list.size(), 3u);
+  EXPECT_EQ(r->message_list[0].span.In(body), m0);
+  EXPECT_EQ(r->message_list[1].span.In(body), m1);
+  EXPECT_EQ(r->message_list[2].span.In(body), m2);
+  EXPECT_EQ(r->message_list[0].content.In(body), R"("go")");
+  EXPECT_EQ(r->message_list[2].content.In(body), content);
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].span.In(body), use);
+  ASSERT_EQ(r->tool_results.size(), 1u);
+  EXPECT_EQ(r->tool_results[0].span.In(body), result);
+
+  const std::string c0 =
+      R"({ "role" : "assistant" , "content" : null , "tool_calls" : [ {"id":"c1","type":"function","function":{"name":"Read","arguments":"{}"}} ] })";
+  const std::string c1 =
+      R"({"role":"tool","tool_call_id":"c1","content":"ok"}  )";
+  const std::string chat =
+      Padded(R"({"model":"m","messages":[ )" + c0 + " ,\n" + c1 + "]}");
+  Result<ParsedRequest> c = ParseRequest(Api::kOpenAiChat, chat);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->message_list.size(), 2u);
+  EXPECT_EQ(c->message_list[0].span.In(chat), c0);
+  EXPECT_EQ(c->message_list[1].span.In(chat),
+            R"({"role":"tool","tool_call_id":"c1","content":"ok"})");
+  ASSERT_EQ(c->tool_results.size(), 1u);
+  EXPECT_EQ(c->tool_results[0].span.In(chat), c->message_list[1].span.In(chat));
+
+  // Empty values.
+  const std::string empty = Padded(
+      R"({"model":"m","messages":[ { } , {"role":"user","content":[ ]} ]})");
+  Result<ParsedRequest> e = ParseRequest(Api::kAnthropicMessages, empty);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  ASSERT_EQ(e->message_list.size(), 2u);
+  EXPECT_EQ(e->message_list[0].span.In(empty), "{ }");
+  EXPECT_EQ(e->message_list[1].content.In(empty), "[ ]");
+  EXPECT_EQ(e->messages.In(empty),
+            R"([ { } , {"role":"user","content":[ ]} ])");
+}
+
 // llmhop: a tool result that is a string has its escapes checked without
 // a second parse (ValidResultContent); every verdict stays the full
 // parser's: valid escapes pass, invalid ones, raw control characters and
