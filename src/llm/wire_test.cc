@@ -499,6 +499,23 @@ TEST(ParseRequest, SpansAreExactWithWhitespaceEverywhere) {
   ASSERT_EQ(c->tool_results.size(), 1u);
   EXPECT_EQ(c->tool_results[0].span.In(chat), c->message_list[1].span.In(chat));
 
+  // Members the reader skips, last in their object (cache_control on a
+  // block, unknown nested values on a message).
+  const std::string b0 =
+      R"({"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"ephemeral","n":[1,{"x":[]}]}})";
+  const std::string s0 = R"({"role":"user","content":[)" + b0 +
+                         R"(],"extra":{"a":[1,[2,{"b":{}}]]}})";
+  const std::string skipped = Padded(
+      R"({"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"R","input":{}}]},)" +
+      s0 + R"(],"stream":true})");
+  Result<ParsedRequest> k = ParseRequest(Api::kAnthropicMessages, skipped);
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  ASSERT_EQ(k->message_list.size(), 2u);
+  EXPECT_EQ(k->message_list[1].span.In(skipped), s0);
+  ASSERT_EQ(k->tool_results.size(), 1u);
+  EXPECT_EQ(k->tool_results[0].span.In(skipped), b0);
+  EXPECT_TRUE(k->stream);
+
   // Empty values.
   const std::string empty = Padded(
       R"({"model":"m","messages":[ { } , {"role":"user","content":[ ]} ]})");
