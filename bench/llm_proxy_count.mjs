@@ -129,7 +129,10 @@ async function measure(which, size, mode, tool) {
   const stream = mode === 'sse';
   const fake = await startProcess('node', [path.join(root, 'tests/llm/fake_upstream.mjs')], /(http:\/\/127\.0\.0\.1:\d+)/);
   const upUrl = fake.match[1];
-  const outFile = path.join(os.tmpdir(), `tc-count-${process.pid}-${which}-${size}-${mode}.cg`);
+  // A name no other run shares: helpers in other PID namespaces share /tmp,
+  // and the dump is found by this prefix (a same-named file of another run
+  // was read once: its binary's counts reported as this one's).
+  const outFile = path.join(os.tmpdir(), `tc-count-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}-${which}-${size}-${mode}.cg`);
   const px = await startProxy(which, upUrl, tool, outFile);
   const url = `${px.url}/v1/messages`;
   const b = requestBody(size, stream);

@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "src/core/scope.h"
+
 namespace toolcache {
 namespace {
 
@@ -77,6 +79,42 @@ TEST(ScopeTest, CredentialDigestIsRfc2104HmacSha256) {
   EXPECT_EQ(
       CredentialDigest({{"x-api-key", "sk-alice"}}, std::string(100, 'k')),
       "34b5190d6a475b769d557cf8a93fee0a");
+}
+
+// llmhop: a thread answers a call with exactly the previous call's key and
+// credential bytes from its last digest. Every answer equals the digest a
+// fresh thread (nothing remembered) computes, and any other byte -- one
+// character of the value, the header's name, the key, one more header --
+// is computed afresh: a different credential on the same connection is a
+// different principal, never the previous one's scope.
+TEST(ScopeTest, TheLastDigestIsReusedOnlyForTheSameBytes) {
+  using Parts = std::vector<Credential>;
+  const std::vector<std::pair<Parts, std::string>> calls = {
+      {{{"x-api-key", "sk-alice"}}, "k"},
+      {{{"x-api-key", "sk-alice"}}, "k"},  // reused
+      {{{"x-api-key", "sk-alicf"}}, "k"},  // one byte, same length
+      {{{"x-api-key", "sk-alic"}}, "k"},   // a prefix
+      {{{"authorization", "sk-alic"}}, "k"},
+      {{{"authorization", "sk-alic"}}, "k2"},
+      {{{"authorization", "sk-alic"}, {"openai-project", "p"}}, "k2"},
+      {{{"x-api-key", "sk-alice"}}, "k"},  // back to the first
+      {{{"x-api-key", "sk-alice"}}, "k"},  // reused
+  };
+  std::vector<std::string> fresh;
+  for (const auto& [parts, key] : calls) {
+    std::thread([&, p = parts, k = key] {
+      fresh.push_back(CredentialDigest(p, k));
+    }).join();
+  }
+  const uint64_t before = internal::CredentialDigestsComputed();
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(CredentialDigest(calls[i].first, calls[i].second), fresh[i])
+        << "call " << i;
+  }
+  EXPECT_EQ(internal::CredentialDigestsComputed() - before, 7u);
+  for (size_t i = 2; i < 8; ++i) {
+    EXPECT_NE(fresh[i], fresh[i - 1]) << "call " << i;
+  }
 }
 
 // The key's pad blocks are absorbed once and the midstates shared: digests

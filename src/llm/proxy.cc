@@ -261,6 +261,11 @@ struct Shared {
     std::atomic<metrics::Counter*> streams_complete{nullptr};
     std::atomic<metrics::Counter*> observed_calls{nullptr};
     std::atomic<metrics::Counter*> would_hit{nullptr};
+    // llmhop: the per-request stage series (RecordStages) and the observed
+    // results counters (Handle): seven label lookups per request before.
+    std::array<std::atomic<metrics::Histogram*>, 6> stage{};
+    std::atomic<metrics::Counter*> observed_results{nullptr};
+    std::atomic<metrics::Counter*> observed_recorded{nullptr};
   };
   std::array<HotSeries, 4> hot;
   // 0..2: the APIs (Api's values); 3: passthrough.
@@ -470,7 +475,8 @@ class Exchange : public http::ResponseSink,
                    {Label(), "response"})
         ->Observe(t1 - t0);
     if (stages_ != nullptr)
-      stages_->Get({Label(), "respond"})->Observe(t1 - t0);
+      Shared::Cached(Hot().stage[5], stages_, {Label(), "respond"})
+          ->Observe(t1 - t0);
     res_->Send(status_, std::move(headers_), std::move(body_));
   }
 
@@ -492,11 +498,12 @@ class Exchange : public http::ResponseSink,
     const double write = sent_at_ - begun_at_;
     const double wait = upstream_head_at_ - sent_at_;
     const double body = end - upstream_head_at_;
-    stages_->Get({l, "upload"})->Observe(upload);
-    stages_->Get({l, "handle"})->Observe(handle);
-    stages_->Get({l, "upstream_write"})->Observe(write);
-    stages_->Get({l, "upstream_wait"})->Observe(wait);
-    stages_->Get({l, "upstream_body"})->Observe(body);
+    auto& hot = Hot().stage;
+    Shared::Cached(hot[0], stages_, {l, "upload"})->Observe(upload);
+    Shared::Cached(hot[1], stages_, {l, "handle"})->Observe(handle);
+    Shared::Cached(hot[2], stages_, {l, "upstream_write"})->Observe(write);
+    Shared::Cached(hot[3], stages_, {l, "upstream_wait"})->Observe(wait);
+    Shared::Cached(hot[4], stages_, {l, "upstream_body"})->Observe(body);
     stage_ms_ = {upload * 1e3, handle * 1e3, write * 1e3, wait * 1e3,
                  body * 1e3};
   }
@@ -990,9 +997,12 @@ class LlmProxyImpl final : public LlmProxy {
         llm::RequestReport rep =
             shared->observer->OnRequest(*parsed, req.body, scope);
         recorded = rep.recorded;
-        shared->observed->Get({llm::ApiName(route.api), "results"})
+        auto& hot = shared->hot[Shared::Slot(true, route.api)];
+        Shared::Cached(hot.observed_results, shared->observed,
+                       {llm::ApiName(route.api), "results"})
             ->Add(rep.results);
-        shared->observed->Get({llm::ApiName(route.api), "recorded"})
+        Shared::Cached(hot.observed_recorded, shared->observed,
+                       {llm::ApiName(route.api), "recorded"})
             ->Add(rep.recorded);
         if (rep.results > 0) {
           // "changed" = recorded over an older, different result (the

@@ -330,6 +330,38 @@ TEST(StreamReader, AnthropicToolUseFromDeltas) {
   EXPECT_EQ(s.usage().output_tokens, 9);
 }
 
+// llmhop: starts of blocks that are not tool_use are not parsed; a text
+// block open around a tool_use block changes nothing, and a tool_use start
+// that is not JSON still fails the stream.
+TEST(StreamReader, AnthropicTextBlocksAroundAToolUse) {
+  StreamReader s(Api::kAnthropicMessages);
+  s.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
+  s.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_9","name":"Grep","input":{}}})");
+  s.OnEvent(
+      "content_block_delta",
+      R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}})");
+  s.OnEvent("content_block_stop", R"({"type":"content_block_stop","index":0})");
+  EXPECT_TRUE(s.tool_uses().empty());
+  s.OnEvent(
+      "content_block_delta",
+      R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"q\":1}"}})");
+  s.OnEvent("content_block_stop", R"({"type":"content_block_stop","index":1})");
+  ASSERT_EQ(s.tool_uses().size(), 1u);
+  EXPECT_EQ(s.tool_uses()[0].id, "toolu_9");
+  EXPECT_EQ(s.tool_uses()[0].arguments, R"({"q":1})");
+  EXPECT_FALSE(s.failed());
+
+  StreamReader bad(Api::kAnthropicMessages);
+  bad.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use",)");
+  EXPECT_TRUE(bad.failed());
+}
+
 TEST(StreamReader, AnthropicErrorEventFails) {
   StreamReader s(Api::kAnthropicMessages);
   s.OnEvent(
@@ -419,6 +451,106 @@ TEST(ParseRequest, RejectsAToolResultThatIsNotValidJson) {
     {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]},
     {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a\nb"}]}]})");
   EXPECT_TRUE(ParseRequest(Api::kAnthropicMessages, good).ok());
+}
+
+// llmhop: message, content and block spans come from where each value
+// starts and where its iteration ended (no skip-and-rewind): with
+// whitespace before and after every token they still cover exactly each
+// value's bytes, for Anthropic and for OpenAI messages.
+TEST(ParseRequest, SpansAreExactWithWhitespaceEverywhere) {
+  const std::string use =
+      R"({ "type" : "tool_use" , "id" : "t1" , "name" : "Read" , "input" : { "p" : 1 } })";
+  const std::string result =
+      R"({"type":"tool_result","tool_use_id":"t1","content":[ {"type":"text","text":"x"} ] })";
+  const std::string content = "[ \n " + result + " \t\n ]";
+  const std::string m0 = R"({ "role" : "user" , "content" : "go" })";
+  const std::string m1 = R"({"role":"assistant","content":[ )" + use + " ]}";
+  const std::string m2 = R"({ "role":"user", "content" : )" + content + " }";
+  const std::string messages =
+      "[\n  " + m0 + " ,\n  " + m1 + "\r\n,  " + m2 + "\n\t]";
+  const std::string body =
+      Padded(R"({ "model" : "m" , "messages" : )" + messages + " \n }\n");
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->messages.In(body), messages);
+  ASSERT_EQ(r->message_list.size(), 3u);
+  EXPECT_EQ(r->message_list[0].span.In(body), m0);
+  EXPECT_EQ(r->message_list[1].span.In(body), m1);
+  EXPECT_EQ(r->message_list[2].span.In(body), m2);
+  EXPECT_EQ(r->message_list[0].content.In(body), R"("go")");
+  EXPECT_EQ(r->message_list[2].content.In(body), content);
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].span.In(body), use);
+  ASSERT_EQ(r->tool_results.size(), 1u);
+  EXPECT_EQ(r->tool_results[0].span.In(body), result);
+
+  const std::string c0 =
+      R"({ "role" : "assistant" , "content" : null , "tool_calls" : [ {"id":"c1","type":"function","function":{"name":"Read","arguments":"{}"}} ] })";
+  const std::string c1 =
+      R"({"role":"tool","tool_call_id":"c1","content":"ok"}  )";
+  const std::string chat =
+      Padded(R"({"model":"m","messages":[ )" + c0 + " ,\n" + c1 + "]}");
+  Result<ParsedRequest> c = ParseRequest(Api::kOpenAiChat, chat);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->message_list.size(), 2u);
+  EXPECT_EQ(c->message_list[0].span.In(chat), c0);
+  EXPECT_EQ(c->message_list[1].span.In(chat),
+            R"({"role":"tool","tool_call_id":"c1","content":"ok"})");
+  ASSERT_EQ(c->tool_results.size(), 1u);
+  EXPECT_EQ(c->tool_results[0].span.In(chat), c->message_list[1].span.In(chat));
+
+  // Members the reader skips, last in their object (cache_control on a
+  // block, unknown nested values on a message).
+  const std::string b0 =
+      R"({"type":"tool_result","tool_use_id":"t1","content":"ok","cache_control":{"type":"ephemeral","n":[1,{"x":[]}]}})";
+  const std::string s0 = R"({"role":"user","content":[)" + b0 +
+                         R"(],"extra":{"a":[1,[2,{"b":{}}]]}})";
+  const std::string skipped = Padded(
+      R"({"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"R","input":{}}]},)" +
+      s0 + R"(],"stream":true})");
+  Result<ParsedRequest> k = ParseRequest(Api::kAnthropicMessages, skipped);
+  ASSERT_TRUE(k.ok()) << k.status().message();
+  ASSERT_EQ(k->message_list.size(), 2u);
+  EXPECT_EQ(k->message_list[1].span.In(skipped), s0);
+  ASSERT_EQ(k->tool_results.size(), 1u);
+  EXPECT_EQ(k->tool_results[0].span.In(skipped), b0);
+  EXPECT_TRUE(k->stream);
+
+  // Empty values.
+  const std::string empty = Padded(
+      R"({"model":"m","messages":[ { } , {"role":"user","content":[ ]} ]})");
+  Result<ParsedRequest> e = ParseRequest(Api::kAnthropicMessages, empty);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  ASSERT_EQ(e->message_list.size(), 2u);
+  EXPECT_EQ(e->message_list[0].span.In(empty), "{ }");
+  EXPECT_EQ(e->message_list[1].content.In(empty), "[ ]");
+  EXPECT_EQ(e->messages.In(empty),
+            R"([ { } , {"role":"user","content":[ ]} ])");
+}
+
+// llmhop: a tool result that is a string has its escapes checked without
+// a second parse (ValidResultContent); every verdict stays the full
+// parser's: valid escapes pass, invalid ones, raw control characters and
+// bad \u escapes fail, in strings and in other values.
+TEST(ParseRequest, ToolResultStringsKeepTheFullParsersVerdict) {
+  auto parse = [](std::string_view content) {
+    const std::string body = Padded(
+        R"({"model":"m","messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":)" +
+        std::string(content) + "}]}]}");
+    return ParseRequest(Api::kAnthropicMessages, body).ok();
+  };
+  for (std::string_view good :
+       {R"("")", R"("plain")", R"("a\nb\tc\"d\\e\/f\bg\fh\ri")", R"("\\")",
+        R"("x\\\"")", R"("\u00e9\ud83d\ude00")",
+        R"([{"type":"text","text":"a\nb"}])", R"(12.5)", R"(null)"}) {
+    EXPECT_TRUE(parse(good)) << good;
+  }
+  for (std::string_view bad :
+       {R"("a\lb")", R"("\x41")", R"("a\ ")", R"("\u12G4")", R"("\u12")",
+        "\"a\x01b\"", "\"tab\there\"", R"([{"type":"text","text":"a\qb"}])",
+        R"([1,,2])", R"({"a" 1})", R"(01)", R"(tru)"}) {
+    EXPECT_FALSE(parse(bad)) << bad;
+  }
 }
 
 // Chat with n > 1: every choice's calls are found, each labelled with its
