@@ -143,6 +143,27 @@ void WriteDump(const SpanTree& t, uint32_t n, DumpForm form, std::string* out) {
     std::string name;
     uint32_t node;
   };
+  if (!form.sorted && !t.dups(n)) {
+    // The members in order, each once: no list to build.
+    out->push_back('{');
+    bool first = true;
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
+      if (form.strip && t.NameIs(m, "cache_control")) continue;
+      if (!first) out->push_back(',');
+      first = false;
+      t.AppendName(m, out);
+      out->push_back(':');
+      if (blocks && t.kind(m) == 's' && t.NameIs(m, "content")) {
+        std::string s;
+        t.AppendDump(m, &s);
+        AppendTextBlock(s, "", out);
+      } else {
+        WriteDump(t, m, form, out);
+      }
+    }
+    out->push_back('}');
+    return;
+  }
   std::vector<uint32_t> members;
   t.DumpMembers(n, &members);
   std::vector<K> keys;
@@ -200,9 +221,7 @@ void SpanCollectBreakpoints(const SpanTree& t, uint32_t n, int ordinal,
     return;
   }
   if (t.kind(n) != 'o') return;
-  std::vector<uint32_t> members;
-  t.DumpMembers(n, &members);
-  for (uint32_t m : members) {
+  auto visit = [&](uint32_t m) {
     if (t.NameIs(m, "cache_control")) {
       double ttl = 300;
       if (uint32_t x = t.Find(m, "ttl"); x != kNoNode && t.TextIs(x, "1h")) {
@@ -212,7 +231,14 @@ void SpanCollectBreakpoints(const SpanTree& t, uint32_t n, int ordinal,
     } else {
       SpanCollectBreakpoints(t, m, ordinal, out);
     }
+  };
+  if (!t.dups(n)) {
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) visit(m);
+    return;
   }
+  std::vector<uint32_t> members;
+  t.DumpMembers(n, &members);
+  for (uint32_t m : members) visit(m);
 }
 
 std::string SpanToolName(PromptApi api, const SpanTree& t, uint32_t tool) {

@@ -14,6 +14,7 @@
 #include "src/prompt/span_tree.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -285,7 +286,15 @@ bool SpanTree::String() {
     }
     return v;
   };
+  // Bytes that need no look: printable ASCII other than '"' and '\\'.
+  static constexpr auto kPlain = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0x20; c < 0x80; ++c) t[c] = c != '"' && c != '\\';
+    return t;
+  }();
   while (pos_ < n) {
+    while (pos_ < n && kPlain[s[pos_]]) ++pos_;
+    if (pos_ >= n) break;
     const unsigned char c = s[pos_];
     if (c == '"') {
       ++pos_;
