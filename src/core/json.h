@@ -7,13 +7,14 @@
 //   nlohmann::json / ordered_json DOM  config, classify, sim, mcp session
 //       answers, stream_serve's message rebuilding: stays where a DOM is
 //       needed; its dump() escapes strings exactly as AppendQuoted does
-//       (RFC 8785 escapes), so spliced bytes agree. prompt_cache: off the
-//       rewrite path for a body in compact dump form (what the SDKs send):
-//       src/prompt/span_tree.h reads its bytes (Unquote for escaped names)
-//       and the rewrite is spliced; the DOM stays as the fallback for any
-//       other body (whitespace, other escapes or number forms, duplicate
-//       names), because the rewrite's bytes must equal the DOM's dump, and
-//       for BreaksJson / the CacheControl member it writes.
+//       (RFC 8785 escapes), so spliced bytes agree. prompt_cache: no request
+//       body is parsed into a DOM any more: src/prompt/span_tree.h reads
+//       every body (any whitespace, escape, number spelling; duplicate
+//       names last-wins), the rewrite is spliced into the client's bytes,
+//       and values are compared through their compact dump written from
+//       the spans (Unquote + AppendQuoted for strings, nlohmann for one
+//       number token at a time). The DOM stays for BreaksJson and the
+//       small CacheControl member the stage writes.
 //   simdjson On Demand (src/llm/wire.cc, src/sim/trace_formats.cc,
 //       src/serve/service.cc): stays, the measured fast path (a 2 KB
 //       request parses in ~26,000 instructions); its depth pre-check is
@@ -36,13 +37,16 @@
 //   Hand-written escapers: src/llm/wire.cc JsonQuote, src/llm/offload.cc
 //       JsonString (nlohmann round trip), src/mcp/session.cc JsonString
 //       (\u00XX for every control byte; wire-only error messages),
-//       src/sim/workloads.cc Str (bare quotes) -> AppendQuoted / Quote
-//       (migrated). src/classify and the other src/sim writers hold none
-//       (they dump nlohmann values; report.cc's GpQuote quotes gnuplot,
-//       convert_bfcl.cc reads Python literals). Left: src/serve/service.cc
-//       and src/llm/tool_loop.cc JsonString (nlohmann round trips, owned
-//       elsewhere this session). src/metrics Escape is Prometheus label
-//       escaping, not JSON, and stays.
+//       src/sim/workloads.cc Str (bare quotes), src/serve/service.cc and
+//       src/llm/tool_loop.cc JsonString (nlohmann round trips with
+//       error_handler_t::replace) -> AppendQuoted / Quote (migrated; the
+//       output is the same byte for byte, ill-formed UTF-8 included:
+//       json_test's WritesWhatTheFormerNlohmannRoundTripsWrote; service.cc
+//       keeps the name as a one-line wrapper). src/classify and the other
+//       src/sim writers hold none (they dump nlohmann values; report.cc's
+//       GpQuote quotes gnuplot, convert_bfcl.cc reads Python literals).
+//       src/metrics Escape is Prometheus label escaping, not JSON, and
+//       stays.
 //   Hand-written unescapers: src/llm/wire.cc DecodeJsonString -> Unquote
 //       (migrated; the llm name stays as a thin wrapper).
 //   MCP protocol revisions: IsModernProtocolVersion is defined once

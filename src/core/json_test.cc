@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace toolcache::json {
 namespace {
@@ -24,6 +25,41 @@ TEST(JsonQuote, ReplacesIllFormedUtf8UnlessVerbatim) {
   EXPECT_EQ(Validate(q), Error::kOk);
   EXPECT_NE(q.find("\xEF\xBF\xBD"), std::string::npos);
   EXPECT_EQ(Quote(bad, BadUtf8::kVerbatim), "\"" + bad + "\"");
+}
+
+// Issue 30: src/serve/service.cc and src/llm/tool_loop.cc quoted with a
+// nlohmann round trip (dump with error_handler_t::replace); they now call
+// Quote. Their output is unchanged: escapes, every control byte, DEL,
+// non-ASCII, and ill-formed UTF-8 (each ill-formed subpart one U+FFFD).
+TEST(JsonQuote, WritesWhatTheFormerNlohmannRoundTripsWrote) {
+  const auto former = [](std::string_view s) {
+    return nlohmann::json(std::string(s))
+        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  const auto former_ordered = [](std::string_view s) {
+    return nlohmann::ordered_json(std::string(s))
+        .dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  };
+  std::vector<std::string> cases = {
+      "",
+      "plain",
+      "q\"b\\s/slash",
+      "tab\tnl\nret\rbs\bff\f",
+      std::string("nul\0in", 6),
+      "\x01\x1f\x7f",
+      "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80",
+      "cut \xC3",
+      "lone \xED\xA0\x80 surrogate",
+      "\xFF\xFE bytes",
+      "overlong \xC0\xAF",
+      "a\xC3(b\xED\xA0\x80z\xFF",
+      "\xF0\x9F\x98 three of four",
+  };
+  for (int c = 0; c < 0x20; ++c) cases.push_back(std::string(1, char(c)));
+  for (const std::string& s : cases) {
+    EXPECT_EQ(Quote(s), former(s)) << s;
+    EXPECT_EQ(Quote(s), former_ordered(s)) << s;
+  }
 }
 
 TEST(JsonUnquote, RoundTripsAndDecodesEscapes) {

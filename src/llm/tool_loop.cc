@@ -30,6 +30,7 @@
 #include <functional>
 #include <optional>
 
+#include "src/core/json.h"
 #include "src/core/sha256.h"
 #include "src/llm/agent_tools.h"
 #include "src/store/sealed.h"
@@ -45,10 +46,6 @@ constexpr std::string_view kNamespace = "conv2";
 
 std::string Dump(const ojson& j) {
   return j.dump(-1, ' ', false, ojson::error_handler_t::replace);
-}
-
-std::string JsonString(std::string_view s) {
-  return Dump(ojson(std::string(s)));
 }
 
 ojson Parse(std::string_view text) {
@@ -170,7 +167,7 @@ class PrefixDigest {
     std::string head = "llm-prefix-v1\n";
     head.append(ApiName(r.api));
     head.push_back('\n');
-    const std::string quoted_scope = JsonString(scope);
+    const std::string quoted_scope = json::Quote(scope);
     for (std::string_view part :
          {std::string_view(quoted_scope),
           r.system.empty() ? std::string_view("null") : r.system.In(body),
@@ -405,7 +402,7 @@ std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
   }
   // One text block: the plain string the client's tool runner sends.
   if (all_text && c->size() == 1)
-    return JsonString((*c)[0]["text"].get<std::string>());
+    return json::Quote((*c)[0]["text"].get<std::string>());
   if (api == Api::kAnthropicMessages) return Dump(*c);
   // Chat tool messages and Responses outputs: text here.
   if (!all_text) return "";
@@ -463,7 +460,7 @@ std::optional<ServedTurn> ToolLoop::TryServe(
   for (size_t i = 0; i < response.tool_uses.size(); ++i) {
     const ToolUse& u = response.tool_uses[i];
     if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) {
-      rendered.push_back(JsonString(
+      rendered.push_back(json::Quote(
           offloader_->Answer(state_scope.value_or(scope), u.arguments)));
       turn.tools.push_back(u.name);
       continue;
@@ -492,20 +489,20 @@ std::optional<ServedTurn> ToolLoop::TryServe(
     for (size_t i = 0; i < rendered.size(); ++i) {
       if (i > 0) turn.messages.push_back(',');
       turn.messages += "{\"type\":\"tool_result\",\"tool_use_id\":" +
-                       JsonString(response.tool_uses[i].id) +
+                       json::Quote(response.tool_uses[i].id) +
                        ",\"content\":" + rendered[i] + "}";
     }
     turn.messages += "]}";
   } else if (api == Api::kOpenAiResponses) {
     for (size_t i = 0; i < rendered.size(); ++i) {
       turn.messages += ",{\"type\":\"function_call_output\",\"call_id\":" +
-                       JsonString(response.tool_uses[i].id) +
+                       json::Quote(response.tool_uses[i].id) +
                        ",\"output\":" + rendered[i] + "}";
     }
   } else {
     for (size_t i = 0; i < rendered.size(); ++i) {
       turn.messages += ",{\"role\":\"tool\",\"tool_call_id\":" +
-                       JsonString(response.tool_uses[i].id) +
+                       json::Quote(response.tool_uses[i].id) +
                        ",\"content\":" + rendered[i] + "}";
     }
   }
@@ -562,7 +559,7 @@ bool ToolLoop::Save(const ParsedRequest& client, std::string_view client_body,
       DecodeJsonString(client.messages.In(client_body), &text)) {
     // Responses' `input` as a string: one user message (the client sends
     // it back as one).
-    prefix.Extend("{\"role\":\"user\",\"content\":" + JsonString(text) + "}");
+    prefix.Extend("{\"role\":\"user\",\"content\":" + json::Quote(text) + "}");
     digest = prefix.At(1);
   }
   const std::string key = StoreKeyOf(client.api, digest, self);

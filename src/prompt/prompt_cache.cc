@@ -1,16 +1,23 @@
 // Invariants:
 // - A rewrite only reorders tools, drops duplicate names (first wins),
 //   replaces a tool's bytes by the conversation's memoised bytes of the
-//   SAME tool (equal after sorting keys, cache_control aside), and adds
-//   cache_control members (Anthropic). Everything else is the client's
-//   body as its DOM would dump it; a body with nothing to change is sent as
-//   the client's bytes.
-// - Two paths, one output: a body already in dump form (span_tree.h) is
-//   read from its bytes and the rewrite spliced (SpanPrepare); any other
-//   body, or one the DOM path would refuse, goes through the DOM (Rewrite).
-//   The Span* functions mirror their DOM twins line for line and return
-//   the bytes those would dump; the golden corpus pins it. Both paths share
-//   the conversations (memo bytes are stored as their dump).
+//   SAME tool (equal in meaning: keys sorted, cache_control aside, strings
+//   and numbers compared as values, not spellings), and adds cache_control
+//   members (Anthropic). It is spliced into the client's bytes: only the
+//   tool list, the system prompt and the last message's content can
+//   change (and an earlier duplicate of an edited member goes); every
+//   other byte -- whitespace, escapes, number spellings -- is the
+//   client's. A body with nothing to change is sent as the client's bytes.
+// - One implementation over any body: SpanTree (span_tree.h) reads every
+//   valid JSON body; what the rewrite compares (tool identity, conversation
+//   id, fingerprints, sizes against min_cacheable_tokens) is the value's
+//   compact dump (WriteDump), so a body means the same whatever its
+//   spelling. No request body is parsed into a DOM; a body SpanTree
+//   refuses (not JSON, a lone surrogate escape, nesting past 512) or one
+//   with a non-string role / type / text / model is "unreadable" and
+//   passed through unchanged.
+// - Duplicate member names read as the provider and src/llm/wire.cc read
+//   them: the last one wins.
 // - The client's breakpoints stay where the client put them; the request
 //   never carries more than kMaxBreakpoints after the rewrite.
 // - A fingerprint (what the provider's prefix is made of) is taken of the
@@ -45,19 +52,13 @@
 
 namespace toolcache {
 namespace prompt_internal {
-namespace {
-thread_local uint64_t g_dom_parses = 0;
-thread_local bool g_span_path = true;
-}  // namespace
-uint64_t DomParseCount() { return g_dom_parses; }
-void UseSpanPathForTesting(bool on) { g_span_path = on; }
+// No request body is parsed into a DOM any more (span_tree.h).
+uint64_t DomParseCount() { return 0; }
 }  // namespace prompt_internal
 
 namespace {
 
 using OJ = nlohmann::ordered_json;
-using prompt_internal::g_dom_parses;
-using prompt_internal::g_span_path;
 
 constexpr int kMaxBreakpoints = 4;
 // Choice: tickets never observed (failed upstream calls) are forgotten
@@ -85,257 +86,159 @@ std::string Dump(const OJ& v) {
   return v.dump(-1, ' ', false, OJ::error_handler_t::strict);
 }
 
-// Keys sorted, cache_control removed: equal for the same meaning.
-void WriteCanonical(const OJ& v, std::string* out) {
-  if (v.is_object()) {
-    std::vector<const std::string*> keys;
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      if (it.key() != "cache_control") keys.push_back(&it.key());
-    }
-    std::sort(
-        keys.begin(), keys.end(),
-        [](const std::string* a, const std::string* b) { return *a < *b; });
-    out->push_back('{');
-    bool first = true;
-    for (const std::string* k : keys) {
-      if (!first) out->push_back(',');
-      first = false;
-      out->append(Dump(OJ(*k)));
-      out->push_back(':');
-      WriteCanonical(v.at(*k), out);
-    }
-    out->push_back('}');
-  } else if (v.is_array()) {
-    out->push_back('[');
-    bool first = true;
-    for (const OJ& e : v) {
-      if (!first) out->push_back(',');
-      first = false;
-      WriteCanonical(e, out);
-    }
-    out->push_back(']');
-  } else {
-    out->append(Dump(v));
+// ---- Reading a body through its span tree (span_tree.h). What the
+// rewrite compares (tool identity, conversation ids, fingerprints) is the
+// value's meaning, written as nlohmann's compact dump would write it
+// (WriteDump); what it sends is the client's bytes with the edited members
+// spliced in.
+using prompt_internal::SpanTree;
+constexpr uint32_t kNoNode = SpanTree::kNone;
+
+// A string's block form, dumped: [{"type":"text","text":<s>}] (`sorted`:
+// the keys in canonical order).
+void AppendTextBlock(std::string_view literal, std::string_view extra,
+                     std::string* out, bool sorted = false) {
+  if (sorted) {
+    out->append("[{\"text\":");
+    out->append(literal);
+    out->append(",\"type\":\"text\"}]");
+    return;
   }
+  out->append("[{\"type\":\"text\",\"text\":");
+  out->append(literal);
+  out->append(extra);
+  out->append("}]");
 }
 
-std::string Canonical(const OJ& v) {
+struct DumpForm {
+  bool sorted = false;  // keys sorted (the canonical form)
+  bool strip = false;   // cache_control members removed at every depth
+  // The top object's string "content" as one text block.
+  bool content_blocks = false;
+};
+
+// Node `n` as nlohmann's compact dump of its DOM, in `form`.
+void WriteDump(const SpanTree& t, uint32_t n, DumpForm form, std::string* out) {
+  const char kind = t.kind(n);
+  if (kind != 'o' && kind != 'a') {
+    t.AppendDump(n, out);
+    return;
+  }
+  if (t.canon(n) && !form.sorted && !form.strip && !form.content_blocks) {
+    out->append(t.Raw(n));
+    return;
+  }
+  const bool blocks = form.content_blocks;
+  form.content_blocks = false;
+  if (kind == 'a') {
+    out->push_back('[');
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
+      if (m != t.first(n)) out->push_back(',');
+      WriteDump(t, m, form, out);
+    }
+    out->push_back(']');
+    return;
+  }
+  struct K {
+    std::string name;
+    uint32_t node;
+  };
+  if (!form.sorted && !t.dups(n)) {
+    // The members in order, each once: no list to build.
+    out->push_back('{');
+    bool first = true;
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
+      if (form.strip && t.NameIs(m, "cache_control")) continue;
+      if (!first) out->push_back(',');
+      first = false;
+      t.AppendName(m, out);
+      out->push_back(':');
+      if (blocks && t.kind(m) == 's' && t.NameIs(m, "content")) {
+        std::string s;
+        t.AppendDump(m, &s);
+        AppendTextBlock(s, "", out);
+      } else {
+        WriteDump(t, m, form, out);
+      }
+    }
+    out->push_back('}');
+    return;
+  }
+  std::vector<uint32_t> members;
+  t.DumpMembers(n, &members);
+  std::vector<K> keys;
+  keys.reserve(members.size());
+  for (uint32_t m : members) {
+    if (form.strip && t.NameIs(m, "cache_control")) continue;
+    keys.push_back({form.sorted ? t.Name(m) : std::string(), m});
+  }
+  if (form.sorted) {
+    std::sort(keys.begin(), keys.end(),
+              [](const K& a, const K& b) { return a.name < b.name; });
+  }
+  out->push_back('{');
+  bool first = true;
+  for (const K& k : keys) {
+    if (!first) out->push_back(',');
+    first = false;
+    t.AppendName(k.node, out);
+    out->push_back(':');
+    if (blocks && t.kind(k.node) == 's' && t.NameIs(k.node, "content")) {
+      std::string s;
+      t.AppendDump(k.node, &s);
+      AppendTextBlock(s, "", out, form.sorted);
+    } else {
+      WriteDump(t, k.node, form, out);
+    }
+  }
+  out->push_back('}');
+}
+
+std::string Dumped(const SpanTree& t, uint32_t n, DumpForm form = {}) {
   std::string s;
-  WriteCanonical(v, &s);
+  WriteDump(t, n, form, &s);
   return s;
 }
 
-// A copy without any cache_control member (at any depth).
-OJ Stripped(const OJ& v) {
-  if (v.is_object()) {
-    OJ out = OJ::object();
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      if (it.key() != "cache_control") out[it.key()] = Stripped(it.value());
-    }
-    return out;
-  }
-  if (v.is_array()) {
-    OJ out = OJ::array();
-    for (const OJ& e : v) out.push_back(Stripped(e));
-    return out;
-  }
-  return v;
-}
-
-// Message content as a block list (a string is one text block).
-OJ AsBlocks(const OJ& content) {
-  if (content.is_string()) {
-    return OJ::array({OJ{{"type", "text"}, {"text", content}}});
-  }
-  return content;
+// The size of node `n`'s compact dump.
+uint64_t DumpSize(const SpanTree& t, uint32_t n) {
+  return t.canon(n) ? t.end(n) - t.begin(n) : Dumped(t, n).size();
 }
 
 bool IsMcpTool(std::string_view name) { return name.substr(0, 5) == "mcp__"; }
-
-std::string ToolName(PromptApi api, const OJ& tool) {
-  if (!tool.is_object()) return "";
-  if (api == PromptApi::kOpenAiChat) {
-    auto f = tool.find("function");
-    if (f != tool.end() && f->is_object()) {
-      auto n = f->find("name");
-      if (n != f->end() && n->is_string()) return n->get<std::string>();
-    }
-  }
-  auto n = tool.find("name");
-  if (n != tool.end() && n->is_string()) return n->get<std::string>();
-  auto t = tool.find("type");  // a provider tool without a name
-  if (t != tool.end() && t->is_string()) return t->get<std::string>();
-  return "";
-}
-
-bool Deferred(const OJ& tool) {
-  if (!tool.is_object()) return false;
-  auto d = tool.find("defer_loading");
-  return d != tool.end() && d->is_boolean() && d->get<bool>();
-}
-
-bool HasMember(const OJ& v, std::string_view key) {
-  return v.is_object() && v.find(key) != v.end();
-}
-
-// Breakpoints anywhere inside v, with their TTL in seconds.
-void CollectBreakpoints(const OJ& v, int ordinal,
-                        std::vector<std::pair<int, double>>* out) {
-  if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      if (it.key() == "cache_control") {
-        double ttl = 300;
-        if (it->is_object()) {
-          auto t = it->find("ttl");
-          if (t != it->end() && t->is_string() && *t == "1h") ttl = 3600;
-        }
-        out->push_back({ordinal, ttl});
-      } else {
-        CollectBreakpoints(it.value(), ordinal, out);
-      }
-    }
-  } else if (v.is_array()) {
-    for (const OJ& e : v) CollectBreakpoints(e, ordinal, out);
-  }
-}
 
 // The request's messages (Anthropic, Chat) or input items (Responses).
 const char* MessagesKey(PromptApi api) {
   return api == PromptApi::kOpenAiResponses ? "input" : "messages";
 }
 
-bool IsSystemRole(const OJ& m) {
-  if (!m.is_object()) return false;
-  auto r = m.find("role");
-  return r != m.end() && r->is_string() &&
-         (*r == "system" || *r == "developer");
-}
-
-// ---- The same functions over a span tree of a body in dump form
-// (span_tree.h): each returns the bytes its DOM twin above would dump.
-using prompt_internal::SpanTree;
-constexpr uint32_t kNoNode = SpanTree::kNone;
-
-bool IsKey(const SpanTree& t, uint32_t m, std::string_view lit) {
-  return t.KeyRaw(m) == lit;
-}
-constexpr std::string_view kCacheControlKey = "\"cache_control\"";
-constexpr std::string_view kContentKey = "\"content\"";
-
-// A string's AsBlocks form, dumped: [{"type":"text","text":<s>}].
-void AppendTextBlock(std::string_view raw, std::string_view extra,
-                     std::string* out) {
-  out->append("[{\"type\":\"text\",\"text\":");
-  out->append(raw);
-  out->append(extra);
-  out->append("}]");
-}
-
-// WriteCanonical; `content_blocks`: the top object's string "content" as
-// one text block (ConversationId).
-void SpanCanonical(const SpanTree& t, uint32_t n, bool content_blocks,
-                   std::string* out) {
-  if (t.kind(n) == 'o') {
-    struct K {
-      std::string name;
-      uint32_t node;
-    };
-    std::vector<K> keys;
-    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
-      if (IsKey(t, m, kCacheControlKey)) continue;
-      std::string_view raw = t.KeyRaw(m);
-      std::string name;
-      if (raw.find('\\') == std::string_view::npos) {
-        name.assign(raw.substr(1, raw.size() - 2));
-      } else {
-        (void)json::Unquote(raw, &name);
-      }
-      keys.push_back({std::move(name), m});
-    }
-    std::sort(keys.begin(), keys.end(),
-              [](const K& a, const K& b) { return a.name < b.name; });
-    out->push_back('{');
-    bool first = true;
-    for (const K& k : keys) {
-      if (!first) out->push_back(',');
-      first = false;
-      out->append(t.KeyRaw(k.node));
-      out->push_back(':');
-      if (content_blocks && t.kind(k.node) == 's' &&
-          IsKey(t, k.node, kContentKey)) {
-        out->append("[{\"text\":");
-        out->append(t.Raw(k.node));
-        out->append(",\"type\":\"text\"}]");
-      } else {
-        SpanCanonical(t, k.node, false, out);
-      }
-    }
-    out->push_back('}');
-  } else if (t.kind(n) == 'a') {
-    out->push_back('[');
-    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
-      if (m != t.first(n)) out->push_back(',');
-      SpanCanonical(t, m, false, out);
-    }
-    out->push_back(']');
-  } else {
-    out->append(t.Raw(n));
-  }
-}
-
-// Dump(Stripped(v)); `content_blocks` as in SpanCanonical (Fingerprinted's
-// messages: stripped, then content as blocks).
-void SpanStripped(const SpanTree& t, uint32_t n, bool content_blocks,
-                  std::string* out) {
-  if (t.kind(n) == 'o') {
-    out->push_back('{');
-    bool first = true;
-    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
-      if (IsKey(t, m, kCacheControlKey)) continue;
-      if (!first) out->push_back(',');
-      first = false;
-      out->append(t.KeyRaw(m));
-      out->push_back(':');
-      if (content_blocks && t.kind(m) == 's' && IsKey(t, m, kContentKey)) {
-        AppendTextBlock(t.Raw(m), "", out);
-      } else {
-        SpanStripped(t, m, false, out);
-      }
-    }
-    out->push_back('}');
-  } else if (t.kind(n) == 'a') {
-    out->push_back('[');
-    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
-      if (m != t.first(n)) out->push_back(',');
-      SpanStripped(t, m, false, out);
-    }
-    out->push_back(']');
-  } else {
-    out->append(t.Raw(n));
-  }
-}
-
-std::string SpanStripped(const SpanTree& t, uint32_t n, bool blocks = false) {
-  std::string s;
-  SpanStripped(t, n, blocks, &s);
-  return s;
-}
-
 void SpanCollectBreakpoints(const SpanTree& t, uint32_t n, int ordinal,
                             std::vector<std::pair<int, double>>* out) {
-  if (t.kind(n) != 'o' && t.kind(n) != 'a') return;
-  for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
-    if (t.kind(n) == 'o' && IsKey(t, m, kCacheControlKey)) {
+  if (t.kind(n) == 'a') {
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
+      SpanCollectBreakpoints(t, m, ordinal, out);
+    }
+    return;
+  }
+  if (t.kind(n) != 'o') return;
+  auto visit = [&](uint32_t m) {
+    if (t.NameIs(m, "cache_control")) {
       double ttl = 300;
-      if (uint32_t x = t.Find(m, "ttl");
-          x != kNoNode && t.kind(x) == 's' && t.Raw(x) == "\"1h\"") {
+      if (uint32_t x = t.Find(m, "ttl"); x != kNoNode && t.TextIs(x, "1h")) {
         ttl = 3600;
       }
       out->push_back({ordinal, ttl});
     } else {
       SpanCollectBreakpoints(t, m, ordinal, out);
     }
+  };
+  if (!t.dups(n)) {
+    for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) visit(m);
+    return;
   }
+  std::vector<uint32_t> members;
+  t.DumpMembers(n, &members);
+  for (uint32_t m : members) visit(m);
 }
 
 std::string SpanToolName(PromptApi api, const SpanTree& t, uint32_t tool) {
@@ -366,21 +269,27 @@ bool SpanDeferred(const SpanTree& t, uint32_t tool) {
 bool SpanIsSystemRole(const SpanTree& t, uint32_t m) {
   if (t.kind(m) != 'o') return false;
   const uint32_t r = t.Find(m, "role");
-  return r != kNoNode && t.kind(r) == 's' &&
-         (t.Raw(r) == "\"system\"" || t.Raw(r) == "\"developer\"");
+  return r != kNoNode && (t.TextIs(r, "system") || t.TextIs(r, "developer"));
 }
 
-// `object` (its dump) with `"cache_control":<cc>` as its last member.
+// `object` (an object's bytes, any spelling) with `"cache_control":<cc>`
+// as its last member; the object's other bytes are kept.
 std::string WithMember(std::string_view object, std::string_view cc) {
-  std::string s(object.substr(0, object.size() - 1));
-  if (s.size() > 1) s.push_back(',');
+  size_t close = object.size() - 1;  // the '}'
+  size_t last = close;
+  while (last > 0 && (object[last - 1] == ' ' || object[last - 1] == '\t' ||
+                      object[last - 1] == '\n' || object[last - 1] == '\r')) {
+    --last;
+  }
+  std::string s(object.substr(0, last));
+  if (last > 1) s.push_back(',');
   s.append("\"cache_control\":");
   s.append(cc);
-  s.push_back('}');
+  s.append(object.substr(last));
   return s;
 }
 
-// A member that must be a string (or absent) for the DOM path's value().
+// A member that must be a string (or absent): the rewrite reads it as text.
 bool StringOrAbsent(const SpanTree& t, uint32_t obj, std::string_view key) {
   const uint32_t m = t.Find(obj, key);
   return m == kNoNode || t.kind(m) == 's';
@@ -403,7 +312,7 @@ struct Fingerprint {
 
 struct ToolMemo {
   std::string canonical;
-  std::string bytes;  // the first-seen tool's dump, cache_control removed
+  std::string bytes;  // the first-seen tool's bytes, cache_control removed
 };
 
 struct Conversation {
@@ -469,19 +378,7 @@ class PromptCacheImpl final : public PromptCache {
   PreparedRequest Prepare(PromptApi api, std::string_view scope,
                           const std::string& body) override {
     PreparedRequest out;
-    if (g_span_path && SpanPrepare(api, scope, body, &out)) {
-      Count(requests_,
-            {ApiLabel(api), out.rewritten ? "rewritten" : "unchanged"});
-      return out;
-    }
-    OJ j;
-    ++g_dom_parses;
-    try {
-      j = OJ::parse(body);
-      if (!j.is_object()) throw std::invalid_argument("not an object");
-      Rewrite(api, scope, &j, &out);
-      if (out.rewritten) out.body = Dump(j);
-    } catch (const std::exception&) {
+    if (!SpanPrepare(api, scope, body, &out)) {
       Count(requests_, {ApiLabel(api), "unreadable"});
       return PreparedRequest{};
     }
@@ -573,40 +470,6 @@ class PromptCacheImpl final : public PromptCache {
     if (f != nullptr) f->Get(labels)->Add(n);
   }
 
-  // The conversation of a request: scope, API, tools or not, first message.
-  static std::string ConversationId(PromptApi api, std::string_view scope,
-                                    const OJ& j) {
-    const OJ* first = nullptr;
-    auto m = j.find(MessagesKey(api));
-    OJ input_string;
-    if (m != j.end() && m->is_array()) {
-      for (const OJ& e : *m) {
-        if (IsSystemRole(e)) continue;
-        first = &e;
-        break;
-      }
-    } else if (m != j.end() && m->is_string()) {
-      first = &*m;
-    }
-    Sha256 h;
-    h.Update(scope);
-    h.Update(std::string(1, '\0'));
-    h.Update(ApiLabel(api));
-    h.Update(HasMember(j, "tools") ? std::string_view("\0t", 2)
-                                   : std::string_view("\0n", 2));
-    h.Update(std::string(1, '\0'));
-    if (first != nullptr) {
-      // The first message's content as blocks: a client may send it as a
-      // string on one turn and as blocks (with a breakpoint) on the next.
-      OJ f = *first;
-      if (f.is_object() && f.contains("content")) {
-        f["content"] = AsBlocks(f["content"]);
-      }
-      h.Update(Canonical(f));
-    }
-    return Hex(h.Finish(), 8);
-  }
-
   Conversation& Touch(const std::string& id) {
     auto it = conversations_.find(id);
     if (it != conversations_.end()) {
@@ -621,22 +484,6 @@ class PromptCacheImpl final : public PromptCache {
     Conversation& c = conversations_[id];
     c.lru = lru_.insert(lru_.end(), id);
     return c;
-  }
-
-  void Rewrite(PromptApi api, std::string_view scope, OJ* j,
-               PreparedRequest* out) {
-    const bool want_tools = o_.stabilize_tools;
-    const bool anthropic = api == PromptApi::kAnthropicMessages;
-    const bool want_bp = anthropic && (o_.place_cache_control ||
-                                       o_.cache_system || o_.cache_last_turn);
-    if (!want_tools && !want_bp && !o_.detect_breaks) return;
-    out->conversation = ConversationId(api, scope, *j);
-    auto tools_it = j->find("tools");
-    if (want_tools && tools_it != j->end() && tools_it->is_array()) {
-      StabilizeTools(api, out->conversation, &*tools_it, out);
-    }
-    if (want_bp) PlaceBreakpoints(j, out);
-    if (o_.detect_breaks) Remember(Fingerprinted(api, *j), out);
   }
 
   // Keeps `fp` (the request as sent) under a new ticket.
@@ -654,13 +501,12 @@ class PromptCacheImpl final : public PromptCache {
     }
   }
 
-  // ---- The rewrite over a span tree of a body in dump form: Rewrite's
-  // steps (ConversationId, StabilizeTools, PlaceBreakpoints, Fingerprinted)
-  // on the client's bytes, the result spliced (tools, system, last
-  // message's content) instead of serialised. False, with nothing changed
-  // or remembered, when the body is not in dump form or holds what the DOM
-  // path refuses (a non-string role / type / text / model): the caller
-  // then takes the DOM path, so the bytes sent never differ.
+  // ---- The rewrite: conversation id, tool stabilisation, breakpoints and
+  // fingerprint read from the body's span tree, the result spliced (tools,
+  // system, last message's content) instead of serialised. False, with
+  // nothing changed or remembered, when the body is not a JSON object or
+  // holds what the rewrite cannot read (a non-string role / type / text /
+  // model): the caller passes it through unchanged.
   bool SpanPrepare(PromptApi api, std::string_view scope,
                    const std::string& body, PreparedRequest* out) {
     SpanTree t;
@@ -701,7 +547,7 @@ class PromptCacheImpl final : public PromptCache {
         }
       }
     }
-    // Committed: from here on the span path decides.
+    // Committed: from here on the request is read.
     out->conversation = SpanConversationId(api, scope, t, msgs);
     const uint32_t tools = t.Find(0, "tools");
     std::vector<std::string> tool_bytes;  // the tool list as it will be sent
@@ -724,15 +570,26 @@ class PromptCacheImpl final : public PromptCache {
           &system_bytes, messages, last_message, last_content, &content_bytes,
           &tools_edited, &system_edited, &content_edited, &placed_ttl, out);
     }
+    // The tool list is spliced only when an element changed, moved or
+    // went (its separators are then written compactly).
     std::string tools_out;
+    bool tools_changed = false;
     if (tools != kNoNode && t.kind(tools) == 'a') {
+      tools_changed = tool_bytes.size() != t.count(tools);
+      size_t i = 0;
+      for (uint32_t e = t.first(tools); e != kNoNode && !tools_changed;
+           e = t.next(e)) {
+        tools_changed = tool_bytes[i++] != t.Raw(e);
+      }
+    }
+    if (tools_changed) {
       tools_out.push_back('[');
       for (size_t i = 0; i < tool_bytes.size(); ++i) {
         if (i > 0) tools_out.push_back(',');
         tools_out.append(tool_bytes[i]);
       }
       tools_out.push_back(']');
-      if (tools_out != t.Raw(tools)) out->rewritten = true;
+      out->rewritten = true;
     }
     if (o_.detect_breaks) {
       Fingerprint fp;
@@ -742,14 +599,16 @@ class PromptCacheImpl final : public PromptCache {
         (void)st.Read(system_bytes);
         std::string s;
         if (st.kind(0) == 's') {
-          AppendTextBlock(st.Raw(0), "", &s);
+          std::string literal;
+          st.AppendDump(0, &literal);
+          AppendTextBlock(literal, "", &s);
         } else {
-          s = SpanStripped(st, 0);
+          s = Dumped(st, 0, {.strip = true});
         }
         fp.system = Hash64(s);
       } else if (api == PromptApi::kOpenAiResponses) {
         if (uint32_t i = t.Find(0, "instructions"); i != kNoNode) {
-          fp.system = Hash64(t.Raw(i));
+          fp.system = Hash64(Dumped(t, i));
         }
       }
       for (const std::string& b : tool_bytes) {
@@ -757,14 +616,14 @@ class PromptCacheImpl final : public PromptCache {
         (void)tt.Read(b);
         if (SpanDeferred(tt, 0)) continue;
         fp.tools.push_back(
-            {SpanToolName(api, tt, 0), Hash64(SpanStripped(tt, 0))});
+            {SpanToolName(api, tt, 0), Hash64(Dumped(tt, 0, {.strip = true}))});
       }
       if (uint32_t c = t.Find(0, "tool_choice"); c != kNoNode) {
-        fp.tool_choice = Hash64(t.Raw(c));
+        fp.tool_choice = Hash64(Dumped(t, c));
       }
       for (const char* k : {"thinking", "reasoning", "reasoning_effort"}) {
         if (uint32_t c = t.Find(0, k); c != kNoNode) {
-          fp.thinking ^= Hash64(t.Raw(c));
+          fp.thinking ^= Hash64(Dumped(t, c));
         }
       }
       std::string system_messages;
@@ -772,14 +631,14 @@ class PromptCacheImpl final : public PromptCache {
         bool leading = true;
         for (uint32_t e = t.first(msgs); e != kNoNode; e = t.next(e)) {
           if (leading && !anthropic && SpanIsSystemRole(t, e)) {
-            system_messages.append(t.Raw(e));
+            WriteDump(t, e, {}, &system_messages);
             continue;
           }
           leading = false;
           if (t.kind(e) == 'o') {
             const uint32_t r = t.Find(e, "role"), y = t.Find(e, "type");
-            if ((r != kNoNode && t.Raw(r) == "\"assistant\"") ||
-                (y != kNoNode && t.Raw(y) == "\"function_call\"")) {
+            if ((r != kNoNode && t.TextIs(r, "assistant")) ||
+                (y != kNoNode && t.TextIs(y, "function_call"))) {
               fp.fresh = false;
             }
           }
@@ -791,13 +650,15 @@ class PromptCacheImpl final : public PromptCache {
                                  t.end(e) - t.end(last_content)));
             SpanTree mt;
             (void)mt.Read(m);
-            fp.messages.push_back(Hash64(SpanStripped(mt, 0, true)));
+            fp.messages.push_back(
+                Hash64(Dumped(mt, 0, {.strip = true, .content_blocks = true})));
           } else {
-            fp.messages.push_back(Hash64(SpanStripped(t, e, true)));
+            fp.messages.push_back(
+                Hash64(Dumped(t, e, {.strip = true, .content_blocks = true})));
           }
         }
       } else if (msgs != kNoNode) {
-        fp.messages.push_back(Hash64(t.Raw(msgs)));
+        fp.messages.push_back(Hash64(Dumped(t, msgs)));
       }
       if (!system_messages.empty()) fp.system ^= Hash64(system_messages);
       std::vector<std::pair<int, double>> bps;
@@ -814,16 +675,31 @@ class PromptCacheImpl final : public PromptCache {
         const std::string* text;
       };
       std::vector<Edit> edits;
-      if (tools != kNoNode && t.kind(tools) == 'a' &&
-          tools_out != t.Raw(tools)) {
+      // An edited member's earlier namesakes go (a reader that takes the
+      // first of two members must not see the unedited one): each from its
+      // name to the next member's name.
+      static const std::string kNothing;
+      auto drop_earlier = [&](uint32_t parent, uint32_t member) {
+        const std::string name = t.Name(member);
+        for (uint32_t m = t.first(parent); m != member; m = t.next(m)) {
+          if (t.NameIs(m, name)) {
+            edits.push_back({t.KeyBegin(m), t.KeyBegin(t.next(m)), &kNothing});
+          }
+        }
+      };
+      if (tools_changed) {
         edits.push_back({t.begin(tools), t.end(tools), &tools_out});
+        if (t.dups(0)) drop_earlier(0, tools);
       }
       if (system_edited) {
         edits.push_back({t.begin(system), t.end(system), &system_bytes});
+        if (t.dups(0)) drop_earlier(0, system);
       }
       if (content_edited) {
         edits.push_back(
             {t.begin(last_content), t.end(last_content), &content_bytes});
+        if (t.dups(0)) drop_earlier(0, msgs);
+        if (t.dups(last_message)) drop_earlier(last_message, last_content);
       }
       std::sort(edits.begin(), edits.end(),
                 [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
@@ -860,7 +736,8 @@ class PromptCacheImpl final : public PromptCache {
     h.Update(std::string(1, '\0'));
     if (first != kNoNode) {
       std::string c;
-      SpanCanonical(t, first, true, &c);
+      WriteDump(t, first,
+                {.sorted = true, .strip = true, .content_blocks = true}, &c);
       h.Update(c);
     }
     return Hex(h.Finish(), 8);
@@ -874,6 +751,12 @@ class PromptCacheImpl final : public PromptCache {
       std::string name;
       std::string tool;
       uint32_t node;
+    };
+    // A member's bytes, name to value.
+    auto body_of = [](const SpanTree& tree, uint32_t m) {
+      const std::string_view key = tree.KeyRaw(m), value = tree.Raw(m);
+      return std::string_view(key.data(),
+                              value.data() + value.size() - key.data());
     };
     std::vector<Item> kept;
     std::set<std::string, std::less<>> seen;
@@ -892,31 +775,66 @@ class PromptCacheImpl final : public PromptCache {
       Conversation& conv = Touch(conversation);
       for (Item& it : kept) {
         if (it.name.empty() || t.kind(it.node) != 'o') continue;
-        // The tool without its top-level cache_control, and that member.
-        std::string bare = "{";
-        std::string_view cc;
+        // The tool without its top-level cache_control (the client's bytes
+        // when it has none), and that member's last value.
+        uint32_t cc = kNoNode;
+        int ccs = 0;
         for (uint32_t m = t.first(it.node); m != kNoNode; m = t.next(m)) {
-          if (IsKey(t, m, kCacheControlKey)) {
-            cc = t.Raw(m);
-            continue;
+          if (t.NameIs(m, "cache_control")) {
+            cc = m;
+            ++ccs;
           }
-          if (bare.size() > 1) bare.push_back(',');
-          bare.append(t.KeyRaw(m));
-          bare.push_back(':');
-          bare.append(t.Raw(m));
         }
-        bare.push_back('}');
+        std::string bare;
+        if (cc == kNoNode) {
+          bare.assign(t.Raw(it.node));
+        } else {
+          // The client's bytes with the cache_control members cut out:
+          // the text before the first name, each other member followed by
+          // its separator, the text after the last member.
+          const std::string_view raw = t.Raw(it.node);
+          const uint32_t base = t.begin(it.node);
+          std::vector<uint32_t> others;
+          uint32_t last = kNoNode;
+          for (uint32_t m = t.first(it.node); m != kNoNode; m = t.next(m)) {
+            if (!t.NameIs(m, "cache_control")) others.push_back(m);
+            last = m;
+          }
+          bare.assign(raw.substr(0, t.KeyBegin(t.first(it.node)) - base));
+          for (size_t k = 0; k < others.size(); ++k) {
+            const uint32_t m = others[k];
+            bare.append(body_of(t, m));
+            if (k + 1 < others.size()) {
+              bare.append(raw.substr(t.end(m) - base,
+                                     t.KeyBegin(t.next(m)) - t.end(m)));
+            }
+          }
+          bare.append(raw.substr(t.end(last) - base));
+        }
         std::string canonical;
-        SpanCanonical(t, it.node, false, &canonical);
+        WriteDump(t, it.node, {.sorted = true, .strip = true}, &canonical);
         auto m = conv.memo.find(it.name);
         if (m != conv.memo.end() && m->second.canonical == canonical) {
-          if (m->second.bytes != bare) ++out->tools_memoised;
+          if (m->second.bytes == bare) {
+            // The client's bytes already; with a breakpoint as the one
+            // last member, they are sent as they are.
+            if (ccs == 1 && t.next(cc) == kNoNode && t.kind(cc) != 'z') {
+              continue;
+            }
+          } else {
+            ++out->tools_memoised;
+          }
           bare = m->second.bytes;
         } else {
           conv.memo[it.name] = ToolMemo{std::move(canonical), bare};
+          if (ccs == 1 && t.next(cc) == kNoNode && t.kind(cc) != 'z') {
+            continue;  // the client's bytes, as above
+          }
         }
-        // A null cache_control is dropped, as the DOM path does.
-        if (!cc.empty() && cc != "null") bare = WithMember(bare, cc);
+        // A null cache_control is dropped (it asks for nothing).
+        if (cc != kNoNode && t.kind(cc) != 'z') {
+          bare = WithMember(bare, t.Raw(cc));
+        }
         it.tool = std::move(bare);
       }
     }
@@ -940,8 +858,14 @@ class PromptCacheImpl final : public PromptCache {
       Count(tools_, {"memoised"}, out->tools_memoised);
   }
 
-  // PlaceBreakpoints over the pieces: the tool list as it will be sent
+  // Breakpoints over the pieces: the tool list as it will be sent
   // (`tools`), the system prompt's and the last message content's bytes.
+  // Candidates in priority order (while fewer than kMaxBreakpoints): the
+  // last tool, the last built-in followed only by MCP tools, the system
+  // prompt, the last turn. A place the client marked is left as it is.
+  // Choice: the built-in boundary ranks above the system prompt: MCP tool
+  // sets change far more often than system prompts (Claude Code's client
+  // ranks them so too).
   void SpanPlaceBreakpoints(const SpanTree& t, bool has_tools,
                             std::vector<std::string>* tools, uint32_t system,
                             std::string* system_bytes, uint32_t messages,
@@ -993,7 +917,7 @@ class PromptCacheImpl final : public PromptCache {
     uint64_t tool_bytes = 0, builtin_bytes = 0;
     for (size_t i = 0; i < tt.size(); ++i) {
       if (SpanDeferred(tt[i], 0) || tt[i].kind(0) != 'o') continue;
-      tool_bytes += (*tools)[i].size();
+      tool_bytes += DumpSize(tt[i], 0);
       last = static_cast<int>(i);
       if (!IsMcpTool(SpanToolName(PromptApi::kAnthropicMessages, tt[i], 0))) {
         boundary = last;
@@ -1016,16 +940,15 @@ class PromptCacheImpl final : public PromptCache {
     }
     uint64_t prefix_bytes = tool_bytes;
     if (system != kNoNode) {
-      prefix_bytes += t.end(system) - t.begin(system);
+      prefix_bytes += DumpSize(t, system);
       uint32_t back = kNoNode;
       if (t.kind(system) == 'a') {
         for (uint32_t b = t.first(system); b != kNoNode; b = t.next(b)) {
           back = b;
         }
       }
-      const bool nonempty =
-          (t.kind(system) == 's' && t.Raw(system) != "\"\"") ||
-          (back != kNoNode && t.kind(back) == 'o');
+      const bool nonempty = (t.kind(system) == 's' && !t.TextIs(system, "")) ||
+                            (back != kNoNode && t.kind(back) == 'o');
       if (o_.cache_system && system_bp == 0 && budget > 0 && nonempty &&
           prefix_bytes >= min_bytes) {
         if (t.kind(system) == 's') {
@@ -1049,12 +972,12 @@ class PromptCacheImpl final : public PromptCache {
     if (has_messages && t.count(messages) > 0 && o_.cache_last_turn &&
         message_bp == 0 && budget > 0) {
       for (uint32_t m = t.first(messages); m != kNoNode; m = t.next(m)) {
-        prefix_bytes += t.end(m) - t.begin(m);
+        prefix_bytes += DumpSize(t, m);
       }
       if (prefix_bytes >= min_bytes && t.kind(last_message) == 'o' &&
           last_content != kNoNode) {
         if (t.kind(last_content) == 's') {
-          if (t.Raw(last_content) != "\"\"") {
+          if (!t.TextIs(last_content, "")) {
             std::string s;
             AppendTextBlock(
                 t.Raw(last_content),
@@ -1077,7 +1000,7 @@ class PromptCacheImpl final : public PromptCache {
             const std::string type = ty != kNoNode ? t.Text(ty) : "";
             if (type == "thinking" || type == "redacted_thinking") continue;
             const uint32_t tx = t.Find(b, "text");
-            if (type == "text" && (tx == kNoNode || t.Raw(tx) == "\"\"")) {
+            if (type == "text" && (tx == kNoNode || t.TextIs(tx, ""))) {
               continue;
             }
             const std::string cc =
@@ -1094,73 +1017,6 @@ class PromptCacheImpl final : public PromptCache {
       }
     }
     if (out->breakpoints_added > 0) out->rewritten = true;
-  }
-
-  void StabilizeTools(PromptApi api, const std::string& conversation, OJ* tools,
-                      PreparedRequest* out) {
-    struct Item {
-      std::string name;
-      OJ tool;
-    };
-    std::vector<Item> kept;
-    std::set<std::string, std::less<>> seen;
-    std::vector<std::string> client_order;
-    for (const OJ& t : *tools) {
-      std::string name = ToolName(api, t);
-      if (!name.empty() && !seen.insert(name).second) {
-        ++out->tools_deduplicated;
-        continue;
-      }
-      client_order.push_back(name);
-      kept.push_back({std::move(name), t});
-    }
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      Conversation& conv = Touch(conversation);
-      for (Item& it : kept) {
-        if (it.name.empty() || !it.tool.is_object()) continue;
-        OJ bare = it.tool;
-        OJ cc;
-        if (auto c = bare.find("cache_control"); c != bare.end()) {
-          cc = *c;
-          bare.erase("cache_control");
-        }
-        std::string canonical = Canonical(bare);
-        auto m = conv.memo.find(it.name);
-        if (m != conv.memo.end() && m->second.canonical == canonical) {
-          if (m->second.bytes != Dump(bare)) ++out->tools_memoised;
-          bare = OJ::parse(m->second.bytes);
-        } else {
-          // First sight, or the tool's meaning changed: these bytes are
-          // now the conversation's.
-          conv.memo[it.name] = ToolMemo{std::move(canonical), Dump(bare)};
-        }
-        if (!cc.is_null()) bare["cache_control"] = std::move(cc);
-        it.tool = std::move(bare);
-      }
-    }
-    std::stable_partition(kept.begin(), kept.end(),
-                          [](const Item& i) { return !IsMcpTool(i.name); });
-    auto mid = std::find_if(kept.begin(), kept.end(),
-                            [](const Item& i) { return IsMcpTool(i.name); });
-    auto by_name = [](const Item& a, const Item& b) { return a.name < b.name; };
-    std::stable_sort(kept.begin(), mid, by_name);
-    std::stable_sort(mid, kept.end(), by_name);
-    OJ next = OJ::array();
-    for (size_t i = 0; i < kept.size(); ++i) {
-      if (kept[i].name != client_order[i]) ++out->tools_moved;
-      next.push_back(std::move(kept[i].tool));
-    }
-    if (next != *tools) {
-      *tools = std::move(next);
-      out->rewritten = true;
-    }
-    if (out->tools_moved > 0) Count(tools_, {"moved"}, out->tools_moved);
-    if (out->tools_deduplicated > 0) {
-      Count(tools_, {"deduplicated"}, out->tools_deduplicated);
-    }
-    if (out->tools_memoised > 0)
-      Count(tools_, {"memoised"}, out->tools_memoised);
   }
 
   // The TTL member for a breakpoint placed at `ordinal`: the configured one,
@@ -1182,180 +1038,6 @@ class PromptCacheImpl final : public PromptCache {
     OJ cc = {{"type", "ephemeral"}};
     if (ttl >= 3600) cc["ttl"] = "1h";
     return cc;
-  }
-
-  // Candidates in priority order (while fewer than kMaxBreakpoints): the
-  // last tool, the last built-in followed only by MCP tools, the system
-  // prompt, the last turn. A place the client marked is left as it is.
-  // Choice: the built-in boundary ranks above the system prompt: MCP tool
-  // sets change far more often than system prompts (Claude Code's client ranks
-  // them so too).
-  void PlaceBreakpoints(OJ* j, PreparedRequest* out) {
-    // Ordinals in prefix order: tools 1.., system 100001.., messages
-    // 200001.. (one per block; nested breakpoints share their block's).
-    constexpr int kSystemBase = 100000, kMessagesBase = 200000;
-    std::vector<std::pair<int, double>> client;
-    OJ* tools = nullptr;
-    OJ* system = nullptr;
-    OJ* messages = nullptr;
-    if (auto t = j->find("tools"); t != j->end() && t->is_array()) tools = &*t;
-    if (auto s = j->find("system"); s != j->end()) system = &*s;
-    if (auto m = j->find("messages"); m != j->end() && m->is_array()) {
-      messages = &*m;
-    }
-    size_t system_bp = 0, message_bp = 0;
-    int ord = 0;
-    if (tools != nullptr) {
-      for (const OJ& t : *tools) CollectBreakpoints(t, ++ord, &client);
-    }
-    const size_t tool_bp = client.size();
-    if (system != nullptr && system->is_array()) {
-      ord = kSystemBase;
-      for (const OJ& b : *system) CollectBreakpoints(b, ++ord, &client);
-      system_bp = client.size() - tool_bp;
-    }
-    if (messages != nullptr) {
-      ord = kMessagesBase;
-      for (const OJ& m : *messages) {
-        if (m.is_object() && m.contains("content") && m["content"].is_array()) {
-          for (const OJ& b : m["content"]) {
-            CollectBreakpoints(b, ++ord, &client);
-          }
-        } else {
-          CollectBreakpoints(m, ++ord, &client);
-        }
-      }
-      message_bp = client.size() - tool_bp - system_bp;
-    }
-    int budget = kMaxBreakpoints - static_cast<int>(client.size());
-    const uint64_t min_bytes = o_.min_cacheable_tokens * 4;
-    auto place = [&](OJ& block, int ordinal, std::string_view where) {
-      block["cache_control"] = CacheControl(client, ordinal);
-      --budget;
-      ++out->breakpoints_added;
-      Count(breakpoints_, {where});
-    };
-    // The last tool in the prefix (deferred tools are not in it), and the
-    // last built-in when only MCP tools follow it.
-    int last = -1, boundary = -1;
-    uint64_t tool_bytes = 0, builtin_bytes = 0;
-    if (tools != nullptr) {
-      for (size_t i = 0; i < tools->size(); ++i) {
-        const OJ& t = (*tools)[i];
-        if (Deferred(t) || !t.is_object()) continue;
-        tool_bytes += Dump(t).size();
-        last = static_cast<int>(i);
-        if (!IsMcpTool(ToolName(PromptApi::kAnthropicMessages, t))) {
-          boundary = last;
-          builtin_bytes = tool_bytes;
-        }
-      }
-      if (boundary == last) boundary = -1;
-    }
-    if (o_.place_cache_control && budget > 0 && last >= 0 &&
-        !HasMember((*tools)[last], "cache_control") &&
-        tool_bytes >= min_bytes) {
-      place((*tools)[last], last + 1, "tools");
-    }
-    if (o_.place_cache_control && budget > 0 && boundary >= 0 &&
-        !HasMember((*tools)[boundary], "cache_control") &&
-        builtin_bytes >= min_bytes) {
-      place((*tools)[boundary], boundary + 1, "builtin_tools");
-    }
-    uint64_t prefix_bytes = tool_bytes;
-    if (system != nullptr) {
-      prefix_bytes += Dump(*system).size();
-      const bool nonempty =
-          (system->is_string() && !system->get<std::string>().empty()) ||
-          (system->is_array() && !system->empty() &&
-           system->back().is_object());
-      if (o_.cache_system && system_bp == 0 && budget > 0 && nonempty &&
-          prefix_bytes >= min_bytes) {
-        if (system->is_string()) *system = AsBlocks(*system);
-        place(system->back(), kSystemBase + static_cast<int>(system->size()),
-              "system");
-      }
-    }
-    if (messages != nullptr && !messages->empty() && o_.cache_last_turn &&
-        message_bp == 0 && budget > 0) {
-      for (const OJ& m : *messages) prefix_bytes += Dump(m).size();
-      OJ& last_message = messages->back();
-      if (prefix_bytes >= min_bytes && last_message.is_object() &&
-          last_message.contains("content")) {
-        OJ content = AsBlocks(last_message["content"]);
-        // The last block that may carry a breakpoint: not thinking, not an
-        // empty text block (the provider rejects both).
-        for (size_t k = content.is_array() ? content.size() : 0; k-- > 0;) {
-          OJ& b = content[k];
-          if (!b.is_object()) continue;
-          const std::string type = b.value("type", "");
-          if (type == "thinking" || type == "redacted_thinking") continue;
-          if (type == "text" && b.value("text", "").empty()) continue;
-          place(b, std::numeric_limits<int>::max(), "last_turn");
-          last_message["content"] = std::move(content);
-          break;
-        }
-      }
-    }
-    if (out->breakpoints_added > 0) out->rewritten = true;
-  }
-
-  Fingerprint Fingerprinted(PromptApi api, const OJ& j) const {
-    Fingerprint fp;
-    fp.model = j.value("model", "");
-    if (api == PromptApi::kAnthropicMessages) {
-      if (auto s = j.find("system"); s != j.end()) {
-        fp.system = Hash64(Dump(Stripped(AsBlocks(*s))));
-      }
-    } else if (api == PromptApi::kOpenAiResponses) {
-      if (auto s = j.find("instructions"); s != j.end()) {
-        fp.system = Hash64(Dump(*s));
-      }
-    }
-    if (auto t = j.find("tools"); t != j.end() && t->is_array()) {
-      for (const OJ& tool : *t) {
-        if (Deferred(tool)) continue;
-        fp.tools.push_back({ToolName(api, tool), Hash64(Dump(Stripped(tool)))});
-      }
-    }
-    if (auto t = j.find("tool_choice"); t != j.end()) {
-      fp.tool_choice = Hash64(Dump(*t));
-    }
-    for (const char* k : {"thinking", "reasoning", "reasoning_effort"}) {
-      if (auto t = j.find(k); t != j.end()) fp.thinking ^= Hash64(Dump(*t));
-    }
-    std::string system_messages;
-    if (auto m = j.find(MessagesKey(api)); m != j.end()) {
-      if (m->is_array()) {
-        bool leading = true;
-        for (const OJ& e : *m) {
-          // Chat's leading system / developer messages are its system prompt.
-          if (leading && api != PromptApi::kAnthropicMessages &&
-              IsSystemRole(e)) {
-            system_messages += Dump(e);
-            continue;
-          }
-          leading = false;
-          if (e.is_object() && (e.value("role", "") == "assistant" ||
-                                e.value("type", "") == "function_call")) {
-            fp.fresh = false;
-          }
-          OJ n = Stripped(e);
-          if (n.is_object() && n.contains("content")) {
-            n["content"] = AsBlocks(n["content"]);
-          }
-          fp.messages.push_back(Hash64(Dump(n)));
-        }
-      } else {
-        fp.messages.push_back(Hash64(Dump(*m)));
-      }
-    }
-    if (!system_messages.empty()) fp.system ^= Hash64(system_messages);
-    std::vector<std::pair<int, double>> bps;
-    CollectBreakpoints(j, 0, &bps);
-    for (const auto& [o, t] : bps) fp.ttl = std::max(fp.ttl, t);
-    if (o_.ttl_seconds > 0) fp.ttl = o_.ttl_seconds;
-    return fp;
   }
 
   // What changed from `a` (previous turn) to `b`, in prefix order.

@@ -1,12 +1,14 @@
 // Instructions per rewritten request, for callgrind (docs/PROMPT_CACHE.md
 // "Cost"): a Claude Code-sized Anthropic request (30 tools out of order,
-// a 4 KB system prompt, 40 messages, ~110 KB) through Prepare, 50 times.
+// a 4 KB system prompt, 40 messages, ~78 KB) through Prepare, 50 times,
+// compact (what the SDKs send) and pretty-printed (indent 2).
 // Disabled: run it under callgrind by hand, e.g.
 //   valgrind --tool=callgrind --toggle-collect='*PromptCacheImpl::Prepare*'
 //     build/src/prompt/toolcache_prompt_test --gtest_also_run_disabled_tests
 //     --gtest_filter='*RewrittenRequestCost*'
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "toolcache/clock.h"
@@ -44,13 +46,12 @@ std::string ClaudeCodeSizedBody() {
          messages + "}";
 }
 
-TEST(PromptCacheCost, DISABLED_RewrittenRequestCost) {
+void PrepareFiftyTimes(const std::string& body) {
   PromptCacheOptions o;
   o.stabilize_tools = o.place_cache_control = o.cache_system =
       o.cache_last_turn = o.detect_breaks = true;
   FixedClock clock;
   std::unique_ptr<PromptCache> pc = NewPromptCache(o, &clock, nullptr);
-  const std::string body = ClaudeCodeSizedBody();
   size_t out = 0;
   for (int i = 0; i < 50; ++i) {
     PreparedRequest p = pc->Prepare(PromptApi::kAnthropicMessages, "s", body);
@@ -59,6 +60,15 @@ TEST(PromptCacheCost, DISABLED_RewrittenRequestCost) {
   }
   EXPECT_GT(out, body.size());
   std::printf("body %zu bytes\n", body.size());
+}
+
+TEST(PromptCacheCost, DISABLED_RewrittenRequestCost) {
+  PrepareFiftyTimes(ClaudeCodeSizedBody());
+}
+
+TEST(PromptCacheCost, DISABLED_RewrittenPrettyRequestCost) {
+  PrepareFiftyTimes(
+      nlohmann::ordered_json::parse(ClaudeCodeSizedBody()).dump(2));
 }
 
 }  // namespace

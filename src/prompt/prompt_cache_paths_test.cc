@@ -1,13 +1,19 @@
-// Differential test of the prompt-cache stage's two paths: seeded random
-// conversations (three APIs; tools in random order and key order, duplicated,
-// deferred, non-objects, client breakpoints with and without "1h" or null;
-// system as a string, empty, or blocks; messages with text, thinking and
-// empty blocks; odd strings and numbers; random switches) go through one
-// PromptCache on the span path and one forced onto the DOM path: every
-// turn's bytes, counters, conversation, break attribution and the metrics
-// must be equal.
+// The prompt-cache stage reads any spelling of a body the same way: seeded
+// random conversations (three APIs; tools in random order and key order,
+// duplicated, deferred, non-objects, client breakpoints with and without
+// "1h" or null; system as a string, empty, or blocks; messages with text,
+// thinking and empty blocks; odd strings and numbers; random switches) go
+// through one PromptCache as nlohmann's compact dump and through another
+// re-spelled (whitespace around every token, escaped name bytes, '/',
+// control and non-ASCII characters, doubles in exponent form, a duplicate
+// "model" member before the real one). For every turn (a) the upstream
+// bodies parse to the same DOM, (b) outside the members the rewrite
+// splices (tools, system, the last message's content) the re-spelled
+// upstream body holds the client's bytes, and (c) counters, conversation,
+// tickets, break attribution and metrics are equal.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -22,6 +28,7 @@ namespace toolcache {
 namespace {
 
 using OJ = nlohmann::ordered_json;
+using prompt_internal::SpanTree;
 
 class StepClock final : public Clock {
  public:
@@ -183,9 +190,126 @@ std::string Turn(Gen& g, PromptApi api, std::vector<std::string>* names,
   return b.dump();
 }
 
-TEST(PromptCachePaths, SpanAndDomPathsGiveTheSameResultsOnRandomBodies) {
+// A string literal with every byte the dump writes plainly spelled
+// otherwise where JSON allows: '/', control and non-ASCII characters as
+// \u escapes (uppercase hex, surrogate pairs above U+FFFF); in a member
+// name the first character too.
+void RespellString(const std::string& s, bool name, std::string* out) {
+  auto u = [out](unsigned v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "\\u%04X", v);
+    out->append(buf);
+  };
+  out->push_back('"');
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    unsigned cp = c;
+    int len = 1;
+    if (c >= 0xf0) {
+      cp = c & 7, len = 4;
+    } else if (c >= 0xe0) {
+      cp = c & 15, len = 3;
+    } else if (c >= 0xc0) {
+      cp = c & 31, len = 2;
+    }
+    for (int k = 1; k < len; ++k) cp = (cp << 6) | (s[i + k] & 0x3f);
+    if ((name && i == 0) || cp < 0x20 || (cp >= 0x7f && cp < 0x10000)) {
+      u(cp);
+    } else if (cp >= 0x10000) {
+      u(0xd800 + ((cp - 0x10000) >> 10));
+      u(0xdc00 + ((cp - 0x10000) & 0x3ff));
+    } else if (c == '/') {
+      out->append("\\/");
+    } else if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+    } else {
+      out->push_back(static_cast<char>(c));
+    }
+    i += len;
+  }
+  out->push_back('"');
+}
+
+// `v` spelled non-compactly; a pure function of the value, so a tool is
+// spelled the same on every turn (the memo sees the same bytes).
+void Respell(const OJ& v, bool top, std::string* out) {
+  if (v.is_object()) {
+    out->append("{\n");
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!first) out->append(" ,\n");
+      first = false;
+      if (top && it.key() == "model") {
+        out->append("  \"model\" : \"decoy\",\n");  // read last: dropped
+      }
+      out->append("  ");
+      RespellString(it.key(), true, out);
+      out->append(" :\t");
+      Respell(it.value(), false, out);
+    }
+    out->append("\n}");
+  } else if (v.is_array()) {
+    out->append("[ ");
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i > 0) out->append(" , ");
+      Respell(v[i], false, out);
+    }
+    out->append(" ]");
+  } else if (v.is_string()) {
+    RespellString(v.get<std::string>(), false, out);
+  } else if (v.is_number_float()) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17E", v.get<double>());
+    out->append(buf);
+  } else {
+    out->append(v.dump());
+  }
+}
+
+// The bodies as the provider receives them.
+std::string Sent(const PreparedRequest& p, const std::string& body) {
+  return p.rewritten ? p.body : body;
+}
+
+// (b): outside tools, system and the last message's content, `sent` holds
+// the bytes of `client` (both read by SpanTree; same members in order).
+void ExpectClientBytesKept(const std::string& client, const std::string& sent,
+                           const char* messages_key) {
+  SpanTree a, b;
+  ASSERT_TRUE(a.Read(client));
+  ASSERT_TRUE(b.Read(sent));
+  ASSERT_EQ(a.count(0), b.count(0));
+  for (uint32_t x = a.first(0), y = b.first(0); x != SpanTree::kNone;
+       x = a.next(x), y = b.next(y)) {
+    ASSERT_EQ(a.KeyRaw(x), b.KeyRaw(y));
+    const std::string name = a.Name(x);
+    if (name == "tools" || name == "system") continue;
+    if (name != messages_key || a.kind(x) != 'a' ||
+        x != a.Find(0, messages_key)) {
+      EXPECT_EQ(a.Raw(x), b.Raw(y)) << name;
+      continue;
+    }
+    ASSERT_EQ(a.count(x), b.count(y));
+    for (uint32_t m = a.first(x), n = b.first(y); m != SpanTree::kNone;
+         m = a.next(m), n = b.next(n)) {
+      if (a.next(m) != SpanTree::kNone || a.kind(m) != 'o') {
+        EXPECT_EQ(a.Raw(m), b.Raw(n));
+        continue;
+      }
+      ASSERT_EQ(a.count(m), b.count(n));
+      for (uint32_t i = a.first(m), j = b.first(n); i != SpanTree::kNone;
+           i = a.next(i), j = b.next(j)) {
+        if (a.Name(i) == "content") continue;
+        EXPECT_EQ(a.Raw(i), b.Raw(j));
+      }
+    }
+  }
+}
+
+TEST(PromptCachePaths, AnySpellingGivesTheSameRewriteAndKeepsTheClientsBytes) {
   Gen g{std::mt19937(20261128)};
-  int span_turns = 0, rewritten = 0;
+  int rewritten = 0, turns = 0;
   for (int conv = 0; conv < 400; ++conv) {
     const PromptApi api = static_cast<PromptApi>(g.Pick(3));
     PromptCacheOptions o;
@@ -197,26 +321,34 @@ TEST(PromptCachePaths, SpanAndDomPathsGiveTheSameResultsOnRandomBodies) {
     o.ttl = g.Coin(30) ? "1h" : "";
     o.min_cacheable_tokens = g.Coin(50) ? 0 : 60;
     StepClock clock;
-    metrics::Registry rs, rd;
-    std::unique_ptr<PromptCache> span = NewPromptCache(o, &clock, &rs);
-    std::unique_ptr<PromptCache> dom = NewPromptCache(o, &clock, &rd);
+    metrics::Registry rc, rs;
+    std::unique_ptr<PromptCache> compact = NewPromptCache(o, &clock, &rc);
+    std::unique_ptr<PromptCache> spelled = NewPromptCache(o, &clock, &rs);
     std::vector<std::string> names = {"bash", "edit", "mcp__git__log",
                                       "mcp__fs__read", "bash"};
     names.resize(g.Pick(6));
-    std::string body;
+    std::string body, other;
+    const char* key = api == PromptApi::kOpenAiResponses ? "input" : "messages";
     for (int turn = 0; turn < 4; ++turn) {
       // Sometimes the same request again: only the gap can explain a
       // break (TTL expiry against the breakpoints' TTL).
-      if (turn == 0 || !g.Coin(30)) body = Turn(g, api, &names, turn);
-      SCOPED_TRACE(body);
-      const uint64_t before = prompt_internal::DomParseCount();
-      PreparedRequest a = span->Prepare(api, "s", body);
-      if (prompt_internal::DomParseCount() == before) ++span_turns;
-      prompt_internal::UseSpanPathForTesting(false);
-      PreparedRequest b = dom->Prepare(api, "s", body);
-      prompt_internal::UseSpanPathForTesting(true);
-      ASSERT_EQ(a.rewritten, b.rewritten);
-      ASSERT_EQ(a.body, b.body);
+      if (turn == 0 || !g.Coin(30)) {
+        body = Turn(g, api, &names, turn);
+        other.clear();
+        Respell(OJ::parse(body), true, &other);
+      }
+      SCOPED_TRACE(other);
+      ASSERT_NE(body, other);
+      PreparedRequest a = compact->Prepare(api, "s", body);
+      PreparedRequest b = spelled->Prepare(api, "s", other);
+      ++turns;
+      ASSERT_EQ(a.rewritten, b.rewritten) << body << "\n" << b.body;
+      // (a) the same request for the provider.
+      ASSERT_EQ(OJ::parse(Sent(a, body)), OJ::parse(Sent(b, other)))
+          << Sent(b, other);
+      // (b) the client's bytes outside the spliced members.
+      ExpectClientBytesKept(other, Sent(b, other), key);
+      // (c) the same decisions.
       EXPECT_EQ(a.tools_moved, b.tools_moved);
       EXPECT_EQ(a.tools_deduplicated, b.tools_deduplicated);
       EXPECT_EQ(a.tools_memoised, b.tools_memoised);
@@ -228,19 +360,19 @@ TEST(PromptCachePaths, SpanAndDomPathsGiveTheSameResultsOnRandomBodies) {
       u.cache_read_tokens = turn == 0 ? 0 : (g.Coin(50) ? 100 : 9000);
       u.cache_creation_tokens = turn == 0 ? 10000 : 500;
       clock.now += g.Coin(20) ? (g.Coin(50) ? 4000 : 1000) : 10;
-      std::optional<CacheBreak> ba = span->Observe(a.ticket, u);
-      std::optional<CacheBreak> bb = dom->Observe(b.ticket, u);
+      std::optional<CacheBreak> ba = compact->Observe(a.ticket, u);
+      std::optional<CacheBreak> bb = spelled->Observe(b.ticket, u);
       ASSERT_EQ(ba.has_value(), bb.has_value());
       if (ba) {
         EXPECT_EQ(ba->Label(), bb->Label());
         EXPECT_EQ(ba->changes, bb->changes);
       }
     }
-    EXPECT_EQ(span->BreaksJson(), dom->BreaksJson());
-    EXPECT_EQ(rs.Prometheus(), rd.Prometheus());
+    EXPECT_EQ(compact->BreaksJson(), spelled->BreaksJson());
+    EXPECT_EQ(rc.Prometheus(), rs.Prometheus());
   }
-  // Most generated bodies are in dump form: the span path was exercised.
-  EXPECT_GT(span_turns, 1000);
+  EXPECT_EQ(prompt_internal::DomParseCount(), 0u);
+  EXPECT_EQ(turns, 1600);
   EXPECT_GT(rewritten, 300);
 }
 

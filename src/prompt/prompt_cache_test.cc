@@ -343,6 +343,87 @@ TEST_F(PromptCacheTest, UnreadableBodyPassesThroughUnchanged) {
   EXPECT_FALSE(pc_->Observe(p.ticket, {.cache_read_tokens = 0}).has_value());
 }
 
+// Issue 30: a body not in compact dump form is rewritten by splicing, not
+// re-serialised: the number spellings, whitespace and escapes outside the
+// edited members reach the provider as the client wrote them (the old DOM
+// path sent "max_tokens": 1000.0, which a provider checking for an integer
+// may reject).
+TEST_F(PromptCacheTest, NonCompactBodyKeepsTheClientsSpellingOutsideEdits) {
+  Make({.stabilize_tools = true,
+        .place_cache_control = true,
+        .min_cacheable_tokens = 0});
+  const std::string raw =
+      "{\n  \"model\": \"m\",\n  \"max_tokens\": 1.0e3,\n"
+      "  \"temperature\": 0.50, \"note\": \"caf\\u00e9 \\/\",\n"
+      "  \"tools\": [ {\"name\": \"b\", \"input_schema\": {}},\n"
+      "    {\"name\": \"a\", \"input_schema\": {\"max\": 1E2}} ],\n"
+      "  \"messages\": [ {\"role\": \"user\", \"content\": \"hi\"} ]\n}";
+  PreparedRequest p =
+      pc_->Prepare(PromptApi::kAnthropicMessages, "cred:test", raw);
+  ASSERT_TRUE(p.rewritten);
+  EXPECT_EQ(p.tools_moved, 2u);
+  EXPECT_NE(p.body.find("\"max_tokens\": 1.0e3,"), std::string::npos) << p.body;
+  EXPECT_EQ(p.body.find("1000"), std::string::npos) << p.body;
+  EXPECT_NE(p.body.find("\"temperature\": 0.50, \"note\": \"caf\\u00e9 \\/\""),
+            std::string::npos);
+  // Before and after the tool list: the client's bytes.
+  const size_t tools = raw.find("\"tools\": [");
+  EXPECT_EQ(p.body.substr(0, tools + 9), raw.substr(0, tools + 9));
+  EXPECT_EQ(p.body.substr(p.body.size() - 55), raw.substr(raw.size() - 55));
+  // The tool list itself: the tools moved, each in its own spelling.
+  EXPECT_NE(p.body.find("[{\"name\": \"a\", \"input_schema\": {\"max\": 1E2}},"
+                        "{\"name\": \"b\", \"input_schema\": {},"
+                        "\"cache_control\":{\"type\":\"ephemeral\"}}]"),
+            std::string::npos)
+      << p.body;
+  // The same meaning as the compact body's rewrite.
+  PreparedRequest q = pc_->Prepare(PromptApi::kAnthropicMessages, "other",
+                                   OJ::parse(raw).dump());
+  EXPECT_EQ(OJ::parse(p.body), OJ::parse(q.body));
+}
+
+// A tool is the same tool whatever its spelling: a later turn that spells
+// it otherwise is sent with the conversation's first bytes (memoised), and
+// the conversation is the same.
+TEST_F(PromptCacheTest, ToolIdentityComparesMeaningNotSpelling) {
+  Make({.stabilize_tools = true});
+  const std::string turn1 =
+      R"({"model":"m","tools":[{"name":"b","input_schema":{"x":1.5}},)"
+      R"({"name":"a","input_schema":{}}],"messages":[{"role":"user","content":"hi"}]})";
+  const std::string turn2 =
+      R"({ "model" : "m", "tools" : [ { "input_schema" : { "x" : 15E-1 }, )"
+      R"("n\u0061me" : "b" }, {"name":"a","input_schema":{ }} ], )"
+      R"("messages" : [ {"role":"user","content":"h\u0069"} ] })";
+  PreparedRequest a =
+      pc_->Prepare(PromptApi::kAnthropicMessages, "cred:test", turn1);
+  PreparedRequest b =
+      pc_->Prepare(PromptApi::kAnthropicMessages, "cred:test", turn2);
+  EXPECT_EQ(a.conversation, b.conversation);
+  EXPECT_EQ(b.tools_memoised, 2u);
+  ASSERT_TRUE(b.rewritten);
+  EXPECT_NE(b.body.find(R"("tools" : [{"name":"a","input_schema":{}},)"
+                        R"({"name":"b","input_schema":{"x":1.5}}], )"),
+            std::string::npos)
+      << b.body;
+}
+
+// Duplicate names read as the provider reads them (the last one); an
+// edited member's earlier namesake is dropped from the body sent.
+TEST_F(PromptCacheTest, DuplicateMembersReadLastAndTheEditedOneIsSentOnce) {
+  Make({.stabilize_tools = true});
+  const std::string raw =
+      R"({"model":"m","tools":[{"name":"z","input_schema":{}}], "x":1,)"
+      R"("tools":[{"name":"b","input_schema":{}},{"name":"a","input_schema":{}}],)"
+      R"("messages":[{"role":"user","content":"hi"}]})";
+  PreparedRequest p =
+      pc_->Prepare(PromptApi::kAnthropicMessages, "cred:test", raw);
+  ASSERT_TRUE(p.rewritten);
+  EXPECT_EQ(p.body,
+            R"({"model":"m","x":1,"tools":[{"name":"a","input_schema":{}},)"
+            R"({"name":"b","input_schema":{}}],)"
+            R"("messages":[{"role":"user","content":"hi"}]})");
+}
+
 // ---------------------------------------------------------------- detection
 
 class BreakTest : public PromptCacheTest {

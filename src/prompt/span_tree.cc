@@ -1,14 +1,20 @@
 // Invariants:
-// - Read accepts a text only if nlohmann's dump of its parse is the same
-//   bytes (span_tree.h lists the rules); every rejection is safe (the
-//   caller uses the DOM), so the reader errs on the side of rejecting.
+// - Read accepts what nlohmann's parser accepts, except lone surrogate
+//   escapes (which nlohmann refuses too) and depth past max_depth; a
+//   refused body is the caller's to pass through unchanged.
 // - Nodes are stored in pre-order; a node's children are linked in order.
-// Choice: a number with a fraction or an exponent is checked by parsing
-// that one token with nlohmann and comparing its dump (the dump's double
-// format is nlohmann's own; a scalar, not the body).
+// - irregular_ grows at every byte the dump would write otherwise
+//   (whitespace, an escape the dump does not use, a number spelled other
+//   than its dump, a duplicate name), so a node is canon exactly when it
+//   did not grow between the node's first and last byte.
+// Choice: a number with a fraction or an exponent is checked (and, when it
+// is not canon, written by AppendDump) by parsing that one token with
+// nlohmann and dumping it: the dump's double format is nlohmann's own; a
+// scalar, not the body.
 #include "src/prompt/span_tree.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <nlohmann/json.hpp>
 
@@ -16,40 +22,141 @@
 
 namespace toolcache::prompt_internal {
 
+namespace {
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+}  // namespace
+
 bool SpanTree::Read(std::string_view text, uint32_t max_depth) {
   text_ = text;
   pos_ = 0;
   max_depth_ = max_depth;
+  irregular_ = 0;
   nodes_.clear();
   if (text.size() >= kNone) return false;
   uint32_t root = kNone;
-  if (!Value(0, &root) || pos_ != text_.size()) {
+  Space();
+  if (!Value(0, &root)) {
+    nodes_.clear();
+    return false;
+  }
+  Space();
+  if (pos_ != text_.size()) {
     nodes_.clear();
     return false;
   }
   return true;
 }
 
+void SpanTree::Space() {
+  const size_t start = pos_;
+  while (pos_ < text_.size() && IsSpace(text_[pos_])) ++pos_;
+  irregular_ += pos_ - start;
+}
+
+std::string SpanTree::Name(uint32_t m) const {
+  std::string_view k = KeyRaw(m);
+  if (k.size() < 2) return "";
+  if (k.find('\\') == std::string_view::npos) {
+    return std::string(k.substr(1, k.size() - 2));
+  }
+  std::string d;
+  (void)json::Unquote(k, &d);
+  return d;
+}
+
+bool SpanTree::NameIs(uint32_t m, std::string_view name) const {
+  std::string_view k = KeyRaw(m);
+  if (k.find('\\') == std::string_view::npos) {
+    return k.size() == name.size() + 2 && k.substr(1, name.size()) == name;
+  }
+  return Name(m) == name;
+}
+
+bool SpanTree::TextIs(uint32_t n, std::string_view text) const {
+  if (nodes_[n].kind != 's') return false;
+  std::string_view r = Raw(n);
+  if (r.find('\\') == std::string_view::npos) {
+    return r.size() == text.size() + 2 && r.substr(1, text.size()) == text;
+  }
+  return Text(n) == text;
+}
+
 uint32_t SpanTree::Find(uint32_t n, std::string_view key) const {
   if (nodes_[n].kind != 'o') return kNone;
+  uint32_t found = kNone;
   for (uint32_t m = nodes_[n].first; m != kNone; m = nodes_[m].next) {
-    std::string_view k = KeyRaw(m);
-    if (k.size() == key.size() + 2 && k.substr(1, key.size()) == key &&
-        k.find('\\') == std::string_view::npos) {
-      return m;
-    }
-    if (k.find('\\') != std::string_view::npos) {
-      std::string d;
-      if (json::Unquote(k, &d) == json::Error::kOk && d == key) return m;
+    if (NameIs(m, key)) {
+      found = m;
+      if (!nodes_[n].dups) return found;  // the only one
     }
   }
-  return kNone;
+  return found;
+}
+
+void SpanTree::DumpMembers(uint32_t n, std::vector<uint32_t>* out) const {
+  out->clear();
+  if (nodes_[n].kind != 'o') return;
+  if (!nodes_[n].dups) {
+    for (uint32_t m = nodes_[n].first; m != kNone; m = nodes_[m].next) {
+      out->push_back(m);
+    }
+    return;
+  }
+  std::vector<std::string> names;
+  for (uint32_t m = nodes_[n].first; m != kNone; m = nodes_[m].next) {
+    std::string name = Name(m);
+    bool seen = false;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) {
+        (*out)[i] = m;  // the last value, at the first position
+        seen = true;
+        break;
+      }
+    }
+    if (!seen) {
+      names.push_back(std::move(name));
+      out->push_back(m);
+    }
+  }
 }
 
 std::string SpanTree::Text(uint32_t n) const {
   std::string out;
-  if (nodes_[n].kind == 's') (void)json::Unquote(Raw(n), &out);
+  if (nodes_[n].kind == 's') {
+    std::string_view r = Raw(n);
+    if (r.find('\\') == std::string_view::npos) {
+      out.assign(r.substr(1, r.size() - 2));
+    } else {
+      (void)json::Unquote(r, &out);
+    }
+  }
   return out;
+}
+
+void SpanTree::AppendName(uint32_t m, std::string* out) const {
+  std::string_view k = KeyRaw(m);
+  if (k.find('\\') == std::string_view::npos) {
+    out->append(k);
+  } else {
+    json::AppendQuoted(Name(m), out, json::BadUtf8::kVerbatim);
+  }
+}
+
+void SpanTree::AppendDump(uint32_t n, std::string* out) const {
+  const std::string_view r = Raw(n);
+  if (nodes_[n].canon) {
+    out->append(r);
+  } else if (nodes_[n].kind == 's') {
+    json::AppendQuoted(Text(n), out, json::BadUtf8::kVerbatim);
+  } else if (nodes_[n].kind == 'n') {
+    try {
+      out->append(nlohmann::ordered_json::parse(r).dump());
+    } catch (const std::exception&) {
+      out->append(r);  // unreachable: Read checked the grammar
+    }
+  } else {
+    out->append(r);
+  }
 }
 
 bool SpanTree::Value(uint32_t depth, uint32_t* index) {
@@ -58,32 +165,42 @@ bool SpanTree::Value(uint32_t depth, uint32_t* index) {
   nodes_.push_back(Node{});
   nodes_[me].begin = static_cast<uint32_t>(pos_);
   *index = me;
+  const uint64_t irregular_before = irregular_;
   const char c = text_[pos_];
   if (c == '{' || c == '[') {
     if (depth >= max_depth_) return false;
     const bool object = c == '{';
     nodes_[me].kind = object ? 'o' : 'a';
     ++pos_;
+    Space();
     const char close = object ? '}' : ']';
     uint32_t prev = kNone;
     std::vector<std::string_view> keys;
+    bool escaped_key = false;
     if (pos_ < text_.size() && text_[pos_] == close) {
       ++pos_;
     } else {
       for (;;) {
-        uint32_t key_begin = kNone;
+        uint32_t key_begin = kNone, key_end = 0;
         if (object) {
           key_begin = static_cast<uint32_t>(pos_);
           if (pos_ >= text_.size() || text_[pos_] != '"' || !String()) {
             return false;
           }
+          key_end = static_cast<uint32_t>(pos_);
           keys.push_back(text_.substr(key_begin, pos_ - key_begin));
+          if (keys.back().find('\\') != std::string_view::npos) {
+            escaped_key = true;
+          }
+          Space();
           if (pos_ >= text_.size() || text_[pos_] != ':') return false;
           ++pos_;
+          Space();
         }
         uint32_t child = kNone;
         if (!Value(depth + 1, &child)) return false;
         nodes_[child].key_begin = key_begin;
+        nodes_[child].key_end = key_end;
         if (prev == kNone) {
           nodes_[me].first = child;
         } else {
@@ -91,9 +208,11 @@ bool SpanTree::Value(uint32_t depth, uint32_t* index) {
         }
         prev = child;
         ++nodes_[me].count;
+        Space();
         if (pos_ >= text_.size()) return false;
         if (text_[pos_] == ',') {
           ++pos_;
+          Space();
           continue;
         }
         if (text_[pos_] != close) return false;
@@ -102,10 +221,23 @@ bool SpanTree::Value(uint32_t depth, uint32_t* index) {
       }
     }
     if (keys.size() > 1) {
-      // Equal names have equal literals in dump form (one escape each).
-      std::sort(keys.begin(), keys.end());
-      if (std::adjacent_find(keys.begin(), keys.end()) != keys.end()) {
-        return false;
+      bool dup = false;
+      if (!escaped_key) {
+        std::sort(keys.begin(), keys.end());
+        dup = std::adjacent_find(keys.begin(), keys.end()) != keys.end();
+      } else {
+        std::vector<std::string> names;
+        for (std::string_view k : keys) {
+          std::string d;
+          (void)json::Unquote(k, &d);
+          names.push_back(std::move(d));
+        }
+        std::sort(names.begin(), names.end());
+        dup = std::adjacent_find(names.begin(), names.end()) != names.end();
+      }
+      if (dup) {
+        nodes_[me].dups = true;
+        ++irregular_;
       }
     }
   } else if (c == '"') {
@@ -127,15 +259,42 @@ bool SpanTree::Value(uint32_t depth, uint32_t* index) {
     return false;
   }
   nodes_[me].end = static_cast<uint32_t>(pos_);
+  nodes_[me].canon = irregular_ == irregular_before;
   return true;
 }
 
-// A string literal at pos_ (on its quote), escaped as the dump does.
+// A string literal at pos_ (on its quote): RFC 8259 escapes; an escape the
+// dump would not write counts as irregular.
 bool SpanTree::String() {
   ++pos_;
   const auto* s = reinterpret_cast<const unsigned char*>(text_.data());
   const size_t n = text_.size();
+  auto hex = [](unsigned char h) {
+    return h >= '0' && h <= '9'   ? h - '0'
+           : h >= 'a' && h <= 'f' ? h - 'a' + 10
+           : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                  : -1;
+  };
+  // The \uXXXX at p: its value, or -1.
+  auto u4 = [&](size_t p) {
+    if (p + 6 > n || s[p] != '\\' || s[p + 1] != 'u') return -1;
+    int v = 0;
+    for (size_t k = p + 2; k < p + 6; ++k) {
+      const int h = hex(s[k]);
+      if (h < 0) return -1;
+      v = v * 16 + h;
+    }
+    return v;
+  };
+  // Bytes that need no look: printable ASCII other than '"' and '\\'.
+  static constexpr auto kPlain = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0x20; c < 0x80; ++c) t[c] = c != '"' && c != '\\';
+    return t;
+  }();
   while (pos_ < n) {
+    while (pos_ < n && kPlain[s[pos_]]) ++pos_;
+    if (pos_ >= n) break;
     const unsigned char c = s[pos_];
     if (c == '"') {
       ++pos_;
@@ -150,23 +309,29 @@ bool SpanTree::String() {
         pos_ += 2;
         continue;
       }
-      // \u00xx, lowercase, only for control bytes the dump has no short
-      // escape for.
-      if (e != 'u' || pos_ + 6 > n || s[pos_ + 2] != '0' ||
-          s[pos_ + 3] != '0') {
-        return false;
+      if (e == '/') {
+        ++irregular_;
+        pos_ += 2;
+        continue;
       }
-      auto hex = [](unsigned char h) {
-        return h >= '0' && h <= '9'   ? h - '0'
-               : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                                      : -1;
-      };
-      const int hi = hex(s[pos_ + 4]), lo = hex(s[pos_ + 5]);
-      if (hi < 0 || lo < 0) return false;
-      const int v = hi * 16 + lo;
-      if (v >= 0x20 || v == 8 || v == 9 || v == 10 || v == 12 || v == 13) {
-        return false;
+      const int v = u4(pos_);
+      if (v < 0) return false;
+      if (v >= 0xd800 && v <= 0xdbff) {
+        const int low = u4(pos_ + 6);
+        if (low < 0xdc00 || low > 0xdfff) return false;  // lone surrogate
+        ++irregular_;
+        pos_ += 12;
+        continue;
       }
+      if (v >= 0xdc00 && v <= 0xdfff) return false;  // lone surrogate
+      // The dump writes \u00xx (lowercase) only for control bytes without
+      // a short escape.
+      const bool dump_form = v < 0x20 && v != 8 && v != 9 && v != 10 &&
+                             v != 12 && v != 13 && s[pos_ + 2] == '0' &&
+                             s[pos_ + 3] == '0' &&
+                             !(s[pos_ + 4] >= 'A' && s[pos_ + 4] <= 'F') &&
+                             !(s[pos_ + 5] >= 'A' && s[pos_ + 5] <= 'F');
+      if (!dump_form) ++irregular_;
       pos_ += 6;
       continue;
     }
@@ -228,20 +393,24 @@ bool SpanTree::Number() {
     plain = false;
   }
   const std::string_view tok = text_.substr(start, pos_ - start);
+  bool dump_form = false;
   if (plain) {
-    if (tok == "-0") return false;
-    // In range of int64 (negative) / uint64: the dump writes it back.
+    // In range of int64 (negative) / uint64, not "-0": the dump writes it
+    // back.
     const std::string_view mag = negative ? tok.substr(1) : tok;
     const std::string_view limit =
         negative ? "9223372036854775808" : "18446744073709551615";
-    return mag.size() < limit.size() ||
-           (mag.size() == limit.size() && mag <= limit);
+    dump_form = tok != "-0" && (mag.size() < limit.size() ||
+                                (mag.size() == limit.size() && mag <= limit));
+  } else {
+    try {
+      dump_form = nlohmann::ordered_json::parse(tok).dump() == tok;
+    } catch (const std::exception&) {
+      dump_form = false;
+    }
   }
-  try {
-    return nlohmann::ordered_json::parse(tok).dump() == tok;
-  } catch (const std::exception&) {
-    return false;
-  }
+  if (!dump_form) ++irregular_;
+  return true;
 }
 
 }  // namespace toolcache::prompt_internal

@@ -1,7 +1,8 @@
-// SpanTree reads exactly the texts nlohmann's dump writes back unchanged:
-// every text it accepts is a dump fixed point, and each way a text can
-// differ from its dump (whitespace, escapes, number forms, duplicate names,
-// ill-formed UTF-8, depth) is refused.
+// SpanTree reads every JSON text nlohmann's parser reads (whitespace, every
+// escape, every number spelling, duplicate names), refuses what it refuses
+// (lone surrogate escapes, ill-formed UTF-8, bad grammar) and deep nesting;
+// canon() says exactly when a value's bytes are their compact dump, and
+// AppendDump writes what the dump would.
 #include "src/prompt/span_tree.h"
 
 #include <gtest/gtest.h>
@@ -17,8 +18,8 @@ bool DumpFixedPoint(const std::string& s) {
   return !j.is_discarded() && j.dump() == s;
 }
 
-TEST(SpanTree, AcceptsOnlyTextsTheDumpWritesBackUnchanged) {
-  const std::string accepted[] = {
+TEST(SpanTree, CanonExactlyWhenTheDumpWritesTheBytesBack) {
+  const std::string canon[] = {
       R"({"a":1,"b":[true,false,null],"c":{"d":"e"}})",
       R"({"s":"tab\tnl\n\u0001 \"q\" \\ caf)"
       "\xc3\xa9"
@@ -28,32 +29,56 @@ TEST(SpanTree, AcceptsOnlyTextsTheDumpWritesBackUnchanged) {
       R"("x")",
       "{\"e\":\"\xf0\x9f\x98\x80\x7f\"}",
   };
-  for (const std::string& s : accepted) {
+  for (const std::string& s : canon) {
     SpanTree t;
-    EXPECT_TRUE(t.Read(s)) << s;
+    ASSERT_TRUE(t.Read(s)) << s;
+    EXPECT_TRUE(t.canon(0)) << s;
     EXPECT_TRUE(DumpFixedPoint(s)) << s;
   }
-  const std::string refused[] = {
+  const std::string other[] = {
       R"({"a": 1})",                    // whitespace
       R"({"a":1,"a":2})",               // duplicate names
-      R"({"a":"\u00e9"})",              // escape the dump does not write
+      R"({"a":"\u00e9"})",              // an escape the dump does not write
       R"({"a":"\/"})",                  // idem
       R"({"a":"\u001F"})",              // uppercase hex
       R"({"a":"\u0009"})",              // the dump writes \t
+      R"({"a":"\ud83d\ude00"})",        // a surrogate pair
       R"({"a":1.0e3})",                 // the dump writes 1000.0
       R"({"a":1.50})",                  // 1.5
       R"({"a":-0})",                    // 0
       R"({"a":18446744073709551616})",  // beyond uint64: a double
       R"({"a":-9223372036854775809})",  // beyond int64
-      "{\"a\":\"\xc0\xaf\"}",           // overlong UTF-8
-      "{\"a\":\"\xed\xa0\x80\"}",       // a surrogate in UTF-8
-      R"({"a":"\ud800"})",              // a lone surrogate escape
-      R"({"a":1)",                      // unterminated
-      R"({"a":1}x)",                    // trailing bytes
+  };
+  for (const std::string& s : other) {
+    SpanTree t;
+    ASSERT_TRUE(t.Read(s)) << s;
+    EXPECT_FALSE(t.canon(0)) << s;
+    EXPECT_FALSE(DumpFixedPoint(s)) << s;
+    // Each member's dump is the DOM's.
+    const auto j = nlohmann::ordered_json::parse(s);
+    const uint32_t a = t.Find(0, "a");
+    ASSERT_NE(a, SpanTree::kNone);
+    std::string d;
+    t.AppendDump(a, &d);
+    EXPECT_EQ(d, j["a"].dump()) << s;
+  }
+  const std::string refused[] = {
+      "{\"a\":\"\xc0\xaf\"}",      // overlong UTF-8
+      "{\"a\":\"\xed\xa0\x80\"}",  // a surrogate in UTF-8
+      R"({"a":"\ud800"})",         // a lone surrogate escape
+      R"({"a":"\udc00\ud800"})",   // reversed
+      R"({"a":"\x"})",             // no such escape
+      R"({"a":01})",               // leading zero
+      R"({"a":1)",                 // unterminated
+      R"({"a":1}x)",               // trailing bytes
+      R"({"a" 1})",                // no colon
+      R"([1,])",                   // trailing comma
   };
   for (const std::string& s : refused) {
     SpanTree t;
     EXPECT_FALSE(t.Read(s)) << s;
+    EXPECT_TRUE(nlohmann::ordered_json::parse(s, nullptr, false).is_discarded())
+        << s;
   }
   std::string deep(600, '[');
   deep += std::string(600, ']');
@@ -76,6 +101,32 @@ TEST(SpanTree, MembersAndSpans) {
   EXPECT_NE(t.Find(obj, "x\"y"), SpanTree::kNone);
   EXPECT_EQ(t.Text(t.Find(0, "b")), std::string("t\x01"));
   EXPECT_EQ(t.Find(0, "c"), SpanTree::kNone);
+}
+
+TEST(SpanTree, WhitespaceEscapedNamesAndDuplicatesReadAsTheProviderDoes) {
+  const std::string s =
+      " {\n \"a\" :\t1 , \"\\u0062\" : \"x\\/y\" ,\"a\" : [ 2 ] } ";
+  SpanTree t;
+  ASSERT_TRUE(t.Read(s));
+  EXPECT_EQ(t.Raw(0), s.substr(1, s.size() - 2));
+  EXPECT_TRUE(t.dups(0));
+  const uint32_t a = t.Find(0, "a");  // the last one
+  EXPECT_EQ(t.Raw(a), "[ 2 ]");
+  EXPECT_EQ(t.KeyRaw(a), "\"a\"");
+  const uint32_t b = t.Find(0, "b");
+  ASSERT_NE(b, SpanTree::kNone);
+  EXPECT_TRUE(t.NameIs(b, "b"));
+  EXPECT_EQ(t.Name(b), "b");
+  EXPECT_TRUE(t.TextIs(b, "x/y"));
+  std::string name;
+  t.AppendName(b, &name);
+  EXPECT_EQ(name, "\"b\"");
+  // As the DOM holds them: "a" at its first position with its last value.
+  std::vector<uint32_t> members;
+  t.DumpMembers(0, &members);
+  ASSERT_EQ(members.size(), 2u);
+  EXPECT_EQ(members[0], a);
+  EXPECT_EQ(members[1], b);
 }
 
 }  // namespace

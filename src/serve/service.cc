@@ -30,6 +30,7 @@
 #include <optional>
 #include <utility>
 
+#include "src/core/json.h"
 #include "src/runtime/startup/admin.h"
 #include "src/runtime/stats.h"
 
@@ -51,10 +52,7 @@ double UnixNow() {
       .count();
 }
 
-std::string JsonString(std::string_view s) {
-  return nlohmann::json(std::string(s))
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+std::string JsonString(std::string_view s) { return json::Quote(s); }
 
 // printf's "%.6g" (std::to_chars' general form with precision 6 is
 // specified as that conversion), without printf's format parsing: a tenth
