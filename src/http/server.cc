@@ -41,6 +41,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <charconv>
 #include <chrono>
 #include <deque>
 #include <mutex>
@@ -711,14 +712,20 @@ void Connection::Head(int status, const Headers& headers, bool chunked,
                       size_t content_length, std::string* out) {
   std::string_view reason = ReasonPhrase(status);
   out->append(version_ == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
-  out->append(std::to_string(status));
+  char digits[24];
+  out->append(digits,
+              std::to_chars(digits, digits + sizeof digits, status).ptr);
   out->push_back(' ');
   out->append(reason.empty() ? "Unknown" : reason);
   out->append("\r\n");
   for (const Header& h : headers) {
-    if (EqualsIgnoreCase(h.name, "content-length") ||
-        EqualsIgnoreCase(h.name, "transfer-encoding") ||
-        EqualsIgnoreCase(h.name, "connection")) {
+    // The three framing names are 10, 14 and 17 bytes long: other lengths
+    // skip the comparisons.
+    const size_t len = h.name.size();
+    if ((len == 10 || len == 14 || len == 17) &&
+        (EqualsIgnoreCase(h.name, "content-length") ||
+         EqualsIgnoreCase(h.name, "transfer-encoding") ||
+         EqualsIgnoreCase(h.name, "connection"))) {
       continue;
     }
     out->append(h.name);
@@ -730,7 +737,9 @@ void Connection::Head(int status, const Headers& headers, bool chunked,
     out->append("transfer-encoding: chunked\r\n");
   } else if (content_length != SIZE_MAX) {
     out->append("content-length: ");
-    out->append(std::to_string(content_length));
+    out->append(
+        digits,
+        std::to_chars(digits, digits + sizeof digits, content_length).ptr);
     out->append("\r\n");
   }
   if (!keep_alive_) {
@@ -746,7 +755,9 @@ void Connection::Send(int status, Headers headers, std::string body) {
   started_ = finished_ = true;
   corked_ = false;
   std::string head;
-  head.reserve(256 + headers.size() * 48);
+  // One allocation: a body below 16 KiB is appended to the head below.
+  head.reserve(256 + headers.size() * 48 +
+               (body.size() < 16384 && !head_request_ ? body.size() : 0));
   Head(status, headers, false, body.size(), &head);
   // A HEAD answer carries the length the body would have had, and no body
   // (RFC 9110 section 9.3.2).
