@@ -761,6 +761,7 @@ metrics::Counter* CacheService::Resolve(std::atomic<metrics::Counter*>& slot,
 constexpr std::string_view kRouteOps[] = {
     "lookup",  "record", "begin",     "complete", "invalidate", "explain",
     "metrics", "stats",  "dashboard", "openapi",  "other",      "tenant_stats"};
+
 CacheService::RequestSeries CacheService::SeriesOf(std::string_view op,
                                                    int status) {
   // Choice: a named route's series sit in fixed slots, loaded without a
