@@ -30,8 +30,9 @@ trap cleanup EXIT
   echo "tools:"
   echo "  get_doc: {requestType: INFORMATIONAL, ttlSeconds: 3600}"
   if [ -n "${TC_TOKEN:-}" ]; then
-    echo "tenants:"
-    echo "  bench: {token: \"$TC_TOKEN\"}"
+    echo "serve:"
+    echo "  tenants:"
+    echo "    bench: {token: \"$TC_TOKEN\"}"
   fi
 } >"$work/serve.yaml"
 rm -f "$work"/callgrind.out*
@@ -39,7 +40,11 @@ valgrind --tool=callgrind --callgrind-out-file="$work/callgrind.out" \
   "$bin" serve --listen 127.0.0.1:0 --config "$work/serve.yaml" \
   --store memory --log-level error --threads 1 >"$work/serve.out" 2>&1 &
 pid=$!
-for _ in $(seq 600); do grep -q "listening on" "$work/serve.out" && break; sleep 0.1; done
+for _ in $(seq 600); do
+  grep -q "listening on" "$work/serve.out" && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
 port=$(sed -n 's/^listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.out")
 [ -n "$port" ] || { cat "$work/serve.out"; exit 1; }
 python3 - "$port" "$warm" "$hits" "$pid" "${TC_TOKEN:-}" <<'PY'
