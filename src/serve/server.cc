@@ -111,20 +111,24 @@ class CacheServerImpl final : public CacheServer {
             mcp->Handle(req, res);
             return;
           }
-          http::Loop* loop = res->loop();
           serve::RequestContext ctx;
-          ctx.after = [loop](double s, std::function<void()> f) {
-            (void)http::RunAfter(loop, s, std::move(f));
-          };
-          std::weak_ptr<http::Responder> weak = res;
-          ctx.on_gone = [weak](std::function<void()> f) {
-            if (auto r = weak.lock()) r->OnClientGone(std::move(f));
-          };
-          ctx.later = [loop, res](serve::Reply r) {
-            http::Post(loop, [res, r = std::move(r)]() mutable {
-              SendReply(*res, std::move(r));
-            });
-          };
+          // Choice: only begin uses the context; other requests skip
+          // building its three functions (two allocations per request).
+          if (serve::CacheService::NeedsContext(req.Path())) {
+            http::Loop* loop = res->loop();
+            ctx.after = [loop](double s, std::function<void()> f) {
+              (void)http::RunAfter(loop, s, std::move(f));
+            };
+            std::weak_ptr<http::Responder> weak = res;
+            ctx.on_gone = [weak](std::function<void()> f) {
+              if (auto r = weak.lock()) r->OnClientGone(std::move(f));
+            };
+            ctx.later = [loop, res](serve::Reply r) {
+              http::Post(loop, [res, r = std::move(r)]() mutable {
+                SendReply(*res, std::move(r));
+              });
+            };
+          }
           std::optional<serve::Reply> now = svc->Handle(req, ctx);
           if (now) SendReply(*res, std::move(*now));
         });

@@ -933,9 +933,18 @@ Reply CacheService::Record(std::string_view tenant, std::string_view body) {
   return Json(std::move(out));
 }
 
+bool CacheService::NeedsContext(std::string_view path) {
+  return path == "/v1/begin";
+}
+
 std::optional<Reply> CacheService::Begin(std::string_view tenant,
                                          std::string_view body,
                                          const RequestContext& context) {
+  // NeedsContext names this route; a binding that left the context empty
+  // anyway gets an error, never a call through an empty function.
+  if (!context.after || !context.later) {
+    return Error(500, "internal", "begin without a request context");
+  }
   Body b;
   if (Status s = b.Parse(body); !s.ok()) {
     return Error(400, "bad_request", s.message());

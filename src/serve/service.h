@@ -121,6 +121,10 @@ class CacheService {
   // exactly once (or never, when context.on_gone's function ran first).
   std::optional<Reply> Handle(const http::Request& request,
                               const RequestContext& context);
+  // Whether Handle may use the context of a request for `path` (the target
+  // without its query): only begin waits. For any other path a binding may
+  // pass an empty context (no std::function built per request).
+  static bool NeedsContext(std::string_view path);
 
   // The operator's JSON (GET /toolcache/stats): totals, bypass reasons,
   // per-tool table, recent invalidations, history, engine statistics.
