@@ -33,6 +33,7 @@
 #ifndef TOOLCACHE_SRC_SERVE_SERVICE_H_
 #define TOOLCACHE_SRC_SERVE_SERVICE_H_
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -120,6 +121,10 @@ class CacheService {
   // exactly once (or never, when context.on_gone's function ran first).
   std::optional<Reply> Handle(const http::Request& request,
                               const RequestContext& context);
+  // Whether Handle may use the context of a request for `path` (the target
+  // without its query): only begin waits. For any other path a binding may
+  // pass an empty context (no std::function built per request).
+  static bool NeedsContext(std::string_view path);
 
   // The operator's JSON (GET /toolcache/stats): totals, bypass reasons,
   // per-tool table, recent invalidations, history, engine statistics.
@@ -268,6 +273,14 @@ class CacheService {
   std::atomic<metrics::Counter*> bytes_served_{nullptr};       // bytes_
   std::atomic<metrics::Counter*> saved_latency_us_{nullptr};   // saved_
   std::atomic<metrics::Counter*> saved_cost_micros_{nullptr};  // saved_
+
+  // The request series of the routes Handle names (kRouteOps in
+  // service.cc), by route and status class (1xx..5xx): resolved on first
+  // use and then read without a lock or a key (SeriesOf).
+  static constexpr size_t kRouteSlots = 12;
+  std::array<std::array<std::atomic<metrics::Counter*>, 5>, kRouteSlots>
+      route_requests_{};
+  std::array<std::atomic<metrics::Histogram*>, kRouteSlots> route_latency_{};
 
   // Remembered series (SeriesOf); entries are never erased.
   std::mutex series_mu_;

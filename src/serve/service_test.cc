@@ -579,6 +579,42 @@ TEST_F(ServiceTest, ForeignOriginsAreRefused) {
   EXPECT_NE(r->body.find("<svg id=\"chart\""), std::string::npos);
 }
 
+// The binding builds a request's context only where NeedsContext says
+// Handle uses it; every other route answers with an empty one, and a begin
+// that gets an empty context anyway is a 500, not a call through an empty
+// std::function (which would throw on the request path).
+TEST_F(ServiceTest, OnlyBeginNeedsARequestContext) {
+  EXPECT_TRUE(CacheService::NeedsContext("/v1/begin"));
+  for (std::string_view p :
+       {"/v1/lookup", "/v1/record", "/v1/complete", "/v1/invalidate",
+        "/v1/explain", "/v1/stats", "/metrics", "/"}) {
+    EXPECT_FALSE(CacheService::NeedsContext(p)) << p;
+  }
+  auto handle = [&](std::string path, const json& body) {
+    http::Request r;
+    r.method = "POST";
+    r.target = std::move(path);
+    r.body = body.dump();
+    r.headers.push_back({"Content-Type", "application/json"});
+    return service_->Handle(r, RequestContext{});
+  };
+  const json call = Call("get_doc", {{"id", 1}});
+  std::optional<Reply> r =
+      handle("/v1/record", WithResult(call, {{"content", json::array()}}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200) << r->body;
+  r = handle("/v1/lookup", call);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(json::parse(r->body)["hit"], true) << r->body;
+  r = handle("/v1/begin", call);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 500) << r->body;
+  // A miss would wait and arm its lease through the context.
+  r = handle("/v1/begin", Call("get_doc", {{"id", 2}}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 500) << r->body;
+}
+
 TEST_F(ServiceTest, ALoopbackServerRefusesOtherHostNames) {
   auto send = [&](std::string host) {
     http::Request r;
