@@ -1030,6 +1030,8 @@ TEST(HttpServer, TheLeanHeadParseGivesWhatBeastGives) {
       {"GET /c HTTP/1.1\r\nConnection: close\r\n", ""},
       {"GET /k HTTP/1.1\r\nconnection: keep-alive, Upgrade\r\n", ""},
       {"GET /u HTTP/1.1\r\nUpgrade: websocket\r\n", ""},
+      {"GET /pc HTTP/1.1\r\nProxy-Connection: a b\r\n", ""},
+      {"GET /pk HTTP/1.1\r\nproxy-connection: keep-alive\r\n", ""},
       {"POST /10 HTTP/1.0\r\nContent-Length: 2\r\n", "hi"},
       {"HEAD /h HTTP/1.1\r\nHost: h\r\n", ""},
       {"PUT /p HTTP/1.1\r\nContent-Length: 1\r\n", "p"},

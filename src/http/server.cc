@@ -204,9 +204,11 @@ bool LeanParseHead(std::string_view head, uint64_t max_body, Request* out,
     switch (name.size()) {
       case 7:   // upgrade
       case 10:  // connection
+      case 16:  // proxy-connection (Beast checks it as a token list)
       case 17:  // transfer-encoding
         if (EqualsIgnoreCase(name, "upgrade") ||
             EqualsIgnoreCase(name, "connection") ||
+            EqualsIgnoreCase(name, "proxy-connection") ||
             EqualsIgnoreCase(name, "transfer-encoding")) {
           return false;
         }
