@@ -532,8 +532,12 @@ int Run(const SimFlags& f) {
   if (!runs.ok()) {
     bar.Finish();
     std::cerr << "toolcache sim: " << runs.status().message() << "\n";
-    return runs.status().code() == StatusCode::kInvalidArgument ? kExitUsage
-                                                                : kExitFailure;
+    // A trace that contradicts itself (FailedPrecondition: a forged plain
+    // declaration, or a file changed between its reads) is bad input too.
+    return runs.status().code() == StatusCode::kInvalidArgument ||
+                   runs.status().code() == StatusCode::kFailedPrecondition
+               ? kExitUsage
+               : kExitFailure;
   }
   std::vector<sim::RunRecord> ablation_runs;
   if (run_ablation) {

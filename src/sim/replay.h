@@ -323,6 +323,9 @@ struct PlainConstants {
   double latency = 0;
   double cost = 0;
   double ttl = 0;  // as the replay sees it (PreparedTrace::ttl)
+  // Taken from a binary header's plain declaration without a first pass:
+  // the stream checks every record in full against it (StreamPlainTrace).
+  bool declared = false;
 };
 struct PlainChunk {
   const uint32_t* object = nullptr;  // object index (PreparedTrace::object)

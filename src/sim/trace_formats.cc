@@ -60,6 +60,8 @@ constexpr char kMagic[8] = {'T', 'C', 'T', 'R', 'A', 'C', 'E', '\0'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kHeaderSize = 64;
 constexpr size_t kRecordSize = 88;
+// plain_total's flag: the header declares the trace plain.
+constexpr uint64_t kPlainDeclared = uint64_t{1} << 63;
 constexpr uint64_t kProgressEvery = uint64_t{8} << 20;  // bytes
 // Mapped input pages are dropped every this many bytes consumed.
 constexpr uint64_t kReleaseEvery = uint64_t{2} << 20;
@@ -93,9 +95,31 @@ struct BinHeader {
   uint64_t key_count;
   uint64_t strings_offset;
   uint64_t strings_size;
-  uint64_t reserved[2];
+  // The plain declaration (zero in files written before it: those take the
+  // two-pass read). When plain_total has kPlainDeclared set, the writer
+  // vouches that every record is plain (PlainConstants: INFORMATIONAL, no
+  // error or digest, record 0's tool, user, session, category, latency,
+  // cost and TTL throughout, keys numbered as they first appear); the low
+  // bits are the sum of max(1, size) over the records, plain_unique the
+  // same over each key's first record. Readers check every record against
+  // it (StreamPlainTrace) and trust nothing.
+  uint64_t plain_unique;
+  uint64_t plain_total;
 };
 static_assert(sizeof(BinHeader) == kHeaderSize);
+
+// Whether record `r` is plain and shares `first`'s constants (the fields
+// PlainConstants holds, compared bit for bit as the builder's columns do).
+inline bool SamePlainFields(const BinRecord& r, const BinRecord& first) {
+  return r.type == 1 && r.error == 0 && r.digest == 0 && r.tool == first.tool &&
+         r.user == first.user && r.session == first.session &&
+         r.param_category == first.param_category &&
+         std::bit_cast<uint64_t>(r.latency) ==
+             std::bit_cast<uint64_t>(first.latency) &&
+         std::bit_cast<uint64_t>(r.cost) ==
+             std::bit_cast<uint64_t>(first.cost) &&
+         std::bit_cast<uint64_t>(r.ttl) == std::bit_cast<uint64_t>(first.ttl);
+}
 
 std::string Stem(const std::string& path) {
   std::string stem = path.substr(path.find_last_of('/') + 1);
@@ -1270,6 +1294,7 @@ class BinaryWriter {
              : *r.request_type == RequestType::kInformational ? 1
                                                               : 2;
     b.error = r.error;
+    NotePlain(b);
     key_seq_.push_back(b.key);
     if (std::fwrite(&b, kRecordSize, 1, out_) != 1) {
       return Unavailable("write error");
@@ -1298,6 +1323,10 @@ class BinaryWriter {
     h.key_count = categories_.size();
     h.strings_offset = kHeaderSize + n * kRecordSize;
     h.strings_size = strings.size();
+    if (n > 0 && plain_ && plain_total_ < kPlainDeclared) {
+      h.plain_unique = plain_unique_;
+      h.plain_total = plain_total_ | kPlainDeclared;
+    }
     if (std::fwrite(strings.data(), 1, strings.size(), out_) !=
             strings.size() ||
         std::fflush(out_) != 0) {
@@ -1334,7 +1363,30 @@ class BinaryWriter {
     return id;
   }
 
+  // Keeps the plain declaration (BinHeader::plain_*) up to date.
+  void NotePlain(const BinRecord& b) {
+    if (key_seq_.empty()) {
+      first_ = b;
+      plain_ = b.type == 1 && b.error == 0 && b.digest == 0 &&
+               (b.ttl >= 0 || std::isnan(b.ttl));
+    }
+    if (b.size > kMaxTraceResultSize || b.key > plain_keys_) {
+      plain_ = false;
+    } else if (plain_ && !SamePlainFields(b, first_)) {
+      plain_ = false;
+    }
+    const uint64_t q_size = std::max<uint64_t>(1, b.size);
+    plain_total_ += q_size;
+    if (b.key == plain_keys_) {  // keys are numbered as they first appear
+      ++plain_keys_;
+      plain_unique_ += q_size;
+    }
+  }
+
   std::FILE* out_;
+  BinRecord first_{};
+  bool plain_ = false;
+  uint64_t plain_keys_ = 0, plain_unique_ = 0, plain_total_ = 0;
   FeatureBuilder features_;
   std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> keys_;
   std::vector<uint64_t> categories_;
@@ -1635,19 +1687,6 @@ bool InTraceBounds(uint64_t size, double latency, double cost, double time) {
          !(std::isinf(time) || time > kMaxTraceTimeSeconds || time < 0);
 }
 
-// Whether record `r` is plain and shares `first`'s constants (the fields
-// PlainConstants holds, compared bit for bit as the builder's columns do).
-inline bool SamePlainFields(const BinRecord& r, const BinRecord& first) {
-  return r.type == 1 && r.error == 0 && r.digest == 0 && r.tool == first.tool &&
-         r.user == first.user && r.session == first.session &&
-         r.param_category == first.param_category &&
-         std::bit_cast<uint64_t>(r.latency) ==
-             std::bit_cast<uint64_t>(first.latency) &&
-         std::bit_cast<uint64_t>(r.cost) ==
-             std::bit_cast<uint64_t>(first.cost) &&
-         std::bit_cast<uint64_t>(r.ttl) == std::bit_cast<uint64_t>(first.ttl);
-}
-
 // Each light pass returns false when it does not vouch for the file (any
 // error, anything the full read would refuse): the caller then runs it.
 bool LightBinaryTotals(const std::string& path, const TraceReadOptions& o,
@@ -1711,6 +1750,53 @@ bool LightBinaryTotals(const std::string& path, const TraceReadOptions& o,
                             .cost = first.cost,
                             .ttl = first_class.ttl};
   }
+  return true;
+}
+
+// A binary trace whose header declares it plain (BinHeader::plain_*):
+// the totals come from the header and record 0 (checked as the light pass
+// checks it), with no pass over the records; StreamPlainTrace then checks
+// every record against the declaration. False (the caller reads the file)
+// when there is no declaration or record 0 does not make the trace plain
+// under `o` (not cacheable).
+bool DeclaredBinaryTotals(const std::string& path, const TraceReadOptions& o,
+                          TraceTotals* t,
+                          std::optional<PlainConstants>* plain) {
+  MappedFile f;
+  BinHeader h{};
+  if (!MapBinary(path, &f, &h).ok()) return false;
+  if ((h.plain_total & kPlainDeclared) == 0 || h.record_count == 0 ||
+      h.record_count >= PreparedTrace::kNone || h.key_count == 0) {
+    return false;
+  }
+  const uint64_t total = h.plain_total & ~kPlainDeclared;
+  if (h.plain_unique > total || total < h.record_count) return false;
+  BinRecord r{};
+  std::memcpy(&r, f.data() + kHeaderSize, kRecordSize);
+  const RecordClass c =
+      ClassifyRecord(o.prepare, RequestType::kInformational, r.ttl);
+  if (r.key != 0 || r.session != 0 || r.user > 1 || r.tool != 1 ||
+      r.tenant > 1 || r.type != 1 || r.error != 0 || r.digest != 0 ||
+      (!(r.ttl >= 0) && !std::isnan(r.ttl)) ||
+      !InTraceBounds(r.size, r.latency, r.cost, r.time) || !c.cacheable) {
+    return false;
+  }
+  *plain = PlainConstants{.tool = r.tool,
+                          .user = r.user,
+                          .session = r.session,
+                          .param_category = r.param_category,
+                          .latency = r.latency,
+                          .cost = r.cost,
+                          .ttl = c.ttl,
+                          .declared = true};
+  t->name = Stem(path);
+  t->records = h.record_count;
+  t->objects = h.key_count;
+  t->session_count = 1;
+  t->unique_cacheable_objects = h.key_count;
+  t->unique_cacheable_bytes = h.plain_unique;
+  t->total_bytes = total;
+  if (o.progress) o.progress(f.size(), f.size());
   return true;
 }
 
@@ -1799,6 +1885,9 @@ Result<TraceTotals> ScanTraceTotals(const std::string& path,
     bool vouched = false;
     switch (format) {
       case TraceFormat::kBinary:
+        if (TraceTotals t; DeclaredBinaryTotals(path, options, &t, plain)) {
+          return t;
+        }
         vouched = LightBinaryTotals(path, options, &count, plain);
         if (vouched) return count.Done(/*sparse=*/true);
         break;
@@ -1894,6 +1983,13 @@ Status Changed(const std::string& path) {
                             "' changed between its two reads");
 }
 
+Status Undeclared(const std::string& path, uint64_t i, const char* what) {
+  return FailedPrecondition(
+      "trace '" + path + "': record " + std::to_string(i + 1) +
+      " disagrees with the " + "header's plain declaration (" + what +
+      " differs from record 1 or is out of bounds); " + "no row is reported");
+}
+
 }  // namespace
 
 Result<TraceTotals> StreamPlainTrace(const std::string& path,
@@ -1941,21 +2037,38 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
   // Key id -> object index (first appearance), as AddInterned numbers them.
   std::vector<uint32_t> key_object(h.key_count, PreparedTrace::kNone);
   uint32_t objects = 0;
+  double ttl0 = 0;
+  if (h.record_count > 0) std::memcpy(&ttl0, base + 40, 8);
   for (uint64_t i = 0; i < h.record_count; ++i) {
     BinRecord r;
     std::memcpy(&r, base + i * kRecordSize, kRecordSize);
-    // The first pass vouched for every record; a file that no longer
-    // matches it is refused, never read out of bounds.
+    // The first pass (or the header's declaration) vouched for every
+    // record; a file that does not match it is refused, never read out of
+    // bounds.
     if (r.key >= key_object.size() || r.type != 1 || r.error != 0 ||
         r.digest != 0 || r.tool != k.tool || r.user != k.user ||
         r.session != k.session || r.param_category != k.param_category ||
         std::bit_cast<uint64_t>(r.latency) !=
             std::bit_cast<uint64_t>(k.latency) ||
         std::bit_cast<uint64_t>(r.cost) != std::bit_cast<uint64_t>(k.cost)) {
+      if (k.declared) {
+        return Undeclared(path, i,
+                          "a key, type, error, digest, tool, user, session, "
+                          "category, latency or cost");
+      }
       return Changed(path);
     }
     uint32_t& o = key_object[r.key];
     const bool fresh = o == PreparedTrace::kNone;
+    if (k.declared) [[unlikely]] {
+      // No first pass vouched for this record: the light pass's checks,
+      // against the header's declaration (keys in first-appearance order).
+      if (std::bit_cast<uint64_t>(r.ttl) != std::bit_cast<uint64_t>(ttl0) ||
+          (fresh && r.key != objects) || r.tenant > i + 1 ||
+          !InTraceBounds(r.size, k.latency, k.cost, r.time)) {
+        return Undeclared(path, i, "a key, TTL, tenant, size or clock");
+      }
+    }
     if (fresh) o = objects++;
     if (chunk.Add(o, fresh, r.size, r.time)) {
       if (Status s = chunk.Flush(); !s.ok()) return s;
@@ -1963,7 +2076,20 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
     if ((i & 0x3fff) == 0x3fff) f.Done(kHeaderSize + i * kRecordSize);
   }
   if (Status s = chunk.Flush(); !s.ok()) return s;
-  return chunk.Done(Stem(path), objects);
+  TraceTotals t = chunk.Done(Stem(path), objects);
+  if (k.declared &&
+      (objects != h.key_count || t.unique_cacheable_bytes != h.plain_unique ||
+       t.total_bytes != (h.plain_total & ~kPlainDeclared))) {
+    return FailedPrecondition(
+        "trace '" + path + "': its header declares it plain with " +
+        std::to_string(h.key_count) + " keys, " +
+        std::to_string(h.plain_unique) + " unique bytes and " +
+        std::to_string(h.plain_total & ~kPlainDeclared) +
+        " bytes; its records hold " + std::to_string(objects) + ", " +
+        std::to_string(t.unique_cacheable_bytes) + " and " +
+        std::to_string(t.total_bytes) + " (no row is reported)");
+  }
+  return t;
 }
 
 Result<uint64_t> ConvertToBinaryTrace(const std::string& in_path,

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <limits>
@@ -37,6 +38,14 @@ std::string WriteFile(const std::string& name, const std::string& text) {
   const std::string path = Dir() + "/" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
+}
+
+// Overwrites `bytes` at `offset` of the file at `path`.
+void PatchFile(const std::string& path, size_t offset,
+               const std::string& bytes) {
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // Same double, NaN equal to NaN.
@@ -779,6 +788,10 @@ TEST(TraceFormats, LightTotalsEqualTheFullFirstPass) {
   std::string bytes((std::istreambuf_iterator<char>(zin)), {});
   const uint64_t five = 5;
   std::memcpy(bytes.data() + 64 + 88 * 5, &five, 8);
+  // Without the header's plain declaration (a file written before it: the
+  // light pass reads every record; a declared file is checked by the
+  // stream instead, PlainDeclarationIsOnePassAndTrustsNothing).
+  std::memset(bytes.data() + 48, 0, 16);
   const std::string sparse = WriteFile("light_sparse.bin", bytes);
   const std::string mixed = WriteFile(
       "light_mixed.csv", "time,key,size\n0,7,0\n1,abc,5\n2,7,9\n3,07,1\n");
@@ -954,20 +967,145 @@ TEST(TraceFormats, PlainStreamEqualsHeldReplay) {
     EXPECT_FALSE(plain.has_value());
   }
   // A file that changed since the first pass: a clear error, no read out
-  // of bounds.
+  // of bounds (a file without the header's plain declaration, which takes
+  // the two passes).
   {
     const std::string bin = to_bin("plain_changing", lines(500, -1, ""));
+    PatchFile(bin, 48, std::string(16, '\0'));
     std::vector<uint64_t> commands;
     std::optional<PlainConstants> plain;
     ASSERT_TRUE(ScanTraceTotals(bin, {}, &commands, &plain).ok());
     ASSERT_TRUE(plain.has_value());
     to_bin("plain_changing", lines(500, 100, ",\"error\":true"));
+    PatchFile(bin, 48, std::string(16, '\0'));
     Result<TraceTotals> again = StreamPlainTrace(
         bin, {}, *plain, 64,
         [](const PlainChunk&, uint64_t) { return Status::Ok(); });
     ASSERT_FALSE(again.ok());
     EXPECT_NE(again.status().message().find("changed between its two reads"),
               std::string::npos);
+  }
+}
+
+// The binary writer declares a plain trace in the header (the words after
+// strings_size): the first pass is then the header and record 0, the
+// totals and constants equal what the light pass over an old copy (words
+// zero) finds, and the one pass streams the same columns. A forged
+// declaration (a record with an error, another TTL, a key beyond the
+// declared count, wrong byte totals) fails the stream with the record
+// number; a trace that is not plain is not declared.
+TEST(TraceFormats, PlainDeclarationIsOnePassAndTrustsNothing) {
+  const std::vector<std::string> zipf = WriteZipf(MakeZipf(20000, 2000));
+  const std::string bin = Dir() + "/declared.bin";
+  ASSERT_TRUE(
+      ConvertToBinaryTrace(zipf[2], TraceFormat::kOracleGeneral, bin).ok());
+  const std::string old = Dir() + "/declared_old.bin";
+  std::filesystem::copy_file(bin, old,
+                             std::filesystem::copy_options::overwrite_existing);
+  PatchFile(old, 48, std::string(16, '\0'));
+  auto scan = [](const std::string& path, std::optional<PlainConstants>* k) {
+    std::vector<uint64_t> commands;
+    Result<TraceTotals> t = ScanTraceTotals(path, {}, &commands, k);
+    EXPECT_TRUE(commands.empty());
+    return t;
+  };
+  std::optional<PlainConstants> k_new, k_old;
+  Result<TraceTotals> t_new = scan(bin, &k_new);
+  Result<TraceTotals> t_old = scan(old, &k_old);
+  ASSERT_TRUE(t_new.ok() && t_old.ok());
+  ASSERT_TRUE(k_new.has_value() && k_old.has_value());
+  EXPECT_TRUE(k_new->declared);
+  EXPECT_FALSE(k_old->declared);
+  EXPECT_EQ(t_new->name, t_old->name.substr(0, t_new->name.size()));
+  EXPECT_EQ(t_new->records, t_old->records);
+  EXPECT_EQ(t_new->objects, t_old->objects);
+  EXPECT_EQ(t_new->session_count, t_old->session_count);
+  EXPECT_EQ(t_new->unique_cacheable_objects, t_old->unique_cacheable_objects);
+  EXPECT_EQ(t_new->unique_cacheable_bytes, t_old->unique_cacheable_bytes);
+  EXPECT_EQ(t_new->total_bytes, t_old->total_bytes);
+  EXPECT_EQ(k_new->ttl, k_old->ttl);
+  EXPECT_EQ(k_new->latency, k_old->latency);
+  // The same columns, one pass or two.
+  auto stream = [](const std::string& path, const PlainConstants& k,
+                   std::vector<double>* cols) {
+    return StreamPlainTrace(path, {}, k, 100,
+                            [&](const PlainChunk& c, uint64_t) {
+                              for (size_t i = 0; i < c.records; ++i) {
+                                cols->push_back(c.object[i]);
+                                cols->push_back(static_cast<double>(c.size[i]));
+                                cols->push_back(c.now[i]);
+                              }
+                              return Status::Ok();
+                            });
+  };
+  std::vector<double> cols_new, cols_old;
+  ASSERT_TRUE(stream(bin, *k_new, &cols_new).ok());
+  ASSERT_TRUE(stream(old, *k_old, &cols_old).ok());
+  EXPECT_EQ(cols_new, cols_old);
+  EXPECT_EQ(cols_new.size(), 3 * t_old->records);
+  // The old copy still reads in full.
+  EXPECT_TRUE(ReadPreparedTrace(old, {}).ok());
+  // Forgeries: each patch of the declared file fails the one pass.
+  struct Forgery {
+    const char* what;
+    size_t offset;
+    std::string bytes;
+    const char* message;
+  };
+  auto u64 = [](uint64_t v) {
+    return std::string(reinterpret_cast<const char*>(&v), 8);
+  };
+  auto f64 = [](double v) {
+    return std::string(reinterpret_cast<const char*>(&v), 8);
+  };
+  uint64_t keys = 0, unique = 0;
+  {
+    std::ifstream in(bin, std::ios::binary);
+    in.seekg(24);
+    in.read(reinterpret_cast<char*>(&keys), 8);
+    in.seekg(48);
+    in.read(reinterpret_cast<char*>(&unique), 8);
+  }
+  const size_t rec = 64 + 500 * 88;  // record 501
+  for (const Forgery& f : std::vector<Forgery>{
+           {"error", rec + 85, std::string(1, '\1'), "record 501 disagrees"},
+           {"ttl", rec + 40, f64(5), "record 501 disagrees"},
+           {"digest", rec + 80, std::string(1, '\1'), "record 501 disagrees"},
+           {"fewer keys declared", 24, u64(keys - 1), "disagrees"},
+           {"unique bytes", 48, u64(unique + 1), "declares it plain with"}}) {
+    SCOPED_TRACE(f.what);
+    const std::string forged = Dir() + "/declared_forged.bin";
+    std::filesystem::copy_file(
+        bin, forged, std::filesystem::copy_options::overwrite_existing);
+    PatchFile(forged, f.offset, f.bytes);
+    std::optional<PlainConstants> k;
+    Result<TraceTotals> t = scan(forged, &k);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    ASSERT_TRUE(k.has_value() && k->declared);
+    std::vector<double> cols;
+    Result<TraceTotals> again = stream(forged, *k, &cols);
+    ASSERT_FALSE(again.ok());
+    EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+    EXPECT_NE(again.status().message().find(f.message), std::string::npos)
+        << again.status().message();
+    EXPECT_NE(again.status().message().find(forged), std::string::npos);
+  }
+  // Not plain: no declaration (the light pass decides, as before).
+  {
+    std::string text;
+    for (int i = 0; i < 50; ++i) {
+      text += "{\"tool\":\"t\",\"arguments\":{\"id\":" + std::to_string(i % 7) +
+              "},\"result_size\":3" + (i == 20 ? ",\"error\":true" : "") +
+              "}\n";
+    }
+    const std::string jsonl = WriteFile("declared_not_plain.jsonl", text);
+    const std::string np = Dir() + "/declared_not_plain.bin";
+    ASSERT_TRUE(ConvertToBinaryTrace(jsonl, TraceFormat::kJsonl, np).ok());
+    std::ifstream in(np, std::ios::binary);
+    char words[16];
+    in.seekg(48);
+    in.read(words, 16);
+    EXPECT_EQ(std::string(words, 16), std::string(16, '\0'));
   }
 }
 
