@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Hostile request bodies against the prompt-cache stage's two readers
-# (issue 30: a body in dump form is read from its bytes and spliced, any
-# other body goes through the DOM), through the built binary with every
-# promptCache switch on: what the provider receives is one well-formed body
-# the stage rewrote consistently (never a splice into a body with duplicate
-# members), lone surrogates and deep nesting never crash the proxy, and a
-# good request is still rewritten afterwards.
+# Hostile request bodies against the prompt-cache stage's one reader
+# (issue 30: every body is read from its bytes and the rewrite spliced in;
+# no DOM), through the built binary with every promptCache switch on: what
+# the provider receives is one well-formed body the stage rewrote
+# consistently (a duplicate member edited once, its earlier copy cut out),
+# lone surrogates and deep nesting never crash the proxy, and a good
+# request is still rewritten afterwards.
 set -uo pipefail
 bin=${TOOLCACHE_BIN:?}
 src=${TOOLCACHE_SOURCE_DIR:?}
