@@ -252,6 +252,19 @@ assert r["writes_cacheable"] == [
     "chatwork_mcp-server/list_room_messages"], r["writes_cacheable"]
 assert abs(r["read_recall"] - 0.815) < 0.0005, r["read_recall"]
 PY
+# Session 11's fourth held-out set (labels committed in 385858c4 by a
+# labeller who never ran the classifier on it; measured once with main
+# 7af45aae's classifier, pinned as measured; docs/CLASSIFY.md "Session 11").
+FRESH4="$SRC/tests/data/classify/npm_servers_fresh4"
+expect_exit 0 "eval-set fresh4 json" -- "$BIN" classify --eval-set "$FRESH4" --no-model --format json
+python3 - "$TMP/out" <<'PY' || fail "eval-set fresh4 figures"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+assert (r["servers"], r["tools"], r["reads"]) == (22, 222, 162), r
+assert r["writes_cacheable"] == [
+    "mastergo_magic-mcp/mcp__getComponentGenerator"], r["writes_cacheable"]
+assert abs(r["read_recall"] - 0.833) < 0.0005, r["read_recall"]
+PY
 expect_bad "eval-set missing dir" "cannot read" -- "$BIN" classify --eval-set "$TMP/nope"
 expect_bad "eval-set and file" "either FILE or --eval-set" \
   -- "$BIN" classify --eval-set "$SET" "$CSV"
