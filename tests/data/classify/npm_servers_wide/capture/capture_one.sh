@@ -4,7 +4,7 @@
 # (default /tmp/c2corpus, the wide capture's; the fresh3 capture used CORPUS=/tmp/c4corpus).
 CORPUS=${CORPUS:-/tmp/c2corpus}
 pkg="$1"; slug=$(echo "$pkg" | sed 's#^@##; s#/#__#g')
-d=$CORPUS/pkgs/$slug; mkdir -p $d; cd $d
+d=$CORPUS/pkgs/$slug; mkdir -p $d $CORPUS/out; cd $d
 [ -f package.json ] || echo '{"name":"c2","version":"1.0.0","private":true}' > package.json
 timeout 240 npm install --ignore-scripts --no-audit --no-fund --loglevel=error "$pkg" > install.log 2>&1 || { echo "$pkg INSTALL_FAIL" >> $CORPUS/status.txt; exit 0; }
 pj=node_modules/$pkg/package.json
