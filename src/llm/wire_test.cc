@@ -362,6 +362,25 @@ TEST(StreamReader, AnthropicTextBlocksAroundAToolUse) {
   EXPECT_TRUE(bad.failed());
 }
 
+// A tool_use start whose type is spelled with an escape ("tool\u005fuse",
+// the same string to a JSON parser) is parsed and collected (review
+// finding: the raw-bytes filter skipped it).
+TEST(StreamReader, AnthropicEscapedToolUseStartIsCollected) {
+  StreamReader s(Api::kAnthropicMessages);
+  s.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":0,"content_block":{"type":"tool\u005fuse","id":"toolu_e","name":"Read","input":{}}})");
+  s.OnEvent(
+      "content_block_delta",
+      R"({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"q\":2}"}})");
+  s.OnEvent("content_block_stop", R"({"type":"content_block_stop","index":0})");
+  EXPECT_FALSE(s.failed());
+  ASSERT_EQ(s.tool_uses().size(), 1u);
+  EXPECT_EQ(s.tool_uses()[0].id, "toolu_e");
+  EXPECT_EQ(s.tool_uses()[0].name, "Read");
+  EXPECT_EQ(s.tool_uses()[0].arguments, R"({"q":2})");
+}
+
 TEST(StreamReader, AnthropicErrorEventFails) {
   StreamReader s(Api::kAnthropicMessages);
   s.OnEvent(
