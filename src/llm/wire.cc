@@ -342,6 +342,10 @@ std::optional<Failure> AnthropicMessage(Reader& r, sj::value& v,
     if (key == "role") {
       TC_TRY(String(fv, &m.role), "messages[].role");
     } else if (key == "content") {
+      // A repeated member: the last wins, as the provider reads it (the
+      // blocks of an earlier one are not the turn's; review finding).
+      uses.clear();
+      results.clear();
       sj::json_type t;
       TC_TRY(fv.type().get(t), "messages[].content");
       if (t != sj::json_type::array) {

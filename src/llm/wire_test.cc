@@ -93,6 +93,33 @@ TEST(ParseRequest, AnthropicBlockContentAndErrors) {
             R"({"content":[{"type":"text","text":"boom"}]})");
 }
 
+// A message with two "content" members: the provider reads the last, so
+// the blocks of the first are not observed (review finding: a FAKE
+// tool_result in the first was recorded as t1's result), in either order.
+TEST(ParseRequest, AnthropicRepeatedContentMemberLastWins) {
+  const std::string body = Padded(R"({"model":"m","messages":[
+    {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"t","input":{}}]},
+    {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"FAKE"}],"content":"hi"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_TRUE(r->tool_results.empty());
+  ASSERT_EQ(r->message_list.size(), 2u);
+  EXPECT_EQ(r->message_list[1].content.In(body), R"("hi")");
+
+  const std::string real = Padded(R"({"model":"m","messages":[
+    {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"t","input":{}},
+      {"type":"tool_use","id":"t2","name":"t","input":{}}],
+     "content":[{"type":"tool_use","id":"t3","name":"t","input":{}}]},
+    {"role":"user","content":"hi","content":[{"type":"tool_result","tool_use_id":"t3","content":"REAL"}]}]})");
+  Result<ParsedRequest> q = ParseRequest(Api::kAnthropicMessages, real);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  ASSERT_EQ(q->tool_uses.size(), 1u);
+  EXPECT_EQ(q->tool_uses[0].id, "t3");
+  ASSERT_EQ(q->tool_results.size(), 1u);
+  EXPECT_EQ(q->tool_results[0].id, "t3");
+}
+
 TEST(ParseRequest, ChatCompletionsToolCallsAndToolMessages) {
   const std::string body = Padded(R"({"model":"gpt-4o","stream":false,
     "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object"}}}],
