@@ -342,6 +342,10 @@ std::optional<Failure> AnthropicMessage(Reader& r, sj::value& v,
     if (key == "role") {
       TC_TRY(String(fv, &m.role), "messages[].role");
     } else if (key == "content") {
+      // A repeated member: the last wins, as the provider reads it (the
+      // blocks of an earlier one are not the turn's; review finding).
+      uses.clear();
+      results.clear();
       sj::json_type t;
       TC_TRY(fv.type().get(t), "messages[].content");
       if (t != sj::json_type::array) {
@@ -991,9 +995,12 @@ void StreamReader::Anthropic(std::string_view event, std::string_view data) {
   // text, thinking or other block, which this reader does not collect
   // (a tool_use start names its type; server_tool_use and mcp_tool_use
   // contain the word too and are still parsed). Not parsed (~1,600
-  // instructions per 2 KB streamed response, callgrind).
+  // instructions per 2 KB streamed response, callgrind). Data with a
+  // backslash is parsed: an escape may spell the type ("tool\u005fuse",
+  // review finding); a text block's start rarely holds one.
   if (event == "content_block_start" &&
-      data.find("tool_use") == std::string_view::npos) {
+      data.find("tool_use") == std::string_view::npos &&
+      data.find('\\') == std::string_view::npos) {
     return;
   }
   const bool ok = WithDoc(data, [&](sj::document& doc) {

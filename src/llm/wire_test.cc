@@ -93,6 +93,33 @@ TEST(ParseRequest, AnthropicBlockContentAndErrors) {
             R"({"content":[{"type":"text","text":"boom"}]})");
 }
 
+// A message with two "content" members: the provider reads the last, so
+// the blocks of the first are not observed (review finding: a FAKE
+// tool_result in the first was recorded as t1's result), in either order.
+TEST(ParseRequest, AnthropicRepeatedContentMemberLastWins) {
+  const std::string body = Padded(R"({"model":"m","messages":[
+    {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"t","input":{}}]},
+    {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"FAKE"}],"content":"hi"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_TRUE(r->tool_results.empty());
+  ASSERT_EQ(r->message_list.size(), 2u);
+  EXPECT_EQ(r->message_list[1].content.In(body), R"("hi")");
+
+  const std::string real = Padded(R"({"model":"m","messages":[
+    {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"t","input":{}},
+      {"type":"tool_use","id":"t2","name":"t","input":{}}],
+     "content":[{"type":"tool_use","id":"t3","name":"t","input":{}}]},
+    {"role":"user","content":"hi","content":[{"type":"tool_result","tool_use_id":"t3","content":"REAL"}]}]})");
+  Result<ParsedRequest> q = ParseRequest(Api::kAnthropicMessages, real);
+  ASSERT_TRUE(q.ok()) << q.status().message();
+  ASSERT_EQ(q->tool_uses.size(), 1u);
+  EXPECT_EQ(q->tool_uses[0].id, "t3");
+  ASSERT_EQ(q->tool_results.size(), 1u);
+  EXPECT_EQ(q->tool_results[0].id, "t3");
+}
+
 TEST(ParseRequest, ChatCompletionsToolCallsAndToolMessages) {
   const std::string body = Padded(R"({"model":"gpt-4o","stream":false,
     "tools":[{"type":"function","function":{"name":"get_weather","description":"Weather","parameters":{"type":"object"}}}],
@@ -360,6 +387,25 @@ TEST(StreamReader, AnthropicTextBlocksAroundAToolUse) {
       "content_block_start",
       R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use",)");
   EXPECT_TRUE(bad.failed());
+}
+
+// A tool_use start whose type is spelled with an escape ("tool\u005fuse",
+// the same string to a JSON parser) is parsed and collected (review
+// finding: the raw-bytes filter skipped it).
+TEST(StreamReader, AnthropicEscapedToolUseStartIsCollected) {
+  StreamReader s(Api::kAnthropicMessages);
+  s.OnEvent(
+      "content_block_start",
+      R"({"type":"content_block_start","index":0,"content_block":{"type":"tool\u005fuse","id":"toolu_e","name":"Read","input":{}}})");
+  s.OnEvent(
+      "content_block_delta",
+      R"({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"q\":2}"}})");
+  s.OnEvent("content_block_stop", R"({"type":"content_block_stop","index":0})");
+  EXPECT_FALSE(s.failed());
+  ASSERT_EQ(s.tool_uses().size(), 1u);
+  EXPECT_EQ(s.tool_uses()[0].id, "toolu_e");
+  EXPECT_EQ(s.tool_uses()[0].name, "Read");
+  EXPECT_EQ(s.tool_uses()[0].arguments, R"({"q":2})");
 }
 
 TEST(StreamReader, AnthropicErrorEventFails) {

@@ -2044,7 +2044,7 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
     std::memcpy(&r, base + i * kRecordSize, kRecordSize);
     // The first pass (or the header's declaration) vouched for every
     // record; a file that does not match it is refused, never read out of
-    // bounds.
+    // bounds: each record is checked here as the light pass checked it.
     if (r.key >= key_object.size() || r.type != 1 || r.error != 0 ||
         r.digest != 0 || r.tool != k.tool || r.user != k.user ||
         r.session != k.session || r.param_category != k.param_category ||
@@ -2060,14 +2060,18 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
     }
     uint32_t& o = key_object[r.key];
     const bool fresh = o == PreparedTrace::kNone;
-    if (k.declared) [[unlikely]] {
-      // No first pass vouched for this record: the light pass's checks,
-      // against the header's declaration (keys in first-appearance order).
-      if (std::bit_cast<uint64_t>(r.ttl) != std::bit_cast<uint64_t>(ttl0) ||
-          (fresh && r.key != objects) || r.tenant > i + 1 ||
-          !InTraceBounds(r.size, k.latency, k.cost, r.time)) {
+    // The rest of what the light pass vouched for (the same TTL as record
+    // 0, key and tenant ids within their bounds, size and clock within the
+    // builder's); a declared file also numbers its keys as they first
+    // appear (its header counts them so).
+    if (std::bit_cast<uint64_t>(r.ttl) != std::bit_cast<uint64_t>(ttl0) ||
+        r.key > i || r.tenant > i + 1 ||
+        !InTraceBounds(r.size, k.latency, k.cost, r.time) ||
+        (k.declared && fresh && r.key != objects)) {
+      if (k.declared) {
         return Undeclared(path, i, "a key, TTL, tenant, size or clock");
       }
+      return Changed(path);
     }
     if (fresh) o = objects++;
     if (chunk.Add(o, fresh, r.size, r.time)) {

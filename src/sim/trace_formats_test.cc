@@ -968,22 +968,60 @@ TEST(TraceFormats, PlainStreamEqualsHeldReplay) {
   }
   // A file that changed since the first pass: a clear error, no read out
   // of bounds (a file without the header's plain declaration, which takes
-  // the two passes).
+  // the two passes). The second pass re-checks every record as the first
+  // did: record 101 rewritten with an error, another TTL, a tenant beyond
+  // its bound, a size or a clock out of bounds is refused (review finding:
+  // the TTL, tenant, size and clock were not re-checked, rows came out).
   {
-    const std::string bin = to_bin("plain_changing", lines(500, -1, ""));
-    PatchFile(bin, 48, std::string(16, '\0'));
-    std::vector<uint64_t> commands;
-    std::optional<PlainConstants> plain;
-    ASSERT_TRUE(ScanTraceTotals(bin, {}, &commands, &plain).ok());
-    ASSERT_TRUE(plain.has_value());
-    to_bin("plain_changing", lines(500, 100, ",\"error\":true"));
-    PatchFile(bin, 48, std::string(16, '\0'));
-    Result<TraceTotals> again = StreamPlainTrace(
-        bin, {}, *plain, 64,
-        [](const PlainChunk&, uint64_t) { return Status::Ok(); });
-    ASSERT_FALSE(again.ok());
-    EXPECT_NE(again.status().message().find("changed between its two reads"),
-              std::string::npos);
+    auto u32 = [](uint32_t v) {
+      return std::string(reinterpret_cast<const char*>(&v), 4);
+    };
+    auto u64 = [](uint64_t v) {
+      return std::string(reinterpret_cast<const char*>(&v), 8);
+    };
+    auto f64 = [](double v) {
+      return std::string(reinterpret_cast<const char*>(&v), 8);
+    };
+    const size_t rec = 64 + 100 * 88;  // record 101
+    struct Change {
+      const char* what;
+      size_t offset;  // 0: the file is rewritten with an error at record 101
+      std::string bytes;
+    };
+    for (const Change& c : std::vector<Change>{
+             {"error", 0, ""},
+             {"ttl 5", rec + 40, f64(5)},
+             {"tenant beyond its bound", rec + 76, u32(0xffffffffu)},
+             {"size 2^50", rec + 16, u64(uint64_t{1} << 50)},
+             {"time -1", rec + 48, f64(-1)}}) {
+      SCOPED_TRACE(c.what);
+      const std::string bin = to_bin("plain_changing", lines(500, -1, ""));
+      PatchFile(bin, 48, std::string(16, '\0'));
+      std::vector<uint64_t> commands;
+      std::optional<PlainConstants> plain;
+      ASSERT_TRUE(ScanTraceTotals(bin, {}, &commands, &plain).ok());
+      ASSERT_TRUE(plain.has_value());
+      ASSERT_FALSE(plain->declared);
+      if (c.offset == 0) {
+        to_bin("plain_changing", lines(500, 100, ",\"error\":true"));
+        PatchFile(bin, 48, std::string(16, '\0'));
+      } else {
+        PatchFile(bin, c.offset, c.bytes);
+      }
+      uint64_t rows = 0;
+      Result<TraceTotals> again = StreamPlainTrace(
+          bin, {}, *plain, 64, [&](const PlainChunk& chunk, uint64_t) {
+            rows += chunk.records;
+            return Status::Ok();
+          });
+      EXPECT_FALSE(again.ok()) << rows << " records streamed";
+      if (again.ok()) continue;
+      EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+      EXPECT_NE(again.status().message().find("changed between its two reads"),
+                std::string::npos)
+          << again.status().message();
+      EXPECT_LE(rows, 100u);  // nothing from record 101 on
+    }
   }
 }
 
