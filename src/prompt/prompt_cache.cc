@@ -1,8 +1,9 @@
 // Invariants:
 // - A rewrite only reorders tools, drops duplicate names (first wins),
 //   replaces a tool's bytes by the conversation's memoised bytes of the
-//   SAME tool (equal in meaning: keys sorted, cache_control aside, strings
-//   and numbers compared as values, not spellings), and adds cache_control
+//   SAME tool (equal in meaning: keys sorted, its own cache_control aside,
+//   strings and numbers compared as values, not spellings, save numbers
+//   the dump cannot write exactly, compared as text), and adds cache_control
 //   members (Anthropic). It is spliced into the client's bytes: only the
 //   tool list, the system prompt and the last message's content can
 //   change (and an earlier duplicate of an edited member goes); every
@@ -36,6 +37,7 @@
 #include "toolcache/prompt_cache.h"
 
 #include <algorithm>
+#include <charconv>
 #include <deque>
 #include <limits>
 #include <list>
@@ -113,23 +115,55 @@ void AppendTextBlock(std::string_view literal, std::string_view extra,
 struct DumpForm {
   bool sorted = false;  // keys sorted (the canonical form)
   bool strip = false;   // cache_control members removed at every depth
+  // cache_control members removed from the top object only (a tool's own
+  // breakpoint; one nested in its schema is part of its meaning).
+  bool strip_top = false;
+  // A number the dump would not write back exactly (past the 64-bit
+  // integers, or out of double range: 1e400 dumps as null) kept as its
+  // text, so two such numbers are one only when spelled alike.
+  bool exact_numbers = false;
   // The top object's string "content" as one text block.
   bool content_blocks = false;
 };
+
+// Whether the dump of number literal `r` loses its value: an integer
+// outside int64/uint64 (read as a double) or a double out of range.
+bool InexactNumber(std::string_view r) {
+  const char* b = r.data();
+  const char* e = r.data() + r.size();
+  if (r.find_first_of(".eE") == std::string_view::npos) {
+    if (r.front() == '-') {
+      int64_t v;
+      return std::from_chars(b, e, v).ec != std::errc();
+    }
+    uint64_t v;
+    return std::from_chars(b, e, v).ec != std::errc();
+  }
+  double v;
+  return std::from_chars(b, e, v).ec != std::errc();
+}
 
 // Node `n` as nlohmann's compact dump of its DOM, in `form`.
 void WriteDump(const SpanTree& t, uint32_t n, DumpForm form, std::string* out) {
   const char kind = t.kind(n);
   if (kind != 'o' && kind != 'a') {
+    if (form.exact_numbers && kind == 'n' && !t.canon(n) &&
+        InexactNumber(t.Raw(n))) {
+      out->append(t.Raw(n));
+      return;
+    }
     t.AppendDump(n, out);
     return;
   }
-  if (t.canon(n) && !form.sorted && !form.strip && !form.content_blocks) {
+  if (t.canon(n) && !form.sorted && !form.strip && !form.strip_top &&
+      !form.content_blocks) {
     out->append(t.Raw(n));
     return;
   }
   const bool blocks = form.content_blocks;
+  const bool strip = form.strip || form.strip_top;
   form.content_blocks = false;
+  form.strip_top = false;
   if (kind == 'a') {
     out->push_back('[');
     for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
@@ -148,7 +182,7 @@ void WriteDump(const SpanTree& t, uint32_t n, DumpForm form, std::string* out) {
     out->push_back('{');
     bool first = true;
     for (uint32_t m = t.first(n); m != kNoNode; m = t.next(m)) {
-      if (form.strip && t.NameIs(m, "cache_control")) continue;
+      if (strip && t.NameIs(m, "cache_control")) continue;
       if (!first) out->push_back(',');
       first = false;
       t.AppendName(m, out);
@@ -169,7 +203,7 @@ void WriteDump(const SpanTree& t, uint32_t n, DumpForm form, std::string* out) {
   std::vector<K> keys;
   keys.reserve(members.size());
   for (uint32_t m : members) {
-    if (form.strip && t.NameIs(m, "cache_control")) continue;
+    if (strip && t.NameIs(m, "cache_control")) continue;
     keys.push_back({form.sorted ? t.Name(m) : std::string(), m});
   }
   if (form.sorted) {
@@ -615,8 +649,8 @@ class PromptCacheImpl final : public PromptCache {
         SpanTree tt;
         (void)tt.Read(b);
         if (SpanDeferred(tt, 0)) continue;
-        fp.tools.push_back(
-            {SpanToolName(api, tt, 0), Hash64(Dumped(tt, 0, {.strip = true}))});
+        fp.tools.push_back({SpanToolName(api, tt, 0),
+                            Hash64(Dumped(tt, 0, {.strip_top = true}))});
       }
       if (uint32_t c = t.Find(0, "tool_choice"); c != kNoNode) {
         fp.tool_choice = Hash64(Dumped(t, c));
@@ -812,7 +846,9 @@ class PromptCacheImpl final : public PromptCache {
           bare.append(raw.substr(t.end(last) - base));
         }
         std::string canonical;
-        WriteDump(t, it.node, {.sorted = true, .strip = true}, &canonical);
+        WriteDump(t, it.node,
+                  {.sorted = true, .strip_top = true, .exact_numbers = true},
+                  &canonical);
         auto m = conv.memo.find(it.name);
         if (m != conv.memo.end() && m->second.canonical == canonical) {
           if (m->second.bytes == bare) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/metrics/metrics.h"
+#include "src/prompt/span_tree.h"
 
 namespace toolcache {
 namespace {
@@ -405,6 +406,47 @@ TEST_F(PromptCacheTest, ToolIdentityComparesMeaningNotSpelling) {
                         R"({"name":"b","input_schema":{"x":1.5}}], )"),
             std::string::npos)
       << b.body;
+}
+
+// Review finding: a tool's identity dropped cache_control at every depth,
+// so a schema property named cache_control changed between turns and the
+// memo sent turn 1's schema. Only the tool's own cache_control is aside;
+// numbers the dump cannot write exactly (1e400 dumps as null, integers
+// past 64 bits as doubles) are compared by their text.
+TEST_F(PromptCacheTest, ToolIdentityKeepsNestedCacheControlAndExactNumbers) {
+  Make({.stabilize_tools = true});
+  auto turn = [](const std::string& schema) {
+    return R"({"model":"m","tools":[{"name":"T","input_schema":)" + schema +
+           R"(}],"messages":[{"role":"user","content":"hi"}]})";
+  };
+  auto sent_schema = [&](const std::string& schema) {
+    PreparedRequest p =
+        pc_->Prepare(PromptApi::kAnthropicMessages, "cred:test", turn(schema));
+    const std::string body = p.rewritten ? p.body : turn(schema);
+    prompt_internal::SpanTree t;
+    EXPECT_TRUE(t.Read(body));
+    const uint32_t tools = t.Find(0, "tools");
+    return std::string(t.Raw(t.Find(t.first(tools), "input_schema")));
+  };
+  const std::string s1 =
+      R"({"type":"object","properties":{"cache_control":{"type":"string"}}})";
+  const std::string s2 =
+      R"({"type":"object","properties":{"cache_control":{"type":"integer"}}})";
+  EXPECT_EQ(sent_schema(s1), s1);
+  EXPECT_EQ(sent_schema(s2), s2);
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"max":1e400})", R"({"max":null})"},
+           {R"({"max":1e-400})", R"({"max":0.0})"},
+           {R"({"max":18446744073709551616})",
+            R"({"max":18446744073709551617})"},
+           {R"({"max":-9223372036854775809})",
+            R"({"max":-9223372036854775810})"}}) {
+    EXPECT_EQ(sent_schema(a), a);
+    EXPECT_EQ(sent_schema(b), b);
+  }
+  // The same meaning respelled is still memoised.
+  EXPECT_EQ(sent_schema(R"({"max":1.5})"), R"({"max":1.5})");
+  EXPECT_EQ(sent_schema(R"({"max":15E-1})"), R"({"max":1.5})");
 }
 
 // Duplicate names read as the provider reads them (the last one); an

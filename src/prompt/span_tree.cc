@@ -17,12 +17,14 @@
 #include <array>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "src/core/json.h"
 
 namespace toolcache::prompt_internal {
 
 namespace {
+thread_local uint64_t dump_members_work = 0;
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 }  // namespace
 
@@ -102,23 +104,22 @@ void SpanTree::DumpMembers(uint32_t n, std::vector<uint32_t>* out) const {
     }
     return;
   }
-  std::vector<std::string> names;
+  // Each decoded name -> its index in *out: one lookup per member, so a
+  // large object with one repeated name costs linear work, not quadratic.
+  std::unordered_map<std::string, size_t> at;
+  at.reserve(nodes_[n].count);
   for (uint32_t m = nodes_[n].first; m != kNone; m = nodes_[m].next) {
-    std::string name = Name(m);
-    bool seen = false;
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == name) {
-        (*out)[i] = m;  // the last value, at the first position
-        seen = true;
-        break;
-      }
-    }
-    if (!seen) {
-      names.push_back(std::move(name));
+    ++dump_members_work;
+    auto [it, added] = at.try_emplace(Name(m), out->size());
+    if (added) {
       out->push_back(m);
+    } else {
+      (*out)[it->second] = m;  // the last value, at the first position
     }
   }
 }
+
+uint64_t SpanTree::DumpMembersWork() { return dump_members_work; }
 
 std::string SpanTree::Text(uint32_t n) const {
   std::string out;

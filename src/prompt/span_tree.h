@@ -77,7 +77,11 @@ class SpanTree {
   void AppendName(uint32_t m, std::string* out) const;
   // Object `n`'s members as its DOM holds them: each name once, at its
   // first position, with its last value.
+  // Linear in the members (one hash lookup each).
   void DumpMembers(uint32_t n, std::vector<uint32_t>* out) const;
+  // Test hook: the name lookups and comparisons DumpMembers has made on
+  // this thread, ever (tests bound its work by the difference).
+  static uint64_t DumpMembersWork();
   // Children (members / elements) in order.
   uint32_t first(uint32_t n) const { return nodes_[n].first; }
   uint32_t next(uint32_t n) const { return nodes_[n].next; }
