@@ -868,6 +868,22 @@ class DefaultsFeeder {
 // size, i64 next access).
 constexpr size_t kOracleRecord = 24;
 
+// The fields of oracleGeneral record `i` of a mapped file that toolcache
+// reads (the next-access field is libCacheSim's own and unused here).
+struct OracleRecord {
+  uint32_t clock = 0;
+  uint64_t id = 0;
+  uint32_t size = 0;
+};
+inline OracleRecord DecodeOracle(const char* data, uint64_t i) {
+  const char* r = data + i * kOracleRecord;
+  OracleRecord o;
+  std::memcpy(&o.clock, r, 4);
+  std::memcpy(&o.id, r + 4, 8);
+  std::memcpy(&o.size, r + 12, 4);
+  return o;
+}
+
 // Maps an oracleGeneral file into `f`; a size that is not a whole number of
 // records is an error naming the file.
 Status MapOracleGeneral(const std::string& path, MappedFile* f) {
@@ -888,12 +904,7 @@ Status ScanOracleGeneral(const std::string& path, const Progress& progress,
   const uint64_t n = f.size() / kOracleRecord;
   char num[24];
   for (uint64_t i = 0; i < n; ++i) {
-    const char* r = f.data() + i * kOracleRecord;
-    uint32_t clock = 0, size = 0;
-    uint64_t id = 0;
-    std::memcpy(&clock, r, 4);
-    std::memcpy(&id, r + 4, 8);
-    std::memcpy(&size, r + 12, 4);
+    const auto [clock, id, size] = DecodeOracle(f.data(), i);
     auto [e, ec] = std::to_chars(num, num + sizeof(num), id);
     (void)ec;
     if (Status s = feed.Feed(clock, std::string_view(num, e - num), size);
@@ -1494,12 +1505,7 @@ Result<PreparedTrace> ReadOracleGeneral(const std::string& path,
   }
   KeyNumbering keys;
   for (uint64_t i = 0; i < n; ++i) {
-    const char* r = f.data() + i * kOracleRecord;
-    uint32_t clock = 0, size = 0;
-    uint64_t id = 0;
-    std::memcpy(&clock, r, 4);
-    std::memcpy(&id, r + 4, 8);
-    std::memcpy(&size, r + 12, 4);
+    const auto [clock, id, size] = DecodeOracle(f.data(), i);
     const uint32_t key = keys.OfId(id);
     if (key == KeyNumbering::kFull) {
       return InvalidArgument(path + ": more than 2^32 - 1 objects");
@@ -1814,14 +1820,10 @@ bool LightOracleTotals(const std::string& path, const TraceReadOptions& o,
                      std::numeric_limits<double>::infinity());
   KeyNumbering keys;
   for (uint64_t i = 0; i < n; ++i) {
-    const char* r = f.data() + i * kOracleRecord;
-    uint32_t size = 0;
-    uint64_t id = 0;
-    std::memcpy(&id, r + 4, 8);
-    std::memcpy(&size, r + 12, 4);
-    const uint32_t key = keys.OfId(id);
+    const OracleRecord rec = DecodeOracle(f.data(), i);
+    const uint32_t key = keys.OfId(rec.id);
     if (key == KeyNumbering::kFull) return false;
-    count->Add(key, size, 0, c);
+    count->Add(key, rec.size, 0, c);
     if ((i & 0xffff) == 0xffff) {
       f.Done(i * kOracleRecord);
       if (o.progress) o.progress(i * kOracleRecord, f.size());
@@ -2010,12 +2012,7 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
     const uint64_t n = f.size() / kOracleRecord;
     KeyNumbering keys;
     for (uint64_t i = 0; i < n; ++i) {
-      const char* r = f.data() + i * kOracleRecord;
-      uint32_t clock = 0, size = 0;
-      uint64_t id = 0;
-      std::memcpy(&clock, r, 4);
-      std::memcpy(&id, r + 4, 8);
-      std::memcpy(&size, r + 12, 4);
+      const auto [clock, id, size] = DecodeOracle(f.data(), i);
       const uint64_t before = keys.keys();
       const uint32_t key = keys.OfId(id);
       if (key == KeyNumbering::kFull) return Changed(path);
