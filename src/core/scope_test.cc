@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <barrier>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -144,6 +146,47 @@ TEST(ScopeTest, CredentialDigestIsTheSameConcurrentlyAndUnderManyKeys) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// Each thread's reused digest is its own: four threads ask for different
+// credentials, each twice, and a barrier between the two asks makes every
+// thread's first ask land before any second one; the calls themselves are
+// serialised so that a shared (not per-thread) last digest would be a
+// deterministic failure rather than a data race. Every answer must equal
+// the one computed alone, and every second ask must reuse the thread's own
+// digest (a shared one would be overwritten by the other threads' asks).
+TEST(ScopeTest, ReusedDigestsStayPerThreadUnderInterleaving) {
+  constexpr int kThreads = 4, kRounds = 50;
+  std::vector<std::string> want;
+  for (int k = 0; k < 16; ++k) {
+    want.push_back(
+        CredentialDigest({{"x-api-key", "sk-" + std::to_string(k)}}, "key"));
+  }
+  std::barrier sync(kThreads);
+  std::mutex one_at_a_time;
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  std::atomic<uint64_t> computed{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const uint64_t before = internal::CredentialDigestsComputed();
+      for (int round = 0; round < kRounds; ++round) {
+        const int k = (round + 4 * t) % 16;
+        for (int twice = 0; twice < 2; ++twice) {
+          sync.arrive_and_wait();
+          std::lock_guard<std::mutex> lock(one_at_a_time);
+          if (CredentialDigest({{"x-api-key", "sk-" + std::to_string(k)}},
+                               "key") != want[k]) {
+            ++mismatches;
+          }
+        }
+      }
+      computed += internal::CredentialDigestsComputed() - before;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(computed.load(), uint64_t{kThreads} * kRounds);
 }
 
 TEST(ScopeTest, NoSecretBytesInTheScope) {
