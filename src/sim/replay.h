@@ -323,6 +323,10 @@ struct PlainConstants {
   double latency = 0;
   double cost = 0;
   double ttl = 0;  // as the replay sees it (PreparedTrace::ttl)
+  // A binary trace's record 0 TTL, bit for bit: what every record of the
+  // second read is checked against (StreamPlainTrace), so a file rewritten
+  // between the reads cannot bring its own record 0 along.
+  uint64_t ttl_bits = 0;
   // Taken from a binary header's plain declaration without a first pass:
   // the stream checks every record in full against it (StreamPlainTrace).
   bool declared = false;

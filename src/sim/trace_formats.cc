@@ -1754,7 +1754,8 @@ bool LightBinaryTotals(const std::string& path, const TraceReadOptions& o,
                             .param_category = first.param_category,
                             .latency = first.latency,
                             .cost = first.cost,
-                            .ttl = first_class.ttl};
+                            .ttl = first_class.ttl,
+                            .ttl_bits = std::bit_cast<uint64_t>(first.ttl)};
   }
   return true;
 }
@@ -1794,6 +1795,7 @@ bool DeclaredBinaryTotals(const std::string& path, const TraceReadOptions& o,
                           .latency = r.latency,
                           .cost = r.cost,
                           .ttl = c.ttl,
+                          .ttl_bits = std::bit_cast<uint64_t>(r.ttl),
                           .declared = true};
   t->name = Stem(path);
   t->records = h.record_count;
@@ -2034,8 +2036,6 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
   // Key id -> object index (first appearance), as AddInterned numbers them.
   std::vector<uint32_t> key_object(h.key_count, PreparedTrace::kNone);
   uint32_t objects = 0;
-  double ttl0 = 0;
-  if (h.record_count > 0) std::memcpy(&ttl0, base + 40, 8);
   for (uint64_t i = 0; i < h.record_count; ++i) {
     BinRecord r;
     std::memcpy(&r, base + i * kRecordSize, kRecordSize);
@@ -2057,13 +2057,12 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
     }
     uint32_t& o = key_object[r.key];
     const bool fresh = o == PreparedTrace::kNone;
-    // The rest of what the light pass vouched for (the same TTL as record
-    // 0, key and tenant ids within their bounds, size and clock within the
-    // builder's); a declared file also numbers its keys as they first
-    // appear (its header counts them so).
-    if (std::bit_cast<uint64_t>(r.ttl) != std::bit_cast<uint64_t>(ttl0) ||
-        r.key > i || r.tenant > i + 1 ||
-        !InTraceBounds(r.size, k.latency, k.cost, r.time) ||
+    // The rest of what the light pass vouched for (record 0's TTL as that
+    // pass read it, key and tenant ids within their bounds, size and clock
+    // within the builder's); a declared file also numbers its keys as they
+    // first appear (its header counts them so).
+    if (std::bit_cast<uint64_t>(r.ttl) != k.ttl_bits || r.key > i ||
+        r.tenant > i + 1 || !InTraceBounds(r.size, k.latency, k.cost, r.time) ||
         (k.declared && fresh && r.key != objects)) {
       if (k.declared) {
         return Undeclared(path, i, "a key, TTL, tenant, size or clock");

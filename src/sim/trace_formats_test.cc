@@ -971,7 +971,8 @@ TEST(TraceFormats, PlainStreamEqualsHeldReplay) {
   // the two passes). The second pass re-checks every record as the first
   // did: record 101 rewritten with an error, another TTL, a tenant beyond
   // its bound, a size or a clock out of bounds is refused (review finding:
-  // the TTL, tenant, size and clock were not re-checked, rows came out).
+  // the TTL, tenant, size and clock were not re-checked, rows came out),
+  // and so is a TTL changed in every record, record 0 included.
   {
     auto u32 = [](uint32_t v) {
       return std::string(reinterpret_cast<const char*>(&v), 4);
@@ -987,10 +988,14 @@ TEST(TraceFormats, PlainStreamEqualsHeldReplay) {
       const char* what;
       size_t offset;  // 0: the file is rewritten with an error at record 101
       std::string bytes;
+      bool every_record = false;  // offset is within each record of 500
     };
     for (const Change& c : std::vector<Change>{
              {"error", 0, ""},
              {"ttl 5", rec + 40, f64(5)},
+             // Every record alike: record 0 of the second read agrees with
+             // the others, not with what the first pass vouched for.
+             {"ttl 5 in every record", 40, f64(5), true},
              {"tenant beyond its bound", rec + 76, u32(0xffffffffu)},
              {"size 2^50", rec + 16, u64(uint64_t{1} << 50)},
              {"time -1", rec + 48, f64(-1)}}) {
@@ -1005,6 +1010,10 @@ TEST(TraceFormats, PlainStreamEqualsHeldReplay) {
       if (c.offset == 0) {
         to_bin("plain_changing", lines(500, 100, ",\"error\":true"));
         PatchFile(bin, 48, std::string(16, '\0'));
+      } else if (c.every_record) {
+        for (size_t i = 0; i < 500; ++i) {
+          PatchFile(bin, 64 + i * 88 + c.offset, c.bytes);
+        }
       } else {
         PatchFile(bin, c.offset, c.bytes);
       }
