@@ -255,6 +255,68 @@ TEST(CacheCoreTest, SizeZeroIsAccountedAsOneByte) {
   EXPECT_EQ(core->view().used_bytes(), 1u);
 }
 
+// Lookup's miss lets the Insert that follows it skip its own index search
+// (CacheCore::Impl::NoteAbsent): every Insert must forget that, or a second
+// Insert of the same id would index it twice instead of replacing it.
+TEST(CacheCoreTest, InsertAfterAMissStillReplacesAnIdInsertedSince) {
+  auto core = LruCore(100);
+  EXPECT_EQ(core->Lookup(Req(1)), LookupOutcome::kMiss);
+  ASSERT_NE(core->Insert(Req(1, 4)), kNoSlot);
+  ASSERT_NE(core->Insert(Req(1, 6)), kNoSlot);
+  EXPECT_EQ(core->view().entry_count(), 1u);
+  EXPECT_EQ(core->view().used_bytes(), 6u);
+  // An expired lookup removes the entry and notes it absent too.
+  ASSERT_NE(core->Insert(Req(2, 5, /*now=*/0, /*ttl=*/10)), kNoSlot);
+  EXPECT_EQ(core->Lookup(Req(2, 5, /*now=*/20)), LookupOutcome::kExpired);
+  ASSERT_NE(core->Insert(Req(2, 5, /*now=*/20)), kNoSlot);
+  ASSERT_NE(core->Insert(Req(2, 7, /*now=*/20)), kNoSlot);
+  EXPECT_EQ(core->view().entry_count(), 2u);
+  EXPECT_EQ(core->view().used_bytes(), 13u);
+  EXPECT_TRUE(core->Erase(2));
+  EXPECT_FALSE(core->Erase(2));  // indexed once
+  EXPECT_EQ(core->Lookup(Req(2, 1, 20)), LookupOutcome::kMiss);
+}
+
+// The id index (linear probing, home bucket from the stored tag, backward-
+// shift deletion) agrees with a set under random inserts and erases, through
+// its growth from 16 buckets, for clustered (sequential) and random ids.
+TEST(CacheCoreTest, IndexAgreesWithASetUnderChurnAndGrowth) {
+  for (const bool sequential : {true, false}) {
+    auto core = LruCore(kUnlimitedBytes);
+    std::unordered_map<ObjectId, bool> model;  // id -> cached
+    std::mt19937_64 rng(sequential ? 7 : 8);
+    std::vector<ObjectId> ids;
+    for (int i = 0; i < 3000; ++i) ids.push_back(sequential ? i : rng());
+    for (int step = 0; step < 40000; ++step) {
+      const ObjectId id = ids[rng() % (step < 20000 ? ids.size() : 300)];
+      const int op = static_cast<int>(rng() % 3);
+      if (op == 0) {
+        const bool hit = core->Lookup(Req(id)) == LookupOutcome::kHit;
+        ASSERT_EQ(hit, model[id]) << id;
+        if (!hit) {
+          ASSERT_NE(core->Insert(Req(id)), kNoSlot);
+        }
+        model[id] = true;
+      } else if (op == 1) {
+        ASSERT_NE(core->Insert(Req(id)), kNoSlot);
+        model[id] = true;
+      } else {
+        ASSERT_EQ(core->Erase(id), model[id]) << id;
+        model[id] = false;
+      }
+    }
+    uint64_t cached = 0;
+    for (const auto& [id, in] : model) {
+      cached += in;
+      ASSERT_EQ(core->Find(id) != kNoSlot, in) << id;
+      if (in) {
+        ASSERT_EQ(core->view().meta(core->Find(id)).id, id);
+      }
+    }
+    EXPECT_EQ(core->view().entry_count(), cached);
+  }
+}
+
 TEST(FlatIdMapTest, MatchesStdUnorderedMapUnderRandomChurn) {
   FlatIdMap map;
   std::unordered_map<uint64_t, uint32_t> ref;
