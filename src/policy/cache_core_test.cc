@@ -3,6 +3,7 @@
 // in policy_contract_test.cc.
 #include <cmath>
 #include <cstdint>
+#include <list>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -380,6 +381,64 @@ TEST(SlotListsTest, KeepsOrderAcrossListsAndMoves) {
   EXPECT_TRUE(lists.Empty(0));
   EXPECT_EQ(lists.Front(0), kNoSlot);
   EXPECT_EQ(lists.Back(0), kNoSlot);
+}
+
+// Every move (within a list -- first, middle, last -- or across lists) and
+// removal keeps each list's order equal to a std::list model, sizes and tags
+// included.
+TEST(SlotListsTest, MatchesAModelUnderRandomMoves) {
+  constexpr uint32_t kLists = 3;
+  constexpr Slot kSlots = 300;
+  SlotLists lists(kLists);
+  std::vector<std::list<Slot>> model(kLists);
+  auto unlist = [&](Slot s) {
+    for (auto& l : model) l.remove(s);
+  };
+  std::mt19937_64 rng(11);
+  for (int step = 0; step < 20000; ++step) {
+    const Slot s = static_cast<Slot>(rng() % kSlots);
+    const uint32_t list = static_cast<uint32_t>(rng() % kLists);
+    switch (rng() % 4) {
+      case 0:  // to the front, mostly of the list it is in
+        if (rng() % 4 != 0 && lists.Contains(s)) {
+          const uint32_t in = lists.ListOf(s);
+          unlist(s);
+          model[in].push_front(s);
+          lists.MoveToFront(in, s);
+        } else {
+          unlist(s);
+          model[list].push_front(s);
+          lists.MoveToFront(list, s);
+        }
+        break;
+      case 1:
+        unlist(s);
+        model[list].push_back(s);
+        lists.MoveToBack(list, s);
+        break;
+      case 2: {  // the current first again (a repeated hit)
+        const Slot f = lists.Front(list);
+        if (f == kNoSlot) break;
+        ASSERT_EQ(f, model[list].front());
+        lists.MoveToFront(list, f);
+        break;
+      }
+      default:
+        unlist(s);
+        lists.Remove(s);
+    }
+    for (uint32_t l = 0; l < kLists; ++l) {
+      ASSERT_EQ(lists.Size(l), model[l].size());
+      std::vector<Slot> walked;
+      for (Slot x = lists.Front(l); x != kNoSlot; x = lists.Next(x)) {
+        ASSERT_EQ(lists.ListOf(x), l);
+        walked.push_back(x);
+      }
+      ASSERT_EQ(walked, std::vector<Slot>(model[l].begin(), model[l].end()))
+          << "step " << step;
+      ASSERT_EQ(lists.Back(l), model[l].empty() ? kNoSlot : model[l].back());
+    }
+  }
 }
 
 TEST(RegistryTest, UnknownPolicyErrorListsKnownNames) {
