@@ -36,6 +36,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -120,6 +121,59 @@ inline bool SamePlainFields(const BinRecord& r, const BinRecord& first) {
              std::bit_cast<uint64_t>(first.cost) &&
          std::bit_cast<uint64_t>(r.ttl) == std::bit_cast<uint64_t>(first.ttl);
 }
+
+// The plain second read's test of one record, word by word: the seven
+// 8-byte words of a binary record that hold only constants of a plain trace
+// (category; latency; cost; TTL; tool and user; session; digest, type and
+// error -- masked where a word shares bytes with the tenant or the reserved
+// field) are compared with the words `k` implies, with no branch per field
+// and no copy of the record. Matches(p) is exactly "type 1, error 0, digest
+// 0, and k's tool, user, session, category, latency, cost and TTL bits".
+class PlainWords {
+ public:
+  explicit PlainWords(const PlainConstants& k) {
+    BinRecord r{};
+    r.param_category = k.param_category;
+    r.tool = k.tool;
+    r.user = k.user;
+    r.session = k.session;
+    r.type = 1;
+    std::memcpy(want_, &r, kRecordSize);
+    // The doubles as bits (compared bit for bit, NaN payloads included).
+    want_[3] = std::bit_cast<uint64_t>(k.latency);
+    want_[4] = std::bit_cast<uint64_t>(k.cost);
+    want_[5] = k.ttl_bits;
+  }
+  [[gnu::always_inline]] bool Matches(const char* p) const {
+    const uint64_t diff =
+        (Load(p, 1) ^ want_[1]) |                  // param_category
+        (Load(p, 3) ^ want_[3]) |                  // latency
+        (Load(p, 4) ^ want_[4]) |                  // cost
+        (Load(p, 5) ^ want_[5]) |                  // ttl
+        (Load(p, 8) ^ want_[8]) |                  // tool, user
+        ((Load(p, 9) ^ want_[9]) & 0xffffffffu) |  // session, not tenant
+        // digest, type, error; not the reserved bytes
+        ((Load(p, 10) ^ want_[10]) & 0x0000ffffffffffffull);
+    return diff == 0;
+  }
+
+ private:
+  static uint64_t Load(const char* p, size_t index) {
+    uint64_t v;
+    std::memcpy(&v, p + index * 8, 8);
+    return v;
+  }
+  uint64_t want_[kRecordSize / 8];
+};
+static_assert(std::endian::native == std::endian::little,
+              "PlainWords reads the little-endian record in host words");
+static_assert(
+    offsetof(BinRecord, param_category) == 8 &&
+    offsetof(BinRecord, latency) == 24 && offsetof(BinRecord, cost) == 32 &&
+    offsetof(BinRecord, ttl) == 40 && offsetof(BinRecord, tool) == 64 &&
+    offsetof(BinRecord, user) == 68 && offsetof(BinRecord, session) == 72 &&
+    offsetof(BinRecord, tenant) == 76 && offsetof(BinRecord, digest) == 80 &&
+    offsetof(BinRecord, type) == 84 && offsetof(BinRecord, error) == 85);
 
 std::string Stem(const std::string& path) {
   std::string stem = path.substr(path.find_last_of('/') + 1);
@@ -1994,6 +2048,42 @@ Status Undeclared(const std::string& path, uint64_t i, const char* what) {
       " differs from record 1 or is out of bounds); " + "no row is reported");
 }
 
+// Why record `i` (at `p`) of a plain binary trace's second read is refused
+// (StreamPlainTrace's one-test check failed), with the message the light
+// pass's checks give. The first pass (or the header's declaration) vouched for
+// every record; a file that does not match it is refused, never read out of
+// bounds.
+Status RefusePlainRecord(const std::string& path, const PlainConstants& k,
+                         const char* p, uint64_t i, uint64_t key_count) {
+  BinRecord r;
+  std::memcpy(&r, p, kRecordSize);
+  if (r.key >= key_count || r.type != 1 || r.error != 0 || r.digest != 0 ||
+      r.tool != k.tool || r.user != k.user || r.session != k.session ||
+      r.param_category != k.param_category ||
+      std::bit_cast<uint64_t>(r.latency) !=
+          std::bit_cast<uint64_t>(k.latency) ||
+      std::bit_cast<uint64_t>(r.cost) != std::bit_cast<uint64_t>(k.cost)) {
+    if (k.declared) {
+      return Undeclared(path, i,
+                        "a key, type, error, digest, tool, user, session, "
+                        "category, latency or cost");
+    }
+    return Changed(path);
+  }
+  // Record 0's TTL as the first pass read it, key and tenant ids within
+  // their bounds, size and clock within the builder's.
+  if (std::bit_cast<uint64_t>(r.ttl) != k.ttl_bits || r.key > i ||
+      r.tenant > i + 1 || !InTraceBounds(r.size, k.latency, k.cost, r.time)) {
+    if (k.declared) {
+      return Undeclared(path, i, "a key, TTL, tenant, size or clock");
+    }
+    return Changed(path);
+  }
+  // Unreachable: the one test is exactly the checks above. Refused all the
+  // same, so that the caller never indexes with an unchecked key.
+  return Changed(path);
+}
+
 }  // namespace
 
 Result<TraceTotals> StreamPlainTrace(const std::string& path,
@@ -2036,41 +2126,34 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
   // Key id -> object index (first appearance), as AddInterned numbers them.
   std::vector<uint32_t> key_object(h.key_count, PreparedTrace::kNone);
   uint32_t objects = 0;
+  const PlainWords plain(k);
+  // InTraceBounds' latency and cost half: constants here.
+  const bool constants_in_bounds = InTraceBounds(0, k.latency, k.cost, 0);
   for (uint64_t i = 0; i < h.record_count; ++i) {
-    BinRecord r;
-    std::memcpy(&r, base + i * kRecordSize, kRecordSize);
-    // The first pass (or the header's declaration) vouched for every
-    // record; a file that does not match it is refused, never read out of
-    // bounds: each record is checked here as the light pass checked it.
-    if (r.key >= key_object.size() || r.type != 1 || r.error != 0 ||
-        r.digest != 0 || r.tool != k.tool || r.user != k.user ||
-        r.session != k.session || r.param_category != k.param_category ||
-        std::bit_cast<uint64_t>(r.latency) !=
-            std::bit_cast<uint64_t>(k.latency) ||
-        std::bit_cast<uint64_t>(r.cost) != std::bit_cast<uint64_t>(k.cost)) {
-      if (k.declared) {
-        return Undeclared(path, i,
-                          "a key, type, error, digest, tool, user, session, "
-                          "category, latency or cost");
-      }
-      return Changed(path);
+    const char* p = base + i * kRecordSize;
+    uint64_t key, size;
+    double time;
+    uint32_t tenant;
+    std::memcpy(&key, p + offsetof(BinRecord, key), sizeof key);
+    std::memcpy(&size, p + offsetof(BinRecord, size), sizeof size);
+    std::memcpy(&time, p + offsetof(BinRecord, time), sizeof time);
+    std::memcpy(&tenant, p + offsetof(BinRecord, tenant), sizeof tenant);
+    // The common case in one test: every check below passes (InTraceBounds
+    // without its isinf, which its own comparisons cover; NaN passes both).
+    if (!(constants_in_bounds && plain.Matches(p) && key < key_object.size() &&
+          key <= i && tenant <= i + 1 && size <= kMaxTraceResultSize &&
+          !(time > kMaxTraceTimeSeconds) && !(time < 0))) [[unlikely]] {
+      return RefusePlainRecord(path, k, p, i, key_object.size());
     }
-    uint32_t& o = key_object[r.key];
+    uint32_t& o = key_object[key];
     const bool fresh = o == PreparedTrace::kNone;
-    // The rest of what the light pass vouched for (record 0's TTL as that
-    // pass read it, key and tenant ids within their bounds, size and clock
-    // within the builder's); a declared file also numbers its keys as they
-    // first appear (its header counts them so).
-    if (std::bit_cast<uint64_t>(r.ttl) != k.ttl_bits || r.key > i ||
-        r.tenant > i + 1 || !InTraceBounds(r.size, k.latency, k.cost, r.time) ||
-        (k.declared && fresh && r.key != objects)) {
-      if (k.declared) {
-        return Undeclared(path, i, "a key, TTL, tenant, size or clock");
-      }
-      return Changed(path);
+    // A declared file also numbers its keys as they first appear (its
+    // header counts them so).
+    if (k.declared && fresh && key != objects) {
+      return Undeclared(path, i, "a key, TTL, tenant, size or clock");
     }
     if (fresh) o = objects++;
-    if (chunk.Add(o, fresh, r.size, r.time)) {
+    if (chunk.Add(o, fresh, size, time)) {
       if (Status s = chunk.Flush(); !s.ok()) return s;
     }
     if ((i & 0x3fff) == 0x3fff) f.Done(kHeaderSize + i * kRecordSize);

@@ -1156,6 +1156,97 @@ TEST(TraceFormats, PlainDeclarationIsOnePassAndTrustsNothing) {
   }
 }
 
+// The plain second read tests a record's constants word by word
+// (PlainWords): every byte of a constant field changed in one record is
+// refused -- a declared file as disagreeing with its declaration, an
+// undeclared one as changed between its reads -- while the bytes a plain
+// record may vary without consequence (tenant, next access, reserved) still
+// stream, to the same columns.
+TEST(TraceFormats, PlainStreamChecksEveryConstantByte) {
+  const std::vector<std::string> zipf = WriteZipf(MakeZipf(3000, 500));
+  const std::string bin = Dir() + "/bytes.bin";
+  ASSERT_TRUE(
+      ConvertToBinaryTrace(zipf[2], TraceFormat::kOracleGeneral, bin).ok());
+  const std::string old = Dir() + "/bytes_old.bin";
+  std::filesystem::copy_file(bin, old,
+                             std::filesystem::copy_options::overwrite_existing);
+  PatchFile(old, 48, std::string(16, '\0'));
+  std::optional<PlainConstants> k_new, k_old;
+  std::vector<uint64_t> commands;
+  ASSERT_TRUE(ScanTraceTotals(bin, {}, &commands, &k_new).ok());
+  ASSERT_TRUE(ScanTraceTotals(old, {}, &commands, &k_old).ok());
+  ASSERT_TRUE(k_new.has_value() && k_new->declared);
+  ASSERT_TRUE(k_old.has_value() && !k_old->declared);
+  auto stream = [](const std::string& path, const PlainConstants& k,
+                   std::vector<double>* cols) {
+    return StreamPlainTrace(path, {}, k, 64,
+                            [&](const PlainChunk& c, uint64_t) {
+                              for (size_t i = 0; i < c.records; ++i) {
+                                cols->push_back(c.object[i]);
+                                cols->push_back(static_cast<double>(c.size[i]));
+                                cols->push_back(c.now[i]);
+                              }
+                              return Status::Ok();
+                            });
+  };
+  std::vector<double> want;
+  ASSERT_TRUE(stream(bin, *k_new, &want).ok());
+  const size_t rec = 64 + 700 * 88;  // record 701
+  // Offsets of the fields a plain record holds constant.
+  std::vector<size_t> constant;
+  for (size_t b = 8; b < 16; ++b) constant.push_back(b);   // category
+  for (size_t b = 24; b < 48; ++b) constant.push_back(b);  // latency..ttl
+  for (size_t b = 64; b < 76; ++b) constant.push_back(b);  // tool..session
+  for (size_t b = 80; b < 86; ++b) constant.push_back(b);  // digest..error
+  size_t refused = 0;
+  for (const bool declared : {true, false}) {
+    const std::string& from = declared ? bin : old;
+    const PlainConstants& k = declared ? *k_new : *k_old;
+    for (const size_t b : constant) {
+      SCOPED_TRACE("declared " + std::to_string(declared) + " byte " +
+                   std::to_string(b));
+      const std::string forged = Dir() + "/bytes_forged.bin";
+      std::filesystem::copy_file(
+          from, forged, std::filesystem::copy_options::overwrite_existing);
+      std::string byte(1, '\0');
+      {
+        std::ifstream in(forged, std::ios::binary);
+        in.seekg(static_cast<std::streamoff>(rec + b));
+        in.read(byte.data(), 1);
+      }
+      byte[0] = static_cast<char>(byte[0] ^ 0x10);
+      PatchFile(forged, rec + b, byte);
+      std::vector<double> cols;
+      Result<TraceTotals> got = stream(forged, k, &cols);
+      ASSERT_FALSE(got.ok());
+      EXPECT_EQ(got.status().code(), StatusCode::kFailedPrecondition);
+      EXPECT_NE(got.status().message().find(declared ? "record 701 disagrees"
+                                                     : "changed between"),
+                std::string::npos)
+          << got.status().message();
+      ++refused;
+    }
+    // Tenant 1, a next access and reserved bytes: still plain.
+    for (const auto& [offset, bytes] :
+         std::vector<std::pair<size_t, std::string>>{
+             {76, std::string("\1\0\0\0", 4)},
+             {56, std::string("\5\0\0\0\0\0\0\0", 8)},
+             {86, std::string("\xff\xff", 2)}}) {
+      SCOPED_TRACE("declared " + std::to_string(declared) + " offset " +
+                   std::to_string(offset));
+      const std::string varied = Dir() + "/bytes_varied.bin";
+      std::filesystem::copy_file(
+          from, varied, std::filesystem::copy_options::overwrite_existing);
+      PatchFile(varied, rec + offset, bytes);
+      std::vector<double> cols;
+      Result<TraceTotals> got = stream(varied, k, &cols);
+      ASSERT_TRUE(got.ok()) << got.status().message();
+      EXPECT_EQ(cols, want);
+    }
+  }
+  EXPECT_EQ(refused, 2 * 50u);
+}
+
 TEST(TraceFormats, StreamedReplayRefusesOfflinePolicies) {
   Result<std::unique_ptr<Replayer>> r =
       Replayer::Make({.policy = "belady", .capacity_bytes = 100}, {});
