@@ -183,6 +183,20 @@ std::string Stem(const std::string& path) {
   return stem;
 }
 
+// Choice: the record loops over a mapped trace prefetch the bytes
+// kPrefetchAhead beyond the record they decode. A mapping is a run of 4 KiB
+// page-cache pages, and the hardware prefetcher does not follow a stream
+// across a page boundary: the plain binary reader spent 60 % of its samples
+// on the load that first touched a record's line (perf, LRU 1 %, 10M
+// records). 8 KiB was the best of 1, 4, 8 and 16 KiB there (user + system,
+// medians of 5: 0.55 -> 0.48 s); a prefetch never faults, so running past
+// the end of the mapping is harmless (the address is formed as an integer).
+constexpr uintptr_t kPrefetchAhead = uintptr_t{8} << 10;
+[[gnu::always_inline]] inline void PrefetchAhead(const char* p) {
+  __builtin_prefetch(reinterpret_cast<const void*>(
+      reinterpret_cast<uintptr_t>(p) + kPrefetchAhead));
+}
+
 // A read-only mapping of a whole file.
 class MappedFile {
  public:
@@ -958,6 +972,7 @@ Status ScanOracleGeneral(const std::string& path, const Progress& progress,
   const uint64_t n = f.size() / kOracleRecord;
   char num[24];
   for (uint64_t i = 0; i < n; ++i) {
+    PrefetchAhead(f.data() + i * kOracleRecord);
     const auto [clock, id, size] = DecodeOracle(f.data(), i);
     auto [e, ec] = std::to_chars(num, num + sizeof(num), id);
     (void)ec;
@@ -1268,6 +1283,7 @@ Result<PreparedTrace> ReadBinary(const std::string& path,
   const char* base = f.data() + kHeaderSize;
   for (uint64_t i = 0; i < h.record_count; ++i) {
     BinRecord r;
+    PrefetchAhead(base + i * kRecordSize);
     std::memcpy(&r, base + i * kRecordSize, kRecordSize);
     // Ids are dense in order of first appearance: record i can name at most
     // i earlier ones (+1 for the tables whose id 0 is the empty string), so
@@ -1559,6 +1575,7 @@ Result<PreparedTrace> ReadOracleGeneral(const std::string& path,
   }
   KeyNumbering keys;
   for (uint64_t i = 0; i < n; ++i) {
+    PrefetchAhead(f.data() + i * kOracleRecord);
     const auto [clock, id, size] = DecodeOracle(f.data(), i);
     const uint32_t key = keys.OfId(id);
     if (key == KeyNumbering::kFull) {
@@ -1766,6 +1783,7 @@ bool LightBinaryTotals(const std::string& path, const TraceReadOptions& o,
                    first.digest == 0 && first_class.cacheable;
   for (uint64_t i = 0; i < h.record_count; ++i) {
     BinRecord r;
+    PrefetchAhead(base + i * kRecordSize);
     std::memcpy(&r, base + i * kRecordSize, kRecordSize);
     if (i > 0 && all_plain && SamePlainFields(r, first)) [[likely]] {
       // The full checks passed on record 0, whose ids, type, error, TTL,
@@ -1876,6 +1894,7 @@ bool LightOracleTotals(const std::string& path, const TraceReadOptions& o,
                      std::numeric_limits<double>::infinity());
   KeyNumbering keys;
   for (uint64_t i = 0; i < n; ++i) {
+    PrefetchAhead(f.data() + i * kOracleRecord);
     const OracleRecord rec = DecodeOracle(f.data(), i);
     const uint32_t key = keys.OfId(rec.id);
     if (key == KeyNumbering::kFull) return false;
@@ -2104,6 +2123,7 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
     const uint64_t n = f.size() / kOracleRecord;
     KeyNumbering keys;
     for (uint64_t i = 0; i < n; ++i) {
+      PrefetchAhead(f.data() + i * kOracleRecord);
       const auto [clock, id, size] = DecodeOracle(f.data(), i);
       const uint64_t before = keys.keys();
       const uint32_t key = keys.OfId(id);
@@ -2131,6 +2151,7 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
   const bool constants_in_bounds = InTraceBounds(0, k.latency, k.cost, 0);
   for (uint64_t i = 0; i < h.record_count; ++i) {
     const char* p = base + i * kRecordSize;
+    PrefetchAhead(p);
     uint64_t key, size;
     double time;
     uint32_t tenant;
