@@ -56,19 +56,22 @@ struct LaterExpiry {
 // meta (another cache line) or mixing its id again (an erase walked ~10
 // buckets at 3/4 load, each a meta read and a MixId: the largest cost of an
 // eviction). Deletion is by backward shift (no tombstones).
-// Choice: load <= 5/8 (was 3/4). Linear probing degrades fast near 3/4: a
-// 1 % cache of the 1M Zipf trace (~700 entries in 1024 buckets, load 0.68)
-// probed ~5 buckets per miss and shifted ~10 per erase (432 M instructions
-// against 384 M at 2048 buckets). 5/8 bounds a miss at ~4 probes on average
-// and costs at most 25.6 bytes of index per entry (3/4: 21.3; 1/2: 32, which
-// would put S3-FIFO's 127 B per entry over the 128 B target at 10,000
-// entries, where 5/8 and 3/4 both give 16384 buckets).
+// Choice: max load 1/2 up to kSparseBuckets buckets (64 KiB), 3/4 beyond
+// (3/4 throughout until session 12). Linear probing degrades fast near 3/4:
+// a 1 % cache of the 1M Zipf trace (~700 entries in 1024 buckets, load
+// 0.68) probed ~5 buckets per miss and shifted ~10 per erase (432 M
+// instructions against 384 M at 2048 buckets), and the 10M trace's ~1200
+// entries at load 5/8 cost 5 % more instructions and ~10 % more CPU time
+// than at 1/2. A table that small costs at most 64 KiB however sparse, so it
+// is kept at 1/2 for speed; a larger one keeps 3/4 and so main's bytes per
+// entry (bench_policy_throughput: core 75.1 B at 10,000 entries, 16384
+// buckets either way).
 class SlotIndex {
  public:
   explicit SlotIndex(const std::vector<EntryMeta>* metas, uint64_t expected)
       : metas_(metas) {
     uint64_t n = 16;
-    while (n * 5 < expected * 8) n *= 2;
+    while (MaxEntries(n) < expected) n *= 2;
     Allocate(n);
   }
 
@@ -84,7 +87,7 @@ class SlotIndex {
 
   // REQUIRES: id is absent and (*metas_)[slot].id == id.
   void Insert(ObjectId id, Slot slot) {
-    if ((size_ + 1) * 8 > buckets_.size() * 5) Rehash(buckets_.size() * 2);
+    if (size_ + 1 > MaxEntries(buckets_.size())) Rehash(buckets_.size() * 2);
     const uint64_t h = MixId(id);
     uint64_t i = h >> shift_;
     while (buckets_[i].slot != kNoSlot) i = (i + 1) & mask_;
@@ -124,6 +127,11 @@ class SlotIndex {
     uint32_t tag = 0;
     Slot slot = kNoSlot;
   };
+  static constexpr uint64_t kSparseBuckets = 8192;
+  // The entries `n` buckets hold before the table doubles.
+  static constexpr uint64_t MaxEntries(uint64_t n) {
+    return n <= kSparseBuckets ? n / 2 : n / 4 * 3;
+  }
   // REQUIRES: n is a power of two >= 16.
   void Allocate(uint64_t n) {
     buckets_.assign(n, Bucket{});

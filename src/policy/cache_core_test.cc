@@ -1,6 +1,7 @@
 // Tests of CacheCore's own bookkeeping (TTL, capacity, listener, slots) and
 // of the reusable helpers FlatIdMap and SlotLists. Policy-generic behaviour is
 // in policy_contract_test.cc.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <list>
@@ -280,16 +281,19 @@ TEST(CacheCoreTest, InsertAfterAMissStillReplacesAnIdInsertedSince) {
 
 // The id index (linear probing, home bucket from the stored tag, backward-
 // shift deletion) agrees with a set under random inserts and erases, through
-// its growth from 16 buckets, for clustered (sequential) and random ids.
+// its growth from 16 buckets past the 8192 where its load limit changes
+// from 1/2 to 3/4, for clustered (sequential) and random ids.
 TEST(CacheCoreTest, IndexAgreesWithASetUnderChurnAndGrowth) {
   for (const bool sequential : {true, false}) {
     auto core = LruCore(kUnlimitedBytes);
     std::unordered_map<ObjectId, bool> model;  // id -> cached
     std::mt19937_64 rng(sequential ? 7 : 8);
     std::vector<ObjectId> ids;
-    for (int i = 0; i < 3000; ++i) ids.push_back(sequential ? i : rng());
-    for (int step = 0; step < 40000; ++step) {
-      const ObjectId id = ids[rng() % (step < 20000 ? ids.size() : 300)];
+    for (int i = 0; i < 12000; ++i) ids.push_back(sequential ? i : rng());
+    uint64_t peak = 0;
+    for (int step = 0; step < 60000; ++step) {
+      const ObjectId id = ids[rng() % (step < 40000 ? ids.size() : 300)];
+      peak = std::max(peak, core->view().entry_count());
       const int op = static_cast<int>(rng() % 3);
       if (op == 0) {
         const bool hit = core->Lookup(Req(id)) == LookupOutcome::kHit;
@@ -315,6 +319,7 @@ TEST(CacheCoreTest, IndexAgreesWithASetUnderChurnAndGrowth) {
       }
     }
     EXPECT_EQ(core->view().entry_count(), cached);
+    EXPECT_GT(peak, 4096u);  // past 8192 buckets at 1/2
   }
 }
 
