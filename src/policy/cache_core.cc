@@ -219,7 +219,10 @@ class CacheCore::Impl final : public EntryView {
     // The Lookup that just missed req.id already searched the index for it.
     const bool known_absent = absent_known_ && absent_id_ == req.id;
     absent_known_ = false;
-    ExpireUntil(req.now);
+    // ExpireUntil's loop test, inline: most inserts have nothing due.
+    if (!heap_.empty() && heap_.front().expires_at <= req.now) {
+      ExpireUntil(req.now);
+    }
     // Choice: inserting an id that is already cached replaces it (the old
     // entry is removed as kErased) instead of being undefined behaviour.
     if (!known_absent) {

@@ -109,6 +109,20 @@ TEST(CacheCoreTest, ExpireUntilRemovesEntriesPromptlyInExpiryOrder) {
   EXPECT_EQ(core->expirations(), 3u);
 }
 
+// Insert first expires every entry due at its `now`, inclusive (Insert's
+// inline test of the heap's top must say <=, as ExpireUntil does): an entry
+// expiring exactly then frees its room instead of being evicted.
+TEST(CacheCoreTest, InsertExpiresAnEntryDueExactlyNow) {
+  auto core = LruCore(2);
+  ASSERT_NE(core->Insert(Req(1, 1, /*now=*/0, /*ttl=*/10)), kNoSlot);
+  ASSERT_NE(core->Insert(Req(2, 1, /*now=*/5)), kNoSlot);
+  ASSERT_NE(core->Insert(Req(3, 1, /*now=*/10)), kNoSlot);
+  EXPECT_EQ(core->expirations(), 1u);
+  EXPECT_EQ(core->evictions(), 0u);
+  EXPECT_NE(core->Find(2), kNoSlot);
+  EXPECT_NE(core->Find(3), kNoSlot);
+}
+
 TEST(CacheCoreTest, OversizedObjectIsOfferedToPolicyThenRefused) {
   auto owned = std::make_unique<RecordingPolicy>();
   RecordingPolicy* policy = owned.get();
