@@ -28,36 +28,10 @@
 
 namespace toolcache::http {
 
-#if !defined(__cpp_lib_string_resize_and_overwrite) && defined(__GLIBCXX__) && \
-    _GLIBCXX_USE_CXX11_ABI
-namespace uninit_internal {
-using SetLength = void (std::string::*)(std::string::size_type);
-SetLength StringSetLength();
-template <SetLength kMember>
-struct SetLengthThief {
-  friend SetLength StringSetLength() { return kMember; }
-};
-template struct SetLengthThief<&std::string::_M_set_length>;
-}  // namespace uninit_internal
-#endif
-
 // Sets s->size() to n. Bytes [old size, n) are unspecified until the caller
 // writes them; the caller must write them all before reading any. Bytes
 // below the old size are kept.
-inline void ResizeForOverwrite(std::string* s, size_t n) {
-#if defined(__cpp_lib_string_resize_and_overwrite)
-  s->resize_and_overwrite(n, [](char*, size_t m) { return m; });
-#elif defined(__GLIBCXX__) && _GLIBCXX_USE_CXX11_ABI
-  if (n <= s->size()) {
-    s->resize(n);
-    return;
-  }
-  if (s->capacity() < n) s->reserve(n);
-  (s->*uninit_internal::StringSetLength())(n);
-#else
-  s->resize(n);
-#endif
-}
+void ResizeForOverwrite(std::string* s, size_t n);
 
 }  // namespace toolcache::http
 
