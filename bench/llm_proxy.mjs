@@ -203,6 +203,17 @@ async function main() {
         if (t.name !== 'direct') {
           row[`${t.name}_added_ms`] = +(med[t.name] - med.direct).toFixed(3);
           row[`${t.name}_added_p99_ms`] = +(row[`${t.name}_p99_ms`] - row.direct_p99_ms).toFixed(3);
+          // Paired: the path's time minus the direct time of the same
+          // round (the two ran back to back), then the quantile. A stall
+          // of the machine during one direct request no longer lowers
+          // every path's p99 (the quantile difference above can go
+          // negative on a loaded machine); a stall during a path's own
+          // request still counts against it.
+          if (times[t.name].length === times.direct.length) {
+            const d = times[t.name].map((x, i) => x - times.direct[i]);
+            row[`${t.name}_paired_added_p50_ms`] = +quant(d, 0.5).toFixed(3);
+            row[`${t.name}_paired_added_p99_ms`] = +quant(d, 0.99).toFixed(3);
+          }
         }
       }
       results.push(row);
@@ -225,11 +236,14 @@ async function main() {
   const bcol = baseline ? ' baseline added | baseline/nginx |' : '';
   console.log(`\n| request | mode | q | direct | toolcache added | nginx added | portkey added | toolcache/nginx (goal <= 1.5) | portkey/toolcache (goal >= 8) |${bcol} proxy CPU/request |`);
   console.log(`|---|---|---|---|---|---|---|---|---|${baseline ? '---|---|' : ''}---|`);
+  // "p99" = p99(path) - p99(direct); "p99 paired" = p99 of (path - direct)
+  // over the rounds, each pair run back to back (see the row fields).
   for (const r of results) {
-    for (const [q, sfx] of [['p50', ''], ['p99', '_p99']]) {
-      const add = (n) => r[`${n}_added${sfx}_ms`];
+    for (const [q, sfx] of [['p50', ''], ['p99', '_p99'], ['p99 paired', '_paired_p99']]) {
+      const add = (n) => (sfx === '_paired_p99' ? r[`${n}_paired_added_p99_ms`] : r[`${n}_added${sfx}_ms`]);
+      const dq = sfx === '' ? 'p50' : 'p99';
       const b = baseline ? ` ${add('baseline')} ms | ${ratio(add('baseline'), add('nginx'))} |` : '';
-      console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${q} | ${r[`direct_${q}_ms`]} ms | ${add('toolcache')} ms | ${add('nginx') ?? '-'} ms | ${add('portkey') ?? '-'} ms | ${ratio(add('toolcache'), add('nginx'))} | ${ratio(add('portkey'), add('toolcache'))} |${b} ${r.proxy_cpu_ms_per_request} ms |`);
+      console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${q} | ${r[`direct_${dq}_ms`]} ms | ${add('toolcache')} ms | ${add('nginx') ?? '-'} ms | ${add('portkey') ?? '-'} ms | ${ratio(add('toolcache'), add('nginx'))} | ${ratio(add('portkey'), add('toolcache'))} |${b} ${r.proxy_cpu_ms_per_request} ms |`);
     }
   }
   if (NO_WRK) {
