@@ -22,7 +22,8 @@
 // Pin it to one core for the issue-32 figures: `taskset -c 1 node ...`
 // (every process inherits the mask). The summary table gives, per size and
 // mode, the added p50 and p99 of each path (path quantile - direct
-// quantile) and the ratios the goals name: toolcache / nginx (goal <= 1.5)
+// quantile; "p99 paired" = the p99 over the rounds of path - direct in the
+// same round) and the ratios the goals name: toolcache / nginx (goal <= 1.5)
 // and portkey / toolcache (goal >= 8).
 // --stages runs the proxy at --log-level debug and prints, per block, the
 // medians of its per-request stage times (its "stages (ms)" log lines).
