@@ -6,7 +6,15 @@
 // scripts/setup.sh and a build):
 //   node bench/llm_proxy.mjs [--bin build/apps/toolcache/toolcache]
 //        [--baseline-bin OTHER] [--rounds 400] [--wrk-seconds 10] [--sizes 2048,204800]
-//        [--no-wrk] [--no-portkey] [--no-nginx] [--stages]
+//        [--no-wrk] [--no-portkey] [--no-nginx] [--stages] [--upstream fake|static]
+// --upstream static (sse200): every path talks to bench/llm_static_upstream.mjs,
+// which answers with the fake upstream's own reply bytes for each block
+// (captured once per block, direct from the fake) and parses and keeps
+// nothing, so its own p99 is small and steady and the added p99s can be
+// read; the fake (the default) builds every reply from the parsed request,
+// as a provider would. The observation counters of both toolcache
+// proxies are printed (toolcache_llm_observed_total, streams) so a run
+// shows they move alike with either upstream.
 // --baseline-bin adds a second toolcache proxy (another build, e.g. the
 // binary before a change) as one more path in the same alternation, so a
 // before/after comparison shares the machine's load; its rows show
@@ -14,7 +22,8 @@
 // Pin it to one core for the issue-32 figures: `taskset -c 1 node ...`
 // (every process inherits the mask). The summary table gives, per size and
 // mode, the added p50 and p99 of each path (path quantile - direct
-// quantile) and the ratios the goals name: toolcache / nginx (goal <= 1.5)
+// quantile; "p99 paired" = the p99 over the rounds of path - direct in the
+// same round) and the ratios the goals name: toolcache / nginx (goal <= 1.5)
 // and portkey / toolcache (goal >= 8).
 // --stages runs the proxy at --log-level debug and prints, per block, the
 // medians of its per-request stage times (its "stages (ms)" log lines).
@@ -48,6 +57,8 @@ const NO_WRK = args.includes('--no-wrk');
 const NO_PORTKEY = args.includes('--no-portkey');
 const NO_NGINX = args.includes('--no-nginx');
 const STAGES = args.includes('--stages');
+const UPSTREAM = opt('--upstream', 'fake');
+if (!['fake', 'static'].includes(UPSTREAM)) throw new Error(`--upstream fake|static, not ${UPSTREAM}`);
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 // utime + stime of a process, in ms.
 function cpuMs(pid) {
@@ -105,7 +116,10 @@ const quant = (xs, q) => { const s = [...xs].sort((a, b) => a - b); return s[Mat
 
 async function main() {
   const fake = await startProcess('node', [path.join(root, 'tests/llm/fake_upstream.mjs')], /(http:\/\/127\.0\.0\.1:\d+)/);
-  const upUrl = fake.match[1];
+  const stat = UPSTREAM === 'static'
+    ? await startProcess('node', [path.join(root, 'bench/llm_static_upstream.mjs')], /(http:\/\/127\.0\.0\.1:\d+)/)
+    : null;
+  const upUrl = stat ? stat.match[1] : fake.match[1];
   const proxy = await startProcess(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upUrl, '--log-level', STAGES ? 'debug' : 'warn'], /listening on (http:\S+)/);
   const pxUrl = proxy.match[1];
   const baseline = BASE
@@ -134,6 +148,23 @@ async function main() {
   for (const size of SIZES) {
     for (const stream of [false, true]) {
       const b = requestBody(size, stream);
+      if (stat) {
+        // This block's reply, as the fake upstream gives it, loaded into
+        // the static upstream (one request direct to the fake).
+        const got = await new Promise((resolve, reject) => {
+          const req = http.request(`${fake.match[1]}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(b), ...common } }, (res) => {
+            const parts = [];
+            res.on('data', (d) => parts.push(d));
+            res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts) }));
+          });
+          req.on('error', reject);
+          req.end(b);
+        });
+        if (got.status !== 200) throw new Error(`fake upstream: HTTP ${got.status}`);
+        const keep = Object.fromEntries(Object.entries(got.headers).filter(([k]) => !['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'].includes(k)));
+        const r = await fetch(`${upUrl}/__canned/${stream ? 'sse' : 'json'}`, { method: 'POST', headers: { 'x-canned-headers': JSON.stringify(keep) }, body: got.body });
+        if (r.status !== 204) throw new Error(`static upstream: HTTP ${r.status}`);
+      }
       const times = Object.fromEntries(targets.map((t) => [t.name, []]));
       const cpu0 = cpuMs(proxy.child.pid);
       const log0 = proxy.child.output.length;
@@ -173,16 +204,32 @@ async function main() {
         if (t.name !== 'direct') {
           row[`${t.name}_added_ms`] = +(med[t.name] - med.direct).toFixed(3);
           row[`${t.name}_added_p99_ms`] = +(row[`${t.name}_p99_ms`] - row.direct_p99_ms).toFixed(3);
+          // Paired: the path's time minus the direct time of the same
+          // round (the two ran back to back), then the quantile. A stall
+          // of the machine during one direct request no longer lowers
+          // every path's p99 (the quantile difference above can go
+          // negative on a loaded machine); a stall during a path's own
+          // request still counts against it.
+          if (times[t.name].length === times.direct.length) {
+            const d = times[t.name].map((x, i) => x - times.direct[i]);
+            row[`${t.name}_paired_added_p50_ms`] = +quant(d, 0.5).toFixed(3);
+            row[`${t.name}_paired_added_p99_ms`] = +quant(d, 0.99).toFixed(3);
+          }
         }
       }
       results.push(row);
     }
   }
   const stats = await (await fetch(`${pxUrl}/toolcache/stats`)).json();
+  // What each toolcache proxy observed (the same with either upstream).
+  const observedOf = (st) => Object.fromEntries(['toolcache_proxy_requests_total', 'toolcache_proxy_streams_total', 'toolcache_llm_observed_total']
+    .map((m) => [m, (st.metrics[m]?.series ?? []).map((x) => ({ ...x.labels, value: x.value }))]));
+  const observed = { toolcache: observedOf(stats) };
+  if (baseline) observed.baseline = observedOf(await (await fetch(`${baseline.match[1]}/toolcache/stats`)).json());
   const overhead = stats.metrics.toolcache_proxy_overhead_seconds.series;
   const hist = (series) => series.map((s) => ({ ...s.labels, p50_ms: +(s.p50 * 1e3).toFixed(3), p99_ms: +(s.p99 * 1e3).toFixed(3), count: s.count }));
   const stages = stats.metrics.toolcache_proxy_stage_seconds?.series ?? [];
-  console.log(JSON.stringify({ rounds: ROUNDS, load_before: loadBefore, load_after: loadavg(), results,
+  console.log(JSON.stringify({ rounds: ROUNDS, upstream: UPSTREAM, observed, load_before: loadBefore, load_after: loadavg(), results,
     proxy_own_time: hist(overhead), proxy_stages_all_sizes: hist(stages) }, null, 1));
   // Added time per path and quantile, and the goals' ratios (a ratio of
   // added times; '-' when a path did not run or added nothing measurable).
@@ -190,11 +237,14 @@ async function main() {
   const bcol = baseline ? ' baseline added | baseline/nginx |' : '';
   console.log(`\n| request | mode | q | direct | toolcache added | nginx added | portkey added | toolcache/nginx (goal <= 1.5) | portkey/toolcache (goal >= 8) |${bcol} proxy CPU/request |`);
   console.log(`|---|---|---|---|---|---|---|---|---|${baseline ? '---|---|' : ''}---|`);
+  // "p99" = p99(path) - p99(direct); "p99 paired" = p99 of (path - direct)
+  // over the rounds, each pair run back to back (see the row fields).
   for (const r of results) {
-    for (const [q, sfx] of [['p50', ''], ['p99', '_p99']]) {
-      const add = (n) => r[`${n}_added${sfx}_ms`];
+    for (const [q, sfx] of [['p50', ''], ['p99', '_p99'], ['p99 paired', '_paired_p99']]) {
+      const add = (n) => (sfx === '_paired_p99' ? r[`${n}_paired_added_p99_ms`] : r[`${n}_added${sfx}_ms`]);
+      const dq = sfx === '' ? 'p50' : 'p99';
       const b = baseline ? ` ${add('baseline')} ms | ${ratio(add('baseline'), add('nginx'))} |` : '';
-      console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${q} | ${r[`direct_${q}_ms`]} ms | ${add('toolcache')} ms | ${add('nginx') ?? '-'} ms | ${add('portkey') ?? '-'} ms | ${ratio(add('toolcache'), add('nginx'))} | ${ratio(add('portkey'), add('toolcache'))} |${b} ${r.proxy_cpu_ms_per_request} ms |`);
+      console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${q} | ${r[`direct_${dq}_ms`]} ms | ${add('toolcache')} ms | ${add('nginx') ?? '-'} ms | ${add('portkey') ?? '-'} ms | ${ratio(add('toolcache'), add('nginx'))} | ${ratio(add('portkey'), add('toolcache'))} |${b} ${r.proxy_cpu_ms_per_request} ms |`);
     }
   }
   if (NO_WRK) {
@@ -202,6 +252,7 @@ async function main() {
     baseline?.child.kill('SIGTERM');
     proxy.child.kill('SIGTERM');
     fake.child.kill('SIGTERM');
+    stat?.child.kill('SIGTERM');
     portkey?.child.kill('SIGTERM');
     agent.destroy();
     return;
@@ -226,7 +277,7 @@ async function main() {
   const status = fs.readFileSync(`/proc/${proxy.child.pid}/status`, 'utf8');
   const kb = (k) => Number(status.match(new RegExp(`${k}:\\s+(\\d+)`))[1]);
   console.log(`\nwrk -t2 -c64 -d${WRK_SECONDS}s, 2 KB Anthropic requests:`);
-  console.log(`  direct to the fake upstream: ${direct.rps} req/s (p50 ${direct.p50}, p99 ${direct.p99}, non-2xx ${direct.errors})`);
+  console.log(`  direct to the ${UPSTREAM} upstream: ${direct.rps} req/s (p50 ${direct.p50}, p99 ${direct.p99}, non-2xx ${direct.errors})`);
   console.log(`  through toolcache proxy:     ${through.rps} req/s (p50 ${through.p50}, p99 ${through.p99}, non-2xx ${through.errors})`);
   if (viaNginx) console.log(`  through nginx:               ${viaNginx.rps} req/s (p50 ${viaNginx.p50}, p99 ${viaNginx.p99}, non-2xx ${viaNginx.errors})`);
   console.log(`  proxy RSS now ${(kb('VmRSS') / 1024).toFixed(1)} MiB, peak ${(kb('VmHWM') / 1024).toFixed(1)} MiB`);
@@ -235,6 +286,7 @@ async function main() {
   baseline?.child.kill('SIGTERM');
   proxy.child.kill('SIGTERM');
   fake.child.kill('SIGTERM');
+  stat?.child.kill('SIGTERM');
   portkey?.child.kill('SIGTERM');
   agent.destroy();
 }

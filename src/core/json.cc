@@ -7,6 +7,10 @@
 // the RFC 8785 serializer's (canonical_json_internal.h), not second copies.
 #include "src/core/json.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -138,6 +142,14 @@ std::string_view ErrorName(Error e) {
   return "unknown";
 }
 
+// Choice (sse200): a string's closing quote is looked for in its first
+// 16 bytes with one SSE2 compare (every x86-64) before memchr is called:
+// most strings of an LLM request are a few bytes, and a memchr call per
+// string cost more than the search (callgrind, 200 KB bench request:
+// 1,760 strings). The byte loop between strings is kept: JSON's gaps
+// between strings are one to four bytes, shorter than a block (a 16-byte
+// block scan there counted more instructions, not fewer). The verdict is
+// the byte loop's (JsonScan.CheckLimitsAgreesWithTheByteLoop).
 Error CheckLimits(std::string_view text, const Limits& limits) {
   if (text.size() > limits.max_bytes) return Error::kTooLarge;
   const char* p = text.data();
@@ -148,12 +160,29 @@ Error CheckLimits(std::string_view text, const Limits& limits) {
     if (c == '"') {
       ++p;
       while (true) {
-        const void* q = std::memchr(p, '"', static_cast<size_t>(end - p));
+        const char* q = nullptr;
+#if defined(__SSE2__)
+        if (end - p >= 16) {
+          const int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(
+              _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)),
+              _mm_set1_epi8('"')));
+          if (mask != 0) {
+            q = p + __builtin_ctz(static_cast<unsigned>(mask));
+          } else {
+            q = static_cast<const char*>(
+                std::memchr(p + 16, '"', static_cast<size_t>(end - p - 16)));
+            if (q == nullptr) return Error::kOk;  // unterminated
+          }
+        }
+#endif
+        if (q == nullptr) {
+          q = static_cast<const char*>(
+              std::memchr(p, '"', static_cast<size_t>(end - p)));
+        }
         if (q == nullptr) return Error::kOk;  // unterminated: the parser says
-        const char* quote = static_cast<const char*>(q);
         size_t backslashes = 0;
-        for (const char* b = quote; b > p && b[-1] == '\\'; --b) ++backslashes;
-        p = quote + 1;
+        for (const char* b = q; b > p && b[-1] == '\\'; --b) ++backslashes;
+        p = q + 1;
         if (backslashes % 2 == 0) break;
       }
       continue;

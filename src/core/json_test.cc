@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -107,6 +112,91 @@ TEST(JsonScan, RefusesDeepNestingWithoutRecursing) {
   EXPECT_EQ(Validate("[" + ok + "]"), Error::kTooDeep);
   // Brackets inside strings do not count.
   EXPECT_EQ(CheckLimits("[\"" + deep + "\\\"\"]"), Error::kOk);
+}
+
+// The byte-at-a-time CheckLimits as it was before its 16-byte blocks
+// (sse200): the verdict every input must keep.
+Error CheckLimitsByteLoop(std::string_view text, const Limits& limits) {
+  if (text.size() > limits.max_bytes) return Error::kTooLarge;
+  const char* p = text.data();
+  const char* end = p + text.size();
+  uint32_t depth = 0;
+  while (p < end) {
+    const char c = *p;
+    if (c == '"') {
+      ++p;
+      while (true) {
+        const void* q = std::memchr(p, '"', static_cast<size_t>(end - p));
+        if (q == nullptr) return Error::kOk;
+        const char* quote = static_cast<const char*>(q);
+        size_t backslashes = 0;
+        for (const char* b = quote; b > p && b[-1] == '\\'; --b) ++backslashes;
+        p = quote + 1;
+        if (backslashes % 2 == 0) break;
+      }
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      if (++depth > limits.max_depth) return Error::kTooDeep;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    }
+    ++p;
+  }
+  return Error::kOk;
+}
+
+TEST(JsonScan, CheckLimitsAgreesWithTheByteLoop) {
+  // Random texts over the bytes the scan acts on and the brackets'
+  // neighbours (0x5A-0x5E, 0x7A-0x7E: the blocks compare byte | 0x20),
+  // every length across the 16-byte block edges, backslash runs before
+  // quotes at every offset.
+  std::mt19937 rng(32);
+  const std::string alphabet = "\"\\\\\\[]{}a ;=Z^z|~";
+  size_t checked = 0;
+  size_t deep = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const size_t n = rng() % 70;
+    std::string t(n, ' ');
+    for (char& c : t) c = alphabet[rng() % alphabet.size()];
+    const Limits l{.max_depth = 1 + static_cast<uint32_t>(rng() % 6)};
+    const Error want = CheckLimitsByteLoop(t, l);
+    ASSERT_EQ(CheckLimits(t, l), want) << "text: " << t;
+    deep += want == Error::kTooDeep;
+    ++checked;
+  }
+  EXPECT_GT(deep, 1000u);  // both verdicts were exercised
+  // Long strings with escapes where the blocks end: 15, 16 and 17
+  // backslash-preceded quotes around a 16-byte boundary.
+  for (size_t pad = 0; pad < 40; ++pad) {
+    for (size_t slashes = 0; slashes < 5; ++slashes) {
+      const std::string t = "[\"" + std::string(pad, 'x') +
+                            std::string(slashes, '\\') + "\"[[[" +
+                            std::string(20, 'y') + "\"]]]";
+      const Limits l{.max_depth = 2};
+      ASSERT_EQ(CheckLimits(t, l), CheckLimitsByteLoop(t, l))
+          << "pad " << pad << " slashes " << slashes;
+      ++checked;
+    }
+  }
+  // The fuzz corpora of the JSON readers.
+  for (const char* dir : {"llm_wire", "canonical_json", "mcp_scan"}) {
+    const std::filesystem::path d =
+        std::filesystem::path(TOOLCACHE_SOURCE_DIR) / "fuzz/corpus" / dir;
+    if (!std::filesystem::exists(d)) continue;
+    for (const auto& e : std::filesystem::directory_iterator(d)) {
+      std::ifstream in(e.path(), std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      for (uint32_t depth : {1u, 3u, 512u}) {
+        const Limits l{.max_depth = depth};
+        ASSERT_EQ(CheckLimits(ss.str(), l), CheckLimitsByteLoop(ss.str(), l))
+            << e.path();
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 200000u);
 }
 
 TEST(JsonScan, RefusesMalformedInput) {

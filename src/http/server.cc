@@ -57,6 +57,7 @@
 #include "src/http/deadline.h"
 #include "src/http/framing.h"
 #include "src/http/http.h"
+#include "src/http/uninit_string.h"
 
 namespace toolcache::http {
 namespace {
@@ -670,7 +671,10 @@ void Connection::ReadHead() {
 void Connection::ReadBodyDirect(size_t length) {
   direct_body_.clear();
   direct_body_.reserve(length + kBodyPadding);
-  direct_body_.resize(length);
+  // sse200: every byte is written below (the copy from buffer_, then the
+  // socket read) before the request sees it; resize() zeroed them first
+  // (~205,000 instructions per 200 KB body, callgrind).
+  ResizeForOverwrite(&direct_body_, length);
   const size_t have = std::min(buffer_.size(), length);
   net::buffer_copy(net::buffer(direct_body_.data(), have), buffer_.data());
   buffer_.consume(have);
