@@ -28,7 +28,9 @@
 //   never carries more than kMaxBreakpoints after the rewrite.
 // - A fingerprint (what the provider's prefix is made of) is taken of the
 //   body as sent upstream, with cache_control removed (a moved breakpoint
-//   is not a content change).
+//   is not a content change). Its hashes are keyed (SipHash-1-3, a random
+//   key per PromptCache) and never leave the process; the conversation id
+//   is SHA-256 of its pieces (stable across processes).
 // - mu_ guards conversations, LRU order, pending tickets and breaks; JSON
 //   parsing and serialisation happen outside it.
 // Choice: tools are sorted by byte-wise name comparison (Claude Code's client
@@ -54,6 +56,7 @@
 
 #include "src/core/json.h"
 #include "src/core/sha256.h"
+#include "src/core/siphash.h"
 #include "src/metrics/metrics.h"
 #include "src/prompt/span_tree.h"
 
@@ -86,13 +89,6 @@ std::string Hex(const Sha256Digest& d, size_t bytes) {
     s.push_back(kHex[d[i] & 15]);
   }
   return s;
-}
-
-uint64_t Hash64(std::string_view bytes) {
-  const Sha256Digest d = ComputeSha256(bytes);
-  uint64_t h = 0;
-  for (int i = 0; i < 8; ++i) h = (h << 8) | d[i];
-  return h;
 }
 
 std::string Dump(const OJ& v) {
@@ -678,6 +674,10 @@ class PromptCacheImpl final : public PromptCache {
       out->rewritten = true;
     }
     if (o_.detect_breaks) {
+      // The fingerprints' hash: keyed (see key_).
+      auto Hash64 = [this](std::string_view bytes) {
+        return SipHash13(key_, bytes);
+      };
       Fingerprint fp;
       if (model != kNoNode) fp.model = t.Text(model);
       if (anthropic && system != kNoNode) {
@@ -1216,6 +1216,15 @@ class PromptCacheImpl final : public PromptCache {
 
   const PromptCacheOptions o_;
   const Clock* clock_;
+  // The fingerprints' key, random per PromptCache. Choice: SipHash-1-3,
+  // keyed, instead of SHA-256: the fingerprints live in this process's
+  // memory only and are compared with each other, so they need
+  // collision resistance only against someone who cannot compute them
+  // (another principal shaping a request so that a changed system prompt
+  // or message hashes as before would hide a break); ~42 % of Prepare's
+  // instructions went to SHA-256. The conversation id, which leaves the
+  // process (logs, headers, BreaksJson), stays SHA-256.
+  const SipKey key_ = SipKey::Random();
   metrics::CounterFamily* requests_ = nullptr;
   metrics::CounterFamily* tools_ = nullptr;
   metrics::CounterFamily* breakpoints_ = nullptr;
