@@ -95,7 +95,9 @@ bool SpanTree::Graft(uint32_t begin, uint32_t end, std::string_view text) {
     // for a grafted value the span its graft replaced.
     uint32_t cb = nodes_[c].begin, ce = nodes_[c].end;
     if (nodes_[c].src != 0) {
-      const GraftEdit& g = grafts_[anchor_.at(c)];
+      const auto a = anchor_.find(c);
+      if (a == anchor_.end()) return false;  // unreachable: each is anchored
+      const GraftEdit& g = grafts_[a->second];
       cb = g.begin;
       ce = g.end;
     } else if (nodes_[c].key_begin != kNone) {

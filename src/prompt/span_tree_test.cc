@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -257,6 +258,47 @@ TEST(SpanTree, GraftRefusesWhatIsNotWholeValues) {
   EXPECT_FALSE(t.Graft(two, two, "9,")) << "touches an earlier graft";
   EXPECT_FALSE(t.Graft(two - 1, two + 2, "1,2,3")) << "overlaps one";
   EXPECT_EQ(t.Bytes(0), R"({"a":[1,7,3],"b":{"c":"d","e":"f"}})");
+}
+
+// Random edits at random positions: a graft the tree accepts must be
+// exactly the applied text's tree (an accepted edit that made the text
+// invalid, or read another structure, would send the provider a body the
+// rewrite did not read); many are refused, none crashes.
+TEST(SpanTree, AcceptedGraftsAreAlwaysTheAppliedTextsTree) {
+  const std::string body =
+      R"({"a":[1, 2 ,3],"b":{"c":"d","e":[{"f":null}]},"g":[ ],"h":"x"})";
+  const char* kTexts[] = {
+      "1", ",2", "3,",      "[4]", R"({"x":5})",   R"("s")", ",",
+      "",  "]",  " 7 , 8 ", ",9,", R"({"y":[]},)", "{",      "1,,2"};
+  std::mt19937 rng(30);
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    SpanTree t;
+    ASSERT_TRUE(t.Read(body));
+    std::vector<std::tuple<uint32_t, uint32_t, std::string>> done;
+    for (int k = 0; k < 1 + static_cast<int>(rng() % 3); ++k) {
+      const uint32_t b = static_cast<uint32_t>(rng() % (body.size() + 1));
+      const uint32_t e = rng() % 2 ? b : b + static_cast<uint32_t>(rng() % 6);
+      // The texts outlive the tree (span_tree.h): kTexts are literals.
+      const std::string_view x = kTexts[rng() % std::size(kTexts)];
+      if (e > body.size()) continue;
+      if (t.Graft(b, e, x)) done.push_back({b, e, std::string(x)});
+    }
+    if (done.empty()) continue;
+    ++accepted;
+    const std::string edited = Applied(body, done);
+    SpanTree want;
+    ASSERT_TRUE(want.Read(edited)) << edited;
+    std::string a, g;
+    Shape(want, 0, &a);
+    Shape(t, 0, &g);
+    for (size_t j = 0; j < a.size() && j < g.size(); ++j) {
+      if (g[j] == '~' && (a[j] == '+' || a[j] == '-')) g[j] = a[j];
+    }
+    ASSERT_EQ(a, g) << edited;
+    ASSERT_EQ(t.Bytes(0), edited);
+  }
+  EXPECT_GT(accepted, 500);
 }
 
 }  // namespace
