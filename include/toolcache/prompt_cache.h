@@ -102,11 +102,35 @@ enum class PromptApi : uint8_t {
   kOpenAiResponses,
 };
 
+// An edit of a request body: bytes [begin, end) become `text` (begin ==
+// end: an insertion). The LLM proxy's stages describe their rewrites so.
+struct BodyEditView {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  std::string_view text;
+};
+
+struct PromptEdit {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  std::string text;
+};
+
 struct PreparedRequest {
   // When `rewritten`, the body to send upstream; otherwise empty (send the
   // client's bytes: nothing needed changing, or the body was unreadable).
+  // PrepareEdited leaves it empty and fills `edits` instead.
   std::string body;
   bool rewritten = false;
+  // PrepareEdited: the rewrite as edits over the client's bytes, each a
+  // whole value (the tool list, the system prompt, the last message's
+  // content) or an earlier duplicate member to drop. A stage edit inside
+  // one of them is already in its text (it supersedes that edit); every
+  // other stage edit is disjoint from them.
+  std::vector<PromptEdit> edits;
+  // PrepareEdited: false when the stage edits could not be read in place;
+  // nothing was done or remembered (call Prepare on the edited body).
+  bool composed = false;
   // Pass to Observe with the response's usage; 0 = nothing to observe.
   uint64_t ticket = 0;
   // What the rewrite did (for logs and tests).
@@ -156,6 +180,20 @@ class PromptCache {
   // through as the client sent it).
   virtual PreparedRequest Prepare(PromptApi api, std::string_view scope,
                                   const std::string& body) = 0;
+  // Prepare for `body` with `stage_edits` (the proxy's splice and offload,
+  // over body's bytes, disjoint) applied, without applying them: the body
+  // is read once and the stage edits' texts are read into that reading
+  // (issue 30), and the rewrite comes back as `edits` for the caller's one
+  // writer. Applying the stage edits not superseded and `edits` to `body`
+  // gives the bytes Prepare gives for the edited body. `composed` false
+  // when the edits cannot be read so (an edit that does not replace whole
+  // values, the client's body unreadable); the default does not compose.
+  virtual PreparedRequest PrepareEdited(
+      PromptApi api, std::string_view scope, const std::string& body,
+      const std::vector<BodyEditView>& stage_edits) {
+    (void)api, (void)scope, (void)body, (void)stage_edits;
+    return {};
+  }
   // The response to the request of `ticket` reported `usage`: compares it
   // with the conversation's previous turn; returns the break, if any.
   // Unknown tickets (0, already observed, forgotten) return nullopt. Call

@@ -10,7 +10,9 @@
 //       (RFC 8785 escapes), so spliced bytes agree. prompt_cache: no request
 //       body is parsed into a DOM any more: src/prompt/span_tree.h reads
 //       every body (any whitespace, escape, number spelling; duplicate
-//       names last-wins), the rewrite is spliced into the client's bytes,
+//       names last-wins) -- with --serve the client's body once, the
+//       splice's and offload's edits grafted in -- the rewrite is spliced
+//       into the client's bytes (as BodyEdits for the proxy's one writer),
 //       and values are compared through their compact dump written from
 //       the spans (Unquote + AppendQuoted for strings, nlohmann for one
 //       number token at a time). The DOM stays for BreaksJson and the

@@ -3,18 +3,39 @@
 //   in one pass (one reserve, no intermediate bodies).
 // Choice: an overlapping edit is skipped, not merged: stages edit disjoint
 // parts (splice: assistant turns; offload: tool result contents and the
-// tool list's end), so an overlap is a bug to count, not to resolve.
+// tool list's end), so an overlap is a bug to count, not to resolve. The
+// one overlap by design -- the prompt cache rewrites the tool list offload
+// appended to, or the last message content whose result offload replaced
+// -- is resolved before Apply: the prompt cache read those edits, its text
+// holds them, and ReplaceOver drops them.
 #include "src/llm/edits.h"
 
 #include <algorithm>
 
 namespace toolcache::llm {
 
+namespace {
+thread_local uint64_t apply_count = 0;
+}  // namespace
+
+uint64_t BodyEdits::ApplyCount() { return apply_count; }
+
+void BodyEdits::ReplaceOver(uint32_t begin, uint32_t end, std::string text) {
+  end = std::max(begin, end);
+  std::erase_if(edits_, [&](const Edit& e) {
+    const bool edge_insert =
+        e.begin == e.end && begin < end && (e.begin == begin || e.end == end);
+    return begin <= e.begin && e.end <= end && !edge_insert;
+  });
+  edits_.push_back({begin, end, std::move(text)});
+}
+
 void BodyEdits::Replace(uint32_t begin, uint32_t end, std::string text) {
   edits_.push_back({begin, std::max(begin, end), std::move(text)});
 }
 
 std::string BodyEdits::Apply(std::string_view body) {
+  ++apply_count;
   std::stable_sort(
       edits_.begin(), edits_.end(),
       [](const Edit& a, const Edit& b) { return a.begin < b.begin; });

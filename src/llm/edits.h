@@ -10,6 +10,7 @@
 //   BodyEdits edits;
 //   loop.SplicePlan(parsed, body, scope, &sr, &edits);
 //   offloader.Plan(parsed, body, scope, &orep, &edits);
+//   ... the prompt cache's rewrite, ReplaceOver what it read ...
 //   if (!edits.empty()) body = edits.Apply(body);
 #ifndef TOOLCACHE_SRC_LLM_EDITS_H_
 #define TOOLCACHE_SRC_LLM_EDITS_H_
@@ -29,6 +30,11 @@ class BodyEdits {
   void Insert(uint32_t at, std::string text) {
     Replace(at, at, std::move(text));
   }
+  // Replaces [begin, end) by `text`, which already holds what the edits
+  // made so far inside that range wrote (the prompt cache's rewrite of a
+  // tool list or message content read with them, prompt_cache.h): those
+  // edits are dropped. An insertion exactly at `begin` or `end` stays.
+  void ReplaceOver(uint32_t begin, uint32_t end, std::string text);
   bool empty() const { return edits_.empty(); }
   size_t size() const { return edits_.size(); }
 
@@ -42,12 +48,18 @@ class BodyEdits {
   // by every edit that starts before it. REQUIRES: no edit spans `pos`.
   uint32_t Map(uint32_t pos) const;
 
- private:
   struct Edit {
     uint32_t begin;
     uint32_t end;
     std::string text;
   };
+  // The edits made so far, in the order they were made (Apply sorts them).
+  const std::vector<Edit>& edits() const { return edits_; }
+
+  // Debug hook: how many bodies Apply wrote on the calling thread.
+  static uint64_t ApplyCount();
+
+ private:
   std::vector<Edit> edits_;
   uint32_t skipped_ = 0;
 };

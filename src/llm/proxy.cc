@@ -974,6 +974,26 @@ class LlmProxyImpl final : public LlmProxy {
       if (p.rewritten) *body = std::move(p.body);
       return p.rewritten;
     };
+    // The same stage over the client's body and the stages' edits: it
+    // reads them in place and adds its rewrite to them (one read, one
+    // writer). kNotComposed: run prepare_prompt on the applied body.
+    auto prepare_edits = [&](const std::string& body,
+                             llm::BodyEdits* edits) -> PromptStage {
+      if (!shared->prompt) return PromptStage::kUnchanged;
+      std::vector<BodyEditView> views;
+      views.reserve(edits->size());
+      for (const llm::BodyEdits::Edit& e : edits->edits()) {
+        views.push_back({e.begin, e.end, e.text});
+      }
+      PreparedRequest p = shared->prompt->PrepareEdited(
+          PromptApiOf(route.api), state_scope, body, views);
+      if (!p.composed) return PromptStage::kNotComposed;
+      prompt_ticket = p.ticket;
+      for (PromptEdit& e : p.edits) {
+        edits->ReplaceOver(e.begin, e.end, std::move(e.text));
+      }
+      return p.rewritten ? PromptStage::kRewritten : PromptStage::kUnchanged;
+    };
     if (route.route == Route::kObserved) {
       Result<llm::ParsedRequest> parsed = llm::ParseRequest(
           route.api, req.body, {.max_depth = shared->options.max_depth});
@@ -1019,7 +1039,7 @@ class LlmProxyImpl final : public LlmProxy {
       }
       if (shared->loop) {
         session = Splice(shared, *parsed, &req.body, scope, state_scope,
-                         prepare_prompt);
+                         prepare_edits, prepare_prompt);
       } else {
         prepare_prompt(&req.body);
       }
@@ -1055,16 +1075,20 @@ class LlmProxyImpl final : public LlmProxy {
 
   // Runs the prompt-cache stage on a body; true when it rewrote it.
   using PrepareBody = std::function<bool(std::string*)>;
+  enum class PromptStage : uint8_t { kUnchanged, kRewritten, kNotComposed };
+  // Runs it on the client's body with the other stages' edits, adding its
+  // own to them (PromptCache::PrepareEdited).
+  using PrepareEdits =
+      std::function<PromptStage(const std::string&, llm::BodyEdits*)>;
 
   // The tool loop's request hook: splices hidden turns back into `body`,
-  // offloads, runs `prepare` (the prompt-cache stage) on the result and,
-  // when this request can be served, starts its session.
-  static std::unique_ptr<llm::ServeSession> Splice(Shared* shared,
-                                                   llm::ParsedRequest& parsed,
-                                                   std::string* body,
-                                                   const std::string& scope,
-                                                   const std::string& state,
-                                                   const PrepareBody& prepare) {
+  // offloads, runs the prompt-cache stage over those edits (`edited`;
+  // `prepare` on the applied body when it cannot compose) and, when this
+  // request can be served, starts its session.
+  static std::unique_ptr<llm::ServeSession> Splice(
+      Shared* shared, llm::ParsedRequest& parsed, std::string* body,
+      const std::string& scope, const std::string& state,
+      const PrepareEdits& edited, const PrepareBody& prepare) {
     // Each stage adds edits over the one parse of the client's body; one
     // writer applies them (edits.h): the body is parsed once per request.
     llm::BodyEdits edits;
@@ -1116,9 +1140,16 @@ class LlmProxyImpl final : public LlmProxy {
         shared->offloaded->Get({api, "bytes"})->Add(orep.bytes_removed);
       }
     }
+    // The prompt-cache stage, on what goes upstream: read from the one
+    // reading of the client's body with the edits above, its rewrite added
+    // to them, all applied by the one writer (issue 30). Where it cannot
+    // compose (span_tree.h's Graft), on the applied body: same bytes.
+    const PromptStage stage = edited(*body, &edits);
     std::string upstream = edits.empty() ? *body : edits.Apply(*body);
-    // The prompt-cache stage, on what goes upstream.
-    const bool rewritten = prepare(&upstream);
+    const bool rewritten = stage == PromptStage::kNotComposed
+                               ? prepare(&upstream)
+                               : stage == PromptStage::kRewritten;
+    const bool mapped = stage != PromptStage::kNotComposed || !rewritten;
     const std::string_view bypass = llm::ToolLoop::BypassReason(parsed);
     if (!bypass.empty()) {
       shared->spliced->Get({api, "bypass_" + std::string(bypass)})->Add();
@@ -1126,7 +1157,7 @@ class LlmProxyImpl final : public LlmProxy {
     } else if (llm::ToolLoop::Supports(parsed.api, parsed.stream)) {
       session = std::make_unique<llm::ServeSession>(
           shared->loop.get(), std::move(parsed), std::move(*body), upstream,
-          scope, state, rewritten ? nullptr : &edits);
+          scope, state, mapped ? &edits : nullptr);
     }
     *body = std::move(upstream);
     return session;

@@ -387,6 +387,157 @@ TEST_F(ToolLoopTest, PromptCacheRewriteDoesNotParseTheBodyAgain) {
   EXPECT_EQ(j["tools"][0]["name"], "Read");
 }
 
+// Issue 30, the last item: with promptCache on, the prompt-cache stage
+// reads the one reading of the client's body with the splice's and
+// offload's edits grafted in (no read of the spliced body) and its rewrite
+// joins their edits: one ParseRequest, one SpanTree read of one body, one
+// writer. The bytes are the former path's (apply, then Prepare on the
+// result, then its own splice), turn after turn: tools sorted with
+// offload's toolcache_read among them, breakpoints on the last tool and on
+// the last block of a message whose result offload replaced. On main the
+// session parsed the rewritten body again (RequestParseCount + 1) and the
+// body was written twice.
+TEST_F(ToolLoopTest, PromptCacheEditsJoinTheOneWriter) {
+  ClientRan("toolu_1", "Read", kA, "alpha");
+  const std::string tools =
+      R"("tools":[{"name":"mcp__x__y","input_schema":{"type":"object"}},{"name":"Write","input_schema":{"type":"object"}},{"name":"Read","input_schema":{"type":"object"}}],)";
+  const std::string client1 = Padded(
+      R"({"model":"m","max_tokens":100,"system":[{"type":"text","text":"be brief"}],)" +
+      tools + R"("messages":[{"role":"user","content":"read a twice"}]})");
+  auto p1 = ParseRequest(Api::kAnthropicMessages, client1);
+  ASSERT_TRUE(p1.ok());
+  ServeSession s(loop_.get(), *p1, client1, client1, "s");
+  const std::string r1 =
+      AnthropicToolResponse({{"toolu_9", "Read", kA}}, 10, 5);
+  auto pr1 = ParseResponse(Api::kAnthropicMessages, r1);
+  ASSERT_TRUE(s.OnResponse(r1, *pr1).has_value());
+  const std::string r2 = AnthropicTextResponse("a says alpha", 30, 8);
+  auto pr2 = ParseResponse(Api::kAnthropicMessages, r2);
+  EXPECT_FALSE(s.OnResponse(r2, *pr2).has_value());
+  (void)s.Finish(r2, *pr2);
+  ASSERT_TRUE(s.saved());
+
+  PromptCacheOptions po;
+  po.stabilize_tools = po.place_cache_control = po.cache_system =
+      po.cache_last_turn = po.detect_breaks = true;
+  po.min_cacheable_tokens = 0;
+  ManualClock clock;
+  std::unique_ptr<PromptCache> former = NewPromptCache(po, &clock, nullptr);
+  std::unique_ptr<PromptCache> one = NewPromptCache(po, &clock, nullptr);
+  const std::string big(12000, 'z');
+  // Turn 2 (a hidden turn to splice back, an oversized result in the
+  // last message) and turn 3 (one more exchange after it).
+  const std::string history =
+      R"("messages":[{"role":"user","content":"read a twice"},)"
+      R"({"role":"assistant","content":[{"type":"text","text":"a says alpha"}]},)"
+      R"({"role":"user","content":"thanks"},)"
+      R"({"role":"assistant","content":[{"type":"tool_use","id":"toolu_5","name":"Bash","input":{"command":"ls"}}]},)"
+      R"({"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_5","content":")" +
+      big + R"("},{"type":"text","text":"thanks"}]})";
+  const std::string turns[] = {
+      R"({"model":"m","max_tokens":100,"system":[{"type":"text","text":"be brief"}],)" +
+          tools + history + "]}",
+      R"({"model":"m", "max_tokens":100,"system":[{"type":"text","text":"be brief"}],)" +
+          tools + history +
+          R"(,{"role":"assistant","content":"listed"},{"role":"user","content":[{"type":"text","text":"again"},{"type":"tool_result","tool_use_id":"toolu_6","content":")" +
+          big + R"(y"}]}]})",
+  };
+  Offloader off(store_.get(), {});
+  int n = 0;
+  for (const std::string& t : turns) {
+    SCOPED_TRACE(n++);
+    const std::string client = Padded(t);
+    auto parsed = ParseRequest(Api::kAnthropicMessages, client);
+    ASSERT_TRUE(parsed.ok());
+    // The former path, on the bytes the stages wrote.
+    BodyEdits stage;
+    SpliceReport rep;
+    loop_->SplicePlan(*parsed, client, "s", &rep, &stage);
+    OffloadReport orep;
+    off.Plan(*parsed, client, "s", &orep, &stage);
+    EXPECT_TRUE(orep.tool_added);
+    EXPECT_GT(orep.offloaded + orep.reused, 0u);
+    const std::string applied = stage.Apply(client);
+    PreparedRequest a =
+        former->Prepare(PromptApi::kAnthropicMessages, "s", applied);
+    ASSERT_TRUE(a.rewritten);
+    const std::string want = a.body;
+
+    // The one reading, the one writer.
+    const uint64_t parses = RequestParseCount();
+    const uint64_t reads = prompt_internal::BodyReadCount();
+    const uint64_t writes = prompt_internal::BodyWriteCount();
+    const uint64_t applies = BodyEdits::ApplyCount();
+    BodyEdits edits;
+    SpliceReport rep2;
+    loop_->SplicePlan(*parsed, client, "s", &rep2, &edits);
+    OffloadReport orep2;
+    off.Plan(*parsed, client, "s", &orep2, &edits);
+    EXPECT_EQ(rep2.spliced, rep.spliced);
+    if (n == 1) {
+      EXPECT_EQ(rep.spliced, 1u);
+    }
+    std::vector<BodyEditView> views;
+    for (const BodyEdits::Edit& e : edits.edits()) {
+      views.push_back({e.begin, e.end, e.text});
+    }
+    PreparedRequest b =
+        one->PrepareEdited(PromptApi::kAnthropicMessages, "s", client, views);
+    ASSERT_TRUE(b.composed);
+    EXPECT_TRUE(b.rewritten);
+    EXPECT_TRUE(b.body.empty());
+    for (PromptEdit& e : b.edits) {
+      edits.ReplaceOver(e.begin, e.end, std::move(e.text));
+    }
+    const std::string upstream = edits.Apply(client);
+    EXPECT_EQ(edits.skipped(), 0u);
+    EXPECT_EQ(upstream, want);
+    // What the case is about: offload's tool in the sorted list, the
+    // breakpoint on the last block (turn 3: the offloaded result).
+    const json up = json::parse(upstream);
+    EXPECT_EQ(up["tools"].size(), 4u);
+    EXPECT_EQ(up["tools"][2]["name"], "toolcache_read");
+    EXPECT_TRUE(
+        up["messages"].back()["content"].back().contains("cache_control"));
+    EXPECT_EQ(b.conversation, a.conversation);
+    EXPECT_EQ(b.tools_moved, a.tools_moved);
+    EXPECT_EQ(b.tools_memoised, a.tools_memoised);
+    EXPECT_EQ(b.breakpoints_added, a.breakpoints_added);
+    // The session maps the one parse through every edit, the prompt
+    // cache's included: its hidden rounds go where a parse would put them.
+    ServeSession mapped(loop_.get(), *parsed, client, upstream, "s",
+                        std::nullopt, &edits);
+    EXPECT_EQ(RequestParseCount(), parses) << "the body was parsed again";
+    EXPECT_EQ(prompt_internal::BodyReadCount(), reads + 1);
+    EXPECT_EQ(prompt_internal::BodyWriteCount(), writes)
+        << "the prompt cache wrote a body itself";
+    EXPECT_EQ(BodyEdits::ApplyCount(), applies + 1);
+    ServeSession reparsed(loop_.get(), *parsed, client, upstream, "s");
+    const std::string r3 =
+        AnthropicToolResponse({{"toolu_7", "Read", kA}}, 10, 5);
+    auto pr3 = ParseResponse(Api::kAnthropicMessages, r3);
+    std::optional<std::string> x = mapped.OnResponse(r3, *pr3);
+    std::optional<std::string> y = reparsed.OnResponse(r3, *pr3);
+    ASSERT_TRUE(x.has_value());
+    ASSERT_TRUE(y.has_value());
+    EXPECT_EQ(*x, *y);
+    // The breaks the two see are the same too.
+    const PromptUsage usage{.input_tokens = 10,
+                            .cache_read_tokens = n == 1 ? 9000 : 100,
+                            .cache_creation_tokens = 0};
+    std::optional<CacheBreak> ba = former->Observe(a.ticket, usage);
+    std::optional<CacheBreak> bb = one->Observe(b.ticket, usage);
+    ASSERT_EQ(ba.has_value(), bb.has_value());
+    if (ba) {
+      EXPECT_EQ(ba->Label(), bb->Label());
+    }
+    if (n == 2) {
+      ASSERT_TRUE(bb.has_value());
+    }
+    clock.Advance(1);
+  }
+}
+
 // Issue 27, item 3: conversation state is bound to the whole prefix it
 // continues. Agent A (system A) says "Start.", a Read is served in a
 // hidden round, A answers "Done."; agent B (system B, same scope) sends

@@ -19,11 +19,18 @@
 //   passed through unchanged.
 // - Duplicate member names read as the provider and src/llm/wire.cc read
 //   them: the last one wins.
+// - PrepareEdited reads the client's body once and grafts the proxy's
+//   other stage edits into that reading (SpanTree::Graft); what it decides
+//   and writes is what Prepare decides and writes for the applied body,
+//   and its edits index the client's bytes. It returns "not composed"
+//   before touching any state, or not at all.
 // - The client's breakpoints stay where the client put them; the request
 //   never carries more than kMaxBreakpoints after the rewrite.
 // - A fingerprint (what the provider's prefix is made of) is taken of the
 //   body as sent upstream, with cache_control removed (a moved breakpoint
-//   is not a content change).
+//   is not a content change). Its hashes are keyed (SipHash-1-3, a random
+//   key per PromptCache) and never leave the process; the conversation id
+//   is SHA-256 of its pieces (stable across processes).
 // - mu_ guards conversations, LRU order, pending tickets and breaks; JSON
 //   parsing and serialisation happen outside it.
 // Choice: tools are sorted by byte-wise name comparison (Claude Code's client
@@ -49,13 +56,20 @@
 
 #include "src/core/json.h"
 #include "src/core/sha256.h"
+#include "src/core/siphash.h"
 #include "src/metrics/metrics.h"
 #include "src/prompt/span_tree.h"
 
 namespace toolcache {
 namespace prompt_internal {
+namespace {
+thread_local uint64_t body_reads = 0;
+thread_local uint64_t body_writes = 0;
+}  // namespace
 // No request body is parsed into a DOM any more (span_tree.h).
 uint64_t DomParseCount() { return 0; }
+uint64_t BodyReadCount() { return body_reads; }
+uint64_t BodyWriteCount() { return body_writes; }
 }  // namespace prompt_internal
 
 namespace {
@@ -75,13 +89,6 @@ std::string Hex(const Sha256Digest& d, size_t bytes) {
     s.push_back(kHex[d[i] & 15]);
   }
   return s;
-}
-
-uint64_t Hash64(std::string_view bytes) {
-  const Sha256Digest d = ComputeSha256(bytes);
-  uint64_t h = 0;
-  for (int i = 0; i < 8; ++i) h = (h << 8) | d[i];
-  return h;
 }
 
 std::string Dump(const OJ& v) {
@@ -412,10 +419,23 @@ class PromptCacheImpl final : public PromptCache {
   PreparedRequest Prepare(PromptApi api, std::string_view scope,
                           const std::string& body) override {
     PreparedRequest out;
-    if (!SpanPrepare(api, scope, body, &out)) {
+    if (!SpanPrepare(api, scope, body, nullptr, &out)) {
       Count(requests_, {ApiLabel(api), "unreadable"});
       return PreparedRequest{};
     }
+    Count(requests_,
+          {ApiLabel(api), out.rewritten ? "rewritten" : "unchanged"});
+    return out;
+  }
+
+  PreparedRequest PrepareEdited(
+      PromptApi api, std::string_view scope, const std::string& body,
+      const std::vector<BodyEditView>& stage_edits) override {
+    PreparedRequest out;
+    if (!SpanPrepare(api, scope, body, &stage_edits, &out)) {
+      return PreparedRequest{};  // not composed: the caller calls Prepare
+    }
+    out.composed = true;
     Count(requests_,
           {ApiLabel(api), out.rewritten ? "rewritten" : "unchanged"});
     return out;
@@ -541,10 +561,27 @@ class PromptCacheImpl final : public PromptCache {
   // nothing changed or remembered, when the body is not a JSON object or
   // holds what the rewrite cannot read (a non-string role / type / text /
   // model): the caller passes it through unchanged.
+  // With `stage`: the body as those edits make it, read by grafting them
+  // into the reading of `body` (span_tree.h), the rewrite returned as
+  // out->edits over body's bytes. False, with nothing changed or
+  // remembered, also when a stage edit cannot be grafted or lands where
+  // the rewrite edits (a grafted tool list, system prompt, last message or
+  // block of it): the caller then prepares the applied body (the path
+  // without `stage`), which gives the same bytes.
   bool SpanPrepare(PromptApi api, std::string_view scope,
-                   const std::string& body, PreparedRequest* out) {
+                   const std::string& body,
+                   const std::vector<BodyEditView>* stage,
+                   PreparedRequest* out) {
     SpanTree t;
+    ++prompt_internal::body_reads;
     if (!t.Read(body) || t.kind(0) != 'o') return false;
+    if (stage != nullptr) {
+      for (const BodyEditView& e : *stage) {
+        if (!t.Graft(e.begin, e.end, e.text)) return false;
+      }
+    }
+    // Where the rewrite edits must be nodes of the client's bytes.
+    auto own = [&t](uint32_t n) { return n == kNoNode || !t.grafted(n); };
     const bool want_tools = o_.stabilize_tools;
     const bool anthropic = api == PromptApi::kAnthropicMessages;
     const bool want_bp = anthropic && (o_.place_cache_control ||
@@ -564,6 +601,7 @@ class PromptCacheImpl final : public PromptCache {
       }
     }
     const uint32_t messages = anthropic ? msgs : kNoNode;
+    if (!own(msgs)) return false;
     uint32_t last_message = kNoNode, last_content = kNoNode;
     if (messages != kNoNode && t.kind(messages) == 'a') {
       for (uint32_t e = t.first(messages); e != kNoNode; e = t.next(e)) {
@@ -572,18 +610,29 @@ class PromptCacheImpl final : public PromptCache {
     }
     if (want_bp && last_message != kNoNode && t.kind(last_message) == 'o') {
       last_content = t.Find(last_message, "content");
+      if (!own(last_message) || !own(last_content)) return false;
       if (last_content != kNoNode && t.kind(last_content) == 'a') {
         for (uint32_t b = t.first(last_content); b != kNoNode; b = t.next(b)) {
           if (t.kind(b) == 'o' && (!StringOrAbsent(t, b, "type") ||
                                    !StringOrAbsent(t, b, "text"))) {
             return false;
           }
+          if (!own(b)) return false;
         }
+      }
+    }
+    const uint32_t tools = t.Find(0, "tools");
+    const uint32_t system = anthropic ? t.Find(0, "system") : kNoNode;
+    if (!own(tools) || !own(system) || (system != kNoNode && t.mixed(system))) {
+      return false;
+    }
+    if (tools != kNoNode && t.kind(tools) == 'a') {
+      for (uint32_t e = t.first(tools); e != kNoNode; e = t.next(e)) {
+        if (t.mixed(e)) return false;
       }
     }
     // Committed: from here on the request is read.
     out->conversation = SpanConversationId(api, scope, t, msgs);
-    const uint32_t tools = t.Find(0, "tools");
     std::vector<std::string> tool_bytes;  // the tool list as it will be sent
     if (tools != kNoNode && t.kind(tools) == 'a') {
       for (uint32_t e = t.first(tools); e != kNoNode; e = t.next(e)) {
@@ -592,9 +641,8 @@ class PromptCacheImpl final : public PromptCache {
       if (want_tools)
         SpanStabilizeTools(api, out->conversation, t, tools, &tool_bytes, out);
     }
-    const uint32_t system = anthropic ? t.Find(0, "system") : kNoNode;
     std::string system_bytes(system != kNoNode ? t.Raw(system) : "");
-    std::string content_bytes(last_content != kNoNode ? t.Raw(last_content)
+    std::string content_bytes(last_content != kNoNode ? t.Bytes(last_content)
                                                       : "");
     double placed_ttl = 0;
     bool tools_edited = false, system_edited = false, content_edited = false;
@@ -626,6 +674,10 @@ class PromptCacheImpl final : public PromptCache {
       out->rewritten = true;
     }
     if (o_.detect_breaks) {
+      // The fingerprints' hash: keyed (see key_).
+      auto Hash64 = [this](std::string_view bytes) {
+        return SipHash13(key_, bytes);
+      };
       Fingerprint fp;
       if (model != kNoNode) fp.model = t.Text(model);
       if (anthropic && system != kNoNode) {
@@ -677,11 +729,9 @@ class PromptCacheImpl final : public PromptCache {
             }
           }
           if (e == last_message && content_edited) {
-            std::string m(
-                body.substr(t.begin(e), t.begin(last_content) - t.begin(e)));
+            std::string m = t.Slice(t.begin(e), t.begin(last_content));
             m += content_bytes;
-            m.append(body.substr(t.end(last_content),
-                                 t.end(e) - t.end(last_content)));
+            m += t.Slice(t.end(last_content), t.end(e));
             SpanTree mt;
             (void)mt.Read(m);
             fp.messages.push_back(
@@ -737,6 +787,15 @@ class PromptCacheImpl final : public PromptCache {
       }
       std::sort(edits.begin(), edits.end(),
                 [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+      if (stage != nullptr) {
+        // The caller's one writer applies them (with the stage edits not
+        // inside one of them).
+        for (const Edit& e : edits) {
+          out->edits.push_back({e.begin, e.end, *e.text});
+        }
+        return true;
+      }
+      ++prompt_internal::body_writes;
       std::string& o = out->body;
       uint32_t from = 0;
       for (const Edit& e : edits) {
@@ -996,10 +1055,9 @@ class PromptCacheImpl final : public PromptCache {
         } else {
           const std::string cc =
               cc_for(kSystemBase + static_cast<int>(t.count(system)), "system");
-          const uint32_t at = t.begin(back);
-          std::string s(t.Raw(system).substr(0, at - t.begin(system)));
-          s += WithMember(t.Raw(back), cc);
-          s.append(t.Raw(system).substr(t.end(back) - t.begin(system)));
+          std::string s = t.Slice(t.begin(system), t.begin(back));
+          s += WithMember(t.Bytes(back), cc);
+          s += t.Slice(t.end(back), t.end(system));
           *system_bytes = std::move(s);
         }
         *system_edited = true;
@@ -1041,10 +1099,9 @@ class PromptCacheImpl final : public PromptCache {
             }
             const std::string cc =
                 cc_for(std::numeric_limits<int>::max(), "last_turn");
-            const std::string_view all = t.Raw(last_content);
-            std::string s(all.substr(0, t.begin(b) - t.begin(last_content)));
-            s += WithMember(t.Raw(b), cc);
-            s.append(all.substr(t.end(b) - t.begin(last_content)));
+            std::string s = t.Slice(t.begin(last_content), t.begin(b));
+            s += WithMember(t.Bytes(b), cc);
+            s += t.Slice(t.end(b), t.end(last_content));
             *content_bytes = std::move(s);
             *content_edited = true;
             break;
@@ -1159,6 +1216,15 @@ class PromptCacheImpl final : public PromptCache {
 
   const PromptCacheOptions o_;
   const Clock* clock_;
+  // The fingerprints' key, random per PromptCache. Choice: SipHash-1-3,
+  // keyed, instead of SHA-256: the fingerprints live in this process's
+  // memory only and are compared with each other, so they need
+  // collision resistance only against someone who cannot compute them
+  // (another principal shaping a request so that a changed system prompt
+  // or message hashes as before would hide a break); ~42 % of Prepare's
+  // instructions went to SHA-256. The conversation id, which leaves the
+  // process (logs, headers, BreaksJson), stays SHA-256.
+  const SipKey key_ = SipKey::Random();
   metrics::CounterFamily* requests_ = nullptr;
   metrics::CounterFamily* tools_ = nullptr;
   metrics::CounterFamily* breakpoints_ = nullptr;

@@ -376,5 +376,185 @@ TEST(PromptCachePaths, AnySpellingGivesTheSameRewriteAndKeepsTheClientsBytes) {
   EXPECT_GT(rewritten, 300);
 }
 
+// Issue 30: the prompt cache composed with the proxy's other stages. Each
+// random turn gets random stage edits of the kinds splice and offload make
+// (a tool appended to the tool list; messages inserted before a message or
+// replacing a run of them; a message's or a block's member value
+// replaced), in the client's spelling or respelled. PrepareEdited reads
+// them into its reading of the client's body; its edits, with the stage
+// edits not inside them, applied once, must be the bytes Prepare gives for
+// the applied body (the former path), with the same decisions, breaks and
+// metrics. Where it does not compose it says so before doing anything, and
+// the former path runs.
+struct StageEdit {
+  uint32_t begin, end;
+  std::string text;
+};
+
+std::string ApplyEdits(const std::string& body, std::vector<StageEdit> edits) {
+  std::stable_sort(
+      edits.begin(), edits.end(),
+      [](const StageEdit& a, const StageEdit& b) { return a.begin < b.begin; });
+  std::string out;
+  uint32_t from = 0;
+  for (const StageEdit& e : edits) {
+    out.append(body, from, e.begin - from);
+    out.append(e.text);
+    from = e.end;
+  }
+  out.append(body, from);
+  return out;
+}
+
+std::vector<StageEdit> RandomStageEdits(Gen& g, PromptApi api,
+                                        const std::string& body) {
+  SpanTree t;
+  std::vector<StageEdit> out;
+  if (!t.Read(body)) return out;
+  const uint32_t tools = t.Find(0, "tools");
+  if (tools != SpanTree::kNone && t.kind(tools) == 'a' && t.count(tools) > 0 &&
+      g.Coin(60)) {
+    uint32_t last = t.first(tools);
+    while (t.next(last) != SpanTree::kNone) last = t.next(last);
+    out.push_back(
+        {t.end(last), t.end(last),
+         R"(,{"name":"toolcache_read","input_schema":{"type":"object"}})"});
+  }
+  const uint32_t msgs =
+      t.Find(0, api == PromptApi::kOpenAiResponses ? "input" : "messages");
+  if (msgs == SpanTree::kNone || t.kind(msgs) != 'a') return out;
+  std::vector<uint32_t> list;
+  for (uint32_t m = t.first(msgs); m != SpanTree::kNone; m = t.next(m)) {
+    list.push_back(m);
+  }
+  std::vector<bool> used(list.size(), false);
+  const std::string hidden =
+      R"({"role":"assistant","content":[{"type":"text","text":"hidden"}]},{"role":"user","content":"r"})";
+  if (list.size() > 1 && g.Coin(60)) {
+    const size_t k = 1 + g.Pick(static_cast<int>(list.size() - 1));
+    if (g.Coin(70)) {
+      out.push_back({t.begin(list[k]), t.begin(list[k]), hidden + ","});
+      used[k] = true;
+    } else {
+      const size_t j =
+          k + g.Pick(static_cast<int>(std::min<size_t>(2, list.size() - k)));
+      out.push_back({t.begin(list[k]), t.end(list[j]), hidden});
+      for (size_t i = k; i <= j; ++i) used[i] = true;
+    }
+  }
+  // A member value replaced (offload's preview), in a message the
+  // edits above left alone.
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (used[i] || t.kind(list[i]) != 'o' || !g.Coin(40)) continue;
+    const uint32_t c = t.Find(list[i], "content");
+    if (c == SpanTree::kNone) continue;
+    if (t.kind(c) == 'a' && t.count(c) > 0 && g.Coin(70)) {
+      const uint32_t b = t.first(c);
+      if (t.kind(b) != 'o') continue;
+      const uint32_t x = t.Find(b, "text");
+      if (x == SpanTree::kNone) continue;
+      out.push_back({t.begin(x), t.end(x), R"("[offloaded] head ... tail")"});
+    } else {
+      out.push_back({t.begin(c), t.end(c), R"("[offloaded] preview")"});
+    }
+  }
+  std::shuffle(out.begin(), out.end(), g.rng);
+  return out;
+}
+
+TEST(PromptCachePaths, StageEditsReadInPlaceGiveTheFormerPathsBytes) {
+  Gen g{std::mt19937(20261130)};
+  int composed = 0, fell_back = 0, turns = 0, edited = 0;
+  for (int conv = 0; conv < 300; ++conv) {
+    const PromptApi api = static_cast<PromptApi>(g.Pick(3));
+    PromptCacheOptions o;
+    o.stabilize_tools = g.Coin(80);
+    o.place_cache_control = g.Coin(70);
+    o.cache_system = g.Coin(60);
+    o.cache_last_turn = g.Coin(60);
+    o.detect_breaks = g.Coin(85);
+    o.ttl = g.Coin(30) ? "1h" : "";
+    o.min_cacheable_tokens = g.Coin(50) ? 0 : 60;
+    StepClock clock;
+    metrics::Registry ra, rb;
+    std::unique_ptr<PromptCache> former = NewPromptCache(o, &clock, &ra);
+    std::unique_ptr<PromptCache> one = NewPromptCache(o, &clock, &rb);
+    std::vector<std::string> names = {"bash", "edit", "mcp__git__log",
+                                      "mcp__fs__read", "bash"};
+    names.resize(g.Pick(6));
+    for (int turn = 0; turn < 4; ++turn) {
+      std::string body = Turn(g, api, &names, turn);
+      if (g.Coin(30)) {
+        std::string other;
+        Respell(OJ::parse(body), true, &other);
+        body = other;
+      }
+      const std::vector<StageEdit> stage = RandomStageEdits(g, api, body);
+      edited += !stage.empty();
+      SCOPED_TRACE(body);
+      const std::string applied = ApplyEdits(body, stage);
+      ASSERT_FALSE(OJ::parse(applied, nullptr, false).is_discarded())
+          << applied;
+      PreparedRequest a = former->Prepare(api, "s", applied);
+      const std::string want = a.rewritten ? a.body : applied;
+      std::vector<BodyEditView> views;
+      for (const StageEdit& e : stage)
+        views.push_back({e.begin, e.end, e.text});
+      const uint64_t writes = prompt_internal::BodyWriteCount();
+      PreparedRequest b = one->PrepareEdited(api, "s", body, views);
+      std::string got;
+      if (b.composed) {
+        ++composed;
+        EXPECT_EQ(prompt_internal::BodyWriteCount(), writes);
+        // The stage edits inside a rewritten value are in its text.
+        std::vector<StageEdit> all;
+        for (const StageEdit& e : stage) {
+          bool inside = false;
+          for (const PromptEdit& p : b.edits) {
+            inside |=
+                p.begin <= e.begin && e.end <= p.end &&
+                !(e.begin == e.end && (e.begin == p.begin || e.end == p.end));
+          }
+          if (!inside) all.push_back(e);
+        }
+        for (const PromptEdit& p : b.edits) {
+          all.push_back({p.begin, p.end, p.text});
+        }
+        got = ApplyEdits(body, all);
+      } else {
+        ++fell_back;
+        EXPECT_EQ(b.ticket, 0u);
+        EXPECT_TRUE(b.edits.empty());
+        b = one->Prepare(api, "s", applied);
+        got = b.rewritten ? b.body : applied;
+      }
+      ++turns;
+      ASSERT_EQ(got, want) << applied;
+      EXPECT_EQ(a.rewritten, b.rewritten);
+      EXPECT_EQ(a.tools_moved, b.tools_moved);
+      EXPECT_EQ(a.tools_deduplicated, b.tools_deduplicated);
+      EXPECT_EQ(a.tools_memoised, b.tools_memoised);
+      EXPECT_EQ(a.breakpoints_added, b.breakpoints_added);
+      EXPECT_EQ(a.conversation, b.conversation);
+      EXPECT_EQ(a.ticket != 0, b.ticket != 0);
+      PromptUsage u;
+      u.cache_read_tokens = turn == 0 ? 0 : (g.Coin(50) ? 100 : 9000);
+      u.cache_creation_tokens = turn == 0 ? 10000 : 500;
+      clock.now += g.Coin(20) ? 4000 : 10;
+      std::optional<CacheBreak> x = former->Observe(a.ticket, u);
+      std::optional<CacheBreak> y = one->Observe(b.ticket, u);
+      ASSERT_EQ(x.has_value(), y.has_value());
+      if (x) {
+        EXPECT_EQ(x->changes, y->changes);
+      }
+    }
+    EXPECT_EQ(former->BreaksJson(), one->BreaksJson());
+    EXPECT_EQ(ra.Prometheus(), rb.Prometheus());
+  }
+  EXPECT_EQ(turns, 1200);
+  EXPECT_GT(edited, 600);
+  EXPECT_GT(composed, 900) << fell_back << " fell back";
+}
+
 }  // namespace
 }  // namespace toolcache

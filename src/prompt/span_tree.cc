@@ -7,6 +7,11 @@
 //   (whitespace, an escape the dump does not use, a number spelled other
 //   than its dump, a duplicate name), so a node is canon exactly when it
 //   did not grow between the node's first and last byte.
+// - Graft appends the nodes read from an edit's text after every node of
+//   the text Read (pre-order holds within each text), links them into the
+//   container in place of the values replaced, and marks that container
+//   and its ancestors mixed and not canon (their bytes are no longer one
+//   contiguous run of one text); every other node keeps its span.
 // Choice: a number with a fraction or an exponent is checked (and, when it
 // is not canon, written by AppendDump) by parsing that one token with
 // nlohmann and dumping it: the dump's double format is nlohmann's own; a
@@ -30,6 +35,9 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 bool SpanTree::Read(std::string_view text, uint32_t max_depth) {
   text_ = text;
+  sources_.assign(1, text);
+  grafts_.clear();
+  anchor_.clear();
   pos_ = 0;
   max_depth_ = max_depth;
   irregular_ = 0;
@@ -47,6 +55,213 @@ bool SpanTree::Read(std::string_view text, uint32_t max_depth) {
     return false;
   }
   return true;
+}
+
+bool SpanTree::Graft(uint32_t begin, uint32_t end, std::string_view text) {
+  if (nodes_.empty() || begin > end || end > sources_[0].size() ||
+      sources_.size() >= 0xffff || text.size() >= kNone) {
+    return false;
+  }
+  // Choice: strictly apart from every earlier graft (not even touching), so
+  // the order of two edits at one position never matters.
+  for (const GraftEdit& g : grafts_) {
+    if (!(end < g.begin || begin > g.end)) return false;
+  }
+  // The deepest container of the text Read whose brackets hold the edit.
+  std::vector<uint32_t> path;
+  uint32_t p = 0;
+  if (nodes_[0].kind != 'o' && nodes_[0].kind != 'a') return false;
+  if (!(nodes_[0].begin < begin && end < nodes_[0].end)) return false;
+  for (;;) {
+    path.push_back(p);
+    uint32_t into = kNone;
+    for (uint32_t c = nodes_[p].first; c != kNone; c = nodes_[c].next) {
+      if (nodes_[c].src == 0 &&
+          (nodes_[c].kind == 'o' || nodes_[c].kind == 'a') &&
+          nodes_[c].begin < begin && end < nodes_[c].end) {
+        into = c;
+        break;
+      }
+    }
+    if (into == kNone) break;
+    p = into;
+  }
+  // The children replaced: every one inside [begin, end); none may
+  // straddle it, and none may be a graft's.
+  uint32_t prev = kNone, first_out = kNone, last_out = kNone, after = kNone;
+  uint32_t removed = 0;
+  for (uint32_t c = nodes_[p].first; c != kNone; c = nodes_[c].next) {
+    // The child's place in the text Read: its own span (from its name), or
+    // for a grafted value the span its graft replaced.
+    uint32_t cb = nodes_[c].begin, ce = nodes_[c].end;
+    if (nodes_[c].src != 0) {
+      const auto a = anchor_.find(c);
+      if (a == anchor_.end()) return false;  // unreachable: each is anchored
+      const GraftEdit& g = grafts_[a->second];
+      cb = g.begin;
+      ce = g.end;
+    } else if (nodes_[c].key_begin != kNone) {
+      cb = nodes_[c].key_begin;
+    }
+    if (begin == end) {
+      if (cb < begin && ce > begin) return false;
+      if (cb < begin) {
+        prev = c;
+      } else if (after == kNone) {
+        after = c;
+      }
+    } else if (ce <= begin) {
+      prev = c;
+    } else if (cb >= end) {
+      if (after == kNone) after = c;
+    } else if (nodes_[c].begin >= begin && ce <= end && nodes_[c].src == 0) {
+      if (first_out == kNone) first_out = c;
+      last_out = c;
+      ++removed;
+    } else {
+      return false;  // straddles the edit
+    }
+  }
+  const bool object = nodes_[p].kind == 'o';
+  uint32_t key_node = kNone;
+  if (object) {
+    // One member's value, exactly.
+    if (removed != 1 || nodes_[first_out].begin != begin ||
+        nodes_[first_out].end != end) {
+      return false;
+    }
+    key_node = first_out;
+  }
+  const std::string_view base = sources_[0];
+  // Array: the separators on either side of the edit, which the edit's
+  // leading / trailing comma must complete (checked once it is read).
+  size_t left = begin, right = end;
+  if (!object) {
+    if (removed > 0) {
+      // Exactly the removed elements and the commas between them.
+      if (nodes_[first_out].begin != begin || nodes_[last_out].end != end) {
+        return false;
+      }
+      for (uint32_t c = first_out; c != last_out; c = nodes_[c].next) {
+        size_t k = nodes_[c].end;
+        while (k < base.size() && IsSpace(base[k])) ++k;
+        if (k >= base.size() || base[k] != ',') return false;
+      }
+    }
+    while (left > 0 && IsSpace(base[left - 1])) --left;
+    while (right < base.size() && IsSpace(base[right])) ++right;
+    if (left == 0 || right >= base.size()) return false;
+    --left;  // on the byte before the edit
+    for (const GraftEdit& g : grafts_) {
+      if (g.begin <= right && g.end > left) return false;
+    }
+  }
+  // Read the edit's values after every node so far.
+  const uint16_t src = static_cast<uint16_t>(sources_.size());
+  const std::string_view saved_text = text_;
+  const size_t saved_pos = pos_;
+  const size_t size_before = nodes_.size();
+  text_ = text;
+  pos_ = 0;
+  std::vector<uint32_t> values;
+  bool ok = true, leading = false, trailing = false;
+  Space();
+  if (!object && pos_ < text_.size() && text_[pos_] == ',') {
+    leading = true;
+    ++pos_;
+    Space();
+  }
+  while (ok && pos_ < text_.size()) {
+    uint32_t v = kNone;
+    ok = Value(static_cast<uint32_t>(path.size()), &v);
+    if (!ok) break;
+    values.push_back(v);
+    Space();
+    if (pos_ < text_.size() && text_[pos_] == ',' && !object) {
+      ++pos_;
+      Space();
+      trailing = pos_ >= text_.size();
+    } else if (pos_ < text_.size()) {
+      ok = false;
+    }
+  }
+  text_ = saved_text;
+  pos_ = saved_pos;
+  if (!object && ok) {
+    // "[" or "," before needs no leading comma, a value does; "]" or ","
+    // after needs no trailing comma, a value does.
+    const bool need_leading = base[left] != '[' && base[left] != ',';
+    const bool need_trailing = base[right] != ']' && base[right] != ',';
+    ok =
+        !values.empty() && leading == need_leading && trailing == need_trailing;
+  }
+  if (!ok || (object && values.size() != 1)) {
+    nodes_.resize(size_before);
+    return false;
+  }
+  for (size_t i = size_before; i < nodes_.size(); ++i) {
+    nodes_[i].src = src;
+    nodes_[i].key_src = src;
+  }
+  if (object) {
+    Node& v = nodes_[values[0]];
+    v.key_begin = nodes_[key_node].key_begin;
+    v.key_end = nodes_[key_node].key_end;
+    v.key_src = nodes_[key_node].key_src;
+  }
+  // Link: prev -> values... -> after.
+  uint32_t link = prev;
+  for (uint32_t v : values) {
+    if (link == kNone) {
+      nodes_[p].first = v;
+    } else {
+      nodes_[link].next = v;
+    }
+    link = v;
+  }
+  if (link == kNone) {
+    nodes_[p].first = after;
+  } else {
+    nodes_[link].next = after;
+  }
+  nodes_[p].count =
+      nodes_[p].count - removed + static_cast<uint32_t>(values.size());
+  for (uint32_t a : path) {
+    nodes_[a].mixed = true;
+    nodes_[a].canon = false;
+  }
+  sources_.push_back(text);
+  // grafts_ in position order; anchor_ indexes it, so renumber.
+  GraftEdit g{begin, end, text};
+  const auto at = std::upper_bound(
+      grafts_.begin(), grafts_.end(), g,
+      [](const GraftEdit& x, const GraftEdit& y) { return x.begin < y.begin; });
+  const uint32_t index = static_cast<uint32_t>(at - grafts_.begin());
+  grafts_.insert(at, g);
+  for (auto& [node, k] : anchor_) {
+    if (k >= index) ++k;
+  }
+  for (uint32_t v : values) anchor_[v] = index;
+  return true;
+}
+
+std::string SpanTree::Slice(uint32_t from, uint32_t to) const {
+  std::string out;
+  const std::string_view base = sources_[0];
+  uint32_t at = from;
+  for (const GraftEdit& g : grafts_) {
+    if (g.begin < from || g.end > to) continue;
+    out.append(base.substr(at, g.begin - at));
+    out.append(g.text);
+    at = g.end;
+  }
+  out.append(base.substr(at, to - at));
+  return out;
+}
+
+std::string SpanTree::Bytes(uint32_t n) const {
+  if (!nodes_[n].mixed) return std::string(Raw(n));
+  return Slice(nodes_[n].begin, nodes_[n].end);
 }
 
 void SpanTree::Space() {

@@ -14,8 +14,17 @@
 // scalar or member name in that form, so meaning-level comparisons need no
 // DOM.
 //
+// Graft reads another stage's edit of the text (the proxy's splice and
+// offload, src/llm/edits.h) into the tree without applying it: the tree
+// is then the tree of the edited text, read once over the client's bytes
+// plus once over each edit's own bytes (issue 30: one read, one writer).
+// A node read from an edit is whole in that edit's text; a node of the
+// client's text holding one (mixed) has no contiguous Raw: its bytes are
+// Bytes(n) (the edits applied to its range).
+//
 // Thread-safety: a SpanTree belongs to one thread. Ownership: spans index
-// the text given to Read, which must outlive the tree.
+// the text given to Read and the texts given to Graft, which must outlive
+// the tree.
 //
 // Example:
 //   SpanTree t;
@@ -28,6 +37,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace toolcache::prompt_internal {
@@ -43,18 +53,41 @@ class SpanTree {
   // 'o' object, 'a' array, 's' string, 'n' number, 't' true, 'f' false,
   // 'z' null.
   char kind(uint32_t n) const { return nodes_[n].kind; }
-  // The value's bytes (no surrounding whitespace).
+  // The value's bytes (no surrounding whitespace). REQUIRES: !mixed(n).
   std::string_view Raw(uint32_t n) const {
-    return text_.substr(nodes_[n].begin, nodes_[n].end - nodes_[n].begin);
+    return sources_[nodes_[n].src].substr(nodes_[n].begin,
+                                          nodes_[n].end - nodes_[n].begin);
   }
+  // Positions in the node's own text: the text Read (grafted(n) false) or
+  // the edit it was grafted from.
   uint32_t begin(uint32_t n) const { return nodes_[n].begin; }
   uint32_t end(uint32_t n) const { return nodes_[n].end; }
   // A member's name as its string literal (quotes included); "" otherwise.
   std::string_view KeyRaw(uint32_t n) const {
     if (nodes_[n].key_begin == kNone) return {};
-    return text_.substr(nodes_[n].key_begin,
-                        nodes_[n].key_end - nodes_[n].key_begin);
+    return sources_[nodes_[n].key_src].substr(
+        nodes_[n].key_begin, nodes_[n].key_end - nodes_[n].key_begin);
   }
+
+  // Reads the edit "bytes [begin, end) of the text Read become `text`"
+  // into the tree. The edit must replace whole values of one container
+  // the text Read holds, in that container's grammar: in an array, a run
+  // of elements (none: an insertion) by `text`, a sequence of values with
+  // optional leading and trailing commas; in an object, one member's value
+  // by `text`, one value. Grafts must not overlap and must not fall into an
+  // earlier graft. False (the tree unchanged but for nodes no longer
+  // reachable) otherwise: the caller reads the applied text instead.
+  bool Graft(uint32_t begin, uint32_t end, std::string_view text);
+  // Whether node `n` was read from a graft's text (its positions index
+  // that text, not the text Read).
+  bool grafted(uint32_t n) const { return nodes_[n].src != 0; }
+  // Whether node `n` (of the text Read) holds a grafted node.
+  bool mixed(uint32_t n) const { return nodes_[n].mixed; }
+  // The value's bytes with the grafts applied (Raw when not mixed).
+  std::string Bytes(uint32_t n) const;
+  // Bytes [from, to) of the text Read with the grafts inside applied.
+  // REQUIRES: no graft straddles `from` or `to`.
+  std::string Slice(uint32_t from, uint32_t to) const;
   bool HasKey(uint32_t n) const { return nodes_[n].key_begin != kNone; }
   // A member's first byte (its name's opening quote).
   uint32_t KeyBegin(uint32_t m) const { return nodes_[m].key_begin; }
@@ -94,6 +127,9 @@ class SpanTree {
  private:
   struct Node {
     char kind;
+    uint16_t src = 0;      // sources_ index of the value's bytes
+    uint16_t key_src = 0;  // ... and of its member name's
+    bool mixed = false;
     uint32_t begin = 0, end = 0;
     uint32_t key_begin = kNone;  // the member name's opening quote
     uint32_t key_end = 0;        // past its closing quote
@@ -106,7 +142,15 @@ class SpanTree {
   bool Number();
   void Space();
 
-  std::string_view text_;
+  struct GraftEdit {
+    uint32_t begin, end;
+    std::string_view text;
+  };
+  std::string_view text_;  // the text being read (Read's, or a graft's)
+  std::vector<std::string_view> sources_;  // [0]: Read's, then each graft's
+  std::vector<GraftEdit> grafts_;          // in position order
+  // A grafted value read at a container's level -> its graft in grafts_.
+  std::unordered_map<uint32_t, uint32_t> anchor_;
   size_t pos_ = 0;
   uint32_t max_depth_ = 512;
   std::vector<Node> nodes_;
@@ -117,6 +161,12 @@ class SpanTree {
 // DOM on the calling thread. It has no DOM path any more (SpanTree reads
 // every body), so this stays 0; tests pin that.
 uint64_t DomParseCount();
+// Debug hooks: request bodies the prompt-cache stage read (one SpanTree
+// over a whole body; PrepareEdited reads the client's, Prepare the one it
+// is given) and wrote itself (Prepare's splice; PrepareEdited leaves the
+// writing to the caller) on the calling thread.
+uint64_t BodyReadCount();
+uint64_t BodyWriteCount();
 
 }  // namespace toolcache::prompt_internal
 

@@ -7,8 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
+#include <tuple>
+#include <vector>
 
 namespace toolcache::prompt_internal {
 namespace {
@@ -151,6 +155,150 @@ TEST(SpanTree, DumpMembersIsLinearWithOneRepeatedName) {
   EXPECT_EQ(t.Raw(members[0]), "1");  // "k0": its last value, first place
   EXPECT_EQ(t.Name(members[0]), "k0");
   EXPECT_EQ(t.Name(members[kMembers - 1]), "k99999");
+}
+
+// A structural dump of node `n`: kinds, decoded names, scalars' bytes, and
+// the canon flag of every node a graft did not touch.
+void Shape(const SpanTree& t, uint32_t n, std::string* out) {
+  out->push_back(t.kind(n));
+  if (t.kind(n) == 'o' || t.kind(n) == 'a') {
+    out->append("(" + std::to_string(t.count(n)) + ")");
+    for (uint32_t m = t.first(n); m != SpanTree::kNone; m = t.next(m)) {
+      if (t.HasKey(m)) out->append(t.Name(m) + "=");
+      Shape(t, m, out);
+      out->push_back(t.mixed(m) ? '~' : (t.canon(m) ? '+' : '-'));
+    }
+    return;
+  }
+  out->append(t.Raw(n));
+}
+
+std::string Applied(
+    std::string text,
+    std::vector<std::tuple<uint32_t, uint32_t, std::string>> edits) {
+  std::sort(edits.begin(), edits.end());
+  for (size_t i = edits.size(); i-- > 0;) {
+    const auto& [b, e, x] = edits[i];
+    text.replace(b, e - b, x);
+  }
+  return text;
+}
+
+// Issue 30: grafting the proxy stages' edits into the reading of the
+// client's body gives the tree of the edited body (same shape, names,
+// scalars; the bytes of every node with the edits applied), without
+// reading the edited body.
+TEST(SpanTree, GraftedEditsReadAsTheEditedText) {
+  const std::string body =
+      R"({"tools":[{"name":"A"},{"name":"B"}], "messages":[{"role":"user","content":"hi"},)"
+      R"({"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"BIG"},{"type":"text","text":"go"}]}]})";
+  const uint32_t tools_end = static_cast<uint32_t>(body.find("}]")) + 1;
+  const uint32_t asst =
+      static_cast<uint32_t>(body.find(R"({"role":"assistant")"));
+  const uint32_t big = static_cast<uint32_t>(body.find(R"("BIG")"));
+  std::vector<std::tuple<uint32_t, uint32_t, std::string>> cases[] = {
+      // offload: a tool appended, a result's content replaced
+      {{tools_end, tools_end, R"(,{"name":"toolcache_read"})"},
+       {big, big + 5, R"("preview \u00e9")"}},
+      // splice: hidden turns inserted before an assistant message
+      {{asst, asst,
+        R"({"role":"assistant","content":[{"type":"tool_use","id":"h","name":"Read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"h","content":"x"}]},)"}},
+      // all three, given out of position order
+      {{big, big + 5, R"( [ {"type":"text","text":"p"} ] )"},
+       {asst, asst, R"({"role":"assistant","content":"h"},)"},
+       {tools_end, tools_end, R"(,{"name":"R"})"}},
+      // a run of elements replaced
+      {{asst,
+        static_cast<uint32_t>(body.find(R"(,{"role":"user","content":[)")),
+        R"({"role":"assistant","content":"x"},{"role":"assistant","content":"y"})"}},
+  };
+  for (const auto& edits : cases) {
+    const std::string edited = Applied(body, edits);
+    SpanTree want;
+    ASSERT_TRUE(want.Read(edited)) << edited;
+    SpanTree got;
+    ASSERT_TRUE(got.Read(body));
+    for (const auto& [b, e, x] : edits) {
+      ASSERT_TRUE(got.Graft(b, e, x)) << x;
+    }
+    std::string a, b;
+    Shape(want, 0, &a);
+    Shape(got, 0, &b);
+    // Mixed nodes print '~' where the edited text's node printed its canon
+    // flag: compare with those masked.
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+      if (b[i] == '~' && (a[i] == '+' || a[i] == '-')) b[i] = a[i];
+    }
+    EXPECT_EQ(a, b) << edited;
+    EXPECT_EQ(got.Bytes(0), edited);
+    EXPECT_EQ(got.Slice(0, static_cast<uint32_t>(body.size())), edited);
+    EXPECT_TRUE(got.mixed(0));
+  }
+}
+
+TEST(SpanTree, GraftRefusesWhatIsNotWholeValues) {
+  const std::string body = R"({"a":[1,2,3],"b":{"c":"d","e":"f"}})";
+  auto graft = [&](uint32_t b, uint32_t e, std::string_view x) {
+    SpanTree t;
+    EXPECT_TRUE(t.Read(body));
+    return t.Graft(b, e, x);
+  };
+  const uint32_t two = static_cast<uint32_t>(body.find('2'));
+  EXPECT_TRUE(graft(two, two + 1, "7"));
+  EXPECT_FALSE(graft(two, two + 1, "7,8]")) << "not values";
+  EXPECT_FALSE(graft(two - 1, two + 1, "7")) << "straddles a separator";
+  const uint32_t d = static_cast<uint32_t>(body.find("\"d\""));
+  EXPECT_TRUE(graft(d, d + 3, "[1]"));
+  EXPECT_FALSE(graft(d, d + 3, "1,2")) << "two values for one member";
+  EXPECT_FALSE(graft(d - 4, d + 3, "1")) << "a member, not its value";
+  EXPECT_FALSE(graft(0, 1, "[")) << "outside every container";
+  SpanTree t;
+  ASSERT_TRUE(t.Read(body));
+  ASSERT_TRUE(t.Graft(two, two + 1, "7"));
+  EXPECT_FALSE(t.Graft(two, two, "9,")) << "touches an earlier graft";
+  EXPECT_FALSE(t.Graft(two - 1, two + 2, "1,2,3")) << "overlaps one";
+  EXPECT_EQ(t.Bytes(0), R"({"a":[1,7,3],"b":{"c":"d","e":"f"}})");
+}
+
+// Random edits at random positions: a graft the tree accepts must be
+// exactly the applied text's tree (an accepted edit that made the text
+// invalid, or read another structure, would send the provider a body the
+// rewrite did not read); many are refused, none crashes.
+TEST(SpanTree, AcceptedGraftsAreAlwaysTheAppliedTextsTree) {
+  const std::string body =
+      R"({"a":[1, 2 ,3],"b":{"c":"d","e":[{"f":null}]},"g":[ ],"h":"x"})";
+  const char* kTexts[] = {
+      "1", ",2", "3,",      "[4]", R"({"x":5})",   R"("s")", ",",
+      "",  "]",  " 7 , 8 ", ",9,", R"({"y":[]},)", "{",      "1,,2"};
+  std::mt19937 rng(30);
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    SpanTree t;
+    ASSERT_TRUE(t.Read(body));
+    std::vector<std::tuple<uint32_t, uint32_t, std::string>> done;
+    for (int k = 0; k < 1 + static_cast<int>(rng() % 3); ++k) {
+      const uint32_t b = static_cast<uint32_t>(rng() % (body.size() + 1));
+      const uint32_t e = rng() % 2 ? b : b + static_cast<uint32_t>(rng() % 6);
+      // The texts outlive the tree (span_tree.h): kTexts are literals.
+      const std::string_view x = kTexts[rng() % std::size(kTexts)];
+      if (e > body.size()) continue;
+      if (t.Graft(b, e, x)) done.push_back({b, e, std::string(x)});
+    }
+    if (done.empty()) continue;
+    ++accepted;
+    const std::string edited = Applied(body, done);
+    SpanTree want;
+    ASSERT_TRUE(want.Read(edited)) << edited;
+    std::string a, g;
+    Shape(want, 0, &a);
+    Shape(t, 0, &g);
+    for (size_t j = 0; j < a.size() && j < g.size(); ++j) {
+      if (g[j] == '~' && (a[j] == '+' || a[j] == '-')) g[j] = a[j];
+    }
+    ASSERT_EQ(a, g) << edited;
+    ASSERT_EQ(t.Bytes(0), edited);
+  }
+  EXPECT_GT(accepted, 500);
 }
 
 }  // namespace

@@ -52,8 +52,6 @@ double UnixNow() {
       .count();
 }
 
-std::string JsonString(std::string_view s) { return json::Quote(s); }
-
 // printf's "%.6g" (std::to_chars' general form with precision 6 is
 // specified as that conversion), without printf's format parsing: a tenth
 // of the instructions on every hit's ageSeconds.
@@ -87,8 +85,8 @@ std::string HitBody(std::string_view head, const std::string* result_json,
 Reply Error(int status, std::string_view code, std::string_view message) {
   Reply r;
   r.status = status;
-  r.body = "{\"error\":{\"code\":" + JsonString(code) +
-           ",\"message\":" + JsonString(message) + "}}";
+  r.body = "{\"error\":{\"code\":" + json::Quote(code) +
+           ",\"message\":" + json::Quote(message) + "}}";
   return r;
 }
 
@@ -448,12 +446,12 @@ Reply UserRequired() {
 std::string VerdictJson(const Verdict& v) {
   std::string s = "{\"cacheable\":";
   s += v.cacheable ? "true" : "false";
-  s += ",\"reason\":" + JsonString(VerdictReasonName(v.reason));
-  s += ",\"requestType\":" + JsonString(RequestTypeName(v.request_type));
+  s += ",\"reason\":" + json::Quote(VerdictReasonName(v.reason));
+  s += ",\"requestType\":" + json::Quote(RequestTypeName(v.request_type));
   s += ",\"ttlSeconds\":" + Num(v.ttl_seconds);
-  s += ",\"source\":" + JsonString(FeatureSourceName(v.source));
-  s += ",\"detail\":" + JsonString(v.detail);
-  s += ",\"parameterCategory\":" + JsonString(v.parameter_category) + "}";
+  s += ",\"source\":" + json::Quote(FeatureSourceName(v.source));
+  s += ",\"detail\":" + json::Quote(v.detail);
+  s += ",\"parameterCategory\":" + json::Quote(v.parameter_category) + "}";
   return s;
 }
 
@@ -885,7 +883,7 @@ Reply CacheService::Lookup(std::string_view tenant, std::string_view body) {
                cacheable ? "miss" : "bypass", p.bypass_reason, 0);
   return Json("{\"hit\":false,\"cacheable\":" +
               std::string(cacheable ? "true" : "false") + ",\"reason\":" +
-              JsonString(cacheable ? "miss" : p.bypass_reason) +
+              json::Quote(cacheable ? "miss" : p.bypass_reason) +
               ",\"verdict\":" + VerdictJson(p.verdict) + "}");
 }
 
@@ -924,9 +922,9 @@ Reply CacheService::Record(std::string_view tenant, std::string_view body) {
   out += o.stale ? "true" : "false";
   out += ",\"cacheable\":";
   out += o.bypass_reason.empty() ? "true" : "false";
-  out += ",\"reason\":" + JsonString(o.bypass_reason.empty()
-                                         ? VerdictReasonName(o.reason)
-                                         : std::string_view(o.bypass_reason));
+  out += ",\"reason\":" + json::Quote(o.bypass_reason.empty()
+                                          ? VerdictReasonName(o.reason)
+                                          : std::string_view(o.bypass_reason));
   out += ",\"verdict\":" + VerdictJson(o.verdict) + "}";
   return Json(std::move(out));
 }
@@ -1052,9 +1050,9 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
   context.after(options_.lease_seconds,
                 [this, ticket] { ExpireTicket(ticket); });
   return Json(
-      "{\"action\":\"forward\",\"ticket\":" + JsonString(TicketText(ticket)) +
+      "{\"action\":\"forward\",\"ticket\":" + json::Quote(TicketText(ticket)) +
       ",\"cacheable\":" + (p.bypass ? "false" : "true") +
-      ",\"reason\":" + JsonString(p.bypass ? p.bypass_reason : "miss") +
+      ",\"reason\":" + json::Quote(p.bypass ? p.bypass_reason : "miss") +
       ",\"leaseSeconds\":" + Num(options_.lease_seconds) +
       ",\"verdict\":" + VerdictJson(p.verdict) + "}");
 }
@@ -1168,7 +1166,7 @@ Reply CacheService::Complete(std::string_view tenant, std::string_view body) {
   Completion c = Finish(ticket, outcome.r, outcome.result, &answered);
   std::string out = "{\"admitted\":";
   out += c.admitted ? "true" : "false";
-  out += ",\"reason\":" + JsonString(VerdictReasonName(c.reason));
+  out += ",\"reason\":" + json::Quote(VerdictReasonName(c.reason));
   out += ",\"waitersAnswered\":" + std::to_string(answered) + "}";
   return Json(std::move(out));
 }
@@ -1207,9 +1205,9 @@ Reply CacheService::Explain(std::string_view tenant, std::string_view body) {
   const bool cacheable = p.bypass_reason.empty();
   std::string out = "{\"cacheable\":";
   out += cacheable ? "true" : "false";
-  out += ",\"reason\":" + JsonString(cacheable
-                                         ? std::string_view("cacheable")
-                                         : std::string_view(p.bypass_reason));
+  out += ",\"reason\":" + json::Quote(cacheable
+                                          ? std::string_view("cacheable")
+                                          : std::string_view(p.bypass_reason));
   out += ",\"ttlSeconds\":" + Num(cacheable ? p.verdict.ttl_seconds : 0);
   out += ",\"cached\":";
   out += p.would_hit ? "true" : "false";

@@ -5,14 +5,12 @@
 // first case that failed. Run by tests/e2e_security.sh.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
-import path from 'node:path';
 
-const src = process.env.TOOLCACHE_SOURCE_DIR;
-const { startFakeUpstream } = await import(path.join(src, 'tests/llm/fake_upstream.mjs'));
+import { BIN, startFakeUpstream } from './lib/common.mjs';
 
 const up = await startFakeUpstream();
 up.load({ fallbackText: 'ok', turns: [] });
-const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
+const proxy = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
   { stdio: ['ignore', 'pipe', 'pipe'] });
 let log = '';
 proxy.stderr.on('data', (d) => { log += d; });

@@ -9,10 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startFakeUpstream } from '../llm/fake_upstream.mjs';
+import { BIN as bin, startFakeUpstream } from './lib/common.mjs';
 
-const bin = process.env.TOOLCACHE_BIN;
-if (!bin) { console.error('TOOLCACHE_BIN not set'); process.exit(2); }
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tc-llmx-'));
 let failed = 0;
 const check = (name, ok, saw) => {

@@ -16,10 +16,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeUpstream } from '../llm/fake_upstream.mjs';
-import { spawnListening } from '../llm/spawn_proxy.mjs';
+import { BIN, startFakeUpstream, spawnListening } from './lib/common.mjs';
 
-const BIN = process.env.TOOLCACHE_BIN;
 const work = mkdtempSync(join(tmpdir(), 'tc-browser-'));
 const up = await startFakeUpstream();
 const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0',

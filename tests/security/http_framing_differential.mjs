@@ -28,13 +28,8 @@
 // (TOOLCACHE_BIN set). Exits 1 on an unexpected difference.
 import http from 'node:http';
 import net from 'node:net';
-import { spawnListening } from '../llm/spawn_proxy.mjs';
+import { BIN, spawnListening } from './lib/common.mjs';
 
-const BIN = process.env.TOOLCACHE_BIN;
-if (!BIN) {
-  console.error('set TOOLCACHE_BIN');
-  process.exit(2);
-}
 const argv = process.argv.slice(2);
 const opt = (n, d) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : d);
 const CASES = Number(opt('--cases', '400'));

@@ -11,17 +11,8 @@
 // Real proxy binary; the provider is tests/llm/fake_upstream.mjs.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 
-const BIN = process.env.TOOLCACHE_BIN;
-const SRC = process.env.TOOLCACHE_SOURCE_DIR;
-if (!BIN || !SRC) {
-  console.error('TOOLCACHE_BIN and TOOLCACHE_SOURCE_DIR must be set');
-  process.exit(2);
-}
-const { startFakeUpstream } = await import(pathToFileURL(path.join(SRC, 'tests/llm/fake_upstream.mjs')));
-const { spawnListening } = await import(pathToFileURL(path.join(SRC, 'tests/llm/spawn_proxy.mjs')));
+import { BIN, SRC, startFakeUpstream, spawnListening } from './lib/common.mjs';
 
 // An Anthropic request whose history holds one Read call and its result.
 const body = (n) => JSON.stringify({

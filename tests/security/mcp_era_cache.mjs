@@ -22,12 +22,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const BIN = process.env.TOOLCACHE_BIN;
-const SRC = process.env.TOOLCACHE_SOURCE_DIR;
-if (!BIN || !SRC) {
-  console.error('TOOLCACHE_BIN and TOOLCACHE_SOURCE_DIR must be set');
-  process.exit(2);
-}
+import { BIN, SRC } from './lib/common.mjs';
 const FIXTURE = join(SRC, 'tests/peers/modern_fixture.mjs');
 const TEE = join(SRC, 'tests/peers/tee.js');
 const work = mkdtempSync(join(tmpdir(), 'toolcache-mcp-era-sec-'));

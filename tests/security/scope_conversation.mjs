@@ -12,16 +12,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 
-const BIN = process.env.TOOLCACHE_BIN;
-const SRC = process.env.TOOLCACHE_SOURCE_DIR;
-if (!BIN || !SRC) {
-  console.error('TOOLCACHE_BIN and TOOLCACHE_SOURCE_DIR must be set');
-  process.exit(2);
-}
-const { startFakeUpstream } = await import(pathToFileURL(path.join(SRC, 'tests/llm/fake_upstream.mjs')));
-const { spawnListening } = await import(pathToFileURL(path.join(SRC, 'tests/llm/spawn_proxy.mjs')));
+import { BIN, SRC, startFakeUpstream, spawnListening } from './lib/common.mjs';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tc-scope-conv-'));
 
 const readTool = { name: 'Read', description: 'Reads a file.',

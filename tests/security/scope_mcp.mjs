@@ -13,12 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const BIN = process.env.TOOLCACHE_BIN;
-const SRC = process.env.TOOLCACHE_SOURCE_DIR;
-if (!BIN || !SRC) {
-  console.error('TOOLCACHE_BIN and TOOLCACHE_SOURCE_DIR must be set');
-  process.exit(2);
-}
+import { BIN, SRC } from './lib/common.mjs';
 const mods = join(SRC, 'tests/peers/node_modules');
 const { Client } = await import(pathToFileURL(join(mods, '@modelcontextprotocol/sdk/dist/esm/client/index.js')));
 const { StdioClientTransport } = await import(pathToFileURL(join(mods, '@modelcontextprotocol/sdk/dist/esm/client/stdio.js')));
