@@ -1400,6 +1400,241 @@ void RemoteCheck(const ToolInfo& tool, const std::vector<std::string>& fn,
            "(the remote system acts)");
 }
 
+// The sentences of `text` as lowercase word lists (ends at ". ", "! ",
+// "? ", a newline or the end; empty sentences dropped).
+std::vector<std::vector<std::string>> Sentences(std::string_view text) {
+  std::vector<std::vector<std::string>> out;
+  size_t begin = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const bool end = i == text.size() || text[i] == '\n' ||
+                     ((text[i] == '.' || text[i] == '!' || text[i] == '?') &&
+                      (i + 1 == text.size() ||
+                       std::isspace(static_cast<unsigned char>(text[i + 1]))));
+    if (!end) continue;
+    std::vector<std::string> words = AllWords(text.substr(begin, i - begin));
+    begin = i + 1;
+    if (!words.empty()) out.push_back(std::move(words));
+  }
+  return out;
+}
+
+// Stated-purpose rule: a sentence anywhere in the description that states
+// a write as a requirement of the call ("must", "required", "requires",
+// "need(s) to"), by an infinitive of purpose ("You must provide an absolute
+// rootPath of workspace to save workflow files") or a future passive ("A
+// directory is required: the files will be saved there"), vetoes
+// INFORMATIONAL. An optional output ("pass saveTo to write logs to a
+// file"; "if ..., the logs will be written") or data at rest ("History is
+// persisted locally") does not: the sentence must say the call needs it,
+// without a condition (if, when, unless, optional, optionally, or).
+void StatedPurposeEvidence(std::string_view text, ToolLevel& out) {
+  static constexpr auto kPurposeVerbs =
+      std::to_array<std::string_view>({"save", "write", "store", "persist"});
+  static constexpr auto kPassives = std::to_array<std::string_view>(
+      {"saved", "written", "stored", "persisted"});
+  static constexpr auto kRequire = std::to_array<std::string_view>(
+      {"must", "required", "requires", "require", "need", "needs"});
+  static constexpr auto kConditions = std::to_array<std::string_view>(
+      {"if", "when", "unless", "optional", "optionally", "or"});
+  for (const std::vector<std::string>& words : Sentences(text)) {
+    bool required = false;
+    bool conditional = false;
+    for (const std::string& w : words) {
+      required = required || In(kRequire, w);
+      conditional = conditional || In(kConditions, w);
+    }
+    if (!required || conditional) continue;
+    for (size_t i = 1; i < words.size(); ++i) {
+      const std::string& prev = words[i - 1];
+      const bool negated = (i >= 2 && IsNegation(words[i - 2])) ||
+                           (i >= 3 && IsNegation(words[i - 3]));
+      std::string said;
+      if (prev == "to" && In(kPurposeVerbs, words[i]) && i + 1 < words.size()) {
+        said = "to " + words[i];
+      } else if (prev == "be" && i >= 2 && words[i - 2] == "will" &&
+                 In(kPassives, words[i])) {
+        said = "will be " + words[i];
+      }
+      if (said.empty() || negated) continue;
+      Note(out.veto, Strength::kDescription,
+           "stated-purpose rule: the description requires '" + said +
+               "' (a write stated as what the call needs)");
+      return;
+    }
+  }
+}
+
+// Parameter names that carry content to deliver or a place to write:
+// a tool taking one does something with it (sends, stores, renders to a
+// file, prompts a paid model), so the read-evidence rule does not apply.
+constexpr auto kContentParamTokens = std::to_array<std::string_view>({
+    "content",   "contents",  "body",         "text",        "message",
+    "messages",  "html",      "markdown",     "path",        "paths",
+    "file",      "files",     "filename",     "filepath",    "dir",
+    "directory", "folder",    "output",       "destination", "dest",
+    "target",    "recipient", "recipients",   "email",       "emails",
+    "code",      "script",    "sql",          "command",     "cmd",
+    "prompt",    "payload",   "instructions", "attachment",  "attachments",
+    "comment",   "note",      "password",     "secret",
+});
+
+// Words that say the output is not a function of the input: the answer
+// differs per call, so "generate" creates rather than computes.
+constexpr auto kNondeterministicWords = std::to_array<std::string_view>({
+    "random",
+    "randomly",
+    "randomized",
+    "password",
+    "passwords",
+    "passphrase",
+    "uuid",
+    "uuids",
+    "nonce",
+    "secret",
+    "secrets",
+    "unique",
+});
+
+// The name verbs the read-evidence rule may read from the definition alone:
+// "generate" and "analyze" compute from their inputs when nothing names a
+// remote record; "query" reads when no statement is passed (a sql/script
+// parameter is a veto before this rule). "process", "resolve", "evaluate"
+// stay ambiguous ("process_payment", "resolve_incident").
+bool ComputesFromInputs(std::string_view verb) {
+  return verb == "generate" || verb == "analyze" || verb == "analyse";
+}
+
+// True when a word of `words` is a write (said in `said`): a strong mutation or
+// execution verb (base, -s, -ed or -ing form; an execution verb that is also a
+// common noun only as a sentence's first word), or a command verb opening a
+// sentence.
+bool WriteWord(const std::vector<std::string>& words, bool opener,
+               std::string* said) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    std::string base = VetoBase(w, IsStrongMutationVerb, true);
+    if (base.empty()) {
+      const std::string e = VetoBase(w, IsExecutionVerb, true);
+      if (!e.empty() && (i == 0 || !IsNounLike(e))) base = e;
+    }
+    if (base.empty()) {
+      for (std::string_view suffix : {"ed", "d", "ing"}) {
+        if (w.size() <= suffix.size() + 2 || !w.ends_with(suffix)) continue;
+        std::string stem = w.substr(0, w.size() - suffix.size());
+        if (IsStrongMutationVerb(stem) || IsStrongMutationVerb(stem + "e")) {
+          base = stem;
+          break;
+        }
+      }
+    }
+    if (base.empty() && opener && i == 0 &&
+        ClassifyVerb(w, /*inflected=*/true) == VerbClass::kCommand) {
+      base = w;
+    }
+    // A conjoined imperative: "Preview fixes or apply them".
+    if (base.empty() && i > 0 &&
+        (words[i - 1] == "or" || words[i - 1] == "and") &&
+        BaseVerb(w) == VerbClass::kCommand) {
+      base = w;
+    }
+    if (!base.empty()) {
+      *said = w;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Read-evidence rule: when the name's verb is unknown, ambiguous, or the
+// name opens with a noun (nothing else decided), the rest of the definition
+// decides from what the call does: no parameter carries content or a place
+// to write (kContentParamTokens), no word of the title, description or a
+// parameter's description is a write (WriteWord), and either a sentence of
+// the description opens with a reading verb ("Returns trace overview ...",
+// "Returns stocks matching the filters"), or the name's verb computes from
+// its inputs (generate, analyze: no parameter names a remote record, no
+// word says the output is random; query: the statement vetoes already) ->
+// INFORMATIONAL at description strength. Otherwise no opinion, COMMAND as
+// before.
+void ReadEvidence(const ToolInfo& tool, ToolLevel& t) {
+  if (t.command.strength != Strength::kNone ||
+      t.informational.strength != Strength::kNone ||
+      t.veto.strength != Strength::kNone || t.dispatch ||
+      t.action_enum_mutates) {
+    return;
+  }
+  std::vector<std::vector<std::string>> texts = Sentences(tool.description);
+  for (auto& s : Sentences(tool.title)) texts.push_back(std::move(s));
+  // A parameter's description opens with "Set the title ...": it says
+  // what the argument sets in the output, so only strong mutation and
+  // execution words count there.
+  std::vector<std::vector<std::string>> param_texts;
+  bool has_id = false;
+  const Json schema =
+      Json::parse(tool.input_schema_json, nullptr, /*allow_exceptions=*/false);
+  if (schema.is_object()) {
+    auto props = schema.find("properties");
+    if (props != schema.end() && props->is_object()) {
+      for (auto it = props->begin(); it != props->end(); ++it) {
+        const std::vector<std::string> parts = TokenizeName(it.key());
+        // "outputType", "file_format", "textStyle": a format, not content.
+        static constexpr auto kFormatHeads = std::to_array<std::string_view>(
+            {"type", "types", "format", "formats", "mode", "kind", "style",
+             "size", "limit", "length", "encoding", "filter", "filters"});
+        const bool format = parts.size() >= 2 && In(kFormatHeads, parts.back());
+        for (const std::string& p : parts) {
+          if (In(kContentParamTokens, p) && !format) return;
+        }
+        if (it.key() == "to" || it.key() == "cc" || it.key() == "bcc") return;
+        if (!parts.empty() &&
+            (parts.back() == "id" || parts.back() == "ids" ||
+             parts.back() == "uuid" || parts.back() == "uid")) {
+          has_id = true;
+        }
+        if (it.value().is_object()) {
+          if (auto d = it.value().find("description");
+              d != it.value().end() && d->is_string()) {
+            for (auto& s : Sentences(d->get<std::string>())) {
+              param_texts.push_back(std::move(s));
+            }
+          }
+        }
+      }
+    }
+  }
+  std::string said;
+  for (const std::vector<std::string>& words : texts) {
+    if (WriteWord(words, /*opener=*/true, &said)) return;
+  }
+  for (const std::vector<std::string>& words : param_texts) {
+    if (WriteWord(words, /*opener=*/false, &said)) return;
+  }
+  for (const std::vector<std::string>& words : Sentences(tool.description)) {
+    size_t k = 0;
+    if (words.size() > 1 && (words[0] == "it" || words[0] == "this")) k = 1;
+    if (ClassifyVerb(words[k], /*inflected=*/true) ==
+        VerbClass::kInformational) {
+      Note(t.informational, Strength::kDescription,
+           "read-evidence rule: a sentence opens with '" + words[k] +
+               "' and nothing in the definition writes");
+      return;
+    }
+  }
+  if (t.ambiguous == "query" || (ComputesFromInputs(t.ambiguous) && !has_id)) {
+    for (const auto* list : {&texts, &param_texts}) {
+      for (const std::vector<std::string>& words : *list) {
+        for (const std::string& w : words) {
+          if (In(kNondeterministicWords, w)) return;
+        }
+      }
+    }
+    Note(t.informational, Strength::kDescription,
+         "read-evidence rule: ambiguous name verb '" + t.ambiguous +
+             "' with only filter/format parameters and nothing in the "
+             "definition writes");
+  }
+}
+
 ToolLevel AnalyzeTool(const ToolInfo& tool) {
   ToolLevel t;
   t.name_tokens = TokenizeName(tool.name);
@@ -1427,6 +1662,8 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   TextEvidence(tool.description, Strength::kDescription, "description", t);
   AsyncJobEvidence(tool.description, t);
   AddedActionEvidence(tool.description, t);
+  StatedPurposeEvidence(tool.description, t);
+  ReadEvidence(tool, t);
   return t;
 }
 

@@ -585,5 +585,195 @@ TEST(HeuristicPhrase, CheckingARemoteResourceByIdentifierIsAWrite) {
             RequestType::kInformational);
 }
 
+// Session 12, read-evidence rule: a name whose verb is unknown, ambiguous
+// or missing (noun-first) is decided by the rest of the definition: no
+// content/path/target parameter, no write word anywhere, and a sentence
+// that opens with a reading verb (or an ambiguous verb that computes from
+// its inputs) -> INFORMATIONAL; otherwise no opinion (COMMAND) as before.
+TEST(HeuristicEvidence, ANounFirstNameWithAReturnsSentenceReads) {
+  // Flightbox (fresh4, seen since session 11): a noun after a product
+  // prefix; the second sentence says what the call returns.
+  EXPECT_EQ(
+      TypeOf("flightbox_summary", "",
+             "Entry point for debugging. Returns trace overview with "
+             "root span, total spans, duration, slowest spans, and "
+             "errors.",
+             R"({"type":"object","properties":{"trace_id":{"type":"string"},
+                       "last_n_minutes":{"type":"number"}}})"),
+      kInfo);
+  // TradingView (fresh4): "screen" is a verb the lexicons have no opinion
+  // on; the parameters are filters, sort keys and a limit.
+  EXPECT_EQ(TypeOf("screen_stocks", "",
+                   "Screen stocks based on fundamental and technical "
+                   "criteria. Returns stocks matching the specified filters.",
+                   R"({"type":"object","properties":{
+                       "filters":{"type":"array","description":"Array of filter conditions to apply"},
+                       "sort_by":{"type":"string","description":"Field to sort results by."},
+                       "limit":{"type":"number","description":"Number of results to return (1-200)."}}})"),
+            kInfo);
+  EXPECT_THAT(
+      DetailOf(
+          "flightbox_children",
+          "Drill into a span's children. Returns child spans.",
+          R"({"type":"object","properties":{"span_id":{"type":"string"}}})"),
+      ::testing::HasSubstr("read-evidence rule"));
+  // Counter-examples, no opinion or COMMAND: a write word anywhere...
+  EXPECT_NE(
+      TypeOf(
+          "ticket_intake", "", "Ticket intake. Returns the created ticket.",
+          R"({"type":"object","properties":{"queue_id":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("rank_pages", "",
+             "Rank pages by score. Returns the ranking. Updates the "
+             "stored ranking of every page.",
+             R"({"type":"object","properties":{"site_id":{"type":"string"}}})"),
+      kInfo);
+  // ... a content, recipient or path parameter ...
+  EXPECT_NE(TypeOf("mail_relay", "", "Mail relay. Returns a receipt.",
+                   R"({"type":"object","properties":{"to":{"type":"string"},
+                       "body":{"type":"string"}}})"),
+            kInfo);
+  EXPECT_NE(
+      TypeOf(
+          "report_builder", "", "Report builder. Returns the report.",
+          R"({"type":"object","properties":{"outputPath":{"type":"string"}}})"),
+      kInfo);
+  // ... a conjoined action ("Preview fixes or apply them", n8n's autofix,
+  // wide train) ...
+  EXPECT_NE(
+      TypeOf("n8n_autofix_workflow", "",
+             "Automatically fix common workflow validation errors. "
+             "Preview fixes or apply them.",
+             R"({"type":"object","properties":{"id":{"type":"string"}}})"),
+      kInfo);
+  // ... or no reading sentence at all: unknown, COMMAND.
+  EXPECT_EQ(
+      TypeOf("flightbox_siblings", "",
+             "Everything that ran under the same parent, in execution "
+             "order.",
+             R"({"type":"object","properties":{"span_id":{"type":"string"}}})"),
+      std::nullopt);
+}
+
+TEST(HeuristicEvidence, AnAmbiguousVerbReadsOnlyWhenItComputesFromItsInputs) {
+  // ECharts (fresh3) and Tailwind (fresh4): "generate" renders the given
+  // data; every parameter is data, a size, a theme or a title.
+  const char* kChart = R"({"type":"object","properties":{
+      "data":{"type":"array","description":"Data for pie chart."},
+      "width":{"type":"integer","description":"Set the width of the chart."},
+      "title":{"type":"string","description":"Set the title of the chart."},
+      "outputType":{"type":"string","enum":["png","svg"]}}})";
+  EXPECT_EQ(
+      TypeOf("generate_pie_chart", "",
+             "Generate a pie chart to show the proportion of parts.", kChart),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("generate_color_palette", "",
+             "Generate a custom color palette with multiple shades from "
+             "a base color",
+             R"({"type":"object","properties":{"baseColor":{"type":"string"},
+                       "shades":{"type":"array"}}})"),
+      kInfo);
+  // Grafana (fresh4): "query" with a PromQL expression, not a statement.
+  EXPECT_EQ(
+      TypeOf(
+          "query_prometheus", "", "Query Prometheus using a PromQL expression.",
+          R"({"type":"object","properties":{"datasourceUid":{"type":"string"},
+                       "expr":{"type":"string","description":"The PromQL expression to query"}}})"),
+      kInfo);
+  // Counter-examples that stay COMMAND (or without opinion, = COMMAND):
+  // a report saved to a file,
+  EXPECT_NE(
+      TypeOf("generate_report", "", "Generate a report and save it as a PDF.",
+             R"({"type":"object","properties":{"month":{"type":"string"}}})"),
+      kInfo);
+  // an invoice record created for a customer (a remote record's id too),
+  EXPECT_NE(
+      TypeOf("generate_invoice", "",
+             "Generate an invoice for a customer. The invoice is "
+             "created in the billing system.",
+             R"({"type":"object","properties":{"amount":{"type":"number"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf(
+          "generate_invoice", "", "Generate an invoice for an order.",
+          R"({"type":"object","properties":{"order_id":{"type":"string"}}})"),
+      kInfo);
+  // a query that runs the caller's SQL, run_query, execute,
+  EXPECT_NE(
+      TypeOf("query", "", "Query the database.",
+             R"({"type":"object","properties":{"sql":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("run_query", "", "Run a SQL query against the warehouse.",
+             R"({"type":"object","properties":{"query":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("execute", "", "Returns the result.",
+             R"({"type":"object","properties":{"id":{"type":"string"}}})"),
+      kInfo);
+  // random output (a repeat must not be served from the cache),
+  EXPECT_NE(
+      TypeOf("generate_password", "", "Generate a secure random password.",
+             R"({"type":"object","properties":{"length":{"type":"integer"}}})"),
+      kInfo);
+  // an image from a prompt (a paid model call),
+  EXPECT_NE(TypeOf("generate_image", "", "Generate an image with Gemini.",
+                   R"({"type":"object","properties":{"prompt":{"type":"string"},
+                       "size":{"type":"string"}}})"),
+            kInfo);
+  // an install that installs, a ranking that is updated,
+  EXPECT_NE(
+      TypeOf("install_package", "", "Install an npm package.",
+             R"({"type":"object","properties":{"name":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("rank_results", "",
+             "Rank the results and update the stored ranking.",
+             R"({"type":"object","properties":{"limit":{"type":"integer"}}})"),
+      kInfo);
+  // and the other ambiguous verbs keep no opinion ("process_payment").
+  EXPECT_NE(
+      TypeOf("process_payment", "", "Process a payment.",
+             R"({"type":"object","properties":{"amount":{"type":"number"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, AWriteStatedAsARequirementIsAWrite) {
+  // MasterGo (fresh4): the side effect is stated as what the call needs.
+  EXPECT_EQ(TypeOf("mcp__getComponentGenerator", "",
+                   "Get the component generator workflow. You must provide "
+                   "an absolute rootPath of workspace to save workflow files.",
+                   R"({"type":"object","properties":{"fileId":{"type":"string"},
+                       "rootPath":{"type":"string"}}})"),
+            kCmd);
+  EXPECT_EQ(
+      TypeOf("get_export", "",
+             "Get the export. A directory is required: the files will "
+             "be written there.",
+             R"({"type":"object","properties":{"id":{"type":"string"}}})"),
+      kCmd);
+  // Optional output and data at rest do not (reads labelled in seen sets:
+  // mobile_get_device_logs, desktop-commander's get_recent_tool_calls).
+  EXPECT_EQ(
+      TypeOf("get_device_logs", "",
+             "Get the device logs. For large captures, pass saveTo to "
+             "write logs to a file.",
+             R"({"type":"object","properties":{"limit":{"type":"integer"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("get_recent_calls", "",
+             "Get recent tool calls. History is persisted locally.",
+             R"({"type":"object","properties":{"limit":{"type":"integer"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("get_report", "",
+             "Get a report. You must provide a month; nothing needs to "
+             "be saved.",
+             R"({"type":"object","properties":{"month":{"type":"string"}}})"),
+      kInfo);
+}
+
 }  // namespace
 }  // namespace toolcache::classify
