@@ -192,13 +192,14 @@ check_heldout heldout2 "$SRC/tests/data/classify/npm_servers_heldout2" 12 313 16
 # annotations stripped; and the annotation-trusted column beside it.
 # Session 9 (remote-check and camel-phrase rules, test half seen): test
 # writes cacheable 1 -> 0, read recall 0.899 -> 0.935. Session 12
-# (read-evidence rule): train 0.923 -> 0.950, dev and test unchanged.
+# (read-evidence and example rules): train 0.923 -> 0.956, dev and test
+# unchanged.
 WIDE="$SRC/tests/data/classify/npm_servers_wide"
 expect_exit 0 "eval-set wide json" -- "$BIN" classify --eval-set "$WIDE" --format json
 python3 - "$TMP/out" <<'PY' || fail "eval-set wide figures"
 import json, sys
 rows = {r["half"]: r for r in map(json.loads, open(sys.argv[1]))}
-want = {"train": (36, 885, 1, 0.950), "dev": (18, 322, 0, 0.901),
+want = {"train": (36, 885, 1, 0.956), "dev": (18, 322, 0, 0.901),
         "test": (11, 574, 0, 0.935)}
 for half, (servers, tools, wc, recall) in want.items():
     r = rows[half]
@@ -227,8 +228,8 @@ assert (r["servers"], r["tools"]) == (11, 385), r
 # added-action rule (a side effect said in a later sentence).
 assert r["writes_cacheable"] == [], r["writes_cacheable"]
 # Measured once at 0.894; dev figure since session 12's read-evidence
-# rule: 0.899 (figma_watch_console).
-assert abs(r["read_recall"] - 0.899) < 0.0005, r["read_recall"]
+# and example rules: 0.920.
+assert abs(r["read_recall"] - 0.920) < 0.0005, r["read_recall"]
 PY
 AGENTS="$SRC/tests/data/classify/agents_builtin"
 expect_exit 0 "eval-set agents json" -- "$BIN" classify --eval-set "$AGENTS" --no-model --format json
@@ -254,8 +255,9 @@ assert (r["servers"], r["tools"], r["reads"]) == (34, 328, 195), r
 assert r["writes_cacheable"] == [
     "chatwork_mcp-server/list_room_messages"], r["writes_cacheable"]
 # Read recall measured once at 0.815; dev figure since session 12's
-# read-evidence rule (ECharts generate_*_chart, query_omnifocus, ...): 0.856.
-assert abs(r["read_recall"] - 0.856) < 0.0005, r["read_recall"]
+# read-evidence and example rules (ECharts generate_*_chart,
+# query_omnifocus, ...): 0.882.
+assert abs(r["read_recall"] - 0.882) < 0.0005, r["read_recall"]
 PY
 # Session 11's fourth held-out set (labels committed in 385858c4 by a
 # labeller who never ran the classifier on it; measured once with main

@@ -858,13 +858,31 @@ void AddedActionEvidence(std::string_view text, ToolLevel& out) {
   }
 }
 
+// Session 12, example rule: what follows "such as", "e.g.", "for example"
+// or "for instance" illustrates the data, not the call ("Generate a sankey
+// chart ..., such as, the user journey ... to completing a purchase";
+// "..., such as, evaluate Huawei and Apple phones"): a sentence's evidence
+// ends there.
+void CutAtExample(std::vector<std::string>& words) {
+  for (size_t i = 1; i < words.size(); ++i) {
+    const std::string& a = words[i - 1];
+    const std::string& b = words[i];
+    if ((a == "such" && b == "as") || (a == "e" && b == "g") ||
+        (a == "for" && (b == "example" || b == "instance"))) {
+      words.resize(i - 1);
+      return;
+    }
+  }
+}
+
 // Type evidence and vetoes from the first sentence of a title or
 // description: the first lexicon verb decides the type (noun-like verbs only
 // as the first word); execution verbs and strong mutation verbs anywhere
 // veto; real-time words are collected for the TTL.
 void TextEvidence(std::string_view text, Strength strength,
                   std::string_view what, ToolLevel& out) {
-  const std::vector<std::string> words = FirstSentenceWords(text);
+  std::vector<std::string> words = FirstSentenceWords(text);
+  CutAtExample(words);
   bool decided = false;
   // A verbless first sentence headed by an agent noun ("Autonomous web
   // research agent."): the tool starts an agent.
@@ -1504,10 +1522,14 @@ bool ComputesFromInputs(std::string_view verb) {
   return verb == "generate" || verb == "analyze" || verb == "analyse";
 }
 
-// True when a word of `words` is a write (said in `said`): a strong mutation or
-// execution verb (base, -s, -ed or -ing form; an execution verb that is also a
-// common noun only as a sentence's first word), or a command verb opening a
-// sentence.
+// True when a word of `words` is a write (said in `said`): a strong
+// mutation or execution verb (base, -s, -ed or -ing form of a strong
+// mutation verb; an execution verb that is also a common noun only as the
+// first word of a sentence, and not as the first word of a parameter's
+// description: "Start date", "Run ID" name the parameter), a command verb in
+// base form after "or"/"and"
+// ("Preview fixes or apply them"), or, with `opener` (the tool's title and
+// description, not a parameter's), a command verb opening the sentence.
 bool WriteWord(const std::vector<std::string>& words, bool opener,
                std::string* said) {
   for (size_t i = 0; i < words.size(); ++i) {
@@ -1515,7 +1537,9 @@ bool WriteWord(const std::vector<std::string>& words, bool opener,
     std::string base = VetoBase(w, IsStrongMutationVerb, true);
     if (base.empty()) {
       const std::string e = VetoBase(w, IsExecutionVerb, true);
-      if (!e.empty() && (i == 0 || !IsNounLike(e))) base = e;
+      if (!e.empty() && (opener || i > 0) && (i == 0 || !IsNounLike(e))) {
+        base = e;
+      }
     }
     if (base.empty()) {
       for (std::string_view suffix : {"ed", "d", "ing"}) {
@@ -1601,6 +1625,9 @@ void ReadEvidence(const ToolInfo& tool, ToolLevel& t) {
         }
       }
     }
+  }
+  for (auto* list : {&texts, &param_texts}) {
+    for (std::vector<std::string>& words : *list) CutAtExample(words);
   }
   std::string said;
   for (const std::vector<std::string>& words : texts) {

@@ -775,5 +775,46 @@ TEST(HeuristicEvidence, AWriteStatedAsARequirementIsAWrite) {
       kInfo);
 }
 
+TEST(HeuristicEvidence, ExamplesAfterSuchAsAreNotTheCallsAction) {
+  // ECharts (fresh3): the example after "such as" named a purchase and an
+  // evaluation, which vetoed the chart renderer.
+  const char* kChart = R"({"type":"object","properties":{
+      "data":{"type":"array","description":"Data for the chart."},
+      "title":{"type":"string","description":"Set the title of the chart."}}})";
+  EXPECT_EQ(TypeOf("generate_funnel_chart", "",
+                   "Generate a funnel chart to visualize the progressive "
+                   "reduction of data, such as, the conversion rates of users "
+                   "from visiting a website to completing a purchase.",
+                   kChart),
+            kInfo);
+  EXPECT_EQ(TypeOf("generate_radar_chart", "",
+                   "Generate a radar chart to display multidimensional data, "
+                   "such as, evaluate Huawei and Apple phones.",
+                   kChart),
+            kInfo);
+  // Before the example the sentence still decides: a purchase stays a
+  // purchase, an evaluation stays an execution.
+  EXPECT_EQ(TypeOf("checkout", "",
+                   "Purchase the items in the cart, such as books.", ""),
+            kCmd);
+  EXPECT_EQ(
+      TypeOf("js_eval", "",
+             "Evaluate JavaScript in the page, for example a selector.", ""),
+      kCmd);
+  // A parameter described "Start date" is a filter, not an execution
+  // (European Parliament's generate_political_landscape, fresh2).
+  EXPECT_EQ(TypeOf("generate_political_landscape", "",
+                   "Generate a political landscape overview of the "
+                   "Parliament.",
+                   R"j({"type":"object","properties":{
+                       "dateFrom":{"type":"string",
+                         "description":"Start date (YYYY-MM-DD)"}}})j"),
+            kInfo);
+  // But the tool's own "Start ..." still is one.
+  EXPECT_NE(TypeOf("generate_build", "", "Start a build of the project.",
+                   R"({"type":"object","properties":{}})"),
+            kInfo);
+}
+
 }  // namespace
 }  // namespace toolcache::classify
