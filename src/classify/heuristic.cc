@@ -1484,20 +1484,24 @@ void StatedPurposeEvidence(std::string_view text, ToolLevel& out) {
 
 // Parameter names that carry content to deliver or a place to write:
 // a tool taking one does something with it (sends, stores, renders to a
-// file, prompts a paid model), so the read-evidence rule does not apply.
+// file, prompts or asks a paid model: "prompt", "question", a free-text
+// "description" to generate from), so the read-evidence rule does not
+// apply.
 constexpr auto kContentParamTokens = std::to_array<std::string_view>({
-    "content",   "contents",  "body",         "text",        "message",
-    "messages",  "html",      "markdown",     "path",        "paths",
-    "file",      "files",     "filename",     "filepath",    "dir",
-    "directory", "folder",    "output",       "destination", "dest",
-    "target",    "recipient", "recipients",   "email",       "emails",
-    "code",      "script",    "sql",          "command",     "cmd",
-    "prompt",    "payload",   "instructions", "attachment",  "attachments",
-    "comment",   "note",      "password",     "secret",
+    "content",     "contents",  "body",         "text",        "message",
+    "messages",    "html",      "markdown",     "path",        "paths",
+    "file",        "files",     "filename",     "filepath",    "dir",
+    "directory",   "folder",    "output",       "destination", "dest",
+    "target",      "recipient", "recipients",   "email",       "emails",
+    "code",        "script",    "sql",          "command",     "cmd",
+    "prompt",      "payload",   "instructions", "attachment",  "attachments",
+    "comment",     "note",      "password",     "secret",      "question",
+    "description",
 });
 
 // Words that say the output is not a function of the input: the answer
-// differs per call, so "generate" creates rather than computes.
+// differs per call (random values, or a model writes it), so "generate"
+// creates rather than computes.
 constexpr auto kNondeterministicWords = std::to_array<std::string_view>({
     "random",
     "randomly",
@@ -1511,6 +1515,10 @@ constexpr auto kNondeterministicWords = std::to_array<std::string_view>({
     "secret",
     "secrets",
     "unique",
+    // A model writes the answer: it differs per call, and the call costs.
+    "ai",
+    "llm",
+    "gpt",
 });
 
 // The name verbs the read-evidence rule may read from the definition alone:

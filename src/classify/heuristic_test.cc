@@ -723,6 +723,22 @@ TEST(HeuristicEvidence, AnAmbiguousVerbReadsOnlyWhenItComputesFromItsInputs) {
                    R"({"type":"object","properties":{"prompt":{"type":"string"},
                        "size":{"type":"string"}}})"),
             kInfo);
+  // a model that writes the answer (asked a question, or "using AI"),
+  EXPECT_NE(
+      TypeOf(
+          "query_assistant", "", "Query the assistant.",
+          R"({"type":"object","properties":{"question":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("generate_summary", "",
+             "Generate a summary of the period using AI.",
+             R"({"type":"object","properties":{"period":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf(
+          "generate_logo", "", "Generate a logo.",
+          R"({"type":"object","properties":{"description":{"type":"string"}}})"),
+      kInfo);
   // an install that installs, a ranking that is updated,
   EXPECT_NE(
       TypeOf("install_package", "", "Install an npm package.",
