@@ -248,7 +248,10 @@ TEST(EvalSetTest, BfclMultiTurnNumbersArePinned) {
   EXPECT_EQ(test->writes, 60u);
   EXPECT_THAT(test->writes_cacheable, IsEmpty());
   EXPECT_THAT(test->writes_informational, IsEmpty());
-  EXPECT_EQ(test->reads_informational, 55u);  // of 85
+  // Session 12: 55 -> 68 (0.800), the read-evidence rule reading the
+  // clause after the "Tool description:" label ("Calculate the mean ...",
+  // "Find the maximum value ...").
+  EXPECT_EQ(test->reads_informational, 68u);  // of 85
 }
 
 // tau2-bench's tools (tests/data/classify/tau2), labelled by the benchmark's

@@ -1644,7 +1644,14 @@ void ReadEvidence(const ToolInfo& tool, ToolLevel& t) {
   for (const std::vector<std::string>& words : param_texts) {
     if (WriteWord(words, /*opener=*/false, &said)) return;
   }
-  for (const std::vector<std::string>& words : Sentences(tool.description)) {
+  // A label before a colon opens a clause of its own ("Tool description:
+  // Calculate the mean of a list of numbers.", BFCL's preamble).
+  std::string clauses = tool.description;
+  for (size_t p = clauses.find(": "); p != std::string::npos;
+       p = clauses.find(": ", p + 2)) {
+    clauses[p] = '.';
+  }
+  for (const std::vector<std::string>& words : Sentences(clauses)) {
     size_t k = 0;
     if (words.size() > 1 && (words[0] == "it" || words[0] == "this")) k = 1;
     if (ClassifyVerb(words[k], /*inflected=*/true) ==

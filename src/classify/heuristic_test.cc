@@ -611,6 +611,20 @@ TEST(HeuristicEvidence, ANounFirstNameWithAReturnsSentenceReads) {
                        "sort_by":{"type":"string","description":"Field to sort results by."},
                        "limit":{"type":"number","description":"Number of results to return (1-200)."}}})"),
             kInfo);
+  // BFCL: a label before a colon opens the clause that says what the
+  // call does; the write check still covers the whole text.
+  const char* kNumbers =
+      R"({"type":"object","properties":{"numbers":{"type":"array"}}})";
+  EXPECT_EQ(TypeOf("mean", "",
+                   "This tool belongs to the Math API. Tool description: "
+                   "Calculate the mean of a list of numbers.",
+                   kNumbers),
+            kInfo);
+  EXPECT_NE(TypeOf("mean", "",
+                   "This tool belongs to the Math API. Tool description: "
+                   "Calculate the mean and store it in the ledger.",
+                   kNumbers),
+            kInfo);
   EXPECT_THAT(
       DetailOf(
           "flightbox_children",
