@@ -1160,6 +1160,50 @@ void NestedBooleanOptions(const Json& props, const std::string& path, int depth,
   }
 }
 
+// Session 12, second round, switch rule: a boolean parameter that switches
+// the call's effect off ("dryRun": "If true, only outputs result without
+// actually saving"; "dry_run", "simulate", "noSave") exists only on calls
+// that change something (veto). A boolean whose whole name is a
+// state-changing verb ("activate": "If true (default), found tools are
+// activated") switches an effect on (veto), unless its description names
+// the output ("Save the result as markdown" shapes the response).
+// Choice: only the whole name counts for the on-switch ("saveImages",
+// "enableSummary", "storeInCache" are options of reads in the seen sets).
+void SwitchParamEvidence(const std::string& key,
+                         const std::vector<std::string>& tokens,
+                         std::string_view pdesc, ToolLevel& out) {
+  static constexpr auto kOffSwitches = std::to_array<std::string_view>(
+      {"dryrun", "simulate", "simulateonly", "nosave", "whatif"});
+  static constexpr auto kOnSwitches = std::to_array<std::string_view>(
+      {"activate", "persist", "save", "commit", "apply", "install", "subscribe",
+       "register", "publish", "deploy"});
+  static constexpr auto kOutputWords = std::to_array<std::string_view>(
+      {"html", "output", "response", "result", "results", "text", "content",
+       "markdown", "format"});
+  bool off = false;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] == "dryrun" || (tokens[i] == "dry" && i + 1 < tokens.size() &&
+                                  tokens[i + 1] == "run")) {
+      off = true;
+    }
+  }
+  const std::string norm = Normalized(tokens);
+  off = off || In(kOffSwitches, norm);
+  if (off) {
+    Note(out.veto, Strength::kSchema,
+         "switch rule: boolean parameter '" + key +
+             "' turns the call's effect off (the call has one)");
+    return;
+  }
+  if (!In(kOnSwitches, norm)) return;
+  for (const std::string& w : AllWords(pdesc)) {
+    if (In(kOutputWords, w)) return;
+  }
+  Note(out.veto, Strength::kSchema,
+       "switch rule: boolean parameter '" + key +
+           "' turns an effect on (a state-changing verb as its name)");
+}
+
 void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
                     ToolLevel& out) {
   if (schema_text.empty()) return;
@@ -1188,7 +1232,10 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
     // The parameter's own text: its value is executed, or it is an option
     // that makes the call act.
     ParamExecutionText(key, pdesc, out);
-    if (IsBooleanSchema(it.value())) BooleanOptionText(key, pdesc, out);
+    if (IsBooleanSchema(it.value())) {
+      BooleanOptionText(key, pdesc, out);
+      SwitchParamEvidence(key, tokens, pdesc, out);
+    }
     // Code, a statement or a body: the tool executes or sends it.
     if (In(kExecutionParams, norm) && !(In(kActionKeys, norm) && has_enum)) {
       NoteHard(out, Strength::kSchema,
@@ -1677,6 +1724,132 @@ void ReadEvidence(const ToolInfo& tool, ToolLevel& t) {
   }
 }
 
+// Session 12, second round, operation-list rule: a description that
+// enumerates the tool's operations after a label and a colon ("Project
+// variable ops: get/set."; "Actions: list, create, delete") is a write when
+// any listed operation's leading verb is a command, strong-mutation or
+// execution verb; items are separated by '/', ',', '|', "or" and "and" and
+// the list ends at a sentence end, a line break or a semicolon; a list
+// names at least two operations, and a quoted or braced value after the
+// colon is an example's field ('config={operation:"create"}'). "Code env
+// ops: list/get" and "Project ops: list/get/metadata/flow/map" stay reads.
+// Choice: the labels are ops, operation(s), action(s); "commands:" lists
+// shell commands an agent may type ("Common commands: ls, cat"), not the
+// tool's operations.
+void OperationListEvidence(std::string_view text, ToolLevel& out) {
+  static constexpr auto kLabels = std::to_array<std::string_view>(
+      {"ops", "op", "operations", "operation", "actions", "action"});
+  std::string word;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char ch = i < text.size() ? text[i] : ' ';
+    if (std::isalpha(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      continue;
+    }
+    const bool label = In(kLabels, word);
+    word.clear();
+    if (!label) continue;
+    size_t j = i;
+    while (j < text.size() && text[j] == ' ') ++j;
+    if (j >= text.size() || text[j] != ':') continue;
+    // The list: up to a sentence end, a line break or a semicolon.
+    size_t end = j + 1;
+    while (end < text.size() && text[end] != '\n' && text[end] != ';' &&
+           !(text[end] == '.' &&
+             (end + 1 == text.size() ||
+              std::isspace(static_cast<unsigned char>(text[end + 1]))))) {
+      ++end;
+    }
+    const std::string_view list = text.substr(j + 1, end - j - 1);
+    // A value, not a list: 'config={operation:"create"}' in an example.
+    const size_t first = list.find_first_not_of(' ');
+    if (first == std::string_view::npos || list[first] == '"' ||
+        list[first] == '\'' || list[first] == '{') {
+      continue;
+    }
+    std::vector<std::string> items;
+    std::string item;
+    for (size_t k = 0; k <= list.size(); ++k) {
+      const char c = k < list.size() ? list[k] : ',';
+      if (c == '/' || c == ',' || c == '|') {
+        items.push_back(item);
+        item.clear();
+      } else {
+        item += c;
+      }
+    }
+    // An enumeration names at least two operations.
+    if (items.size() < 2) continue;
+    for (const std::string& raw : items) {
+      // "get or set", "create and delete": each alternative's first word
+      // counts.
+      std::vector<std::string> parts;
+      {
+        std::string cur;
+        const std::string_view r = raw;
+        size_t b = 0;
+        for (size_t k = 0; k <= r.size(); ++k) {
+          if (k < r.size() && r[k] != ' ') continue;
+          const std::string_view t = r.substr(b, k - b);
+          b = k + 1;
+          if (t.empty()) continue;
+          if (t == "or" || t == "and") {
+            parts.push_back(cur);
+            cur.clear();
+            continue;
+          }
+          if (cur.empty()) cur = std::string(t);
+        }
+        parts.push_back(cur);
+      }
+      for (const std::string& value : parts) {
+        if (value.empty()) continue;
+        std::string verb;
+        const VerbClass c = ActionVerb(value, &verb);
+        if (verb.empty()) continue;
+        if (c == VerbClass::kCommand || IsExecutionVerb(verb) ||
+            IsStrongMutationVerb(verb)) {
+          Note(out.veto, Strength::kDescription,
+               "operation-list rule: the description lists operations "
+               "including '" +
+                   value + "'");
+          return;
+        }
+      }
+    }
+  }
+}
+
+// Session 12, second round, test-run rule: a first sentence about test or
+// code coverage ("Perform comprehensive test coverage analysis ...")
+// describes running the project's test suite: it executes the project's
+// code (veto). A sentence whose verb before the phrase reads ("Get test
+// coverage for a file") or whose coverage is a stored artifact ("coverage
+// report", "coverage data", "coverage file", "coverage results") reads.
+void TestRunEvidence(std::string_view text, ToolLevel& out) {
+  static constexpr auto kArtifacts = std::to_array<std::string_view>(
+      {"report", "reports", "data", "file", "files", "result", "results",
+       "information", "info", "summary"});
+  std::vector<std::string> words = FirstSentenceWords(text);
+  CutAtExample(words);
+  for (size_t i = 1; i < words.size(); ++i) {
+    if (words[i] != "coverage") continue;
+    const std::string& prev = words[i - 1];
+    if (prev != "test" && prev != "tests" && prev != "code") continue;
+    if (i + 1 < words.size() && In(kArtifacts, words[i + 1])) return;
+    for (size_t j = 0; j + 1 < i; ++j) {
+      if (ClassifyVerb(words[j], /*inflected=*/true) ==
+          VerbClass::kInformational) {
+        return;
+      }
+    }
+    Note(out.veto, Strength::kDescription,
+         "test-run rule: description '" + prev +
+             " coverage' (measuring it runs the project's tests)");
+    return;
+  }
+}
+
 ToolLevel AnalyzeTool(const ToolInfo& tool) {
   ToolLevel t;
   t.name_tokens = TokenizeName(tool.name);
@@ -1705,6 +1878,8 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   AsyncJobEvidence(tool.description, t);
   AddedActionEvidence(tool.description, t);
   StatedPurposeEvidence(tool.description, t);
+  OperationListEvidence(tool.description, t);
+  TestRunEvidence(tool.description, t);
   ReadEvidence(tool, t);
   return t;
 }

@@ -474,9 +474,6 @@ TEST(HeuristicSchema, ANestedOptionThatSavesStateIsAWrite) {
       RequestType::kInformational);
 }
 
-}  // namespace
-}  // namespace toolcache::classify
-
 namespace toolcache::classify {
 namespace {
 
@@ -844,6 +841,147 @@ TEST(HeuristicEvidence, ExamplesAfterSuchAsAreNotTheCallsAction) {
   EXPECT_NE(TypeOf("generate_build", "", "Start a build of the project.",
                    R"({"type":"object","properties":{}})"),
             kInfo);
+}
+
+}  // namespace
+}  // namespace toolcache::classify
+
+// Session 12, second round: the four writes the classifier let through on
+// fresh5 (seen since), each by the structure that says the call acts.
+TEST(HeuristicEvidence, ADryRunSwitchSaysTheCallHasAnEffect) {
+  // pabal-store-api-mcp/release-pull-notes (fresh5): a reading verb, and a
+  // switch that turns the saving off.
+  const char* kDryRun =
+      R"({"type":"object","properties":{
+          "app":{"type":"string","description":"Registered app slug"},
+          "dryRun":{"type":"boolean","description":"If true, only outputs result without actually saving"}}})";
+  EXPECT_EQ(TypeOf("release-pull-notes", "",
+                   "Fetch release notes from App Store/Google Play.", kDryRun),
+            kCmd);
+  EXPECT_THAT(
+      DetailOf("release-pull-notes",
+               "Fetch release notes from App Store/Google Play.", kDryRun),
+      ::testing::HasSubstr("switch rule: boolean parameter 'dryRun'"));
+  EXPECT_EQ(
+      TypeOf(
+          "sync", "", "Fetch the remote state.",
+          R"({"type":"object","properties":{"dry_run":{"type":"boolean"}}})"),
+      kCmd);
+  // Counter-examples: an output-format switch, a "preview" excerpt and a
+  // boolean named like a saved record stay reads.
+  EXPECT_EQ(TypeOf("get_release_notes", "", "Fetch release notes.",
+                   R"({"type":"object","properties":{
+                       "format":{"type":"string","enum":["markdown","json"]},
+                       "preview":{"type":"boolean","description":"Return only a short text excerpt"}}})"),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "image_fetch", "", "Fetch images from a URL.",
+          R"({"type":"object","properties":{"saveImages":{"type":"boolean"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, ASwitchNamedByAStateChangingVerbTurnsAnEffectOn) {
+  // qase_mcp-server/qase_discover_tools (fresh5): found tools are
+  // activated by default.
+  const char* kActivate =
+      R"({"type":"object","properties":{
+          "query":{"type":"string","description":"Search query to find tools by name or description."},
+          "activate":{"type":"boolean","default":true,"description":"If true (default), found tools are activated and become available for use"}}})";
+  const char* kDesc =
+      "Find and switch on tools that are hidden by default. Matching tools "
+      "are activated and become callable.";
+  EXPECT_EQ(
+      TypeOf("qase_discover_tools", "Discover more tools", kDesc, kActivate),
+      kCmd);
+  EXPECT_THAT(
+      DetailOf("qase_discover_tools", kDesc, kActivate),
+      ::testing::HasSubstr("switch rule: boolean parameter 'activate'"));
+  // Counter-examples: an option whose description names the output, and
+  // options that only name a verb as part of a longer name.
+  EXPECT_EQ(
+      TypeOf(
+          "search_docs", "", "Search the documentation.",
+          R"({"type":"object","properties":{"save":{"type":"boolean","description":"Save the result as markdown in the response"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "web_search", "", "Search the web.",
+          R"({"type":"object","properties":{"enableSummary":{"type":"boolean","description":"Enable summary generation for results"},
+                       "storeInCache":{"type":"boolean"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, AnOperationListWithAWriteIsAWrite) {
+  // dataiku-mcp/variable (fresh5): "get" decides the first sentence, the
+  // list also holds "set".
+  const char* kEmpty = R"({"type":"object","properties":{}})";
+  EXPECT_EQ(TypeOf("variable", "",
+                   "Project variable ops: get/set. set merges provided "
+                   "standard/local keys with existing values.",
+                   kEmpty),
+            kCmd);
+  EXPECT_THAT(DetailOf("variable", "Project variable ops: get/set.", kEmpty),
+              ::testing::HasSubstr("operation-list rule"));
+  EXPECT_EQ(TypeOf("credentials", "",
+                   "Get n8n credentials. Actions: list, get, create, delete.",
+                   kEmpty),
+            kCmd);
+  // Counter-examples: lists of reading operations, and shell commands an
+  // agent may type (not the tool's operations).
+  EXPECT_EQ(
+      TypeOf("code_env", "",
+             "Code env ops: list/get. get returns package summaries.", kEmpty),
+      kInfo);
+  EXPECT_EQ(TypeOf("project", "",
+                   "Project ops: list/get/metadata/flow/map. map returns "
+                   "normalized connectivity.",
+                   kEmpty),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "list_items", "", "List items. Actions: list, search, get.",
+          R"({"type":"object","properties":{"action":{"type":"string","enum":["list","search","get"]}}})"),
+      kInfo);
+  // n8n-mcp/validate_node (wide train): an example's field
+  // 'operation:"create"' is a value, not the tool's list of operations.
+  EXPECT_EQ(
+      TypeOf(
+          "validate_node", "",
+          "Validate n8n node configuration. Example: "
+          "nodeType=\"nodes-base.slack\", "
+          "config={resource:\"channel\",operation:\"create\"}",
+          R"({"type":"object","properties":{"nodeType":{"type":"string"},"config":{"type":"object"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, MeasuringTestCoverageRunsTheTests) {
+  // djankies_vitest-mcp/analyze_coverage (fresh5).
+  const char* kTarget =
+      R"({"type":"object","properties":{"target":{"type":"string"},
+          "format":{"type":"string","enum":["summary","detailed"]}}})";
+  const char* kDesc =
+      "Perform comprehensive test coverage analysis with line-by-line gap "
+      "identification, actionable insights, and detailed metrics.";
+  EXPECT_EQ(TypeOf("analyze_coverage", "", kDesc, kTarget), kCmd);
+  EXPECT_THAT(DetailOf("analyze_coverage", kDesc, kTarget),
+              ::testing::HasSubstr("test-run rule"));
+  // Counter-examples: coverage read from a stored report or a service.
+  EXPECT_EQ(
+      TypeOf("get_file_coverage", "",
+             "Get coverage information for a file in the head commit.",
+             R"({"type":"object","properties":{"file":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "coverage_summary", "",
+          "Summarize the code coverage report of the last CI build.",
+          R"({"type":"object","properties":{"build_id":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("show_coverage", "", "Show test coverage for a module.",
+             R"({"type":"object","properties":{"module":{"type":"string"}}})"),
+      kInfo);
 }
 
 }  // namespace
