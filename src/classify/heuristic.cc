@@ -1190,18 +1190,18 @@ void SwitchParamEvidence(const std::string& key,
   const std::string norm = Normalized(tokens);
   off = off || In(kOffSwitches, norm);
   if (off) {
-    Note(out.veto, Strength::kSchema,
-         "switch rule: boolean parameter '" + key +
-             "' turns the call's effect off (the call has one)");
+    NoteHard(out, Strength::kSchema,
+             "switch rule: boolean parameter '" + key +
+                 "' turns the call's effect off (the call has one)");
     return;
   }
   if (!In(kOnSwitches, norm)) return;
   for (const std::string& w : AllWords(pdesc)) {
     if (In(kOutputWords, w)) return;
   }
-  Note(out.veto, Strength::kSchema,
-       "switch rule: boolean parameter '" + key +
-           "' turns an effect on (a state-changing verb as its name)");
+  NoteHard(out, Strength::kSchema,
+           "switch rule: boolean parameter '" + key +
+               "' turns an effect on (a state-changing verb as its name)");
 }
 
 void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
@@ -1809,10 +1809,10 @@ void OperationListEvidence(std::string_view text, ToolLevel& out) {
         if (verb.empty()) continue;
         if (c == VerbClass::kCommand || IsExecutionVerb(verb) ||
             IsStrongMutationVerb(verb)) {
-          Note(out.veto, Strength::kDescription,
-               "operation-list rule: the description lists operations "
-               "including '" +
-                   value + "'");
+          NoteHard(out, Strength::kDescription,
+                   "operation-list rule: the description lists operations "
+                   "including '" +
+                       value + "'");
           return;
         }
       }
@@ -1843,9 +1843,9 @@ void TestRunEvidence(std::string_view text, ToolLevel& out) {
         return;
       }
     }
-    Note(out.veto, Strength::kDescription,
-         "test-run rule: description '" + prev +
-             " coverage' (measuring it runs the project's tests)");
+    NoteHard(out, Strength::kDescription,
+             "test-run rule: description '" + prev +
+                 " coverage' (measuring it runs the project's tests)");
     return;
   }
 }

@@ -861,7 +861,9 @@ TEST(HeuristicEvidence, ADryRunSwitchSaysTheCallHasAnEffect) {
   EXPECT_THAT(
       DetailOf("release-pull-notes",
                "Fetch release notes from App Store/Google Play.", kDryRun),
-      ::testing::HasSubstr("switch rule: boolean parameter 'dryRun'"));
+      ::testing::AllOf(
+          ::testing::HasSubstr("switch rule: boolean parameter 'dryRun'"),
+          ::testing::HasSubstr("(hard veto)")));
   EXPECT_EQ(
       TypeOf(
           "sync", "", "Fetch the remote state.",
@@ -894,9 +896,10 @@ TEST(HeuristicEvidence, ASwitchNamedByAStateChangingVerbTurnsAnEffectOn) {
   EXPECT_EQ(
       TypeOf("qase_discover_tools", "Discover more tools", kDesc, kActivate),
       kCmd);
-  EXPECT_THAT(
-      DetailOf("qase_discover_tools", kDesc, kActivate),
-      ::testing::HasSubstr("switch rule: boolean parameter 'activate'"));
+  EXPECT_THAT(DetailOf("qase_discover_tools", kDesc, kActivate),
+              ::testing::AllOf(::testing::HasSubstr(
+                                   "switch rule: boolean parameter 'activate'"),
+                               ::testing::HasSubstr("(hard veto)")));
   // Counter-examples: an option whose description names the output, and
   // options that only name a verb as part of a longer name.
   EXPECT_EQ(
@@ -922,7 +925,8 @@ TEST(HeuristicEvidence, AnOperationListWithAWriteIsAWrite) {
                    kEmpty),
             kCmd);
   EXPECT_THAT(DetailOf("variable", "Project variable ops: get/set.", kEmpty),
-              ::testing::HasSubstr("operation-list rule"));
+              ::testing::AllOf(::testing::HasSubstr("operation-list rule"),
+                               ::testing::HasSubstr("(hard veto)")));
   EXPECT_EQ(TypeOf("credentials", "",
                    "Get n8n credentials. Actions: list, get, create, delete.",
                    kEmpty),
@@ -965,7 +969,8 @@ TEST(HeuristicEvidence, MeasuringTestCoverageRunsTheTests) {
       "identification, actionable insights, and detailed metrics.";
   EXPECT_EQ(TypeOf("analyze_coverage", "", kDesc, kTarget), kCmd);
   EXPECT_THAT(DetailOf("analyze_coverage", kDesc, kTarget),
-              ::testing::HasSubstr("test-run rule"));
+              ::testing::AllOf(::testing::HasSubstr("test-run rule"),
+                               ::testing::HasSubstr("(hard veto)")));
   // Counter-examples: coverage read from a stored report or a service.
   EXPECT_EQ(
       TypeOf("get_file_coverage", "",
