@@ -11,8 +11,9 @@
 //   strong mutation verbs anywhere in a first sentence, code/SQL/body or
 //   file-output parameters, also one level down a parameter, a parameter
 //   described as executed, a state-changing boolean option, action lists,
-//   agent nouns, a description returning a job id) vetoes INFORMATIONAL
-//   evidence of any strength;
+//   agent nouns, a description returning a job id, a dry-run switch or a
+//   boolean named by a state-changing verb, a listed write operation,
+//   measuring test coverage) vetoes INFORMATIONAL evidence of any strength;
 //   otherwise COMMAND evidence wins over INFORMATIONAL evidence of equal or
 //   lower strength (safety first), and a schema action enum with a mutating
 //   value wins over any INFORMATIONAL evidence; strengths, strongest first:
