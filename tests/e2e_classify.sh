@@ -191,13 +191,15 @@ check_heldout heldout2 "$SRC/tests/data/classify/npm_servers_heldout2" 12 313 16
 # hash, test half looked at once): default classifier (learned veto on),
 # annotations stripped; and the annotation-trusted column beside it.
 # Session 9 (remote-check and camel-phrase rules, test half seen): test
-# writes cacheable 1 -> 0, read recall 0.899 -> 0.935.
+# writes cacheable 1 -> 0, read recall 0.899 -> 0.935. Session 12
+# (read-evidence and example rules): train 0.923 -> 0.956, dev and test
+# unchanged.
 WIDE="$SRC/tests/data/classify/npm_servers_wide"
 expect_exit 0 "eval-set wide json" -- "$BIN" classify --eval-set "$WIDE" --format json
 python3 - "$TMP/out" <<'PY' || fail "eval-set wide figures"
 import json, sys
 rows = {r["half"]: r for r in map(json.loads, open(sys.argv[1]))}
-want = {"train": (36, 885, 1, 0.923), "dev": (18, 322, 0, 0.901),
+want = {"train": (36, 885, 1, 0.956), "dev": (18, 322, 0, 0.901),
         "test": (11, 574, 0, 0.935)}
 for half, (servers, tools, wc, recall) in want.items():
     r = rows[half]
@@ -225,7 +227,9 @@ assert (r["servers"], r["tools"]) == (11, 385), r
 # Measured once at 1 (get-tiptap-json-content); 0 since session 10's
 # added-action rule (a side effect said in a later sentence).
 assert r["writes_cacheable"] == [], r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.894) < 0.0005, r["read_recall"]
+# Measured once at 0.894; dev figure since session 12's read-evidence
+# and example rules: 0.920.
+assert abs(r["read_recall"] - 0.920) < 0.0005, r["read_recall"]
 PY
 AGENTS="$SRC/tests/data/classify/agents_builtin"
 expect_exit 0 "eval-set agents json" -- "$BIN" classify --eval-set "$AGENTS" --no-model --format json
@@ -250,7 +254,10 @@ assert (r["servers"], r["tools"], r["reads"]) == (34, 328, 195), r
 # dev data after that measurement.
 assert r["writes_cacheable"] == [
     "chatwork_mcp-server/list_room_messages"], r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.815) < 0.0005, r["read_recall"]
+# Read recall measured once at 0.815; dev figure since session 12's
+# read-evidence and example rules (ECharts generate_*_chart,
+# query_omnifocus, ...): 0.882.
+assert abs(r["read_recall"] - 0.882) < 0.0005, r["read_recall"]
 PY
 # Session 11's fourth held-out set (labels committed in 385858c4 by a
 # labeller who never ran the classifier on it; measured once with main
@@ -261,9 +268,32 @@ python3 - "$TMP/out" <<'PY' || fail "eval-set fresh4 figures"
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])][0]
 assert (r["servers"], r["tools"], r["reads"]) == (22, 222, 162), r
-assert r["writes_cacheable"] == [
-    "mastergo_magic-mcp/mcp__getComponentGenerator"], r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.833) < 0.0005, r["read_recall"]
+# Measured once (old classifier): 1 write cacheable
+# (mastergo_magic-mcp/mcp__getComponentGenerator), read recall 0.833.
+# Dev figures since session 12 (fresh4 seen: stated-purpose and
+# read-evidence rules): 0 writes cacheable, read recall 0.920.
+assert r["writes_cacheable"] == [], r["writes_cacheable"]
+assert abs(r["read_recall"] - 0.920) < 0.0005, r["read_recall"]
+PY
+# Session 12's fifth held-out set (labels by a labeller who never ran the
+# classifier on it; measured once with rec7's classifier frozen at
+# e5f5a773: capture/test_once.txt, docs/CLASSIFY.md "Session 12, second
+# round").
+FRESH5="$SRC/tests/data/classify/npm_servers_fresh5"
+expect_exit 0 "eval-set fresh5 json" -- "$BIN" classify --eval-set "$FRESH5" --no-model --format json
+python3 - "$TMP/out" <<'PY' || fail "eval-set fresh5 figures"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+assert (r["servers"], r["tools"], r["reads"]) == (41, 426, 267), r
+# Measured once: 4 writes cacheable (djankies_vitest-mcp/analyze_coverage,
+# pabal-store-api-mcp/release-pull-notes, dataiku-mcp/variable,
+# qase_mcp-server/qase_discover_tools), read recall 0.903; annotations
+# trusted 3 / 0.918. Dev figures since the second round (fresh5 seen:
+# switch, operation-list and test-run rules, hard vetoes): 0 writes
+# cacheable in both columns, read recall 0.903 (unchanged).
+assert r["writes_cacheable"] == [], r["writes_cacheable"]
+assert abs(r["read_recall"] - 0.903) < 0.0005, r["read_recall"]
+assert r["annotations_trusted"]["writes_cacheable"] == [], r["annotations_trusted"]
 PY
 expect_bad "eval-set missing dir" "cannot read" -- "$BIN" classify --eval-set "$TMP/nope"
 expect_bad "eval-set and file" "either FILE or --eval-set" \

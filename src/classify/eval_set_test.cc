@@ -156,11 +156,13 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   // Was 113 (0.942): the parameter-text and option rules cost MongoDB's
   // aggregate, aggregate-db ("stages to execute"), explain ("arguments to
   // run") and playwright_console_logs ("Whether to clear logs").
-  EXPECT_EQ(dev->reads_informational, 109u);  // recall 0.908
-  EXPECT_EQ(dev->reads_cacheable, 80u);
+  // Session 12: 109 -> 110 (0.917), notion's API-query-data-source
+  // (read-evidence rule: the ambiguous "query" with filter parameters).
+  EXPECT_EQ(dev->reads_informational, 110u);  // recall 0.917
+  EXPECT_EQ(dev->reads_cacheable, 81u);
   EXPECT_EQ(dev->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 2},
-                                             {"none", 76},
+                                             {"none", 77},
                                              {"real-time", 29},
                                              {"static", 2}}));
 
@@ -202,7 +204,7 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   const HalfReport* mdev = Half(m, "dev");
   ASSERT_TRUE(mdev);
   EXPECT_THAT(mdev->writes_cacheable, IsEmpty());
-  EXPECT_EQ(mdev->reads_informational, 109u);
+  EXPECT_EQ(mdev->reads_informational, 110u);
 }
 
 // Issue 31: with annotations trusted and an operator TTL of 300 s on every
@@ -246,7 +248,10 @@ TEST(EvalSetTest, BfclMultiTurnNumbersArePinned) {
   EXPECT_EQ(test->writes, 60u);
   EXPECT_THAT(test->writes_cacheable, IsEmpty());
   EXPECT_THAT(test->writes_informational, IsEmpty());
-  EXPECT_EQ(test->reads_informational, 55u);  // of 85
+  // Session 12: 55 -> 68 (0.800), the read-evidence rule reading the
+  // clause after the "Tool description:" label ("Calculate the mean ...",
+  // "Find the maximum value ...").
+  EXPECT_EQ(test->reads_informational, 68u);  // of 85
 }
 
 // tau2-bench's tools (tests/data/classify/tau2), labelled by the benchmark's
@@ -321,13 +326,17 @@ TEST(EvalSetTest, SecondHeldOutNumbersArePinned) {
   EXPECT_EQ(h2->writes, 152u);
   EXPECT_THAT(h2->writes_cacheable, IsEmpty());
   EXPECT_THAT(h2->writes_informational, IsEmpty());
-  EXPECT_EQ(h2->reads_informational, 145u);  // recall 0.901
+  // Session 12: 145 -> 148 (0.919): bullmq's query_dead_letter_queue,
+  // salesforce_query_records (the ambiguous "query" with filter
+  // parameters) and mapbox's nearest_point_on_line_tool (a "Returns"
+  // sentence), by the read-evidence rule.
+  EXPECT_EQ(h2->reads_informational, 148u);  // recall 0.919
   EXPECT_GE(h2->ReadRecall(), 0.85);
-  EXPECT_EQ(h2->reads_cacheable, 110u);
+  EXPECT_EQ(h2->reads_cacheable, 112u);
   EXPECT_EQ(h2->ttl_classes,
             (std::map<std::string, uint32_t>{{"computational", 1},
-                                             {"none", 100},
-                                             {"real-time", 35},
+                                             {"none", 102},
+                                             {"real-time", 36},
                                              {"static", 9}}));
 }
 

@@ -11,8 +11,9 @@
 //   strong mutation verbs anywhere in a first sentence, code/SQL/body or
 //   file-output parameters, also one level down a parameter, a parameter
 //   described as executed, a state-changing boolean option, action lists,
-//   agent nouns, a description returning a job id) vetoes INFORMATIONAL
-//   evidence of any strength;
+//   agent nouns, a description returning a job id, a dry-run switch or a
+//   boolean named by a state-changing verb, a listed write operation,
+//   measuring test coverage) vetoes INFORMATIONAL evidence of any strength;
 //   otherwise COMMAND evidence wins over INFORMATIONAL evidence of equal or
 //   lower strength (safety first), and a schema action enum with a mutating
 //   value wins over any INFORMATIONAL evidence; strengths, strongest first:
@@ -858,13 +859,31 @@ void AddedActionEvidence(std::string_view text, ToolLevel& out) {
   }
 }
 
+// Session 12, example rule: what follows "such as", "e.g.", "for example"
+// or "for instance" illustrates the data, not the call ("Generate a sankey
+// chart ..., such as, the user journey ... to completing a purchase";
+// "..., such as, evaluate Huawei and Apple phones"): a sentence's evidence
+// ends there.
+void CutAtExample(std::vector<std::string>& words) {
+  for (size_t i = 1; i < words.size(); ++i) {
+    const std::string& a = words[i - 1];
+    const std::string& b = words[i];
+    if ((a == "such" && b == "as") || (a == "e" && b == "g") ||
+        (a == "for" && (b == "example" || b == "instance"))) {
+      words.resize(i - 1);
+      return;
+    }
+  }
+}
+
 // Type evidence and vetoes from the first sentence of a title or
 // description: the first lexicon verb decides the type (noun-like verbs only
 // as the first word); execution verbs and strong mutation verbs anywhere
 // veto; real-time words are collected for the TTL.
 void TextEvidence(std::string_view text, Strength strength,
                   std::string_view what, ToolLevel& out) {
-  const std::vector<std::string> words = FirstSentenceWords(text);
+  std::vector<std::string> words = FirstSentenceWords(text);
+  CutAtExample(words);
   bool decided = false;
   // A verbless first sentence headed by an agent noun ("Autonomous web
   // research agent."): the tool starts an agent.
@@ -1142,6 +1161,50 @@ void NestedBooleanOptions(const Json& props, const std::string& path, int depth,
   }
 }
 
+// Session 12, second round, switch rule: a boolean parameter that switches
+// the call's effect off ("dryRun": "If true, only outputs result without
+// actually saving"; "dry_run", "simulate", "noSave") exists only on calls
+// that change something (veto). A boolean whose whole name is a
+// state-changing verb ("activate": "If true (default), found tools are
+// activated") switches an effect on (veto), unless its description names
+// the output ("Save the result as markdown" shapes the response).
+// Choice: only the whole name counts for the on-switch ("saveImages",
+// "enableSummary", "storeInCache" are options of reads in the seen sets).
+void SwitchParamEvidence(const std::string& key,
+                         const std::vector<std::string>& tokens,
+                         std::string_view pdesc, ToolLevel& out) {
+  static constexpr auto kOffSwitches = std::to_array<std::string_view>(
+      {"dryrun", "simulate", "simulateonly", "nosave", "whatif"});
+  static constexpr auto kOnSwitches = std::to_array<std::string_view>(
+      {"activate", "persist", "save", "commit", "apply", "install", "subscribe",
+       "register", "publish", "deploy"});
+  static constexpr auto kOutputWords = std::to_array<std::string_view>(
+      {"html", "output", "response", "result", "results", "text", "content",
+       "markdown", "format"});
+  bool off = false;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] == "dryrun" || (tokens[i] == "dry" && i + 1 < tokens.size() &&
+                                  tokens[i + 1] == "run")) {
+      off = true;
+    }
+  }
+  const std::string norm = Normalized(tokens);
+  off = off || In(kOffSwitches, norm);
+  if (off) {
+    NoteHard(out, Strength::kSchema,
+             "switch rule: boolean parameter '" + key +
+                 "' turns the call's effect off (the call has one)");
+    return;
+  }
+  if (!In(kOnSwitches, norm)) return;
+  for (const std::string& w : AllWords(pdesc)) {
+    if (In(kOutputWords, w)) return;
+  }
+  NoteHard(out, Strength::kSchema,
+           "switch rule: boolean parameter '" + key +
+               "' turns an effect on (a state-changing verb as its name)");
+}
+
 void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
                     ToolLevel& out) {
   if (schema_text.empty()) return;
@@ -1170,7 +1233,10 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
     // The parameter's own text: its value is executed, or it is an option
     // that makes the call act.
     ParamExecutionText(key, pdesc, out);
-    if (IsBooleanSchema(it.value())) BooleanOptionText(key, pdesc, out);
+    if (IsBooleanSchema(it.value())) {
+      BooleanOptionText(key, pdesc, out);
+      SwitchParamEvidence(key, tokens, pdesc, out);
+    }
     // Code, a statement or a body: the tool executes or sends it.
     if (In(kExecutionParams, norm) && !(In(kActionKeys, norm) && has_enum)) {
       NoteHard(out, Strength::kSchema,
@@ -1400,6 +1466,391 @@ void RemoteCheck(const ToolInfo& tool, const std::vector<std::string>& fn,
            "(the remote system acts)");
 }
 
+// The sentences of `text` as lowercase word lists (ends at ". ", "! ",
+// "? ", a newline or the end; empty sentences dropped).
+std::vector<std::vector<std::string>> Sentences(std::string_view text) {
+  std::vector<std::vector<std::string>> out;
+  size_t begin = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const bool end = i == text.size() || text[i] == '\n' ||
+                     ((text[i] == '.' || text[i] == '!' || text[i] == '?') &&
+                      (i + 1 == text.size() ||
+                       std::isspace(static_cast<unsigned char>(text[i + 1]))));
+    if (!end) continue;
+    std::vector<std::string> words = AllWords(text.substr(begin, i - begin));
+    begin = i + 1;
+    if (!words.empty()) out.push_back(std::move(words));
+  }
+  return out;
+}
+
+// Stated-purpose rule: a sentence anywhere in the description that states
+// a write as a requirement of the call ("must", "required", "requires",
+// "need(s) to"), by an infinitive of purpose ("You must provide an absolute
+// rootPath of workspace to save workflow files") or a future passive ("A
+// directory is required: the files will be saved there"), vetoes
+// INFORMATIONAL. An optional output ("pass saveTo to write logs to a
+// file"; "if ..., the logs will be written") or data at rest ("History is
+// persisted locally") does not: the sentence must say the call needs it,
+// without a condition (if, when, unless, optional, optionally, or).
+void StatedPurposeEvidence(std::string_view text, ToolLevel& out) {
+  static constexpr auto kPurposeVerbs =
+      std::to_array<std::string_view>({"save", "write", "store", "persist"});
+  static constexpr auto kPassives = std::to_array<std::string_view>(
+      {"saved", "written", "stored", "persisted"});
+  static constexpr auto kRequire = std::to_array<std::string_view>(
+      {"must", "required", "requires", "require", "need", "needs"});
+  static constexpr auto kConditions = std::to_array<std::string_view>(
+      {"if", "when", "unless", "optional", "optionally", "or"});
+  for (const std::vector<std::string>& words : Sentences(text)) {
+    bool required = false;
+    bool conditional = false;
+    for (const std::string& w : words) {
+      required = required || In(kRequire, w);
+      conditional = conditional || In(kConditions, w);
+    }
+    if (!required || conditional) continue;
+    for (size_t i = 1; i < words.size(); ++i) {
+      const std::string& prev = words[i - 1];
+      const bool negated = (i >= 2 && IsNegation(words[i - 2])) ||
+                           (i >= 3 && IsNegation(words[i - 3]));
+      std::string said;
+      if (prev == "to" && In(kPurposeVerbs, words[i]) && i + 1 < words.size()) {
+        said = "to " + words[i];
+      } else if (prev == "be" && i >= 2 && words[i - 2] == "will" &&
+                 In(kPassives, words[i])) {
+        said = "will be " + words[i];
+      }
+      if (said.empty() || negated) continue;
+      Note(out.veto, Strength::kDescription,
+           "stated-purpose rule: the description requires '" + said +
+               "' (a write stated as what the call needs)");
+      return;
+    }
+  }
+}
+
+// Parameter names that carry content to deliver or a place to write:
+// a tool taking one does something with it (sends, stores, renders to a
+// file, prompts or asks a paid model: "prompt", "question", a free-text
+// "description" to generate from), so the read-evidence rule does not
+// apply.
+constexpr auto kContentParamTokens = std::to_array<std::string_view>({
+    "content",     "contents",  "body",         "text",        "message",
+    "messages",    "html",      "markdown",     "path",        "paths",
+    "file",        "files",     "filename",     "filepath",    "dir",
+    "directory",   "folder",    "output",       "destination", "dest",
+    "target",      "recipient", "recipients",   "email",       "emails",
+    "code",        "script",    "sql",          "command",     "cmd",
+    "prompt",      "payload",   "instructions", "attachment",  "attachments",
+    "comment",     "note",      "password",     "secret",      "question",
+    "description",
+});
+
+// Words that say the output is not a function of the input: the answer
+// differs per call (random values, or a model writes it), so "generate"
+// creates rather than computes.
+constexpr auto kNondeterministicWords = std::to_array<std::string_view>({
+    "random",
+    "randomly",
+    "randomized",
+    "password",
+    "passwords",
+    "passphrase",
+    "uuid",
+    "uuids",
+    "nonce",
+    "secret",
+    "secrets",
+    "unique",
+    // A model writes the answer: it differs per call, and the call costs.
+    "ai",
+    "llm",
+    "gpt",
+});
+
+// The name verbs the read-evidence rule may read from the definition alone:
+// "generate" and "analyze" compute from their inputs when nothing names a
+// remote record; "query" reads when no statement is passed (a sql/script
+// parameter is a veto before this rule). "process", "resolve", "evaluate"
+// stay ambiguous ("process_payment", "resolve_incident").
+bool ComputesFromInputs(std::string_view verb) {
+  return verb == "generate" || verb == "analyze" || verb == "analyse";
+}
+
+// True when a word of `words` is a write (said in `said`): a strong
+// mutation or execution verb (base, -s, -ed or -ing form of a strong
+// mutation verb; an execution verb that is also a common noun only as the
+// first word of a sentence, and not as the first word of a parameter's
+// description: "Start date", "Run ID" name the parameter), a command verb in
+// base form after "or"/"and"
+// ("Preview fixes or apply them"), or, with `opener` (the tool's title and
+// description, not a parameter's), a command verb opening the sentence.
+bool WriteWord(const std::vector<std::string>& words, bool opener,
+               std::string* said) {
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    std::string base = VetoBase(w, IsStrongMutationVerb, true);
+    if (base.empty()) {
+      const std::string e = VetoBase(w, IsExecutionVerb, true);
+      if (!e.empty() && (opener || i > 0) && (i == 0 || !IsNounLike(e))) {
+        base = e;
+      }
+    }
+    if (base.empty()) {
+      for (std::string_view suffix : {"ed", "d", "ing"}) {
+        if (w.size() <= suffix.size() + 2 || !w.ends_with(suffix)) continue;
+        std::string stem = w.substr(0, w.size() - suffix.size());
+        if (IsStrongMutationVerb(stem) || IsStrongMutationVerb(stem + "e")) {
+          base = stem;
+          break;
+        }
+      }
+    }
+    if (base.empty() && opener && i == 0 &&
+        ClassifyVerb(w, /*inflected=*/true) == VerbClass::kCommand) {
+      base = w;
+    }
+    // A conjoined imperative: "Preview fixes or apply them".
+    if (base.empty() && i > 0 &&
+        (words[i - 1] == "or" || words[i - 1] == "and") &&
+        BaseVerb(w) == VerbClass::kCommand) {
+      base = w;
+    }
+    if (!base.empty()) {
+      *said = w;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Read-evidence rule: when the name's verb is unknown, ambiguous, or the
+// name opens with a noun (nothing else decided), the rest of the definition
+// decides from what the call does: no parameter carries content or a place
+// to write (kContentParamTokens), no word of the title, description or a
+// parameter's description is a write (WriteWord), and either a sentence of
+// the description opens with a reading verb ("Returns trace overview ...",
+// "Returns stocks matching the filters"), or the name's verb computes from
+// its inputs (generate, analyze: no parameter names a remote record, no
+// word says the output is random; query: the statement vetoes already) ->
+// INFORMATIONAL at description strength. Otherwise no opinion, COMMAND as
+// before.
+void ReadEvidence(const ToolInfo& tool, ToolLevel& t) {
+  if (t.command.strength != Strength::kNone ||
+      t.informational.strength != Strength::kNone ||
+      t.veto.strength != Strength::kNone || t.dispatch ||
+      t.action_enum_mutates) {
+    return;
+  }
+  std::vector<std::vector<std::string>> texts = Sentences(tool.description);
+  for (auto& s : Sentences(tool.title)) texts.push_back(std::move(s));
+  // A parameter's description opens with "Set the title ...": it says
+  // what the argument sets in the output, so only strong mutation and
+  // execution words count there.
+  std::vector<std::vector<std::string>> param_texts;
+  bool has_id = false;
+  const Json schema =
+      Json::parse(tool.input_schema_json, nullptr, /*allow_exceptions=*/false);
+  if (schema.is_object()) {
+    auto props = schema.find("properties");
+    if (props != schema.end() && props->is_object()) {
+      for (auto it = props->begin(); it != props->end(); ++it) {
+        const std::vector<std::string> parts = TokenizeName(it.key());
+        // "outputType", "file_format", "textStyle": a format, not content.
+        static constexpr auto kFormatHeads = std::to_array<std::string_view>(
+            {"type", "types", "format", "formats", "mode", "kind", "style",
+             "size", "limit", "length", "encoding", "filter", "filters"});
+        const bool format = parts.size() >= 2 && In(kFormatHeads, parts.back());
+        for (const std::string& p : parts) {
+          if (In(kContentParamTokens, p) && !format) return;
+        }
+        if (it.key() == "to" || it.key() == "cc" || it.key() == "bcc") return;
+        if (!parts.empty() &&
+            (parts.back() == "id" || parts.back() == "ids" ||
+             parts.back() == "uuid" || parts.back() == "uid")) {
+          has_id = true;
+        }
+        if (it.value().is_object()) {
+          if (auto d = it.value().find("description");
+              d != it.value().end() && d->is_string()) {
+            for (auto& s : Sentences(d->get<std::string>())) {
+              param_texts.push_back(std::move(s));
+            }
+          }
+        }
+      }
+    }
+  }
+  for (auto* list : {&texts, &param_texts}) {
+    for (std::vector<std::string>& words : *list) CutAtExample(words);
+  }
+  std::string said;
+  for (const std::vector<std::string>& words : texts) {
+    if (WriteWord(words, /*opener=*/true, &said)) return;
+  }
+  for (const std::vector<std::string>& words : param_texts) {
+    if (WriteWord(words, /*opener=*/false, &said)) return;
+  }
+  // A label before a colon opens a clause of its own ("Tool description:
+  // Calculate the mean of a list of numbers.", BFCL's preamble).
+  std::string clauses = tool.description;
+  for (size_t p = clauses.find(": "); p != std::string::npos;
+       p = clauses.find(": ", p + 2)) {
+    clauses[p] = '.';
+  }
+  for (const std::vector<std::string>& words : Sentences(clauses)) {
+    size_t k = 0;
+    if (words.size() > 1 && (words[0] == "it" || words[0] == "this")) k = 1;
+    if (ClassifyVerb(words[k], /*inflected=*/true) ==
+        VerbClass::kInformational) {
+      Note(t.informational, Strength::kDescription,
+           "read-evidence rule: a sentence opens with '" + words[k] +
+               "' and nothing in the definition writes");
+      return;
+    }
+  }
+  if (t.ambiguous == "query" || (ComputesFromInputs(t.ambiguous) && !has_id)) {
+    for (const auto* list : {&texts, &param_texts}) {
+      for (const std::vector<std::string>& words : *list) {
+        for (const std::string& w : words) {
+          if (In(kNondeterministicWords, w)) return;
+        }
+      }
+    }
+    Note(t.informational, Strength::kDescription,
+         "read-evidence rule: ambiguous name verb '" + t.ambiguous +
+             "' with only filter/format parameters and nothing in the "
+             "definition writes");
+  }
+}
+
+// Session 12, second round, operation-list rule: a description that
+// enumerates the tool's operations after a label and a colon ("Project
+// variable ops: get/set."; "Actions: list, create, delete") is a write when
+// any listed operation's leading verb is a command, strong-mutation or
+// execution verb; items are separated by '/', ',', '|', "or" and "and" and
+// the list ends at a sentence end, a line break or a semicolon; a list
+// names at least two operations, and a quoted or braced value after the
+// colon is an example's field ('config={operation:"create"}'). "Code env
+// ops: list/get" and "Project ops: list/get/metadata/flow/map" stay reads.
+// Choice: the labels are ops, operation(s), action(s); "commands:" lists
+// shell commands an agent may type ("Common commands: ls, cat"), not the
+// tool's operations.
+void OperationListEvidence(std::string_view text, ToolLevel& out) {
+  static constexpr auto kLabels = std::to_array<std::string_view>(
+      {"ops", "op", "operations", "operation", "actions", "action"});
+  std::string word;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const char ch = i < text.size() ? text[i] : ' ';
+    if (std::isalpha(static_cast<unsigned char>(ch))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      continue;
+    }
+    const bool label = In(kLabels, word);
+    word.clear();
+    if (!label) continue;
+    size_t j = i;
+    while (j < text.size() && text[j] == ' ') ++j;
+    if (j >= text.size() || text[j] != ':') continue;
+    // The list: up to a sentence end, a line break or a semicolon.
+    size_t end = j + 1;
+    while (end < text.size() && text[end] != '\n' && text[end] != ';' &&
+           !(text[end] == '.' &&
+             (end + 1 == text.size() ||
+              std::isspace(static_cast<unsigned char>(text[end + 1]))))) {
+      ++end;
+    }
+    const std::string_view list = text.substr(j + 1, end - j - 1);
+    // A value, not a list: 'config={operation:"create"}' in an example.
+    const size_t first = list.find_first_not_of(' ');
+    if (first == std::string_view::npos || list[first] == '"' ||
+        list[first] == '\'' || list[first] == '{') {
+      continue;
+    }
+    std::vector<std::string> items;
+    std::string item;
+    for (size_t k = 0; k <= list.size(); ++k) {
+      const char c = k < list.size() ? list[k] : ',';
+      if (c == '/' || c == ',' || c == '|') {
+        items.push_back(item);
+        item.clear();
+      } else {
+        item += c;
+      }
+    }
+    // An enumeration names at least two operations.
+    if (items.size() < 2) continue;
+    for (const std::string& raw : items) {
+      // "get or set", "create and delete": each alternative's first word
+      // counts.
+      std::vector<std::string> parts;
+      {
+        std::string cur;
+        const std::string_view r = raw;
+        size_t b = 0;
+        for (size_t k = 0; k <= r.size(); ++k) {
+          if (k < r.size() && r[k] != ' ') continue;
+          const std::string_view t = r.substr(b, k - b);
+          b = k + 1;
+          if (t.empty()) continue;
+          if (t == "or" || t == "and") {
+            parts.push_back(cur);
+            cur.clear();
+            continue;
+          }
+          if (cur.empty()) cur = std::string(t);
+        }
+        parts.push_back(cur);
+      }
+      for (const std::string& value : parts) {
+        if (value.empty()) continue;
+        std::string verb;
+        const VerbClass c = ActionVerb(value, &verb);
+        if (verb.empty()) continue;
+        if (c == VerbClass::kCommand || IsExecutionVerb(verb) ||
+            IsStrongMutationVerb(verb)) {
+          NoteHard(out, Strength::kDescription,
+                   "operation-list rule: the description lists operations "
+                   "including '" +
+                       value + "'");
+          return;
+        }
+      }
+    }
+  }
+}
+
+// Session 12, second round, test-run rule: a first sentence about test or
+// code coverage ("Perform comprehensive test coverage analysis ...")
+// describes running the project's test suite: it executes the project's
+// code (veto). A sentence whose verb before the phrase reads ("Get test
+// coverage for a file") or whose coverage is a stored artifact ("coverage
+// report", "coverage data", "coverage file", "coverage results") reads.
+void TestRunEvidence(std::string_view text, ToolLevel& out) {
+  static constexpr auto kArtifacts = std::to_array<std::string_view>(
+      {"report", "reports", "data", "file", "files", "result", "results",
+       "information", "info", "summary"});
+  std::vector<std::string> words = FirstSentenceWords(text);
+  CutAtExample(words);
+  for (size_t i = 1; i < words.size(); ++i) {
+    if (words[i] != "coverage") continue;
+    const std::string& prev = words[i - 1];
+    if (prev != "test" && prev != "tests" && prev != "code") continue;
+    if (i + 1 < words.size() && In(kArtifacts, words[i + 1])) return;
+    for (size_t j = 0; j + 1 < i; ++j) {
+      if (ClassifyVerb(words[j], /*inflected=*/true) ==
+          VerbClass::kInformational) {
+        return;
+      }
+    }
+    NoteHard(out, Strength::kDescription,
+             "test-run rule: description '" + prev +
+                 " coverage' (measuring it runs the project's tests)");
+    return;
+  }
+}
+
 ToolLevel AnalyzeTool(const ToolInfo& tool) {
   ToolLevel t;
   t.name_tokens = TokenizeName(tool.name);
@@ -1427,6 +1878,10 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   TextEvidence(tool.description, Strength::kDescription, "description", t);
   AsyncJobEvidence(tool.description, t);
   AddedActionEvidence(tool.description, t);
+  StatedPurposeEvidence(tool.description, t);
+  OperationListEvidence(tool.description, t);
+  TestRunEvidence(tool.description, t);
+  ReadEvidence(tool, t);
   return t;
 }
 

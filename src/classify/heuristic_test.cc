@@ -474,9 +474,6 @@ TEST(HeuristicSchema, ANestedOptionThatSavesStateIsAWrite) {
       RequestType::kInformational);
 }
 
-}  // namespace
-}  // namespace toolcache::classify
-
 namespace toolcache::classify {
 namespace {
 
@@ -583,6 +580,413 @@ TEST(HeuristicPhrase, CheckingARemoteResourceByIdentifierIsAWrite) {
                    R"({"type":"object","properties":{"uuid":{"type":"string"}},
                        "required":["uuid"]})"),
             RequestType::kInformational);
+}
+
+// Session 12, read-evidence rule: a name whose verb is unknown, ambiguous
+// or missing (noun-first) is decided by the rest of the definition: no
+// content/path/target parameter, no write word anywhere, and a sentence
+// that opens with a reading verb (or an ambiguous verb that computes from
+// its inputs) -> INFORMATIONAL; otherwise no opinion (COMMAND) as before.
+TEST(HeuristicEvidence, ANounFirstNameWithAReturnsSentenceReads) {
+  // Flightbox (fresh4, seen since session 11): a noun after a product
+  // prefix; the second sentence says what the call returns.
+  EXPECT_EQ(
+      TypeOf("flightbox_summary", "",
+             "Entry point for debugging. Returns trace overview with "
+             "root span, total spans, duration, slowest spans, and "
+             "errors.",
+             R"({"type":"object","properties":{"trace_id":{"type":"string"},
+                       "last_n_minutes":{"type":"number"}}})"),
+      kInfo);
+  // TradingView (fresh4): "screen" is a verb the lexicons have no opinion
+  // on; the parameters are filters, sort keys and a limit.
+  EXPECT_EQ(TypeOf("screen_stocks", "",
+                   "Screen stocks based on fundamental and technical "
+                   "criteria. Returns stocks matching the specified filters.",
+                   R"({"type":"object","properties":{
+                       "filters":{"type":"array","description":"Array of filter conditions to apply"},
+                       "sort_by":{"type":"string","description":"Field to sort results by."},
+                       "limit":{"type":"number","description":"Number of results to return (1-200)."}}})"),
+            kInfo);
+  // BFCL: a label before a colon opens the clause that says what the
+  // call does; the write check still covers the whole text.
+  const char* kNumbers =
+      R"({"type":"object","properties":{"numbers":{"type":"array"}}})";
+  EXPECT_EQ(TypeOf("mean", "",
+                   "This tool belongs to the Math API. Tool description: "
+                   "Calculate the mean of a list of numbers.",
+                   kNumbers),
+            kInfo);
+  EXPECT_NE(TypeOf("mean", "",
+                   "This tool belongs to the Math API. Tool description: "
+                   "Calculate the mean and store it in the ledger.",
+                   kNumbers),
+            kInfo);
+  EXPECT_THAT(
+      DetailOf(
+          "flightbox_children",
+          "Drill into a span's children. Returns child spans.",
+          R"({"type":"object","properties":{"span_id":{"type":"string"}}})"),
+      ::testing::HasSubstr("read-evidence rule"));
+  // Counter-examples, no opinion or COMMAND: a write word anywhere...
+  EXPECT_NE(
+      TypeOf(
+          "ticket_intake", "", "Ticket intake. Returns the created ticket.",
+          R"({"type":"object","properties":{"queue_id":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("rank_pages", "",
+             "Rank pages by score. Returns the ranking. Updates the "
+             "stored ranking of every page.",
+             R"({"type":"object","properties":{"site_id":{"type":"string"}}})"),
+      kInfo);
+  // ... a content, recipient or path parameter ...
+  EXPECT_NE(TypeOf("mail_relay", "", "Mail relay. Returns a receipt.",
+                   R"({"type":"object","properties":{"to":{"type":"string"},
+                       "body":{"type":"string"}}})"),
+            kInfo);
+  EXPECT_NE(
+      TypeOf(
+          "report_builder", "", "Report builder. Returns the report.",
+          R"({"type":"object","properties":{"outputPath":{"type":"string"}}})"),
+      kInfo);
+  // ... a conjoined action ("Preview fixes or apply them", n8n's autofix,
+  // wide train) ...
+  EXPECT_NE(
+      TypeOf("n8n_autofix_workflow", "",
+             "Automatically fix common workflow validation errors. "
+             "Preview fixes or apply them.",
+             R"({"type":"object","properties":{"id":{"type":"string"}}})"),
+      kInfo);
+  // ... or no reading sentence at all: unknown, COMMAND.
+  EXPECT_EQ(
+      TypeOf("flightbox_siblings", "",
+             "Everything that ran under the same parent, in execution "
+             "order.",
+             R"({"type":"object","properties":{"span_id":{"type":"string"}}})"),
+      std::nullopt);
+}
+
+TEST(HeuristicEvidence, AnAmbiguousVerbReadsOnlyWhenItComputesFromItsInputs) {
+  // ECharts (fresh3) and Tailwind (fresh4): "generate" renders the given
+  // data; every parameter is data, a size, a theme or a title.
+  const char* kChart = R"({"type":"object","properties":{
+      "data":{"type":"array","description":"Data for pie chart."},
+      "width":{"type":"integer","description":"Set the width of the chart."},
+      "title":{"type":"string","description":"Set the title of the chart."},
+      "outputType":{"type":"string","enum":["png","svg"]}}})";
+  EXPECT_EQ(
+      TypeOf("generate_pie_chart", "",
+             "Generate a pie chart to show the proportion of parts.", kChart),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("generate_color_palette", "",
+             "Generate a custom color palette with multiple shades from "
+             "a base color",
+             R"({"type":"object","properties":{"baseColor":{"type":"string"},
+                       "shades":{"type":"array"}}})"),
+      kInfo);
+  // Grafana (fresh4): "query" with a PromQL expression, not a statement.
+  EXPECT_EQ(
+      TypeOf(
+          "query_prometheus", "", "Query Prometheus using a PromQL expression.",
+          R"({"type":"object","properties":{"datasourceUid":{"type":"string"},
+                       "expr":{"type":"string","description":"The PromQL expression to query"}}})"),
+      kInfo);
+  // Counter-examples that stay COMMAND (or without opinion, = COMMAND):
+  // a report saved to a file,
+  EXPECT_NE(
+      TypeOf("generate_report", "", "Generate a report and save it as a PDF.",
+             R"({"type":"object","properties":{"month":{"type":"string"}}})"),
+      kInfo);
+  // an invoice record created for a customer (a remote record's id too),
+  EXPECT_NE(
+      TypeOf("generate_invoice", "",
+             "Generate an invoice for a customer. The invoice is "
+             "created in the billing system.",
+             R"({"type":"object","properties":{"amount":{"type":"number"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf(
+          "generate_invoice", "", "Generate an invoice for an order.",
+          R"({"type":"object","properties":{"order_id":{"type":"string"}}})"),
+      kInfo);
+  // a query that runs the caller's SQL, run_query, execute,
+  EXPECT_NE(
+      TypeOf("query", "", "Query the database.",
+             R"({"type":"object","properties":{"sql":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("run_query", "", "Run a SQL query against the warehouse.",
+             R"({"type":"object","properties":{"query":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("execute", "", "Returns the result.",
+             R"({"type":"object","properties":{"id":{"type":"string"}}})"),
+      kInfo);
+  // random output (a repeat must not be served from the cache),
+  EXPECT_NE(
+      TypeOf("generate_password", "", "Generate a secure random password.",
+             R"({"type":"object","properties":{"length":{"type":"integer"}}})"),
+      kInfo);
+  // an image from a prompt (a paid model call),
+  EXPECT_NE(TypeOf("generate_image", "", "Generate an image with Gemini.",
+                   R"({"type":"object","properties":{"prompt":{"type":"string"},
+                       "size":{"type":"string"}}})"),
+            kInfo);
+  // a model that writes the answer (asked a question, or "using AI"),
+  EXPECT_NE(
+      TypeOf(
+          "query_assistant", "", "Query the assistant.",
+          R"({"type":"object","properties":{"question":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("generate_summary", "",
+             "Generate a summary of the period using AI.",
+             R"({"type":"object","properties":{"period":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf(
+          "generate_logo", "", "Generate a logo.",
+          R"({"type":"object","properties":{"description":{"type":"string"}}})"),
+      kInfo);
+  // an install that installs, a ranking that is updated,
+  EXPECT_NE(
+      TypeOf("install_package", "", "Install an npm package.",
+             R"({"type":"object","properties":{"name":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_NE(
+      TypeOf("rank_results", "",
+             "Rank the results and update the stored ranking.",
+             R"({"type":"object","properties":{"limit":{"type":"integer"}}})"),
+      kInfo);
+  // and the other ambiguous verbs keep no opinion ("process_payment").
+  EXPECT_NE(
+      TypeOf("process_payment", "", "Process a payment.",
+             R"({"type":"object","properties":{"amount":{"type":"number"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, AWriteStatedAsARequirementIsAWrite) {
+  // MasterGo (fresh4): the side effect is stated as what the call needs.
+  EXPECT_EQ(TypeOf("mcp__getComponentGenerator", "",
+                   "Get the component generator workflow. You must provide "
+                   "an absolute rootPath of workspace to save workflow files.",
+                   R"({"type":"object","properties":{"fileId":{"type":"string"},
+                       "rootPath":{"type":"string"}}})"),
+            kCmd);
+  EXPECT_EQ(
+      TypeOf("get_export", "",
+             "Get the export. A directory is required: the files will "
+             "be written there.",
+             R"({"type":"object","properties":{"id":{"type":"string"}}})"),
+      kCmd);
+  // Optional output and data at rest do not (reads labelled in seen sets:
+  // mobile_get_device_logs, desktop-commander's get_recent_tool_calls).
+  EXPECT_EQ(
+      TypeOf("get_device_logs", "",
+             "Get the device logs. For large captures, pass saveTo to "
+             "write logs to a file.",
+             R"({"type":"object","properties":{"limit":{"type":"integer"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("get_recent_calls", "",
+             "Get recent tool calls. History is persisted locally.",
+             R"({"type":"object","properties":{"limit":{"type":"integer"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("get_report", "",
+             "Get a report. You must provide a month; nothing needs to "
+             "be saved.",
+             R"({"type":"object","properties":{"month":{"type":"string"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, ExamplesAfterSuchAsAreNotTheCallsAction) {
+  // ECharts (fresh3): the example after "such as" named a purchase and an
+  // evaluation, which vetoed the chart renderer.
+  const char* kChart = R"({"type":"object","properties":{
+      "data":{"type":"array","description":"Data for the chart."},
+      "title":{"type":"string","description":"Set the title of the chart."}}})";
+  EXPECT_EQ(TypeOf("generate_funnel_chart", "",
+                   "Generate a funnel chart to visualize the progressive "
+                   "reduction of data, such as, the conversion rates of users "
+                   "from visiting a website to completing a purchase.",
+                   kChart),
+            kInfo);
+  EXPECT_EQ(TypeOf("generate_radar_chart", "",
+                   "Generate a radar chart to display multidimensional data, "
+                   "such as, evaluate Huawei and Apple phones.",
+                   kChart),
+            kInfo);
+  // Before the example the sentence still decides: a purchase stays a
+  // purchase, an evaluation stays an execution.
+  EXPECT_EQ(TypeOf("checkout", "",
+                   "Purchase the items in the cart, such as books.", ""),
+            kCmd);
+  EXPECT_EQ(
+      TypeOf("js_eval", "",
+             "Evaluate JavaScript in the page, for example a selector.", ""),
+      kCmd);
+  // A parameter described "Start date" is a filter, not an execution
+  // (European Parliament's generate_political_landscape, fresh2).
+  EXPECT_EQ(TypeOf("generate_political_landscape", "",
+                   "Generate a political landscape overview of the "
+                   "Parliament.",
+                   R"j({"type":"object","properties":{
+                       "dateFrom":{"type":"string",
+                         "description":"Start date (YYYY-MM-DD)"}}})j"),
+            kInfo);
+  // But the tool's own "Start ..." still is one.
+  EXPECT_NE(TypeOf("generate_build", "", "Start a build of the project.",
+                   R"({"type":"object","properties":{}})"),
+            kInfo);
+}
+
+}  // namespace
+}  // namespace toolcache::classify
+
+// Session 12, second round: the four writes the classifier let through on
+// fresh5 (seen since), each by the structure that says the call acts.
+TEST(HeuristicEvidence, ADryRunSwitchSaysTheCallHasAnEffect) {
+  // pabal-store-api-mcp/release-pull-notes (fresh5): a reading verb, and a
+  // switch that turns the saving off.
+  const char* kDryRun =
+      R"({"type":"object","properties":{
+          "app":{"type":"string","description":"Registered app slug"},
+          "dryRun":{"type":"boolean","description":"If true, only outputs result without actually saving"}}})";
+  EXPECT_EQ(TypeOf("release-pull-notes", "",
+                   "Fetch release notes from App Store/Google Play.", kDryRun),
+            kCmd);
+  EXPECT_THAT(
+      DetailOf("release-pull-notes",
+               "Fetch release notes from App Store/Google Play.", kDryRun),
+      ::testing::AllOf(
+          ::testing::HasSubstr("switch rule: boolean parameter 'dryRun'"),
+          ::testing::HasSubstr("(hard veto)")));
+  EXPECT_EQ(
+      TypeOf(
+          "sync", "", "Fetch the remote state.",
+          R"({"type":"object","properties":{"dry_run":{"type":"boolean"}}})"),
+      kCmd);
+  // Counter-examples: an output-format switch, a "preview" excerpt and a
+  // boolean named like a saved record stay reads.
+  EXPECT_EQ(TypeOf("get_release_notes", "", "Fetch release notes.",
+                   R"({"type":"object","properties":{
+                       "format":{"type":"string","enum":["markdown","json"]},
+                       "preview":{"type":"boolean","description":"Return only a short text excerpt"}}})"),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "image_fetch", "", "Fetch images from a URL.",
+          R"({"type":"object","properties":{"saveImages":{"type":"boolean"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, ASwitchNamedByAStateChangingVerbTurnsAnEffectOn) {
+  // qase_mcp-server/qase_discover_tools (fresh5): found tools are
+  // activated by default.
+  const char* kActivate =
+      R"({"type":"object","properties":{
+          "query":{"type":"string","description":"Search query to find tools by name or description."},
+          "activate":{"type":"boolean","default":true,"description":"If true (default), found tools are activated and become available for use"}}})";
+  const char* kDesc =
+      "Find and switch on tools that are hidden by default. Matching tools "
+      "are activated and become callable.";
+  EXPECT_EQ(
+      TypeOf("qase_discover_tools", "Discover more tools", kDesc, kActivate),
+      kCmd);
+  EXPECT_THAT(DetailOf("qase_discover_tools", kDesc, kActivate),
+              ::testing::AllOf(::testing::HasSubstr(
+                                   "switch rule: boolean parameter 'activate'"),
+                               ::testing::HasSubstr("(hard veto)")));
+  // Counter-examples: an option whose description names the output, and
+  // options that only name a verb as part of a longer name.
+  EXPECT_EQ(
+      TypeOf(
+          "search_docs", "", "Search the documentation.",
+          R"({"type":"object","properties":{"save":{"type":"boolean","description":"Save the result as markdown in the response"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "web_search", "", "Search the web.",
+          R"({"type":"object","properties":{"enableSummary":{"type":"boolean","description":"Enable summary generation for results"},
+                       "storeInCache":{"type":"boolean"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, AnOperationListWithAWriteIsAWrite) {
+  // dataiku-mcp/variable (fresh5): "get" decides the first sentence, the
+  // list also holds "set".
+  const char* kEmpty = R"({"type":"object","properties":{}})";
+  EXPECT_EQ(TypeOf("variable", "",
+                   "Project variable ops: get/set. set merges provided "
+                   "standard/local keys with existing values.",
+                   kEmpty),
+            kCmd);
+  EXPECT_THAT(DetailOf("variable", "Project variable ops: get/set.", kEmpty),
+              ::testing::AllOf(::testing::HasSubstr("operation-list rule"),
+                               ::testing::HasSubstr("(hard veto)")));
+  EXPECT_EQ(TypeOf("credentials", "",
+                   "Get n8n credentials. Actions: list, get, create, delete.",
+                   kEmpty),
+            kCmd);
+  // Counter-examples: lists of reading operations, and shell commands an
+  // agent may type (not the tool's operations).
+  EXPECT_EQ(
+      TypeOf("code_env", "",
+             "Code env ops: list/get. get returns package summaries.", kEmpty),
+      kInfo);
+  EXPECT_EQ(TypeOf("project", "",
+                   "Project ops: list/get/metadata/flow/map. map returns "
+                   "normalized connectivity.",
+                   kEmpty),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "list_items", "", "List items. Actions: list, search, get.",
+          R"({"type":"object","properties":{"action":{"type":"string","enum":["list","search","get"]}}})"),
+      kInfo);
+  // n8n-mcp/validate_node (wide train): an example's field
+  // 'operation:"create"' is a value, not the tool's list of operations.
+  EXPECT_EQ(
+      TypeOf(
+          "validate_node", "",
+          "Validate n8n node configuration. Example: "
+          "nodeType=\"nodes-base.slack\", "
+          "config={resource:\"channel\",operation:\"create\"}",
+          R"({"type":"object","properties":{"nodeType":{"type":"string"},"config":{"type":"object"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, MeasuringTestCoverageRunsTheTests) {
+  // djankies_vitest-mcp/analyze_coverage (fresh5).
+  const char* kTarget =
+      R"({"type":"object","properties":{"target":{"type":"string"},
+          "format":{"type":"string","enum":["summary","detailed"]}}})";
+  const char* kDesc =
+      "Perform comprehensive test coverage analysis with line-by-line gap "
+      "identification, actionable insights, and detailed metrics.";
+  EXPECT_EQ(TypeOf("analyze_coverage", "", kDesc, kTarget), kCmd);
+  EXPECT_THAT(DetailOf("analyze_coverage", kDesc, kTarget),
+              ::testing::AllOf(::testing::HasSubstr("test-run rule"),
+                               ::testing::HasSubstr("(hard veto)")));
+  // Counter-examples: coverage read from a stored report or a service.
+  EXPECT_EQ(
+      TypeOf("get_file_coverage", "",
+             "Get coverage information for a file in the head commit.",
+             R"({"type":"object","properties":{"file":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "coverage_summary", "",
+          "Summarize the code coverage report of the last CI build.",
+          R"({"type":"object","properties":{"build_id":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("show_coverage", "", "Show test coverage for a module.",
+             R"({"type":"object","properties":{"module":{"type":"string"}}})"),
+      kInfo);
 }
 
 }  // namespace
