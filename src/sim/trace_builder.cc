@@ -308,15 +308,10 @@ struct TraceBuilder::State {
     return Status::Ok();
   }
 
-  // The bounds PrepareTrace has always enforced (CheckFailed says which).
-  static bool InBounds(uint64_t size, double latency, double cost,
-                       double time) {
-    return latency >= 0 && latency <= kMaxTraceLatencySeconds && cost >= 0 &&
-           cost <= kMaxTraceCost && size <= kMaxTraceResultSize &&
-           !(std::isinf(time) || time > kMaxTraceTimeSeconds || time < 0);
-  }
+  // The bounds PrepareTrace has always enforced (InTraceBounds;
+  // CheckFailed says which).
   Status Check(uint64_t size, double latency, double cost, double time) const {
-    if (InBounds(size, latency, cost, time)) return Status::Ok();
+    if (InTraceBounds(size, latency, cost, time)) return Status::Ok();
     return CheckFailed(size, latency, cost, time);
   }
   // The first bound violated, in the order PrepareTrace has always checked.

@@ -21,6 +21,7 @@
 #ifndef TOOLCACHE_SRC_SIM_TRACE_BUILDER_H_
 #define TOOLCACHE_SRC_SIM_TRACE_BUILDER_H_
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -175,6 +176,23 @@ class TraceBuilder {
   struct State;
   std::unique_ptr<State> s_;
 };
+
+// The bounds TraceBuilder::Add and AddInterned enforce on a record
+// (toolcache/trace.h's kMaxTrace*; TraceBuilder names the one violated), in
+// two halves so that a reader whose latency and cost are constants of the
+// whole trace tests them once (trace_formats.cc's plain stream).
+inline bool CallInTraceBounds(double latency, double cost) {
+  return latency >= 0 && latency <= kMaxTraceLatencySeconds && cost >= 0 &&
+         cost <= kMaxTraceCost;
+}
+inline bool ResultInTraceBounds(uint64_t size, double time) {
+  return size <= kMaxTraceResultSize &&
+         !(std::isinf(time) || time > kMaxTraceTimeSeconds || time < 0);
+}
+inline bool InTraceBounds(uint64_t size, double latency, double cost,
+                          double time) {
+  return CallInTraceBounds(latency, cost) && ResultInTraceBounds(size, time);
+}
 
 }  // namespace toolcache::sim
 

@@ -1756,14 +1756,6 @@ class TotalsCounter {
   uint64_t objects_ = 0;
 };
 
-// The bounds TraceBuilder::Add and AddInterned enforce (their errors are
-// left to the full read).
-bool InTraceBounds(uint64_t size, double latency, double cost, double time) {
-  return latency >= 0 && latency <= kMaxTraceLatencySeconds && cost >= 0 &&
-         cost <= kMaxTraceCost && size <= kMaxTraceResultSize &&
-         !(std::isinf(time) || time > kMaxTraceTimeSeconds || time < 0);
-}
-
 // Each light pass returns false when it does not vouch for the file (any
 // error, anything the full read would refuse): the caller then runs it.
 bool LightBinaryTotals(const std::string& path, const TraceReadOptions& o,
@@ -2148,7 +2140,7 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
   uint32_t objects = 0;
   const PlainWords plain(k);
   // InTraceBounds' latency and cost half: constants here.
-  const bool constants_in_bounds = InTraceBounds(0, k.latency, k.cost, 0);
+  const bool constants_in_bounds = CallInTraceBounds(k.latency, k.cost);
   for (uint64_t i = 0; i < h.record_count; ++i) {
     const char* p = base + i * kRecordSize;
     PrefetchAhead(p);
@@ -2159,11 +2151,10 @@ Result<TraceTotals> StreamPlainTrace(const std::string& path,
     std::memcpy(&size, p + offsetof(BinRecord, size), sizeof size);
     std::memcpy(&time, p + offsetof(BinRecord, time), sizeof time);
     std::memcpy(&tenant, p + offsetof(BinRecord, tenant), sizeof tenant);
-    // The common case in one test: every check below passes (InTraceBounds
-    // without its isinf, which its own comparisons cover; NaN passes both).
+    // The common case in one test: every check below passes.
     if (!(constants_in_bounds && plain.Matches(p) && key < key_object.size() &&
-          key <= i && tenant <= i + 1 && size <= kMaxTraceResultSize &&
-          !(time > kMaxTraceTimeSeconds) && !(time < 0))) [[unlikely]] {
+          key <= i && tenant <= i + 1 && ResultInTraceBounds(size, time)))
+        [[unlikely]] {
       return RefusePlainRecord(path, k, p, i, key_object.size());
     }
     uint32_t& o = key_object[key];
