@@ -163,6 +163,32 @@ TEST(HttpServer, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_LT(r.find("/one"), r.find("/two"));
 }
 
+// A handler that answers before it returns has its response ended by
+// OnRequest, inline, only when the next request must come through a
+// reactor wait; a long pipeline (every request already in the buffer) is
+// still ended through posted handlers, so it cannot nest one request's
+// handling inside the previous one's (20,000 nested turns would overflow
+// the stack).
+TEST(HttpServer, ALongPipelineOfInlineAnswersDoesNotNest) {
+  ServerFixture f([&](Request req, ResponderPtr res) {
+    res->Send(200, {}, std::string(req.Path()));
+  });
+  RawClient c(f.port());
+  std::string all;
+  constexpr int kRequests = 20000;
+  for (int i = 0; i < kRequests; ++i) {
+    all += "GET /r" + std::to_string(i) + " HTTP/1.1\r\nHost: h\r\n\r\n";
+  }
+  all += "GET /last HTTP/1.1\r\nHost: h\r\n\r\n";
+  std::thread sender([&] { c.Send(all); });
+  const std::string r = c.ReadUntil("/last", 60);
+  sender.join();
+  ASSERT_NE(r.find("/last"), std::string::npos) << r.size();
+  EXPECT_NE(r.find("/r19999"), std::string::npos);
+  EXPECT_LT(r.find("/r19999"), r.find("/last"));
+  EXPECT_FALSE(c.closed());
+}
+
 // A body of known length arrives in pieces, a pipelined request right
 // behind it: the body is whole, byte for byte, and the next request intact.
 TEST(HttpServer, BodyInPiecesThenAPipelinedRequest) {

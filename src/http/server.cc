@@ -329,6 +329,11 @@ class Connection : public std::enable_shared_from_this<Connection>,
   // not come from such a read (a write, a body read).
   bool drained_ = false;
   bool writing_ = false;
+  // The handler is running inside OnRequest (on this loop's stack).
+  bool in_handler_ = false;
+  // A response the handler completed while in_handler_ is ended by
+  // OnRequest after the handler returns, instead of by a posted handler.
+  bool done_deferred_ = false;
   bool gone_ = false;
   bool started_ = false;   // Start() called for the current response
   bool finished_ = false;  // the current response is fully queued
@@ -778,8 +783,25 @@ void Connection::OnRequest(beast::error_code ec) {
   phase_ = Phase::kResponding;
   started_ = finished_ = gone_ = false;
   Watch();
+  in_handler_ = true;
   server_->handler()(std::move(req),
                      std::static_pointer_cast<Responder>(shared_from_this()));
+  in_handler_ = false;
+  if (done_deferred_) {
+    // The handler answered before returning (a hit from memory): end the
+    // response here, outside the caller of Finish/Send, instead of in a
+    // posted handler, which costs the loop one more epoll_wait per
+    // request. Only when a watch is pending on an empty buffer: the next
+    // request then arrives through the watch's completion, never inside
+    // this call, so a pipelined run cannot nest (otherwise it is posted).
+    done_deferred_ = false;
+    writing_ = false;
+    if (watching_ && buffer_.size() == 0) {
+      DoWrite(/*from_handler=*/true);
+    } else {
+      PostDoWrite();
+    }
+  }
 }
 
 void Connection::Watch() {
@@ -1002,6 +1024,10 @@ void Connection::Queue(std::string bytes) {
 
 void Connection::PostDoWrite() {
   writing_ = true;
+  if (in_handler_) {  // OnRequest ends it once the handler has returned
+    done_deferred_ = true;
+    return;
+  }
   net::post(socket_.get_executor(), [self = shared_from_this()] {
     self->writing_ = false;
     self->DoWrite(/*from_handler=*/true);
