@@ -60,17 +60,28 @@ exit_status() {
   fi
 }
 
+# mono_cs: centiseconds since boot (/proc/uptime, CLOCK_BOOTTIME). Bash's
+# SECONDS follows the wall clock, which this project's VMs have seen jump by
+# minutes: a start-up limit measured with it expired after 14 s of real
+# time ("did not start listening within 30 s" from serve_api.sh and
+# serve_mcp.sh, which then passed on re-run). Limits use this clock.
+mono_cs() {
+  local up _
+  read -r up _ </proc/uptime
+  echo $((10#${up%.*} * 100 + 10#${up#*.}))
+}
+
 # wait_for FILE PID PATTERN: 0 once PATTERN is in FILE; 1 when PID exits
 # first or SECURITY_START_TIMEOUT passes.
 wait_for() {
-  local deadline=$((SECONDS + SECURITY_START_TIMEOUT))
+  local deadline=$(($(mono_cs) + SECURITY_START_TIMEOUT * 100))
   while true; do
     grep -q -- "$3" "$1" 2>/dev/null && return 0
     if ! kill -0 "$2" 2>/dev/null; then
       grep -q -- "$3" "$1" 2>/dev/null  # printed just before it exited
       return
     fi
-    [ "$SECONDS" -lt "$deadline" ] || return 1
+    [ "$(mono_cs)" -lt "$deadline" ] || return 1
     sleep 0.05
   done
 }
