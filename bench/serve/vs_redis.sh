@@ -12,6 +12,12 @@
 #   throughput at 64 conns:     toolcache rps / redis rps   (goal >= 0.9)
 # Clients: wrk (Lua script bench/serve/post.lua) for toolcache,
 # redis-benchmark for redis (both C, no pipelining, keep-alive).
+# The floor of the HTTP side: nginx (Debian's, one worker, on the server
+# core) answering every request with the hit's bytes from its config
+# (`return 200`), through the same wrk client and script. It does no work
+# per request beyond HTTP, so toolcache / nginx is what toolcache's own
+# work costs, and nginx / redis what HTTP through wrk costs against RESP
+# through redis-benchmark. NGINX=0 leaves it out.
 # Usage: bench/serve/vs_redis.sh [BUILD_DIR] [SECONDS] [ROUNDS]
 # BASELINE_BIN=/path/to/an/older/toolcache adds that binary as a third side
 # (its own server on the same core, in the same interleaved rounds), so a
@@ -62,6 +68,34 @@ if [ -n "${BASELINE_BIN:-}" ]; then
 fi
 hit='{"server":"bench","tool":"get_doc","arguments":{"id":1}}'
 
+ngx_url=
+ngx_bin=$(command -v nginx || ls /usr/sbin/nginx 2>/dev/null || true)
+if [ "${NGINX:-1}" != 0 ] && [ -n "$ngx_bin" ]; then
+  nport=$(free_port)
+  mkdir -p "$work/nginx/logs"
+  hitbody='{"hit":true,"result":'"$result"',"ageSeconds":0.0}'
+  cat >"$work/nginx/nginx.conf" <<NGX
+worker_processes 1;
+daemon off;
+error_log $work/nginx/logs/error.log;
+pid $work/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  default_type application/json;
+  server {
+    listen 127.0.0.1:$nport;
+    location / { return 200 '$hitbody'; }
+  }
+}
+NGX
+  taskset -c "$server_cpu" "$ngx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" \
+    -e "$work/nginx/logs/error.log" >"$work/nginx.out" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do curl -sf -o /dev/null -X POST "http://127.0.0.1:$nport/v1/lookup" && break; sleep 0.1; done
+  ngx_url="http://127.0.0.1:$nport"
+fi
+
 rport=$(free_port)
 taskset -c "$server_cpu" redis-server --port "$rport" --bind 127.0.0.1 \
   --save '' --appendonly no --io-threads 1 >"$work/redis.out" 2>&1 &
@@ -95,10 +129,13 @@ redis_run() {  # CONNS -> "p50_us rps p99_us"
 }
 
 echo "serve vs redis: $(nproc) cores, servers on CPU $server_cpu, clients on CPU $client_cpu, ${secs}s x $rounds rounds"
-declare -a tc1 tc64 rd1 rd64 bl1 bl64
+declare -a tc1 tc64 rd1 rd64 bl1 bl64 ng1 ng64
 baseline_runs() {  # CONNS
   if [ -n "$base_url" ]; then
     if [ "$1" = 1 ]; then bl1+=("$(toolcache_run 1 "$base_url")"); else bl64+=("$(toolcache_run 64 "$base_url")"); fi
+  fi
+  if [ -n "$ngx_url" ]; then
+    if [ "$1" = 1 ]; then ng1+=("$(toolcache_run 1 "$ngx_url")"); else ng64+=("$(toolcache_run 64 "$ngx_url")"); fi
   fi
 }
 for r in $(seq "$rounds"); do
@@ -110,9 +147,9 @@ for r in $(seq "$rounds"); do
     baseline_runs 64; rd64+=("$(redis_run 64)"); tc64+=("$(toolcache_run 64)")
   fi
   f() { cut -d' ' -f"$1" <<<"$2"; }
-  echo "round $r: 1 conn p50/p99 us: toolcache $(f 1 "${tc1[-1]}")/$(f 3 "${tc1[-1]}") redis $(f 1 "${rd1[-1]}")/$(f 3 "${rd1[-1]}")${base_url:+ baseline $(f 1 "${bl1[-1]}")/$(f 3 "${bl1[-1]}")}; 64 conns rps: toolcache $(f 2 "${tc64[-1]}") redis $(f 2 "${rd64[-1]}")${base_url:+ baseline $(f 2 "${bl64[-1]}")}"
+  echo "round $r: 1 conn p50/p99 us: toolcache $(f 1 "${tc1[-1]}")/$(f 3 "${tc1[-1]}") redis $(f 1 "${rd1[-1]}")/$(f 3 "${rd1[-1]}")${base_url:+ baseline $(f 1 "${bl1[-1]}")/$(f 3 "${bl1[-1]}")}${ngx_url:+ nginx $(f 1 "${ng1[-1]}")/$(f 3 "${ng1[-1]}")}; 64 conns rps: toolcache $(f 2 "${tc64[-1]}") redis $(f 2 "${rd64[-1]}")${base_url:+ baseline $(f 2 "${bl64[-1]}")}${ngx_url:+ nginx $(f 2 "${ng64[-1]}")}"
 done
-python3 - "${tc1[*]}" "${rd1[*]}" "${tc64[*]}" "${rd64[*]}" "${bl1[*]:-}" "${bl64[*]:-}" <<'EOF'
+python3 - "${tc1[*]}" "${rd1[*]}" "${tc64[*]}" "${rd64[*]}" "${bl1[*]:-}" "${bl64[*]:-}" "${ng1[*]:-}" "${ng64[*]:-}" <<'EOF'
 import statistics, sys
 def col(s, i):  # each run is "p50_us rps p99_us"
     v = s.split()
@@ -124,6 +161,8 @@ rd64r = statistics.median(col(sys.argv[4], RPS))
 sides = [("toolcache serve (lookup hit)", sys.argv[1], sys.argv[3])]
 if sys.argv[5].strip():
     sides.append(("baseline serve (BASELINE_BIN)", sys.argv[5], sys.argv[6]))
+if sys.argv[7].strip():
+    sides.append(("nginx `return 200` (HTTP floor, same client)", sys.argv[7], sys.argv[8]))
 # Ratios: the median of the per-round ratios (each round runs the sides
 # back to back, so a load change between rounds cancels out), with the
 # ratio of the medians in brackets.
@@ -139,10 +178,15 @@ for name, one, many in sides:
     q99 = per_round(col(one, P99), col(sys.argv[2], P99))
     q64 = per_round(col(many, RPS), col(sys.argv[4], RPS))
     print(f"| {name} | {p:.0f} us | {q1:.2f}x ({p / rd1p:.2f}x) | {q:.0f} us | {q99:.2f}x ({q / rd1q:.2f}x) | {r:,.0f} | {q64:.2f}x ({r / rd64r:.2f}x) |")
-if len(sides) == 2:
+if sys.argv[5].strip():
     # This binary against the baseline binary, in the same rounds.
     p = per_round(col(sys.argv[1], P50), col(sys.argv[5], P50))
     q = per_round(col(sys.argv[1], P99), col(sys.argv[5], P99))
     r = per_round(col(sys.argv[3], RPS), col(sys.argv[6], RPS))
     print(f"this binary / baseline: p50 {p:.2f}x, p99 {q:.2f}x at 1 connection; req/s {r:.2f}x at 64 connections")
+if sys.argv[7].strip():
+    # What toolcache's own work costs over a server that only speaks HTTP.
+    p = per_round(col(sys.argv[1], P50), col(sys.argv[7], P50))
+    r = per_round(col(sys.argv[3], RPS), col(sys.argv[8], RPS))
+    print(f"this binary / nginx floor: p50 {p:.2f}x at 1 connection; req/s {r:.2f}x at 64 connections")
 EOF
