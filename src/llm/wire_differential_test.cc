@@ -31,8 +31,8 @@
 namespace toolcache::llm {
 namespace {
 
-const char kGolden[] = TOOLCACHE_SOURCE_DIR
-    "/src/llm/testdata/wire_verdicts.golden";
+const char kGolden[] =
+    TOOLCACHE_SOURCE_DIR "/src/llm/testdata/wire_verdicts.golden";
 
 uint64_t Fnv(std::string_view s) {
   uint64_t h = 1469598103934665603ull;
@@ -57,8 +57,7 @@ std::string Describe(const Result<ParsedRequest>& r) {
     o << "refused:" << r.status().message();
     return o.str();
   }
-  o << "ok:" << static_cast<int>(r->api) << r->stream << r->conversation
-    << ';';
+  o << "ok:" << static_cast<int>(r->api) << r->stream << r->conversation << ';';
   Put(o, r->model);
   Put(o, r->previous_response_id);
   for (const Span& s : {r->model_span, r->system, r->tools, r->tool_choice,
@@ -219,15 +218,30 @@ class Gen {
   // True when this scalar is the one to spoil (then it was written).
   bool Planted() {
     if (scalars_++ != plant_) return false;
-    static constexpr std::string_view kBad[] = {
-        "\"bad\\lescape\"", "\"\\u12\"",       "\"\\ud800\"",
-        "\"\\ud800\\u0041\"", "\"tab\x01here\"", "\"\xff\xfe\"",
-        "\"\xc3\"",         "6x4",             "-",
-        "01",               "1.",              "1e",
-        "tru",              "nul",             "falsey",
-        "\"unterminated",   "1,",              "]",
-        "{",                "\"a\" \"b\"",     "+1",
-        "NaN",              "\"\\\"",          "\"\\x41\""};
+    static constexpr std::string_view kBad[] = {"\"bad\\lescape\"",
+                                                "\"\\u12\"",
+                                                "\"\\ud800\"",
+                                                "\"\\ud800\\u0041\"",
+                                                "\"tab\x01here\"",
+                                                "\"\xff\xfe\"",
+                                                "\"\xc3\"",
+                                                "6x4",
+                                                "-",
+                                                "01",
+                                                "1.",
+                                                "1e",
+                                                "tru",
+                                                "nul",
+                                                "falsey",
+                                                "\"unterminated",
+                                                "1,",
+                                                "]",
+                                                "{",
+                                                "\"a\" \"b\"",
+                                                "+1",
+                                                "NaN",
+                                                "\"\\\"",
+                                                "\"\\x41\""};
     out_ += kBad[Next(std::size(kBad))];
     return true;
   }
