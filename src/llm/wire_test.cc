@@ -650,3 +650,44 @@ TEST(StreamReader, ChatKeepsTheCallsOfEachChoiceApart) {
 
 }  // namespace
 }  // namespace toolcache::llm
+
+namespace toolcache::llm {
+namespace {
+
+// Regression (parseF, found by WireDifferential): a string the walk reads
+// as a view into the body must still be consumed, as get_string() did. A
+// value left unconsumed is skipped by On Demand, and the skip counts
+// brackets without checking what follows the value: an object's last
+// member followed by ':"x"' and a ']' for its '}' was accepted.
+TEST(ParseRequest, AStringReadAsAViewIsStillConsumed) {
+  const std::pair<Api, const char*> kBodies[] = {
+      {Api::kAnthropicMessages,
+       R"({"model":"m","messages":[{"content":"go","role":"user":"x"]}]})"},
+      {Api::kAnthropicMessages,
+       R"({"messages":[{"role":"user","content":"go"}],"model":"m":"x"]})"},
+      {Api::kAnthropicMessages,
+       R"({"messages":[{"role":"assistant","content":[{"type":"tool_use","input":{},"id":"t1","name":"Read":"x"]}]}]})"},
+      {Api::kOpenAiChat,
+       R"({"messages":[{"role":"tool","content":"r","tool_call_id":"c1":"x"]}]})"},
+      {Api::kOpenAiResponses,
+       R"({"input":[{"type":"function_call","name":"R","arguments":"{}","call_id":"c":"x"]}]})"},
+      {Api::kOpenAiResponses,
+       R"({"input":"go","previous_response_id":"resp_1":"x"]})"},
+  };
+  for (const auto& [api, text] : kBodies) {
+    EXPECT_FALSE(ParseRequest(api, Padded(text)).ok()) << text;
+  }
+  // Escaped strings are still decoded; plain ones read whole.
+  const Result<ParsedRequest> r = ParseRequest(
+      Api::kAnthropicMessages,
+      Padded(
+          R"({"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"toolu\u005f1","name":"Read","input":{}}]}]})"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].id, "toolu_1");
+  EXPECT_EQ(r->tool_uses[0].name, "Read");
+  EXPECT_EQ(r->message_list[0].role, "assistant");
+}
+
+}  // namespace
+}  // namespace toolcache::llm

@@ -1,0 +1,608 @@
+// Differential test of llm::ParseRequest (issue 32, parseF): its verdict
+// (accepted, or the refusal's message) and everything it observed (every
+// field of ParsedRequest: strings, spans, indexes, flags) over the
+// `llm_wire` fuzz corpus and 4,000 generated bodies of the three APIs,
+// most with one error planted in a random value (a bad escape, a lone
+// surrogate, a malformed number or literal, a raw control character,
+// invalid UTF-8, a missing or extra comma, an unclosed bracket), often in
+// a value the walk skips (max_tokens, metadata, text content, a tool_use's
+// input, a reasoning item). Each input's digest (FNV-1a of the verdict and
+// the fields) is compared with src/llm/testdata/wire_verdicts.golden,
+// written by the parser as it was before the walk was cut (main
+// 8fb2e14f): the cheaper walk must refuse exactly what the old one refused
+// and observe the same results. Regenerate (only when a change of verdict
+// is intended, and say so in the commit) with
+//   TOOLCACHE_WRITE_WIRE_GOLDEN=1 build/src/llm/toolcache_llm_test
+//     --gtest_filter='WireDifferential.*'   (one command line)
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "src/llm/wire.h"
+
+namespace toolcache::llm {
+namespace {
+
+const char kGolden[] =
+    TOOLCACHE_SOURCE_DIR "/src/llm/testdata/wire_verdicts.golden";
+
+uint64_t Fnv(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+void Put(std::ostringstream& o, std::string_view s) {
+  o << s.size() << ':' << s << ';';
+}
+void Put(std::ostringstream& o, const Span& s) {
+  o << s.begin << '-' << s.end << ';';
+}
+
+// Everything ParseRequest returns, as text.
+std::string Describe(const Result<ParsedRequest>& r) {
+  std::ostringstream o;
+  if (!r.ok()) {
+    o << "refused:" << r.status().message();
+    return o.str();
+  }
+  o << "ok:" << static_cast<int>(r->api) << r->stream << r->conversation << ';';
+  Put(o, r->model);
+  Put(o, r->previous_response_id);
+  for (const Span& s : {r->model_span, r->system, r->tools, r->tool_choice,
+                        r->thinking, r->messages}) {
+    Put(o, s);
+  }
+  o << "defs" << r->tool_defs.size() << ';';
+  for (const ToolDef& d : r->tool_defs) {
+    Put(o, d.name);
+    Put(o, d.span);
+    Put(o, d.description);
+    Put(o, d.schema);
+  }
+  o << "msgs" << r->message_list.size() << ';';
+  for (const Message& m : r->message_list) {
+    Put(o, m.span);
+    Put(o, m.content);
+    Put(o, m.role);
+    Put(o, m.type);
+  }
+  o << "uses" << r->tool_uses.size() << ';';
+  for (const ToolUse& u : r->tool_uses) {
+    Put(o, u.id);
+    Put(o, u.name);
+    Put(o, u.arguments);
+    Put(o, u.span);
+    o << u.message << ',' << u.choice << ',' << u.function << ';';
+  }
+  o << "results" << r->tool_results.size() << ';';
+  for (const ToolResult& t : r->tool_results) {
+    Put(o, t.id);
+    Put(o, t.span);
+    Put(o, t.content);
+    o << t.is_error << ',' << t.message << ';';
+  }
+  o << "turn" << r->turn_begin;
+  return o.str();
+}
+
+// A deterministic generator (mt19937's raw outputs are fixed by the
+// standard; no distribution objects, whose results are not).
+class Gen {
+ public:
+  explicit Gen(uint32_t seed) : rng_(seed) {}
+  uint32_t Next(uint32_t n) { return static_cast<uint32_t>(rng_() % n); }
+  bool Chance(uint32_t percent) { return Next(100) < percent; }
+
+  // The body of request `api`, with the scalar number `plant` (counted in
+  // emission order) replaced by a malformed one, and with a structural
+  // error at the end when `structural`.
+  std::string Body(int api, int plant) {
+    out_.clear();
+    scalars_ = 0;
+    plant_ = plant;
+    out_ += '{';
+    Key("model");
+    Str("claude-x");
+    out_ += ',';
+    Key("max_tokens");
+    Num();
+    if (Chance(50)) {
+      out_ += ',';
+      Key("metadata");
+      Any(2);
+    }
+    if (Chance(50)) {
+      out_ += ',';
+      Key("stream");
+      Lit();
+    }
+    if (Chance(40)) {
+      out_ += ',';
+      Key(api == 2 ? "instructions" : "system");
+      if (Chance(50)) {
+        Str("be terse");
+      } else {
+        out_ += '[';
+        Block("text");
+        out_ += ']';
+      }
+    }
+    if (Chance(60)) {
+      out_ += ',';
+      Key("tools");
+      out_ += '[';
+      const int n = 1 + Next(3);
+      for (int i = 0; i < n; ++i) {
+        if (i) out_ += ',';
+        out_ += '{';
+        if (api == 1) {
+          Key("type");
+          Str("function");
+          out_ += ',';
+          Key("function");
+          out_ += '{';
+        }
+        Key("name");
+        Str("Tool" + std::to_string(i));
+        out_ += ',';
+        Key("description");
+        Str("does things");
+        out_ += ',';
+        Key(api == 0 ? "input_schema" : "parameters");
+        Any(2);
+        if (api == 1) out_ += '}';
+        out_ += '}';
+      }
+      out_ += ']';
+    }
+    if (api == 2 && Chance(20)) {
+      out_ += ',';
+      Key("previous_response_id");
+      Str("resp_1");
+    }
+    out_ += ',';
+    Key(api == 2 ? "input" : "messages");
+    out_ += '[';
+    const int n = 1 + Next(6);
+    for (int i = 0; i < n; ++i) {
+      if (i) out_ += ',';
+      if (api == 0) {
+        AnthropicMessage(i);
+      } else if (api == 1) {
+        ChatMessage(i);
+      } else {
+        ResponsesItem(i);
+      }
+    }
+    out_ += ']';
+    if (Chance(30)) {
+      out_ += ',';
+      Key("temperature");
+      Num();
+    }
+    out_ += '}';
+    Structural();
+    return out_;
+  }
+
+ private:
+  void Key(std::string_view k) {
+    // Sometimes a key spelled with an escape ("ty\u0070e").
+    if (k.size() > 2 && Chance(3)) {
+      out_ += '"';
+      out_ += k.substr(0, 2);
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x",
+                    static_cast<unsigned char>(k[2]));
+      out_ += buf;
+      out_ += k.substr(3);
+      out_ += "\":";
+      return;
+    }
+    out_ += '"';
+    out_ += k;
+    out_ += "\":";
+  }
+  // True when this scalar is the one to spoil (then it was written).
+  bool Planted() {
+    if (scalars_++ != plant_) return false;
+    static constexpr std::string_view kBad[] = {"\"bad\\lescape\"",
+                                                "\"\\u12\"",
+                                                "\"\\ud800\"",
+                                                "\"\\ud800\\u0041\"",
+                                                "\"tab\x01here\"",
+                                                "\"\xff\xfe\"",
+                                                "\"\xc3\"",
+                                                "6x4",
+                                                "-",
+                                                "01",
+                                                "1.",
+                                                "1e",
+                                                "tru",
+                                                "nul",
+                                                "falsey",
+                                                "\"unterminated",
+                                                "1,",
+                                                "]",
+                                                "{",
+                                                "\"a\" \"b\"",
+                                                "+1",
+                                                "NaN",
+                                                "\"\\\"",
+                                                "\"\\x41\""};
+    out_ += kBad[Next(std::size(kBad))];
+    return true;
+  }
+  void Str(std::string_view s) {
+    if (Planted()) return;
+    out_ += '"';
+    out_ += s;
+    switch (Next(8)) {
+      case 0:
+        out_ += "\\n\\\"q\\\"";
+        break;
+      case 1:
+        out_ += "\\u00e9\\ud83d\\ude00";
+        break;
+      case 2:
+        out_ += "\\\\";
+        break;
+      default:
+        break;
+    }
+    out_ += '"';
+  }
+  void Num() {
+    if (Planted()) return;
+    static constexpr std::string_view kNums[] = {"64", "-1.5e3", "0", "1024",
+                                                 "3.25"};
+    out_ += kNums[Next(std::size(kNums))];
+  }
+  void Lit() {
+    if (Planted()) return;
+    static constexpr std::string_view kLits[] = {"true", "false", "null"};
+    out_ += kLits[Next(std::size(kLits))];
+  }
+  void Any(int depth) {
+    const uint32_t k = depth > 0 ? Next(5) : Next(3);
+    if (k == 0) return Str("v");
+    if (k == 1) return Num();
+    if (k == 2) return Lit();
+    if (k == 3) {
+      out_ += '{';
+      const int n = Next(3);
+      for (int i = 0; i < n; ++i) {
+        if (i) out_ += ',';
+        Key(i == 0 ? "type" : "k" + std::to_string(i));
+        Any(depth - 1);
+      }
+      out_ += '}';
+      return;
+    }
+    out_ += '[';
+    const int n = Next(3);
+    for (int i = 0; i < n; ++i) {
+      if (i) out_ += ',';
+      Any(depth - 1);
+    }
+    out_ += ']';
+  }
+  void Block(std::string_view type) {
+    out_ += '{';
+    Key("type");
+    Str(type);
+    out_ += ',';
+    Key("text");
+    Str("some text");
+    if (Chance(20)) {
+      out_ += ',';
+      Key("cache_control");
+      Any(1);
+    }
+    out_ += '}';
+  }
+  std::string Id(int i) { return "call_" + std::to_string(i); }
+  void AnthropicMessage(int i) {
+    out_ += '{';
+    const bool assistant = i % 2 == 1;
+    Key("role");
+    Str(assistant ? "assistant" : "user");
+    out_ += ',';
+    Key("content");
+    if (Chance(30)) {
+      Str("plain text content");
+    } else {
+      out_ += '[';
+      const int n = 1 + Next(3);
+      for (int b = 0; b < n; ++b) {
+        if (b) out_ += ',';
+        if (Chance(40)) {
+          Block("text");
+        } else if (assistant) {
+          out_ += '{';
+          Key("type");
+          Str("tool_use");
+          out_ += ',';
+          Key("id");
+          Str(Id(i * 10 + b));
+          out_ += ',';
+          Key("name");
+          Str("Read");
+          out_ += ',';
+          Key("input");
+          out_ += '{';
+          Key("file_path");
+          Str("/a.txt");
+          if (Chance(50)) {
+            out_ += ',';
+            Key("opts");
+            Any(2);
+          }
+          out_ += '}';
+          out_ += '}';
+        } else {
+          out_ += '{';
+          Key("type");
+          Str("tool_result");
+          out_ += ',';
+          Key("tool_use_id");
+          Str(Id((i - 1) * 10 + b));
+          out_ += ',';
+          Key("content");
+          if (Chance(50)) {
+            Str("result text");
+          } else {
+            out_ += '[';
+            Block("text");
+            out_ += ']';
+          }
+          if (Chance(30)) {
+            out_ += ',';
+            Key("is_error");
+            Lit();
+          }
+          out_ += '}';
+        }
+      }
+      out_ += ']';
+    }
+    out_ += '}';
+  }
+  void ChatMessage(int i) {
+    out_ += '{';
+    const uint32_t kind = Next(4);
+    if (kind == 0) {
+      Key("role");
+      Str("user");
+      out_ += ',';
+      Key("content");
+      if (Chance(50)) {
+        Str("hello");
+      } else {
+        out_ += '[';
+        Block("text");
+        out_ += ']';
+      }
+    } else if (kind == 1) {
+      Key("role");
+      Str("assistant");
+      out_ += ',';
+      Key("content");
+      Lit();
+      out_ += ',';
+      Key("tool_calls");
+      out_ += '[';
+      out_ += '{';
+      Key("id");
+      Str(Id(i));
+      out_ += ',';
+      Key("type");
+      Str("function");
+      out_ += ',';
+      Key("function");
+      out_ += '{';
+      Key("name");
+      Str("Read");
+      out_ += ',';
+      Key("arguments");
+      Str("{\\\"file_path\\\":\\\"/a\\\"}");
+      out_ += "}}]";
+    } else if (kind == 2) {
+      Key("role");
+      Str("tool");
+      out_ += ',';
+      Key("tool_call_id");
+      Str(Id(i - 1));
+      out_ += ',';
+      Key("content");
+      if (Chance(30)) {
+        Str("{\\\"isError\\\":true}");
+      } else {
+        Str("output");
+      }
+    } else {
+      Key("role");
+      Str("system");
+      out_ += ',';
+      Key("content");
+      Str("sys");
+      out_ += ',';
+      Key("name");
+      Str("n");
+    }
+    out_ += '}';
+  }
+  void ResponsesItem(int i) {
+    out_ += '{';
+    const uint32_t kind = Next(6);
+    if (kind == 0) {
+      Key("type");
+      Str("message");
+      out_ += ',';
+      Key("role");
+      Str(Chance(50) ? "user" : "assistant");
+      out_ += ',';
+      Key("content");
+      out_ += '[';
+      Block("input_text");
+      out_ += ']';
+    } else if (kind == 1) {
+      Key("type");
+      Str("function_call");
+      out_ += ',';
+      Key("call_id");
+      Str(Id(i));
+      out_ += ',';
+      Key("name");
+      Str("Read");
+      out_ += ',';
+      Key("arguments");
+      Str("{}");
+    } else if (kind == 2) {
+      Key("type");
+      Str("function_call_output");
+      out_ += ',';
+      Key("call_id");
+      Str(Id(i - 1));
+      out_ += ',';
+      Key("output");
+      Str("out");
+    } else if (kind == 3) {
+      Key("type");
+      Str("custom_tool_call");
+      out_ += ',';
+      Key("call_id");
+      Str(Id(i));
+      out_ += ',';
+      Key("name");
+      Str("apply_patch");
+      out_ += ',';
+      Key("input");
+      Str("*** Begin Patch");
+    } else if (kind == 4) {
+      Key("type");
+      Str("reasoning");
+      out_ += ',';
+      Key("summary");
+      Any(2);
+      out_ += ',';
+      Key("encrypted_content");
+      Str("abc");
+    } else {
+      Key("type");
+      Str("local_shell_call");
+      out_ += ',';
+      Key("call_id");
+      Str(Id(i));
+      out_ += ',';
+      Key("action");
+      Any(2);
+    }
+    out_ += '}';
+  }
+  void Structural() {
+    if (!Chance(10)) return;
+    switch (Next(4)) {
+      case 0:
+        out_ += " x";  // trailing content
+        break;
+      case 1:
+        out_.pop_back();  // unclosed object
+        break;
+      case 2:
+        out_.insert(out_.size() / 2, ",");
+        break;
+      default:
+        out_.insert(out_.size() / 3, "]");
+        break;
+    }
+  }
+
+  std::mt19937 rng_;
+  std::string out_;
+  int scalars_ = 0;
+  int plant_ = -1;
+};
+
+// Name -> digest of every input.
+std::map<std::string, std::string> Digests(int* refused) {
+  std::map<std::string, std::string> out;
+  *refused = 0;
+  auto add = [&](const std::string& name, Api api, std::string body) {
+    body.reserve(body.size() + 64);
+    const Result<ParsedRequest> r = ParseRequest(api, body);
+    if (!r.ok()) ++*refused;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(Fnv(Describe(r))));
+    out[name] = std::string(hex) + (r.ok() ? " ok" : " refused");
+  };
+  const std::filesystem::path dir =
+      std::filesystem::path(TOOLCACHE_SOURCE_DIR) / "fuzz/corpus/llm_wire";
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string data((std::istreambuf_iterator<char>(in)), {});
+    if (data.empty()) continue;
+    const Api api = static_cast<Api>(static_cast<uint8_t>(data[0]) % 3);
+    std::string body = data.substr(1);
+    body = body.substr(0, body.find('\xff'));
+    add("corpus/" + e.path().filename().string(), api, body);
+  }
+  for (uint32_t i = 0; i < 4000; ++i) {
+    Gen g(i);
+    const int api = static_cast<int>(i % 3);
+    // One in eight bodies is left whole; the others spoil one scalar.
+    const int plant = i % 8 == 0 ? -1 : static_cast<int>(g.Next(40));
+    add("gen/" + std::to_string(i), static_cast<Api>(api), g.Body(api, plant));
+  }
+  return out;
+}
+
+TEST(WireDifferential, VerdictsAndObservationsMatchTheGolden) {
+  int refused = 0;
+  const std::map<std::string, std::string> now = Digests(&refused);
+  ASSERT_GT(now.size(), 5000u);
+  // The generated set exercises both sides.
+  EXPECT_GT(refused, 1000);
+  EXPECT_LT(refused, static_cast<int>(now.size()) - 1000);
+  if (std::getenv("TOOLCACHE_WRITE_WIRE_GOLDEN") != nullptr) {
+    std::ofstream out(kGolden);
+    for (const auto& [name, digest] : now) out << name << ' ' << digest << '\n';
+    GTEST_SKIP() << "wrote " << kGolden;
+  }
+  std::ifstream in(kGolden);
+  ASSERT_TRUE(in) << kGolden;
+  std::map<std::string, std::string> golden;
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t sp = line.find(' ');
+    golden[line.substr(0, sp)] = line.substr(sp + 1);
+  }
+  EXPECT_EQ(golden.size(), now.size());
+  int differ = 0;
+  for (const auto& [name, digest] : now) {
+    auto it = golden.find(name);
+    if (it == golden.end() || it->second != digest) {
+      if (++differ <= 20) {
+        ADD_FAILURE() << name << ": now " << digest << ", golden "
+                      << (it == golden.end() ? "(none)" : it->second);
+      }
+    }
+  }
+  EXPECT_EQ(differ, 0) << "inputs whose verdict or observation changed";
+}
+
+}  // namespace
+}  // namespace toolcache::llm
