@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "src/core/json.h"
+
 namespace toolcache::llm {
 namespace {
 
@@ -286,6 +288,88 @@ TEST(ParseRequest, RejectsBadBodiesWithAReason) {
     EXPECT_NE(r.status().message().find(c.expect), std::string::npos)
         << c.body.substr(0, 60) << " -> " << r.status().message();
   }
+}
+
+// The depth pre-check counts stage 1's structurals (parseG); these pin the
+// verdict json::CheckLimits's byte pass gave, at the limit and around it.
+std::string DepthMessage(uint32_t limit) {
+  return "request body: nested deeper than the depth limit of " +
+         std::to_string(limit);
+}
+
+std::string ParseMessage(const std::string& body, uint32_t limit) {
+  Result<ParsedRequest> r =
+      ParseRequest(Api::kAnthropicMessages, Padded(body), {.max_depth = limit});
+  return r.ok() ? "ok" : std::string(r.status().message());
+}
+
+TEST(ParseRequest, DepthLimitHoldsAtTheBoundaryInSkippedValues) {
+  // "system" is skipped by the walk (raw bytes): only the pre-check sees
+  // its brackets. The root object is level 1.
+  auto body = [](int n) {
+    return R"({"model":"m","messages":[],"system":)" + std::string(n, '[') +
+           std::string(n, ']') + "}";
+  };
+  EXPECT_EQ(ParseMessage(body(7), 8), "ok");
+  EXPECT_EQ(ParseMessage(body(8), 8), DepthMessage(8));
+  EXPECT_EQ(ParseMessage(body(511), 512), "ok");
+  EXPECT_EQ(ParseMessage(body(512), 512), DepthMessage(512));
+}
+
+TEST(ParseRequest, DepthCountsNoBracketInsideAString) {
+  const std::string in_string = R"({"model":"m","messages":[],"system":")" +
+                                std::string(40, '[') + R"(\"\\\")" +
+                                std::string(40, '{') + R"("})";
+  EXPECT_EQ(ParseMessage(in_string, 8), "ok");
+}
+
+TEST(ParseRequest, DepthRefusalWinsOverOtherFaults) {
+  const std::string deep = std::string(20, '[');
+  // Each fault below would be reported on its own; with brackets nested
+  // past the limit the depth message is given, as before parseG.
+  EXPECT_EQ(ParseMessage("{\"model\":\"\xff\",\"system\":" + deep, 8),
+            DepthMessage(8));  // bad UTF-8: stage 1 fails
+  EXPECT_EQ(ParseMessage("{\"model\":7,\"system\":" + deep, 8),
+            DepthMessage(8));  // the walk fails
+  EXPECT_EQ(
+      ParseMessage(R"({"model":"m","system":)" + deep + R"("unclosed)", 8),
+      DepthMessage(8));  // unclosed string after the brackets
+  EXPECT_EQ(ParseMessage(R"({"model":"m","system":"unclosed)" + deep, 8),
+            ParseMessage(R"({"model":"m","system":"unclosed)", 8));
+  // Closers at depth 0 do not lend depth to later openers.
+  EXPECT_EQ(ParseMessage("]]]]]]]]]]" + deep, 8), DepthMessage(8));
+}
+
+TEST(ParseRequest, DepthVerdictAgreesWithTheBytePass) {
+  // Random bodies from JSON's structural alphabet, compared with
+  // json::CheckLimits, the byte-level pre-check used before parseG.
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  auto next = [&seed] {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+  };
+  const std::string alphabet = "[]{}\"\\a,:1 y_";
+  int refused_deep = 0;
+  for (int i = 0; i < 4000; ++i) {
+    std::string body = R"({"model":"m","system":[)";
+    const size_t n = next() % 48;
+    for (size_t k = 0; k < n; ++k) body += alphabet[next() % alphabet.size()];
+    const uint32_t limit = 2 + static_cast<uint32_t>(next() % 6);
+    const bool byte_deep =
+        json::CheckLimits(body, {.max_depth = limit}) == json::Error::kTooDeep;
+    const std::string got = ParseMessage(body, limit);
+    if (byte_deep) {
+      ++refused_deep;
+      ASSERT_EQ(got, DepthMessage(limit)) << body;
+    } else if (body.find('\\') == std::string::npos) {
+      // A backslash outside a string is not JSON; stage 1 and the byte pass
+      // read the quote after it differently (docs/PROXY.md).
+      ASSERT_NE(got, DepthMessage(limit)) << body;
+    }
+  }
+  EXPECT_GT(refused_deep, 100);
 }
 
 TEST(ParseRequest, UnpaddedBodiesAreCopiedNotOverread) {
