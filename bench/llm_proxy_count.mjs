@@ -7,7 +7,9 @@
 //   node bench/llm_proxy_count.mjs [--bin build/apps/toolcache/toolcache]
 //        [--baseline-bin OTHER] [--requests 300] [--sizes 2048,204800]
 //        [--modes sse,json] [--tool strace|callgrind|ctxsw|both|all]
-//        [--no-nginx]
+//        [--no-nginx] [--nginx-bin PATH]
+// (--nginx-bin: an nginx outside /usr/sbin, /usr/bin, e.g. one unpacked
+// with `apt-get download nginx && dpkg -x nginx_*.deb DIR`.)
 // For each proxy, size and mode: a fresh fake upstream and a fresh proxy
 // under the tool, 20 warm-up requests outside the counted window (strace
 // is attached after them; callgrind's collection is switched on after them
@@ -39,6 +41,7 @@ const SIZES = opt('--sizes', '2048,204800').split(',').map(Number);
 const MODES = opt('--modes', 'sse,json').split(',');
 const TOOL = opt('--tool', 'both');
 const NO_NGINX = args.includes('--no-nginx');
+const NGINX_BIN = opt('--nginx-bin') ? path.resolve(opt('--nginx-bin')) : null;
 const WARMUP = 20;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -80,7 +83,8 @@ async function startProxy(which, upUrl, tool, outFile) {
   if (which === 'nginx') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tc-nginx-'));
     fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConf(dir, port, new URL(upUrl), { singleProcess: true }));
-    const bin = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => fs.existsSync(p));
+    const bin = NGINX_BIN ?? ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => fs.existsSync(p));
+    if (!bin) throw new Error('no nginx: install it, pass --nginx-bin PATH or --no-nginx');
     argv = [bin, '-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')];
   } else {
     argv = [which === 'baseline' ? BASE : BIN, 'proxy', '--listen', `127.0.0.1:${port}`, '--upstream', upUrl, '--log-level', 'warn'];
