@@ -372,6 +372,25 @@ TEST(ParseRequest, DepthVerdictAgreesWithTheBytePass) {
   EXPECT_GT(refused_deep, 100);
 }
 
+TEST(ParseRequest, AnEscapeAnywhereInAShortStringIsDecoded) {
+  // The view path's backslash test looks at 16 bytes at a time (parseG):
+  // an escape at every offset of strings across the block sizes.
+  for (size_t len = 0; len <= 70; ++len) {
+    for (size_t at = 0; at <= len; ++at) {
+      std::string raw(len, 'a'), want(len, 'a');
+      if (at < len) {
+        raw.replace(at, 1, "\\u0041");
+        want[at] = 'A';
+      }
+      Result<ParsedRequest> r =
+          ParseRequest(Api::kAnthropicMessages,
+                       Padded(R"({"model":")" + raw + R"(","messages":[]})"));
+      ASSERT_TRUE(r.ok()) << raw;
+      ASSERT_EQ(r->model, want) << raw;
+    }
+  }
+}
+
 TEST(ParseRequest, UnpaddedBodiesAreCopiedNotOverread) {
   std::string body = R"({"model":"m","messages":[]})";
   body.shrink_to_fit();
