@@ -213,9 +213,40 @@ class Reader {
       if (auto e = a.raw_json().get(raw)) return e;
     } else {
       raw = v.raw_json_token();
+      if (auto e = ConsumeScalar(v, t)) return e;
     }
     *out = SpanOf(raw);
     return simdjson::SUCCESS;
+  }
+
+  // Consumes a scalar the walk only peeked at. On Demand skips a value left
+  // unconsumed, and that skip does not check what follows it: a message's
+  // "content":"go" as an object's last member followed by ':"x"' and ']'
+  // for '}' was forwarded (with a 400 from the upstream, not from us).
+  // Strings are consumed without decoding; a number is parsed (which also
+  // refuses '6x4', '01', '1.'), true/false/null are checked whole.
+  static error_code ConsumeScalar(sj::value& v, sj::json_type t) {
+    switch (t) {
+      case sj::json_type::string: {
+        sj::raw_json_string ignored;
+        return v.get_raw_json_string().get(ignored);
+      }
+      case sj::json_type::number: {
+        sj::number ignored;
+        return v.get_number().get(ignored);
+      }
+      case sj::json_type::boolean: {
+        bool ignored;
+        return v.get_bool().get(ignored);
+      }
+      case sj::json_type::null: {
+        bool is_null = false;
+        if (auto e = v.is_null().get(is_null)) return e;
+        return is_null ? simdjson::SUCCESS : simdjson::N_ATOM_ERROR;
+      }
+      default:
+        return simdjson::INCORRECT_TYPE;
+    }
   }
 
   // llmhop: an object or array whose members the caller iterates whole

@@ -67,6 +67,13 @@ const LAST_MEMBER = [
   ['responses', 'a call_id, last', '{"model":"gpt-test","input":[{"type":"function_call","name":"R","arguments":"{}","call_id":"c":"x"]}]}'],
   ['responses', 'previous_response_id, last', '{"model":"gpt-test","input":"go","previous_response_id":"resp_1":"x"]}'],
   ['responses', 'arguments, last', '{"model":"gpt-test","input":[{"type":"function_call","name":"R","call_id":"c","arguments":"{}":"x"]}]}'],
+  // session 14: scalars the walk reads as spans (Reader::Raw) were only
+  // peeked at; these five were forwarded (the upstream answered 400).
+  ['anthropic', 'a message\'s text content, last', '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":"go":"x"]}]}'],
+  ['anthropic', 'system, last', '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":"go"}],"system":"s":"x"]}'],
+  ['anthropic', 'a tool_result\'s content, last', '{"model":"claude-test","max_tokens":16,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"r":"x"]}]}]}'],
+  ['chat', 'a message\'s content, last', '{"model":"gpt-test","messages":[{"role":"user","content":"go":"x"]}]}'],
+  ['responses', 'a function_call_output\'s output, last', '{"model":"gpt-test","input":[{"type":"function_call_output","call_id":"c","output":"o":"x"]}]}'],
 ];
 
 const up = await startFakeUpstream();
