@@ -2070,11 +2070,19 @@ void SessionEvidence(const ToolInfo& tool, const ToolLevel& t, ToolLevel& out) {
   if (t.name_tokens.empty()) return;
   const std::string& v = t.name_tokens.front();
   if (v != "visit" && v != "navigate" && v != "goto") return;
-  const std::string schema_words = tool.input_schema_json;
-  if (schema_words.find("\"url\"") != std::string::npos) {
+  Json schema = Json::parse(tool.input_schema_json, nullptr, false);
+  if (!schema.is_object()) return;
+  auto props = schema.find("properties");
+  if (props == schema.end() || !props->is_object()) return;
+  for (auto it = props->begin(); it != props->end(); ++it) {
+    const std::vector<std::string> tokens = TokenizeName(it.key());
+    if (tokens.empty() || (tokens.back() != "url" && tokens.back() != "uri")) {
+      continue;
+    }
     NoteHard(out, Strength::kSchema,
-             "session rule: '" + v +
-                 "' with a url moves the server's browser page (stateful)");
+             "session rule: '" + v + "' with a url ('" + it.key() +
+                 "') moves the server's browser page (stateful)");
+    return;
   }
 }
 
