@@ -352,6 +352,16 @@ constexpr auto kActionListParams = std::to_array<std::string_view>({
     "instructions",
 });
 
+// Session 14's rules (action lists under any name, payments and storage
+// destinations, one-time verification, sessions, anyOf action values);
+// TOOLCACHE_SESSION14_OFF builds without them, to check that their tests
+// fail without them.
+#ifndef TOOLCACHE_SESSION14_OFF
+constexpr bool kSession14Rules = true;
+#else
+constexpr bool kSession14Rules = false;
+#endif
+
 // TTL lexicons (paper section 4.1 classes), matched against name tokens.
 constexpr auto kRealtimeWords = std::to_array<std::string_view>({
     "weather",      "forecast",      "price",    "prices",   "pricing",
@@ -1333,8 +1343,35 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
       NoteHard(out, Strength::kSchema,
                "file-output rule: parameter '" + key + "'");
     }
-    if (!In(kActionKeys, norm) || !has_enum) continue;
-    auto values = it.value().find("enum");
+    if (!In(kActionKeys, norm)) continue;
+    // The values: an "enum", or (rule 5, Session 14) the "const" of each
+    // anyOf/oneOf branch, itself or its same-named property (x64dbg's
+    // action: anyOf [{action: const "get_all"}, ..., {action: const "set"}]).
+    Json alternatives = Json::array();
+    if (has_enum) {
+      alternatives = it.value().at("enum");
+    } else if (kSession14Rules && is_object) {
+      for (const char* comb : {"anyOf", "oneOf"}) {
+        auto c = it.value().find(comb);
+        if (c == it.value().end() || !c->is_array()) continue;
+        for (const Json& b : *c) {
+          if (!b.is_object()) continue;
+          if (auto k = b.find("const"); k != b.end())
+            alternatives.push_back(*k);
+          if (auto bp = b.find("properties");
+              bp != b.end() && bp->is_object()) {
+            if (auto own = bp->find(key);
+                own != bp->end() && own->is_object()) {
+              if (auto k = own->find("const"); k != own->end()) {
+                alternatives.push_back(*k);
+              }
+            }
+          }
+        }
+      }
+    }
+    if (alternatives.empty()) continue;
+    const Json* values = &alternatives;
     if (!values->is_array()) continue;
     bool all_informational = !values->empty();
     for (const Json& v : *values) {
@@ -1851,6 +1888,258 @@ void TestRunEvidence(std::string_view text, ToolLevel& out) {
   }
 }
 
+// Session 14 (issue 31): the effects the sixth and seventh held-out sets
+// let through, each read off the definition's structure. Every one is a
+// hard veto (a readOnlyHint does not outrank it).
+
+// The last word of a parameter name that holds a list of steps the call
+// performs ("browserCommands", "test_case_steps").
+constexpr auto kActionListSuffixes = std::to_array<std::string_view>(
+    {"commands", "actions", "steps", "operations", "instructions"});
+// Browser or execution words in an action list's description or item keys.
+constexpr auto kActingWords = std::to_array<std::string_view>(
+    {"click", "clicking", "fill", "filling", "type", "typing", "press",
+     "evaluate", "script", "javascript", "execute", "executed", "perform",
+     "performed", "interact"});
+
+bool SchemaIsListish(const Json& p, std::string_view pdesc) {
+  if (!p.is_object()) return false;
+  if (auto t = p.find("type"); t != p.end() && t->is_string()) {
+    const std::string ty = t->get<std::string>();
+    if (ty == "array") return true;
+    if (ty != "string") return false;
+    // A list passed as JSON text ("Optional JSON array of browser commands").
+    for (const std::string& w : AllWords(pdesc)) {
+      if (w == "array" || w == "list") return true;
+    }
+    return false;
+  }
+  return p.contains("items");
+}
+
+// Rule 1, action lists under any name: a list parameter named "...Commands",
+// "..._steps" (a prefix and one of kActionListSuffixes) whose description or
+// item schema names acting (click, fill, execute, ...), or any array whose
+// item properties are browser actions ({"click": ..., "fill": ...}).
+void ActionListNameEvidence(const std::string& key, const Json& p,
+                            std::string_view pdesc, ToolLevel& out) {
+  const std::vector<std::string> tokens = TokenizeName(key);
+  if (tokens.empty() || !SchemaIsListish(p, pdesc)) return;
+  std::vector<std::string> words = AllWords(pdesc);
+  bool item_acts = false;
+  if (auto items = p.find("items"); items != p.end() && items->is_object()) {
+    if (auto d = items->find("description");
+        d != items->end() && d->is_string()) {
+      for (std::string& w : AllWords(d->get<std::string>())) {
+        words.push_back(std::move(w));
+      }
+    }
+    if (auto ip = items->find("properties");
+        ip != items->end() && ip->is_object()) {
+      for (auto it = ip->begin(); it != ip->end(); ++it) {
+        const std::string k = Normalized(TokenizeName(it.key()));
+        if (k == "click" || k == "fill" || k == "press" || k == "evaluate" ||
+            k == "script" || k == "javascript") {
+          item_acts = true;
+        }
+      }
+    }
+  }
+  if (item_acts) {
+    NoteHard(
+        out, Strength::kSchema,
+        "action-list rule: the items of '" + key + "' are browser actions");
+    return;
+  }
+  if (tokens.size() < 2 || !In(kActionListSuffixes, tokens.back())) return;
+  for (const std::string& w : words) {
+    if (In(kActingWords, w)) {
+      NoteHard(out, Strength::kSchema,
+               "action-list rule: '" + key + "' is a list of " + tokens.back() +
+                   " the call performs ('" + w + "')");
+      return;
+    }
+  }
+}
+
+// Rule 2, payments and storage destinations: a parameter carrying a payment
+// ("payment_tx", "proof_of_payment", a transaction paying a fee) or a remote
+// place the result is stored ("s3_bucket", "s3_key", "upload_url").
+// Not: a payment method or status used as a filter ("payment_status",
+// "payment_intent" on list_disputes), a bucket a read names ("bucket_name").
+void PaymentStorageEvidence(const std::string& key,
+                            const std::vector<std::string>& tokens,
+                            std::string_view pdesc, ToolLevel& out) {
+  auto has = [&](std::string_view w) {
+    return std::find(tokens.begin(), tokens.end(), w) != tokens.end();
+  };
+  const std::vector<std::string> words = AllWords(pdesc);
+  auto says = [&](std::string_view w) {
+    return std::find(words.begin(), words.end(), w) != words.end();
+  };
+  if (has("payment") && (has("tx") || has("transaction") || has("proof"))) {
+    NoteHard(out, Strength::kSchema,
+             "payment rule: parameter '" + key + "' carries a payment");
+    return;
+  }
+  if ((has("tx") || has("transaction")) && says("fee") &&
+      (says("transaction") || says("payment") || says("paid"))) {
+    NoteHard(
+        out, Strength::kSchema,
+        "payment rule: parameter '" + key + "' is a transaction paying a fee");
+    return;
+  }
+  if ((has("s3") && (has("bucket") || has("key"))) ||
+      (has("upload") && has("url"))) {
+    NoteHard(out, Strength::kSchema,
+             "storage-destination rule: parameter '" + key +
+                 "' names where the result is "
+                 "stored");
+  }
+}
+
+// Rule 3, one-time secrets: a verify/confirm/activate/redeem call that takes
+// a one-time code consumes it (verifying the emailed code activates the
+// account). A parameter named "code" that holds source code (its
+// description says so) is no secret; "validate" is a check, not a
+// redemption (shopify's validate(code) reads).
+bool ConsumesOneTimeSecret(const ToolLevel& t,
+                           const std::vector<std::string>& tokens,
+                           std::string_view pdesc) {
+  static constexpr auto kRedeemVerbs = std::to_array<std::string_view>(
+      {"verify", "confirm", "activate", "redeem"});
+  static constexpr auto kSecretNames = std::to_array<std::string_view>(
+      {"code", "otp", "pin", "totp", "verificationcode", "confirmationcode",
+       "activationcode", "otpcode", "mfacode", "authcode", "oauthcode",
+       "authorizationcode"});
+  static constexpr auto kSourceCues = std::to_array<std::string_view>(
+      {"source", "snippet", "program", "language", "function", "script"});
+  bool verb = false;
+  for (const std::string& w : t.name_tokens) verb = verb || In(kRedeemVerbs, w);
+  if (!verb || !In(kSecretNames, Normalized(tokens))) return false;
+  return !ContainsCue(pdesc, kSourceCues);
+}
+
+// Rule 3b: a call whose output is a fresh challenge or nonce (its name's
+// object and its description say so) issues a new one per call.
+bool IssuesChallenge(const ToolInfo& tool, const ToolLevel& t) {
+  bool named = false;
+  for (const std::string& w : t.name_tokens) {
+    named = named || w == "challenge" || w == "nonce";
+  }
+  if (!named) return false;
+  // A challenge to sign or verify with (trust_challenge: "Get a verification
+  // challenge ... must be signed"), not a puzzle (leetcode's
+  // get_daily_challenge, a fresh5 read: "the daily challenge" problem).
+  bool said = false, crypto = false;
+  for (const std::string& w : AllWords(tool.description)) {
+    said = said || w == "challenge" || w == "nonce";
+    crypto = crypto || w == "sign" || w == "signed" || w == "signature" ||
+             w == "verification" || w == "authenticate" ||
+             w == "authentication";
+  }
+  return said && crypto;
+}
+
+// Rule 4, stateful conversations and shared browser pages: the description
+// tells the caller to pass a returned conversation/thread/session id back
+// (each call starts or continues that thread), or the name's verb moves a
+// browser page to a url ("visit_page", "navigate_page"). fetch_url-style
+// reads move no shared page and keep their verdicts.
+void SessionEvidence(const ToolInfo& tool, const ToolLevel& t, ToolLevel& out) {
+  const std::vector<std::string> words = AllWords(tool.description);
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    const bool pass = words[i] == "pass" || words[i] == "passing";
+    if (!pass) continue;
+    for (size_t j = i + 1; j < std::min(words.size(), i + 5); ++j) {
+      if (words[j] == "returned" || words[j] == "back") {
+        for (size_t k = i + 1; k < std::min(words.size(), i + 6); ++k) {
+          const std::string& w = words[k];
+          if (w.find("conversation") != std::string::npos ||
+              w.find("thread") != std::string::npos ||
+              w.find("session") != std::string::npos) {
+            NoteHard(out, Strength::kDescription,
+                     "session rule: the call returns a " + w +
+                         " that later calls continue (stateful)");
+            return;
+          }
+        }
+      }
+    }
+  }
+  if (t.name_tokens.empty()) return;
+  const std::string& v = t.name_tokens.front();
+  if (v != "visit" && v != "navigate" && v != "goto") return;
+  Json schema = Json::parse(tool.input_schema_json, nullptr, false);
+  if (!schema.is_object()) return;
+  auto props = schema.find("properties");
+  if (props == schema.end() || !props->is_object()) return;
+  for (auto it = props->begin(); it != props->end(); ++it) {
+    const std::vector<std::string> tokens = TokenizeName(it.key());
+    if (tokens.empty() || (tokens.back() != "url" && tokens.back() != "uri")) {
+      continue;
+    }
+    NoteHard(out, Strength::kSchema,
+             "session rule: '" + v + "' with a url ('" + it.key() +
+                 "') moves the server's browser page (stateful)");
+    return;
+  }
+}
+
+// Rule 6, a submission stated anywhere: a sentence in which the call itself
+// submits, uploads or publishes something to a destination ("Computes
+// sequential hash chains ..., submits to the Beats service for a signed
+// receipt"; "Uploads local commits to the remote branch"). Only the
+// third-person verb followed by "to" within two words counts: "the files
+// users uploaded to the bucket" describes stored data (a read). Every such
+// sentence in the seen sets is on a write (7 tools).
+void SubmissionEvidence(std::string_view text, ToolLevel& out) {
+  const std::vector<std::string> words = AllWords(text);
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w != "submits" && w != "uploads" && w != "publishes") continue;
+    for (size_t j = i + 1; j < std::min(words.size(), i + 4); ++j) {
+      if (words[j] == "to") {
+        NoteHard(out, Strength::kDescription,
+                 "submission rule: the description says the call '" + w +
+                     "' to a destination");
+        return;
+      }
+    }
+  }
+}
+
+void Session14Evidence(const ToolInfo& tool, ToolLevel& t) {
+  if (!kSession14Rules) return;
+  SubmissionEvidence(tool.description, t);
+  if (IssuesChallenge(tool, t)) {
+    NoteHard(t, Strength::kDescription,
+             "verification rule: the call issues a fresh challenge");
+  }
+  SessionEvidence(tool, t, t);
+  if (tool.input_schema_json.empty()) return;
+  Json schema = Json::parse(tool.input_schema_json, nullptr, false);
+  if (!schema.is_object()) return;
+  auto props = schema.find("properties");
+  if (props == schema.end() || !props->is_object()) return;
+  for (auto it = props->begin(); it != props->end(); ++it) {
+    if (!it.value().is_object()) continue;
+    std::string pdesc;
+    if (auto d = it.value().find("description");
+        d != it.value().end() && d->is_string()) {
+      pdesc = d->get<std::string>();
+    }
+    const std::vector<std::string> tokens = TokenizeName(it.key());
+    ActionListNameEvidence(it.key(), it.value(), pdesc, t);
+    PaymentStorageEvidence(it.key(), tokens, pdesc, t);
+    if (ConsumesOneTimeSecret(t, tokens, pdesc)) {
+      NoteHard(t, Strength::kSchema,
+               "verification rule: parameter '" + it.key() +
+                   "' is a one-time secret the call consumes");
+    }
+  }
+}
+
 ToolLevel AnalyzeTool(const ToolInfo& tool) {
   ToolLevel t;
   t.name_tokens = TokenizeName(tool.name);
@@ -1882,6 +2171,7 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   OperationListEvidence(tool.description, t);
   TestRunEvidence(tool.description, t);
   ReadEvidence(tool, t);
+  Session14Evidence(tool, t);
   return t;
 }
 

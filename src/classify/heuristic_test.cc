@@ -843,6 +843,179 @@ TEST(HeuristicEvidence, ExamplesAfterSuchAsAreNotTheCallsAction) {
             kInfo);
 }
 
+// Session 14 (issue 31): the writes fresh6 and fresh7 let through.
+
+TEST(HeuristicEvidence, AnActionListUnderAnyNameActs) {
+  // deventerprisesoftware_scrapi-mcp/scrape_url_html (fresh7): a
+  // `browserCommands` JSON array that clicks, fills forms and runs JS.
+  const char* kScrape =
+      R"({"type":"object","properties":{"url":{"type":"string"},
+          "browserCommands":{"type":"string","description":"Optional JSON array of browser commands to execute before scraping."}}})";
+  const char* kDesc = "Use a URL to scrape a website and retrieve the HTML.";
+  EXPECT_EQ(TypeOf("scrape_url_html", "", kDesc, kScrape), kCmd);
+  EXPECT_THAT(DetailOf("scrape_url_html", kDesc, kScrape),
+              ::testing::AllOf(
+                  ::testing::HasSubstr("action-list rule: 'browserCommands'"),
+                  ::testing::HasSubstr("(hard veto)")));
+  // An array of any name whose items are browser actions.
+  EXPECT_EQ(TypeOf("get_page", "", "Get the page content.",
+                   R"({"type":"object","properties":{"url":{"type":"string"},
+              "before":{"type":"array","items":{"type":"object","properties":{"click":{"type":"string"},"wait":{"type":"integer"}}}}}})"),
+            kCmd);
+  // Counter-examples: a count (maxSteps), a boolean (includeOperations,
+  // n8n-mcp/search_nodes), a plain `instructions` string (tavily_crawl),
+  // a list of steps nobody performs (notes).
+  EXPECT_EQ(
+      TypeOf(
+          "search_nodes", "", "Search n8n nodes by keyword.",
+          R"({"type":"object","properties":{"query":{"type":"string"},"includeOperations":{"type":"boolean"},"maxSteps":{"type":"integer"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "get_recipe", "", "Get a recipe by id.",
+          R"({"type":"object","properties":{"id":{"type":"string"},"recipeSteps":{"type":"array","description":"Which steps to include in the response","items":{"type":"string"}}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, APaymentOrAStorageDestinationIsAWrite) {
+  // provenonce_mcp/provenonce_get_passport (fresh7): pays a reissue fee.
+  const char* kPass =
+      R"j({"type":"object","properties":{"payment_tx":{"type":"string","description":"Solana transaction signature for the passport reissue fee (if applicable)"}}})j";
+  const char* kDesc = "Get this agent's cryptographically signed Passport.";
+  EXPECT_EQ(TypeOf("provenonce_get_passport", "", kDesc, kPass), kCmd);
+  EXPECT_THAT(DetailOf("provenonce_get_passport", kDesc, kPass),
+              ::testing::AllOf(
+                  ::testing::HasSubstr("payment rule: parameter 'payment_tx'"),
+                  ::testing::HasSubstr("(hard veto)")));
+  // mcp-server-pdfnoodle/html_to_pdf (fresh6): optional s3_bucket/s3_key.
+  const char* kPdf =
+      R"({"type":"object","properties":{"html":{"type":"string"},"s3_bucket":{"type":"string"},"s3_key":{"type":"string"}}})";
+  EXPECT_EQ(TypeOf("html_to_pdf", "", "Convert HTML content to a PDF.", kPdf),
+            kCmd);
+  EXPECT_THAT(DetailOf("html_to_pdf", "Convert HTML content to a PDF.", kPdf),
+              ::testing::HasSubstr("storage-destination rule"));
+  // Counter-examples: payment fields as filters (stripe list_disputes,
+  // hostinger listStoreOrders), a bucket a read names (GCS list_objects).
+  EXPECT_EQ(
+      TypeOf(
+          "list_disputes", "", "List disputes.",
+          R"({"type":"object","properties":{"payment_intent":{"type":"string"},"payment_status":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "list_objects", "", "List objects in a bucket.",
+          R"({"type":"object","properties":{"bucket_name":{"type":"string"},"prefix":{"type":"string"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, AOneTimeSecretOrAFreshChallengeIsNotCacheable) {
+  // didit-protocol_mcp-server/didit_verify_email (fresh6).
+  const char* kCode =
+      R"({"type":"object","properties":{"email":{"type":"string"},"code":{"type":"string","description":"6-character alphanumeric code from email"}}})";
+  const char* kDesc = "Verify email with the 6-character code.";
+  EXPECT_EQ(TypeOf("didit_verify_email", "", kDesc, kCode), kCmd);
+  EXPECT_THAT(
+      DetailOf("didit_verify_email", kDesc, kCode),
+      ::testing::AllOf(::testing::HasSubstr("verification rule: parameter "
+                                            "'code' is a one-time secret"),
+                       ::testing::HasSubstr("(hard veto)")));
+  // trustthenverify_trust-mcp/trust_challenge (fresh7).
+  const char* kChal =
+      "Get a verification challenge for a specific chain. "
+      "The challenge must be signed within 1 hour.";
+  const char* kAgent =
+      R"({"type":"object","properties":{"agent_id":{"type":"string"}}})";
+  EXPECT_EQ(TypeOf("trust_challenge", "", kChal, kAgent), kCmd);
+  EXPECT_THAT(DetailOf("trust_challenge", kChal, kAgent),
+              ::testing::HasSubstr("fresh challenge"));
+  // Counter-examples: pure checks (a signature; validating a code is a
+  // check, not a redemption), and a puzzle called a challenge (leetcode,
+  // fresh5).
+  EXPECT_EQ(
+      TypeOf(
+          "verify_signature", "", "Verify a signature against a public key.",
+          R"({"type":"object","properties":{"data":{"type":"string"},"signature":{"type":"string"},"public_key":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "validate_coupon", "", "Validate a discount code.",
+          R"({"type":"object","properties":{"code":{"type":"string","description":"The discount code"}}})"),
+      kInfo);
+  EXPECT_EQ(TypeOf("get_daily_challenge", "",
+                   "Retrieves today's Daily Challenge problem (read-only, no "
+                   "auth).",
+                   R"({"type":"object","properties":{}})"),
+            kInfo);
+}
+
+TEST(HeuristicEvidence, AConversationOrASharedPageIsState) {
+  // falconer_mcp/ask_falcon (fresh7).
+  const char* kAsk =
+      "Ask the Falconer agent a natural-language question and get a "
+      "synthesized answer. Pass the returned conversationId back to ask "
+      "follow-ups in the same thread.";
+  const char* kQ =
+      R"({"type":"object","properties":{"question":{"type":"string"},"conversationId":{"type":"string"}}})";
+  EXPECT_EQ(TypeOf("ask_falcon", "", kAsk, kQ), kCmd);
+  EXPECT_THAT(DetailOf("ask_falcon", kAsk, kQ),
+              ::testing::AllOf(::testing::HasSubstr("session rule"),
+                               ::testing::HasSubstr("(hard veto)")));
+  // mzxrai_mcp-webresearch/visit_page (fresh7).
+  const char* kUrl =
+      R"({"type":"object","properties":{"url":{"type":"string"},"takeScreenshot":{"type":"boolean"}}})";
+  EXPECT_EQ(
+      TypeOf("visit_page", "", "Visit a webpage and extract its content", kUrl),
+      kCmd);
+  // Counter-examples: a fetch that moves no page, a thread read by id.
+  EXPECT_EQ(
+      TypeOf("fetch_url", "", "Fetch a URL and return its content",
+             R"({"type":"object","properties":{"url":{"type":"string"}}})"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "get_pull_request_comments", "", "Get the comments of a thread.",
+          R"({"type":"object","properties":{"threadId":{"type":"string","description":"The ID of the specific thread to get comments from"}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, AnActionWrittenAsAnyOfConstsCounts) {
+  // x64dbg-mcp-server/x64dbg_registers (fresh6): the action enum is an
+  // anyOf of objects whose `action` is a const; one is "set".
+  const char* kRegs =
+      R"({"type":"object","properties":{"action":{"anyOf":[
+          {"type":"object","properties":{"action":{"type":"string","const":"get_all"}}},
+          {"type":"object","properties":{"action":{"type":"string","const":"set"},"value":{"type":"string"}}}]}}})";
+  const char* kDesc = "Get or set CPU register values";
+  EXPECT_EQ(TypeOf("x64dbg_registers", "", kDesc, kRegs), kCmd);
+  EXPECT_THAT(DetailOf("x64dbg_registers", kDesc, kRegs),
+              ::testing::HasSubstr("allows 'set'"));
+  // Counter-example: only reading consts.
+  EXPECT_EQ(
+      TypeOf(
+          "x64dbg_memory", "", "Get memory values",
+          R"({"type":"object","properties":{"action":{"anyOf":[{"const":"get_all"},{"const":"get_flags"}]}}})"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, ASubmissionStatedAnywhereIsAWrite) {
+  // provenonce_mcp/provenonce_beats_proof (fresh7).
+  const char* kDesc =
+      "Compute a Beats work-proof. Computes sequential hash chains at the "
+      "current network difficulty, submits to the Beats service for a "
+      "signed receipt.";
+  const char* kCount =
+      R"({"type":"object","properties":{"count":{"type":"integer"}}})";
+  EXPECT_EQ(TypeOf("provenonce_beats_proof", "", kDesc, kCount), kCmd);
+  EXPECT_THAT(DetailOf("provenonce_beats_proof", kDesc, kCount),
+              ::testing::AllOf(::testing::HasSubstr("submission rule"),
+                               ::testing::HasSubstr("(hard veto)")));
+  // Counter-example: data others uploaded, described.
+  EXPECT_EQ(
+      TypeOf("list_files", "", "List the files users uploaded to the bucket.",
+             R"({"type":"object","properties":{"bucket":{"type":"string"}}})"),
+      kInfo);
+}
+
 }  // namespace
 }  // namespace toolcache::classify
 

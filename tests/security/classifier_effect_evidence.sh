@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Adversarial cases for session 12's second-round rules (issue 31),
+# Adversarial cases for session 12's second-round and session 14's rules
+# (issue 31),
 # through the built binary's `toolcache classify --no-model`: a server
 # author who opens a write with a reading verb ("Fetch ...", "Find ...",
 # "Get ...") or an observation ("Perform ... analysis") must not get it
@@ -61,6 +62,50 @@ verdict "control 'ops: list/get'" true "$tmp/5.json" --no-annotations
 one "$tmp/6.json" get_file_coverage "Get coverage information for a file." \
   '{"file_id":{"type":"string"}}'
 verdict "control 'Get coverage information'" true "$tmp/6.json" --no-annotations
+
+# Session 14 (issue 31): the shapes fresh6 and fresh7 let through, each with
+# the author's closed-world readOnlyHint trusted too.
+# 7. Browser steps under another name (fresh7's scrapi shape).
+one "$tmp/7.json" scrape_url "Scrape a website and return its HTML." \
+  '{"url":{"type":"string"},"browserCommands":{"type":"string","description":"JSON array of browser commands to execute before scraping"}}' "$ro"
+verdict "'browserCommands' list" false "$tmp/7.json" --no-annotations
+verdict "'browserCommands' list, readOnlyHint trusted" false "$tmp/7.json"
+# 8. A payment under a reading verb (fresh7's provenonce shape).
+one "$tmp/8.json" get_passport "Get this agent's signed passport." \
+  '{"payment_tx":{"type":"string","description":"Solana transaction signature for the reissue fee"}}' "$ro"
+verdict "'Get' with payment_tx, readOnlyHint trusted" false "$tmp/8.json"
+# 9. A storage destination (fresh6's pdfnoodle shape).
+one "$tmp/9.json" html_to_pdf "Convert HTML content to a PDF." \
+  '{"html":{"type":"string"},"s3_bucket":{"type":"string"},"s3_key":{"type":"string"}}' "$ro"
+verdict "s3_bucket/s3_key, readOnlyHint trusted" false "$tmp/9.json"
+# 10. A one-time code consumed (fresh6's didit shape).
+one "$tmp/10.json" verify_email "Verify email with the 6-character code." \
+  '{"email":{"type":"string"},"code":{"type":"string","description":"code from email"}}' "$ro"
+verdict "verify with a one-time code, readOnlyHint trusted" false "$tmp/10.json"
+# 11. A conversation continued (fresh7's falconer shape).
+one "$tmp/11.json" ask_question "Ask a question. Pass the returned conversationId back to ask follow-ups." \
+  '{"question":{"type":"string"},"conversationId":{"type":"string"}}' "$ro"
+verdict "returned conversationId, readOnlyHint trusted" false "$tmp/11.json"
+# 12. A shared browser page moved (fresh7's webresearch shape).
+one "$tmp/12.json" visit_page "Visit a webpage and extract its content" \
+  '{"url":{"type":"string"}}' "$ro"
+verdict "visit_page with a url, readOnlyHint trusted" false "$tmp/12.json"
+# 13. A set among anyOf action consts (fresh6's x64dbg shape).
+one "$tmp/13.json" registers "Get or set CPU register values" \
+  '{"action":{"anyOf":[{"properties":{"action":{"const":"get_all"}}},{"properties":{"action":{"const":"set"}}}]}}'
+verdict "anyOf action const 'set'" false "$tmp/13.json" --no-annotations
+# 13b. A submission stated in a later sentence (fresh7's beats_proof shape).
+one "$tmp/17.json" compute_proof "Compute a work-proof. Computes hash chains, submits to the service for a signed receipt." \
+  '{"count":{"type":"integer"}}' "$ro"
+verdict "'submits to' in a later sentence, readOnlyHint trusted" false "$tmp/17.json"
+# 14. Controls: a fetch, a payment-status filter, a code validated.
+one "$tmp/14.json" fetch_url "Fetch a URL and return its content" '{"url":{"type":"string"}}'
+verdict "control fetch_url" true "$tmp/14.json" --no-annotations
+one "$tmp/15.json" list_orders "List store orders." '{"payment_status":{"type":"string"}}'
+verdict "control payment_status filter" true "$tmp/15.json" --no-annotations
+one "$tmp/16.json" validate_coupon "Validate a discount code." \
+  '{"code":{"type":"string","description":"The discount code"}}'
+verdict "control validate a code" true "$tmp/16.json" --no-annotations
 
 [ "$fail" -eq 0 ] && echo "classifier_effect_evidence: ok"
 exit "$fail"
