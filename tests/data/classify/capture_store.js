@@ -1,4 +1,7 @@
-// Usage: node store.js CORPUS SET_DIR
+// Usage: node capture_store.js CORPUS SET_DIR HALF
+// (One script for the blind held-out sets fresh4-fresh8; each set's
+// capture/README.md names the command that made it. HALF is the set's
+// split name, e.g. fresh8.)
 // Stores each captured server of CORPUS (status.txt, out/<slug>.json) whose
 // licence is allowed as SET_DIR/<server>.json: serverInfo without `icons`
 // and the first 15 tools of tools/list, verbatim (the sampling rule fixed
@@ -8,8 +11,8 @@
 // happened). Licence: package.json's `license`; where that is absent, the
 // package's own LICENSE file when it is one of the allowed licences.
 const fs = require('fs'), path = require('path');
-if (process.argv.length !== 4) { console.error('usage: node store.js CORPUS SET_DIR'); process.exit(2); }
-const [corpus, set] = process.argv.slice(2);
+if (process.argv.length !== 5) { console.error('usage: node capture_store.js CORPUS SET_DIR HALF'); process.exit(2); }
+const [corpus, set, half] = process.argv.slice(2);
 const allowed = /^(MIT|Apache-2\.0|ISC|BSD-[23]-Clause|0BSD)$/;
 const cands = fs.readFileSync(path.join(set, 'capture/candidates.txt'), 'utf8').trim().split('\n');
 const status = new Map();
@@ -48,7 +51,7 @@ for (const pkg of cands) {
       const info = { ...j.serverInfo }; delete info.icons;
       const out = { serverInfo: info, tools: j.tools.slice(0, 15) };
       fs.writeFileSync(path.join(set, server + '.json'), JSON.stringify(out, null, 1) + '\n');
-      split.push([server, 'fresh5', '-', pkg, s.version, lic.replace(' (LICENSE file)', '')]);
+      split.push([server, half, '-', pkg, s.version, lic.replace(' (LICENSE file)', '')]);
       what = `stored: ${out.tools.length} of ${j.tools.length} tools` + (lic.includes('file') ? '; licence from its LICENSE file' : '');
     }
     if (notes.has(pkg)) what += '; ' + notes.get(pkg);
