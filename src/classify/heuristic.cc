@@ -1215,6 +1215,13 @@ void SwitchParamEvidence(const std::string& key,
                "' turns an effect on (a state-changing verb as its name)");
 }
 
+// Session 14's rules that read one parameter (defined with the others
+// below); SchemaFeatures calls it from its walk over the parameters.
+void Session14ParamEvidence(const std::string& key,
+                            const std::vector<std::string>& tokens,
+                            const Json& value, std::string_view pdesc,
+                            ToolLevel& out);
+
 void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
                     ToolLevel& out) {
   if (schema_text.empty()) return;
@@ -1243,6 +1250,7 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
     // The parameter's own text: its value is executed, or it is an option
     // that makes the call act.
     ParamExecutionText(key, pdesc, out);
+    Session14ParamEvidence(key, tokens, it.value(), pdesc, out);
     if (IsBooleanSchema(it.value())) {
       BooleanOptionText(key, pdesc, out);
       SwitchParamEvidence(key, tokens, pdesc, out);
@@ -2043,10 +2051,10 @@ bool IssuesChallenge(const ToolInfo& tool, const ToolLevel& t) {
 
 // Rule 4, stateful conversations and shared browser pages: the description
 // tells the caller to pass a returned conversation/thread/session id back
-// (each call starts or continues that thread), or the name's verb moves a
-// browser page to a url ("visit_page", "navigate_page"). fetch_url-style
-// reads move no shared page and keep their verdicts.
-void SessionEvidence(const ToolInfo& tool, const ToolLevel& t, ToolLevel& out) {
+// (each call starts or continues that thread). The second half, a name
+// whose verb moves a browser page to a url, reads one parameter
+// (SharedPageEvidence, below).
+void SessionEvidence(const ToolInfo& tool, ToolLevel& out) {
   const std::vector<std::string> words = AllWords(tool.description);
   for (size_t i = 0; i + 1 < words.size(); ++i) {
     const bool pass = words[i] == "pass" || words[i] == "passing";
@@ -2066,23 +2074,6 @@ void SessionEvidence(const ToolInfo& tool, const ToolLevel& t, ToolLevel& out) {
         }
       }
     }
-  }
-  if (t.name_tokens.empty()) return;
-  const std::string& v = t.name_tokens.front();
-  if (v != "visit" && v != "navigate" && v != "goto") return;
-  Json schema = Json::parse(tool.input_schema_json, nullptr, false);
-  if (!schema.is_object()) return;
-  auto props = schema.find("properties");
-  if (props == schema.end() || !props->is_object()) return;
-  for (auto it = props->begin(); it != props->end(); ++it) {
-    const std::vector<std::string> tokens = TokenizeName(it.key());
-    if (tokens.empty() || (tokens.back() != "url" && tokens.back() != "uri")) {
-      continue;
-    }
-    NoteHard(out, Strength::kSchema,
-             "session rule: '" + v + "' with a url ('" + it.key() +
-                 "') moves the server's browser page (stateful)");
-    return;
   }
 }
 
@@ -2109,6 +2100,41 @@ void SubmissionEvidence(std::string_view text, ToolLevel& out) {
   }
 }
 
+// Rule 4's second half: a name whose verb moves the server's browser page
+// ("visit_page", "navigate_page") and a parameter naming a url.
+// fetch_url-style reads move no shared page and keep their verdicts.
+void SharedPageEvidence(const std::string& key,
+                        const std::vector<std::string>& tokens,
+                        ToolLevel& out) {
+  if (out.name_tokens.empty()) return;
+  const std::string& v = out.name_tokens.front();
+  if (v != "visit" && v != "navigate" && v != "goto") return;
+  if (tokens.empty() || (tokens.back() != "url" && tokens.back() != "uri")) {
+    return;
+  }
+  NoteHard(out, Strength::kSchema,
+           "session rule: '" + v + "' with a url ('" + key +
+               "') moves the server's browser page (stateful)");
+}
+
+void Session14ParamEvidence(const std::string& key,
+                            const std::vector<std::string>& tokens,
+                            const Json& value, std::string_view pdesc,
+                            ToolLevel& out) {
+  if (!kSession14Rules) return;
+  SharedPageEvidence(key, tokens, out);
+  if (!value.is_object()) return;
+  ActionListNameEvidence(key, value, pdesc, out);
+  PaymentStorageEvidence(key, tokens, pdesc, out);
+  if (ConsumesOneTimeSecret(out, tokens, pdesc)) {
+    NoteHard(out, Strength::kSchema,
+             "verification rule: parameter '" + key +
+                 "' is a one-time secret the call consumes");
+  }
+}
+
+// The rules that read the tool's own text (the per-parameter ones run in
+// SchemaFeatures' walk, Session14ParamEvidence).
 void Session14Evidence(const ToolInfo& tool, ToolLevel& t) {
   if (!kSession14Rules) return;
   SubmissionEvidence(tool.description, t);
@@ -2116,28 +2142,7 @@ void Session14Evidence(const ToolInfo& tool, ToolLevel& t) {
     NoteHard(t, Strength::kDescription,
              "verification rule: the call issues a fresh challenge");
   }
-  SessionEvidence(tool, t, t);
-  if (tool.input_schema_json.empty()) return;
-  Json schema = Json::parse(tool.input_schema_json, nullptr, false);
-  if (!schema.is_object()) return;
-  auto props = schema.find("properties");
-  if (props == schema.end() || !props->is_object()) return;
-  for (auto it = props->begin(); it != props->end(); ++it) {
-    if (!it.value().is_object()) continue;
-    std::string pdesc;
-    if (auto d = it.value().find("description");
-        d != it.value().end() && d->is_string()) {
-      pdesc = d->get<std::string>();
-    }
-    const std::vector<std::string> tokens = TokenizeName(it.key());
-    ActionListNameEvidence(it.key(), it.value(), pdesc, t);
-    PaymentStorageEvidence(it.key(), tokens, pdesc, t);
-    if (ConsumesOneTimeSecret(t, tokens, pdesc)) {
-      NoteHard(t, Strength::kSchema,
-               "verification rule: parameter '" + it.key() +
-                   "' is a one-time secret the call consumes");
-    }
-  }
+  SessionEvidence(tool, t);
 }
 
 ToolLevel AnalyzeTool(const ToolInfo& tool) {
