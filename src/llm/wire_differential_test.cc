@@ -24,11 +24,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "src/llm/wire.h"
@@ -159,11 +161,8 @@ class Gen {
           Key("function");
           out_ += '{';
         }
-        Key("name");
-        Str("Tool" + std::to_string(i));
-        out_ += ',';
-        Key("description");
-        Str("does things");
+        Strs({{"name", "Tool" + std::to_string(i)},
+              {"description", "does things"}});
         out_ += ',';
         Key(api == 0 ? "input_schema" : "parameters");
         Any(2);
@@ -269,6 +268,19 @@ class Gen {
     }
     out_ += '"';
   }
+  // Members that are all strings, "k1":"v1","k2":"v2",...: Key and Str for
+  // each, in order (the same draws as writing them out one by one, so long
+  // as computing a value draws nothing: the values are all computed first).
+  void Strs(std::initializer_list<std::pair<std::string_view, std::string_view>>
+                members) {
+    bool first = true;
+    for (const auto& [k, v] : members) {
+      if (!first) out_ += ',';
+      first = false;
+      Key(k);
+      Str(v);
+    }
+  }
   void Num() {
     if (Planted()) return;
     static constexpr std::string_view kNums[] = {"64", "-1.5e3", "0", "1024",
@@ -306,11 +318,7 @@ class Gen {
   }
   void Block(std::string_view type) {
     out_ += '{';
-    Key("type");
-    Str(type);
-    out_ += ',';
-    Key("text");
-    Str("some text");
+    Strs({{"type", type}, {"text", "some text"}});
     if (Chance(20)) {
       out_ += ',';
       Key("cache_control");
@@ -337,14 +345,8 @@ class Gen {
           Block("text");
         } else if (assistant) {
           out_ += '{';
-          Key("type");
-          Str("tool_use");
-          out_ += ',';
-          Key("id");
-          Str(Id(i * 10 + b));
-          out_ += ',';
-          Key("name");
-          Str("Read");
+          Strs(
+              {{"type", "tool_use"}, {"id", Id(i * 10 + b)}, {"name", "Read"}});
           out_ += ',';
           Key("input");
           out_ += '{';
@@ -359,11 +361,8 @@ class Gen {
           out_ += '}';
         } else {
           out_ += '{';
-          Key("type");
-          Str("tool_result");
-          out_ += ',';
-          Key("tool_use_id");
-          Str(Id((i - 1) * 10 + b));
+          Strs(
+              {{"type", "tool_result"}, {"tool_use_id", Id((i - 1) * 10 + b)}});
           out_ += ',';
           Key("content");
           if (Chance(50)) {
@@ -410,26 +409,14 @@ class Gen {
       Key("tool_calls");
       out_ += '[';
       out_ += '{';
-      Key("id");
-      Str(Id(i));
-      out_ += ',';
-      Key("type");
-      Str("function");
+      Strs({{"id", Id(i)}, {"type", "function"}});
       out_ += ',';
       Key("function");
       out_ += '{';
-      Key("name");
-      Str("Read");
-      out_ += ',';
-      Key("arguments");
-      Str("{\\\"file_path\\\":\\\"/a\\\"}");
+      Strs({{"name", "Read"}, {"arguments", "{\\\"file_path\\\":\\\"/a\\\"}"}});
       out_ += "}}]";
     } else if (kind == 2) {
-      Key("role");
-      Str("tool");
-      out_ += ',';
-      Key("tool_call_id");
-      Str(Id(i - 1));
+      Strs({{"role", "tool"}, {"tool_call_id", Id(i - 1)}});
       out_ += ',';
       Key("content");
       if (Chance(30)) {
@@ -438,14 +425,7 @@ class Gen {
         Str("output");
       }
     } else {
-      Key("role");
-      Str("system");
-      out_ += ',';
-      Key("content");
-      Str("sys");
-      out_ += ',';
-      Key("name");
-      Str("n");
+      Strs({{"role", "system"}, {"content", "sys"}, {"name", "n"}});
     }
     out_ += '}';
   }
@@ -453,6 +433,7 @@ class Gen {
     out_ += '{';
     const uint32_t kind = Next(6);
     if (kind == 0) {
+      // Not Strs: the role's Chance draw must come after the first Key's.
       Key("type");
       Str("message");
       out_ += ',';
@@ -464,38 +445,19 @@ class Gen {
       Block("input_text");
       out_ += ']';
     } else if (kind == 1) {
-      Key("type");
-      Str("function_call");
-      out_ += ',';
-      Key("call_id");
-      Str(Id(i));
-      out_ += ',';
-      Key("name");
-      Str("Read");
-      out_ += ',';
-      Key("arguments");
-      Str("{}");
+      Strs({{"type", "function_call"},
+            {"call_id", Id(i)},
+            {"name", "Read"},
+            {"arguments", "{}"}});
     } else if (kind == 2) {
-      Key("type");
-      Str("function_call_output");
-      out_ += ',';
-      Key("call_id");
-      Str(Id(i - 1));
-      out_ += ',';
-      Key("output");
-      Str("out");
+      Strs({{"type", "function_call_output"},
+            {"call_id", Id(i - 1)},
+            {"output", "out"}});
     } else if (kind == 3) {
-      Key("type");
-      Str("custom_tool_call");
-      out_ += ',';
-      Key("call_id");
-      Str(Id(i));
-      out_ += ',';
-      Key("name");
-      Str("apply_patch");
-      out_ += ',';
-      Key("input");
-      Str("*** Begin Patch");
+      Strs({{"type", "custom_tool_call"},
+            {"call_id", Id(i)},
+            {"name", "apply_patch"},
+            {"input", "*** Begin Patch"}});
     } else if (kind == 4) {
       Key("type");
       Str("reasoning");
@@ -506,11 +468,7 @@ class Gen {
       Key("encrypted_content");
       Str("abc");
     } else {
-      Key("type");
-      Str("local_shell_call");
-      out_ += ',';
-      Key("call_id");
-      Str(Id(i));
+      Strs({{"type", "local_shell_call"}, {"call_id", Id(i)}});
       out_ += ',';
       Key("action");
       Any(2);
