@@ -12,17 +12,7 @@
 // by simdjson On Demand, and the skip does not check what follows it) the
 // "a":"b":"c" bodies were forwarded.
 // Real proxy binary; the provider is tests/llm/fake_upstream.mjs.
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-
-const BIN = process.env.TOOLCACHE_BIN;
-const SRC = process.env.TOOLCACHE_SOURCE_DIR;
-if (!BIN || !SRC) {
-  console.error('TOOLCACHE_BIN and TOOLCACHE_SOURCE_DIR must be set');
-  process.exit(2);
-}
-const { startFakeUpstream } = await import(pathToFileURL(path.join(SRC, 'tests/llm/fake_upstream.mjs')));
-const { spawnListening } = await import(pathToFileURL(path.join(SRC, 'tests/llm/spawn_proxy.mjs')));
+import { BIN, startFakeUpstream, spawnListening } from './lib/common.mjs';
 
 const PATHS = { anthropic: '/v1/messages', chat: '/v1/chat/completions', responses: '/v1/responses' };
 const filler = 'lorem ipsum dolor sit amet, '.repeat(80);

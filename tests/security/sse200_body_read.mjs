@@ -13,17 +13,7 @@
 //     stays as it was).
 // Real proxy binary; the provider is tests/llm/fake_upstream.mjs.
 import net from 'node:net';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-
-const BIN = process.env.TOOLCACHE_BIN;
-const SRC = process.env.TOOLCACHE_SOURCE_DIR;
-if (!BIN || !SRC) {
-  console.error('TOOLCACHE_BIN and TOOLCACHE_SOURCE_DIR must be set');
-  process.exit(2);
-}
-const { startFakeUpstream } = await import(pathToFileURL(path.join(SRC, 'tests/llm/fake_upstream.mjs')));
-const { spawnListening } = await import(pathToFileURL(path.join(SRC, 'tests/llm/spawn_proxy.mjs')));
+import { BIN, startFakeUpstream, spawnListening } from './lib/common.mjs';
 
 // An Anthropic request of about `size` bytes whose tool result carries
 // every byte value a JSON string may hold (so a stale or zero byte in the
