@@ -362,6 +362,15 @@ constexpr bool kSession14Rules = true;
 constexpr bool kSession14Rules = false;
 #endif
 
+// Session 15's rules (element and device interactions, side outputs into a
+// folder); TOOLCACHE_SESSION15_OFF builds without them, to check that their
+// tests fail without them.
+#ifndef TOOLCACHE_SESSION15_OFF
+constexpr bool kSession15Rules = true;
+#else
+constexpr bool kSession15Rules = false;
+#endif
+
 // TTL lexicons (paper section 4.1 classes), matched against name tokens.
 constexpr auto kRealtimeWords = std::to_array<std::string_view>({
     "weather",      "forecast",      "price",    "prices",   "pricing",
@@ -520,6 +529,12 @@ struct ToolLevel {
   std::string ambiguous;  // the name's verb computes or executes
   std::vector<std::string> name_tokens;
   std::optional<std::string> schema_category;
+  // Session 15: what the parameters target on a page or device screen (an
+  // element selector or reference, x and y, a text "to <name verb>").
+  std::string element_target;
+  bool param_x = false;
+  bool param_y = false;
+  bool param_z = false;
 };
 
 void Note(Evidence& e, Strength s, std::string detail) {
@@ -1222,6 +1237,14 @@ void Session14ParamEvidence(const std::string& key,
                             const Json& value, std::string_view pdesc,
                             ToolLevel& out);
 
+void Session15ParamEvidence(const std::string& key,
+                            const std::vector<std::string>& tokens,
+                            const Json& value, std::string_view pdesc,
+                            ToolLevel& out);
+void SideOutputParam(const std::string& key,
+                     const std::vector<std::string>& tokens, const Json& value,
+                     std::string_view pdesc, ToolLevel& out);
+
 void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
                     ToolLevel& out) {
   if (schema_text.empty()) return;
@@ -1251,6 +1274,7 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
     // that makes the call act.
     ParamExecutionText(key, pdesc, out);
     Session14ParamEvidence(key, tokens, it.value(), pdesc, out);
+    Session15ParamEvidence(key, tokens, it.value(), pdesc, out);
     if (IsBooleanSchema(it.value())) {
       BooleanOptionText(key, pdesc, out);
       SwitchParamEvidence(key, tokens, pdesc, out);
@@ -1350,6 +1374,8 @@ void SchemaFeatures(std::string_view schema_text, std::string_view tool_text,
     if (pathish && (outputish || ContainsCue(pdesc, kSaveCues))) {
       NoteHard(out, Strength::kSchema,
                "file-output rule: parameter '" + key + "'");
+    } else {
+      SideOutputParam(key, tokens, it.value(), pdesc, out);
     }
     if (!In(kActionKeys, norm)) continue;
     // The values: an "enum", or (rule 5, Session 14) the "const" of each
@@ -2145,6 +2171,203 @@ void Session14Evidence(const ToolInfo& tool, ToolLevel& t) {
   SessionEvidence(tool, t);
 }
 
+// Session 15: the writes fresh8 let through, each read off the definition's
+// structure (what the call acts on, where it puts its output). Both are hard
+// vetoes (a readOnlyHint does not outrank them).
+
+// Words of a name that make a call on a page element or a screen point a
+// read: it returns what it finds there (get_element_text, query_selector,
+// find_element, take_screenshot, browser_snapshot, wait_for_selector,
+// is_visible, verify_element_visible, describe_point, resolve_uid_...).
+constexpr auto kElementReadWords = std::to_array<std::string_view>(
+    {"get",    "read",       "query",       "find",     "list",      "search",
+     "fetch",  "inspect",    "describe",    "resolve",  "wait",      "is",
+     "has",    "screenshot", "screenshots", "snapshot", "snapshots", "locate",
+     "count",  "exists",     "verify",      "assert",   "expect",    "extract",
+     "scrape", "crawl",      "view",        "show",     "capture",   "measure",
+     "observe"});
+// What a selector or reference names on a page: an element or a control.
+constexpr auto kElementWords = std::to_array<std::string_view>(
+    {"element", "elements", "checkbox", "radio", "button", "input", "field",
+     "dropdown", "link", "textarea", "control"});
+// Where an element reference comes from: the page, its snapshot, the DOM.
+constexpr auto kPageWords = std::to_array<std::string_view>(
+    {"page", "snapshot", "screen", "dom", "webview", "window", "viewport"});
+
+// Rule 1's per-parameter half: a parameter that targets an element or a
+// screen point. A selector (a name ending in selector/xpath/locator) whose
+// description names an element ("Selector for the checkbox/radio
+// element"); a reference (uid, ref, element, target, elementRef, ...) whose
+// description names an element of a page or snapshot ("The uid of an
+// element on the page from the page content snapshot"); numeric x and y; a
+// parameter described as "<what> to <the name's verb>" ("Text to tap" on
+// tap_text). Not targets: kubectl's labelSelector ("Filter resources by
+// label selector"), spider's root_selector ("Root CSS query selector for
+// content extraction": no element named), a dashboard uid, postman's
+// elementId (no page), latitude/longitude.
+void ElementTargetParam(const std::string& key,
+                        const std::vector<std::string>& tokens,
+                        const Json& value, std::string_view pdesc,
+                        ToolLevel& out) {
+  if (tokens.empty() || !value.is_object()) return;
+  const std::string norm = Normalized(tokens);
+  if (auto t = value.find("type"); t != value.end() && t->is_string()) {
+    const std::string ty = t->get<std::string>();
+    if (norm == "x" && (ty == "number" || ty == "integer")) out.param_x = true;
+    if (norm == "y" && (ty == "number" || ty == "integer")) out.param_y = true;
+    // x, y and z (or a zoom) address a map tile or a 3-D point, not a
+    // point on a screen.
+    if ((norm == "z" || norm == "zoom") &&
+        (ty == "number" || ty == "integer")) {
+      out.param_z = true;
+    }
+  }
+  const std::vector<std::string> words = AllWords(pdesc);
+  auto says = [&](const auto& list) {
+    for (const std::string& w : words) {
+      if (In(list, w)) return true;
+    }
+    return false;
+  };
+  const std::string& last = tokens.back();
+  const bool selector =
+      last == "selector" || last == "xpath" || last == "locator";
+  const bool reference = last == "uid" || last == "ref" || last == "element" ||
+                         norm == "target" || norm == "elementid" ||
+                         norm == "elementuid";
+  if ((selector && says(kElementWords)) ||
+      (reference && says(kElementWords) && says(kPageWords))) {
+    if (out.element_target.empty()) {
+      out.element_target = "'" + key + "' targets a page element";
+    }
+    return;
+  }
+  // "Text to tap" on tap_text: the name is the verb and this parameter, and
+  // the parameter is the object of that verb. (browserbase's
+  // stagehand_observe, a heldout2 read, has an `instruction` "for what
+  // specific elements ... to observe on the web page": not in its name.)
+  if (std::find(out.name_tokens.begin(), out.name_tokens.end(), norm) ==
+      out.name_tokens.end()) {
+    return;
+  }
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] != "to" || i == 0) continue;
+    const std::string& v = words[i + 1];
+    if (In(kElementReadWords, v)) continue;
+    for (const std::string& n : out.name_tokens) {
+      if (n == v && out.element_target.empty()) {
+        out.element_target =
+            "'" + key + "' is what the call's verb '" + v + "' acts on";
+      }
+    }
+  }
+}
+
+// Rule 1: a call that targets an element or a screen point and whose name
+// does not say it reads (kElementReadWords) acts on the page or device:
+// browser_check ("Check a checkbox or radio button", selector), tap_text
+// ("Tap on the text found on the screen", text "Text to tap"), tap(x, y).
+// "check" reads elsewhere (check_app_status has no target). A name with
+// "to <verb>" as its target must also say where: the description names
+// the screen or page.
+void ElementInteractionEvidence(const ToolInfo& tool, ToolLevel& t) {
+  if (!kSession15Rules) return;
+  std::string target = t.element_target;
+  if (target.empty() && t.param_x && t.param_y && !t.param_z) {
+    target = "'x' and 'y' target a screen point";
+  }
+  if (target.empty()) return;
+  // A read word after a preposition is an object, not the verb
+  // ("scroll_into_view" scrolls).
+  for (size_t i = 0; i < t.name_tokens.size(); ++i) {
+    if (!In(kElementReadWords, t.name_tokens[i])) continue;
+    if (i > 0 &&
+        (t.name_tokens[i - 1] == "into" || t.name_tokens[i - 1] == "to" ||
+         t.name_tokens[i - 1] == "in")) {
+      continue;
+    }
+    return;
+  }
+  if (target.find("acts on") != std::string::npos) {
+    // "on the screen", "on screen", "on the page", "on an element"; not a
+    // page the call only names ("Summarize a web page").
+    const std::vector<std::string> words = AllWords(tool.description);
+    bool where = false;
+    for (size_t i = 0; i + 1 < words.size() && !where; ++i) {
+      if (words[i] != "on") continue;
+      size_t j = i + 1;
+      if (j + 1 < words.size() &&
+          (words[j] == "the" || words[j] == "a" || words[j] == "an")) {
+        ++j;
+      }
+      where =
+          words[j] == "screen" || words[j] == "page" || words[j] == "element";
+    }
+    if (!where) return;
+  }
+  NoteHard(t, Strength::kSchema,
+           "element-interaction rule: " + target +
+               " and the name says no read (it acts on the page or device)");
+}
+
+// Rule 2: a side output into a local folder. A path or folder parameter
+// (a name ending in path/dir/directory/folder) named for output ("outDir",
+// "targetDir"), or described as the place the call puts files ("a folder
+// ... where the images are placed", "directory to put the assets in").
+// The existing file-output rule already takes output/save/download/export
+// names and save/write descriptions. Stay reads: a path the call reads or
+// lists ("Path to the file to read", "Directory to list"), a folder
+// "where the logs are stored" (stored data, not a destination), a JSONPath
+// "to extract specific data".
+void SideOutputParam(const std::string& key,
+                     const std::vector<std::string>& tokens, const Json& value,
+                     std::string_view pdesc, ToolLevel& out) {
+  if (!kSession15Rules || tokens.empty() || !value.is_object()) return;
+  if (auto ty = value.find("type");
+      ty != value.end() && (!ty->is_string() || *ty != "string")) {
+    return;
+  }
+  const std::string& last = tokens.back();
+  const bool dir = last == "dir" || last == "directory" || last == "folder";
+  if (!dir && last != "path") return;
+  if (Normalized(tokens) == "jsonpath") return;
+  const bool out_named = (tokens.size() >= 2 && tokens[0] == "out") ||
+                         (dir && std::find(tokens.begin(), tokens.end(),
+                                           "target") != tokens.end());
+  static constexpr auto kPutParticiples = std::to_array<std::string_view>(
+      {"placed", "put", "saved", "written", "downloaded", "exported"});
+  static constexpr auto kPutVerbs = std::to_array<std::string_view>(
+      {"place", "put", "save", "write", "download", "export"});
+  const std::vector<std::string> words = AllWords(pdesc);
+  std::string cue;
+  for (size_t i = 0; i < words.size() && cue.empty(); ++i) {
+    if (words[i] == "where") {
+      for (size_t j = i + 1; j < std::min(words.size(), i + 7); ++j) {
+        if (In(kPutParticiples, words[j])) {
+          cue = "where ... " + words[j];
+          break;
+        }
+      }
+    } else if (words[i] == "to" && i + 1 < words.size() &&
+               In(kPutVerbs, words[i + 1])) {
+      cue = "to " + words[i + 1];
+    }
+  }
+  if (!out_named && cue.empty()) return;
+  NoteHard(out, Strength::kSchema,
+           "side-output rule: parameter '" + key + "' is a local " +
+               (out_named ? std::string("output folder (its name)")
+                          : "destination ('" + cue + "')"));
+}
+
+void Session15ParamEvidence(const std::string& key,
+                            const std::vector<std::string>& tokens,
+                            const Json& value, std::string_view pdesc,
+                            ToolLevel& out) {
+  if (!kSession15Rules) return;
+  ElementTargetParam(key, tokens, value, pdesc, out);
+}
+
 ToolLevel AnalyzeTool(const ToolInfo& tool) {
   ToolLevel t;
   t.name_tokens = TokenizeName(tool.name);
@@ -2177,6 +2400,7 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   TestRunEvidence(tool.description, t);
   ReadEvidence(tool, t);
   Session14Evidence(tool, t);
+  ElementInteractionEvidence(tool, t);
   return t;
 }
 

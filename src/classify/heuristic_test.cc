@@ -1162,5 +1162,200 @@ TEST(HeuristicEvidence, MeasuringTestCoverageRunsTheTests) {
       kInfo);
 }
 
+// Session 15 (issue 31): the writes fresh8 let through.
+
+TEST(HeuristicEvidence, AnInteractionWithAPageElementOrScreenPointActs) {
+  // agent-browser-mcp/browser_check (fresh8): checks a checkbox on the page.
+  const char* kCheck =
+      R"j({"type":"object","properties":{"selector":{"type":"string","description":"Selector for the checkbox/radio element"},"sessionId":{"type":"string","description":"Browser session ID"}},"required":["selector"]})j";
+  const char* kCheckDesc = "Check a checkbox or radio button";
+  EXPECT_EQ(TypeOf("browser_check", "", kCheckDesc, kCheck), kCmd);
+  EXPECT_THAT(DetailOf("browser_check", kCheckDesc, kCheck),
+              ::testing::AllOf(
+                  ::testing::HasSubstr("element-interaction rule: "
+                                       "'selector' targets a page element"),
+                  ::testing::HasSubstr("(hard veto)")));
+  // mobile-pixel-mcp/tap_text (fresh8): taps text on the device screen.
+  const char* kTap =
+      R"j({"type":"object","properties":{"text":{"type":"string","description":"Text to tap"}},"required":["text"]})j";
+  const char* kTapDesc = "Tap on the text found on the screen";
+  EXPECT_EQ(TypeOf("tap_text", "", kTapDesc, kTap), kCmd);
+  EXPECT_THAT(DetailOf("tap_text", kTapDesc, kTap),
+              ::testing::HasSubstr("element-interaction rule: 'text' is what "
+                                   "the call's verb 'tap' acts on"));
+  // A screen point (x, y) with a verb the lexicons do not know.
+  const char* kXy =
+      R"j({"type":"object","properties":{"x":{"type":"number","description":"X coordinate"},"y":{"type":"number","description":"Y coordinate"}}})j";
+  EXPECT_THAT(DetailOf("focus_point", "Focus the view at (x, y).", kXy),
+              ::testing::HasSubstr("'x' and 'y' target a screen point"));
+  // A read word after a preposition is no verb.
+  EXPECT_THAT(
+      DetailOf(
+          "scroll_into_view", "Scroll an element into view.",
+          R"j({"type":"object","properties":{"selector":{"type":"string","description":"Selector of the element"}}})j"),
+      ::testing::HasSubstr("element-interaction rule"));
+  // chrome-devtools' element uid from the page snapshot.
+  EXPECT_THAT(
+      DetailOf(
+          "highlight", "Highlight the provided element.",
+          R"j({"type":"object","properties":{"uid":{"type":"string","description":"The uid of an element on the page from the page content snapshot"}}})j"),
+      ::testing::HasSubstr("'uid' targets a page element"));
+
+  // Counter-examples (reads in the seen sets, or their shapes): the name
+  // says the call returns what it finds on the element or screen.
+  EXPECT_EQ(
+      TypeOf(
+          "browser_get_text", "",
+          "Get text content from an element or the entire page",
+          R"j({"type":"object","properties":{"selector":{"type":"string","description":"Selector for the element (gets full page text if not provided)"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "query_selector", "",
+          "Return the attributes of the first element matching a selector.",
+          R"j({"type":"object","properties":{"selector":{"type":"string","description":"CSS selector of the element"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "puppeteer_screenshot", "",
+          "Take a screenshot of the current page or a specific element",
+          R"j({"type":"object","properties":{"name":{"type":"string"},"selector":{"type":"string","description":"CSS selector for element to screenshot"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "browser_snapshot", "",
+          "Capture accessibility snapshot of the current page",
+          R"j({"type":"object","properties":{"target":{"type":"string","description":"Exact target element reference from the page snapshot"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "webview_find_element", "",
+          "Find elements in a running app's webview and return their HTML.",
+          R"j({"type":"object","properties":{"selector":{"type":"string","description":"The selector to find: CSS selector, XPath expression or text content of the element"}}})j"),
+      kInfo);
+  // Waiting observes the page and changes nothing on it: the rule leaves
+  // it alone ("wait" gives no read evidence either, so it stays unknown,
+  // and unknown is not cached; hypothesi's webview_wait_for, a fresh3 read,
+  // reads from its description).
+  EXPECT_THAT(
+      DetailOf(
+          "wait_for_selector",
+          "Wait until an element matching the selector is visible.",
+          R"j({"type":"object","properties":{"selector":{"type":"string","description":"Selector of the element to wait for"}}})j"),
+      ::testing::Not(::testing::HasSubstr("element-interaction")));
+  // A selector-free instruction naming elements to observe (browserbase's
+  // stagehand_observe, heldout2).
+  EXPECT_EQ(
+      TypeOf(
+          "stagehand_observe", "",
+          "Observes possible actions on the current web page and returns them.",
+          R"j({"type":"object","properties":{"instruction":{"type":"string","description":"Detailed instruction for what specific elements or components to observe on the web page."}}})j"),
+      TypeOf("stagehand_observe", "",
+             "Observes possible actions on the current web page and returns "
+             "them.",
+             R"j({"type":"object","properties":{}})j"));
+  EXPECT_EQ(TypeOf("ui_describe_point", "",
+                   "Returns the accessibility element at given co-ordinates "
+                   "on the simulator's screen",
+                   kXy),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "find_text", "", "Find text on the screen and return its coordinates",
+          R"j({"type":"object","properties":{"text":{"type":"string","description":"Text to find"}}})j"),
+      kInfo);
+  // "check" without a target stays a read; selectors that filter or scope
+  // content name no element.
+  EXPECT_EQ(
+      TypeOf(
+          "check_app_status", "", "Check if an application is running",
+          R"j({"type":"object","properties":{"app_id":{"type":"string","description":"Package name"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "kubectl_get", "", "Get or list Kubernetes resources",
+          R"j({"type":"object","properties":{"labelSelector":{"type":"string","description":"Filter resources by label selector (e.g. 'app=nginx')"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "spider_scrape", "", "Scrape a single page and extract its content.",
+          R"j({"type":"object","properties":{"url":{"type":"string"},"root_selector":{"type":"string","description":"Root CSS query selector for content extraction"}}})j"),
+      kInfo);
+  // x, y and z address a map tile, not a screen point.
+  EXPECT_THAT(
+      DetailOf(
+          "map_tile", "Returns a map tile image.",
+          R"j({"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"integer"},"z":{"type":"integer"}}})j"),
+      ::testing::Not(::testing::HasSubstr("element-interaction")));
+  // A page the call only names is no place it acts on.
+  EXPECT_EQ(
+      TypeOf(
+          "summarize_page", "", "Summarize a web page.",
+          R"j({"type":"object","properties":{"url":{"type":"string","description":"URL of the page to summarize"}}})j"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, AFolderTheCallPutsFilesIntoIsASideOutput) {
+  // locofy_uipro-mcp/getCodeFromUIProPlugin (fresh8): returns code and
+  // writes the design's images into assetPath.
+  const char* kAssets =
+      R"j({"type":"object","properties":{"assetPath":{"type":"string","description":"The full path to the assets directory. Should be absolute path to a folder inside the workspace where the images are placed."}},"required":["assetPath"]})j";
+  const char* kDesc =
+      "Retrieve generated code from UIPro Figma plugin. First generate code "
+      "in the plugin by selecting a frame, then use this tool to get the "
+      "code + screenshot of design and iterate further.";
+  EXPECT_EQ(TypeOf("getCodeFromUIProPlugin", "", kDesc, kAssets), kCmd);
+  EXPECT_THAT(DetailOf("getCodeFromUIProPlugin", kDesc, kAssets),
+              ::testing::AllOf(
+                  ::testing::HasSubstr("side-output rule: parameter "
+                                       "'assetPath' is a local destination "
+                                       "('where ... placed')"),
+                  ::testing::HasSubstr("(hard veto)")));
+  // A folder named for output ("outDir", "targetDir"), and one described
+  // as where the call puts its files.
+  EXPECT_EQ(
+      TypeOf(
+          "get_icons", "", "Get the icons of a design.",
+          R"j({"type":"object","properties":{"outDir":{"type":"string"}}})j"),
+      kCmd);
+  EXPECT_EQ(
+      TypeOf(
+          "get_icons", "", "Get the icons of a design.",
+          R"j({"type":"object","properties":{"targetDir":{"type":"string"}}})j"),
+      kCmd);
+  EXPECT_EQ(
+      TypeOf(
+          "fetch_fonts", "", "Fetch the fonts a page uses.",
+          R"j({"type":"object","properties":{"fontsFolder":{"type":"string","description":"Folder to put the font files in"}}})j"),
+      kCmd);
+  // Counter-examples: a path the call reads or lists is its input; a folder
+  // where data is stored is where it reads from; a JSONPath extracts.
+  EXPECT_EQ(
+      TypeOf(
+          "read_file", "", "Read the contents of a file.",
+          R"j({"type":"object","properties":{"path":{"type":"string","description":"Path to the file to read"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "list_directory", "", "List the entries of a directory.",
+          R"j({"type":"object","properties":{"path":{"type":"string","description":"Directory to list"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "get_logs", "", "Get the server's logs.",
+          R"j({"type":"object","properties":{"logDir":{"type":"string","description":"Directory where the logs are stored"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "get_dashboard_property", "", "Get parts of a dashboard.",
+          R"j({"type":"object","properties":{"jsonPath":{"type":"string","description":"JSONPath expression to extract specific data"}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "list_assets", "", "List the assets of a project.",
+          R"j({"type":"object","properties":{"assetDir":{"type":"string","description":"The assets directory of the project"}}})j"),
+      kInfo);
+}
+
 }  // namespace
 }  // namespace toolcache::classify

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Adversarial cases for session 12's second-round and session 14's rules
-# (issue 31),
+# Adversarial cases for session 12's second-round, session 14's and
+# session 15's rules (issue 31),
 # through the built binary's `toolcache classify --no-model`: a server
 # author who opens a write with a reading verb ("Fetch ...", "Find ...",
 # "Get ...") or an observation ("Perform ... analysis") must not get it
@@ -106,6 +106,39 @@ verdict "control payment_status filter" true "$tmp/15.json" --no-annotations
 one "$tmp/16.json" validate_coupon "Validate a discount code." \
   '{"code":{"type":"string","description":"The discount code"}}'
 verdict "control validate a code" true "$tmp/16.json" --no-annotations
+
+# Session 15 (issue 31): the shapes fresh8 let through, with the author's
+# closed-world readOnlyHint trusted too: an interaction with a page element
+# or a screen point, and images written into a folder the caller names.
+# 18. A checkbox checked by selector (fresh8's agent-browser shape).
+one "$tmp/18.json" browser_check "Check a checkbox or radio button" \
+  '{"selector":{"type":"string","description":"Selector for the checkbox/radio element"}}' "$ro"
+verdict "'check' on a selected element" false "$tmp/18.json" --no-annotations
+verdict "'check' on a selected element, readOnlyHint trusted" false "$tmp/18.json"
+# 19. Text tapped on the device screen (fresh8's mobile-pixel shape).
+one "$tmp/19.json" tap_text "Tap on the text found on the screen" \
+  '{"text":{"type":"string","description":"Text to tap"}}' "$ro"
+verdict "text to tap on the screen, readOnlyHint trusted" false "$tmp/19.json"
+# 20. A point on the screen under a reading-sounding name.
+one "$tmp/20.json" screen_point "Act at a point of the device screen." \
+  '{"x":{"type":"number"},"y":{"type":"number"}}' "$ro"
+verdict "x and y on the screen, readOnlyHint trusted" false "$tmp/20.json"
+# 21. A 'Retrieve' that writes images into a folder (fresh8's locofy shape).
+one "$tmp/21.json" getCodeFromPlugin "Retrieve generated code from the plugin." \
+  '{"assetPath":{"type":"string","description":"Absolute path to a folder inside the workspace where the images are placed."}}' "$ro"
+verdict "assets placed into a folder, readOnlyHint trusted" false "$tmp/21.json"
+# 22. Controls: an element read, an element found, a path read. (A
+#     screenshot of an element is a read too, but real-time: its 60 s TTL
+#     is not cacheable by default, so it is no control here.)
+one "$tmp/22.json" browser_get_text "Get text content from an element" \
+  '{"selector":{"type":"string","description":"Selector for the element"}}'
+verdict "control get text of an element" true "$tmp/22.json" --no-annotations
+one "$tmp/23.json" find_element "Find an element by CSS selector and return its attributes." \
+  '{"selector":{"type":"string","description":"CSS selector of the element"}}'
+verdict "control find an element" true "$tmp/23.json" --no-annotations
+one "$tmp/24.json" read_file "Read the contents of a file." \
+  '{"path":{"type":"string","description":"Path to the file to read"}}'
+verdict "control read_file path" true "$tmp/24.json" --no-annotations
 
 [ "$fail" -eq 0 ] && echo "classifier_effect_evidence: ok"
 exit "$fail"
