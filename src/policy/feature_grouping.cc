@@ -42,6 +42,7 @@ size_t FeatureGrouping::KeyHash::operator()(const GroupKey& k) const {
 FeatureGrouping::FeatureGrouping(const GroupingOptions& options)
     : options_(options) {
   if (options_.b == 0) options_.b = 1;
+  until_regroup_ = options_.b;
   // Before the first regroup, one group holds everything.
   root_.group = AddGroup(GroupKey{}, Node{});
 }
@@ -107,36 +108,43 @@ uint32_t FeatureGrouping::Record(const Request& req, bool hit, double value) {
     n.sum_value += value;
   };
   bump(root_);
-  const UserKey key{req.tool, req.param_category, req.user};
-  if (last_.tool == nullptr || last_.key.tool != key.tool) {
-    last_.tool = &tools_[key.tool];
-    last_.cat = nullptr;
+  // Traces repeat a tool / category / user in runs: the nodes (and the group
+  // they resolve to) of the last Record serve when all three are the same.
+  // The roles change only in Regroup, which empties the memo.
+  const bool same = last_.tool != nullptr && last_.key.tool == req.tool &&
+                    last_.key.category == req.param_category &&
+                    (!options_.group_by_user || last_.key.user == req.user);
+  if (!same) {
+    const UserKey key{req.tool, req.param_category, req.user};
+    if (last_.tool == nullptr || last_.key.tool != key.tool) {
+      last_.tool = &tools_[key.tool];
+      last_.cat = nullptr;
+    }
+    if (last_.cat == nullptr || last_.key.category != key.category) {
+      last_.cat = &cats_[CatKey{key.tool, key.category}];
+      last_.user = nullptr;
+    }
+    if (options_.group_by_user &&
+        (last_.user == nullptr || last_.key.user != key.user)) {
+      last_.user = &users_[key];
+    }
+    last_.key = key;
+    last_.group = Resolve(last_.tool, last_.cat,
+                          options_.group_by_user ? last_.user : nullptr);
   }
-  if (last_.cat == nullptr || last_.key.category != key.category) {
-    last_.cat = &cats_[CatKey{key.tool, key.category}];
-    last_.user = nullptr;
-  }
-  if (options_.group_by_user &&
-      (last_.user == nullptr || last_.key.user != key.user)) {
-    last_.user = &users_[key];
-  }
-  last_.key = key;
-  Node& tool = *last_.tool;
-  bump(tool);
-  Node& cat = *last_.cat;
-  bump(cat);
-  Node* user = nullptr;
-  if (options_.group_by_user) {
-    user = last_.user;
-    bump(*user);
-  }
-  const uint32_t g = Resolve(&tool, &cat, user);
+  bump(*last_.tool);
+  bump(*last_.cat);
+  if (options_.group_by_user) bump(*last_.user);
+  const uint32_t g = last_.group;
   Group& group = groups_[g];
   ++group.accesses;
   group.hits += h;
   group.sum_value += value;
   ++group.version;
-  if (recorded_ % options_.b == 0) {
+  // A countdown instead of recorded_ % B (a division per request); Regroup()
+  // called from outside does not move it, as it did not move the modulo.
+  if (--until_regroup_ == 0) {
+    until_regroup_ = options_.b;
     Regroup();
     return GroupOf(req);
   }

@@ -167,8 +167,11 @@ class FeatureGrouping {
     Node* tool = nullptr;
     Node* cat = nullptr;
     Node* user = nullptr;  // only with group_by_user
+    uint32_t group = 0;    // what those nodes resolve to
   };
   LastNodes last_;
+  // Records left before the next regroup (B at the start and after each).
+  uint64_t until_regroup_ = 1;
 };
 
 }  // namespace toolcache

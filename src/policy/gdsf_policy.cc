@@ -83,7 +83,7 @@ class GdsfPolicy final : public Policy {
   uint64_t tick_ = 0;
   std::vector<uint32_t> freq_;
   std::vector<double> unit_value_;
-  SlotHeap<ClockPriority, ClockPriorityLess> heap_;
+  SlotHeap<ClockPriority, ClockPriorityLess, 4> heap_;
 };
 
 std::unique_ptr<Policy> MakeWithDefault(const PolicyParams& params,

@@ -26,13 +26,31 @@
 namespace toolcache {
 
 // Invariants:
-//  - heap_[i] is a slot; pos_[heap_[i]] == i; pos_[s] == kAbsent for a slot
-//    not in the heap.
-//  - for every i > 0: !Less(key_[heap_[i]], key_[heap_[(i - 1) / 2]]).
-template <typename Key, typename Less>
+//  - heap_[i].slot is a slot and heap_[i].key its key; pos_[heap_[i].slot]
+//    == i; pos_[s] == kAbsent for a slot not in the heap.
+//  - for every i > 0: !Less(heap_[i].key, heap_[(i - 1) / kArity].key).
+// Choice: the keys live in the heap's cells (not in a table by slot), so a
+// sift compares neighbouring cells instead of following two indexes per
+// comparison, and a sift moves a hole instead of swapping: the same
+// comparisons in the same order as the swapping form, so the same slot ends
+// on top even among equal keys (SlotHeapTest.SameTopAsTheSwappingHeap).
+//
+// kArity children per cell (2 unless a user asks for more). Which slot is on
+// top among equal keys depends on the arity; with a strict total order (no
+// two keys equal, as {H, tick} with a fresh tick per Set) the top is the
+// unique least key whatever the arity. A 4-ary heap has half the levels of
+// a binary one, and a cell's children share one or two cache lines.
+template <typename Key, typename Less, uint32_t kArity = 2>
 class SlotHeap {
+  static_assert(kArity >= 2);
+
  public:
   static constexpr uint32_t kAbsent = 0xffffffffu;
+  // One heap cell: a key and the slot it belongs to.
+  struct Cell {
+    Key key;
+    Slot slot;
+  };
 
   bool Contains(Slot slot) const {
     return slot < pos_.size() && pos_[slot] != kAbsent;
@@ -43,88 +61,95 @@ class SlotHeap {
   // Inserts `slot` with `key`, or changes its key when present.
   void Set(Slot slot, const Key& key) {
     if (slot >= pos_.size()) Grow(slot + 1);
-    key_[slot] = key;
-    uint32_t i = pos_[slot];
+    const uint32_t i = pos_[slot];
     if (i == kAbsent) {
-      i = static_cast<uint32_t>(heap_.size());
-      heap_.push_back(slot);
-      pos_[slot] = i;
-      SiftUp(i);
+      const auto n = static_cast<uint32_t>(heap_.size());
+      heap_.push_back(Cell{key, slot});
+      SiftUp(n, Cell{key, slot});
       return;
     }
-    SiftUp(i);
-    SiftDown(pos_[slot]);
+    // The swapping form sifted up, then down from where that ended: a cell
+    // that moved up is already above every child it could be swapped with.
+    const Cell cell{key, slot};
+    if (i > 0 && less_(key, heap_[(i - 1) / kArity].key)) {
+      SiftUp(i, cell);
+    } else {
+      SiftDown(i, cell);
+    }
   }
-  // REQUIRES: Contains(slot).
-  const Key& KeyOf(Slot slot) const { return key_[slot]; }
+  // The key of `slot`; a default Key when absent (a contract violation
+  // answered without reading out of bounds).
+  const Key& KeyOf(Slot slot) const {
+    return Contains(slot) ? heap_[pos_[slot]].key : absent_key_;
+  }
   // The slot with the least key. REQUIRES: !empty().
-  Slot Top() const { return heap_.front(); }
+  Slot Top() const { return heap_.front().slot; }
   // Removes `slot`; no-op when absent.
   void Remove(Slot slot) {
     if (!Contains(slot)) return;
     const uint32_t i = pos_[slot];
-    const uint32_t last = static_cast<uint32_t>(heap_.size() - 1);
+    const auto last = static_cast<uint32_t>(heap_.size() - 1);
     pos_[slot] = kAbsent;
-    if (i == last) {
-      heap_.pop_back();
-      return;
-    }
-    const Slot moved = heap_[last];
-    heap_[i] = moved;
-    pos_[moved] = i;
+    const Cell moved = heap_[last];
     heap_.pop_back();
-    SiftUp(i);
-    SiftDown(pos_[moved]);
+    if (i == last) return;
+    if (i > 0 && less_(moved.key, heap_[(i - 1) / kArity].key)) {
+      SiftUp(i, moved);
+    } else {
+      SiftDown(i, moved);
+    }
   }
 
-  // Bytes per slot of this structure (key, position, heap cell).
-  static constexpr uint64_t kBytesPerSlot = sizeof(Key) + 2 * sizeof(uint32_t);
+  // Bytes per slot of this structure (a heap cell: key and slot; position).
+  static constexpr uint64_t kBytesPerSlot = sizeof(Cell) + sizeof(uint32_t);
 
  private:
   void Grow(uint64_t min_slots) {
     uint64_t n = pos_.empty() ? 64 : pos_.size();
     while (n < min_slots) n *= 2;
     pos_.resize(n, kAbsent);
-    key_.resize(n);
   }
-  bool LessAt(uint32_t a, uint32_t b) const {
-    return less_(key_[heap_[a]], key_[heap_[b]]);
+  void Place(uint32_t i, const Cell& cell) {
+    heap_[i] = cell;
+    pos_[cell.slot] = i;
   }
-  void Swap(uint32_t a, uint32_t b) {
-    std::swap(heap_[a], heap_[b]);
-    pos_[heap_[a]] = a;
-    pos_[heap_[b]] = b;
-  }
-  void SiftUp(uint32_t i) {
+  // Moves the hole at i up while `cell` is Less than its parent, then puts
+  // `cell` there.
+  void SiftUp(uint32_t i, const Cell& cell) {
     while (i > 0) {
-      const uint32_t parent = (i - 1) / 2;
-      if (!LessAt(i, parent)) return;
-      Swap(i, parent);
+      const uint32_t parent = (i - 1) / kArity;
+      if (!less_(cell.key, heap_[parent].key)) break;
+      Place(i, heap_[parent]);
       i = parent;
     }
+    Place(i, cell);
   }
-  void SiftDown(uint32_t i) {
-    const uint32_t n = static_cast<uint32_t>(heap_.size());
+  // Moves the hole at i down while a child is Less than `cell` (the first
+  // least child: a later one only when Less than it), then puts `cell` there.
+  void SiftDown(uint32_t i, const Cell& cell) {
+    const auto n = static_cast<uint32_t>(heap_.size());
     while (true) {
-      const uint32_t l = 2 * i + 1;
-      if (l >= n) return;
+      const uint64_t first = uint64_t{kArity} * i + 1;
+      if (first >= n) break;
+      const auto l = static_cast<uint32_t>(first);
+      const uint32_t end = n - l < kArity ? n : l + kArity;
       uint32_t best = l;
-      if (l + 1 < n && LessAt(l + 1, l)) best = l + 1;
-      if (!LessAt(best, i)) return;
-      Swap(i, best);
+      for (uint32_t c = l + 1; c < end; ++c) {
+        if (less_(heap_[c].key, heap_[best].key)) best = c;
+      }
+      if (!less_(heap_[best].key, cell.key)) break;
+      Place(i, heap_[best]);
       i = best;
     }
+    Place(i, cell);
   }
 
-  std::vector<Slot> heap_;
+  std::vector<Cell> heap_;
   std::vector<uint32_t> pos_;
-  std::vector<Key> key_;
+  Key absent_key_{};
   [[no_unique_address]] Less less_;
 };
 
-// The key of GreedyDual-style policies (GDSF, vaac-plus): a priority H and
-// the tick of the last touch. Paper-silent: equal priorities evict the least
-// recently touched entry.
 struct ClockPriority {
   double h = 0;
   uint64_t tick = 0;  // last touch; smaller = older

@@ -56,12 +56,15 @@ void VaacPlusPolicy::Ghost::Add(ObjectId id, uint32_t tag, uint64_t capacity) {
     if (v != FlatIdMap::kEmpty && (v >> 1) == (seq & 0x3fffffffu)) {
       index_.Erase(old);
     }
-    head_ = (head_ + 1) % ring_.size();
+    // Wraps without a division (head_ < ring size, size_ <= ring size).
+    if (++head_ == ring_.size()) head_ = 0;
     --size_;
   }
   index_.Erase(id);
   index_.Insert(id, static_cast<uint32_t>((next_ & 0x3fffffffu) << 1 | tag));
-  ring_[(head_ + size_) % ring_.size()] = id;
+  uint64_t tail = head_ + size_;
+  if (tail >= ring_.size()) tail -= ring_.size();
+  ring_[tail] = id;
   ++size_;
   ++next_;
 }
@@ -124,8 +127,7 @@ double VaacPlusPolicy::Density(const Request& req) const {
 }
 
 double VaacPlusPolicy::Observe(const Request& req, bool cached) {
-  const uint32_t before = sketch_.Frequency(req.id);
-  sketch_.Increment(req.id);
+  const uint32_t before = sketch_.FrequencyThenIncrement(req.id);
   ++observed_;
   latency_sum_ += Measured(req.latency);
   cost_sum_ += Measured(req.cost);

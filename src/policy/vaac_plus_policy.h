@@ -152,7 +152,7 @@ class VaacPlusPolicy final : public Policy {
   ValueModel model_;  // only for the TTL risk term and tau
   FeatureGrouping grouping_;
   FrequencySketch sketch_;
-  SlotHeap<ClockPriority, ClockPriorityLess> heap_;
+  SlotHeap<ClockPriority, ClockPriorityLess, 4> heap_;
   std::vector<SlotMeta> slots_;
   Ghost ghost_;
   double clock_ = 0;  // L

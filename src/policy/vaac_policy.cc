@@ -245,15 +245,19 @@ void GroupBanditPolicy::OnHit(Slot slot, const Request& req) {
   model_.Observe(req);
   const double v = model_.Value(req);
   grouping_.Record(req, /*hit=*/true, v);
-  SlotMeta& m = Meta(slot);
+  // A hit slot was inserted (OnInsert sized slots_ for it).
+  SlotMeta& m = slots_[slot];
   // Paper-silent: an entry's v is refreshed on every hit (normalization
   // bounds move as requests arrive).
   m.value = static_cast<float>(v);
   m.hits += (m.hits != UINT32_MAX);
   m.tick = ++tick_;
+  const bool from_window = lists_.ListOf(slot) == kWindow;
   if (m.window_pos != kNotInWindow) WindowRemove(slot);
   lists_.MoveToFront(kMain, slot);
-  if (options_.eviction != EvictionMode::kLru) Rebalance();
+  // A hit in the main part changes neither part's size nor the target (the
+  // last hook left the window at its target): nothing to rebalance.
+  if (from_window && options_.eviction != EvictionMode::kLru) Rebalance();
 }
 
 void GroupBanditPolicy::OnRemove(Slot slot) {
@@ -266,10 +270,15 @@ void GroupBanditPolicy::OnRemove(Slot slot) {
 
 uint64_t GroupBanditPolicy::WindowTarget(uint64_t n) const {
   // Rebalance asks after every hook, for n that moves by one: remembered.
-  if (n == window_n_) return window_target_;
-  window_n_ = n;
-  window_target_ = ComputeWindowTarget(n);
-  return window_target_;
+  // A full cache alternates between n and n - 1 (evict, insert): the last
+  // two answers are kept.
+  if (n == window_n_[0]) return window_target_[0];
+  if (n == window_n_[1]) return window_target_[1];
+  window_n_[1] = window_n_[0];
+  window_target_[1] = window_target_[0];
+  window_n_[0] = n;
+  window_target_[0] = ComputeWindowTarget(n);
+  return window_target_[0];
 }
 
 uint64_t GroupBanditPolicy::ComputeWindowTarget(uint64_t n) const {

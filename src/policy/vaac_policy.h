@@ -164,11 +164,11 @@ class GroupBanditPolicy final : public Policy {
   std::vector<SlotMeta> slots_;
   std::vector<Slot> window_;  // sampled mode: the members of kWindow
   // Exact mode: the members of kWindow by (EntryScore, tick).
-  using WindowHeap = SlotHeap<ClockPriority, ClockPriorityLess>;
+  using WindowHeap = SlotHeap<ClockPriority, ClockPriorityLess, 4>;
   WindowHeap window_heap_;
-  // WindowTarget's last (n, target).
-  mutable uint64_t window_n_ = UINT64_MAX;
-  mutable uint64_t window_target_ = 0;
+  // WindowTarget's last two (n, target).
+  mutable uint64_t window_n_[2] = {UINT64_MAX, UINT64_MAX};
+  mutable uint64_t window_target_[2] = {0, 0};
   uint64_t rounds_ = 0;
   uint64_t sampled_victims_ = 0;
   uint64_t tick_ = 0;

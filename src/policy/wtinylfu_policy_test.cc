@@ -33,6 +33,28 @@ TEST(FrequencySketch, HalvesEveryCounterAfterTheSamplePeriod) {
   EXPECT_LT(sketch.additions(), 80u);  // the addition count was halved too
 }
 
+// The fused call vaac-plus makes per request answers and counts exactly as
+// Frequency then Increment, on the smallest table (16 words, 40 ids: many
+// shared counters between ids) and through resets.
+TEST(FrequencySketch, FrequencyThenIncrementIsFrequencyThenIncrement) {
+  FrequencySketch fused(16);
+  FrequencySketch separate(16);
+  uint64_t x = 12345;
+  for (int i = 0; i < 5000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t id = (x >> 33) % 40;
+    const uint32_t expected = separate.Frequency(id);
+    separate.Increment(id);
+    ASSERT_EQ(fused.FrequencyThenIncrement(id), expected) << "step " << i;
+    ASSERT_EQ(fused.additions(), separate.additions()) << "step " << i;
+  }
+  EXPECT_GT(separate.resets(), 0u);
+  EXPECT_EQ(fused.resets(), separate.resets());
+  for (uint64_t id = 0; id < 40; ++id) {
+    EXPECT_EQ(fused.Frequency(id), separate.Frequency(id)) << id;
+  }
+}
+
 // 100 one-byte entries: window 1 byte, main 99 (protected 79).
 TEST(WTinyLfuPolicy, RejectsOneHitCandidateAgainstFrequentVictim) {
   CacheCore core({.capacity_bytes = 100},
