@@ -336,6 +336,27 @@ class Reader {
     return v.get_array().get(*a);
   }
   error_code Close(Span* span) const {
+    // Choice (session 15): the value's last byte is the structural before
+    // the current one when that is a bracket (between a bracket and the
+    // next structural stage 1 leaves only whitespace, which TrimRight
+    // strips below): one index read instead of current_location() and a
+    // trim (~500 closes of the 200 KB bench request), with the same checks.
+    // Any other case (an error state, the document's end, no bracket
+    // there) goes the old way.
+    const sj::json_iterator& it = doc_->*(&DocumentTokens::iter);
+    const uint32_t* const pos = it.position();
+    if (it.is_alive() && pos != (it.*(&IteratorTokens::end_position))() &&
+        pos != it.root_position()) {
+      const uint32_t last = pos[-1];
+      const char c = body_.data()[last];
+      if ((c == '}' || c == ']') && last > span->begin) {
+        if ((c == '}') != (body_.data()[span->begin] == '{')) {
+          return simdjson::TAPE_ERROR;
+        }
+        span->end = last + 1;
+        return simdjson::SUCCESS;
+      }
+    }
     const char* at = nullptr;
     if (auto e = doc_->current_location().get(at)) return e;
     std::string_view value =
