@@ -450,6 +450,13 @@ bool HasBackslash(std::string_view s) {
   return std::memchr(s.data(), '\\', s.size()) != nullptr;
 }
 
+// The decoding path of StringView, out of line: inlined, its code made
+// every call save and restore the registers it needs (session 15).
+[[gnu::noinline]] error_code DecodedString(sj::value& v,
+                                           std::string_view* out) {
+  return v.get_string().get(*out);
+}
+
 error_code StringView(sj::value& v, std::string_view* out) {
   std::string_view tok = v.raw_json_token();
   if (!tok.empty() && tok.front() == '"') {
@@ -465,7 +472,7 @@ error_code StringView(sj::value& v, std::string_view* out) {
       return simdjson::SUCCESS;
     }
   }
-  return v.get_string().get(*out);
+  return DecodedString(v, out);
 }
 
 // Reads a string value into `out`.
