@@ -335,7 +335,7 @@ class Reader {
     span->begin = Offset(v.raw_json_token().data());
     return v.get_array().get(*a);
   }
-  error_code Close(Span* span) const {
+  [[gnu::always_inline]] error_code Close(Span* span) const {
     // Choice (session 15): the value's last byte is the structural before
     // the current one when that is a bracket (between a bracket and the
     // next structural stage 1 leaves only whitespace, which TrimRight
@@ -357,6 +357,9 @@ class Reader {
         return simdjson::SUCCESS;
       }
     }
+    return CloseAtLocation(span);
+  }
+  [[gnu::noinline]] error_code CloseAtLocation(Span* span) const {
     const char* at = nullptr;
     if (auto e = doc_->current_location().get(at)) return e;
     std::string_view value =
