@@ -149,14 +149,6 @@ struct IteratorTokens : sj::json_iterator {
   using sj::json_iterator::end_position;
 };
 
-// True if the brackets of `buf` nest deeper than `max_depth`, counted over
-// the structural indexes stage 1 found (every bracket outside a string is
-// one of them, none inside is), with json::CheckLimits's rule: an opener
-// past the limit refuses, a closer at depth 0 is ignored.
-// Choice (parseG): the depth pre-check reads the structurals stage 1 has
-// already written instead of making a second pass over the body:
-// json::CheckLimits cost ~118,500 instructions of a 200 KB request, this
-// loop visits ~8,000 indexes (callgrind, docs/PROXY.md).
 #if defined(TOOLCACHE_WIRE_AVX2_GATHER)
 // StructuralsTooDeep's loop over [*p, end), eight indexes per step: one
 // AVX2 gather loads the byte at each index (as the low byte of a 32-bit
@@ -214,6 +206,14 @@ __attribute__((target("avx2"))) bool GatheredTooDeep(const char* buf,
 }
 #endif
 
+// True if the brackets of `buf` nest deeper than `max_depth`, counted over
+// the structural indexes stage 1 found (every bracket outside a string is
+// one of them, none inside is), with json::CheckLimits's rule: an opener
+// past the limit refuses, a closer at depth 0 is ignored.
+// Choice (parseG): the depth pre-check reads the structurals stage 1 has
+// already written instead of making a second pass over the body:
+// json::CheckLimits cost ~118,500 instructions of a 200 KB request, this
+// loop visits ~8,000 indexes (callgrind, docs/PROXY.md).
 bool StructuralsTooDeep(const sj::document& doc, const char* buf, size_t size,
                         uint32_t max_depth) {
   const sj::json_iterator& it = doc.*(&DocumentTokens::iter);
