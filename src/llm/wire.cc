@@ -23,6 +23,10 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define TOOLCACHE_WIRE_AVX2_GATHER 1
+#endif
 
 #include "src/core/json.h"
 
@@ -145,6 +149,63 @@ struct IteratorTokens : sj::json_iterator {
   using sj::json_iterator::end_position;
 };
 
+#if defined(TOOLCACHE_WIRE_AVX2_GATHER)
+// StructuralsTooDeep's loop over [*p, end), eight indexes per step: one
+// AVX2 gather loads the byte at each index (as the low byte of a 32-bit
+// load: up to 3 bytes past the last structural, inside the document or
+// its SIMDJSON_PADDING), two compares give the openers and closers. A step
+// with only openers (or only closers) moves the depth by their count; a
+// step with both goes through them in order with the scalar rule.
+// Choice (session 15): the scalar loop loaded and tested each of the ~7,800
+// structurals of the 200 KB bench request one by one (~56,000
+// instructions); the gathered steps cost ~1/4 of that (callgrind,
+// docs/PROXY.md). REQUIRES: every index < 2^31 (the gather's offsets are
+// signed); the caller checks the body's size.
+__attribute__((target("avx2"))) bool GatheredTooDeep(const char* buf,
+                                                     const uint32_t** pp,
+                                                     const uint32_t* end,
+                                                     uint32_t* depth_io,
+                                                     uint32_t max_depth) {
+  const uint32_t* p = *pp;
+  uint32_t depth = *depth_io;
+  const __m256i open = _mm256_set1_epi32('{');   // '[' | 0x20 == '{'
+  const __m256i close = _mm256_set1_epi32('}');  // ']' | 0x20 == '}'
+  for (; end - p >= 8; p += 8) {
+    const __m256i idx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i bytes = _mm256_or_si256(
+        _mm256_and_si256(
+            _mm256_i32gather_epi32(reinterpret_cast<const int*>(buf), idx, 1),
+            _mm256_set1_epi32(0xff)),
+        _mm256_set1_epi32(0x20));
+    const unsigned opens = static_cast<unsigned>(_mm256_movemask_ps(
+        _mm256_castsi256_ps(_mm256_cmpeq_epi32(bytes, open))));
+    const unsigned closes = static_cast<unsigned>(_mm256_movemask_ps(
+        _mm256_castsi256_ps(_mm256_cmpeq_epi32(bytes, close))));
+    if ((opens | closes) == 0) continue;
+    if (closes == 0) {
+      depth += static_cast<uint32_t>(__builtin_popcount(opens));
+      if (depth > max_depth) return true;
+      continue;
+    }
+    if (opens == 0) {
+      const uint32_t n = static_cast<uint32_t>(__builtin_popcount(closes));
+      depth = depth > n ? depth - n : 0;
+      continue;
+    }
+    for (unsigned bits = opens | closes; bits != 0; bits &= bits - 1) {
+      if (opens & bits & (0u - bits)) {
+        if (++depth > max_depth) return true;
+      } else if (depth > 0) {
+        --depth;
+      }
+    }
+  }
+  *pp = p;
+  *depth_io = depth;
+  return false;
+}
+#endif
+
 // True if the brackets of `buf` nest deeper than `max_depth`, counted over
 // the structural indexes stage 1 found (every bracket outside a string is
 // one of them, none inside is), with json::CheckLimits's rule: an opener
@@ -153,12 +214,21 @@ struct IteratorTokens : sj::json_iterator {
 // already written instead of making a second pass over the body:
 // json::CheckLimits cost ~118,500 instructions of a 200 KB request, this
 // loop visits ~8,000 indexes (callgrind, docs/PROXY.md).
-bool StructuralsTooDeep(const sj::document& doc, const char* buf,
+bool StructuralsTooDeep(const sj::document& doc, const char* buf, size_t size,
                         uint32_t max_depth) {
   const sj::json_iterator& it = doc.*(&DocumentTokens::iter);
   const uint32_t* p = it.root_position();
   const uint32_t* const end = (it.*(&IteratorTokens::end_position))();
   uint32_t depth = 0;
+#if defined(TOOLCACHE_WIRE_AVX2_GATHER)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2 && size < (uint32_t{1} << 31) &&
+      GatheredTooDeep(buf, &p, end, &depth, max_depth)) {
+    return true;
+  }
+#else
+  (void)size;
+#endif
   // False when `c` is no bracket; true for the four brackets and for the
   // bytes 'Y' '_' 'y' 0x7f (scalar starts of bad JSON), told apart below.
   auto maybe_bracket = [buf](uint32_t i) {
@@ -265,7 +335,31 @@ class Reader {
     span->begin = Offset(v.raw_json_token().data());
     return v.get_array().get(*a);
   }
-  error_code Close(Span* span) const {
+  [[gnu::always_inline]] error_code Close(Span* span) const {
+    // Choice (session 15): the value's last byte is the structural before
+    // the current one when that is a bracket (between a bracket and the
+    // next structural stage 1 leaves only whitespace, which TrimRight
+    // strips below): one index read instead of current_location() and a
+    // trim (~500 closes of the 200 KB bench request), with the same checks.
+    // Any other case (an error state, the document's end, no bracket
+    // there) goes the old way.
+    const sj::json_iterator& it = doc_->*(&DocumentTokens::iter);
+    const uint32_t* const pos = it.position();
+    if (it.is_alive() && pos != (it.*(&IteratorTokens::end_position))() &&
+        pos != it.root_position()) {
+      const uint32_t last = pos[-1];
+      const char c = body_.data()[last];
+      if ((c == '}' || c == ']') && last > span->begin) {
+        if ((c == '}') != (body_.data()[span->begin] == '{')) {
+          return simdjson::TAPE_ERROR;
+        }
+        span->end = last + 1;
+        return simdjson::SUCCESS;
+      }
+    }
+    return CloseAtLocation(span);
+  }
+  [[gnu::noinline]] error_code CloseAtLocation(Span* span) const {
     const char* at = nullptr;
     if (auto e = doc_->current_location().get(at)) return e;
     std::string_view value =
@@ -359,6 +453,13 @@ bool HasBackslash(std::string_view s) {
   return std::memchr(s.data(), '\\', s.size()) != nullptr;
 }
 
+// The decoding path of StringView, out of line: inlined, its code made
+// every call save and restore the registers it needs (session 15).
+[[gnu::noinline]] error_code DecodedString(sj::value& v,
+                                           std::string_view* out) {
+  return v.get_string().get(*out);
+}
+
 error_code StringView(sj::value& v, std::string_view* out) {
   std::string_view tok = v.raw_json_token();
   if (!tok.empty() && tok.front() == '"') {
@@ -374,7 +475,7 @@ error_code StringView(sj::value& v, std::string_view* out) {
       return simdjson::SUCCESS;
     }
   }
-  return v.get_string().get(*out);
+  return DecodedString(v, out);
 }
 
 // Reads a string value into `out`.
@@ -869,7 +970,7 @@ Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
   if (auto e = parser.iterate(view).get(doc)) {
     return refuse(Describe({"request body", e}));
   }
-  if (StructuralsTooDeep(doc, src->data(), limits.max_depth)) {
+  if (StructuralsTooDeep(doc, src->data(), src->size(), limits.max_depth)) {
     return too_deep();
   }
   Reader r(*src);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "src/core/json.h"
 
@@ -370,6 +371,67 @@ TEST(ParseRequest, DepthVerdictAgreesWithTheBytePass) {
     }
   }
   EXPECT_GT(refused_deep, 100);
+}
+
+TEST(ParseRequest, DepthOfValidBodiesAgreesWithTheBytePass) {
+  // Valid JSON nested around the limit inside a value the walk skips, so
+  // only the structural count decides (a miscount is not covered by the
+  // refusal path's byte pass). Runs of brackets, strings holding brackets
+  // and scalars, of random lengths, so that openers and closers fall on
+  // every position of the count's eight-index steps (session 15).
+  uint64_t seed = 0x2545f4914f6cdd1dull;
+  auto next = [&seed] {
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return seed;
+  };
+  int deep = 0;
+  int ok = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const uint32_t limit = 3 + static_cast<uint32_t>(next() % 12);
+    // A random valid value: open up to `target` levels in bursts, with
+    // scalars and bracket-holding strings between, then close them all.
+    std::string value = "[";
+    std::vector<char> stack = {']'};
+    const uint32_t target = 1 + static_cast<uint32_t>(next() % (limit + 2));
+    const int steps = 4 + static_cast<int>(next() % 40);
+    bool need_comma = false;
+    for (int k = 0; k < steps; ++k) {
+      const uint64_t r = next() % 6;
+      const bool in_object = !stack.empty() && stack.back() == '}';
+      if (r <= 1 && stack.size() < target) {
+        if (need_comma) value += ',';
+        if (in_object) value += "\"k\":";
+        const bool obj = next() % 2 == 0;
+        value += obj ? '{' : '[';
+        stack.push_back(obj ? '}' : ']');
+        need_comma = false;
+      } else if (r == 2 && stack.size() > 1) {
+        value += stack.back();
+        stack.pop_back();
+        need_comma = true;
+      } else {
+        if (need_comma) value += ',';
+        if (in_object) value += "\"k\":";
+        value += (r == 3) ? "\"[{]}\"" : (r == 4 ? "12" : "true");
+        need_comma = true;
+      }
+    }
+    while (!stack.empty()) {
+      value += stack.back();
+      stack.pop_back();
+    }
+    const std::string body =
+        R"({"model":"m","messages":[],"system":)" + value + "}";
+    const bool byte_deep =
+        json::CheckLimits(body, {.max_depth = limit}) == json::Error::kTooDeep;
+    const std::string got = ParseMessage(body, limit);
+    ASSERT_EQ(got, byte_deep ? DepthMessage(limit) : "ok") << body;
+    ++(byte_deep ? deep : ok);
+  }
+  EXPECT_GT(deep, 300);
+  EXPECT_GT(ok, 300);
 }
 
 TEST(ParseRequest, AnEscapeAnywhereInAShortStringIsDecoded) {
