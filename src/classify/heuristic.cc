@@ -371,6 +371,15 @@ constexpr bool kSession15Rules = true;
 constexpr bool kSession15Rules = false;
 #endif
 
+// Session 15, second round (bfcl_live's writes: people, scenes and stated
+// effects); TOOLCACHE_SESSION15B_OFF builds without them, to check that
+// their tests fail without them.
+#ifndef TOOLCACHE_SESSION15B_OFF
+constexpr bool kSession15bRules = true;
+#else
+constexpr bool kSession15bRules = false;
+#endif
+
 // TTL lexicons (paper section 4.1 classes), matched against name tokens.
 constexpr auto kRealtimeWords = std::to_array<std::string_view>({
     "weather",      "forecast",      "price",    "prices",   "pricing",
@@ -535,6 +544,9 @@ struct ToolLevel {
   bool param_x = false;
   bool param_y = false;
   bool param_z = false;
+  // Session 15b: a parameter description that says what the call puts in
+  // front of a person ("The question posed to the user").
+  std::string person_cue;
 };
 
 void Note(Evidence& e, Strength s, std::string detail) {
@@ -865,13 +877,25 @@ void AddedActionEvidence(std::string_view text, ToolLevel& out) {
     } else if (words.size() > 2 && (words[0] == "it" || words[0] == "this") &&
                (words[1] == "also" || words[1] == "will")) {
       k = words[2] == "also" ? 3 : 2;
+    } else if (kSession15bRules && words.size() > 3 && words[0] == "this" &&
+               (words[1] == "function" || words[1] == "tool" ||
+                words[1] == "method" || words[1] == "endpoint" ||
+                words[1] == "call") &&
+               words[2] == "also") {
+      // Session 15b: "This function also logs the authentication attempt."
+      k = 3;
     } else {
       continue;
     }
     if (k >= words.size() || IsNegation(words[k])) continue;
     const std::string& w = words[k];
+    // Session 15b: after "also", "logs"/"records" is a verb that keeps a
+    // record of the call (user_authentication "also logs the attempt").
+    const bool records =
+        kSession15bRules && (w == "logs" || w == "records" || w == "log" ||
+                             w == "record" || w == "stores" || w == "saves");
     const bool acts =
-        ClassifyVerb(w, /*inflected=*/true) == VerbClass::kCommand ||
+        records || ClassifyVerb(w, /*inflected=*/true) == VerbClass::kCommand ||
         !VetoBase(w, IsStrongMutationVerb, /*third_person=*/true).empty() ||
         !VetoBase(w, IsExecutionVerb, /*third_person=*/true).empty();
     if (!acts) continue;
@@ -1236,6 +1260,40 @@ void Session14ParamEvidence(const std::string& key,
                             const std::vector<std::string>& tokens,
                             const Json& value, std::string_view pdesc,
                             ToolLevel& out);
+
+// Session 15b rule 4 (acting clause): the first sentence says the call
+// performs, executes or takes actions, beside whatever else it provides
+// (hacking.query: "handles queries ..., providing information or
+// performing actions as needed"): the call may act, so it is not cached.
+// Not: "without performing any actions" (negation), "Performs a search"
+// (the object is what it reads), "Lists the actions of a workflow" (no
+// acting verb), "Run an accessibility audit".
+void ActingClauseEvidence(const ToolInfo& tool, ToolLevel& t) {
+  if (!kSession15bRules) return;
+  static constexpr auto kActVerbs = std::to_array<std::string_view>(
+      {"perform", "performs", "performing", "execute", "executes", "executing",
+       "take", "takes", "taking"});
+  static constexpr auto kActionNouns = std::to_array<std::string_view>(
+      {"action", "actions", "operation", "operations"});
+  const std::vector<std::string> words = FirstSentenceWords(tool.description);
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (!In(kActVerbs, words[i])) continue;
+    if (i > 0 && IsNegation(words[i - 1])) continue;
+    size_t j = i + 1;
+    while (j < words.size() && j <= i + 3 &&
+           (words[j] == "the" || words[j] == "a" || words[j] == "an" ||
+            words[j] == "other" || words[j] == "further" ||
+            words[j] == "some" || words[j] == "requested")) {
+      ++j;
+    }
+    if (j < words.size() && In(kActionNouns, words[j])) {
+      Note(t.veto, Strength::kDescription,
+           "acting-clause rule: the description says '" + words[i] + " " +
+               words[j] + "' (the call may act)");
+      return;
+    }
+  }
+}
 
 void Session15ParamEvidence(const std::string& key,
                             const std::vector<std::string>& tokens,
@@ -2360,10 +2418,168 @@ void SideOutputParam(const std::string& key,
                           : "destination ('" + cue + "')"));
 }
 
+// Session 15, second round: the writes bfcl_live let through (seen since
+// its one measurement), each read off what the call acts on or who it
+// talks to. Rules 1 and 2 are hard vetoes; rule 3 is in AddedActionEvidence
+// ("This function also logs ..."), rule 4 in ActingClauseEvidence.
+
+// Who a call can put something in front of: a person or the console.
+constexpr auto kPersonWords = std::to_array<std::string_view>(
+    {"user", "users", "person", "human", "operator"});
+constexpr auto kConsoleWords =
+    std::to_array<std::string_view>({"console", "terminal", "stdout", "user",
+                                     "users", "person", "human", "operator"});
+
+// Session 15b rule 1 (people): a call that interacts with a person. The call
+// itself asks or prompts the user ("This function prompts the user with a
+// question and returns their response": the answer is the person's, not
+// data), or puts something before the user or the console ("This function
+// prints a provided message to the console"); or a parameter is what it
+// puts there (SimpleQuestion.ask's question, "The question posed to the
+// user"). The call is the subject: in the description's first sentence a
+// third-person verb (prompts, asks, prints, displays, shows, presents), or
+// the opening word in base form ("Ask the user to confirm ..."); in a
+// parameter, a participle (posed, presented, shown, displayed, printed).
+// Not: an instruction to the assistant anywhere in the text ("If the
+// project is not given, ask the user", "present the results to the user":
+// MCP descriptions say this on 28 seen reads), text an assistant is told
+// to show ("should be shown to the user"), something returned for a user
+// ("Generates a greeting message for a user"), a question put to a model
+// or a repository ("Ask any question about a GitHub repository").
+std::string PersonCue(std::string_view text, bool parameter) {
+  static constexpr auto kAskVerbs =
+      std::to_array<std::string_view>({"prompts", "asks", "reprompts"});
+  static constexpr auto kAskOpeners =
+      std::to_array<std::string_view>({"prompt", "ask"});
+  static constexpr auto kShowVerbs = std::to_array<std::string_view>(
+      {"prints", "displays", "shows", "presents", "outputs"});
+  static constexpr auto kShowOpeners =
+      std::to_array<std::string_view>({"print", "display", "show", "present"});
+  static constexpr auto kShownParticiples = std::to_array<std::string_view>(
+      {"presented", "posed", "shown", "displayed", "printed"});
+  static constexpr auto kModals = std::to_array<std::string_view>(
+      {"be", "should", "can", "could", "may", "must", "will", "would", "you",
+       "is", "are", "being", "been", "was", "were", "to"});
+  const std::vector<std::string> words =
+      parameter ? AllWords(text) : FirstSentenceWords(text);
+  for (size_t i = 0; i < words.size(); ++i) {
+    // After a modal or "to" the assistant is told what to do; after a
+    // determiner the word is a noun ("the prompts users saved").
+    static constexpr auto kDeterminers = std::to_array<std::string_view>(
+        {"the", "a", "an", "your", "my", "our", "their", "its", "all", "any",
+         "these", "those", "this", "of"});
+    if (i > 0 && (IsNegation(words[i - 1]) || In(kModals, words[i - 1]) ||
+                  In(kDeterminers, words[i - 1]))) {
+      continue;
+    }
+    const std::string& w = words[i];
+    const bool ask =
+        !parameter && (In(kAskVerbs, w) || (i == 0 && In(kAskOpeners, w)));
+    const bool show =
+        parameter ? In(kShownParticiples, w)
+                  : In(kShowVerbs, w) || (i == 0 && In(kShowOpeners, w));
+    if (ask) {
+      // "prompts the user", "asks the user"; not "the prompts users saved".
+      size_t j = i + 1;
+      if (j < words.size() && words[j] == "the") ++j;
+      if (j < words.size() && In(kPersonWords, words[j])) {
+        return "'" + w + " the " + words[j] + "'";
+      }
+    }
+    if (!show) continue;
+    for (size_t k = i + 1; k + 1 < words.size() && k <= i + 6; ++k) {
+      if (words[k] != "to") continue;
+      size_t m = k + 1;
+      if (m < words.size() && words[m] == "the") ++m;
+      if (m < words.size() && In(kConsoleWords, words[m])) {
+        return "'" + w + " ... to the " + words[m] + "'";
+      }
+      break;
+    }
+  }
+  return "";
+}
+
+void PersonInteractionEvidence(const ToolInfo& tool, ToolLevel& t) {
+  if (!kSession15bRules) return;
+  std::string where = "the description";
+  std::string cue = PersonCue(tool.description, /*parameter=*/false);
+  if (cue.empty() && !t.person_cue.empty()) {
+    cue = t.person_cue;
+    where = "a parameter";
+  }
+  if (cue.empty()) return;
+  NoteHard(t, Strength::kSchema,
+           "person rule: " + where + " says " + cue +
+               " (the call interacts with a person or the console)");
+}
+
+// Session 15b rule 2 (stated effect first): the description opens with what the
+// call does, and that verb books something or moves the viewer; it outranks a
+// reading name verb (RideSharing_2_GetRide "Book a cab to travel to ...";
+// look "Adjust the viewing angle of the camera ..."; look_at "Orients the
+// view to focus on a 3D coordinate"). The opener must be the first word,
+// in base or -s form, followed by a determiner (a verb, not a noun: "Book
+// details for an ISBN", "Order status of ..." stay reads); a view verb
+// needs the viewer as its object (view, camera, viewpoint, angle,
+// perspective). Not: "Get available rides for booking", "Retrieve ... to
+// book", "Look up a word" (up is not a determiner), "Rotate an image by
+// 90 degrees" (an image the call returns, not the viewer).
+void OpeningEffectEvidence(const ToolInfo& tool, ToolLevel& t) {
+  if (!kSession15bRules) return;
+  static constexpr auto kBookVerbs = std::to_array<std::string_view>(
+      {"book", "reserve", "order", "rent", "hire", "buy"});
+  static constexpr auto kViewVerbs = std::to_array<std::string_view>(
+      {"adjust", "orient", "rotate", "turn", "point", "pan", "tilt", "aim",
+       "move", "focus", "set", "change"});
+  static constexpr auto kViewerWords = std::to_array<std::string_view>(
+      {"view", "camera", "viewpoint", "viewing", "perspective", "gaze"});
+  const std::vector<std::string> words = FirstSentenceWords(tool.description);
+  if (words.size() < 3) return;
+  std::string base = words[0];
+  if (!In(kBookVerbs, base) && !In(kViewVerbs, base)) {
+    for (std::string_view suffix : {"es", "s"}) {
+      if (base.size() > suffix.size() + 2 &&
+          base.compare(base.size() - suffix.size(), suffix.size(), suffix) ==
+              0) {
+        const std::string stem = base.substr(0, base.size() - suffix.size());
+        if (In(kBookVerbs, stem) || In(kViewVerbs, stem)) {
+          base = stem;
+          break;
+        }
+      }
+    }
+  }
+  const std::string& d = words[1];
+  if (d != "a" && d != "an" && d != "the" && d != "one" && d != "your") return;
+  if (In(kBookVerbs, base)) {
+    NoteHard(t, Strength::kSchema,
+             "stated-effect rule: the description opens with '" + words[0] +
+                 " " + d + " " + words[2] +
+                 "' (it books or orders, whatever the name's verb)");
+    return;
+  }
+  if (!In(kViewVerbs, base)) return;
+  for (size_t i = 2; i < words.size() && i <= 6; ++i) {
+    if (In(kViewerWords, words[i])) {
+      NoteHard(t, Strength::kSchema,
+               "stated-effect rule: the description opens with '" + words[0] +
+                   " " + d + " ... " + words[i] +
+                   "' (it moves the viewer: scene or camera state)");
+      return;
+    }
+    if (In(kPhraseStops, words[i])) return;
+  }
+}
+
 void Session15ParamEvidence(const std::string& key,
                             const std::vector<std::string>& tokens,
                             const Json& value, std::string_view pdesc,
                             ToolLevel& out) {
+  if (kSession15bRules && out.person_cue.empty()) {
+    const std::string cue = PersonCue(pdesc, /*parameter=*/true);
+    if (!cue.empty()) out.person_cue = cue + " ('" + key + "')";
+  }
   if (!kSession15Rules) return;
   ElementTargetParam(key, tokens, value, pdesc, out);
 }
@@ -2401,6 +2617,9 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   ReadEvidence(tool, t);
   Session14Evidence(tool, t);
   ElementInteractionEvidence(tool, t);
+  PersonInteractionEvidence(tool, t);
+  OpeningEffectEvidence(tool, t);
+  ActingClauseEvidence(tool, t);
   return t;
 }
 

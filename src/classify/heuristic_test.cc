@@ -1357,5 +1357,157 @@ TEST(HeuristicEvidence, AFolderTheCallPutsFilesIntoIsASideOutput) {
       kInfo);
 }
 
+TEST(HeuristicEvidence, AskingAPersonOrPrintingToTheConsoleInteracts) {
+  // bfcl_live: question.ask prompts the user and returns their answer;
+  // SimpleQuestion.ask's question is "posed to the user"; print_message
+  // prints to the console.
+  const char* kAsk =
+      R"j({"type":"object","properties":{"prompt":{"type":"string","description":"The question to be presented to the user."},"timeout":{"type":"integer"}},"required":["prompt"]})j";
+  const char* kAskDesc =
+      "This function prompts the user with a question and returns their "
+      "response.";
+  EXPECT_EQ(TypeOf("question.ask", "", kAskDesc, kAsk), kCmd);
+  EXPECT_THAT(
+      DetailOf("question.ask", kAskDesc, kAsk),
+      ::testing::AllOf(::testing::HasSubstr("person rule: the description says "
+                                            "'prompts the user'"),
+                       ::testing::HasSubstr("(hard veto)")));
+  const char* kSimple =
+      R"j({"type":"object","properties":{"question":{"type":"string","description":"The question posed to the user."},"answer":{"type":"string","enum":["yes","no"]}}})j";
+  EXPECT_EQ(TypeOf("SimpleQuestion.ask", "",
+                   "Presents a simple question based on the provided context "
+                   "and expects an answer.",
+                   kSimple),
+            kCmd);
+  EXPECT_EQ(TypeOf("print_message", "",
+                   "This function prints a provided message to the console."),
+            kCmd);
+  EXPECT_EQ(TypeOf("get_confirmation", "",
+                   "Asks the user to confirm and returns the answer."),
+            kCmd);
+  // Counter-examples: something returned for a user, text an assistant is
+  // told to show, a question put to a model or a repository, prompts as a
+  // noun.
+  EXPECT_EQ(TypeOf("get_user_profile", "", "Get the user's profile."), kInfo);
+  EXPECT_EQ(TypeOf("get_summary", "",
+                   "Returns a summary that should be shown to the user."),
+            kInfo);
+  EXPECT_EQ(TypeOf("ask_question", "",
+                   "Ask any question about a GitHub repository and get an "
+                   "AI-powered answer."),
+            kInfo);
+  EXPECT_EQ(TypeOf("list_prompts", "", "List the prompts users saved."), kInfo);
+  // An instruction to the assistant (circleci, xero, currents, postman and
+  // browserstack reads say this), not what the call does.
+  EXPECT_EQ(TypeOf("list_invoices", "",
+                   "List the invoices. If the tenant is not known, ask the "
+                   "user for it and present the results to the user."),
+            kInfo);
+  EXPECT_EQ(TypeOf("list_automations", "",
+                   "List automations; present them to the user as a table."),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "get_build_id", "", "Get the latest build id.",
+          R"j({"type":"object","properties":{"project":{"type":"string","description":"Project name. If not given, prompt the user for it."}}})j"),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("get_dashboard", "", "Returns the dashboard shown to the user."),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf(
+          "get_prompt", "", "Get a prompt template.",
+          R"j({"type":"object","properties":{"name":{"type":"string","description":"The prompt shown in the picker"}}})j"),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, AnOpeningVerbThatBooksOrMovesTheViewerOutranksTheName) {
+  // bfcl_live: RideSharing_2_GetRide "Book a cab ..."; look "Adjust the
+  // viewing angle of the camera ..."; look_at "Orients the view ...".
+  const char* kRide =
+      "Book a cab to travel to the specified destination with a selected "
+      "number of seats and ride type.";
+  EXPECT_EQ(TypeOf("RideSharing_2_GetRide", "", kRide), kCmd);
+  EXPECT_THAT(DetailOf("RideSharing_2_GetRide", kRide),
+              ::testing::AllOf(::testing::HasSubstr(
+                                   "stated-effect rule: the description opens "
+                                   "with 'book a cab'"),
+                               ::testing::HasSubstr("(hard veto)")));
+  EXPECT_EQ(TypeOf("look", "",
+                   "Adjust the viewing angle of the camera to a specific "
+                   "orientation defined by yaw and pitch values in radians."),
+            kCmd);
+  EXPECT_EQ(TypeOf("look_at", "",
+                   "Orients the view to focus on a specific 3D coordinate in "
+                   "a virtual space."),
+            kCmd);
+  EXPECT_EQ(TypeOf("get_table", "", "Reserves a table at a restaurant."), kCmd);
+  // Counter-examples: a reading opener, "book"/"order" as nouns, "look up",
+  // a rotation of something the call returns, the camera read.
+  EXPECT_EQ(TypeOf("Movies_1_GetRides", "",
+                   "Get available rides for booking to a destination."),
+            kInfo);
+  EXPECT_EQ(TypeOf("get_book", "", "Book details for an ISBN."), kInfo);
+  EXPECT_EQ(TypeOf("get_order", "", "Order details for an order number."),
+            kInfo);
+  EXPECT_EQ(TypeOf("lookup_word", "", "Look up a word in the dictionary."),
+            kInfo);
+  EXPECT_EQ(TypeOf("get_rotated_image", "",
+                   "Rotate an image by 90 degrees and return it."),
+            kInfo);
+  EXPECT_EQ(TypeOf("get_camera", "", "Get the camera's orientation."), kInfo);
+}
+
+TEST(HeuristicEvidence, ALaterSentenceSayingTheFunctionAlsoLogsIsAnEffect) {
+  // bfcl_live's user_authentication: "Authenticates a user ... and returns
+  // an access token if successful. This function also logs the
+  // authentication attempt."
+  const char* kAuth =
+      "Authenticates a user by their credentials and returns an access token "
+      "if successful. This function also logs the authentication attempt.";
+  EXPECT_EQ(TypeOf("user_authentication", "", kAuth), kCmd);
+  EXPECT_THAT(DetailOf("user_authentication", kAuth),
+              ::testing::HasSubstr("added-action rule: a later sentence of "
+                                   "the description says 'this function "
+                                   "also logs'"));
+  EXPECT_EQ(TypeOf("get_history", "",
+                   "Returns the query history. It also records the query."),
+            kCmd);
+  // Counter-examples: a later sentence that also reads, or names logs.
+  EXPECT_EQ(TypeOf("get_logs", "",
+                   "Returns the service logs. This function also returns the "
+                   "total count."),
+            kInfo);
+  EXPECT_EQ(TypeOf("get_logs", "",
+                   "Returns the service logs. This function also supports "
+                   "pagination. Logs are kept for a week."),
+            kInfo);
+}
+
+TEST(HeuristicEvidence, AFirstSentenceThatSaysTheCallPerformsActionsMayAct) {
+  // bfcl_live's hacking.query: "... providing information or performing
+  // actions as needed."
+  const char* kHack =
+      "This function handles queries related to hacking, cybersecurity, "
+      "system penetration, and related topics, providing information or "
+      "performing actions as needed.";
+  EXPECT_EQ(TypeOf("hacking.query", "", kHack), kCmd);
+  EXPECT_THAT(DetailOf("hacking.query", kHack),
+              ::testing::HasSubstr("acting-clause rule: the description says "
+                                   "'performing actions'"));
+  EXPECT_EQ(TypeOf("assistant_help", "",
+                   "Answers questions and takes other actions for the user."),
+            kCmd);
+  // Counter-examples: a negation, a reading object, actions as data.
+  EXPECT_EQ(TypeOf("get_info", "",
+                   "Returns information without performing any actions."),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf("list_workflow_actions", "", "Lists the actions of a workflow."),
+      kInfo);
+  EXPECT_EQ(TypeOf("get_audit", "", "Get an audit, performing the checks."),
+            kInfo);
+}
+
 }  // namespace
 }  // namespace toolcache::classify

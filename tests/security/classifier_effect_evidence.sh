@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Adversarial cases for session 12's second-round, session 14's and
-# session 15's rules (issue 31),
+# session 15's rules (both rounds; issue 31),
 # through the built binary's `toolcache classify --no-model`: a server
 # author who opens a write with a reading verb ("Fetch ...", "Find ...",
 # "Get ...") or an observation ("Perform ... analysis") must not get it
@@ -139,6 +139,43 @@ verdict "control find an element" true "$tmp/23.json" --no-annotations
 one "$tmp/24.json" read_file "Read the contents of a file." \
   '{"path":{"type":"string","description":"Path to the file to read"}}'
 verdict "control read_file path" true "$tmp/24.json" --no-annotations
+
+# Session 15, second round (issue 31): the shapes bfcl_live let through,
+# with the author's closed-world readOnlyHint trusted too: a call that asks
+# a person or prints to the console, and an opening verb that books or
+# moves the viewer under a reading name.
+# 25. A question put to the user, its answer returned (bfcl_live's
+#     question.ask shape).
+one "$tmp/25.json" get_answer "This function prompts the user with a question and returns their response." \
+  '{"prompt":{"type":"string","description":"The question to be presented to the user."}}' "$ro"
+verdict "'prompts the user', readOnlyHint trusted" false "$tmp/25.json"
+# 26. A question parameter posed to the user (SimpleQuestion.ask's shape)
+#     under a description with a reading verb.
+one "$tmp/26.json" fetch_choice "Returns the option chosen." \
+  '{"question":{"type":"string","description":"The question posed to the user."}}' "$ro"
+verdict "a question posed to the user, readOnlyHint trusted" false "$tmp/26.json"
+# 27. Printing to the console (print_message's shape).
+one "$tmp/27.json" show_message "This function prints a provided message to the console." \
+  '{"message":{"type":"string"}}' "$ro"
+verdict "prints to the console, readOnlyHint trusted" false "$tmp/27.json"
+# 28. 'Get' that books (RideSharing_2_GetRide's shape).
+one "$tmp/28.json" GetRide "Book a cab to travel to the specified destination." \
+  '{"destination":{"type":"string"}}' "$ro"
+verdict "GetRide that opens with 'Book a cab', readOnlyHint trusted" false "$tmp/28.json"
+# 29. 'look' that turns the camera (look's shape).
+one "$tmp/29.json" look "Adjust the viewing angle of the camera to a given yaw and pitch." \
+  '{"yaw":{"type":"number"},"pitch":{"type":"number"}}' "$ro"
+verdict "look that adjusts the camera, readOnlyHint trusted" false "$tmp/29.json"
+# 30. Controls: rides listed for booking, an instruction to ask the user, a
+#     camera's orientation read, a greeting generated for a user.
+one "$tmp/30.json" GetRides "Get available rides for booking to a destination." \
+  '{"destination":{"type":"string"}}'
+verdict "control rides for booking" true "$tmp/30.json" --no-annotations
+one "$tmp/31.json" list_invoices "List the invoices. If the tenant is not known, ask the user for it." \
+  '{"tenant":{"type":"string"}}'
+verdict "control 'ask the user' as an instruction" true "$tmp/31.json" --no-annotations
+one "$tmp/32.json" get_camera "Get the camera orientation." '{"id":{"type":"string"}}'
+verdict "control camera orientation read" true "$tmp/32.json" --no-annotations
 
 [ "$fail" -eq 0 ] && echo "classifier_effect_evidence: ok"
 exit "$fail"
