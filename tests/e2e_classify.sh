@@ -393,17 +393,23 @@ for spec in "bfcl_live" "bfcl_live2 bfcl_live"; do
     || { cat "$TMP/out" >&2; fail "bfcl_capture check $spec"; }
 done
 # The tenth held-out set (Session 15, labelled blind from the next 240 BFCL
-# live names), pinned as measured once: heuristic alone 8 writes cacheable,
-# read recall 0.854 (default 7 / 0.854); recI's rules changed none of it.
+# live names), seen since its one measurement. Measured once (recI's frozen
+# 32f04a5d): heuristic alone 8 writes cacheable, read recall 0.854 (default
+# 7 / 0.854); recI's rules changed none of it. Dev figures since Session 15's
+# third round (recJ: main-verb and credential-session rules): 3 writes
+# cacheable (plan, XSS_Scanner.scan, wps_scan), read recall 0.854, in all
+# three modes.
 BFCL_LIVE2="$SRC/tests/data/classify/bfcl_live2"
 expect_exit 0 "eval-set bfcl_live2 json" -- "$BIN" classify --eval-set "$BFCL_LIVE2" --no-model --format json
 python3 - "$TMP/out" <<'PY' || fail "eval-set bfcl_live2 figures"
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])][0]
 assert (r["servers"], r["tools"], r["reads"]) == (24, 240, 151), r
-assert len(r["writes_cacheable"]) == 8, r["writes_cacheable"]
-assert "bfcl-live2-misc-12/play_spotify_song" in r["writes_cacheable"], r
+left = ["bfcl-live2-misc-13/XSS_Scanner.scan", "bfcl-live2-misc-15/wps_scan",
+        "bfcl-live2-misc-4/plan"]
+assert sorted(r["writes_cacheable"]) == left, r["writes_cacheable"]
 assert abs(r["read_recall"] - 0.854) < 0.0005, r["read_recall"]
+assert sorted(r["annotations_trusted"]["writes_cacheable"]) == left, r
 PY
 expect_bad "eval-set missing dir" "cannot read" -- "$BIN" classify --eval-set "$TMP/nope"
 expect_bad "eval-set and file" "either FILE or --eval-set" \

@@ -380,6 +380,15 @@ constexpr bool kSession15bRules = true;
 constexpr bool kSession15bRules = false;
 #endif
 
+// Session 15, third round (which verb decides: the first sentence's main
+// verbs, credentials kept with a session); TOOLCACHE_SESSION15C_OFF builds
+// without them, to check that their tests fail without them.
+#ifndef TOOLCACHE_SESSION15C_OFF
+constexpr bool kSession15cRules = true;
+#else
+constexpr bool kSession15cRules = false;
+#endif
+
 // TTL lexicons (paper section 4.1 classes), matched against name tokens.
 constexpr auto kRealtimeWords = std::to_array<std::string_view>({
     "weather",      "forecast",      "price",    "prices",   "pricing",
@@ -547,6 +556,10 @@ struct ToolLevel {
   // Session 15b: a parameter description that says what the call puts in
   // front of a person ("The question posed to the user").
   std::string person_cue;
+  // Session 15c: a credential parameter (password, secret) and a parameter
+  // that keeps a session or counts attempts (remember_me, login_attempts).
+  std::string credential_param;
+  std::string session_param;
 };
 
 void Note(Evidence& e, Strength s, std::string detail) {
@@ -2580,8 +2593,171 @@ void Session15ParamEvidence(const std::string& key,
     const std::string cue = PersonCue(pdesc, /*parameter=*/true);
     if (!cue.empty()) out.person_cue = cue + " ('" + key + "')";
   }
+  if (kSession15cRules) {
+    for (const std::string& tk : tokens) {
+      if (out.credential_param.empty() &&
+          (tk == "password" || tk == "passwd" || tk == "passphrase" ||
+           tk == "secret")) {
+        out.credential_param = key;
+      }
+      if (out.session_param.empty() &&
+          (tk == "remember" || tk == "attempts" || tk == "attempt" ||
+           tk == "session" || tk == "logged" || tk == "signed")) {
+        out.session_param = key;
+      }
+    }
+  }
   if (!kSession15Rules) return;
   ElementTargetParam(key, tokens, value, pdesc, out);
+}
+
+// Session 15c rule 1 (which verb decides): the main verbs of the
+// description's first sentence, read by position, not by word: the opening
+// word (base or -s form), the verb after a leading subject ("This function
+// searches", "It returns") or after "A function/tool to" ("A function to
+// manage ..."), and verbs coordinated with it in the same form ("searches
+// ... and plays"). Participles never count ("a provided query", "tickets
+// booked by", "rides for booking"), and a verb after a purpose clause
+// ("to <verb>", "for <verb>ing", "in order to") belongs to the purpose, not
+// to the call. An acting main verb (a command verb, or "play") makes the
+// call a write whatever the name's verb (Trains_1_GetTrainTickets "Reserve
+// tickets ..."; play_spotify_song "This function searches ... and plays the
+// selected track"); a dispatch main verb ("manage") whose sentence lists
+// acting -ing forms ("including adding ..., deleting ...") too
+// (todo.list_action). Vetoes INFORMATIONAL.
+bool MainVerbForm(const std::string& w, bool third_person) {
+  if (w.size() < 3) return false;
+  auto ends = [&](std::string_view suf) {
+    return w.size() > suf.size() &&
+           w.compare(w.size() - suf.size(), suf.size(), suf) == 0;
+  };
+  if (ends("ing") || ends("ed")) return false;
+  return third_person == ends("s");
+}
+
+bool ActingVerb(const std::string& w) {
+  // Execution verbs are the text rules' (with their "run an audit" reads).
+  if (!VetoBase(w, IsExecutionVerb, /*third_person=*/true).empty()) {
+    return false;
+  }
+  if (ClassifyVerb(w, /*inflected=*/true) == VerbClass::kCommand) return true;
+  return w == "play" || w == "plays";
+}
+
+void MainVerbEvidence(const ToolInfo& tool, ToolLevel& t) {
+  // Only where a reading verb would decide: a call already a write keeps
+  // its own evidence (and its strength against annotations).
+  if (!kSession15cRules || t.veto.strength != Strength::kNone ||
+      t.informational.strength == Strength::kNone ||
+      t.command.strength >= t.informational.strength) {
+    return;
+  }
+  std::vector<std::string> words = FirstSentenceWords(tool.description);
+  CutAtExample(words);
+  if (words.size() < 2) return;
+  static constexpr auto kSubjectNouns = std::to_array<std::string_view>(
+      {"function", "tool", "method", "endpoint", "api", "call", "service"});
+  size_t head = words.size();
+  bool third = false;
+  if ((words[0] == "this" || words[0] == "the" || words[0] == "a" ||
+       words[0] == "an") &&
+      words.size() > 3 && In(kSubjectNouns, words[1])) {
+    if (words[2] == "to" && MainVerbForm(words[3], false)) {
+      head = 3;
+    } else if (MainVerbForm(words[2], true)) {
+      head = 2;
+      third = true;
+    }
+  } else if (words[0] == "it" && MainVerbForm(words[1], true)) {
+    head = 1;
+    third = true;
+  } else if (ClassifyVerb(words[0], /*inflected=*/true) != VerbClass::kNone ||
+             IsAmbiguous(words[0]) || ActingVerb(words[0])) {
+    if (MainVerbForm(words[0], false)) {
+      head = 0;
+    } else if (MainVerbForm(words[0], true)) {
+      head = 0;
+      third = true;
+    }
+  }
+  if (head == words.size()) return;
+  // A verb that is as often a noun opens a noun phrase unless an object
+  // follows ("Book details for an ISBN" vs "Book a table").
+  static constexpr auto kObjectStarts = std::to_array<std::string_view>(
+      {"a", "an", "the", "it", "them", "this", "that", "its", "their", "your",
+       "all", "any", "one"});
+  if (head == 0 && IsNounLike(words[0]) && !In(kObjectStarts, words[1])) {
+    return;
+  }
+  auto known = [&](const std::string& w) {
+    return ClassifyVerb(w, /*inflected=*/true) != VerbClass::kNone ||
+           IsAmbiguous(w) || ActingVerb(w);
+  };
+  if (!known(words[head])) return;
+  std::vector<size_t> mains = {head};
+  for (size_t j = head + 1; j + 1 < words.size(); ++j) {
+    const std::string& w = words[j];
+    const std::string& n = words[j + 1];
+    // A purpose clause: what follows is what the result is for.
+    if ((w == "to" && MainVerbForm(n, false) && known(n)) ||
+        (w == "for" && n.size() > 4 &&
+         n.compare(n.size() - 3, 3, "ing") == 0) ||
+        (w == "order" && n == "to")) {
+      break;
+    }
+    // A verb form after "and" is as often a noun ("phone number and email
+    // address", "assignments, and updates on issues"): it counts only
+    // before an object ("and plays the selected track").
+    const bool object_follows =
+        j + 2 < words.size() && In(kObjectStarts, words[j + 2]);
+    if ((w == "and" || w == "then") && MainVerbForm(n, third) && known(n) &&
+        object_follows && !IsNegation(words[j - 1])) {
+      mains.push_back(j + 1);
+    }
+  }
+  for (size_t i : mains) {
+    if (!ActingVerb(words[i])) continue;
+    Note(t.veto, Strength::kDescription,
+         "main-verb rule: the description's first sentence says '" + words[i] +
+             "'" +
+             (i == head ? ""
+                        : " (a main verb after '" + words[head] + " ...')") +
+             " (it acts, whatever the name's verb)");
+    return;
+  }
+  if (BaseVerb(words[head]) != VerbClass::kDispatch &&
+      ClassifyVerb(words[head], /*inflected=*/true) != VerbClass::kDispatch) {
+    return;
+  }
+  for (size_t i = head + 1; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.size() > 5 && w.compare(w.size() - 3, 3, "ing") == 0 &&
+        ActingVerb(w)) {
+      Note(t.veto, Strength::kDescription,
+           "main-verb rule: the description's first sentence says '" +
+               words[head] + " ... " + w +
+               "' (it manages by acting, whatever the name's verb)");
+      return;
+    }
+  }
+}
+
+// Session 15c rule 2 (credentials kept with a session): a call that takes a
+// password or secret together with a parameter that keeps the session or
+// counts attempts (remember_me, login_attempts) logs a user in: it keeps a
+// session and counts failures, a write whatever its verb
+// (user_authentication.validate/verify). A credential check without such a
+// parameter (validate_api_key: yes or no) is left to the other rules.
+void CredentialSessionEvidence(ToolLevel& t) {
+  if (!kSession15cRules || t.credential_param.empty() ||
+      t.session_param.empty() || t.veto.strength != Strength::kNone ||
+      t.command.strength >= t.informational.strength) {
+    return;
+  }
+  Note(t.veto, Strength::kSchema,
+       "credential-session rule: parameters '" + t.credential_param +
+           "' and '" + t.session_param +
+           "' (a login that keeps a session or counts attempts)");
 }
 
 ToolLevel AnalyzeTool(const ToolInfo& tool) {
@@ -2620,6 +2796,8 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
   PersonInteractionEvidence(tool, t);
   OpeningEffectEvidence(tool, t);
   ActingClauseEvidence(tool, t);
+  MainVerbEvidence(tool, t);
+  CredentialSessionEvidence(t);
   return t;
 }
 

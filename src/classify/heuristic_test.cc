@@ -1016,6 +1016,94 @@ TEST(HeuristicEvidence, ASubmissionStatedAnywhereIsAWrite) {
       kInfo);
 }
 
+TEST(HeuristicEvidence,
+     AnActingMainVerbOfTheFirstSentenceOutranksAReadingName) {
+  // bfcl_live2's Trains_1_GetTrainTickets: the name's verb reads ('get'),
+  // the first sentence's main verb acts.
+  const char* kTrain =
+      "Reserve tickets for a train journey by providing journey details, the "
+      "number of passengers, and seating class preferences.";
+  EXPECT_EQ(TypeOf("Trains_1_GetTrainTickets", "", kTrain), kCmd);
+  EXPECT_THAT(DetailOf("Trains_1_GetTrainTickets", kTrain),
+              ::testing::HasSubstr("main-verb rule: the description's first "
+                                   "sentence says 'reserve'"));
+  // bfcl_live2's play_spotify_song: "a provided query" is a participle used
+  // as an adjective; "plays" is a second main verb, coordinated with the
+  // head "searches".
+  const char* kPlay =
+      "This function searches for a song on Spotify using a provided query "
+      "and plays the selected track";
+  EXPECT_EQ(TypeOf("play_spotify_song", "", kPlay), kCmd);
+  EXPECT_THAT(DetailOf("play_spotify_song", kPlay),
+              ::testing::HasSubstr("says 'plays' (a main verb after "
+                                   "'searches ...')"));
+  // bfcl_live2's todo.list_action: "A function to manage ..., including
+  // adding ..., deleting ...".
+  const char* kTodo =
+      "A function to manage a todo list, including adding new items, "
+      "deleting existing items, or marking items as completed.";
+  EXPECT_EQ(TypeOf("todo.list_action", "", kTodo), kCmd);
+  EXPECT_THAT(DetailOf("todo.list_action", kTodo),
+              ::testing::HasSubstr("says 'manage ... adding'"));
+  EXPECT_EQ(
+      TypeOf("get_song", "", "Finds the song and plays it on the speaker."),
+      kCmd);
+  // Counter-examples (seen reads): participles, purpose clauses, a base
+  // form after "and" that is a noun.
+  EXPECT_EQ(
+      TypeOf("RideSharing_2_GetRides", "", "Get available rides for booking."),
+      kInfo);
+  EXPECT_EQ(TypeOf("get_rides", "",
+                   "Retrieve the list of rides to book and reserve later."),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf("get_tickets", "", "Returns the tickets booked by the user."),
+      kInfo);
+  EXPECT_EQ(TypeOf("get_item", "", "Returns the item with the given id."),
+            kInfo);
+  EXPECT_EQ(TypeOf("contact", "",
+                   "Retrieve the contact details of a person, including "
+                   "their phone number and email address."),
+            kInfo);
+  EXPECT_EQ(TypeOf("list_notifications", "",
+                   "Lists all notifications, including mentions, "
+                   "assignments, and updates on issues."),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf("search_songs", "", "This function searches for songs to play."),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("list_todos", "", "A function to list the items of a todo list."),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, ACredentialKeptWithASessionOrAttemptCountIsALogin) {
+  // bfcl_live2's user_authentication.validate/.verify.
+  const char* kSchema =
+      R"({"type":"object","properties":{"username":{"type":"string"},)"
+      R"("password":{"type":"string"},"remember_me":{"type":"boolean"},)"
+      R"("login_attempts":{"type":"integer"}}})";
+  EXPECT_EQ(TypeOf("user_authentication.validate", "",
+                   "Validates a user's login credentials against the stored "
+                   "user database.",
+                   kSchema),
+            kCmd);
+  EXPECT_EQ(TypeOf("user_authentication.verify", "",
+                   "Verifies if the provided user credentials are valid.",
+                   R"({"type":"object","properties":{"password":{},)"
+                   R"("login_attempts":{"type":"integer"}}})"),
+            kCmd);
+  // Counter-examples: a pure credential check, a session without a
+  // credential.
+  EXPECT_EQ(TypeOf("validate_password", "",
+                   "Validates a password against the policy.",
+                   R"({"type":"object","properties":{"password":{}}})"),
+            kInfo);
+  EXPECT_EQ(TypeOf("get_session", "", "Get the session's details.",
+                   R"({"type":"object","properties":{"session_id":{}}})"),
+            kInfo);
+}
+
 }  // namespace
 }  // namespace toolcache::classify
 
@@ -1506,6 +1594,94 @@ TEST(HeuristicEvidence, AFirstSentenceThatSaysTheCallPerformsActionsMayAct) {
       TypeOf("list_workflow_actions", "", "Lists the actions of a workflow."),
       kInfo);
   EXPECT_EQ(TypeOf("get_audit", "", "Get an audit, performing the checks."),
+            kInfo);
+}
+
+TEST(HeuristicEvidence,
+     AnActingMainVerbOfTheFirstSentenceOutranksAReadingName) {
+  // bfcl_live2's Trains_1_GetTrainTickets: the name's verb reads ('get'),
+  // the first sentence's main verb acts.
+  const char* kTrain =
+      "Reserve tickets for a train journey by providing journey details, the "
+      "number of passengers, and seating class preferences.";
+  EXPECT_EQ(TypeOf("Trains_1_GetTrainTickets", "", kTrain), kCmd);
+  EXPECT_THAT(DetailOf("Trains_1_GetTrainTickets", kTrain),
+              ::testing::HasSubstr("main-verb rule: the description's first "
+                                   "sentence says 'reserve'"));
+  // bfcl_live2's play_spotify_song: "a provided query" is a participle used
+  // as an adjective; "plays" is a second main verb, coordinated with the
+  // head "searches".
+  const char* kPlay =
+      "This function searches for a song on Spotify using a provided query "
+      "and plays the selected track";
+  EXPECT_EQ(TypeOf("play_spotify_song", "", kPlay), kCmd);
+  EXPECT_THAT(DetailOf("play_spotify_song", kPlay),
+              ::testing::HasSubstr("says 'plays' (a main verb after "
+                                   "'searches ...')"));
+  // bfcl_live2's todo.list_action: "A function to manage ..., including
+  // adding ..., deleting ...".
+  const char* kTodo =
+      "A function to manage a todo list, including adding new items, "
+      "deleting existing items, or marking items as completed.";
+  EXPECT_EQ(TypeOf("todo.list_action", "", kTodo), kCmd);
+  EXPECT_THAT(DetailOf("todo.list_action", kTodo),
+              ::testing::HasSubstr("says 'manage ... adding'"));
+  EXPECT_EQ(
+      TypeOf("get_song", "", "Finds the song and plays it on the speaker."),
+      kCmd);
+  // Counter-examples (seen reads): participles, purpose clauses, a base
+  // form after "and" that is a noun.
+  EXPECT_EQ(
+      TypeOf("RideSharing_2_GetRides", "", "Get available rides for booking."),
+      kInfo);
+  EXPECT_EQ(TypeOf("get_rides", "",
+                   "Retrieve the list of rides to book and reserve later."),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf("get_tickets", "", "Returns the tickets booked by the user."),
+      kInfo);
+  EXPECT_EQ(TypeOf("get_item", "", "Returns the item with the given id."),
+            kInfo);
+  EXPECT_EQ(TypeOf("contact", "",
+                   "Retrieve the contact details of a person, including "
+                   "their phone number and email address."),
+            kInfo);
+  EXPECT_EQ(TypeOf("list_notifications", "",
+                   "Lists all notifications, including mentions, "
+                   "assignments, and updates on issues."),
+            kInfo);
+  EXPECT_EQ(
+      TypeOf("search_songs", "", "This function searches for songs to play."),
+      kInfo);
+  EXPECT_EQ(
+      TypeOf("list_todos", "", "A function to list the items of a todo list."),
+      kInfo);
+}
+
+TEST(HeuristicEvidence, ACredentialKeptWithASessionOrAttemptCountIsALogin) {
+  // bfcl_live2's user_authentication.validate/.verify.
+  const char* kSchema =
+      R"({"type":"object","properties":{"username":{"type":"string"},)"
+      R"("password":{"type":"string"},"remember_me":{"type":"boolean"},)"
+      R"("login_attempts":{"type":"integer"}}})";
+  EXPECT_EQ(TypeOf("user_authentication.validate", "",
+                   "Validates a user's login credentials against the stored "
+                   "user database.",
+                   kSchema),
+            kCmd);
+  EXPECT_EQ(TypeOf("user_authentication.verify", "",
+                   "Verifies if the provided user credentials are valid.",
+                   R"({"type":"object","properties":{"password":{},)"
+                   R"("login_attempts":{"type":"integer"}}})"),
+            kCmd);
+  // Counter-examples: a pure credential check, a session without a
+  // credential.
+  EXPECT_EQ(TypeOf("validate_password", "",
+                   "Validates a password against the policy.",
+                   R"({"type":"object","properties":{"password":{}}})"),
+            kInfo);
+  EXPECT_EQ(TypeOf("get_session", "", "Get the session's details.",
+                   R"({"type":"object","properties":{"session_id":{}}})"),
             kInfo);
 }
 
