@@ -387,7 +387,7 @@ PY
 # The BFCL live sets are made by one script; their files must agree (every
 # labelled tool in a JSON file and back, one half, no name shared with an
 # earlier set): a hand edit that breaks that fails here.
-for spec in "bfcl_live" "bfcl_live2 bfcl_live"; do
+for spec in "bfcl_live" "bfcl_live2 bfcl_live" "bfcl_live3 bfcl_live bfcl_live2"; do
   # shellcheck disable=SC2086
   node "$SRC/tests/data/classify/bfcl_capture.js" check $spec >"$TMP/out" 2>&1 \
     || { cat "$TMP/out" >&2; fail "bfcl_capture check $spec"; }
@@ -410,6 +410,20 @@ left = ["bfcl-live2-misc-13/XSS_Scanner.scan", "bfcl-live2-misc-15/wps_scan",
 assert sorted(r["writes_cacheable"]) == left, r["writes_cacheable"]
 assert abs(r["read_recall"] - 0.854) < 0.0005, r["read_recall"]
 assert sorted(r["annotations_trusted"]["writes_cacheable"]) == left, r
+PY
+# The eleventh held-out set (Session 15, labelled blind from the last 253
+# BFCL live names), pinned as measured once with recJ's frozen e928fc17:
+# heuristic alone 3 writes cacheable, read recall 0.871 (default 3 / 0.865).
+BFCL_LIVE3="$SRC/tests/data/classify/bfcl_live3"
+expect_exit 0 "eval-set bfcl_live3 json" -- "$BIN" classify --eval-set "$BFCL_LIVE3" --no-model --format json
+python3 - "$TMP/out" <<'PY' || fail "eval-set bfcl_live3 figures"
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][0]
+assert (r["servers"], r["tools"], r["reads"]) == (29, 253, 163), r
+left = ["bfcl-live3-misc-1/nuclei_http", "bfcl-live3-misc-7/render_tts",
+        "bfcl-live3-uber/uber.ride"]
+assert sorted(r["writes_cacheable"]) == left, r["writes_cacheable"]
+assert abs(r["read_recall"] - 0.871) < 0.0005, r["read_recall"]
 PY
 expect_bad "eval-set missing dir" "cannot read" -- "$BIN" classify --eval-set "$TMP/nope"
 expect_bad "eval-set and file" "either FILE or --eval-set" \
