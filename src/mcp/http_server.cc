@@ -583,11 +583,16 @@ class Worker final : public mcp::SessionOutput {
       line = rewritten;
     }
     Result<mcp::RawMessage> m = mcp::ScanMessage(line);
+    // m's fields are views into `line` (into `rewritten` when pooled): the
+    // line with the client's id goes to its own string, so they stay valid
+    // below (assigning it to `rewritten` freed what m->result and m->id
+    // pointed at: a use after free on every pooled response, found by ASan).
+    std::string restored;
     if (m.ok() && m->kind() == mcp::MessageKind::kResponse) {
       const std::string nid = mcp::NormalizeId(m->id);
       if (pooled_) {
-        rewritten = RestoreId(nid, line);
-        line = rewritten;
+        restored = RestoreId(nid, line);
+        line = restored;
       }
       if (!m->result.empty() && protocol_version_seen_.empty()) {
         std::string_view pv = mcp::FindMember(m->result, "protocolVersion");

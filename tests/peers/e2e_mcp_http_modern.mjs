@@ -33,6 +33,14 @@ const V = '2026-07-28';
 function yamlList(a) {
   return `[${a.map((x) => JSON.stringify(x)).join(', ')}]`;
 }
+// Every serve this script starts is killed when it exits, however it exits:
+// a serve left behind holds ctest's output pipe open and the run never ends.
+const spawned = new Set();
+process.on('exit', () => {
+  for (const p of spawned) {
+    try { p.kill('SIGKILL'); } catch { /* already gone */ }
+  }
+});
 async function startServe(store, extraYaml = '') {
   const cfg = join(work, `serve-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(cfg, `servers:
@@ -41,6 +49,8 @@ async function startServe(store, extraYaml = '') {
 ${extraYaml}`);
   const proc = spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', cfg, '--store', store, '--log-level', 'warn'],
     { stdio: ['ignore', 'pipe', 'inherit'] });
+  spawned.add(proc);
+  proc.on('exit', () => spawned.delete(proc));
   let out = '';
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 10000);
