@@ -216,132 +216,94 @@ PY
 expect_exit 0 "eval-set wide table" -- "$BIN" classify --eval-set "$WIDE"
 grep -Eq "^HALF .*ANN:WRITES-CACHEABLE +ANN:READ-RECALL" "$TMP/out" \
   || fail "eval-set table: no annotation-trusted columns"
+# One half of a held-out set, pinned: its counts, the read recall (to 3
+# digits), and the writes called cacheable with the heuristic alone and with
+# the authors' annotations trusted, each the exact list in the order
+# printed, comma-separated ("" = none).
+# Usage: pin_half LABEL DIR SERVERS TOOLS READS RECALL WRITES ANN_WRITES
+pin_half() {
+  local label=$1 dir=$2
+  shift 2
+  expect_exit 0 "eval-set $label json" -- "$BIN" classify --eval-set "$dir" --no-model --format json
+  python3 - "$TMP/out" "$@" <<'PY' || fail "eval-set $label figures"
+import json, sys
+out, servers, tools, reads, recall, writes, ann = sys.argv[1:8]
+r = [json.loads(l) for l in open(out)][0]
+want = (int(servers), int(tools), int(reads))
+assert (r["servers"], r["tools"], r["reads"]) == want, r
+names = lambda s: [x for x in s.split(",") if x]
+assert r["writes_cacheable"] == names(writes), r["writes_cacheable"]
+assert abs(r["read_recall"] - float(recall)) < 0.0005, r["read_recall"]
+assert r["annotations_trusted"]["writes_cacheable"] == names(ann), r
+PY
+}
+D="$SRC/tests/data/classify"
 # Session 9's fresh held-out sets (labelled before the frozen classifier
 # first ran on them; measured once, pinned as measured, misses named).
-FRESH2="$SRC/tests/data/classify/npm_servers_fresh2"
-expect_exit 0 "eval-set fresh2 json" -- "$BIN" classify --eval-set "$FRESH2" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set fresh2 figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"]) == (11, 385), r
-# Measured once at 1 (get-tiptap-json-content); 0 since session 10's
-# added-action rule (a side effect said in a later sentence).
-assert r["writes_cacheable"] == [], r["writes_cacheable"]
-# Measured once at 0.894; dev figure since session 12's read-evidence
-# and example rules: 0.920.
-assert abs(r["read_recall"] - 0.920) < 0.0005, r["read_recall"]
-PY
-AGENTS="$SRC/tests/data/classify/agents_builtin"
-expect_exit 0 "eval-set agents json" -- "$BIN" classify --eval-set "$AGENTS" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set agents figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"]) == (1, 10), r
-assert r["writes_cacheable"] == ["codex-cli/tool_search"], r["writes_cacheable"]
-assert abs(r["read_recall"] - 1.0) < 0.0005, r["read_recall"]
-PY
+# fresh2: writes cacheable measured once at 1 (get-tiptap-json-content); 0
+# since session 10's added-action rule (a side effect said in a later
+# sentence). Read recall measured once at 0.894; dev figure since session
+# 12's read-evidence and example rules: 0.920.
+pin_half fresh2 "$D/npm_servers_fresh2" 11 385 188 0.920 "" ""
+pin_half agents "$D/agents_builtin" 1 10 3 1.000 \
+  codex-cli/tool_search codex-cli/tool_search
 # Session 10's fresh held-out set (labels committed in 04fcf6eb before the
 # classifier frozen at f0c10787 first ran on it; measured once, pinned as
-# measured, misses named in docs/CLASSIFY.md "Session 10").
-FRESH3="$SRC/tests/data/classify/npm_servers_fresh3"
-expect_exit 0 "eval-set fresh3 json" -- "$BIN" classify --eval-set "$FRESH3" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set fresh3 figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"], r["reads"]) == (34, 328, 195), r
-# Measured once at 5 (four Hyperbrowser tools and Chatwork's
+# measured, misses named in docs/CLASSIFY.md "Session 10"). Writes
+# cacheable measured once at 5 (four Hyperbrowser tools and Chatwork's
 # list_room_messages); 1 since the nested-option rule, learnt on fresh3 as
-# dev data after that measurement.
-assert r["writes_cacheable"] == [
-    "chatwork_mcp-server/list_room_messages"], r["writes_cacheable"]
-# Read recall measured once at 0.815; dev figure since session 12's
-# read-evidence and example rules (ECharts generate_*_chart,
-# query_omnifocus, ...): 0.882.
-assert abs(r["read_recall"] - 0.882) < 0.0005, r["read_recall"]
-PY
+# dev data after that measurement. Read recall measured once at 0.815; dev
+# figure since session 12's read-evidence and example rules (ECharts
+# generate_*_chart, query_omnifocus, ...): 0.882.
+pin_half fresh3 "$D/npm_servers_fresh3" 34 328 195 0.882 \
+  chatwork_mcp-server/list_room_messages \
+  hypothesi_tauri-mcp-server/webview_select_element,chatwork_mcp-server/list_room_messages
 # Session 11's fourth held-out set (labels committed in 385858c4 by a
 # labeller who never ran the classifier on it; measured once with main
 # 7af45aae's classifier, pinned as measured; docs/CLASSIFY.md "Session 11").
-FRESH4="$SRC/tests/data/classify/npm_servers_fresh4"
-expect_exit 0 "eval-set fresh4 json" -- "$BIN" classify --eval-set "$FRESH4" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set fresh4 figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"], r["reads"]) == (22, 222, 162), r
 # Measured once (old classifier): 1 write cacheable
 # (mastergo_magic-mcp/mcp__getComponentGenerator), read recall 0.833.
 # Dev figures since session 12 (fresh4 seen: stated-purpose and
 # read-evidence rules): 0 writes cacheable, read recall 0.920.
-assert r["writes_cacheable"] == [], r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.920) < 0.0005, r["read_recall"]
-PY
+pin_half fresh4 "$D/npm_servers_fresh4" 22 222 162 0.920 "" ""
 # Session 12's fifth held-out set (labels by a labeller who never ran the
 # classifier on it; measured once with rec7's classifier frozen at
 # e5f5a773: capture/test_once.txt, docs/CLASSIFY.md "Session 12, second
-# round").
-FRESH5="$SRC/tests/data/classify/npm_servers_fresh5"
-expect_exit 0 "eval-set fresh5 json" -- "$BIN" classify --eval-set "$FRESH5" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set fresh5 figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"], r["reads"]) == (41, 426, 267), r
-# Measured once: 4 writes cacheable (djankies_vitest-mcp/analyze_coverage,
-# pabal-store-api-mcp/release-pull-notes, dataiku-mcp/variable,
-# qase_mcp-server/qase_discover_tools), read recall 0.903; annotations
-# trusted 3 / 0.918. Dev figures since the second round (fresh5 seen:
-# switch, operation-list and test-run rules, hard vetoes): 0 writes
-# cacheable in both columns, read recall 0.903 (unchanged).
-assert r["writes_cacheable"] == [], r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.903) < 0.0005, r["read_recall"]
-assert r["annotations_trusted"]["writes_cacheable"] == [], r["annotations_trusted"]
-PY
+# round"). Measured once: 4 writes cacheable (djankies_vitest-mcp/
+# analyze_coverage, pabal-store-api-mcp/release-pull-notes,
+# dataiku-mcp/variable, qase_mcp-server/qase_discover_tools), read recall
+# 0.903; annotations trusted 3 / 0.918. Dev figures since the second round
+# (fresh5 seen: switch, operation-list and test-run rules, hard vetoes): 0
+# writes cacheable in both columns, read recall 0.903 (unchanged).
+pin_half fresh5 "$D/npm_servers_fresh5" 41 426 267 0.903 "" ""
 # Session 12's sixth held-out set (labels c3434757 by a labeller who never
 # ran the classifier on it; measured once with rec8's classifier frozen at
 # c4c538a2: capture/test_once.txt, docs/CLASSIFY.md "Session 12: the sixth
-# held-out set"). Once-measured figures in comments, dev figures asserted.
-FRESH6="$SRC/tests/data/classify/npm_servers_fresh6"
-expect_exit 0 "eval-set fresh6 json" -- "$BIN" classify --eval-set "$FRESH6" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set fresh6 figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"], r["reads"]) == (37, 404, 237), r
-# Measured once: 8 writes cacheable (the five below and
+# held-out set"). Measured once: 8 writes cacheable (the five below and
 # didit_verify_email, x64dbg_registers, pdfnoodle/html_to_pdf), read recall
 # 0.903. Dev figures since Session 14 (fresh6 seen: one-time verification,
 # anyOf action consts, storage destinations): 5 writes cacheable in both
 # columns, read recall 0.903 (unchanged). The five left are effects only
 # the package's code shows (the QuickBooks tools write every result to a
 # temp file; pdf-image writes PNGs): they need the operator's excludeTools.
-assert sorted(r["writes_cacheable"]) == sorted([
-    "quickbooks-mcp/list_accounts", "quickbooks-mcp/get_profit_loss",
-    "quickbooks-mcp/get_journal_entry", "quickbooks-mcp/get_bill",
-    "mcp-z_mcp-pdf/pdf-image"]), r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.903) < 0.0005, r["read_recall"]
-assert len(r["annotations_trusted"]["writes_cacheable"]) == 5, r["annotations_trusted"]
-PY
+fresh6_left=quickbooks-mcp/list_accounts,quickbooks-mcp/get_profit_loss
+fresh6_left+=,quickbooks-mcp/get_journal_entry,quickbooks-mcp/get_bill
+fresh6_left+=,mcp-z_mcp-pdf/pdf-image
+pin_half fresh6 "$D/npm_servers_fresh6" 37 404 237 0.903 \
+  "$fresh6_left" "$fresh6_left"
 # Session 13's seventh held-out set (labels 52aad1d8 by a labeller who
 # never ran the classifier on it; measured once with main 8fb2e14f's
 # classifier: capture/test_once.txt, docs/CLASSIFY.md "Session 13: the
-# seventh held-out set"). Once-measured figures in comments, dev figures asserted.
-FRESH7="$SRC/tests/data/classify/npm_servers_fresh7"
-expect_exit 0 "eval-set fresh7 json" -- "$BIN" classify --eval-set "$FRESH7" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set fresh7 figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"], r["reads"]) == (39, 238, 150), r
-# Measured once: 8 writes cacheable (falconer_mcp/ask_falcon, the two
-# provenonce tools, scrapi's scrape_url_html and scrape_url_markdown,
-# trust-mcp's trust_verify and trust_challenge, mcp-webresearch/visit_page),
-# read recall 0.920; annotations trusted 6 / 0.940 in this mode's
-# annotations column (5 / 0.940 with --with-annotations). Dev figures since
-# Session 14 (fresh7 seen: action lists under any name, payments,
-# one-time verification, sessions, stated submissions): 0 writes cacheable
-# in both columns, read recall 0.920 (unchanged).
-assert r["writes_cacheable"] == [], r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.920) < 0.0005, r["read_recall"]
-assert r["annotations_trusted"]["writes_cacheable"] == [], r["annotations_trusted"]
-PY
-
+# seventh held-out set"). Measured once: 8 writes cacheable
+# (falconer_mcp/ask_falcon, the two provenonce tools, scrapi's
+# scrape_url_html and scrape_url_markdown, trust-mcp's trust_verify and
+# trust_challenge, mcp-webresearch/visit_page), read recall 0.920;
+# annotations trusted 6 / 0.940 in this mode's annotations column (5 /
+# 0.940 with --with-annotations). Dev figures since Session 14 (fresh7
+# seen: action lists under any name, payments, one-time verification,
+# sessions, stated submissions): 0 writes cacheable in both columns, read
+# recall 0.920 (unchanged).
+pin_half fresh7 "$D/npm_servers_fresh7" 39 238 150 0.920 "" ""
 # The eighth held-out set (session 14, 16 servers, 120 tools, labelled
 # blind by freshD, labels e29e853e), measured once with recG's classifier
 # frozen at 24d23c11 (capture/test_once.txt): 4 writes cacheable
@@ -352,17 +314,8 @@ PY
 # side outputs into a folder): 1 write cacheable in both columns
 # (bmall-mcp/generate_requirements, whose write only its code shows), read
 # recall 0.770 (unchanged).
-FRESH8="$SRC/tests/data/classify/npm_servers_fresh8"
-expect_exit 0 "eval-set fresh8 json" -- "$BIN" classify --eval-set "$FRESH8" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set fresh8 figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"], r["reads"]) == (16, 120, 61), r
-assert r["writes_cacheable"] == ["bmall-mcp/generate_requirements"], r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.770) < 0.0005, r["read_recall"]
-assert r["annotations_trusted"]["writes_cacheable"] == [
-    "bmall-mcp/generate_requirements"], r["annotations_trusted"]
-PY
+pin_half fresh8 "$D/npm_servers_fresh8" 16 120 61 0.770 \
+  bmall-mcp/generate_requirements bmall-mcp/generate_requirements
 # The ninth held-out set (session 15, 25 BFCL live "servers", 240 tools,
 # labelled blind, labels 9637135b), measured once with recH's
 # classifier frozen at 47e3a520 (capture/test_once.txt): heuristic alone
@@ -373,17 +326,8 @@ PY
 # 15's second round (bfcl_live seen: people, scenes and stated effects):
 # 2 writes cacheable in both columns (collect_customer_names and respond,
 # both labelled "ambiguous"), read recall 0.878 (unchanged).
-BFCL_LIVE="$SRC/tests/data/classify/bfcl_live"
-expect_exit 0 "eval-set bfcl_live json" -- "$BIN" classify --eval-set "$BFCL_LIVE" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set bfcl_live figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"], r["reads"]) == (25, 240, 156), r
-left = ["bfcl-live-misc-14/collect_customer_names", "bfcl-live-misc-4/respond"]
-assert r["writes_cacheable"] == left, r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.878) < 0.0005, r["read_recall"]
-assert r["annotations_trusted"]["writes_cacheable"] == left, r["annotations_trusted"]
-PY
+live_left=bfcl-live-misc-14/collect_customer_names,bfcl-live-misc-4/respond
+pin_half bfcl_live "$D/bfcl_live" 25 240 156 0.878 "$live_left" "$live_left"
 # The BFCL live sets are made by one script; their files must agree (every
 # labelled tool in a JSON file and back, one half, no name shared with an
 # earlier set): a hand edit that breaks that fails here.
@@ -397,34 +341,17 @@ done
 # 32f04a5d): heuristic alone 8 writes cacheable, read recall 0.854 (default
 # 7 / 0.854); recI's rules changed none of it. Dev figures since Session 15's
 # third round (recJ: main-verb and credential-session rules): 3 writes
-# cacheable (plan, XSS_Scanner.scan, wps_scan), read recall 0.854, in all
+# cacheable (XSS_Scanner.scan, wps_scan, plan), read recall 0.854, in all
 # three modes.
-BFCL_LIVE2="$SRC/tests/data/classify/bfcl_live2"
-expect_exit 0 "eval-set bfcl_live2 json" -- "$BIN" classify --eval-set "$BFCL_LIVE2" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set bfcl_live2 figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"], r["reads"]) == (24, 240, 151), r
-left = ["bfcl-live2-misc-13/XSS_Scanner.scan", "bfcl-live2-misc-15/wps_scan",
-        "bfcl-live2-misc-4/plan"]
-assert sorted(r["writes_cacheable"]) == left, r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.854) < 0.0005, r["read_recall"]
-assert sorted(r["annotations_trusted"]["writes_cacheable"]) == left, r
-PY
+live2_left=bfcl-live2-misc-13/XSS_Scanner.scan,bfcl-live2-misc-15/wps_scan
+live2_left+=,bfcl-live2-misc-4/plan
+pin_half bfcl_live2 "$D/bfcl_live2" 24 240 151 0.854 "$live2_left" "$live2_left"
 # The eleventh held-out set (Session 15, labelled blind from the last 253
 # BFCL live names), pinned as measured once with recJ's frozen e928fc17:
 # heuristic alone 3 writes cacheable, read recall 0.871 (default 3 / 0.865).
-BFCL_LIVE3="$SRC/tests/data/classify/bfcl_live3"
-expect_exit 0 "eval-set bfcl_live3 json" -- "$BIN" classify --eval-set "$BFCL_LIVE3" --no-model --format json
-python3 - "$TMP/out" <<'PY' || fail "eval-set bfcl_live3 figures"
-import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][0]
-assert (r["servers"], r["tools"], r["reads"]) == (29, 253, 163), r
-left = ["bfcl-live3-misc-1/nuclei_http", "bfcl-live3-misc-7/render_tts",
-        "bfcl-live3-uber/uber.ride"]
-assert sorted(r["writes_cacheable"]) == left, r["writes_cacheable"]
-assert abs(r["read_recall"] - 0.871) < 0.0005, r["read_recall"]
-PY
+live3_left=bfcl-live3-misc-1/nuclei_http,bfcl-live3-misc-7/render_tts
+live3_left+=,bfcl-live3-uber/uber.ride
+pin_half bfcl_live3 "$D/bfcl_live3" 29 253 163 0.871 "$live3_left" "$live3_left"
 expect_bad "eval-set missing dir" "cannot read" -- "$BIN" classify --eval-set "$TMP/nope"
 expect_bad "eval-set and file" "either FILE or --eval-set" \
   -- "$BIN" classify --eval-set "$SET" "$CSV"
