@@ -341,16 +341,21 @@ TEST(ParseRequest, DepthRefusalWinsOverOtherFaults) {
   EXPECT_EQ(ParseMessage("]]]]]]]]]]" + deep, 8), DepthMessage(8));
 }
 
-TEST(ParseRequest, DepthVerdictAgreesWithTheBytePass) {
-  // Random bodies from JSON's structural alphabet, compared with
-  // json::CheckLimits, the byte-level pre-check used before parseG.
-  uint64_t seed = 0x9e3779b97f4a7c15ull;
-  auto next = [&seed] {
+// xorshift64: the depth tests' random bodies, reproducible from a seed.
+struct XorShift {
+  uint64_t seed;
+  uint64_t operator()() {
     seed ^= seed << 13;
     seed ^= seed >> 7;
     seed ^= seed << 17;
     return seed;
-  };
+  }
+};
+
+TEST(ParseRequest, DepthVerdictAgreesWithTheBytePass) {
+  // Random bodies from JSON's structural alphabet, compared with
+  // json::CheckLimits, the byte-level pre-check used before parseG.
+  XorShift next{0x9e3779b97f4a7c15ull};
   const std::string alphabet = "[]{}\"\\a,:1 y_";
   int refused_deep = 0;
   for (int i = 0; i < 4000; ++i) {
@@ -379,13 +384,7 @@ TEST(ParseRequest, DepthOfValidBodiesAgreesWithTheBytePass) {
   // refusal path's byte pass). Runs of brackets, strings holding brackets
   // and scalars, of random lengths, so that openers and closers fall on
   // every position of the count's eight-index steps (session 15).
-  uint64_t seed = 0x2545f4914f6cdd1dull;
-  auto next = [&seed] {
-    seed ^= seed << 13;
-    seed ^= seed >> 7;
-    seed ^= seed << 17;
-    return seed;
-  };
+  XorShift next{0x2545f4914f6cdd1dull};
   int deep = 0;
   int ok = 0;
   for (int i = 0; i < 3000; ++i) {
