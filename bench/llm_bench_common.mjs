@@ -3,7 +3,40 @@
 // request bodies, the same nginx configuration and one way to start a
 // process and wait for its banner, so the counts and the ratios measure the
 // same requests through the same proxies.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+
+// --congestion NAME: runs this same command again inside a private network
+// namespace (`unshare -n` as root, `unshare -rn` otherwise) whose loopback
+// TCP uses congestion control NAME, and exits with its status; returns
+// (nothing to do) without the flag or once inside. The machine's own
+// setting is untouched. Why (session 16): this machine's default, bbr,
+// paces every connection's segments at that connection's own bandwidth
+// estimate, also on lo, so a 200 KB write is spread over a time that
+// differs per connection and lasts the connection's life; reno does not
+// pace. In a user namespace (not root) nginx cannot switch to its worker
+// user and does not start.
+export function reexecWithCongestion(argv = process.argv.slice(2)) {
+  const i = argv.indexOf('--congestion');
+  if (i < 0 || process.env.TOOLCACHE_BENCH_NETNS) return;
+  const cc = argv[i + 1] ?? '';
+  if (!/^[a-z0-9_]+$/.test(cc)) throw new Error(`--congestion NAME (e.g. reno), not ${cc}`);
+  const root = process.getuid?.() === 0;
+  const r = spawnSync('unshare', [root ? '-n' : '-rn', 'sh', '-c',
+    `ip link set lo up && echo ${cc} > /proc/sys/net/ipv4/tcp_congestion_control && exec "$0" "$@"`,
+    process.execPath, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, TOOLCACHE_BENCH_NETNS: '1' } });
+  if (r.error) throw r.error;
+  process.exit(r.status ?? 1);
+}
+
+// The congestion control new TCP connections of this network namespace use.
+export function congestionControl() {
+  try {
+    return fs.readFileSync('/proc/sys/net/ipv4/tcp_congestion_control', 'utf8').trim();
+  } catch {
+    return 'unknown';
+  }
+}
 
 // `cmd argv` started with its output piped; resolves with { child, match }
 // once stdout or stderr matches `pattern`, rejects if it exits first.

@@ -7,6 +7,7 @@
 //   node bench/llm_proxy.mjs [--bin build/apps/toolcache/toolcache]
 //        [--baseline-bin OTHER] [--rounds 400] [--wrk-seconds 10] [--sizes 2048,204800]
 //        [--no-wrk] [--no-portkey] [--no-nginx] [--stages] [--upstream fake|static]
+//        [--order shuffle|alternate] [--seed N] [--congestion reno]
 // --upstream static (sse200): every path talks to bench/llm_static_upstream.mjs,
 // which answers with the fake upstream's own reply bytes for each block
 // (captured once per block, direct from the fake) and parses and keeps
@@ -19,6 +20,17 @@
 // binary before a change) as one more path in the same alternation, so a
 // before/after comparison shares the machine's load; its rows show
 // baseline/nginx next to toolcache/nginx.
+// --congestion NAME (session 16) re-runs the bench in a private network
+// namespace (`unshare -n`, as root; `unshare -rn` otherwise, where nginx
+// cannot switch to its worker user and is left out) whose loopback TCP uses
+// congestion control NAME; the machine's own setting is untouched. Why:
+// with bbr (this machine's default) every TCP connection paces its
+// segments at its own bandwidth estimate, also on lo, so a 200 KB write
+// (four 64 KiB segments) is spread over a time that differs from
+// connection to connection and stays for the connection's life: the added
+// p50 at 200 KB then moved by +-0.1 ms between two runs of one binary, and
+// between two proxies running the same binary in one run. reno does not
+// pace. The congestion control in effect is printed (tcp_congestion_control).
 // Pin it to one core for the issue-32 figures: `taskset -c 1 node ...`
 // (every process inherits the mask). The summary table gives, per size and
 // mode, the added p50 and p99 of each path (path quantile - direct
@@ -28,8 +40,17 @@
 // --stages runs the proxy at --log-level debug and prints, per block, the
 // medians of its per-request stage times (its "stages (ms)" log lines).
 // Method: one keep-alive client; for each body size and mode (JSON or SSE)
-// the three paths are measured in alternating order, request by request, so
-// machine load hits them alike; medians and p90 of wall time per request,
+// the paths are measured request by request in an order shuffled anew each
+// round (--order shuffle, the default; seeded, --seed), so machine load hits
+// them alike and every path follows every path (itself included) equally
+// often. --order alternate is the order used up to session 15 (forward,
+// then reversed): there the list's first and last paths (direct, and
+// Portkey or else nginx) run twice in a row at every round boundary and
+// every other path always has the same two predecessors (nginx follows
+// Portkey in half its rounds, toolcache never), and with every process on
+// one core a request's time depends on what ran just before it (session
+// 16: each path's p50 split by its predecessor is in the JSON output,
+// `<path>_p50_after`); medians and p90 of wall time per request,
 // and added = path - direct (medians). The fake upstream runs in its own
 // process. The proxy's own time (parse + observe, from its histograms) is
 // printed too, with where its time goes per stage (upload, handle,
@@ -43,7 +64,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { nginxConf, requestBody, startProcess } from './llm_bench_common.mjs';
+import { congestionControl, nginxConf, reexecWithCongestion, requestBody, startProcess } from './llm_bench_common.mjs';
+
+reexecWithCongestion();
+const congestion = congestionControl();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -58,6 +82,12 @@ const NO_PORTKEY = args.includes('--no-portkey');
 const NO_NGINX = args.includes('--no-nginx');
 const STAGES = args.includes('--stages');
 const UPSTREAM = opt('--upstream', 'fake');
+const ORDER = opt('--order', 'shuffle');
+if (!['shuffle', 'alternate'].includes(ORDER)) throw new Error(`--order shuffle|alternate, not ${ORDER}`);
+// xorshift32, seeded: the same --seed gives the same orders.
+let rng = (Number(opt('--seed', 1)) >>> 0) || 1;
+const rand = () => { rng ^= rng << 13; rng >>>= 0; rng ^= rng >>> 17; rng ^= rng << 5; rng >>>= 0; return rng / 4294967296; };
+const shuffled = (xs) => { const a = [...xs]; for (let i = a.length - 1; i > 0; --i) { const j = Math.floor(rand() * (i + 1)); [a[i], a[j]] = [a[j], a[i]]; } return a; };
 if (!['fake', 'static'].includes(UPSTREAM)) throw new Error(`--upstream fake|static, not ${UPSTREAM}`);
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 // utime + stime of a process, in ms.
@@ -166,10 +196,13 @@ async function main() {
         if (r.status !== 204) throw new Error(`static upstream: HTTP ${r.status}`);
       }
       const times = Object.fromEntries(targets.map((t) => [t.name, []]));
+      // The same requests keyed by the path that ran just before each.
+      const after = Object.fromEntries(targets.map((t) => [t.name, {}]));
+      let prev = null;
       const cpu0 = cpuMs(proxy.child.pid);
       const log0 = proxy.child.output.length;
       for (let r = 0; r < ROUNDS + 20; ++r) {
-        const order = r % 2 ? [...targets].reverse() : targets;
+        const order = ORDER === 'shuffle' ? shuffled(targets) : r % 2 ? [...targets].reverse() : targets;
         for (const t of order) {
           if (t.failed?.[`${size}/${stream}`]) continue;
           const res = await post(t.url, { ...common, ...t.headers }, b);
@@ -180,7 +213,11 @@ async function main() {
             console.error(`portkey failed (${size} B, stream ${stream}): HTTP ${res.status} ${res.text}`);
             continue;
           }
-          if (r >= 20) times[t.name].push(res.ms);  // 20 warm-up rounds
+          if (r >= 20) {  // 20 warm-up rounds
+            times[t.name].push(res.ms);
+            (after[t.name][prev] ??= []).push(res.ms);
+          }
+          prev = t.name;
         }
       }
       const proxyCpuMs = cpuMs(proxy.child.pid) - cpu0;
@@ -201,6 +238,8 @@ async function main() {
         row[`${t.name}_p50_ms`] = +med[t.name].toFixed(3);
         row[`${t.name}_p90_ms`] = +quant(times[t.name], 0.9).toFixed(3);
         row[`${t.name}_p99_ms`] = +quant(times[t.name], 0.99).toFixed(3);
+        row[`${t.name}_p50_after`] = Object.fromEntries(Object.entries(after[t.name])
+          .map(([p, xs]) => [p, { p50_ms: +quant(xs, 0.5).toFixed(3), n: xs.length }]));
         if (t.name !== 'direct') {
           row[`${t.name}_added_ms`] = +(med[t.name] - med.direct).toFixed(3);
           row[`${t.name}_added_p99_ms`] = +(row[`${t.name}_p99_ms`] - row.direct_p99_ms).toFixed(3);
@@ -229,7 +268,7 @@ async function main() {
   const overhead = stats.metrics.toolcache_proxy_overhead_seconds.series;
   const hist = (series) => series.map((s) => ({ ...s.labels, p50_ms: +(s.p50 * 1e3).toFixed(3), p99_ms: +(s.p99 * 1e3).toFixed(3), count: s.count }));
   const stages = stats.metrics.toolcache_proxy_stage_seconds?.series ?? [];
-  console.log(JSON.stringify({ rounds: ROUNDS, upstream: UPSTREAM, observed, load_before: loadBefore, load_after: loadavg(), results,
+  console.log(JSON.stringify({ rounds: ROUNDS, upstream: UPSTREAM, order: ORDER, tcp_congestion_control: congestion, observed, load_before: loadBefore, load_after: loadavg(), results,
     proxy_own_time: hist(overhead), proxy_stages_all_sizes: hist(stages) }, null, 1));
   // Added time per path and quantile, and the goals' ratios (a ratio of
   // added times; '-' when a path did not run or added nothing measurable).

@@ -6,8 +6,11 @@
 // shared machine where wall times cannot. Usage (after a build):
 //   node bench/llm_proxy_count.mjs [--bin build/apps/toolcache/toolcache]
 //        [--baseline-bin OTHER] [--requests 300] [--sizes 2048,204800]
-//        [--modes sse,json] [--tool strace|callgrind|ctxsw|both|all]
-//        [--no-nginx] [--nginx-bin PATH]
+//        [--modes sse,json] [--tool strace|callgrind|ctxsw|faults|both|all]
+//        [--no-nginx] [--nginx-bin PATH] [--congestion reno]
+// (--congestion: as in bench/llm_proxy.mjs, loopback TCP without bbr's
+// pacing, in a private network namespace; the rows name the congestion
+// control in effect.)
 // (--nginx-bin: an nginx outside /usr/sbin, /usr/bin, e.g. one unpacked
 // with `apt-get download nginx && dpkg -x nginx_*.deb DIR`.)
 // For each proxy, size and mode: a fresh fake upstream and a fresh proxy
@@ -21,6 +24,9 @@
 // request (voluntary = it went to sleep waiting for I/O, i.e. wake-ups;
 // from /proc/PID/task/*/status, nothing attached, so the timing is the
 // real one: strace slows the proxy and changes how bytes batch up).
+// faults: the proxy's page faults (minor, major) and CPU time (user,
+// system) per request, from /proc/PID/stat, nothing attached: the kernel
+// work callgrind does not see (memory mapped and unmapped per request).
 import http from 'node:http';
 import net from 'node:net';
 import { spawn, execFileSync } from 'node:child_process';
@@ -29,7 +35,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { nginxConf, requestBody, startProcess } from './llm_bench_common.mjs';
+import { congestionControl, nginxConf, reexecWithCongestion, requestBody, startProcess } from './llm_bench_common.mjs';
+
+reexecWithCongestion();
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -112,6 +120,15 @@ function parseStrace(text) {
   return out;
 }
 
+// Page faults and CPU time of the whole process `pid` (every thread):
+// minflt, majflt, utime, stime (/proc/PID/stat fields 10, 12, 14, 15).
+const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+function faults(pid) {
+  const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return { minflt: Number(rest[7]), majflt: Number(rest[9]), user_ms: Number(rest[11]) * TICK_MS, sys_ms: Number(rest[12]) * TICK_MS };
+}
+
 // Voluntary and involuntary context switches of every thread of `pid`.
 function switches(pid) {
   let v = 0, nv = 0;
@@ -152,6 +169,8 @@ async function measure(which, size, mode, tool) {
     await sleep(500);  // attached to every thread
   } else if (tool === 'ctxsw') {
     strace = switches(px.child.pid);
+  } else if (tool === 'faults') {
+    strace = faults(px.child.pid);
   } else if (which === 'nginx') {
     execFileSync('callgrind_control', ['-i', 'on', String(px.child.pid)], { stdio: 'ignore' });
   } else {
@@ -163,11 +182,17 @@ async function measure(which, size, mode, tool) {
     if (r.status !== 200) throw new Error(`${which}: HTTP ${r.status}`);
     bytes = r.bytes;
   }
-  const row = { proxy: which, size, mode, requests: REQUESTS, response_bytes: bytes };
+  const row = { proxy: which, size, mode, requests: REQUESTS, response_bytes: bytes, tcp_congestion_control: congestionControl() };
   if (tool === 'ctxsw') {
     const end = switches(px.child.pid);
     row.wakeups_per_request = +((end.v - strace.v) / REQUESTS).toFixed(2);
     row.preempted_per_request = +((end.nv - strace.nv) / REQUESTS).toFixed(2);
+  } else if (tool === 'faults') {
+    const end = faults(px.child.pid);
+    row.minor_faults_per_request = +((end.minflt - strace.minflt) / REQUESTS).toFixed(2);
+    row.major_faults_per_request = +((end.majflt - strace.majflt) / REQUESTS).toFixed(2);
+    row.user_ms_per_request = +((end.user_ms - strace.user_ms) / REQUESTS).toFixed(4);
+    row.sys_ms_per_request = +((end.sys_ms - strace.sys_ms) / REQUESTS).toFixed(4);
   } else if (tool === 'strace') {
     strace.kill('SIGINT');
     await waitExit(strace);
@@ -199,7 +224,7 @@ async function main() {
   const proxies = ['toolcache'];
   if (BASE) proxies.push('baseline');
   if (!NO_NGINX) proxies.push('nginx');
-  const tools = TOOL === 'both' ? ['strace', 'callgrind'] : TOOL === 'all' ? ['ctxsw', 'strace', 'callgrind'] : [TOOL];
+  const tools = TOOL === 'both' ? ['strace', 'callgrind'] : TOOL === 'all' ? ['ctxsw', 'faults', 'strace', 'callgrind'] : [TOOL];
   const rows = [];
   for (const tool of tools) {
     for (const size of SIZES) {
@@ -212,16 +237,18 @@ async function main() {
       }
     }
   }
-  console.log('\n| request | mode | proxy | wake-ups / request | syscalls / request | instructions / request |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('\n| request | mode | proxy | wake-ups / request | page faults / request (CPU ms user+sys) | syscalls / request | instructions / request |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const size of SIZES) {
     for (const mode of MODES) {
       for (const which of proxies) {
         const s = rows.find((r) => r.tool === 'strace' && r.size === size && r.mode === mode && r.proxy === which);
         const c = rows.find((r) => r.tool === 'callgrind' && r.size === size && r.mode === mode && r.proxy === which);
         const w = rows.find((r) => r.tool === 'ctxsw' && r.size === size && r.mode === mode && r.proxy === which);
+        const f = rows.find((r) => r.tool === 'faults' && r.size === size && r.mode === mode && r.proxy === which);
+        const fc = f ? `${f.minor_faults_per_request + f.major_faults_per_request} (${f.user_ms_per_request}+${f.sys_ms_per_request})` : '-';
         const sc = s ? `${s.syscalls_total_per_request} (${Object.entries(s.syscalls_per_request).slice(0, 6).map(([k, v]) => `${k} ${v}`).join(', ')})` : '-';
-        console.log(`| ${(size / 1024).toFixed(0)} KB | ${mode.toUpperCase()} | ${which} | ${w ? w.wakeups_per_request : '-'} | ${sc} | ${c ? c.instructions_per_request.toLocaleString('en-US') : '-'} |`);
+        console.log(`| ${(size / 1024).toFixed(0)} KB | ${mode.toUpperCase()} | ${which} | ${w ? w.wakeups_per_request : '-'} | ${fc} | ${sc} | ${c ? c.instructions_per_request.toLocaleString('en-US') : '-'} |`);
       }
     }
   }
