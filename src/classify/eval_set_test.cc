@@ -15,6 +15,7 @@
 namespace toolcache::classify {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
@@ -198,20 +199,28 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   EXPECT_EQ(cc->reads_informational, 17u);
   EXPECT_EQ(cc->reads_cacheable, 15u);
 
-  // With the learned write veto (default): it was trained on this set, so
-  // this is in-sample; it vetoes the dev write and costs no read.
+  // With the learned write veto (default; trained on this set, so
+  // in-sample). Session 16: retrained on every set with the threshold its
+  // leave-one-set-out scores support (0.90), it no longer vetoes the dev
+  // write (P(write) 0.77 in-sample, 0.68 out of set: session 6's veto of it
+  // was in-sample only) and costs no read.
   const std::vector<HalfReport> m = EvaluateSet(Classifier(), LoadSet());
   const HalfReport* mdev = Half(m, "dev");
   ASSERT_TRUE(mdev);
-  EXPECT_THAT(mdev->writes_cacheable, IsEmpty());
+  EXPECT_THAT(mdev->writes_cacheable,
+              ElementsAre("executeautomation-playwright/"
+                          "playwright_assert_response"));
   EXPECT_EQ(mdev->reads_informational, 110u);
 }
 
 // Issue 31: with annotations trusted and an operator TTL of 300 s on every
-// server, no write of the first set becomes cacheable (the three writes
-// INFORMATIONAL are labelled against their own annotations; each stays
-// below the minimum TTL or needs a per-tool TTL).
-TEST(EvalSetTest, AnnotationsAndServerTtlsMakeNoWriteCacheable) {
+// server, the only write of the first set that becomes cacheable is the one
+// the heuristic alone caches (the three other writes INFORMATIONAL are
+// labelled against their own annotations; each stays below the minimum TTL
+// or needs a per-tool TTL). Until session 16 the learned veto caught that
+// one in-sample; the veto retrained on every set does not (docs/CLASSIFY.md,
+// "Session 16").
+TEST(EvalSetTest, AnnotationsAndServerTtlsCacheOnlyTheHeuristicsOneWrite) {
   std::string yaml = "servers:\n";
   const std::vector<SetTool> set = LoadSet();
   std::set<std::string> names;
@@ -222,15 +231,22 @@ TEST(EvalSetTest, AnnotationsAndServerTtlsMakeNoWriteCacheable) {
   const Classifier c(*config, {.use_annotations = true});
   const std::vector<HalfReport> r =
       EvaluateSet(c, set, /*keep_annotations=*/true);
+  const std::string kAssert =
+      "executeautomation-playwright/playwright_assert_response";
   for (const HalfReport& h : r) {
     Print(h);
-    EXPECT_THAT(h.writes_cacheable, IsEmpty()) << h.half;
+    if (h.half == "dev") {
+      EXPECT_THAT(h.writes_cacheable, ElementsAre(kAssert));
+    } else {
+      EXPECT_THAT(h.writes_cacheable, IsEmpty()) << h.half;
+    }
   }
   const HalfReport* dev = Half(r, "dev");
   ASSERT_TRUE(dev);
-  EXPECT_THAT(dev->writes_informational,
-              UnorderedElementsAre("mongodb/disconnect", "exa/agent_run",
-                                   "desktop-commander/start_search"));
+  EXPECT_THAT(
+      dev->writes_informational,
+      UnorderedElementsAre(kAssert, "mongodb/disconnect", "exa/agent_run",
+                           "desktop-commander/start_search"));
   EXPECT_EQ(dev->reads_informational, 115u);  // recall 0.958
 }
 
@@ -269,9 +285,10 @@ TEST(EvalSetTest, Tau2NumbersArePinned) {
   EXPECT_THAT(dev->writes_informational, IsEmpty());
   EXPECT_THAT(test->writes_cacheable, IsEmpty());
   // "Log the verification ..." (banking): a write whose name verb reads as
-  // a noun; not cacheable (real-time), called INFORMATIONAL.
-  EXPECT_THAT(test->writes_informational,
-              UnorderedElementsAre("tau2-banking-knowledge/log_verification"));
+  // a noun; not cacheable (real-time), called INFORMATIONAL by the heuristic.
+  // Session 16: the veto retrained on every set (tau2 included, so
+  // in-sample) calls it COMMAND (P(write) 0.97; 0.96 out of set).
+  EXPECT_THAT(test->writes_informational, IsEmpty());
   EXPECT_EQ(dev->reads_informational, 25u);   // of 28: recall 0.893
   EXPECT_EQ(test->reads_informational, 23u);  // of 24: recall 0.958
 }

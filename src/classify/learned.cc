@@ -4,7 +4,7 @@
 // Invariants:
 // - Features are byte-level and ASCII-only, exactly as the trainer computes
 //   them, so the shipped weights reproduce the trainer's scores
-//   (learned_test.cc checks every train/dev tool against
+//   (learned_test.cc checks every labelled tool against
 //   tests/data/classify/model/scores.csv).
 // - The layer never says INFORMATIONAL: it can only veto.
 // Choice: the sum runs over the features in sorted order, as the trainer's

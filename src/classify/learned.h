@@ -2,8 +2,11 @@
 // over a tool definition's words, trained offline by
 // tools/classify/train_model.py, its weights compiled in
 // (learned_weights.cc, generated). It only ever makes a verdict more
-// conservative: a tool whose P(write) reaches the threshold chosen on the
-// dev split is COMMAND; below it the layer has no opinion.
+// conservative: a tool whose P(write) reaches the threshold is COMMAND;
+// below it the layer has no opinion. Trained on every labelled set; the
+// threshold was chosen from leave-one-set-out scores (docs/CLASSIFY.md,
+// "Session 16"), and promotion (the model saying INFORMATIONAL) was
+// measured there and is not done.
 //
 // Thread-safety: stateless; all functions may be called concurrently.
 //
