@@ -403,15 +403,20 @@ constexpr auto kRealtimeWords = std::to_array<std::string_view>({
     "process",      "processes",     "running",  "output",   "console",
     "screenshot",   "snapshot",      "session",  "sessions", "progress",
     "active",       "usage",         "incident", "freebusy", "availability",
-    "uptime",       "oncall",
+    "uptime",       "oncall",        "wait",
 });
 // Words of a title or description's first sentence that mark live data.
+// "wait"/"waits"/"waiting" (session 16): a call that waits for something to
+// happen answers about a moment, not stored data, and a repeat waits anew
+// (executeautomation's `playwright_assert_response`, "Wait for and validate
+// a previously initiated HTTP response wait operation", consumes the wait
+// another call started).
 constexpr auto kRealtimeTextWords = std::to_array<std::string_view>({
-    "recent",    "recently", "current", "currently", "latest",
-    "live",      "realtime", "now",     "today",     "status",
-    "logs",      "log",      "running", "balance",   "price",
-    "prices",    "queue",    "active",  "progress",  "ongoing",
-    "streaming", "balances", "busy",    "incident",  "incidents",
+    "recent",    "recently", "current",   "currently", "latest", "live",
+    "realtime",  "now",      "today",     "status",    "logs",   "log",
+    "running",   "balance",  "price",     "prices",    "queue",  "active",
+    "progress",  "ongoing",  "streaming", "balances",  "busy",   "incident",
+    "incidents", "wait",     "waits",     "waiting",
 });
 constexpr auto kComputationalWords = std::to_array<std::string_view>({
     "calculate",  "calculator", "compute",  "convert",  "conversion",

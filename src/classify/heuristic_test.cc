@@ -371,6 +371,17 @@ TEST(HeuristicTest, TtlClassesFollowThePaperDefaults) {
             TtlCategory::kRealtime);
   EXPECT_EQ(TtlCategoryOf(TokenizeName("get-freebusy")),
             TtlCategory::kRealtime);
+  // Session 16: waiting for an event is about a moment, not stored data.
+  ToolInfo wait;
+  wait.name = "playwright_assert_response";
+  wait.description =
+      "Wait for and validate a previously initiated HTTP response wait "
+      "operation.";
+  EXPECT_EQ(ToolTtlCategory(wait), TtlCategory::kRealtime);
+  wait.description = "Validate a previously initiated HTTP response.";
+  EXPECT_NE(ToolTtlCategory(wait), TtlCategory::kRealtime);
+  EXPECT_EQ(TtlCategoryOf(TokenizeName("wait_for_deployment")),
+            TtlCategory::kRealtime);
   // Statistics of a live system vs. statistics computed from the input.
   ToolInfo stats;
   stats.name = "describe-index-stats";
