@@ -103,6 +103,7 @@ GroupBanditPolicy::GroupBanditPolicy(const VaacOptions& options)
     : options_(options),
       model_(options.value),
       grouping_(options.grouping),
+      window_targets_(options.window_fraction),
       rng_state_(options.seed ^ 0x5eed5eed5eed5eedULL) {}
 
 GroupBanditPolicy::SlotMeta& GroupBanditPolicy::Meta(Slot slot) {
@@ -143,18 +144,25 @@ double GroupBanditPolicy::CachedReward(uint32_t index) {
 
 uint32_t GroupBanditPolicy::SelectGroup(uint32_t own) {
   // UCB_i = F_i + c * sqrt(ln t) / sqrt(N_i): F_i is cached per group and
-  // only recomputed after that group's statistics changed.
-  const double bonus =
-      options_.c *
-      std::sqrt(rounds_ > 1 ? std::log(static_cast<double>(rounds_)) : 0.0);
+  // only recomputed after that group's statistics changed. The bonus (a
+  // logarithm) is computed on first use: when no other group is an arm the
+  // argmax rule answers `own` without any UCB.
+  double bonus = 0;
+  bool has_bonus = false;
   const auto ucb = [&](uint32_t i) {
     const uint64_t n = grouping_.group(i).selections;
     if (n == 0) return std::numeric_limits<double>::infinity();
+    if (!has_bonus) {
+      bonus =
+          options_.c *
+          std::sqrt(rounds_ > 1 ? std::log(static_cast<double>(rounds_)) : 0.0);
+      has_bonus = true;
+    }
     return CachedReward(i) + bonus / std::sqrt(static_cast<double>(n));
   };
-  const double own_ucb = ucb(own);
   const uint32_t n = grouping_.group_count();
   if (options_.admit_rule == AdmitRule::kAboveMean) {
+    const double own_ucb = ucb(own);
     if (std::isinf(own_ucb)) return own;
     double sum = 0;
     uint32_t active = 0;
@@ -170,12 +178,19 @@ uint32_t GroupBanditPolicy::SelectGroup(uint32_t own) {
   // Paper-silent tie-break: the request's own group first (so an unexplored
   // group is explored with a request that can use the admission), then the
   // lowest group index. Groups without any request in this grouping are not
-  // arms yet.
+  // arms yet. An unexplored own group (UCB = infinity) wins outright; the
+  // own UCB is computed when the first rival arm is met (none: `own` wins
+  // whatever its UCB, the common case with a single active group).
+  if (grouping_.group(own).selections == 0) return own;
   uint32_t best = own;
-  double best_ucb = own_ucb;
-  if (std::isinf(best_ucb)) return best;
+  double best_ucb = 0;
+  bool own_scored = false;
   for (uint32_t i = 0; i < n; ++i) {
     if (i == own || grouping_.group(i).accesses == 0) continue;
+    if (!own_scored) {
+      best_ucb = ucb(own);
+      own_scored = true;
+    }
     const double u = ucb(i);
     if (u > best_ucb) {
       best = i;
@@ -268,26 +283,38 @@ void GroupBanditPolicy::OnRemove(Slot slot) {
   if (options_.eviction != EvictionMode::kLru) Rebalance();
 }
 
-uint64_t GroupBanditPolicy::WindowTarget(uint64_t n) const {
-  // Rebalance asks after every hook, for n that moves by one: remembered.
-  // A full cache alternates between n and n - 1 (evict, insert): the last
-  // two answers are kept.
-  if (n == window_n_[0]) return window_target_[0];
-  if (n == window_n_[1]) return window_target_[1];
-  window_n_[1] = window_n_[0];
-  window_target_[1] = window_target_[0];
-  window_n_[0] = n;
-  window_target_[0] = ComputeWindowTarget(n);
-  return window_target_[0];
-}
-
-uint64_t GroupBanditPolicy::ComputeWindowTarget(uint64_t n) const {
+uint64_t WindowTargets::Compute(double fraction, uint64_t n) {
   if (n == 0) return 0;
   // Paper-silent: the window is ceil(fraction * n) entries, at least 1 (the
   // epsilon keeps 0.1 * 30 at 3, not 4).
-  const double w =
-      std::ceil(options_.window_fraction * static_cast<double>(n) - 1e-9);
+  const double w = std::ceil(fraction * static_cast<double>(n) - 1e-9);
   return std::clamp<uint64_t>(static_cast<uint64_t>(std::max(w, 1.0)), 1, n);
+}
+
+uint64_t WindowTargets::Get(uint64_t n) {
+  // Compute is non-decreasing in n (each step -- the product, the
+  // subtraction, ceil, max, the cast, the clamp to [1, n] -- is), so when it
+  // gives the same target at lo and at hi it gives it at every n in between.
+  for (const Run& run : runs_) {
+    if (run.lo <= n && n <= run.hi) return run.target;
+  }
+  const uint64_t target = Compute(fraction_, n);
+  for (Run& run : runs_) {
+    if (run.lo <= run.hi && run.target == target) {
+      run.lo = std::min(run.lo, n);
+      run.hi = std::max(run.hi, n);
+      return target;
+    }
+  }
+  runs_[1] = runs_[0];
+  runs_[0] = {n, n, target};
+  return target;
+}
+
+uint64_t GroupBanditPolicy::WindowTarget(uint64_t n) const {
+  // Rebalance asks after every hook, for n that moves by a few entries
+  // around the cache's fill level: memoized.
+  return window_targets_.Get(n);
 }
 
 uint64_t GroupBanditPolicy::WindowSize() const {

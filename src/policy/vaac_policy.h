@@ -95,6 +95,27 @@ inline constexpr std::string_view kVaacKnobs =
     "window_fraction=1e-9:1,sample_size=1:1e6,group_by_user=0:1,"
     "cumulative_grouping=0:1,admit_rule=0:1";
 
+// The size of VAAC's eviction window for n entries: ceil(fraction * n),
+// at least 1 and at most n (0 for n = 0). Get() answers from two runs
+// [lo, hi] of n known to share one target (Compute is non-decreasing in n),
+// so a cache whose entry count moves within a run computes nothing.
+class WindowTargets {
+ public:
+  explicit WindowTargets(double fraction) : fraction_(fraction) {}
+  static uint64_t Compute(double fraction, uint64_t n);
+  // == Compute(fraction, n).
+  uint64_t Get(uint64_t n);
+
+ private:
+  struct Run {
+    uint64_t lo = UINT64_MAX;  // empty while lo > hi
+    uint64_t hi = 0;
+    uint64_t target = 0;
+  };
+  double fraction_;
+  Run runs_[2];
+};
+
 class GroupBanditPolicy final : public Policy {
  public:
   explicit GroupBanditPolicy(const VaacOptions& options);
@@ -146,7 +167,6 @@ class GroupBanditPolicy final : public Policy {
   static constexpr uint32_t kWindow = 1;
 
   uint64_t WindowTarget(uint64_t n) const;
-  uint64_t ComputeWindowTarget(uint64_t n) const;
   void Rebalance();
   void WindowAdd(Slot slot);
   void WindowRemove(Slot slot);
@@ -166,9 +186,7 @@ class GroupBanditPolicy final : public Policy {
   // Exact mode: the members of kWindow by (EntryScore, tick).
   using WindowHeap = SlotHeap<ClockPriority, ClockPriorityLess, 4>;
   WindowHeap window_heap_;
-  // WindowTarget's last two (n, target).
-  mutable uint64_t window_n_[2] = {UINT64_MAX, UINT64_MAX};
-  mutable uint64_t window_target_[2] = {0, 0};
+  mutable WindowTargets window_targets_;
   uint64_t rounds_ = 0;
   uint64_t sampled_victims_ = 0;
   uint64_t tick_ = 0;
