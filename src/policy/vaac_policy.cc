@@ -9,12 +9,15 @@
 //    |kWindow| == WindowTarget(n) after every hook (n = live entries), so
 //    kWindow holds exactly the least recent ceil(0.1 n) entries the paper's
 //    form scans. Sampled mode: window_ holds the same slots densely and
-//    slots_[s].window_pos indexes it. Exact mode: window_heap_ holds them
-//    keyed by (EntryScore, tick), and window_pos is 0 for a member.
+//    slots_[s].window_pos indexes it. Exact mode: window_queue_ holds them
+//    ordered by (EntryScore, tick), and window_pos is 0 for a member.
 //  - An entry's EntryScore changes only on OnInsert/OnHit, and OnHit takes
-//    the entry out of the window first: a window member's heap key is its
-//    current score, so the heap's top is the scan's answer (lowest score,
-//    the least recent -- smallest tick -- among equal scores).
+//    the entry out of the window first: a window member's queued score is
+//    its current score, so the queue's top is the scan's answer (lowest
+//    score, the least recent -- smallest tick -- among equal scores).
+//  - an entry enters the window only from the back of kMain, so its tick
+//    exceeds every window member's: the queue's arrival order is the tick
+//    order (ScoreClassQueue's precondition).
 //  - Σ_i N_i over the current groups <= rounds_ (counters of groups that
 //    were not formed again at a regroup are dropped).
 //  - every hook is O(1) amortized except Admit's bandit round (O(groups))
@@ -326,7 +329,9 @@ uint64_t GroupBanditPolicy::WindowSize() const {
 void GroupBanditPolicy::WindowAdd(Slot slot) {
   if (options_.eviction == EvictionMode::kVlruExact) {
     slots_[slot].window_pos = 0;
-    window_heap_.Set(slot, {EntryScore(slot), slots_[slot].tick});
+    // The newcomer is the most recent window entry (Rebalance moves the
+    // least recent main entry): it arrives after every member.
+    window_queue_.Add(slot, EntryScore(slot));
     return;
   }
   slots_[slot].window_pos = static_cast<uint32_t>(window_.size());
@@ -335,7 +340,7 @@ void GroupBanditPolicy::WindowAdd(Slot slot) {
 
 void GroupBanditPolicy::WindowRemove(Slot slot) {
   if (options_.eviction == EvictionMode::kVlruExact) {
-    window_heap_.Remove(slot);
+    window_queue_.Remove(slot);
     slots_[slot].window_pos = kNotInWindow;
     return;
   }
@@ -371,15 +376,18 @@ double GroupBanditPolicy::EntryScore(Slot slot) const {
   return static_cast<double>(m.value) + h + options_.delta5;
 }
 
-Slot GroupBanditPolicy::VictimExact() const {
+Slot GroupBanditPolicy::VictimExact() {
   // The paper's form: among the least recent ceil(0.1 n) entries, the
   // lowest e = log(v + h + delta5) (log is monotone: compare the argument).
   // Paper-silent tie-break: the least recent among equal scores (the
-  // smallest tick). Choice: the window is kept as a heap on (score, tick)
+  // smallest tick). Choice: the window is kept ordered by (score, tick)
   // (see Invariants) instead of walked per eviction -- the same victim, at
-  // O(log window) per window move instead of O(window) per eviction.
-  if (window_heap_.empty()) return kNoSlot;  // contract violation
-  return window_heap_.Top();
+  // O(1) per window move while the window's distinct scores stay (a class
+  // per score; O(log classes) when one appears or empties) instead of
+  // O(window) per eviction. Until session 16 a heap on (score, tick): the
+  // same order, O(log window) per move.
+  if (window_queue_.empty()) return kNoSlot;  // contract violation
+  return window_queue_.Top();
 }
 
 Slot GroupBanditPolicy::VictimExactScan() const {
@@ -447,7 +455,7 @@ uint64_t GroupBanditPolicy::MetadataBytes() const {
   return sizeof(SlotMeta) + SlotLists::kBytesPerSlot +
          (options_.eviction == EvictionMode::kVlruSampled ? sizeof(Slot) : 0) +
          (options_.eviction == EvictionMode::kVlruExact
-              ? WindowHeap::kBytesPerSlot
+              ? ScoreClassQueue::kBytesPerSlot
               : 0);
 }
 

@@ -39,7 +39,7 @@
 
 #include "src/policy/feature_grouping.h"
 #include "src/policy/intrusive_list.h"
-#include "src/policy/slot_heap.h"
+#include "src/policy/score_class_queue.h"
 #include "src/policy/ucb1.h"
 #include "src/policy/value_model.h"
 #include "toolcache/policy.h"
@@ -171,7 +171,7 @@ class GroupBanditPolicy final : public Policy {
   void WindowAdd(Slot slot);
   void WindowRemove(Slot slot);
   uint32_t SelectGroup(uint32_t own);
-  Slot VictimExact() const;
+  Slot VictimExact();
   Slot VictimSampled();
   uint64_t NextRandom();
   SlotMeta& Meta(Slot slot);
@@ -184,8 +184,7 @@ class GroupBanditPolicy final : public Policy {
   std::vector<SlotMeta> slots_;
   std::vector<Slot> window_;  // sampled mode: the members of kWindow
   // Exact mode: the members of kWindow by (EntryScore, tick).
-  using WindowHeap = SlotHeap<ClockPriority, ClockPriorityLess, 4>;
-  WindowHeap window_heap_;
+  ScoreClassQueue window_queue_;
   mutable WindowTargets window_targets_;
   uint64_t rounds_ = 0;
   uint64_t sampled_victims_ = 0;
