@@ -94,9 +94,12 @@ class FeatureGrouping {
   // statistics and into its current group, regroups when this is the B-th
   // request since the last regroup, and returns the request's group index
   // in the (possibly new) grouping.
-  // Inline: the policies call it on every request; the rare paths (a new
-  // tool / category / user, a regroup) are out of line.
-  uint32_t Record(const Request& req, bool hit, double value) {
+  // Inline (forced: GCC kept an out-of-line copy, ~17 instructions of call
+  // and register saves per request): the policies call it on every
+  // request; the rare paths (a new tool / category / user, a regroup) are
+  // out of line.
+  [[gnu::always_inline]] uint32_t Record(const Request& req, bool hit,
+                                         double value) {
     ++recorded_;
     const uint64_t h = hit ? 1 : 0;
     auto bump = [&](Node& n) {

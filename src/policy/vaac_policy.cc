@@ -294,26 +294,6 @@ uint64_t WindowTargets::Compute(double fraction, uint64_t n) {
   return std::clamp<uint64_t>(static_cast<uint64_t>(std::max(w, 1.0)), 1, n);
 }
 
-uint64_t WindowTargets::Get(uint64_t n) {
-  // Compute is non-decreasing in n (each step -- the product, the
-  // subtraction, ceil, max, the cast, the clamp to [1, n] -- is), so when it
-  // gives the same target at lo and at hi it gives it at every n in between.
-  for (const Run& run : runs_) {
-    if (run.lo <= n && n <= run.hi) return run.target;
-  }
-  const uint64_t target = Compute(fraction_, n);
-  for (Run& run : runs_) {
-    if (run.lo <= run.hi && run.target == target) {
-      run.lo = std::min(run.lo, n);
-      run.hi = std::max(run.hi, n);
-      return target;
-    }
-  }
-  runs_[1] = runs_[0];
-  runs_[0] = {n, n, target};
-  return target;
-}
-
 uint64_t GroupBanditPolicy::WindowTarget(uint64_t n) const {
   // Rebalance asks after every hook, for n that moves by a few entries
   // around the cache's fill level: memoized.

@@ -30,6 +30,7 @@
 #ifndef TOOLCACHE_SRC_POLICY_VAAC_POLICY_H_
 #define TOOLCACHE_SRC_POLICY_VAAC_POLICY_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -103,7 +104,7 @@ class WindowTargets {
  public:
   explicit WindowTargets(double fraction) : fraction_(fraction) {}
   static uint64_t Compute(double fraction, uint64_t n);
-  // == Compute(fraction, n).
+  // == Compute(fraction, n). Inline: Rebalance asks after every hook.
   uint64_t Get(uint64_t n);
 
  private:
@@ -115,6 +116,26 @@ class WindowTargets {
   double fraction_;
   Run runs_[2];
 };
+
+inline uint64_t WindowTargets::Get(uint64_t n) {
+  // Compute is non-decreasing in n (each step -- the product, the
+  // subtraction, ceil, max, the cast, the clamp to [1, n] -- is), so when it
+  // gives the same target at lo and at hi it gives it at every n in between.
+  for (const Run& run : runs_) {
+    if (run.lo <= n && n <= run.hi) return run.target;
+  }
+  const uint64_t target = Compute(fraction_, n);
+  for (Run& run : runs_) {
+    if (run.lo <= run.hi && run.target == target) {
+      run.lo = std::min(run.lo, n);
+      run.hi = std::max(run.hi, n);
+      return target;
+    }
+  }
+  runs_[1] = runs_[0];
+  runs_[0] = {n, n, target};
+  return target;
+}
 
 class GroupBanditPolicy final : public Policy {
  public:
