@@ -42,6 +42,7 @@ inline uint64_t MixId(uint64_t x) {
 //    (MixId(key) & mask_) with no empty bucket in between (maintained by
 //    backward-shift deletion).
 //  - size_ * 4 <= buckets_.size() * 3.
+//  - a live bucket's hash is the low 32 bits of MixId(its key).
 class FlatIdMap {
  public:
   static constexpr uint32_t kEmpty = 0xffffffffu;
@@ -63,12 +64,14 @@ class FlatIdMap {
   void Insert(uint64_t key, uint32_t value) {
     assert(value != kEmpty);
     if ((size_ + 1) * 4 > buckets_.size() * 3) Rehash(buckets_.size() * 2);
-    uint64_t i = MixId(key) & mask_;
+    const uint64_t h = MixId(key);
+    uint64_t i = h & mask_;
     while (true) {
       Bucket& b = buckets_[i];
       if (b.value == kEmpty) {
         b.key = key;
         b.value = value;
+        b.hash = static_cast<uint32_t>(h);
         ++size_;
         return;
       }
@@ -86,7 +89,8 @@ class FlatIdMap {
   // kEmpty.
   void Assign(uint64_t key, uint32_t value) {
     assert(value != kEmpty);
-    uint64_t i = MixId(key) & mask_;
+    const uint64_t h = MixId(key);
+    uint64_t i = h & mask_;
     while (true) {
       Bucket& b = buckets_[i];
       if (b.value == kEmpty) break;
@@ -98,11 +102,12 @@ class FlatIdMap {
     }
     if ((size_ + 1) * 4 > buckets_.size() * 3) {
       Rehash(buckets_.size() * 2);
-      i = MixId(key) & mask_;
+      i = h & mask_;
       while (buckets_[i].value != kEmpty) i = (i + 1) & mask_;
     }
     buckets_[i].key = key;
     buckets_[i].value = value;
+    buckets_[i].hash = static_cast<uint32_t>(h);
     ++size_;
   }
 
@@ -129,7 +134,7 @@ class FlatIdMap {
     while (true) {
       j = (j + 1) & mask_;
       if (buckets_[j].value == kEmpty) break;
-      const uint64_t home = MixId(buckets_[j].key) & mask_;
+      const uint64_t home = Home(buckets_[j]);
       // Distance from home to j vs from hole to j (cyclic).
       if (((j - home) & mask_) >= ((j - hole) & mask_)) {
         buckets_[hole] = buckets_[j];
@@ -161,7 +166,17 @@ class FlatIdMap {
   struct Bucket {
     uint64_t key = 0;
     uint32_t value = kEmpty;
+    // The low 32 bits of MixId(key), in what was padding: a deletion's
+    // backward shift and a rehash find a bucket's home without mixing its
+    // key again.
+    uint32_t hash = 0;
   };
+  static_assert(sizeof(Bucket) == 16);  // the hash costs no memory
+  // The home bucket of a live bucket's key.
+  uint64_t Home(const Bucket& b) const {
+    if (mask_ <= 0xffffffffu) return b.hash & mask_;
+    return MixId(b.key) & mask_;  // > 2^32 buckets
+  }
   static constexpr uint64_t kMinBuckets = 16;
 
   void Reset(uint64_t expected_size) {
@@ -177,7 +192,7 @@ class FlatIdMap {
     mask_ = n - 1;
     for (const Bucket& b : old) {
       if (b.value == kEmpty) continue;
-      uint64_t i = MixId(b.key) & mask_;
+      uint64_t i = Home(b);
       while (buckets_[i].value != kEmpty) i = (i + 1) & mask_;
       buckets_[i] = b;
     }
