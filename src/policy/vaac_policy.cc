@@ -21,8 +21,9 @@
 //  - Σ_i N_i over the current groups <= rounds_ (counters of groups that
 //    were not formed again at a regroup are dropped).
 //  - every hook is O(1) amortized except Admit's bandit round (O(groups))
-//    and the exact form's window moves (O(log window) each, amortized O(1)
-//    moves per hook); Victim is O(1) in exact mode.
+//    and the exact form's window moves (O(1) each, O(log classes) when a
+//    score class is made or dropped; amortized O(1) moves per hook); Victim
+//    is O(1) amortized in exact mode.
 #include "src/policy/vaac_policy.h"
 
 #include <spdlog/spdlog.h>
