@@ -366,6 +366,43 @@ TEST(FlatIdMapTest, MatchesStdUnorderedMapUnderRandomChurn) {
   EXPECT_EQ(seen, ref.size());
 }
 
+// Assign and EraseIf (one probe each) against the two-call forms they
+// replace in vaac-plus's ghost: Erase then Insert, Find then Erase. The
+// contents, the size and the bucket count (memory) must stay the same.
+TEST(FlatIdMapTest, AssignAndEraseIfMatchTheTwoCallForms) {
+  FlatIdMap fused;
+  FlatIdMap plain;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 200000; ++i) {
+    // A key space that grows slowly: the table doubles several times.
+    const uint64_t key = rng() % (100 + i / 50) * 0x9e3779b97f4a7c15ULL;
+    const auto v = static_cast<uint32_t>(rng() % 1000);
+    const int op = static_cast<int>(rng() % 3);
+    if (op == 0) {
+      fused.Assign(key, v);
+      plain.Erase(key);
+      plain.Insert(key, v);
+    } else if (op == 1) {
+      // Erase only values with the same parity as v.
+      const bool erased =
+          fused.EraseIf(key, [v](uint32_t x) { return x % 2 == v % 2; });
+      const uint32_t found = plain.Find(key);
+      const bool expect = found != FlatIdMap::kEmpty && found % 2 == v % 2;
+      if (expect) plain.Erase(key);
+      ASSERT_EQ(erased, expect) << i;
+    }
+    ASSERT_EQ(fused.Find(key), plain.Find(key)) << i;
+    ASSERT_EQ(fused.size(), plain.size()) << i;
+    ASSERT_EQ(fused.MemoryBytes(), plain.MemoryBytes()) << i;
+  }
+  uint64_t seen = 0;
+  fused.ForEach([&](uint64_t k, uint32_t x) {
+    EXPECT_EQ(plain.Find(k), x);
+    ++seen;
+  });
+  EXPECT_EQ(seen, plain.size());
+}
+
 TEST(FlatIdMapTest, AcceptsKeyZeroAndMaxKey) {
   FlatIdMap map;
   map.Insert(0, 1);

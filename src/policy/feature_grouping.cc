@@ -99,56 +99,29 @@ uint32_t FeatureGrouping::GroupOf(const Request& req) const {
   return Resolve(tool, cat, u == users_.end() ? nullptr : &u->second);
 }
 
-uint32_t FeatureGrouping::Record(const Request& req, bool hit, double value) {
-  ++recorded_;
-  const uint64_t h = hit ? 1 : 0;
-  auto bump = [&](Node& n) {
-    ++n.accesses;
-    n.hits += h;
-    n.sum_value += value;
-  };
-  bump(root_);
-  // Traces repeat a tool / category / user in runs: the nodes (and the group
-  // they resolve to) of the last Record serve when all three are the same.
-  // The roles change only in Regroup, which empties the memo.
-  const bool same = last_.tool != nullptr && last_.key.tool == req.tool &&
-                    last_.key.category == req.param_category &&
-                    (!options_.group_by_user || last_.key.user == req.user);
-  if (!same) {
-    const UserKey key{req.tool, req.param_category, req.user};
-    if (last_.tool == nullptr || last_.key.tool != key.tool) {
-      last_.tool = &tools_[key.tool];
-      last_.cat = nullptr;
-    }
-    if (last_.cat == nullptr || last_.key.category != key.category) {
-      last_.cat = &cats_[CatKey{key.tool, key.category}];
-      last_.user = nullptr;
-    }
-    if (options_.group_by_user &&
-        (last_.user == nullptr || last_.key.user != key.user)) {
-      last_.user = &users_[key];
-    }
-    last_.key = key;
-    last_.group = Resolve(last_.tool, last_.cat,
-                          options_.group_by_user ? last_.user : nullptr);
+void FeatureGrouping::RememberNodes(const Request& req) {
+  const UserKey key{req.tool, req.param_category, req.user};
+  if (last_.tool == nullptr || last_.key.tool != key.tool) {
+    last_.tool = &tools_[key.tool];
+    last_.cat = nullptr;
   }
-  bump(*last_.tool);
-  bump(*last_.cat);
-  if (options_.group_by_user) bump(*last_.user);
-  const uint32_t g = last_.group;
-  Group& group = groups_[g];
-  ++group.accesses;
-  group.hits += h;
-  group.sum_value += value;
-  ++group.version;
-  // A countdown instead of recorded_ % B (a division per request); Regroup()
-  // called from outside does not move it, as it did not move the modulo.
-  if (--until_regroup_ == 0) {
-    until_regroup_ = options_.b;
-    Regroup();
-    return GroupOf(req);
+  if (last_.cat == nullptr || last_.key.category != key.category) {
+    last_.cat = &cats_[CatKey{key.tool, key.category}];
+    last_.user = nullptr;
   }
-  return g;
+  if (options_.group_by_user &&
+      (last_.user == nullptr || last_.key.user != key.user)) {
+    last_.user = &users_[key];
+  }
+  last_.key = key;
+  last_.group = Resolve(last_.tool, last_.cat,
+                        options_.group_by_user ? last_.user : nullptr);
+}
+
+uint32_t FeatureGrouping::RegroupAfter(const Request& req) {
+  until_regroup_ = options_.b;
+  Regroup();
+  return GroupOf(req);
 }
 
 void FeatureGrouping::Regroup() {

@@ -42,6 +42,7 @@ inline uint64_t MixId(uint64_t x) {
 //    (MixId(key) & mask_) with no empty bucket in between (maintained by
 //    backward-shift deletion).
 //  - size_ * 4 <= buckets_.size() * 3.
+//  - a live bucket's hash is the low 32 bits of MixId(its key).
 class FlatIdMap {
  public:
   static constexpr uint32_t kEmpty = 0xffffffffu;
@@ -63,12 +64,14 @@ class FlatIdMap {
   void Insert(uint64_t key, uint32_t value) {
     assert(value != kEmpty);
     if ((size_ + 1) * 4 > buckets_.size() * 3) Rehash(buckets_.size() * 2);
-    uint64_t i = MixId(key) & mask_;
+    const uint64_t h = MixId(key);
+    uint64_t i = h & mask_;
     while (true) {
       Bucket& b = buckets_[i];
       if (b.value == kEmpty) {
         b.key = key;
         b.value = value;
+        b.hash = static_cast<uint32_t>(h);
         ++size_;
         return;
       }
@@ -80,14 +83,50 @@ class FlatIdMap {
     }
   }
 
+  // Sets key -> value like Insert, but grows the table only when `key` is
+  // new: the same table, bucket count included, as Erase(key) then
+  // Insert(key, value), with one probe instead of two. REQUIRES: value !=
+  // kEmpty.
+  void Assign(uint64_t key, uint32_t value) {
+    assert(value != kEmpty);
+    const uint64_t h = MixId(key);
+    uint64_t i = h & mask_;
+    while (true) {
+      Bucket& b = buckets_[i];
+      if (b.value == kEmpty) break;
+      if (b.key == key) {
+        b.value = value;
+        return;
+      }
+      i = (i + 1) & mask_;
+    }
+    if ((size_ + 1) * 4 > buckets_.size() * 3) {
+      Rehash(buckets_.size() * 2);
+      i = h & mask_;
+      while (buckets_[i].value != kEmpty) i = (i + 1) & mask_;
+    }
+    buckets_[i].key = key;
+    buckets_[i].value = value;
+    buckets_[i].hash = static_cast<uint32_t>(h);
+    ++size_;
+  }
+
   // Removes `key`; returns whether it was present.
   bool Erase(uint64_t key) {
+    return EraseIf(key, [](uint32_t) { return true; });
+  }
+
+  // Removes `key` if it is present and pred(its value) holds (one probe for
+  // Find then Erase); returns whether it removed it.
+  template <typename Pred>
+  bool EraseIf(uint64_t key, Pred&& pred) {
     uint64_t i = MixId(key) & mask_;
     while (true) {
       if (buckets_[i].value == kEmpty) return false;
       if (buckets_[i].key == key) break;
       i = (i + 1) & mask_;
     }
+    if (!pred(buckets_[i].value)) return false;
     // Backward shift: pull later members of the run into the hole when their
     // home is not strictly between the hole and their position.
     uint64_t hole = i;
@@ -95,7 +134,7 @@ class FlatIdMap {
     while (true) {
       j = (j + 1) & mask_;
       if (buckets_[j].value == kEmpty) break;
-      const uint64_t home = MixId(buckets_[j].key) & mask_;
+      const uint64_t home = Home(buckets_[j]);
       // Distance from home to j vs from hole to j (cyclic).
       if (((j - home) & mask_) >= ((j - hole) & mask_)) {
         buckets_[hole] = buckets_[j];
@@ -127,7 +166,17 @@ class FlatIdMap {
   struct Bucket {
     uint64_t key = 0;
     uint32_t value = kEmpty;
+    // The low 32 bits of MixId(key), in what was padding: a deletion's
+    // backward shift and a rehash find a bucket's home without mixing its
+    // key again.
+    uint32_t hash = 0;
   };
+  static_assert(sizeof(Bucket) == 16);  // the hash costs no memory
+  // The home bucket of a live bucket's key.
+  uint64_t Home(const Bucket& b) const {
+    if (mask_ <= 0xffffffffu) return b.hash & mask_;
+    return MixId(b.key) & mask_;  // > 2^32 buckets
+  }
   static constexpr uint64_t kMinBuckets = 16;
 
   void Reset(uint64_t expected_size) {
@@ -143,7 +192,7 @@ class FlatIdMap {
     mask_ = n - 1;
     for (const Bucket& b : old) {
       if (b.value == kEmpty) continue;
-      uint64_t i = MixId(b.key) & mask_;
+      uint64_t i = Home(b);
       while (buckets_[i].value != kEmpty) i = (i + 1) & mask_;
       buckets_[i] = b;
     }

@@ -52,16 +52,14 @@ void VaacPlusPolicy::Ghost::Add(ObjectId id, uint32_t tag, uint64_t capacity) {
   while (size_ >= capacity && size_ > 0) {  // forget the oldest
     const ObjectId old = ring_[head_];
     const uint64_t seq = next_ - size_;
-    const uint32_t v = index_.Find(old);
-    if (v != FlatIdMap::kEmpty && (v >> 1) == (seq & 0x3fffffffu)) {
-      index_.Erase(old);
-    }
+    // Its memory, unless `old` was remembered again since (a newer seq).
+    index_.EraseIf(
+        old, [seq](uint32_t v) { return (v >> 1) == (seq & 0x3fffffffu); });
     // Wraps without a division (head_ < ring size, size_ <= ring size).
     if (++head_ == ring_.size()) head_ = 0;
     --size_;
   }
-  index_.Erase(id);
-  index_.Insert(id, static_cast<uint32_t>((next_ & 0x3fffffffu) << 1 | tag));
+  index_.Assign(id, static_cast<uint32_t>((next_ & 0x3fffffffu) << 1 | tag));
   uint64_t tail = head_ + size_;
   if (tail >= ring_.size()) tail -= ring_.size();
   ring_[tail] = id;
@@ -70,10 +68,13 @@ void VaacPlusPolicy::Ghost::Add(ObjectId id, uint32_t tag, uint64_t capacity) {
 }
 
 uint32_t VaacPlusPolicy::Ghost::Take(ObjectId id) {
-  const uint32_t v = index_.Find(id);
-  if (v == FlatIdMap::kEmpty) return v;
-  index_.Erase(id);  // its ring cell is skipped when it ages out
-  return v & 1;
+  // Forgets it (its ring cell is skipped when it ages out).
+  uint32_t v = FlatIdMap::kEmpty;
+  index_.EraseIf(id, [&v](uint32_t found) {
+    v = found;
+    return true;
+  });
+  return v == FlatIdMap::kEmpty ? v : v & 1;
 }
 
 uint64_t VaacPlusPolicy::Ghost::MemoryBytes() const {

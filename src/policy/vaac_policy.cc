@@ -9,17 +9,21 @@
 //    |kWindow| == WindowTarget(n) after every hook (n = live entries), so
 //    kWindow holds exactly the least recent ceil(0.1 n) entries the paper's
 //    form scans. Sampled mode: window_ holds the same slots densely and
-//    slots_[s].window_pos indexes it. Exact mode: window_heap_ holds them
-//    keyed by (EntryScore, tick), and window_pos is 0 for a member.
+//    slots_[s].window_pos indexes it. Exact mode: window_queue_ holds them
+//    ordered by (EntryScore, tick), and window_pos is 0 for a member.
 //  - An entry's EntryScore changes only on OnInsert/OnHit, and OnHit takes
-//    the entry out of the window first: a window member's heap key is its
-//    current score, so the heap's top is the scan's answer (lowest score,
-//    the least recent -- smallest tick -- among equal scores).
+//    the entry out of the window first: a window member's queued score is
+//    its current score, so the queue's top is the scan's answer (lowest
+//    score, the least recent -- smallest tick -- among equal scores).
+//  - an entry enters the window only from the back of kMain, so its tick
+//    exceeds every window member's: the queue's arrival order is the tick
+//    order (ScoreClassQueue's precondition).
 //  - Σ_i N_i over the current groups <= rounds_ (counters of groups that
 //    were not formed again at a regroup are dropped).
 //  - every hook is O(1) amortized except Admit's bandit round (O(groups))
-//    and the exact form's window moves (O(log window) each, amortized O(1)
-//    moves per hook); Victim is O(1) in exact mode.
+//    and the exact form's window moves (O(1) each, O(log classes) when a
+//    score class is made or dropped; amortized O(1) moves per hook); Victim
+//    is O(1) amortized in exact mode.
 #include "src/policy/vaac_policy.h"
 
 #include <spdlog/spdlog.h>
@@ -103,6 +107,7 @@ GroupBanditPolicy::GroupBanditPolicy(const VaacOptions& options)
     : options_(options),
       model_(options.value),
       grouping_(options.grouping),
+      window_targets_(options.window_fraction),
       rng_state_(options.seed ^ 0x5eed5eed5eed5eedULL) {}
 
 GroupBanditPolicy::SlotMeta& GroupBanditPolicy::Meta(Slot slot) {
@@ -143,18 +148,25 @@ double GroupBanditPolicy::CachedReward(uint32_t index) {
 
 uint32_t GroupBanditPolicy::SelectGroup(uint32_t own) {
   // UCB_i = F_i + c * sqrt(ln t) / sqrt(N_i): F_i is cached per group and
-  // only recomputed after that group's statistics changed.
-  const double bonus =
-      options_.c *
-      std::sqrt(rounds_ > 1 ? std::log(static_cast<double>(rounds_)) : 0.0);
+  // only recomputed after that group's statistics changed. The bonus (a
+  // logarithm) is computed on first use: when no other group is an arm the
+  // argmax rule answers `own` without any UCB.
+  double bonus = 0;
+  bool has_bonus = false;
   const auto ucb = [&](uint32_t i) {
     const uint64_t n = grouping_.group(i).selections;
     if (n == 0) return std::numeric_limits<double>::infinity();
+    if (!has_bonus) {
+      bonus =
+          options_.c *
+          std::sqrt(rounds_ > 1 ? std::log(static_cast<double>(rounds_)) : 0.0);
+      has_bonus = true;
+    }
     return CachedReward(i) + bonus / std::sqrt(static_cast<double>(n));
   };
-  const double own_ucb = ucb(own);
   const uint32_t n = grouping_.group_count();
   if (options_.admit_rule == AdmitRule::kAboveMean) {
+    const double own_ucb = ucb(own);
     if (std::isinf(own_ucb)) return own;
     double sum = 0;
     uint32_t active = 0;
@@ -170,12 +182,19 @@ uint32_t GroupBanditPolicy::SelectGroup(uint32_t own) {
   // Paper-silent tie-break: the request's own group first (so an unexplored
   // group is explored with a request that can use the admission), then the
   // lowest group index. Groups without any request in this grouping are not
-  // arms yet.
+  // arms yet. An unexplored own group (UCB = infinity) wins outright; the
+  // own UCB is computed when the first rival arm is met (none: `own` wins
+  // whatever its UCB, the common case with a single active group).
+  if (grouping_.group(own).selections == 0) return own;
   uint32_t best = own;
-  double best_ucb = own_ucb;
-  if (std::isinf(best_ucb)) return best;
+  double best_ucb = 0;
+  bool own_scored = false;
   for (uint32_t i = 0; i < n; ++i) {
     if (i == own || grouping_.group(i).accesses == 0) continue;
+    if (!own_scored) {
+      best_ucb = ucb(own);
+      own_scored = true;
+    }
     const double u = ucb(i);
     if (u > best_ucb) {
       best = i;
@@ -268,26 +287,18 @@ void GroupBanditPolicy::OnRemove(Slot slot) {
   if (options_.eviction != EvictionMode::kLru) Rebalance();
 }
 
-uint64_t GroupBanditPolicy::WindowTarget(uint64_t n) const {
-  // Rebalance asks after every hook, for n that moves by one: remembered.
-  // A full cache alternates between n and n - 1 (evict, insert): the last
-  // two answers are kept.
-  if (n == window_n_[0]) return window_target_[0];
-  if (n == window_n_[1]) return window_target_[1];
-  window_n_[1] = window_n_[0];
-  window_target_[1] = window_target_[0];
-  window_n_[0] = n;
-  window_target_[0] = ComputeWindowTarget(n);
-  return window_target_[0];
-}
-
-uint64_t GroupBanditPolicy::ComputeWindowTarget(uint64_t n) const {
+uint64_t WindowTargets::Compute(double fraction, uint64_t n) {
   if (n == 0) return 0;
   // Paper-silent: the window is ceil(fraction * n) entries, at least 1 (the
   // epsilon keeps 0.1 * 30 at 3, not 4).
-  const double w =
-      std::ceil(options_.window_fraction * static_cast<double>(n) - 1e-9);
+  const double w = std::ceil(fraction * static_cast<double>(n) - 1e-9);
   return std::clamp<uint64_t>(static_cast<uint64_t>(std::max(w, 1.0)), 1, n);
+}
+
+uint64_t GroupBanditPolicy::WindowTarget(uint64_t n) const {
+  // Rebalance asks after every hook, for n that moves by a few entries
+  // around the cache's fill level: memoized.
+  return window_targets_.Get(n);
 }
 
 uint64_t GroupBanditPolicy::WindowSize() const {
@@ -299,7 +310,9 @@ uint64_t GroupBanditPolicy::WindowSize() const {
 void GroupBanditPolicy::WindowAdd(Slot slot) {
   if (options_.eviction == EvictionMode::kVlruExact) {
     slots_[slot].window_pos = 0;
-    window_heap_.Set(slot, {EntryScore(slot), slots_[slot].tick});
+    // The newcomer is the most recent window entry (Rebalance moves the
+    // least recent main entry): it arrives after every member.
+    window_queue_.Add(slot, EntryScore(slot));
     return;
   }
   slots_[slot].window_pos = static_cast<uint32_t>(window_.size());
@@ -308,7 +321,7 @@ void GroupBanditPolicy::WindowAdd(Slot slot) {
 
 void GroupBanditPolicy::WindowRemove(Slot slot) {
   if (options_.eviction == EvictionMode::kVlruExact) {
-    window_heap_.Remove(slot);
+    window_queue_.Remove(slot);
     slots_[slot].window_pos = kNotInWindow;
     return;
   }
@@ -344,15 +357,18 @@ double GroupBanditPolicy::EntryScore(Slot slot) const {
   return static_cast<double>(m.value) + h + options_.delta5;
 }
 
-Slot GroupBanditPolicy::VictimExact() const {
+Slot GroupBanditPolicy::VictimExact() {
   // The paper's form: among the least recent ceil(0.1 n) entries, the
   // lowest e = log(v + h + delta5) (log is monotone: compare the argument).
   // Paper-silent tie-break: the least recent among equal scores (the
-  // smallest tick). Choice: the window is kept as a heap on (score, tick)
+  // smallest tick). Choice: the window is kept ordered by (score, tick)
   // (see Invariants) instead of walked per eviction -- the same victim, at
-  // O(log window) per window move instead of O(window) per eviction.
-  if (window_heap_.empty()) return kNoSlot;  // contract violation
-  return window_heap_.Top();
+  // O(1) per window move while the window's distinct scores stay (a class
+  // per score; O(log classes) when one appears or empties) instead of
+  // O(window) per eviction. Until session 16 a heap on (score, tick): the
+  // same order, O(log window) per move.
+  if (window_queue_.empty()) return kNoSlot;  // contract violation
+  return window_queue_.Top();
 }
 
 Slot GroupBanditPolicy::VictimExactScan() const {
@@ -420,7 +436,7 @@ uint64_t GroupBanditPolicy::MetadataBytes() const {
   return sizeof(SlotMeta) + SlotLists::kBytesPerSlot +
          (options_.eviction == EvictionMode::kVlruSampled ? sizeof(Slot) : 0) +
          (options_.eviction == EvictionMode::kVlruExact
-              ? WindowHeap::kBytesPerSlot
+              ? ScoreClassQueue::kBytesPerSlot
               : 0);
 }
 

@@ -30,6 +30,7 @@
 #ifndef TOOLCACHE_SRC_POLICY_VAAC_POLICY_H_
 #define TOOLCACHE_SRC_POLICY_VAAC_POLICY_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -39,7 +40,7 @@
 
 #include "src/policy/feature_grouping.h"
 #include "src/policy/intrusive_list.h"
-#include "src/policy/slot_heap.h"
+#include "src/policy/score_class_queue.h"
 #include "src/policy/ucb1.h"
 #include "src/policy/value_model.h"
 #include "toolcache/policy.h"
@@ -95,6 +96,47 @@ inline constexpr std::string_view kVaacKnobs =
     "window_fraction=1e-9:1,sample_size=1:1e6,group_by_user=0:1,"
     "cumulative_grouping=0:1,admit_rule=0:1";
 
+// The size of VAAC's eviction window for n entries: ceil(fraction * n),
+// at least 1 and at most n (0 for n = 0). Get() answers from two runs
+// [lo, hi] of n known to share one target (Compute is non-decreasing in n),
+// so a cache whose entry count moves within a run computes nothing.
+class WindowTargets {
+ public:
+  explicit WindowTargets(double fraction) : fraction_(fraction) {}
+  static uint64_t Compute(double fraction, uint64_t n);
+  // == Compute(fraction, n). Inline: Rebalance asks after every hook.
+  uint64_t Get(uint64_t n);
+
+ private:
+  struct Run {
+    uint64_t lo = UINT64_MAX;  // empty while lo > hi
+    uint64_t hi = 0;
+    uint64_t target = 0;
+  };
+  double fraction_;
+  Run runs_[2];
+};
+
+inline uint64_t WindowTargets::Get(uint64_t n) {
+  // Compute is non-decreasing in n (each step -- the product, the
+  // subtraction, ceil, max, the cast, the clamp to [1, n] -- is), so when it
+  // gives the same target at lo and at hi it gives it at every n in between.
+  for (const Run& run : runs_) {
+    if (run.lo <= n && n <= run.hi) return run.target;
+  }
+  const uint64_t target = Compute(fraction_, n);
+  for (Run& run : runs_) {
+    if (run.lo <= run.hi && run.target == target) {
+      run.lo = std::min(run.lo, n);
+      run.hi = std::max(run.hi, n);
+      return target;
+    }
+  }
+  runs_[1] = runs_[0];
+  runs_[0] = {n, n, target};
+  return target;
+}
+
 class GroupBanditPolicy final : public Policy {
  public:
   explicit GroupBanditPolicy(const VaacOptions& options);
@@ -146,12 +188,11 @@ class GroupBanditPolicy final : public Policy {
   static constexpr uint32_t kWindow = 1;
 
   uint64_t WindowTarget(uint64_t n) const;
-  uint64_t ComputeWindowTarget(uint64_t n) const;
   void Rebalance();
   void WindowAdd(Slot slot);
   void WindowRemove(Slot slot);
   uint32_t SelectGroup(uint32_t own);
-  Slot VictimExact() const;
+  Slot VictimExact();
   Slot VictimSampled();
   uint64_t NextRandom();
   SlotMeta& Meta(Slot slot);
@@ -164,11 +205,8 @@ class GroupBanditPolicy final : public Policy {
   std::vector<SlotMeta> slots_;
   std::vector<Slot> window_;  // sampled mode: the members of kWindow
   // Exact mode: the members of kWindow by (EntryScore, tick).
-  using WindowHeap = SlotHeap<ClockPriority, ClockPriorityLess, 4>;
-  WindowHeap window_heap_;
-  // WindowTarget's last two (n, target).
-  mutable uint64_t window_n_[2] = {UINT64_MAX, UINT64_MAX};
-  mutable uint64_t window_target_[2] = {0, 0};
+  ScoreClassQueue window_queue_;
+  mutable WindowTargets window_targets_;
   uint64_t rounds_ = 0;
   uint64_t sampled_victims_ = 0;
   uint64_t tick_ = 0;

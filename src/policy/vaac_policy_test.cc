@@ -375,5 +375,37 @@ TEST(VaacPolicyTest, EntryValueIsTheModelValueOfItsLastAccess) {
   EXPECT_NEAR(p.EntryScore(s), 0.4 + 0.5 + 1.0, 1e-6);  // h = 1/(1+1)
 }
 
+// WindowTargets::Get answers from runs of n known to share a target; over
+// random walks of n (the entry count of a cache that fills, churns and
+// drains) it must give exactly Compute's answer, for window fractions that
+// round differently.
+TEST(VaacPolicyTest, RememberedWindowTargetIsTheComputedOne) {
+  for (const double fraction : {0.1, 0.25, 1.0 / 3, 0.5, 1e-3, 1.0}) {
+    WindowTargets targets(fraction);
+    uint64_t state = 99;
+    uint64_t n = 0;
+    for (int i = 0; i < 50000; ++i) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      // Mostly +-1 steps, sometimes a jump (a large entry evicts many).
+      const uint64_t r = state % 100;
+      if (r < 45) {
+        ++n;
+      } else if (r < 90) {
+        n = n > 0 ? n - 1 : 0;
+      } else {
+        n = state % 3000;
+      }
+      ASSERT_EQ(targets.Get(n), WindowTargets::Compute(fraction, n))
+          << "fraction " << fraction << " n " << n;
+    }
+  }
+  EXPECT_EQ(WindowTargets::Compute(0.1, 0), 0u);
+  EXPECT_EQ(WindowTargets::Compute(0.1, 30), 3u);
+  EXPECT_EQ(WindowTargets::Compute(0.1, 31), 4u);
+  EXPECT_EQ(WindowTargets::Compute(0.1, 5), 1u);
+}
+
 }  // namespace
 }  // namespace toolcache

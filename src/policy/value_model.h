@@ -21,6 +21,9 @@
 #ifndef TOOLCACHE_SRC_POLICY_VALUE_MODEL_H_
 #define TOOLCACHE_SRC_POLICY_VALUE_MODEL_H_
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -41,9 +44,18 @@ struct ValueModelOptions {
 // Running min/max of one feature (Eq. 1).
 class MinMax {
  public:
-  void Observe(double x) {
-    if (x < min_) min_ = x;
-    if (x > max_) max_ = x;
+  // Returns whether min or max moved.
+  bool Observe(double x) {
+    bool moved = false;
+    if (x < min_) {
+      min_ = x;
+      moved = true;
+    }
+    if (x > max_) {
+      max_ = x;
+      moved = true;
+    }
+    return moved;
   }
   // (x - min) / (max - min) clamped to [0, 1]; `degenerate` when no spread
   // has been observed yet (max <= min).
@@ -70,9 +82,11 @@ class ValueModel {
 
   // Updates the running min/max with req's latency, cost and size.
   void Observe(const Request& req) {
-    latency_.Observe(req.latency);
-    cost_.Observe(req.cost);
-    size_.Observe(static_cast<double>(req.size));
+    // Non-short-circuit: all three are updated.
+    if (latency_.Observe(req.latency) | cost_.Observe(req.cost) |
+        size_.Observe(static_cast<double>(req.size))) {
+      ++epoch_;
+    }
   }
   // tau follows the mean of the finite TTLs passed here (when options.tau
   // <= 0).
@@ -81,10 +95,11 @@ class ValueModel {
   // Raw Eq. 2 with the current normalization, in [-lambda3, lambda1 +
   // lambda2].
   double RawValue(const Request& req) const;
-  // RawValue + lambda3: in [0, lambda1 + lambda2 + lambda3].
-  double Value(const Request& req) const {
-    return RawValue(req) + options_.lambda3;
-  }
+  // RawValue + lambda3: in [0, lambda1 + lambda2 + lambda3]. Remembered
+  // for the last request's latency, cost, TTL (and size, when the cost term
+  // reads it) until the normalization or tau moves: the same double as
+  // computing it afresh.
+  double Value(const Request& req) const;
   // The tau used for `ttl` right now.
   double Tau(double ttl) const;
 
@@ -102,7 +117,83 @@ class ValueModel {
   MinMax size_;
   double ttl_sum_ = 0;
   uint64_t ttl_count_ = 0;
+  // Bumped whenever a min/max or tau's inputs change: Value's memo is only
+  // read under the epoch it was made in.
+  uint64_t epoch_ = 0;
+  struct Memo {
+    uint64_t epoch = UINT64_MAX;  // none yet
+    uint64_t latency = 0;         // bit patterns of the request's fields
+    uint64_t cost = 0;
+    uint64_t ttl = 0;
+    uint64_t size = 0;
+    bool uses_size = false;  // the cost term read the size
+    double value = 0;
+  };
+  mutable Memo memo_;
 };
+
+// Inline: the policies ask for a value on every request (the same
+// arithmetic in the same order as out of line).
+inline double ValueModel::Tau(double ttl) const {
+  if (options_.tau > 0) return options_.tau;
+  // Paper-silent: tau = running mean of the finite TTLs of inserted entries;
+  // before the first insert, the request's own TTL (risk = e^-1).
+  if (ttl_count_ > 0) return ttl_sum_ / static_cast<double>(ttl_count_);
+  return ttl;
+}
+
+inline double ValueModel::NormLatency(const Request& req) const {
+  // Paper-silent: a feature with no observed spread (max == min) normalizes
+  // to 0: it cannot tell requests apart, so it adds nothing.
+  return latency_.Normalize(req.latency, 0.0);
+}
+
+inline double ValueModel::CostSizeRatio(const Request& req) const {
+  const double norm_cost = cost_.Normalize(req.cost, 0.0);
+  if (norm_cost <= 0) return 0;
+  // Paper-silent: with no size spread every object is "the same size", so
+  // NormSize = 1 and the ratio is NormCost alone.
+  const double norm_size = std::max(
+      size_.Normalize(static_cast<double>(req.size), 1.0), kMinNormSize);
+  // Paper-silent: the ratio saturates at 1 so the cost-per-byte term stays
+  // on the same [0, 1] scale as the other normalized terms (Eq. 1's stated
+  // purpose); unclamped, NormCost/NormSize reaches 1/kMinNormSize and the
+  // smallest object would dominate every other feature.
+  return std::min(1.0, norm_cost / norm_size);
+}
+
+inline double ValueModel::StalenessRisk(double ttl) const {
+  if (!(ttl > 0)) return 1.0;
+  if (!std::isfinite(ttl)) return 0.0;
+  const double tau = Tau(ttl);
+  if (!(tau > 0) || !std::isfinite(tau)) return 0.0;
+  return std::exp(-ttl / tau);
+}
+
+inline double ValueModel::Value(const Request& req) const {
+  const auto latency = std::bit_cast<uint64_t>(req.latency);
+  const auto cost = std::bit_cast<uint64_t>(req.cost);
+  const auto ttl = std::bit_cast<uint64_t>(req.ttl);
+  if (memo_.epoch == epoch_ && memo_.latency == latency && memo_.cost == cost &&
+      memo_.ttl == ttl && (!memo_.uses_size || memo_.size == req.size)) {
+    return memo_.value;
+  }
+  memo_.epoch = epoch_;
+  memo_.latency = latency;
+  memo_.cost = cost;
+  memo_.ttl = ttl;
+  memo_.size = req.size;
+  // CostSizeRatio reads the size unless NormCost <= 0.
+  memo_.uses_size = !(cost_.Normalize(req.cost, 0.0) <= 0);
+  memo_.value = RawValue(req) + options_.lambda3;
+  return memo_.value;
+}
+
+inline double ValueModel::RawValue(const Request& req) const {
+  return options_.lambda1 * NormLatency(req) +
+         options_.lambda2 * CostSizeRatio(req) -
+         options_.lambda3 * StalenessRisk(req.ttl);
+}
 
 }  // namespace toolcache
 

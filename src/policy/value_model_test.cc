@@ -1,7 +1,9 @@
 // Tests of the caching value model (Eq. 1-2) on hand-computed numbers.
 #include "src/policy/value_model.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "gtest/gtest.h"
 
@@ -89,6 +91,60 @@ TEST(ValueModelTest, ShorterTtlLowersTheValue) {
   const Request long_ttl = Req(0.5, 0, 10, 3600);
   model.Observe(short_ttl);
   EXPECT_LT(model.Value(short_ttl), model.Value(long_ttl));
+}
+
+// Value() remembers the last request's value until the normalization or
+// tau moves: over random requests drawn from small pools (so the memo is
+// often asked for a repeat) with min/max and tau moving now and then, it
+// must return bit for bit what RawValue + lambda3 computes afresh.
+TEST(ValueModelTest, RememberedValueIsTheValueComputedAfresh) {
+  for (const double tau : {0.0, 600.0}) {
+    ValueModelOptions opt;
+    opt.tau = tau;
+    ValueModel model(opt);
+    uint64_t state = 12345;
+    auto next = [&state] {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return state;
+    };
+    const double latencies[] = {0.5, 1.0, 1.0, 2.5, 0.0, -0.0};
+    const double costs[] = {0.0, 0.0, 0.001, 0.004, -0.0};
+    const uint64_t sizes[] = {100, 700, 700, 5000, 1};
+    const double ttls[] = {300, 3600, 1e12, INFINITY, 0};
+    uint64_t memo_answers = 0;
+    double last = NAN;
+    for (int i = 0; i < 20000; ++i) {
+      // Mostly repeats of the previous request's features.
+      Request r = Req(latencies[next() % 6], costs[next() % 5],
+                      sizes[next() % 5], ttls[next() % 5]);
+      if (i > 0 && next() % 4 != 0) {
+        r.latency = latencies[1];
+        r.cost = costs[next() % 3];  // 0 (size unread) or 0.001
+        r.ttl = ttls[2];
+      }
+      // The extremes widen slowly over the run.
+      if (next() % 500 == 0) r.latency = static_cast<double>(i) / 1000;
+      // Value does not require Observe first: sometimes it is asked before
+      // the request widens the extremes, then again after.
+      if (next() % 3 == 0) {
+        const double before = model.Value(r);
+        ASSERT_EQ(std::bit_cast<uint64_t>(before),
+                  std::bit_cast<uint64_t>(model.RawValue(r) + opt.lambda3));
+      }
+      model.Observe(r);
+      const double v = model.Value(r);
+      const double fresh = model.RawValue(r) + opt.lambda3;
+      ASSERT_EQ(std::bit_cast<uint64_t>(v), std::bit_cast<uint64_t>(fresh))
+          << "request " << i;
+      memo_answers +=
+          std::bit_cast<uint64_t>(v) == std::bit_cast<uint64_t>(last);
+      last = v;
+      if (next() % 8 == 0) model.ObserveInsertedTtl(ttls[next() % 5]);
+    }
+    EXPECT_GT(memo_answers, 1000u);
+  }
 }
 
 }  // namespace
