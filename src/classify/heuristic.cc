@@ -406,18 +406,21 @@ constexpr auto kRealtimeWords = std::to_array<std::string_view>({
     "uptime",       "oncall",        "wait",
 });
 // Words of a title or description's first sentence that mark live data.
-// "wait"/"waits"/"waiting" (session 16): a call that waits for something to
-// happen answers about a moment, not stored data, and a repeat waits anew
-// (executeautomation's `playwright_assert_response`, "Wait for and validate
-// a previously initiated HTTP response wait operation", consumes the wait
-// another call started).
 constexpr auto kRealtimeTextWords = std::to_array<std::string_view>({
-    "recent",    "recently", "current",   "currently", "latest", "live",
-    "realtime",  "now",      "today",     "status",    "logs",   "log",
-    "running",   "balance",  "price",     "prices",    "queue",  "active",
-    "progress",  "ongoing",  "streaming", "balances",  "busy",   "incident",
-    "incidents", "wait",     "waits",     "waiting",
+    "recent",    "recently", "current", "currently", "latest",
+    "live",      "realtime", "now",     "today",     "status",
+    "logs",      "log",      "running", "balance",   "price",
+    "prices",    "queue",    "active",  "progress",  "ongoing",
+    "streaming", "balances", "busy",    "incident",  "incidents",
 });
+// Session 16: a call that waits for something to happen answers about a
+// moment, not stored data, and a repeat waits anew (executeautomation's
+// `playwright_assert_response`, "Wait for and validate a previously
+// initiated HTTP response wait operation", consumes the wait another call
+// started). Only the first sentence counts: later ones say how to use the
+// tool ("wait briefly and retry", "waits for user selection").
+constexpr auto kWaitTextWords =
+    std::to_array<std::string_view>({"wait", "waits", "waiting"});
 constexpr auto kComputationalWords = std::to_array<std::string_view>({
     "calculate",  "calculator", "compute",  "convert",  "conversion",
     "diff",       "analyze",    "analyse",  "analysis", "summarize",
@@ -2883,7 +2886,7 @@ TtlEvidence TtlOf(const ToolInfo& tool, const std::vector<std::string>& name) {
   std::vector<std::string> context = name;
   for (const std::string* text : {&tool.title, &tool.description}) {
     for (const std::string& w : FirstSentenceWords(*text)) {
-      if (In(kRealtimeTextWords, w)) {
+      if (In(kRealtimeTextWords, w) || In(kWaitTextWords, w)) {
         return {TtlCategory::kRealtime,
                 "real-time word '" + w + "' in the " +
                     (text == &tool.title ? "title" : "description")};

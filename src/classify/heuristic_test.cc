@@ -382,6 +382,13 @@ TEST(HeuristicTest, TtlClassesFollowThePaperDefaults) {
   EXPECT_NE(ToolTtlCategory(wait), TtlCategory::kRealtime);
   EXPECT_EQ(TtlCategoryOf(TokenizeName("wait_for_deployment")),
             TtlCategory::kRealtime);
+  // Later sentences say how to use a tool; a wait there is not the call's.
+  ToolInfo retry;
+  retry.name = "search-records";
+  retry.description =
+      "Search an index for records. If recent data is missing, wait briefly "
+      "and retry.";
+  EXPECT_NE(ToolTtlCategory(retry), TtlCategory::kRealtime);
   // Statistics of a live system vs. statistics computed from the input.
   ToolInfo stats;
   stats.name = "describe-index-stats";
