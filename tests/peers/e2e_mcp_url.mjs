@@ -10,6 +10,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn, spawnSync } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -48,9 +49,9 @@ async function until(pred, what, ms = TIMEOUT_MS) {
 
 // server-everything over Streamable HTTP on `port`; resolves once listening.
 async function startEverything(port) {
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+  const child = killOnExit(spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
     env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
   const server = { child, out: '', err: '', exited: false };
   child.stdout.on('data', (d) => { server.out += d.toString(); });
   child.stderr.on('data', (d) => { server.err += d.toString(); });
@@ -222,7 +223,7 @@ test('TLS: a self-signed endpoint fails without --ca-file and works with it', as
   assert.equal(gen.status, 0, `openssl: ${gen.stderr}`);
   const port = await freePort();
   const server = await startEverything(port);
-  const front = spawn(process.execPath, [join(here, 'tls_front.mjs'), cert, key, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const front = killOnExit(spawn(process.execPath, [join(here, 'tls_front.mjs'), cert, key, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] }));
   try {
     let out = '';
     front.stdout.on('data', (d) => { out += d; });
