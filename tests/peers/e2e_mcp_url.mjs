@@ -66,6 +66,14 @@ async function stopServer(server, signal = 'SIGKILL') {
   await until(() => server.exited, 'server exit');
 }
 const posts = (server) => server.out.split('Received MCP POST request').length - 1;
+// The server's log line and its answer come through two pipes: the answer
+// can arrive first (under ASan with the machine loaded, "error call 1
+// reached the server: 3 !== 4"). Waits for the line, up to 2 s.
+async function reachedServer(server, n) {
+  try {
+    await until(() => posts(server) >= n, 'the server log', 2000);
+  } catch { /* the assertion after says what was counted */ }
+}
 
 async function connect(args, { env = {} } = {}) {
   const client = new Client({ name: 'toolcache-e2e-url', version: '1.0.0' }, { capabilities: {} });
@@ -139,6 +147,7 @@ test('everything over HTTP: initialize, tools/list, repeated echo served from ca
     // A different argument is a miss that reaches the server.
     const other = await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } });
     assert.match(text(other), /5/);
+    await reachedServer(server, before + 1);
     assert.equal(posts(server), before + 1);
     await client.close();
     await until(() => server.out.includes('Received session termination request'), 'DELETE at shutdown');
@@ -171,6 +180,7 @@ test('everything over HTTP: errors pass as errors and are never cached', async (
         failed = e;  // a JSON-RPC error is fine too
       }
       assert.ok(failed);
+      await reachedServer(server, before + 1);
       assert.equal(posts(server), before + 1, `error call ${i + 1} reached the server`);
     }
     await client.close();
