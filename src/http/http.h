@@ -161,7 +161,10 @@ class Server {
   virtual uint16_t port() const = 0;
   // Runs the loops on this thread and threads-1 more; returns after Stop.
   virtual void Run() = 0;
-  // Stops every loop. Thread-safe; safe from a signal-handling thread.
+  // Closes every open connection, a response in progress as if its client
+  // left (OnClientGone runs), then stops every loop; Run() returns. A loop
+  // busy in a handler stops once that returns. Thread-safe; safe from a
+  // signal-handling thread.
   virtual void Stop() = 0;
   // Starts a graceful shutdown: the listening socket closes (new
   // connections are refused), idle keep-alive connections close, and every

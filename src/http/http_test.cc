@@ -16,6 +16,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -593,6 +594,77 @@ TEST(HttpClient, BytesPastAResponseAreNotTheNextResponse) {
   EXPECT_EQ(c2.body, "real");
   EXPECT_EQ(up.accepted(), 2);
   (*client)->CloseIdle();
+}
+
+// A relay as the LLM proxy builds one (src/llm/proxy.cc, Exchange): it
+// holds its upstream call, the call holds it as the sink, and the client
+// leaving is what cancels the call and ends that cycle.
+class Relay : public ResponseSink, public std::enable_shared_from_this<Relay> {
+ public:
+  Relay(ResponderPtr res, std::promise<void>* relaying)
+      : res_(std::move(res)), relaying_(relaying) {}
+  void Begin(Client& client, const Url& url) {
+    std::weak_ptr<Relay> weak = shared_from_this();
+    res_->OnClientGone([weak] {
+      if (auto self = weak.lock()) {
+        if (self->call_) self->call_->Cancel();
+        self->call_.reset();
+      }
+    });
+    call_ = client.Start(res_->loop(), url, {.method = "GET", .target = "/"},
+                         shared_from_this());
+  }
+  void OnHead(int status, const Headers&) override { res_->Start(status, {}); }
+  bool OnData(std::string_view data) override {
+    res_->Write(data);
+    if (relaying_ != nullptr) relaying_->set_value();
+    relaying_ = nullptr;
+    return true;
+  }
+  void OnEnd(const Status&) override { res_->Finish(); }
+
+ private:
+  ResponderPtr res_;
+  std::shared_ptr<Call> call_;
+  std::promise<void>* relaying_;
+};
+
+// Stop with a response in progress (the proxy's drain timeout passing with
+// a stream in flight): the response hears OnClientGone, its handler
+// cancels the upstream call, and the relay, its call and the connection
+// are freed. Before, the loops just stopped and the relay and its call,
+// each holding the other, were never freed (LeakSanitizer: ~91 KB per
+// stream in flight at exit, e2e_proxy_ops' short drain).
+TEST(HttpServer, StopEndsTheResponsesInProgressAndFreesTheirHandlers) {
+  // The upstream sends a head and 3 of 100 body bytes, then nothing.
+  RawUpstream up({"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc"});
+  auto client = NewClient({});
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(up.port()));
+  std::promise<void> relaying;
+  std::weak_ptr<Relay> relay;
+  std::mutex mu;
+  // The client stays connected until after the check: its leaving would
+  // cancel the call itself.
+  std::optional<RawClient> c;
+  {
+    ServerFixture f([&](Request, ResponderPtr res) {
+      auto r = std::make_shared<Relay>(std::move(res), &relaying);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        relay = r;
+      }
+      r->Begin(**client, url);
+    });
+    c.emplace(f.port());
+    c->Send("GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+    ASSERT_EQ(relaying.get_future().wait_for(std::chrono::seconds(10)),
+              std::future_status::ready);
+    EXPECT_NE(c->ReadUntil("abc").find("abc"), std::string::npos);
+  }  // Stop, with the client still there and the upstream still silent
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(relay.expired())
+      << "the relay and its upstream call outlived the server";
 }
 
 // Cork holds a streamed response back; Uncork (and Finish) send it.

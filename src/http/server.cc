@@ -16,6 +16,9 @@
 // - Handler callbacks (OnClientGone / OnDrained) are cleared when the
 //   response ends or the connection closes, so no reference cycle outlives
 //   a request.
+// - Server::Stop closes every connection on its own loop before the loop
+//   stops, a response in progress with OnClientGone: nothing a handler
+//   started for a request outlives the loops.
 // - Once the server drains (Server::Drain) no connection is accepted, and
 //   a connection never starts another request: it closes when idle, or
 //   after the response in progress (keep_alive_ is cleared).
@@ -52,6 +55,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "src/http/asio_internal.h"
 #include "src/http/deadline.h"
@@ -246,6 +250,9 @@ class Connection : public std::enable_shared_from_this<Connection>,
   // The server drains (Server::Drain): close now when idle, else after the
   // response in progress.
   void Drain();
+  // The server stops (Server::Stop): close now; a response in progress
+  // hears OnClientGone first.
+  void Abandon();
 
   // Responder.
   void Send(int status, Headers headers, std::string body) override;
@@ -399,8 +406,19 @@ class ServerImpl final : public Server {
     for (auto& t : threads) t.join();
   }
 
+  // Each loop first closes its connections (a response in progress hears
+  // OnClientGone, so its handler cancels what it started and lets go of
+  // the responder), then stops. Choice: a plain ioc.stop() left a handler
+  // and its upstream call, which own each other until one of them ends
+  // (the proxy's Exchange and its http::Call), alive past the loops: never
+  // freed (LeakSanitizer, e2e_proxy_ops' short drain; Session 16).
   void Stop() override {
-    for (auto& l : loops_) l->ioc.stop();
+    for (auto& l : loops_) {
+      net::post(l->ioc, [this, loop = l.get()] {
+        CloseConnections(loop);
+        loop->ioc.stop();
+      });
+    }
   }
 
   void Drain() override {
@@ -428,6 +446,20 @@ class ServerImpl final : public Server {
   void Unregister(Connection* c) {
     std::lock_guard<std::mutex> lock(mu_);
     connections_.erase(c);
+  }
+
+  // On `loop`'s thread: closes every connection of that loop (Stop).
+  void CloseConnections(Loop* loop) {
+    std::vector<std::weak_ptr<Connection>> on_loop;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& [ptr, entry] : connections_) {
+        if (entry.loop == loop) on_loop.push_back(entry.weak);
+      }
+    }
+    for (auto& weak : on_loop) {
+      if (auto c = weak.lock()) c->Abandon();
+    }
   }
 
   uint64_t open_connections() const override { return open_.load(); }
@@ -527,6 +559,14 @@ void Connection::Drain() {
   const bool arriving =
       buffer_.size() > 0 || lean_ || (parser_ && parser_->got_some());
   if (!arriving) Close();
+}
+
+void Connection::Abandon() {
+  if (phase_ == Phase::kResponding && !gone_) {
+    ClientGone();
+  } else {
+    Close();
+  }
 }
 
 void Connection::ArmReadDeadline(double seconds) {

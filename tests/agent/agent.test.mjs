@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +19,7 @@ const CLAUDE = path.join(here, 'node_modules/@anthropic-ai/claude-code-linux-x64
 
 function run(cmd, args, opts, ms) {
   return new Promise((resolve) => {
-    const c = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = killOnExit(spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }));
     let stdout = '', stderr = '';
     c.stdout.on('data', (d) => { stdout += d; });
     c.stderr.on('data', (d) => { stderr += d; });
@@ -38,8 +39,8 @@ test('Claude Code reads a file twice: the second read would hit', { skip: !fs.ex
     { when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_agent_2', name: 'Read', input: { file_path: file } }] } },
     { when: { tool: 'Read' }, reply: { text: 'It says: the cache remembers.' } },
   ] });
-  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url],
+    { stdio: ['ignore', 'pipe', 'pipe'] }));
   let log = '';
   proxy.stderr.on('data', (d) => { log += d; });
   try {
@@ -88,8 +89,8 @@ test('Claude Code with --serve: its Read is observed not served; read, edit, rea
   fs.writeFileSync(file, 'the cache remembers\n');
   fs.mkdirSync(path.join(work, 'home'));
   const up = await startFakeUpstream();
-  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
+    { stdio: ['ignore', 'pipe', 'pipe'] }));
   let log = '';
   proxy.stderr.on('data', (d) => { log += d; });
   try {
@@ -159,8 +160,8 @@ test('Claude Code with serve: [Read]: the second read is answered inside the pro
   ] });
   const cfg = path.join(work, 'toolcache.yaml');
   fs.writeFileSync(cfg, 'proxy:\n  serve: [Read]\n');
-  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url],
+    { stdio: ['ignore', 'pipe', 'pipe'] }));
   let log = '';
   proxy.stderr.on('data', (d) => { log += d; });
   try {
@@ -213,8 +214,8 @@ test('Claude Code with promptCache on: stable tool bytes, no cache break', { ski
     { when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_pc_2', name: 'Read', input: { file_path: file } }] } },
     { when: { tool: 'Read' }, reply: { text: 'It says: warm caches are cheap.' } },
   ] });
-  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg],
+    { stdio: ['ignore', 'pipe', 'pipe'] }));
   let log = '';
   proxy.stderr.on('data', (d) => { log += d; });
   try {

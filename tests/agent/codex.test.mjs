@@ -10,6 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +22,7 @@ const CODEX = path.join(here, 'node_modules/@openai/codex-linux-x64/vendor/x86_6
 
 function run(cmd, args, opts, ms) {
   return new Promise((resolve) => {
-    const c = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = killOnExit(spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }));
     let stdout = '', stderr = '';
     c.stdout.on('data', (d) => { stdout += d; });
     c.stderr.on('data', (d) => { stderr += d; });
@@ -31,8 +32,8 @@ function run(cmd, args, opts, ms) {
 }
 
 async function startProxy(upstream, extra = []) {
-  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstream, ...extra],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstream, ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'] }));
   const p = { proc: proxy, log: '' };
   proxy.stderr.on('data', (d) => { p.log += d; });
   p.url = await new Promise((resolve) => proxy.stdout.on('data', (d) => {

@@ -7,6 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import { existsSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,8 +29,8 @@ tools:
   search_docs: {requestType: INFORMATIONAL, ttlSeconds: 600}
   set_alarm: {requestType: COMMAND}
 `);
-  server = spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', cfg, '--log-level', 'error'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  server = killOnExit(spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', cfg, '--log-level', 'error'],
+    { stdio: ['ignore', 'pipe', 'pipe'] }));
   url = await new Promise((resolve, reject) => {
     let out = '';
     server.stdout.on('data', (d) => {
@@ -155,8 +156,8 @@ function checkChart(c) {
 
 test('the LLM proxy serves the same dashboard: would-hits per tool, breaks, bypasses match its stats', async () => {
   const up = await startFakeUpstream();
-  const proxy = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--log-level', 'error'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proxy = killOnExit(spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--log-level', 'error'],
+    { stdio: ['ignore', 'pipe', 'pipe'] }));
   try {
     const purl = await new Promise((resolve, reject) => {
       let out = '';

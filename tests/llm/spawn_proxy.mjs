@@ -3,9 +3,10 @@
 // log(), stop() }. Rejects with the process's stderr if it exits first.
 // Shared by the proxy's node tests.
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 
 export async function spawnListening(bin, args) {
-  const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = killOnExit(spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] }));
   let log = '';
   child.stderr.on('data', (d) => { log += d; });
   const url = await new Promise((resolve, reject) => {

@@ -10,6 +10,7 @@
 //
 // Usage: TOOLCACHE_BIN=... node e2e_claude_mcp_http.mjs
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,7 +29,7 @@ const FS = join(here, 'node_modules/@modelcontextprotocol/server-filesystem/dist
 
 function run(cmd, args, opts, ms) {
   return new Promise((resolve) => {
-    const c = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = killOnExit(spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }));
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => { stdout += d; });
@@ -53,8 +54,8 @@ servers:
   fs:
     command: ${JSON.stringify([process.execPath, join(here, 'tee.js'), log, '--', process.execPath, FS, files])}
 `);
-  const serve = spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', join(work, 'serve.yaml'), '--log-level', 'warn'],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
+  const serve = killOnExit(spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', join(work, 'serve.yaml'), '--log-level', 'warn'],
+    { stdio: ['ignore', 'pipe', 'inherit'] }));
   const base = await new Promise((resolve) => {
     let out = '';
     serve.stdout.on('data', (d) => {

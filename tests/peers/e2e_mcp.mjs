@@ -13,6 +13,7 @@ import {
   ListRootsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { spawn, spawnSync } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import {
   chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync,
@@ -97,7 +98,7 @@ function withTimeout(promise, ms, what) {
 // A raw line-level session with the proxy (for malformed lines, unknown
 // protocol versions, concurrent identical calls).
 function rawSession(p, env = {}) {
-  const child = spawn(p.command, p.args, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+  const child = killOnExit(spawn(p.command, p.args, { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, ...env } }));
   const messages = [];
   const waiters = [];
   let buf = '';

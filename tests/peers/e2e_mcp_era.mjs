@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -54,7 +55,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // answers out (the SDK clients always send valid envelopes).
 class RawClient {
   constructor(p) {
-    this.child = spawn(p.command, p.args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child = killOnExit(spawn(p.command, p.args, { stdio: ['pipe', 'pipe', 'inherit'] }));
     this.waiting = new Map();
     this.buf = '';
     this.child.stdout.on('data', (d) => {
@@ -327,7 +328,7 @@ tests.claude_code_through_the_proxy = async () => {
   ] });
   try {
     const r = await new Promise((resolve) => {
-      const c = spawn(CLAUDE, ['-p', 'Read note a twice', '--mcp-config', config, '--strict-mcp-config',
+      const c = killOnExit(spawn(CLAUDE, ['-p', 'Read note a twice', '--mcp-config', config, '--strict-mcp-config',
         '--allowedTools', tool, '--output-format', 'json', '--max-turns', '6'], {
         cwd: work,
         env: {
@@ -336,7 +337,7 @@ tests.claude_code_through_the_proxy = async () => {
           DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      }));
       let stdout = '', stderr = '';
       c.stdout.on('data', (d) => { stdout += d; });
       c.stderr.on('data', (d) => { stderr += d; });

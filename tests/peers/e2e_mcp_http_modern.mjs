@@ -10,6 +10,7 @@
 // Usage: TOOLCACHE_BIN=... node e2e_mcp_http_modern.mjs [test-name-filter]
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,24 +34,16 @@ const V = '2026-07-28';
 function yamlList(a) {
   return `[${a.map((x) => JSON.stringify(x)).join(', ')}]`;
 }
-// Every serve this script starts is killed when it exits, however it exits:
-// a serve left behind holds ctest's output pipe open and the run never ends.
-const spawned = new Set();
-process.on('exit', () => {
-  for (const p of spawned) {
-    try { p.kill('SIGKILL'); } catch { /* already gone */ }
-  }
-});
 async function startServe(store, extraYaml = '') {
   const cfg = join(work, `serve-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(cfg, `servers:
   fs:
     command: ${yamlList([process.execPath, join(here, 'tee.js'), fsLog, '--', process.execPath, FS, dir])}
 ${extraYaml}`);
-  const proc = spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', cfg, '--store', store, '--log-level', 'warn'],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  spawned.add(proc);
-  proc.on('exit', () => spawned.delete(proc));
+  // Killed when this script exits, however it exits: a serve left behind
+  // holds ctest's output pipe open and the run never ends.
+  const proc = killOnExit(spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', cfg, '--store', store, '--log-level', 'warn'],
+    { stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 10000);

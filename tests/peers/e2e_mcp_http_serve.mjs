@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { spawn, spawnSync } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,8 +46,8 @@ async function startServe(extraArgs = [], extraYaml = '') {
   everything:
     command: ${yamlList([process.execPath, join(here, 'tee.js'), evLog, '--', process.execPath, EVERYTHING, 'stdio'])}
 ${extraYaml}`);
-  const proc = spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', cfg, '--log-level', 'warn', ...extraArgs],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = killOnExit(spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--config', cfg, '--log-level', 'warn', ...extraArgs],
+    { stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 10000);

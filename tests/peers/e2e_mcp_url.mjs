@@ -10,6 +10,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn, spawnSync } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -48,9 +49,9 @@ async function until(pred, what, ms = TIMEOUT_MS) {
 
 // server-everything over Streamable HTTP on `port`; resolves once listening.
 async function startEverything(port) {
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+  const child = killOnExit(spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
     env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
   const server = { child, out: '', err: '', exited: false };
   child.stdout.on('data', (d) => { server.out += d.toString(); });
   child.stderr.on('data', (d) => { server.err += d.toString(); });
@@ -65,6 +66,14 @@ async function stopServer(server, signal = 'SIGKILL') {
   await until(() => server.exited, 'server exit');
 }
 const posts = (server) => server.out.split('Received MCP POST request').length - 1;
+// The server's log line and its answer come through two pipes: the answer
+// can arrive first (under ASan with the machine loaded, "error call 1
+// reached the server: 3 !== 4"). Waits for the line, up to 2 s.
+async function reachedServer(server, n) {
+  try {
+    await until(() => posts(server) >= n, 'the server log', 2000);
+  } catch { /* the assertion after says what was counted */ }
+}
 
 async function connect(args, { env = {} } = {}) {
   const client = new Client({ name: 'toolcache-e2e-url', version: '1.0.0' }, { capabilities: {} });
@@ -138,6 +147,7 @@ test('everything over HTTP: initialize, tools/list, repeated echo served from ca
     // A different argument is a miss that reaches the server.
     const other = await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 3 } });
     assert.match(text(other), /5/);
+    await reachedServer(server, before + 1);
     assert.equal(posts(server), before + 1);
     await client.close();
     await until(() => server.out.includes('Received session termination request'), 'DELETE at shutdown');
@@ -170,6 +180,7 @@ test('everything over HTTP: errors pass as errors and are never cached', async (
         failed = e;  // a JSON-RPC error is fine too
       }
       assert.ok(failed);
+      await reachedServer(server, before + 1);
       assert.equal(posts(server), before + 1, `error call ${i + 1} reached the server`);
     }
     await client.close();
@@ -222,7 +233,7 @@ test('TLS: a self-signed endpoint fails without --ca-file and works with it', as
   assert.equal(gen.status, 0, `openssl: ${gen.stderr}`);
   const port = await freePort();
   const server = await startEverything(port);
-  const front = spawn(process.execPath, [join(here, 'tls_front.mjs'), cert, key, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const front = killOnExit(spawn(process.execPath, [join(here, 'tls_front.mjs'), cert, key, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] }));
   try {
     let out = '';
     front.stdout.on('data', (d) => { out += d; });

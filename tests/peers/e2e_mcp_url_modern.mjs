@@ -10,6 +10,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,7 @@ const V = '2026-07-28';
 
 async function startServer(log) {
   writeFileSync(log, '');
-  const child = spawn(process.execPath, [join(here, 'modern_http_server.mjs'), log], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = killOnExit(spawn(process.execPath, [join(here, 'modern_http_server.mjs'), log], { stdio: ['ignore', 'pipe', 'inherit'] }));
   let out = '';
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 10000);
@@ -123,7 +124,7 @@ test('auto mode in front of a 2025 server (server-everything, SDK 1.x): the clie
   const port = await new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
   });
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = killOnExit(spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] }));
   let err = '';
   child.stderr.on('data', (d) => { err += d; });
   try {

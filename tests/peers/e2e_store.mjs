@@ -9,6 +9,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -51,9 +52,9 @@ function ping(port) {
 // A redis-server of our own (no persistence) on `port`.
 async function startRedis(port) {
   assert.ok(REDIS, 'redis-server not found: run scripts/setup.sh');
-  const child = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
+  const child = killOnExit(spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
     '--appendonly', 'no', '--dir', work, '--logfile', join(work, `redis-${port}.log`)],
-  { stdio: 'ignore' });
+  { stdio: 'ignore' }));
   for (let i = 0; i < 200; i++) {
     if (await ping(port)) return child;
     await sleep(25);

@@ -4,14 +4,15 @@
 // Each case prints what it saw; the process exits non-zero naming the
 // first case that failed. Run by tests/e2e_security.sh.
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import net from 'node:net';
 
 import { BIN, startFakeUpstream } from './lib/common.mjs';
 
 const up = await startFakeUpstream();
 up.load({ fallbackText: 'ok', turns: [] });
-const proxy = spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
-  { stdio: ['ignore', 'pipe', 'pipe'] });
+const proxy = killOnExit(spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
+  { stdio: ['ignore', 'pipe', 'pipe'] }));
 let log = '';
 proxy.stderr.on('data', (d) => { log += d; });
 const base = await new Promise((resolve, reject) => {

@@ -5,6 +5,7 @@
 // cacheable (mayRelax false), and a provider that answers garbage, an error
 // or too slowly never changes or blocks the heuristic's verdict.
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,7 +26,7 @@ const toolsFile = (tools) => {
 // Asynchronous: the fake provider runs in this process's event loop.
 const classify = (file, extra) => new Promise((resolve) => {
   const t0 = Date.now();
-  const child = spawn(bin, ['classify', '--format', 'json', ...extra, file]);
+  const child = killOnExit(spawn(bin, ['classify', '--format', 'json', ...extra, file]));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => { stdout += d; });

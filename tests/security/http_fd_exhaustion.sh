@@ -9,6 +9,17 @@ source "$(dirname "$0")/lib/common.sh"
 # This group checks each status itself: no -e, no pipefail.
 set +e +o pipefail
 fail() { echo "FAIL http_fd_exhaustion: $*" >&2; exit 1; }
+# Not under UBSan (the ASan+UBSan build, scripts/test.sh): its vptr check
+# reads the vtable through a pipe it opens for the purpose
+# (IsAccessibleMemoryRange); with the descriptors exhausted pipe2() fails
+# with EMFILE and the check reports "object has invalid vptr" for a valid
+# object (the first log line of the episode, fmt's buffer) and aborts the
+# server. strace showed pipe2 = EMFILE just before the report (Session 16,
+# docs/SECURITY.md). The case itself runs on the normal build.
+if ldd "$TOOLCACHE_BIN" 2>/dev/null | grep -q libubsan; then
+  echo "http_fd_exhaustion: skipped (UBSan's vptr check needs descriptors)"
+  exit 0
+fi
 
 # (bash -c so that the limit is the server's alone; exec keeps its pid.)
 start_bg "$work/out" "$work/err" bash -c 'ulimit -n 24 && exec "$@"' sh \

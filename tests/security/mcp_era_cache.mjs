@@ -17,6 +17,7 @@
 // Real peers: the SDK 2.4.0 server (tests/peers/modern_fixture.mjs) behind
 // tests/peers/tee.js, which logs what reached the server.
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,8 +33,8 @@ let n = 0;
 function proxy(flags = []) {
   const log = join(work, `server-${++n}.log`);
   writeFileSync(log, '');
-  const child = spawn(BIN, ['mcp', '--name', 'era-sec', '--log-level', 'info', ...flags, '--', process.execPath, TEE, log, '--',
-    process.execPath, FIXTURE], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = killOnExit(spawn(BIN, ['mcp', '--name', 'era-sec', '--log-level', 'info', ...flags, '--', process.execPath, TEE, log, '--',
+    process.execPath, FIXTURE], { stdio: ['pipe', 'pipe', 'pipe'] }));
   const p = { child, log, waiting: new Map(), buf: '', err: '', id: 0 };
   child.stderr.on('data', (d) => { p.err += d; });
   child.stdout.on('data', (d) => {

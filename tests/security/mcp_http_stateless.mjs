@@ -8,6 +8,7 @@
 // process exits non-zero naming the first case that failed. Run by
 // tests/e2e_security.sh.
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -31,8 +32,8 @@ serve:
     alice: {token: tok-alice}
     bob: {token: tok-bob}
 `);
-const serve = spawn(process.env.TOOLCACHE_BIN, ['serve', '--listen', '127.0.0.1:0', '--config', path.join(work, 'serve.yaml'), '--log-level', 'error'],
-  { stdio: ['ignore', 'pipe', 'pipe'] });
+const serve = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['serve', '--listen', '127.0.0.1:0', '--config', path.join(work, 'serve.yaml'), '--log-level', 'error'],
+  { stdio: ['ignore', 'pipe', 'pipe'] }));
 let err = '';
 serve.stderr.on('data', (d) => { err += d; });
 const base = await new Promise((resolve, reject) => {

@@ -6,6 +6,7 @@
 // Real peers: the official MCP SDK client and server-everything (remote
 // over Streamable HTTP, and stdio), from tests/peers/node_modules.
 import { spawn } from 'node:child_process';
+import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -38,9 +39,9 @@ async function until(pred, what) {
   }
 }
 async function startEverything(port) {
-  const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
+  const child = killOnExit(spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
     env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
   const server = { child, out: '', err: '', exited: false };
   child.stdout.on('data', (d) => { server.out += d.toString(); });
   child.stderr.on('data', (d) => { server.err += d.toString(); });
