@@ -555,5 +555,37 @@ TEST(ClassifierTest, ToolInfoFromJsonReadsMcpToolObjects) {
               HasSubstr("readOnlyHint"));
 }
 
+// Session 16: a call that waits for an event is never cached, whatever the
+// minimum TTL and the server's TTL (executeautomation's
+// playwright_assert_response, a labelled write the retrained veto no longer
+// catches); only the operator's own TTL for the tool decides otherwise.
+TEST(ClassifierTest, AWaitIsNeverCachedWhateverTheMinimumOrServerTtl) {
+  ToolInfo t = Tool("playwright_assert_response",
+                    "Wait for and validate a previously initiated HTTP "
+                    "response wait operation.");
+  t.server = "pw";
+  for (const char* yaml :
+       {"servers: {}\n", "minCacheableTtlSeconds: 0\n",
+        "minCacheableTtlSeconds: 0\nservers:\n  pw: {ttlSeconds: 300}\n",
+        "ttlSeconds: 30\nminCacheableTtlSeconds: 10\n"}) {
+    const Verdict v =
+        Classifier(Yaml(yaml), {.use_learned_model = false}).Classify(t);
+    EXPECT_FALSE(v.cacheable) << yaml << v.detail;
+    EXPECT_EQ(v.ttl_seconds, 0) << yaml;
+    EXPECT_THAT(v.detail, HasSubstr("waits for an event is never cached"));
+  }
+  const Verdict own = Classifier(Yaml("tools:\n  playwright_assert_response: "
+                                      "{ttlSeconds: 120}\n"),
+                                 {.use_learned_model = false})
+                          .Classify(t);
+  EXPECT_TRUE(own.cacheable) << own.detail;
+  EXPECT_EQ(own.ttl_seconds, 120);
+  // The same tool without the wait is cacheable (the rule, not the verb).
+  t.description = "Validate a previously initiated HTTP response.";
+  EXPECT_TRUE(Classifier(Yaml("servers: {}\n"), {.use_learned_model = false})
+                  .Classify(t)
+                  .cacheable);
+}
+
 }  // namespace
 }  // namespace toolcache

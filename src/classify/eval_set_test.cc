@@ -150,7 +150,7 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   // git_fetch left with the option rule ("prune": "Prune remote-tracking
   // references"); playwright_assert_response ("Wait for and validate a
   // previously initiated ... wait operation") is still INFORMATIONAL, and
-  // since session 16 real-time (waiting is about a moment), so not cached.
+  // since session 16 never cached (a call that waits: TTL cap 0).
   EXPECT_THAT(dev->writes_cacheable, IsEmpty());
   EXPECT_THAT(dev->writes_informational,
               ElementsAre("executeautomation-playwright/"
@@ -204,8 +204,8 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
   // in-sample). Session 16: retrained on every set with the threshold its
   // leave-one-set-out scores support (0.90), it no longer vetoes the dev
   // write (P(write) 0.77 in-sample, 0.68 out of set: session 6's veto of it
-  // was in-sample only) and costs no read; the real-time class of a wait
-  // keeps it uncached.
+  // was in-sample only) and costs no read; a wait is never cached, which
+  // keeps it out.
   const std::vector<HalfReport> m = EvaluateSet(Classifier(), LoadSet());
   const HalfReport* mdev = Half(m, "dev");
   ASSERT_TRUE(mdev);
@@ -221,8 +221,8 @@ TEST(EvalSetTest, NumbersPerHalfArePinned) {
 // INFORMATIONAL are labelled against their own annotations; each stays below
 // the minimum TTL or needs a per-tool TTL). Until session 16 the learned veto
 // caught playwright_assert_response in-sample; the veto retrained on every
-// set does not, and the real-time class of a wait does (an operator's server
-// TTL does not lift it; docs/CLASSIFY.md, "Session 16").
+// set does not, and the rule that a wait is never cached does (an operator's
+// server TTL does not lift it; docs/CLASSIFY.md, "Session 16").
 TEST(EvalSetTest, AnnotationsAndServerTtlsMakeNoWriteCacheable) {
   std::string yaml = "servers:\n";
   const std::vector<SetTool> set = LoadSet();

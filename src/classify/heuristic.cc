@@ -403,7 +403,7 @@ constexpr auto kRealtimeWords = std::to_array<std::string_view>({
     "process",      "processes",     "running",  "output",   "console",
     "screenshot",   "snapshot",      "session",  "sessions", "progress",
     "active",       "usage",         "incident", "freebusy", "availability",
-    "uptime",       "oncall",        "wait",
+    "uptime",       "oncall",
 });
 // Words of a title or description's first sentence that mark live data.
 constexpr auto kRealtimeTextWords = std::to_array<std::string_view>({
@@ -417,8 +417,11 @@ constexpr auto kRealtimeTextWords = std::to_array<std::string_view>({
 // moment, not stored data, and a repeat waits anew (executeautomation's
 // `playwright_assert_response`, "Wait for and validate a previously
 // initiated HTTP response wait operation", consumes the wait another call
-// started). Only the first sentence counts: later ones say how to use the
-// tool ("wait briefly and retry", "waits for user selection").
+// started), so it is never cached: a TTL cap of 0, which no minimum TTL
+// setting and no server-wide TTL lifts (only the operator's own TTL for
+// the tool). "wait" or "waits" in the name, or one of these in the first
+// sentence of the title or description; later sentences say how to use
+// the tool ("wait briefly and retry", "waits for user selection").
 constexpr auto kWaitTextWords =
     std::to_array<std::string_view>({"wait", "waits", "waiting"});
 constexpr auto kComputationalWords = std::to_array<std::string_view>({
@@ -2812,6 +2815,8 @@ ToolLevel AnalyzeTool(const ToolInfo& tool) {
 struct TtlEvidence {
   TtlCategory category = TtlCategory::kNone;
   std::string why;
+  // The call waits for an event (kWaitTextWords): never cached.
+  bool waits = false;
 };
 
 // A real-time name word, or the plural of one ("balances", "incidents").
@@ -2879,6 +2884,21 @@ constexpr auto kLiveSystemNouns = std::to_array<std::string_view>({
 // 4. else computational, then static words of the name.
 TtlEvidence TtlOf(const ToolInfo& tool, const std::vector<std::string>& name) {
   for (const std::string& t : name) {
+    if (t == "wait" || t == "waits") {
+      return {TtlCategory::kRealtime, "'" + t + "' in the name", true};
+    }
+  }
+  for (const std::string* text : {&tool.title, &tool.description}) {
+    for (const std::string& w : FirstSentenceWords(*text)) {
+      if (In(kWaitTextWords, w)) {
+        return {TtlCategory::kRealtime,
+                "'" + w + "' in the first sentence of the " +
+                    (text == &tool.title ? "title" : "description"),
+                true};
+      }
+    }
+  }
+  for (const std::string& t : name) {
     if (const std::string w = LiveNameWord(t); !w.empty()) {
       return {TtlCategory::kRealtime, "real-time word '" + t + "' in the name"};
     }
@@ -2886,7 +2906,7 @@ TtlEvidence TtlOf(const ToolInfo& tool, const std::vector<std::string>& name) {
   std::vector<std::string> context = name;
   for (const std::string* text : {&tool.title, &tool.description}) {
     for (const std::string& w : FirstSentenceWords(*text)) {
-      if (In(kRealtimeTextWords, w) || In(kWaitTextWords, w)) {
+      if (In(kRealtimeTextWords, w)) {
         return {TtlCategory::kRealtime,
                 "real-time word '" + w + "' in the " +
                     (text == &tool.title ? "title" : "description")};
@@ -3074,7 +3094,14 @@ class HeuristicExtractor final : public FeatureExtractor {
     }
 
     const TtlEvidence ttl = TtlOf(tool, t.name_tokens);
-    if (ttl.category != TtlCategory::kNone) {
+    if (ttl.waits) {
+      f.ttl_seconds = 0;
+      f.ttl_cap = true;
+      f.ttl_detail =
+          "a call that waits for an event is never cached (" + ttl.why + ")";
+      if (!f.detail.empty()) f.detail += "; ";
+      f.detail += f.ttl_detail;
+    } else if (ttl.category != TtlCategory::kNone) {
       f.ttl_seconds = TtlCategorySeconds(ttl.category);
       f.ttl_detail = "TTL class " + std::string(TtlCategoryName(ttl.category)) +
                      " from " + ttl.why;

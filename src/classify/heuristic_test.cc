@@ -380,8 +380,9 @@ TEST(HeuristicTest, TtlClassesFollowThePaperDefaults) {
   EXPECT_EQ(ToolTtlCategory(wait), TtlCategory::kRealtime);
   wait.description = "Validate a previously initiated HTTP response.";
   EXPECT_NE(ToolTtlCategory(wait), TtlCategory::kRealtime);
-  EXPECT_EQ(TtlCategoryOf(TokenizeName("wait_for_deployment")),
-            TtlCategory::kRealtime);
+  wait.name = "wait_for_deployment";
+  wait.description = "";
+  EXPECT_EQ(ToolTtlCategory(wait), TtlCategory::kRealtime);
   // Later sentences say how to use a tool; a wait there is not the call's.
   ToolInfo retry;
   retry.name = "search-records";

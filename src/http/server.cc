@@ -518,8 +518,9 @@ class ServerImpl final : public Server {
   ServerOptions options_;
   Handler handler_;
   // Declared before loops_: connections destroyed with a loop's pending
-  // handlers unregister themselves.
+  // handlers unregister themselves and count themselves out (open_).
   std::atomic<bool> draining_{false};
+  std::atomic<uint64_t> open_{0};
   struct Registered {
     Loop* loop;
     std::weak_ptr<Connection> weak;
@@ -532,7 +533,6 @@ class ServerImpl final : public Server {
   size_t next_ = 0;
   bool starved_ = false;  // accept failed for lack of descriptors (loop 0)
   uint16_t port_ = 0;
-  std::atomic<uint64_t> open_{0};
 };
 
 Connection::Connection(ServerImpl* server, Loop* loop, tcp::socket socket)
