@@ -432,11 +432,11 @@ bool ResultFromClient(std::string_view name) {
 
 namespace {
 
-// The text after `open` up to (not including) the first of `stops`; "" when
-// `open` is absent or nothing ends the value.
+// The text after the first `open` up to (not including) the next `stop`;
+// "" when `open` is absent or nothing ends the value.
 std::string_view Between(std::string_view text, std::string_view open,
-                         std::string_view stop, bool last = false) {
-  const size_t at = last ? text.rfind(open) : text.find(open);
+                         std::string_view stop) {
+  const size_t at = text.find(open);
   if (at == std::string_view::npos) return {};
   text.remove_prefix(at + open.size());
   const size_t end = text.find(stop);
@@ -455,11 +455,16 @@ ClientWorkspace FindClientWorkspace(std::string_view body,
   // the line ends at "\n"), and metadata.user_id's device_id. The metadata
   // follows the messages: the last structural occurrence is the request's
   // (inside a message it would be escaped).
-  std::string_view folder =
-      Between(system, " - Primary working directory: ", "\\n");
+  // Some requests carry the block in the first user message instead (a
+  // system reminder): the first occurrence there, before any tool result.
+  constexpr std::string_view kLine = " - Primary working directory: ";
+  std::string_view folder = Between(system, kLine, "\\n");
+  if (folder.empty()) folder = Between(messages, kLine, "\\n");
   if (!folder.empty()) {
+    constexpr std::string_view kUser = "\"metadata\":{\"user_id\":\"";
+    const size_t at = body.rfind(kUser);
     std::string_view user =
-        Between(body, "\"metadata\":{\"user_id\":\"", "\"}", true);
+        at == std::string_view::npos ? "" : body.substr(at + kUser.size());
     w.installation =
         std::string(Between(user, "\\\"device_id\\\":\\\"", "\\\""));
     w.folder = std::string(folder);

@@ -250,6 +250,13 @@ TEST(ClientWorkspace, ClaudeCodeSystemPromptAndDeviceId) {
       ClaudeBody("/tmp/projA", "dev1",
                  R"("metadata":{"user_id":"{\"device_id\":\"x\"}"})"));
   EXPECT_EQ(w.installation, "dev1");
+  // The block in the first user message instead of the system prompt (as
+  // in the agent test's runs, tests/agent/agent.test.mjs).
+  w = WorkspaceOf(
+      Api::kAnthropicMessages,
+      R"({"model":"m","messages":[{"role":"user","content":"<system-reminder>\n - Primary working directory: /tmp/projC\n</system-reminder>"}],"system":"You are Claude Code.","metadata":{"user_id":"{\"device_id\":\"ae1c\"}"}})");
+  EXPECT_EQ(w.folder, "/tmp/projC");
+  EXPECT_EQ(w.installation, "ae1c");
   // No metadata (another client): not recognised, even with a folder.
   EXPECT_FALSE(
       WorkspaceOf(
