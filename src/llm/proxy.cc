@@ -215,13 +215,22 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
   // Choice: `scope: global` is the operator's decision to share every
   // result (with `toolcache mcp` too): no workspace then, as before.
   if (mode == CredentialScope::kGlobal) return llm::ToolScopes("");
-  llm::ClientWorkspace w = llm::FindClientWorkspace(
-      body, parsed.system.In(body), parsed.messages.In(body),
-      http::FindHeader(headers, "x-codex-turn-metadata"));
-  if (!w.known()) return llm::ToolScopes(state_scope, std::nullopt);
-  const std::string workspace =
-      CredentialDigest({{"installation", std::move(w.installation)},
-                        {"folder", std::move(w.folder)}});
+  // A client that names its workspace itself (`x-toolcache-workspace`, any
+  // stable id of machine and folder; not forwarded) is taken at its word;
+  // otherwise what the agent sends.
+  std::string workspace;
+  if (std::string_view named =
+          http::FindHeader(headers, "x-toolcache-workspace");
+      !named.empty()) {
+    workspace = CredentialDigest({{"named", std::string(named)}});
+  } else {
+    llm::ClientWorkspace w = llm::FindClientWorkspace(
+        body, parsed.system.In(body), parsed.messages.In(body),
+        http::FindHeader(headers, "x-codex-turn-metadata"));
+    if (!w.known()) return llm::ToolScopes(state_scope, std::nullopt);
+    workspace = CredentialDigest({{"installation", std::move(w.installation)},
+                                  {"folder", std::move(w.folder)}});
+  }
   return llm::ToolScopes(
       state_scope, ScopeOf({.credential = credential, .workspace = workspace}));
 }
@@ -1075,7 +1084,8 @@ class LlmProxyImpl final : public LlmProxy {
     for (Header& h : req.headers) {
       if (http::IsHopByHop(h.name)) continue;
       if (route.route == Route::kObserved &&
-          http::EqualsIgnoreCase(h.name, "accept-encoding")) {
+          (http::EqualsIgnoreCase(h.name, "accept-encoding") ||
+           http::EqualsIgnoreCase(h.name, "x-toolcache-workspace"))) {
         continue;
       }
       creq.headers.push_back(std::move(h));
