@@ -46,6 +46,10 @@ struct Principal {
   // The LLM proxy uses "none" for a request that carries no credential
   // (distinct from every digest and from the global scope).
   std::string credential;
+  // Whose machine and folder a result was read in: the LLM proxy's
+  // WorkspaceDigest of a client's installation and working folder, for the
+  // results of tools that run on the client; "" = not such a result.
+  std::string workspace;
 };
 
 // The scope string of `p`:
@@ -54,7 +58,7 @@ struct Principal {
 //     scope `--scope` has always given);
 //   - otherwise '@' followed by each non-empty field as
 //     <tag><decimal length>':'<value>';' in the order base (b), tenant (t),
-//     user (u), credential (c), e.g. "@t5:alice;c32:9f...;".
+//     user (u), credential (c), workspace (w), e.g. "@t5:alice;c32:9f...;".
 // Injective: distinct principals give distinct strings (lengths, not
 // separators, delimit values; '@' marks the composed form).
 std::string ScopeOf(const Principal& p);

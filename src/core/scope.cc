@@ -184,7 +184,7 @@ uint64_t CredentialDigestsComputed() { return ThreadDigestsComputed(); }
 
 std::string ScopeOf(const Principal& p) {
   if (p.tenant.empty() && p.user.empty() && p.credential.empty() &&
-      (p.base.empty() || p.base[0] != '@')) {
+      p.workspace.empty() && (p.base.empty() || p.base[0] != '@')) {
     return p.base;
   }
   std::string s = "@";
@@ -192,6 +192,7 @@ std::string ScopeOf(const Principal& p) {
   AppendField(&s, 't', p.tenant);
   AppendField(&s, 'u', p.user);
   AppendField(&s, 'c', p.credential);
+  AppendField(&s, 'w', p.workspace);
   return s;
 }
 

@@ -35,6 +35,10 @@ TEST(ScopeTest, DistinctPrincipalsGetDistinctScopes) {
       {.tenant = "a", .user = "a"},
       {.tenant = "a", .user = "a", .credential = c1},
       {.credential = "none"},
+      {.workspace = "a"},
+      {.credential = c1, .workspace = "a"},
+      {.credential = c1, .workspace = "b"},
+      {.credential = "none", .workspace = "a"},
   };
   std::set<std::string> seen;
   for (const Principal& p : all) {

@@ -426,6 +426,72 @@ bool RunsOnClient(std::string_view name) {
   return FindAgentTool(name).has_value();
 }
 
+bool ResultFromClient(std::string_view name) {
+  return RunsOnClient(name) || name.starts_with("mcp__");
+}
+
+namespace {
+
+// The text after the first `open` up to (not including) the next `stop`;
+// "" when `open` is absent or nothing ends the value.
+std::string_view Between(std::string_view text, std::string_view open,
+                         std::string_view stop) {
+  const size_t at = text.find(open);
+  if (at == std::string_view::npos) return {};
+  text.remove_prefix(at + open.size());
+  const size_t end = text.find(stop);
+  if (end == std::string_view::npos) return {};
+  return text.substr(0, end);
+}
+
+}  // namespace
+
+ClientWorkspace FindClientWorkspace(std::string_view body,
+                                    std::string_view system,
+                                    std::string_view messages,
+                                    std::string_view turn_metadata) {
+  ClientWorkspace w;
+  // Claude Code: the system prompt's environment block (JSON-escaped, so
+  // the line ends at "\n"), and metadata.user_id's device_id. The metadata
+  // follows the messages: the last structural occurrence is the request's
+  // (inside a message it would be escaped).
+  // Some requests carry the block in the first user message instead (a
+  // system reminder): the first occurrence there, before any tool result.
+  constexpr std::string_view kLine = " - Primary working directory: ";
+  std::string_view folder = Between(system, kLine, "\\n");
+  if (folder.empty()) folder = Between(messages, kLine, "\\n");
+  if (!folder.empty()) {
+    constexpr std::string_view kUser = "\"metadata\":{\"user_id\":\"";
+    const size_t at = body.rfind(kUser);
+    std::string_view user =
+        at == std::string_view::npos ? "" : body.substr(at + kUser.size());
+    w.installation =
+        std::string(Between(user, "\\\"device_id\\\":\\\"", "\\\""));
+    w.folder = std::string(folder);
+  } else {
+    // Codex CLI: the first environment context of the input and the turn
+    // metadata header (plain JSON).
+    std::string_view context =
+        Between(messages, "<environment_context>", "</environment_context>");
+    folder = Between(context, "<cwd>", "</cwd>");
+    if (!folder.empty()) {
+      w.installation =
+          std::string(Between(turn_metadata, "\"installation_id\":\"", "\""));
+      w.folder = std::string(folder);
+    }
+  }
+  if (!w.known()) return {};
+  return w;
+}
+
+const std::string& ToolScopes::For(std::string_view tool) const {
+  return client && ResultFromClient(tool) ? *client : credential;
+}
+
+bool ToolScopes::Servable(std::string_view tool) const {
+  return client.has_value() || !ResultFromClient(tool);
+}
+
 ShellVerdict ClassifyShellCommand(std::string_view command) {
   while (!command.empty() &&
          (command.back() == '\n' || command.back() == ' ' ||

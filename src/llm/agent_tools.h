@@ -38,6 +38,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "toolcache/classifier.h"
 
@@ -62,6 +63,59 @@ std::optional<AgentTool> FindAgentTool(std::string_view name);
 // True when `name` is a tool that runs on the client's machine against the
 // client's state: never served unless the operator names it (`serve: [Read]`).
 bool RunsOnClient(std::string_view name);
+
+// True when `name`'s result is read on the client's machine, in its working
+// folder: a known agent tool (RunsOnClient) or a tool of an MCP server the
+// agent runs itself (`mcp__<server>__<tool>`). Such results are owned by the
+// client's workspace as well as the credential (ToolScopes).
+bool ResultFromClient(std::string_view name);
+
+// What a request says about the client's installation and working folder,
+// as the pinned agents send it (docs/PROXY.md "Whose workspace"):
+//   - Claude Code 2.1.x: `metadata.user_id`, a JSON string holding
+//     "device_id" (64 hex, per installation), and the system prompt's
+//     " - Primary working directory: <path>" line;
+//   - Codex CLI 0.171: the `x-codex-turn-metadata` header's
+//     "installation_id", and the input's
+//     "<environment_context>\n  <cwd><path></cwd>".
+// Both parts empty unless both are found (Choice: a folder without an
+// installation is not recognised: two containers share paths).
+struct ClientWorkspace {
+  std::string installation;
+  std::string folder;
+  bool known() const { return !installation.empty() && !folder.empty(); }
+};
+// `body`: the whole request; `system` / `messages`: its top-level spans'
+// text (the parser's); `turn_metadata`: the x-codex-turn-metadata header.
+ClientWorkspace FindClientWorkspace(std::string_view body,
+                                    std::string_view system,
+                                    std::string_view messages,
+                                    std::string_view turn_metadata);
+
+// The result scopes of one request (scope.h): `credential` for tools that
+// run elsewhere; `client` (the credential plus the client's workspace) for
+// ResultFromClient tools, or nullopt when the request names no workspace
+// the proxy recognises. Implicit from one scope string: every tool uses it
+// (the scope before workspaces, for tests and other faces).
+struct ToolScopes {
+  ToolScopes(std::string_view scope)  // NOLINT: one scope for every tool
+      : credential(scope), client(std::string(scope)) {}
+  ToolScopes(const std::string& scope)  // NOLINT: as above
+      : ToolScopes(std::string_view(scope)) {}
+  ToolScopes(const char* scope)  // NOLINT: as above
+      : ToolScopes(std::string_view(scope)) {}
+  ToolScopes(std::string c, std::optional<std::string> w)
+      : credential(std::move(c)), client(std::move(w)) {}
+  std::string credential;
+  std::optional<std::string> client;
+  // The scope `tool`'s entries are recorded and looked up under: `client`
+  // for a client tool, `credential` otherwise and when `client` is unknown
+  // (observed only; never served, see Servable).
+  const std::string& For(std::string_view tool) const;
+  // False for a client tool without a known workspace: its call is not
+  // served ("client workspace unknown").
+  bool Servable(std::string_view tool) const;
+};
 
 struct ShellVerdict {
   bool read_only = false;

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "src/llm/wire.h"
 #include "toolcache/clock.h"
 #include "toolcache/tool_cache.h"
 
@@ -210,6 +211,87 @@ TEST(AgentToolLayer, ShellReadsCacheAndWritesInvalidate) {
   ASSERT_TRUE(peek("Read", read).would_hit);
   (void)record("apply_patch", R"({"input":"*** Begin Patch\n"})");
   EXPECT_FALSE(peek("Read", read).would_hit);
+}
+
+// Session 16 (wsO): the installation and working folder, as the pinned
+// agents send them (captured from Claude Code 2.1.328 and Codex CLI 0.171.0
+// against a capturing upstream; docs/PROXY.md "Whose workspace").
+ClientWorkspace WorkspaceOf(Api api, const std::string& body,
+                            std::string_view turn_metadata = "") {
+  std::string padded = body;
+  padded.reserve(padded.size() + 64);
+  Result<ParsedRequest> r = ParseRequest(api, padded);
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  if (!r.ok()) return {};
+  return FindClientWorkspace(padded, r->system.In(padded),
+                             r->messages.In(padded), turn_metadata);
+}
+
+std::string ClaudeBody(const std::string& folder, const std::string& device,
+                       const std::string& message = "hi") {
+  return R"({"model":"m","messages":[{"role":"user","content":)" +
+         nlohmann::json(message).dump() +
+         R"(}],"system":[{"type":"text","text":"Here is useful information about the environment:\n - Primary working directory: )" +
+         folder +
+         R"(\n - Is a git repository: false\n - Platform: linux\n"}],"metadata":{"user_id":"{\"device_id\":\")" +
+         device +
+         R"(\",\"account_uuid\":\"\",\"session_id\":\"6ae20742-db78-45df-81ed-2741d774b093\"}"},"max_tokens":10})";
+}
+
+TEST(ClientWorkspace, ClaudeCodeSystemPromptAndDeviceId) {
+  ClientWorkspace w = WorkspaceOf(Api::kAnthropicMessages,
+                                  ClaudeBody("/tmp/projA", "e113eee689f36bf8"));
+  EXPECT_EQ(w.folder, "/tmp/projA");
+  EXPECT_EQ(w.installation, "e113eee689f36bf8");
+  EXPECT_TRUE(w.known());
+  // A message quoting another metadata block does not change it.
+  w = WorkspaceOf(
+      Api::kAnthropicMessages,
+      ClaudeBody("/tmp/projA", "dev1",
+                 R"("metadata":{"user_id":"{\"device_id\":\"x\"}"})"));
+  EXPECT_EQ(w.installation, "dev1");
+  // The block in the first user message instead of the system prompt (as
+  // in the agent test's runs, tests/agent/agent.test.mjs).
+  w = WorkspaceOf(
+      Api::kAnthropicMessages,
+      R"({"model":"m","messages":[{"role":"user","content":"<system-reminder>\n - Primary working directory: /tmp/projC\n</system-reminder>"}],"system":"You are Claude Code.","metadata":{"user_id":"{\"device_id\":\"ae1c\"}"}})");
+  EXPECT_EQ(w.folder, "/tmp/projC");
+  EXPECT_EQ(w.installation, "ae1c");
+  // No metadata (another client): not recognised, even with a folder.
+  EXPECT_FALSE(
+      WorkspaceOf(
+          Api::kAnthropicMessages,
+          R"({"model":"m","messages":[],"system":"x\n - Primary working directory: /a\n"})")
+          .known());
+  EXPECT_FALSE(
+      WorkspaceOf(Api::kAnthropicMessages, R"({"model":"m","messages":[]})")
+          .known());
+}
+
+TEST(ClientWorkspace, CodexEnvironmentContextAndInstallationHeader) {
+  const std::string body =
+      R"({"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/tmp/projB</cwd>\n  <shell>bash</shell>\n</environment_context>"}]}]})";
+  const std::string meta =
+      R"({"installation_id":"cfcd03a7-7f21-423a-ae2e-e4f848400801","session_id":"s"})";
+  ClientWorkspace w = WorkspaceOf(Api::kOpenAiResponses, body, meta);
+  EXPECT_EQ(w.folder, "/tmp/projB");
+  EXPECT_EQ(w.installation, "cfcd03a7-7f21-423a-ae2e-e4f848400801");
+  // Without the header: not recognised (Choice: folder alone is not enough).
+  EXPECT_FALSE(WorkspaceOf(Api::kOpenAiResponses, body).known());
+}
+
+TEST(ClientWorkspace, ClientToolsUseTheWorkspaceScope) {
+  const ToolScopes known("cred", std::string("cred+ws"));
+  const ToolScopes unknown("cred", std::nullopt);
+  EXPECT_EQ(known.For("Read"), "cred+ws");
+  EXPECT_EQ(known.For("exec_command"), "cred+ws");
+  EXPECT_EQ(known.For("mcp__filesystem__read_text_file"), "cred+ws");
+  EXPECT_EQ(known.For("get_weather"), "cred");
+  EXPECT_EQ(unknown.For("Read"), "cred");
+  EXPECT_TRUE(known.Servable("Read"));
+  EXPECT_FALSE(unknown.Servable("Read"));
+  EXPECT_FALSE(unknown.Servable("mcp__filesystem__read_text_file"));
+  EXPECT_TRUE(unknown.Servable("get_weather"));
 }
 
 }  // namespace

@@ -165,7 +165,8 @@ void Observer::LearnTools(const ParsedRequest& request, std::string_view body) {
 
 RequestReport Observer::OnRequest(const ParsedRequest& request,
                                   std::string_view body,
-                                  std::string_view scope) {
+                                  const ToolScopes& scopes) {
+  const std::string_view scope = scopes.credential;
   RequestReport rep;
   LearnTools(request, body);
   const double now = clock_->NowSeconds();
@@ -226,8 +227,9 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
     }
     auto [server, routed] = Route(name);
     const CallKey call_key = KeyCall(name, routed, arguments);
+    // A client tool's result: under the client's workspace (ToolScopes).
     ToolCall call{.server = server,
-                  .scope = scope,
+                  .scope = scopes.For(name),
                   .tool = call_key.tool,
                   .arguments_json = call_key.arguments};
     const std::string normalized = NormalizedResult(body, result);
@@ -263,7 +265,8 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
 }
 
 ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
-                                    std::string_view scope) {
+                                    const ToolScopes& scopes) {
+  const std::string_view scope = scopes.credential;
   ResponseReport rep;
   const double now = clock_->NowSeconds();
   const std::string_view api_name = ApiName(api);
@@ -272,7 +275,7 @@ ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
     auto [server, routed] = Route(u.name);
     const CallKey call_key = KeyCall(u.name, routed, u.arguments);
     ToolCall call{.server = server,
-                  .scope = scope,
+                  .scope = scopes.For(u.name),
                   .tool = call_key.tool,
                   .arguments_json = call_key.arguments};
     Probe p = cache_->Peek(call);
@@ -282,7 +285,7 @@ ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
       h.tool = u.name;
       h.age_seconds = p.age_seconds;
       Result<CacheKey> k =
-          MakeCacheKey(scope, server, call_key.tool, call_key.arguments);
+          MakeCacheKey(call.scope, server, call_key.tool, call_key.arguments);
       if (k.ok()) h.key = k->DigestHex().substr(0, 16);
       rep.hits.push_back(std::move(h));
       calls_->Get({api_name, u.name, "would_hit"})->Add();

@@ -45,6 +45,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/llm/agent_tools.h"
 #include "src/llm/wire.h"
 #include "src/metrics/metrics.h"
 #include "toolcache/clock.h"
@@ -98,9 +99,9 @@ class Observer {
            ObserverOptions options);
 
   RequestReport OnRequest(const ParsedRequest& request, std::string_view body,
-                          std::string_view scope);
+                          const ToolScopes& scope);
   ResponseReport OnResponse(Api api, std::span<const ToolUse> calls,
-                            std::string_view scope);
+                            const ToolScopes& scope);
 
   // (server, tool) of a tool name as the model sees it.
   std::pair<std::string_view, std::string_view> Route(

@@ -31,7 +31,7 @@ class ObserverTest : public ::testing::Test {
 
   // A response asking for one Anthropic tool call.
   ResponseReport Ask(const std::string& id, const std::string& name,
-                     const std::string& args, const std::string& scope = "s") {
+                     const std::string& args, const ToolScopes& scope = "s") {
     ToolUse u{.id = id, .name = name, .arguments = args};
     return obs_->OnResponse(Api::kAnthropicMessages, {&u, 1}, scope);
   }
@@ -39,7 +39,7 @@ class ObserverTest : public ::testing::Test {
   // A request whose newest turn answers `id` with `content`.
   RequestReport Answer(const std::string& id, const std::string& name,
                        const std::string& args, const std::string& content,
-                       bool is_error = false, const std::string& scope = "s") {
+                       bool is_error = false, const ToolScopes& scope = "s") {
     body_ = Padded(
         R"({"model":"m","messages":[{"role":"user","content":"go"},)"
         R"({"role":"assistant","content":[{"type":"tool_use","id":")" +
@@ -257,6 +257,24 @@ TEST_F(ObserverTest, PendingCallsAreBounded) {
   clock_.Advance(11);
   Ask("late", "Read", "{}");
   EXPECT_EQ(obs_->pending(), 1u);
+}
+
+// Session 16 (wsO): one API key, two working folders (or installations):
+// `cat a.txt` / Read in one is not a would-hit in the other; the same
+// folder still hits.
+TEST_F(ObserverTest, ClientToolResultsBelongToTheirWorkspace) {
+  const ToolScopes a("key", std::string("key+wsA"));
+  const ToolScopes b("key", std::string("key+wsB"));
+  const std::string cat = R"({"command":"cat a.txt"})";
+  const std::string read = R"({"file_path":"a.txt"})";
+  Ask("t1", "Bash", cat, a);
+  Answer("t1", "Bash", cat, "folder A's a.txt", false, a);
+  Ask("t2", "Read", read, a);
+  Answer("t2", "Read", read, "folder A's a.txt", false, a);
+  EXPECT_EQ(Ask("t3", "Bash", cat, b).would_hit, 0u);
+  EXPECT_EQ(Ask("t4", "Read", read, b).would_hit, 0u);
+  EXPECT_EQ(Ask("t5", "Bash", cat, a).would_hit, 1u);
+  EXPECT_EQ(Ask("t6", "Read", read, a).would_hit, 1u);
 }
 
 }  // namespace

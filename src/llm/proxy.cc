@@ -188,23 +188,51 @@ std::string ErrorBody(Provider p, int status, std::string_view message) {
 // The request's principal (include/toolcache/scope.h): a keyed digest of
 // every header that authenticates it upstream ("none" without one), never
 // the credential itself.
-std::string StateScopeOf(const Headers& headers) {
+std::string CredentialOf(const Headers& headers) {
   std::vector<Credential> parts;
   for (const char* name : {"x-api-key", "authorization", "api-key",
                            "openai-organization", "openai-project"}) {
     std::string_view v = http::FindHeader(headers, name);
     if (!v.empty()) parts.push_back({name, std::string(v)});
   }
-  return ScopeOf(
-      {.credential = parts.empty() ? "none" : CredentialDigest(parts)});
+  return parts.empty() ? "none" : CredentialDigest(parts);
 }
 
 // The result entries' scope: the principal's, or global on request
 // (`proxy.scope: global`, to share entries with `toolcache mcp`).
 // Conversation state and offloaded results always keep the principal's.
-std::string ResultScopeOf(const std::string& state_scope,
-                          CredentialScope mode) {
-  return mode == CredentialScope::kGlobal ? std::string() : state_scope;
+//
+// The results of tools that run on the client (agent tools, `mcp__*`) are
+// owned by the client's workspace too: the credential plus a keyed digest of
+// the installation and working folder the request names (agent_tools.h
+// FindClientWorkspace); unknown when it names none, and then such a tool is
+// never served.
+llm::ToolScopes ResultScopesOf(const std::string& credential,
+                               const std::string& state_scope,
+                               CredentialScope mode, const Headers& headers,
+                               const llm::ParsedRequest& parsed,
+                               std::string_view body) {
+  // Choice: `scope: global` is the operator's decision to share every
+  // result (with `toolcache mcp` too): no workspace then, as before.
+  if (mode == CredentialScope::kGlobal) return llm::ToolScopes("");
+  // A client that names its workspace itself (`x-toolcache-workspace`, any
+  // stable id of machine and folder; not forwarded) is taken at its word;
+  // otherwise what the agent sends.
+  std::string workspace;
+  if (std::string_view named =
+          http::FindHeader(headers, "x-toolcache-workspace");
+      !named.empty()) {
+    workspace = CredentialDigest({{"named", std::string(named)}});
+  } else {
+    llm::ClientWorkspace w = llm::FindClientWorkspace(
+        body, parsed.system.In(body), parsed.messages.In(body),
+        http::FindHeader(headers, "x-codex-turn-metadata"));
+    if (!w.known()) return llm::ToolScopes(state_scope, std::nullopt);
+    workspace = CredentialDigest({{"installation", std::move(w.installation)},
+                                  {"folder", std::move(w.folder)}});
+  }
+  return llm::ToolScopes(
+      state_scope, ScopeOf({.credential = credential, .workspace = workspace}));
 }
 
 // What the proxy keeps across requests: options, cache, metrics, clients.
@@ -305,7 +333,7 @@ class Exchange : public http::ResponseSink,
                  public std::enable_shared_from_this<Exchange> {
  public:
   Exchange(Shared* shared, http::ResponderPtr res, RouteInfo route,
-           std::string scope, uint32_t recorded, uint64_t prompt_ticket)
+           llm::ToolScopes scope, uint32_t recorded, uint64_t prompt_ticket)
       : shared_(shared),
         res_(std::move(res)),
         route_(route),
@@ -782,7 +810,7 @@ class Exchange : public http::ResponseSink,
   Shared* shared_;
   http::ResponderPtr res_;
   RouteInfo route_;
-  std::string scope_;
+  llm::ToolScopes scope_;
   uint32_t recorded_;
   uint64_t prompt_ticket_;
   std::shared_ptr<http::Call> call_;
@@ -954,11 +982,14 @@ class LlmProxyImpl final : public LlmProxy {
       return;
     }
     // The scopes, computed once per request (scope.h).
-    std::string scope;
+    // The result scopes need the parsed body (the client's workspace):
+    // set below, once it parsed.
+    llm::ToolScopes scope(std::string(), std::nullopt);
     std::string state_scope;
+    std::string credential;
     if (route.route == Route::kObserved) {
-      state_scope = StateScopeOf(req.headers);
-      scope = ResultScopeOf(state_scope, shared->options.scope);
+      credential = CredentialOf(req.headers);
+      state_scope = ScopeOf({.credential = credential});
     }
     uint32_t recorded = 0;
     std::unique_ptr<llm::ServeSession> session;
@@ -1013,6 +1044,8 @@ class LlmProxyImpl final : public LlmProxy {
                             "toolcache proxy: " + parsed.status().message()));
         return;
       }
+      scope = ResultScopesOf(credential, state_scope, shared->options.scope,
+                             req.headers, *parsed, req.body);
       if (shared->observer) {
         llm::RequestReport rep =
             shared->observer->OnRequest(*parsed, req.body, scope);
@@ -1051,7 +1084,8 @@ class LlmProxyImpl final : public LlmProxy {
     for (Header& h : req.headers) {
       if (http::IsHopByHop(h.name)) continue;
       if (route.route == Route::kObserved &&
-          http::EqualsIgnoreCase(h.name, "accept-encoding")) {
+          (http::EqualsIgnoreCase(h.name, "accept-encoding") ||
+           http::EqualsIgnoreCase(h.name, "x-toolcache-workspace"))) {
         continue;
       }
       creq.headers.push_back(std::move(h));
@@ -1087,7 +1121,7 @@ class LlmProxyImpl final : public LlmProxy {
   // request can be served, starts its session.
   static std::unique_ptr<llm::ServeSession> Splice(
       Shared* shared, llm::ParsedRequest& parsed, std::string* body,
-      const std::string& scope, const std::string& state,
+      const llm::ToolScopes& scope, const std::string& state,
       const PrepareEdits& edited, const PrepareBody& prepare) {
     // Each stage adds edits over the one parse of the client's body; one
     // writer applies them (edits.h): the body is parsed once per request.

@@ -416,7 +416,8 @@ std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
 
 std::optional<ServedTurn> ToolLoop::TryServe(
     Api api, std::string_view body, const ParsedResponse& response,
-    std::string_view scope, std::optional<std::string_view> state_scope) {
+    const ToolScopes& scopes, std::optional<std::string_view> state_scope) {
+  const std::string_view scope = scopes.credential;
   if (!Supports(api, false) || response.tool_uses.empty()) return std::nullopt;
   // n > 1: the client chooses among the choices; never serve for it.
   if (response.choices > 1) return std::nullopt;
@@ -435,10 +436,17 @@ std::optional<ServedTurn> ToolLoop::TryServe(
     // Retrieval of an offloaded result: always the proxy's own.
     if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) continue;
     if (!u.function || !Serves(u.name)) return std::nullopt;
+    // A client tool's result is the client workspace's (ToolScopes): a
+    // request that names none the proxy recognises is not served.
+    if (!scopes.Servable(u.name)) {
+      spdlog::info("{}: not served: {}: client workspace unknown", ApiName(api),
+                   u.name);
+      return std::nullopt;
+    }
     auto [server, routed] = router_->Route(u.name);
     keys[i] = KeyCall(u.name, routed, u.arguments);
     Probe p = cache_->Peek({.server = server,
-                            .scope = scope,
+                            .scope = scopes.For(u.name),
                             .tool = keys[i].tool,
                             .arguments_json = keys[i].arguments});
     if (!p.would_hit || !p.result_json ||
@@ -468,7 +476,7 @@ std::optional<ServedTurn> ToolLoop::TryServe(
     const std::string_view server = router_->Route(u.name).first;
     const WaiterId waiter = (1ull << 62) + next_waiter_.fetch_add(1);
     CallPlan plan = cache_->Begin({.server = server,
-                                   .scope = scope,
+                                   .scope = scopes.For(u.name),
                                    .tool = keys[i].tool,
                                    .arguments_json = keys[i].arguments},
                                   waiter);
@@ -716,14 +724,14 @@ void ToolLoop::SplicePlan(const ParsedRequest& request, const std::string& body,
 
 ServeSession::ServeSession(ToolLoop* loop, ParsedRequest client,
                            std::string client_body,
-                           const std::string& upstream_body, std::string scope,
+                           const std::string& upstream_body, ToolScopes scope,
                            std::optional<std::string> state_scope,
                            const BodyEdits* edits)
     : loop_(loop),
       client_(std::move(client)),
       client_body_(std::move(client_body)),
       scope_(std::move(scope)),
-      state_scope_(state_scope ? std::move(*state_scope) : scope_) {
+      state_scope_(state_scope ? std::move(*state_scope) : scope_.credential) {
   // Where hidden messages go: after the last message of the upstream body.
   const std::string* body = &upstream_body;
   // The upstream body's spans: the client's parse moved through the

@@ -136,7 +136,7 @@ class ToolLoop {
   // even when entries are shared globally).
   std::optional<ServedTurn> TryServe(
       Api api, std::string_view body, const ParsedResponse& response,
-      std::string_view scope,
+      const ToolScopes& scope,
       std::optional<std::string_view> state_scope = std::nullopt);
 
   // Remembers `hidden` (comma-joined messages) before the assistant message
@@ -209,7 +209,7 @@ class ServeSession {
   // applied (edits.h), and the insertion point is found by mapping the
   // client's parse through them; without, `upstream_body` is parsed again.
   ServeSession(ToolLoop* loop, ParsedRequest client, std::string client_body,
-               const std::string& upstream_body, std::string scope,
+               const std::string& upstream_body, ToolScopes scope,
                std::optional<std::string> state_scope = std::nullopt,
                const BodyEdits* edits = nullptr);
 
@@ -239,7 +239,7 @@ class ServeSession {
   ToolLoop* loop_;
   ParsedRequest client_;
   std::string client_body_;
-  std::string scope_;
+  ToolScopes scope_;
   std::string state_scope_;
   bool usable_ = false;  // the upstream body has an insertion point
   std::string prefix_;   // upstream body up to the insertion point

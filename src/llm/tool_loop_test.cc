@@ -72,7 +72,7 @@ class ToolLoopTest : public ::testing::Test {
   // observer records it (ask, then answer).
   void ClientRan(const std::string& id, const std::string& name,
                  const std::string& args, const std::string& content,
-                 bool is_error = false, const std::string& scope = "s") {
+                 bool is_error = false, const ToolScopes& scope = "s") {
     ToolUse u{.id = id, .name = name, .arguments = args};
     obs_->OnResponse(Api::kAnthropicMessages, {&u, 1}, scope);
     clock_.Advance(0.5);
@@ -89,7 +89,7 @@ class ToolLoopTest : public ::testing::Test {
   }
 
   std::optional<ServedTurn> Serve(const std::string& response,
-                                  const std::string& scope = "s") {
+                                  const ToolScopes& scope = "s") {
     Result<ParsedResponse> p = ParseResponse(Api::kAnthropicMessages, response);
     EXPECT_TRUE(p.ok());
     return loop_->TryServe(Api::kAnthropicMessages, response, *p, scope);
@@ -859,6 +859,28 @@ TEST_F(ToolLoopTest, ChatWithSeveralChoicesIsNeverServed) {
   EXPECT_EQ(p2->tool_uses.size(), 2u);
   EXPECT_TRUE(loop_->TryServe(Api::kOpenAiChat, one, *p1, "s").has_value());
   EXPECT_FALSE(loop_->TryServe(Api::kOpenAiChat, two, *p2, "s").has_value());
+}
+
+// Session 16 (wsO): a result read on the client (Read, an `mcp__*` tool of
+// the agent's own MCP server) is served only to the same workspace (same
+// API key, other folder or container: not served), and never to a request
+// whose workspace is unknown.
+TEST_F(ToolLoopTest, ClientToolResultsAreServedOnlyInTheirWorkspace) {
+  const ToolScopes a("key", std::string("key+wsA"));
+  const ToolScopes b("key", std::string("key+wsB"));
+  const ToolScopes unknown("key", std::nullopt);
+  const std::string fs = "mcp__filesystem__read_text_file";
+  const std::string main_py = R"({"path":"/workspace/src/main.py"})";
+  ClientRan("toolu_1", "Read", kA, "alpha", false, a);
+  ClientRan("toolu_2", fs, main_py, "print('A')", false, a);
+  for (const auto& [tool, args] :
+       {std::pair{std::string("Read"), kA}, std::pair{fs, main_py}}) {
+    const std::string resp = AnthropicToolResponse({{"toolu_9", tool, args}});
+    EXPECT_FALSE(Serve(resp, b).has_value()) << tool;
+    EXPECT_FALSE(Serve(resp, unknown).has_value()) << tool;
+    auto turn = Serve(resp, a);
+    ASSERT_TRUE(turn.has_value()) << tool;
+  }
 }
 
 }  // namespace

@@ -197,6 +197,64 @@ test('Claude Code with serve: [Read]: the second read is answered inside the pro
   }
 });
 
+// Session 16 (wsO): one API key, one folder path, two installations (two
+// containers sharing a key and `/workspace`): a Read recorded by one is
+// never served to the other, which reads its own file; the first
+// installation, back in the same folder, is served as before.
+test('Claude Code with serve: [Read]: another installation under the same key reads its own file', { skip: !fs.existsSync(CLAUDE) && 'claude-code native binary not installed' }, async () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-agent-'));
+  const file = path.join(work, 'notes.txt');
+  fs.writeFileSync(file, 'written in container A\n');
+  fs.mkdirSync(path.join(work, 'homeA'));
+  fs.mkdirSync(path.join(work, 'homeB'));
+  const up = await startFakeUpstream();
+  const cfg = path.join(work, 'toolcache.yaml');
+  fs.writeFileSync(cfg, 'proxy:\n  serve: [Read]\n');
+  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proxy.stderr.on('data', (d) => { log += d; });
+  try {
+    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
+      const m = String(d).match(/listening on (http:\S+)/);
+      if (m) resolve(m[1]);
+    }));
+    const envOf = (home) => ({
+      PATH: process.env.PATH, HOME: path.join(work, home), ANTHROPIC_BASE_URL: base,
+      ANTHROPIC_API_KEY: 'sk-ant-agent-shared', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+    });
+    const session = async (home, id) => {
+      up.load({ fallbackText: 'ok', turns: [
+        { when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id, name: 'Read', input: { file_path: file } }] } },
+        { when: { tool: 'Read' }, reply: { text: 'Read.' } },
+      ] });
+      const before = up.requests.length;
+      const r = await run(CLAUDE, ['-p', 'Read notes.txt', '--allowedTools', 'Read',
+        '--output-format', 'json', '--max-turns', '4'], { cwd: work, env: envOf(home) }, 120000);
+      assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}`);
+      const result = up.requests.slice(before)
+        .flatMap((q) => (q.body?.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : [])))
+        .find((b) => b.type === 'tool_result' && b.tool_use_id === id);
+      return JSON.stringify(result ?? '');
+    };
+    assert.match(await session('homeA', 'toolu_ws_1'), /container A/);
+    fs.writeFileSync(file, 'written in container B\n');
+    // Without the workspace in the scope, B was answered A's bytes.
+    assert.match(await session('homeB', 'toolu_ws_2'), /container B/);
+    assert.doesNotMatch(log, /served \d+ tool call/);
+    assert.doesNotMatch(log, /client workspace unknown/);
+    // A again, same folder: its own entry is served (the documented
+    // stale-file cost of `serve: [Read]`).
+    assert.match(await session('homeA', 'toolu_ws_3'), /container A/);
+    assert.match(log, /served 1 tool call\(s\) in 1 hidden round/);
+  } finally {
+    proxy.kill('SIGTERM');
+    await up.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});
+
 // The prompt-cache stage (issue 14) on a real agent's traffic: Claude Code
 // still completes, every request keeps <= 4 breakpoints, the tool list the
 // upstream sees is byte-identical on every main-loop turn, and neither the

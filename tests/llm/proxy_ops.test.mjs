@@ -179,7 +179,8 @@ test('n > 1 with --serve: passed through, not served (multiple_choices); n = 1 i
   const up = await startFakeUpstream();
   const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve']);
   try {
-    const client = new OpenAI({ apiKey: 'sk-serve', baseURL: `${proxy.url}/v1` });
+    // Session 16: the client names its workspace (a client tool is served only then).
+    const client = new OpenAI({ apiKey: 'sk-serve', baseURL: `${proxy.url}/v1`, defaultHeaders: { 'x-toolcache-workspace': 'ops-test' } });
     const tools = [{ type: 'function', function: { name: 'mcp__fs__read_file', parameters: { type: 'object' } } }];
     const readA = (id) => ({ id, name: 'mcp__fs__read_file', input: { file_path: '/w/a.txt' } });
     const messages = [

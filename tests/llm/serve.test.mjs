@@ -47,6 +47,9 @@ after(async () => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
+// Session 16: the client names its workspace (docs/PROXY.md "Whose
+// workspace"); a request without one is never served a client tool.
+const WORKSPACE = { 'x-toolcache-workspace': 'serve-test-folder' };
 const readTool = { name: 'Read', description: 'Reads a file from the local filesystem.',
   input_schema: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] } };
 const writeTool = { name: 'Write', description: 'Writes a file to the local filesystem.',
@@ -57,8 +60,8 @@ files['/w/big.txt'] = Array.from({ length: 600 }, (_, i) => `row ${i}${i === 321
 // A client agent with the Anthropic SDK: sends, runs the tools it is asked
 // for (counting them), and keeps its own history as SDK users do.
 class AnthropicAgent {
-  constructor(base, key = 'sk-ant-serve') {
-    this.client = new Anthropic({ apiKey: key, baseURL: base, maxRetries: 0 });
+  constructor(base, key = 'sk-ant-serve', workspace = WORKSPACE) {
+    this.client = new Anthropic({ apiKey: key, baseURL: base, maxRetries: 0, defaultHeaders: workspace });
     this.messages = [];
     this.ran = [];
     this.responses = [];
@@ -176,6 +179,35 @@ test('Anthropic, not streamed: a repeated read is served in the proxy, spliced b
   }
 });
 
+// Session 16 (wsO): one API key, two workspaces (folders or containers) and
+// a client that names none: a Read recorded in one is served to none of the
+// others; each client runs its own.
+test('one key, other workspace or none: a client tool is not served', async () => {
+  up.load({ turns: [
+    { reply: { toolCalls: [read('toolu_ws1')] } },
+    { reply: { text: 'A read it.' } },
+    { reply: { toolCalls: [read('toolu_ws2')] } },
+    { reply: { text: 'B read it.' } },
+    { reply: { toolCalls: [read('toolu_ws3')] } },
+    { reply: { text: 'N read it.' } },
+  ] });
+  const proxy = await startProxy();
+  try {
+    const a = new AnthropicAgent(proxy.url, 'sk-ant-ws', { 'x-toolcache-workspace': 'folder-a' });
+    const b = new AnthropicAgent(proxy.url, 'sk-ant-ws', { 'x-toolcache-workspace': 'folder-b' });
+    const none = new AnthropicAgent(proxy.url, 'sk-ant-ws', {});
+    assert.equal((await a.say('read a.txt')).content[0].text, 'A read it.');
+    assert.equal((await b.say('read a.txt')).content[0].text, 'B read it.');
+    assert.equal((await none.say('read a.txt')).content[0].text, 'N read it.');
+    for (const agent of [a, b, none]) assert.deepEqual(agent.ran, ['Read /w/a.txt']);
+    // The header names the workspace to the proxy only.
+    for (const r of up.requests) assert.equal(r.headers['x-toolcache-workspace'], undefined);
+    assert.equal(await metric(proxy.url, 'toolcache_llm_served_total', { tool: 'Read' }), 0);
+  } finally {
+    await proxy.stop();
+  }
+});
+
 test('a write in the conversation invalidates: the next read goes to the client', async () => {
   up.load({ strictHistory: true, turns: [
     { reply: { toolCalls: [read('toolu_w1', '/w/b.txt')] } },
@@ -231,7 +263,7 @@ test('a proxy restart mid-conversation (SQLite store) loses nothing', async () =
   }
   proxy = await startProxy(['--store', `sqlite:${db}`]);
   try {
-    agent.client = new Anthropic({ apiKey: 'sk-ant-restart', baseURL: proxy.url, maxRetries: 0 });
+    agent.client = new Anthropic({ apiKey: 'sk-ant-restart', baseURL: proxy.url, maxRetries: 0, defaultHeaders: WORKSPACE });
     await agent.say('and once more');
     // The new process spliced the hidden turn back and served the third
     // read from the entry the first process stored.
@@ -262,7 +294,7 @@ test('state gone: the request is forwarded as sent, never rejected', async () =>
   }
   proxy = await startProxy();  // memory store: the state is gone
   try {
-    agent.client = new Anthropic({ apiKey: 'sk-ant-gone', baseURL: proxy.url, maxRetries: 0 });
+    agent.client = new Anthropic({ apiKey: 'sk-ant-gone', baseURL: proxy.url, maxRetries: 0, defaultHeaders: WORKSPACE });
     const msg = await agent.say('next');
     assert.equal(msg.content[0].text, 'still ok');
     assert.equal(up.requests[3].bodySha256.length, 64);
@@ -302,7 +334,7 @@ test('OpenAI Chat Completions, not streamed: served and spliced', async () => {
   ] });
   const proxy = await startProxy();
   try {
-    const client = new OpenAI({ apiKey: 'sk-openai-serve', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: 'sk-openai-serve', baseURL: `${proxy.url}/v1`, maxRetries: 0, defaultHeaders: WORKSPACE });
     const tools = [{ type: 'function', function: { name: 'Read', parameters: readTool.input_schema } }];
     const messages = [{ role: 'user', content: 'read a twice' }];
     const ran = [];
@@ -396,7 +428,7 @@ test('offload, OpenAI Responses: the flat tool with strict false, a preview in t
   ] });
   const proxy = await startProxy([], offloadConfig);
   try {
-    const client = new OpenAI({ apiKey: 'sk-openai-offload', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: 'sk-openai-offload', baseURL: `${proxy.url}/v1`, maxRetries: 0, defaultHeaders: WORKSPACE });
     const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema, strict: false }];
     const input = [{ role: 'user', content: 'find the needle in big.txt' }];
     const { last, ran } = await responsesLoop(client, tools, input);
@@ -481,7 +513,7 @@ test('OpenAI Chat Completions, streamed: served inside one well-formed client st
   ] });
   const proxy = await startProxy();
   try {
-    const client = new OpenAI({ apiKey: 'sk-openai-sserve', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: 'sk-openai-sserve', baseURL: `${proxy.url}/v1`, maxRetries: 0, defaultHeaders: WORKSPACE });
     const tools = [{ type: 'function', function: { name: 'Read', parameters: readTool.input_schema } }];
     const messages = [{ role: 'user', content: 'read a twice, streaming' }];
     const ran = [];
@@ -558,7 +590,7 @@ test('OpenAI Responses, not streamed: served and spliced by call_id; previous_re
   ] });
   const proxy = await startProxy();
   try {
-    const client = new OpenAI({ apiKey: 'sk-openai-responses', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: 'sk-openai-responses', baseURL: `${proxy.url}/v1`, maxRetries: 0, defaultHeaders: WORKSPACE });
     const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema }];
     const input = [{ role: 'user', content: 'read a twice' }];
     const { last, headers, ran } = await responsesLoop(client, tools, input);
@@ -600,7 +632,7 @@ test('OpenAI Responses, streamed: served inside one well-formed event stream, sp
   ] });
   const proxy = await startProxy();
   try {
-    const client = new OpenAI({ apiKey: 'sk-openai-rstream', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: 'sk-openai-rstream', baseURL: `${proxy.url}/v1`, maxRetries: 0, defaultHeaders: WORKSPACE });
     const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema }];
     const input = [{ role: 'user', content: 'read a twice, streaming' }];
     const ran = [];
@@ -681,7 +713,7 @@ test('OpenAI Responses, streamed: a hidden round answered 500 ends the client st
   ] });
   const proxy = await startProxy();
   try {
-    const client = new OpenAI({ apiKey: 'sk-openai-rstream-err', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: 'sk-openai-rstream-err', baseURL: `${proxy.url}/v1`, maxRetries: 0, defaultHeaders: WORKSPACE });
     const tools = [{ type: 'function', name: 'Read', parameters: readTool.input_schema }];
     const input = [{ role: 'user', content: 'read a twice' }];
     const first = await client.responses.stream({ model: 'gpt-test', tools, input }).finalResponse();
@@ -710,7 +742,7 @@ test('OpenAI Chat, streamed: a partial turn (one hit, one miss) reaches the clie
   ] });
   const proxy = await startProxy();
   try {
-    const client = new OpenAI({ apiKey: 'sk-openai-partial', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+    const client = new OpenAI({ apiKey: 'sk-openai-partial', baseURL: `${proxy.url}/v1`, maxRetries: 0, defaultHeaders: WORKSPACE });
     const tools = [{ type: 'function', function: { name: 'Read', parameters: readTool.input_schema } }];
     const messages = [{ role: 'user', content: 'read a, then a and b' }];
     const ran = [];

@@ -26,7 +26,9 @@ const A_FILE = { file_path: '/w/alice-private.txt' };
 const SECRET = 'alice private notes 9d2f';
 
 async function post(base, route, body, key) {
-  const headers = { 'content-type': 'application/json' };
+  // One workspace for both agents (Session 16: a client tool is served only
+  // to a named or recognised workspace; this case is about conversations).
+  const headers = { 'content-type': 'application/json', 'x-toolcache-workspace': 'one-shared-folder' };
   if (route === '/v1/messages') { headers['x-api-key'] = key; headers['anthropic-version'] = '2023-06-01'; } else headers.authorization = `Bearer ${key}`;
   const r = await fetch(base + route, { method: 'POST', headers, body: JSON.stringify(body) });
   const j = await r.json();
