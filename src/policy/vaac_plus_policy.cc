@@ -48,6 +48,11 @@ void VaacPlusPolicy::Ghost::Add(ObjectId id, uint32_t tag, uint64_t capacity) {
     }
     ring_.swap(grown);
     head_ = 0;
+    // At most half the buckets in use (the growth rule alone allows 3/4):
+    // a miss probes and a deletion shifts far less. The largest table is
+    // the one the growth rule reaches at kGhostBudget ids anyway (4,096
+    // buckets). Only the layout changes: the same ids, the same values.
+    index_.ReserveBuckets(2 * capacity);
   }
   while (size_ >= capacity && size_ > 0) {  // forget the oldest
     const ObjectId old = ring_[head_];
