@@ -403,6 +403,42 @@ TEST(FlatIdMapTest, AssignAndEraseIfMatchTheTwoCallForms) {
   EXPECT_EQ(seen, plain.size());
 }
 
+// ReserveBuckets (vaac-plus's ghost keeps its index at most half full)
+// changes only the layout: a map reserved at random moments answers every
+// Find, EraseIf and size as one that never was, through growth and churn.
+TEST(FlatIdMapTest, ReservedMapAnswersAsTheUnreservedOne) {
+  FlatIdMap reserved;
+  FlatIdMap plain;
+  std::mt19937_64 rng(29);
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t key = rng() % (100 + i / 50) * 0x9e3779b97f4a7c15ULL;
+    const auto v = static_cast<uint32_t>(rng() % 1000);
+    const int op = static_cast<int>(rng() % 7);
+    if (op < 3) {
+      reserved.Assign(key, v);
+      plain.Assign(key, v);
+    } else if (op < 5) {
+      const auto pred = [v](uint32_t x) { return x % 2 == v % 2; };
+      ASSERT_EQ(reserved.EraseIf(key, pred), plain.EraseIf(key, pred)) << i;
+    } else if (op == 5 && rng() % 500 == 0) {
+      const uint64_t before = reserved.bucket_count();
+      const uint64_t want = 2 * reserved.size() + rng() % 64;
+      reserved.ReserveBuckets(want);
+      ASSERT_GE(reserved.bucket_count(), want) << i;
+      ASSERT_GE(reserved.bucket_count(), before) << i;  // never shrinks
+    }
+    ASSERT_EQ(reserved.Find(key), plain.Find(key)) << i;
+    ASSERT_EQ(reserved.size(), plain.size()) << i;
+  }
+  EXPECT_GT(reserved.bucket_count(), plain.bucket_count());
+  uint64_t seen = 0;
+  reserved.ForEach([&](uint64_t k, uint32_t x) {
+    EXPECT_EQ(plain.Find(k), x);
+    ++seen;
+  });
+  EXPECT_EQ(seen, plain.size());
+}
+
 TEST(FlatIdMapTest, AcceptsKeyZeroAndMaxKey) {
   FlatIdMap map;
   map.Insert(0, 1);

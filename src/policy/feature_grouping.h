@@ -100,12 +100,40 @@ class FeatureGrouping {
   // out of line.
   [[gnu::always_inline]] uint32_t Record(const Request& req, bool hit,
                                          double value) {
+    return RecordImpl<true>(req, hit, value);
+  }
+  // Record(req, hit, 0.0) without the five `sum_value += 0.0` (the compiler
+  // keeps them: x + 0.0 is not x for x = -0.0). The same statistics bit for
+  // bit for a caller whose values are all 0.0, as vaac-plus's: every
+  // sum_value starts at +0.0 and +0.0 + 0.0 is +0.0. Mixing it with Record
+  // of non-zero values is allowed (it adds nothing to sum_value either way).
+  [[gnu::always_inline]] uint32_t RecordWithoutValue(const Request& req,
+                                                     bool hit) {
+    return RecordImpl<false>(req, hit, 0.0);
+  }
+  // The group `req` maps to now (no statistics change).
+  uint32_t GroupOf(const Request& req) const;
+
+  uint32_t group_count() const { return static_cast<uint32_t>(groups_.size()); }
+  Group& group(uint32_t index) { return groups_[index]; }
+  const Group& group(uint32_t index) const { return groups_[index]; }
+  const std::vector<Group>& groups() const { return groups_; }
+  uint64_t regroups() const { return regroups_; }
+  uint64_t recorded() const { return recorded_; }
+  // Rebuilds the groups now (Algorithm 1's HierarchicalGrouping).
+  void Regroup();
+
+ private:
+  // Record's body; kValued = false leaves every sum_value as it is.
+  template <bool kValued>
+  [[gnu::always_inline]] uint32_t RecordImpl(const Request& req, bool hit,
+                                             double value) {
     ++recorded_;
     const uint64_t h = hit ? 1 : 0;
     auto bump = [&](Node& n) {
       ++n.accesses;
       n.hits += h;
-      n.sum_value += value;
+      if constexpr (kValued) n.sum_value += value;
     };
     bump(root_);
     // Traces repeat a tool / category / user in runs: the nodes (and the
@@ -122,7 +150,7 @@ class FeatureGrouping {
     Group& group = groups_[g];
     ++group.accesses;
     group.hits += h;
-    group.sum_value += value;
+    if constexpr (kValued) group.sum_value += value;
     ++group.version;
     // A countdown instead of recorded_ % B (a division per request);
     // Regroup() called from outside does not move it, as it did not move
@@ -130,19 +158,7 @@ class FeatureGrouping {
     if (--until_regroup_ == 0) return RegroupAfter(req);
     return g;
   }
-  // The group `req` maps to now (no statistics change).
-  uint32_t GroupOf(const Request& req) const;
 
-  uint32_t group_count() const { return static_cast<uint32_t>(groups_.size()); }
-  Group& group(uint32_t index) { return groups_[index]; }
-  const Group& group(uint32_t index) const { return groups_[index]; }
-  const std::vector<Group>& groups() const { return groups_; }
-  uint64_t regroups() const { return regroups_; }
-  uint64_t recorded() const { return recorded_; }
-  // Rebuilds the groups now (Algorithm 1's HierarchicalGrouping).
-  void Regroup();
-
- private:
   static constexpr int32_t kNone = -1;
   struct Node {
     uint64_t accesses = 0;

@@ -1,6 +1,8 @@
 // Tests of the periodic hierarchical feature grouping (Algorithm 1).
 #include "src/policy/feature_grouping.h"
 
+#include <bit>
+#include <random>
 #include <set>
 
 #include "gtest/gtest.h"
@@ -179,6 +181,41 @@ TEST(FeatureGroupingTest, EveryRequestMapsToExactlyOneExistingGroup) {
     EXPECT_TRUE(keys.insert({grp.key.level, grp.key.residual, grp.key.tool,
                              grp.key.category, grp.key.user})
                     .second);
+  }
+}
+
+// RecordWithoutValue (vaac-plus's form) keeps the same statistics, bit for
+// bit, as Record with a value of 0.0: random tools, categories, users and
+// hits over many regroups, with and without user grouping, both groupings
+// compared group by group after every request.
+TEST(FeatureGroupingTest, RecordWithoutValueIsRecordOfZero) {
+  for (const bool by_user : {false, true}) {
+    std::mt19937_64 rng(by_user ? 17 : 5);
+    FeatureGrouping with_value(Small(by_user));
+    FeatureGrouping without(Small(by_user));
+    for (int i = 0; i < 20000; ++i) {
+      // Runs of one tool / category / user (the nodes' memo) and changes.
+      const Request r = Req(static_cast<uint32_t>(rng() % 4), rng() % 6,
+                            static_cast<uint32_t>(rng() % 3));
+      const bool hit = rng() % 3 == 0;
+      const uint32_t a = with_value.Record(r, hit, 0.0);
+      const uint32_t b = without.RecordWithoutValue(r, hit);
+      ASSERT_EQ(a, b) << i;
+      ASSERT_EQ(with_value.group_count(), without.group_count()) << i;
+      for (uint32_t g = 0; g < with_value.group_count(); ++g) {
+        const Group& x = with_value.group(g);
+        const Group& y = without.group(g);
+        ASSERT_EQ(x.key, y.key) << i;
+        ASSERT_EQ(x.accesses, y.accesses) << i;
+        ASSERT_EQ(x.hits, y.hits) << i;
+        ASSERT_EQ(std::bit_cast<uint64_t>(x.sum_value),
+                  std::bit_cast<uint64_t>(y.sum_value))
+            << i;
+        ASSERT_EQ(x.version, y.version) << i;
+      }
+    }
+    EXPECT_GT(with_value.regroups(), 100u);
+    EXPECT_GT(with_value.group_count(), 1u);
   }
 }
 

@@ -146,6 +146,17 @@ class FlatIdMap {
     return true;
   }
 
+  // Grows the bucket array to at least `buckets` (rounded up to a power of
+  // two), keeping every key and value; never shrinks. A caller that knows
+  // how many keys it will hold can keep the load below the 3/4 the growth
+  // rule allows (shorter probes and shifts at the price of memory).
+  void ReserveBuckets(uint64_t buckets) {
+    uint64_t n = buckets_.size();
+    while (n < buckets) n *= 2;
+    if (n > buckets_.size()) Rehash(n);
+  }
+  uint64_t bucket_count() const { return buckets_.size(); }
+
   uint64_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // Drops every key and shrinks to fit `expected_size`.

@@ -14,7 +14,7 @@ namespace {
 // by slot, sifts by swapping. Kept here as the reference: which slot is on
 // top among equal keys decides GDSF's, Belady's, VAAC's and vaac-plus's
 // victims, so the pinned miss counts depend on the same choice.
-template <typename Key, typename Less>
+template <typename Key, typename Less, uint32_t kArity = 2>
 class SwappingHeap {
  public:
   static constexpr uint32_t kAbsent = 0xffffffffu;
@@ -70,7 +70,7 @@ class SwappingHeap {
   }
   void SiftUp(uint32_t i) {
     while (i > 0) {
-      const uint32_t parent = (i - 1) / 2;
+      const uint32_t parent = (i - 1) / kArity;
       if (!LessAt(i, parent)) return;
       Swap(i, parent);
       i = parent;
@@ -79,10 +79,13 @@ class SwappingHeap {
   void SiftDown(uint32_t i) {
     const auto n = static_cast<uint32_t>(heap_.size());
     while (true) {
-      const uint32_t l = 2 * i + 1;
+      const uint32_t l = kArity * i + 1;
       if (l >= n) return;
+      // The first least child: a later one only when Less than it.
       uint32_t best = l;
-      if (l + 1 < n && LessAt(l + 1, l)) best = l + 1;
+      for (uint32_t c = l + 1; c < n && c < l + kArity; ++c) {
+        if (LessAt(c, best)) best = c;
+      }
       if (!LessAt(best, i)) return;
       Swap(i, best);
       i = best;
@@ -102,10 +105,10 @@ struct HOnlyLess {
   }
 };
 
-template <typename Less, uint32_t kArity = 2>
+template <typename Less, uint32_t kArity = 2, uint32_t kReferenceArity = 2>
 void ExpectSameTopOverRandomOperations(uint32_t seed, uint32_t distinct_keys) {
   SlotHeap<ClockPriority, Less, kArity> heap;
-  SwappingHeap<ClockPriority, Less> reference;
+  SwappingHeap<ClockPriority, Less, kReferenceArity> reference;
   std::mt19937 rng(seed);
   std::uniform_int_distribution<uint32_t> slot_of(0, 199);
   std::uniform_int_distribution<uint32_t> key_of(0, distinct_keys - 1);
@@ -146,6 +149,19 @@ TEST(SlotHeapTest, SameTopAsTheSwappingHeap) {
     ExpectSameTopOverRandomOperations<HOnlyLess>(seed, 40);
     // The policies' own order (ties broken by tick).
     ExpectSameTopOverRandomOperations<ClockPriorityLess>(seed, 5);
+  }
+}
+
+// The same with 3 and 4 children per cell against a swapping heap of the
+// same arity: with ties everywhere the slot on top (and so every sift's
+// choice among equal children) is the swapping form's, full families (the
+// unrolled scan) and the last, partial one alike.
+TEST(SlotHeapTest, SameTopAsTheSwappingHeapOfTheSameArity) {
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    ExpectSameTopOverRandomOperations<HOnlyLess, 4, 4>(seed, 3);
+    ExpectSameTopOverRandomOperations<HOnlyLess, 4, 4>(seed, 40);
+    ExpectSameTopOverRandomOperations<ClockPriorityLess, 4, 4>(seed, 5);
+    ExpectSameTopOverRandomOperations<HOnlyLess, 3, 3>(seed, 3);
   }
 }
 

@@ -48,6 +48,11 @@ void VaacPlusPolicy::Ghost::Add(ObjectId id, uint32_t tag, uint64_t capacity) {
     }
     ring_.swap(grown);
     head_ = 0;
+    // At most half the buckets in use (the growth rule alone allows 3/4):
+    // a miss probes and a deletion shifts far less. The largest table is
+    // the one the growth rule reaches at kGhostBudget ids anyway (4,096
+    // buckets). Only the layout changes: the same ids, the same values.
+    index_.ReserveBuckets(2 * capacity);
   }
   while (size_ >= capacity && size_ > 0) {  // forget the oldest
     const ObjectId old = ring_[head_];
@@ -98,6 +103,10 @@ VaacPlusPolicy::VaacPlusPolicy(const VaacPlusOptions& options)
 }
 
 double VaacPlusPolicy::Benefit(const Request& req) const {
+  return BenefitOf(req);
+}
+
+inline double VaacPlusPolicy::BenefitOf(const Request& req) const {
   const double n = static_cast<double>(std::max<uint64_t>(observed_, 1));
   const double mean_latency = latency_sum_ / n;
   const double mean_cost = cost_sum_ / n;
@@ -123,18 +132,18 @@ double VaacPlusPolicy::Benefit(const Request& req) const {
   return b * std::max(0.0, 1.0 - options_.value.lambda3 * risk);
 }
 
-double VaacPlusPolicy::Density(const Request& req) const {
-  return Benefit(req) / static_cast<double>(std::max<uint64_t>(req.size, 1));
+inline double VaacPlusPolicy::Density(const Request& req) const {
+  return BenefitOf(req) / static_cast<double>(std::max<uint64_t>(req.size, 1));
 }
 
-double VaacPlusPolicy::Observe(const Request& req, bool cached) {
+inline double VaacPlusPolicy::Observe(const Request& req, bool cached) {
   const uint32_t before = sketch_.FrequencyThenIncrement(req.id);
   ++observed_;
   latency_sum_ += Measured(req.latency);
   cost_sum_ += Measured(req.cost);
   // A hit is a re-reference even when the sketch has halved it away.
   const bool reref = cached || before > 0;
-  const uint32_t g = grouping_.Record(req, reref, 0.0);
+  const uint32_t g = grouping_.RecordWithoutValue(req, reref);
   const double r = cached ? std::max<uint32_t>(before, 1) : before;
   if (!options_.group_prior) return r + 1;
   const Group& group = grouping_.group(g);
@@ -211,7 +220,10 @@ Slot VaacPlusPolicy::Victim() {
 }
 
 bool VaacPlusPolicy::Sampled(ObjectId id) const {
-  const uint64_t entries = view_->entry_count();
+  return Sampled(id, view_->entry_count());
+}
+
+bool VaacPlusPolicy::Sampled(ObjectId id, uint64_t entries) {
   if (entries <= kGhostBudget) return true;
   // The top 53 bits of a mixed id as a uniform fraction in [0, 1).
   const double u =
@@ -220,12 +232,12 @@ bool VaacPlusPolicy::Sampled(ObjectId id) const {
 }
 
 void VaacPlusPolicy::Remember(ObjectId id, uint32_t tag) {
-  if (!Sampled(id)) return;
   const uint64_t entries = view_->entry_count();
+  if (!Sampled(id, entries)) return;
   ghost_.Add(id, tag, std::clamp<uint64_t>(entries, kMinGhost, kGhostBudget));
 }
 
-void VaacPlusPolicy::Touch(Slot slot) {
+inline void VaacPlusPolicy::Touch(Slot slot) {
   const SlotMeta& m = slots_[slot];
   heap_.Set(slot, ClockPriority{clock_ + static_cast<double>(m.reuse) *
                                              static_cast<double>(m.density),
