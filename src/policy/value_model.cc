@@ -21,7 +21,9 @@ void ValueModel::ObserveInsertedTtl(double ttl) {
   if (!std::isfinite(ttl) || ttl <= 0) return;
   ttl_sum_ += ttl;
   ++ttl_count_;
-  if (options_.tau <= 0) ++epoch_;  // tau (the running mean) moved
+  // tau is the running mean unless it is > 0 (a NaN tau is one too, as in
+  // Tau()), so the mean moving moves the epoch then.
+  if (!(options_.tau > 0)) ++epoch_;
 }
 
 }  // namespace toolcache

@@ -98,7 +98,8 @@ TEST(ValueModelTest, ShorterTtlLowersTheValue) {
 // often asked for a repeat) with min/max and tau moving now and then, it
 // must return bit for bit what RawValue + lambda3 computes afresh.
 TEST(ValueModelTest, RememberedValueIsTheValueComputedAfresh) {
-  for (const double tau : {0.0, 600.0}) {
+  // NaN: Tau() takes the running mean for any tau not > 0, so must the memo.
+  for (const double tau : {0.0, 600.0, std::nan("")}) {
     ValueModelOptions opt;
     opt.tau = tau;
     ValueModel model(opt);
