@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -121,6 +122,15 @@ Result<StoredResult> DecodeResult(std::string_view b) {
   r.value.ttl_seconds = GetF64(p + 8);
   r.value.latency_seconds = GetF64(p + 16);
   r.value.cost = GetF64(p + 24);
+  // The checksum finds damage, not a writer: anyone who can write the store
+  // can write a well-formed record. A latency or cost that is not a finite
+  // number >= 0, or a NaN or negative TTL, would reach the policies' value
+  // model (VAAC's eviction score) as NaN: refused here, at the boundary.
+  if (!(std::isfinite(r.value.latency_seconds) &&
+        r.value.latency_seconds >= 0 && std::isfinite(r.value.cost) &&
+        r.value.cost >= 0 && r.value.ttl_seconds >= 0)) {
+    return DataLoss("stored result: latency, cost or TTL is not a number >= 0");
+  }
   uint32_t len[7];
   uint64_t sum = 0;
   for (int i = 0; i < 7; ++i) {

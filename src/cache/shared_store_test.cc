@@ -8,9 +8,12 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cmath>
 #include <future>
+#include <initializer_list>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "src/cache/shared_results.h"
@@ -442,6 +445,30 @@ TEST(SharedResultsTest, RecordsRoundTripAndAnyDamageIsDetected) {
   }
   EXPECT_FALSE(DecodeResult(rec.substr(0, rec.size() - 1)).ok());
   EXPECT_FALSE(DecodeResult("").ok());
+  // Well formed, checksum right, numbers out of range: another writer of the
+  // store, not damage. Refused, so no NaN reaches an eviction score.
+  const double nan = std::nan("");
+  for (auto [latency, cost, ttl] :
+       std::initializer_list<std::tuple<double, double, double>>{
+           {nan, 0, 300},
+           {-1, 0, 300},
+           {INFINITY, 0, 300},
+           {1, nan, 300},
+           {1, -0.5, 300},
+           {1, INFINITY, 300},
+           {1, 0, nan},
+           {1, 0, -5}}) {
+    CachedValue odd = v;
+    odd.latency_seconds = latency;
+    odd.cost = cost;
+    odd.ttl_seconds = ttl;
+    EXPECT_EQ(DecodeResult(EncodeResult(odd, "r", "tag8byte")).status().code(),
+              StatusCode::kDataLoss)
+        << latency << " " << cost << " " << ttl;
+  }
+  CachedValue forever = v;
+  forever.ttl_seconds = INFINITY;  // no expiry: still a valid record
+  EXPECT_TRUE(DecodeResult(EncodeResult(forever, "r", "tag8byte")).ok());
 }
 
 TEST(SharedResultsTest, AncestorsFollowThePathBoundaries) {
