@@ -210,8 +210,8 @@ test('Claude Code with serve: [Read]: another installation under the same key re
   const up = await startFakeUpstream();
   const cfg = path.join(work, 'toolcache.yaml');
   fs.writeFileSync(cfg, 'proxy:\n  serve: [Read]\n');
-  const proxy = spawn(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url],
+    { stdio: ['ignore', 'pipe', 'pipe'] }));
   let log = '';
   proxy.stderr.on('data', (d) => { log += d; });
   try {
