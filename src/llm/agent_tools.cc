@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
@@ -432,14 +433,25 @@ bool ResultFromClient(std::string_view name) {
 
 namespace {
 
+// Where `needle` first occurs in `text` (npos if nowhere): glibc's memmem,
+// vectorised, where std::string_view::find compares at every occurrence of
+// the needle's first byte (a space or '<': everywhere in a conversation).
+size_t Find(std::string_view text, std::string_view needle) {
+  const void* at =
+      memmem(text.data(), text.size(), needle.data(), needle.size());
+  return at == nullptr
+             ? std::string_view::npos
+             : static_cast<size_t>(static_cast<const char*>(at) - text.data());
+}
+
 // The text after the first `open` up to (not including) the next `stop`;
 // "" when `open` is absent or nothing ends the value.
 std::string_view Between(std::string_view text, std::string_view open,
                          std::string_view stop) {
-  const size_t at = text.find(open);
+  const size_t at = Find(text, open);
   if (at == std::string_view::npos) return {};
   text.remove_prefix(at + open.size());
-  const size_t end = text.find(stop);
+  const size_t end = Find(text, stop);
   if (end == std::string_view::npos) return {};
   return text.substr(0, end);
 }
@@ -447,14 +459,27 @@ std::string_view Between(std::string_view text, std::string_view open,
 }  // namespace
 
 ClientWorkspace FindClientWorkspace(std::string_view body,
-                                    std::string_view system,
-                                    std::string_view messages,
+                                    const ParsedRequest& parsed,
                                     std::string_view turn_metadata) {
+  const std::string_view system = parsed.system.In(body);
+  std::string_view messages = parsed.messages.In(body);
+  if (!parsed.tool_results.empty() &&
+      parsed.tool_results.front().message < parsed.message_list.size()) {
+    const Span first =
+        parsed.message_list[parsed.tool_results.front().message].span;
+    if (first.begin >= parsed.messages.begin) {
+      messages = messages.substr(0, first.begin - parsed.messages.begin);
+    }
+  }
+  const std::string_view after_messages =
+      parsed.messages.empty() || parsed.messages.end > body.size()
+          ? std::string_view()
+          : body.substr(parsed.messages.end);
   ClientWorkspace w;
   // Claude Code: the system prompt's environment block (JSON-escaped, so
   // the line ends at "\n"), and metadata.user_id's device_id. The metadata
-  // follows the messages: the last structural occurrence is the request's
-  // (inside a message it would be escaped).
+  // follows the messages: the last structural occurrence after them is the
+  // request's (inside a string it would be escaped).
   // Some requests carry the block in the first user message instead (a
   // system reminder): the first occurrence there, before any tool result.
   constexpr std::string_view kLine = " - Primary working directory: ";
@@ -462,9 +487,13 @@ ClientWorkspace FindClientWorkspace(std::string_view body,
   if (folder.empty()) folder = Between(messages, kLine, "\\n");
   if (!folder.empty()) {
     constexpr std::string_view kUser = "\"metadata\":{\"user_id\":\"";
-    const size_t at = body.rfind(kUser);
-    std::string_view user =
-        at == std::string_view::npos ? "" : body.substr(at + kUser.size());
+    std::string_view user;
+    for (std::string_view rest = after_messages;;) {
+      const size_t at = Find(rest, kUser);
+      if (at == std::string_view::npos) break;
+      rest.remove_prefix(at + kUser.size());
+      user = rest;
+    }
     w.installation =
         std::string(Between(user, "\\\"device_id\\\":\\\"", "\\\""));
     w.folder = std::string(folder);

@@ -225,8 +225,7 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
     workspace = CredentialDigest({{"named", std::string(named)}});
   } else {
     llm::ClientWorkspace w = llm::FindClientWorkspace(
-        body, parsed.system.In(body), parsed.messages.In(body),
-        http::FindHeader(headers, "x-codex-turn-metadata"));
+        body, parsed, http::FindHeader(headers, "x-codex-turn-metadata"));
     if (!w.known()) return llm::ToolScopes(state_scope, std::nullopt);
     workspace = CredentialDigest({{"installation", std::move(w.installation)},
                                   {"folder", std::move(w.folder)}});
