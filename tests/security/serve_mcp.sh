@@ -28,9 +28,11 @@ YAML
 }
 
 # mcp TOKEN SESSION BODY -> writes headers to $work/h, body to $work/b;
-# prints the status (000 when no answer within 10 s).
+# prints the status (000 when no answer within 30 s: an initialize starts
+# the filesystem server under node, which took over 10 s once on a loaded
+# 2-core machine, session 16; a hang still fails).
 mcp() {
-  local args=(-s -m 10 -D "$work/h" -o "$work/b" -w '%{http_code}' -X POST
+  local args=(-s -m 30 -D "$work/h" -o "$work/b" -w '%{http_code}' -X POST
     -H 'content-type: application/json'
     -H 'accept: application/json, text/event-stream'
     -H 'mcp-protocol-version: 2025-06-18')
