@@ -437,6 +437,10 @@ namespace {
 // vectorised, where std::string_view::find compares at every occurrence of
 // the needle's first byte (a space or '<': everywhere in a conversation).
 size_t Find(std::string_view text, std::string_view needle) {
+  // An empty view may hold a null pointer, which memmem must not get.
+  if (needle.empty() || needle.size() > text.size()) {
+    return needle.empty() ? 0 : std::string_view::npos;
+  }
   const void* at =
       memmem(text.data(), text.size(), needle.data(), needle.size());
   return at == nullptr
