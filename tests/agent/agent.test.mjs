@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeUpstream } from '../llm/fake_upstream.mjs';
+import { spawnListening } from '../llm/spawn_proxy.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLAUDE = path.join(here, 'node_modules/@anthropic-ai/claude-code-linux-x64/claude');
@@ -39,15 +40,9 @@ test('Claude Code reads a file twice: the second read would hit', { skip: !fs.ex
     { when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_agent_2', name: 'Read', input: { file_path: file } }] } },
     { when: { tool: 'Read' }, reply: { text: 'It says: the cache remembers.' } },
   ] });
-  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url],
-    { stdio: ['ignore', 'pipe', 'pipe'] }));
-  let log = '';
-  proxy.stderr.on('data', (d) => { log += d; });
+  const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url]);
   try {
-    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
-      const m = String(d).match(/listening on (http:\S+)/);
-      if (m) resolve(m[1]);
-    }));
+    const base = proxy.url;
     const env = {
       PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
       ANTHROPIC_API_KEY: 'sk-ant-agent-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -68,10 +63,10 @@ test('Claude Code reads a file twice: the second read would hit', { skip: !fs.ex
     assert.equal(count('toolcache_llm_tool_calls_total', { tool: 'Read', outcome: 'miss' }), 1);
     assert.equal(count('toolcache_llm_tool_calls_total', { tool: 'Read', outcome: 'would_hit' }), 1);
     assert.equal(count('toolcache_llm_tool_results_total', { tool: 'Read', outcome: 'recorded' }), 1);
-    assert.match(log, /1 would hit: Read key [0-9a-f]{16}/);
-    assert.ok(!log.includes('sk-ant-agent-test'));
+    assert.match(proxy.log(), /1 would hit: Read key [0-9a-f]{16}/);
+    assert.ok(!proxy.log().includes('sk-ant-agent-test'));
   } finally {
-    proxy.kill('SIGTERM');
+    await proxy.stop();
     await up.close();
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -89,15 +84,9 @@ test('Claude Code with --serve: its Read is observed not served; read, edit, rea
   fs.writeFileSync(file, 'the cache remembers\n');
   fs.mkdirSync(path.join(work, 'home'));
   const up = await startFakeUpstream();
-  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve'],
-    { stdio: ['ignore', 'pipe', 'pipe'] }));
-  let log = '';
-  proxy.stderr.on('data', (d) => { log += d; });
+  const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve']);
   try {
-    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
-      const m = String(d).match(/listening on (http:\S+)/);
-      if (m) resolve(m[1]);
-    }));
+    const base = proxy.url;
     const env = {
       PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
       ANTHROPIC_API_KEY: 'sk-ant-agent-policy', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -131,7 +120,7 @@ test('Claude Code with --serve: its Read is observed not served; read, edit, rea
     assert.doesNotMatch(JSON.stringify(resultOf('toolu_pol_3') ?? ''), /has not been read yet/);
     assert.match(JSON.stringify(resultOf('toolu_pol_4')), /forgets/);
     // Observed: the repeated read would have hit; nothing was served.
-    assert.doesNotMatch(log, /served \d+ tool call/);
+    assert.doesNotMatch(proxy.log(), /served \d+ tool call/);
     const stats = await (await fetch(`${base}/toolcache/stats`)).json();
     const count = (name, labels) => (stats.metrics[name]?.series ?? [])
       .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
@@ -140,7 +129,7 @@ test('Claude Code with --serve: its Read is observed not served; read, edit, rea
     assert.equal(count('toolcache_llm_served_total', {}), 0);
     assert.equal(count('toolcache_llm_tool_results_total', { tool: 'Read', outcome: 'stale' }), 0);
   } finally {
-    proxy.kill('SIGTERM');
+    await proxy.stop();
     await up.close();
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -160,15 +149,9 @@ test('Claude Code with serve: [Read]: the second read is answered inside the pro
   ] });
   const cfg = path.join(work, 'toolcache.yaml');
   fs.writeFileSync(cfg, 'proxy:\n  serve: [Read]\n');
-  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url],
-    { stdio: ['ignore', 'pipe', 'pipe'] }));
-  let log = '';
-  proxy.stderr.on('data', (d) => { log += d; });
+  const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url]);
   try {
-    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
-      const m = String(d).match(/listening on (http:\S+)/);
-      if (m) resolve(m[1]);
-    }));
+    const base = proxy.url;
     const env = {
       PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
       ANTHROPIC_API_KEY: 'sk-ant-agent-serve', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -185,13 +168,13 @@ test('Claude Code with serve: [Read]: the second read is answered inside the pro
     const results = last.flatMap((m) => (Array.isArray(m.content) ? m.content : []))
       .filter((b) => b.type === 'tool_result');
     assert.deepEqual(results.map((b) => b.tool_use_id), ['toolu_serve_1', 'toolu_serve_2']);
-    assert.match(log, /served 1 tool call\(s\) in 1 hidden round/);
+    assert.match(proxy.log(), /served 1 tool call\(s\) in 1 hidden round/);
     // The agent sent only one tool result itself: no client request ends
     // with the second read's result.
     const fromAgent = up.requests.filter((q) => JSON.stringify(q.body?.messages?.at(-1) ?? '').includes('toolu_serve_2'));
     assert.equal(fromAgent.length, 1);  // the proxy's hidden round
   } finally {
-    proxy.kill('SIGTERM');
+    await proxy.stop();
     await up.close();
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -210,15 +193,9 @@ test('Claude Code with serve: [Read]: another installation under the same key re
   const up = await startFakeUpstream();
   const cfg = path.join(work, 'toolcache.yaml');
   fs.writeFileSync(cfg, 'proxy:\n  serve: [Read]\n');
-  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url],
-    { stdio: ['ignore', 'pipe', 'pipe'] }));
-  let log = '';
-  proxy.stderr.on('data', (d) => { log += d; });
+  const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url]);
   try {
-    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
-      const m = String(d).match(/listening on (http:\S+)/);
-      if (m) resolve(m[1]);
-    }));
+    const base = proxy.url;
     const envOf = (home) => ({
       PATH: process.env.PATH, HOME: path.join(work, home), ANTHROPIC_BASE_URL: base,
       ANTHROPIC_API_KEY: 'sk-ant-agent-shared', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -242,14 +219,14 @@ test('Claude Code with serve: [Read]: another installation under the same key re
     fs.writeFileSync(file, 'written in container B\n');
     // Without the workspace in the scope, B was answered A's bytes.
     assert.match(await session('homeB', 'toolu_ws_2'), /container B/);
-    assert.doesNotMatch(log, /served \d+ tool call/);
-    assert.doesNotMatch(log, /client workspace unknown/);
+    assert.doesNotMatch(proxy.log(), /served \d+ tool call/);
+    assert.doesNotMatch(proxy.log(), /client workspace unknown/);
     // A again, same folder: its own entry is served (the documented
     // stale-file cost of `serve: [Read]`).
     assert.match(await session('homeA', 'toolu_ws_3'), /container A/);
-    assert.match(log, /served 1 tool call\(s\) in 1 hidden round/);
+    assert.match(proxy.log(), /served 1 tool call\(s\) in 1 hidden round/);
   } finally {
-    proxy.kill('SIGTERM');
+    await proxy.stop();
     await up.close();
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -272,15 +249,9 @@ test('Claude Code with promptCache on: stable tool bytes, no cache break', { ski
     { when: { tool: 'Read' }, reply: { text: 'Once more.', toolCalls: [{ id: 'toolu_pc_2', name: 'Read', input: { file_path: file } }] } },
     { when: { tool: 'Read' }, reply: { text: 'It says: warm caches are cheap.' } },
   ] });
-  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg],
-    { stdio: ['ignore', 'pipe', 'pipe'] }));
-  let log = '';
-  proxy.stderr.on('data', (d) => { log += d; });
+  const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg]);
   try {
-    const base = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
-      const m = String(d).match(/listening on (http:\S+)/);
-      if (m) resolve(m[1]);
-    }));
+    const base = proxy.url;
     const env = {
       PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
       ANTHROPIC_API_KEY: 'sk-ant-agent-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
@@ -288,7 +259,7 @@ test('Claude Code with promptCache on: stable tool bytes, no cache break', { ski
     };
     const r = await run(CLAUDE, ['-p', 'Read notes.txt twice and tell me what it says', '--allowedTools', 'Read',
       '--output-format', 'json', '--max-turns', '6'], { cwd: work, env }, 120000);
-    assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}\n${log}`);
+    assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}\n${proxy.log()}`);
     assert.match(JSON.parse(r.stdout).result, /warm caches are cheap/);
     const count = (v) => (Array.isArray(v) ? v.reduce((n, x) => n + count(x), 0)
       : v && typeof v === 'object' ? Object.entries(v).reduce((n, [k, x]) => n + (k === 'cache_control' ? 1 : count(x)), 0) : 0);
@@ -306,7 +277,7 @@ test('Claude Code with promptCache on: stable tool bytes, no cache break', { ski
     const breaks = await (await fetch(`${base}/toolcache/breaks`)).json();
     assert.deepEqual(breaks.breaks, []);
   } finally {
-    proxy.kill('SIGTERM');
+    await proxy.stop();
     await up.close();
     fs.rmSync(work, { recursive: true, force: true });
   }

@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeUpstream } from '../llm/fake_upstream.mjs';
+import { spawnListening } from '../llm/spawn_proxy.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CODEX = path.join(here, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex');
@@ -31,16 +32,10 @@ function run(cmd, args, opts, ms) {
   });
 }
 
-async function startProxy(upstream, extra = []) {
-  const proxy = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstream, ...extra],
-    { stdio: ['ignore', 'pipe', 'pipe'] }));
-  const p = { proc: proxy, log: '' };
-  proxy.stderr.on('data', (d) => { p.log += d; });
-  p.url = await new Promise((resolve) => proxy.stdout.on('data', (d) => {
-    const m = String(d).match(/listening on (http:\S+)/);
-    if (m) resolve(m[1]);
-  }));
-  return p;
+// The proxy, listening: { child, url, log(), stop() } (tests/llm/spawn_proxy.mjs).
+function startProxy(upstream, extra = []) {
+  return spawnListening(process.env.TOOLCACHE_BIN,
+    ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstream, ...extra]);
 }
 
 function codexHome(dir, base) {
@@ -96,7 +91,7 @@ test('Codex CLI: shell reads would hit, apply_patch is observed and invalidates,
     // No upgrade reached the upstream; the proxy refused it with 426 and
     // Codex fell back at once (one attempt, no retries).
     assert.equal(up.requests.filter((q) => q.method === 'GET').length, 0);
-    const refused = (proxy.log.match(/protocol upgrade refused/g) ?? []).length;
+    const refused = (proxy.log().match(/protocol upgrade refused/g) ?? []).length;
     assert.ok(refused >= 1 && refused <= 2, `upgrade attempts: ${refused}`);
     assert.ok(up.requests.find((q) => q.turn === 'end'), 'the session reached its last turn');
     const last = up.requests.find((q) => q.turn === 'end').body.input;
@@ -112,9 +107,9 @@ test('Codex CLI: shell reads would hit, apply_patch is observed and invalidates,
     assert.equal(count('toolcache_llm_tool_results_total', { tool: 'apply_patch', outcome: 'bypass' }), 1);
     // After the patch the third `cat` is not a would-hit (invalidated).
     assert.equal(count('toolcache_llm_tool_calls_total', { tool: 'exec_command', outcome: 'miss' }), 2);
-    assert.ok(!proxy.log.includes('sk-codex-test'));
+    assert.ok(!proxy.log().includes('sk-codex-test'));
   } finally {
-    proxy.proc.kill('SIGTERM');
+    await proxy.stop();
     await up.close();
     fs.rmSync(work, { recursive: true, force: true });
   }
@@ -167,7 +162,7 @@ test('Codex CLI: two sessions, an external change and a shell write: never a sta
     assert.equal(count('toolcache_llm_tool_results_total', { tool: 'exec_command', outcome: 'bypass' }), 1);
     assert.equal(fs.readFileSync(file, 'utf8'), 'version three\n');
   } finally {
-    proxy.proc.kill('SIGTERM');
+    await proxy.stop();
     await up.close();
     fs.rmSync(work, { recursive: true, force: true });
   }
