@@ -2888,13 +2888,20 @@ TtlEvidence TtlOf(const ToolInfo& tool, const std::vector<std::string>& name) {
       return {TtlCategory::kRealtime, "'" + t + "' in the name", true};
     }
   }
-  for (const std::string* text : {&tool.title, &tool.description}) {
-    for (const std::string& w : FirstSentenceWords(*text)) {
+  // The first sentences' words, read once for both checks below.
+  const std::vector<std::string> title_words = FirstSentenceWords(tool.title);
+  const std::vector<std::string> description_words =
+      FirstSentenceWords(tool.description);
+  const std::pair<const std::vector<std::string>*, std::string_view>
+      first_sentences[] = {{&title_words, "title"},
+                           {&description_words, "description"}};
+  for (const auto& [words, where] : first_sentences) {
+    for (const std::string& w : *words) {
       if (In(kWaitTextWords, w)) {
-        return {TtlCategory::kRealtime,
-                "'" + w + "' in the first sentence of the " +
-                    (text == &tool.title ? "title" : "description"),
-                true};
+        return {
+            TtlCategory::kRealtime,
+            "'" + w + "' in the first sentence of the " + std::string(where),
+            true};
       }
     }
   }
@@ -2904,12 +2911,11 @@ TtlEvidence TtlOf(const ToolInfo& tool, const std::vector<std::string>& name) {
     }
   }
   std::vector<std::string> context = name;
-  for (const std::string* text : {&tool.title, &tool.description}) {
-    for (const std::string& w : FirstSentenceWords(*text)) {
+  for (const auto& [words, where] : first_sentences) {
+    for (const std::string& w : *words) {
       if (In(kRealtimeTextWords, w)) {
         return {TtlCategory::kRealtime,
-                "real-time word '" + w + "' in the " +
-                    (text == &tool.title ? "title" : "description")};
+                "real-time word '" + w + "' in the " + std::string(where)};
       }
       context.push_back(w);
     }
