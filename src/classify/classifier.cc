@@ -503,9 +503,21 @@ struct Classifier::Impl {
     // A cap shortens any TTL but the operator's own for this tool.
     const bool per_tool_operator_ttl = operator_ttl && !server_wide_ttl;
     if (ttl_cap && *ttl_cap < v.ttl_seconds && !per_tool_operator_ttl) {
+      if (server_wide_ttl) {
+        v.detail += "; the server-wide TTL " + FormatSeconds(v.ttl_seconds) +
+                    " s does not lengthen the " + FormatSeconds(*ttl_cap) +
+                    " s judged by the " + cap_detail +
+                    " (set tools.<name>.ttlSeconds to decide for this tool)";
+        // Nor does it then count as the operator's TTL (an open-world
+        // tool stays uncached, as with a longer class above).
+        operator_ttl = false;
+      }
       ttl_detail = cap_detail + ", shortened from " +
                    FormatSeconds(v.ttl_seconds) + " s (" + ttl_detail + ")";
       v.ttl_seconds = *ttl_cap;
+    } else if (ttl_cap && *ttl_cap < v.ttl_seconds && !shorter_ttl) {
+      shorter_ttl = ttl_cap;
+      shorter_detail = cap_detail;
     }
     if (open_world && operator_ttl && server_wide_ttl && !heuristic_reads) {
       v.cacheable = false;

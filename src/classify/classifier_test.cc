@@ -335,6 +335,32 @@ TEST(ClassifierTest, ServerWideTtlNeverLengthensAJudgedRealTimeClass) {
             600);
 }
 
+TEST(ClassifierTest, ARealTimeClassNeverLengthensTheOperatorsDefault) {
+  // The real-time class (60 s) says how long an answer may be kept at most;
+  // an operator whose default is shorter keeps the shorter one.
+  ToolInfo t = Tool("slack_get_channel_history", "Get recent messages");
+  Verdict v = Classifier(Yaml("minCacheableTtlSeconds: 0\n"
+                              "ttlSeconds: 30\n"))
+                  .Classify(t);
+  EXPECT_TRUE(v.cacheable);
+  EXPECT_EQ(v.ttl_seconds, 30);
+  EXPECT_THAT(v.detail, HasSubstr("TTL 30 s from default ttlSeconds"));
+  // A longer default is still shortened to the class: 60 s, and so not
+  // cacheable with the paper's minimum.
+  Verdict longer = Classifier(Yaml("ttlSeconds: 900\n")).Classify(t);
+  EXPECT_EQ(longer.ttl_seconds, 60);
+  EXPECT_EQ(longer.reason, VerdictReason::kTtlTooShort);
+  EXPECT_THAT(longer.detail, HasSubstr("shortened from 900 s"));
+  // The operator's TTL for this tool decides, and the verdict says what it
+  // overrode.
+  Verdict own =
+      Classifier(Yaml("minCacheableTtlSeconds: 0\nttlSeconds: 30\n"
+                      "perToolTtl: {slack_get_channel_history: 45}\n"))
+          .Classify(t);
+  EXPECT_EQ(own.ttl_seconds, 45);
+  EXPECT_TRUE(own.cacheable);
+}
+
 TEST(ClassifierTest, ServerWideTtlUnlocksOpenWorldOnlyWhenTheToolReads) {
   Classifier c(Yaml("servers: {srv: {ttlSeconds: 600}}\n"));
   // Annotated read-only but nothing else in the definition reads.

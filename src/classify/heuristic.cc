@@ -3109,6 +3109,10 @@ class HeuristicExtractor final : public FeatureExtractor {
       f.detail += f.ttl_detail;
     } else if (ttl.category != TtlCategory::kNone) {
       f.ttl_seconds = TtlCategorySeconds(ttl.category);
+      // Data that changes by the minute bounds how long an answer may be
+      // kept; it is no reason to keep one longer than the operator's
+      // default (a `ttlSeconds: 30` stays 30 s).
+      f.ttl_cap = ttl.category == TtlCategory::kRealtime;
       f.ttl_detail = "TTL class " + std::string(TtlCategoryName(ttl.category)) +
                      " from " + ttl.why;
       if (!f.detail.empty()) f.detail += "; ";
