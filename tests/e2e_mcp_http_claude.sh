@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Claude Code 2.1.328 (tests/agent) against `toolcache serve`'s /mcp/<name>
+# Claude Code 2.1.332 (tests/agent; 2.1.328 before session 17) against `toolcache serve`'s /mcp/<name>
 # in both MCP eras (docs/SERVE.md): MCP_PROTOCOL_NEGOTIATION=auto (its
 # default: 2026-07-28, stateless) and =legacy (2025 sessions), the model
 # being the scripted fake upstream. The driver is

@@ -33,7 +33,9 @@ struct Entry {
   AgentToolKind kind;
 };
 
-// Sources: Claude Code 2.1.328's tool list as sent in /v1/messages; Codex
+// Sources: Claude Code 2.1.328's tool list as sent in /v1/messages (2.1.332
+// sends the same; tools not named here are the client's too when the
+// request comes from the agent: AgentClient); Codex
 // CLI 0.171 (codex-rs/core/src/tools/spec.rs); Gemini CLI and OpenCode
 // tool names from their documentation.
 constexpr std::array kTools = {
@@ -517,12 +519,23 @@ ClientWorkspace FindClientWorkspace(std::string_view body,
   return w;
 }
 
+bool AgentClient(std::string_view user_agent, std::string_view x_app,
+                 std::string_view originator, std::string_view turn_metadata) {
+  return x_app == "cli" || user_agent.starts_with("claude-cli/") ||
+         user_agent.starts_with("codex") || originator.starts_with("codex") ||
+         !turn_metadata.empty();
+}
+
+bool ToolScopes::Local(std::string_view tool) const {
+  return RunsOnClient(tool) || (agent && !tool.starts_with("mcp__"));
+}
+
 const std::string& ToolScopes::For(std::string_view tool) const {
-  return client && ResultFromClient(tool) ? *client : credential;
+  return client && (agent || ResultFromClient(tool)) ? *client : credential;
 }
 
 bool ToolScopes::Servable(std::string_view tool) const {
-  return client.has_value() || !ResultFromClient(tool);
+  return client.has_value() || !(agent || ResultFromClient(tool));
 }
 
 ShellVerdict ClassifyShellCommand(std::string_view command) {

@@ -103,6 +103,16 @@ ClientWorkspace FindClientWorkspace(std::string_view body,
 // ResultFromClient tools, or nullopt when the request names no workspace
 // the proxy recognises. Implicit from one scope string: every tool uses it
 // (the scope before workspaces, for tests and other faces).
+// True when the request's headers name a coding agent every built-in tool
+// of which runs on the client's machine: Claude Code (`x-app: cli`, or a
+// user agent starting "claude-cli/"), Codex CLI (an `originator` or user
+// agent starting "codex", or an `x-codex-turn-metadata` header). The
+// agents add tools every month (Claude Code 2.1.328 sends ListAgents,
+// CronList, WebFetch, ToolSearch, ... which the table above does not
+// name): for such a client every tool is the client's (ToolScopes::agent).
+bool AgentClient(std::string_view user_agent, std::string_view x_app,
+                 std::string_view originator, std::string_view turn_metadata);
+
 struct ToolScopes {
   ToolScopes(std::string_view scope)  // NOLINT: one scope for every tool
       : credential(scope), client(std::string(scope)) {}
@@ -114,9 +124,17 @@ struct ToolScopes {
       : credential(std::move(c)), client(std::move(w)) {}
   std::string credential;
   std::optional<std::string> client;
+  // The request comes from a coding agent (AgentClient): every tool it
+  // calls runs on its machine, whether the table knows the name or not.
+  bool agent = false;
+  // True when `tool` runs on the client's machine against its state: a
+  // known agent tool (RunsOnClient) or, from an agent, any tool but one of
+  // an MCP server (`mcp__*`, which `serve: true` serves per workspace).
+  bool Local(std::string_view tool) const;
   // The scope `tool`'s entries are recorded and looked up under: `client`
-  // for a client tool, `credential` otherwise and when `client` is unknown
-  // (observed only; never served, see Servable).
+  // for a client tool (ResultFromClient, or any tool of an agent),
+  // `credential` otherwise and when `client` is unknown (observed only;
+  // never served, see Servable).
   const std::string& For(std::string_view tool) const;
   // False for a client tool without a known workspace: its call is not
   // served ("client workspace unknown").

@@ -320,5 +320,40 @@ TEST(ClientWorkspace, ClientToolsUseTheWorkspaceScope) {
   EXPECT_TRUE(unknown.Servable("get_weather"));
 }
 
+// Session 17: the agents add built-in tools every month (Claude Code
+// 2.1.328/2.1.332 send ListAgents, CronList, WebFetch, ToolSearch, ...,
+// none in the table). A request from an agent makes every one of its tools
+// the client's; an SDK script's own functions stay the credential's.
+TEST(ClientWorkspace, AnAgentsToolsAreAllItsOwn) {
+  // The headers Claude Code 2.1.332 and Codex CLI 0.171.0 send.
+  EXPECT_TRUE(
+      AgentClient("claude-cli/2.1.332 (external, sdk-cli)", "cli", "", ""));
+  EXPECT_TRUE(AgentClient("claude-cli/2.1.332 (external, cli)", "", "", ""));
+  EXPECT_TRUE(AgentClient("codex_cli_rs/0.171.0 (Debian 12; x86_64)", "",
+                          "codex_cli_rs", ""));
+  EXPECT_TRUE(AgentClient("", "", "", R"({"installation_id":"x"})"));
+  EXPECT_FALSE(AgentClient("Anthropic/JS 0.128.0", "", "", ""));
+  EXPECT_FALSE(AgentClient("OpenAI/Python 2.8.1", "", "", ""));
+
+  ToolScopes known("cred", std::string("cred+ws"));
+  known.agent = true;
+  ToolScopes unknown("cred", std::nullopt);
+  unknown.agent = true;
+  for (const char* tool : {"ListAgents", "CronList", "WebFetch", "ToolSearch",
+                           "Read", "mcp__filesystem__read_text_file"}) {
+    EXPECT_EQ(known.For(tool), "cred+ws") << tool;
+    EXPECT_TRUE(known.Servable(tool)) << tool;
+    EXPECT_FALSE(unknown.Servable(tool)) << tool;
+  }
+  EXPECT_TRUE(known.Local("ListAgents"));
+  EXPECT_TRUE(known.Local("WebFetch"));
+  EXPECT_FALSE(known.Local("mcp__filesystem__read_text_file"));
+  // Not from an agent: the table decides, as before.
+  const ToolScopes sdk("cred", std::string("cred+ws"));
+  EXPECT_FALSE(sdk.Local("ListAgents"));
+  EXPECT_EQ(sdk.For("ListAgents"), "cred");
+  EXPECT_TRUE(sdk.Local("Read"));
+}
+
 }  // namespace
 }  // namespace toolcache::llm

@@ -212,9 +212,21 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
                                CredentialScope mode, const Headers& headers,
                                const llm::ParsedRequest& parsed,
                                std::string_view body) {
+  // A coding agent runs every built-in tool on its machine, the ones the
+  // agent table does not name yet too.
+  const bool agent =
+      llm::AgentClient(http::FindHeader(headers, "user-agent"),
+                       http::FindHeader(headers, "x-app"),
+                       http::FindHeader(headers, "originator"),
+                       http::FindHeader(headers, "x-codex-turn-metadata"));
   // Choice: `scope: global` is the operator's decision to share every
-  // result (with `toolcache mcp` too): no workspace then, as before.
-  if (mode == CredentialScope::kGlobal) return llm::ToolScopes("");
+  // result (with `toolcache mcp` too): no workspace then, as before; what
+  // runs on the client is still not served by `serve: true`.
+  if (mode == CredentialScope::kGlobal) {
+    llm::ToolScopes global("");
+    global.agent = agent;
+    return global;
+  }
   // A client that names its workspace itself (`x-toolcache-workspace`, any
   // stable id of machine and folder; not forwarded) is taken at its word;
   // otherwise what the agent sends.
@@ -226,12 +238,18 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
   } else {
     llm::ClientWorkspace w = llm::FindClientWorkspace(
         body, parsed, http::FindHeader(headers, "x-codex-turn-metadata"));
-    if (!w.known()) return llm::ToolScopes(state_scope, std::nullopt);
+    if (!w.known()) {
+      llm::ToolScopes unknown(state_scope, std::nullopt);
+      unknown.agent = agent;
+      return unknown;
+    }
     workspace = CredentialDigest({{"installation", std::move(w.installation)},
                                   {"folder", std::move(w.folder)}});
   }
-  return llm::ToolScopes(
+  llm::ToolScopes scopes(
       state_scope, ScopeOf({.credential = credential, .workspace = workspace}));
+  scopes.agent = agent;
+  return scopes;
 }
 
 // What the proxy keeps across requests: options, cache, metrics, clients.

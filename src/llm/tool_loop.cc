@@ -377,6 +377,10 @@ std::string_view ToolLoop::BypassReason(const ParsedRequest& request) {
 }
 
 bool ToolLoop::Serves(std::string_view tool) const {
+  return Serves(tool, ToolScopes(""));
+}
+
+bool ToolLoop::Serves(std::string_view tool, const ToolScopes& scopes) const {
   // The operator's list names tools to serve, client-local ones included.
   if (std::find(options_.tools.begin(), options_.tools.end(), tool) !=
       options_.tools.end()) {
@@ -384,8 +388,9 @@ bool ToolLoop::Serves(std::string_view tool) const {
   }
   // Choice (issue 28): `all` means every tool that does not run on the
   // client's own machine (agent_tools.h); serving those saves milliseconds
-  // and risks stale files and the client's read-before-edit bookkeeping.
-  return options_.all_tools && !RunsOnClient(tool);
+  // and risks stale files and the client's own bookkeeping (read-before-
+  // edit, its agents, its jobs, the tools a ToolSearch loaded).
+  return options_.all_tools && !scopes.Local(tool);
 }
 
 std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
@@ -435,7 +440,7 @@ std::optional<ServedTurn> ToolLoop::TryServe(
     if (u.id.empty()) return std::nullopt;
     // Retrieval of an offloaded result: always the proxy's own.
     if (offloader_ != nullptr && Offloader::IsRetrieval(u.name)) continue;
-    if (!u.function || !Serves(u.name)) return std::nullopt;
+    if (!u.function || !Serves(u.name, scopes)) return std::nullopt;
     // A client tool's result is the client workspace's (ToolScopes): a
     // request that names none the proxy recognises is not served.
     if (!scopes.Servable(u.name)) {

@@ -883,5 +883,44 @@ TEST_F(ToolLoopTest, ClientToolResultsAreServedOnlyInTheirWorkspace) {
   }
 }
 
+// Session 17: `serve: true` never answers a coding agent's own tool that
+// the agent table does not name (Claude Code 2.1.328's ListAgents lists
+// this session's agents, WebFetch fetches from the client's network, a
+// served ToolSearch would never load the tools it names): before, such a
+// tool was served, under the API key alone, to every machine sharing it.
+TEST_F(ToolLoopTest, AllToolsNeverServesAnAgentsOwnToolsTheTableDoesNotName) {
+  Build(Config(), ServeOptions{.all_tools = true});
+  ToolScopes a("key", std::string("key+wsA"));
+  a.agent = true;
+  ToolScopes b("key", std::string("key+wsB"));
+  b.agent = true;
+  const std::string none = "{}";
+  const std::string url = R"({"url":"http://localhost:3000/admin"})";
+  ClientRan("toolu_1", "ListAgents", none, "agent 1: refactor (running)", false,
+            a);
+  ClientRan("toolu_2", "WebFetch", url, "admin page of machine A", false, a);
+  for (const auto& [tool, args] : {std::pair{std::string("ListAgents"), none},
+                                   std::pair{std::string("WebFetch"), url}}) {
+    const std::string resp = AnthropicToolResponse({{"toolu_9", tool, args}});
+    EXPECT_FALSE(Serve(resp, a).has_value()) << tool;
+    EXPECT_FALSE(Serve(resp, b).has_value()) << tool;
+  }
+  // An MCP server's tool is still served, in its own workspace only.
+  const std::string q = R"({"path":"/w/a.txt"})";
+  ClientRan("toolu_3", "mcp__fs__read_text_file", q, "alpha", false, a);
+  const std::string mcp =
+      AnthropicToolResponse({{"toolu_8", "mcp__fs__read_text_file", q}});
+  EXPECT_TRUE(Serve(mcp, a).has_value());
+  EXPECT_FALSE(Serve(mcp, b).has_value());
+  // An SDK script's own function (no agent headers) is served as before.
+  const ToolScopes sdk("key", std::string("key+wsA"));
+  ClientRan("toolu_4", "get_order", R"({"id":"7"})", "order 7: shipped", false,
+            sdk);
+  EXPECT_TRUE(
+      Serve(AnthropicToolResponse({{"toolu_7", "get_order", R"({"id":"7"})"}}),
+            sdk)
+          .has_value());
+}
+
 }  // namespace
 }  // namespace toolcache::llm

@@ -135,6 +135,50 @@ test('Claude Code with --serve: its Read is observed not served; read, edit, rea
   }
 });
 
+// Session 17: Claude Code 2.1.328+ sends built-in tools the agent table
+// does not name (ListAgents, CronList, WebFetch, ToolSearch, ...). They run
+// on the client like Read: `--serve` must not answer them. Before, a
+// cacheable one was served from the proxy under the API key alone: a
+// repeated ToolSearch ("fetches full schema definitions for deferred tools
+// so they can be called") was answered with the definitions while the
+// agent never loaded the tools, and with another machine's tool list.
+test('Claude Code with --serve: a built-in tool the table does not name is not served', { skip: !fs.existsSync(CLAUDE) && 'claude-code native binary not installed' }, async () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-agent-'));
+  fs.mkdirSync(path.join(work, 'home'));
+  const up = await startFakeUpstream();
+  up.load({ fallbackText: 'ok', turns: [
+    { when: { tool: 'ToolSearch' }, reply: { text: 'Loading Glob.', toolCalls: [{ id: 'toolu_ts_1', name: 'ToolSearch', input: { query: 'select:Glob' } }] } },
+    { when: { tool: 'ToolSearch' }, reply: { text: 'Again.', toolCalls: [{ id: 'toolu_ts_2', name: 'ToolSearch', input: { query: 'select:Glob' } }] } },
+    { when: { tool: 'ToolSearch' }, reply: { text: 'Glob is loaded.' } },
+  ] });
+  const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve']);
+  try {
+    const env = {
+      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: proxy.url,
+      ANTHROPIC_API_KEY: 'sk-ant-agent-builtins', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+    };
+    const r = await run(CLAUDE, ['-p', 'Load the Glob tool twice', '--allowedTools', 'ToolSearch',
+      '--output-format', 'json', '--max-turns', '6'], { cwd: work, env }, 120000);
+    assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}`);
+    const tools = (up.requests.find((q) => q.body?.tools)?.body.tools ?? []).map((t) => t.name);
+    assert.ok(tools.includes('ToolSearch'), `Claude Code sent no ToolSearch: ${tools}`);
+    // The agent answered both calls itself: each id's result came from a
+    // request of the agent, none from a hidden round of the proxy.
+    const fromAgent = (id) => up.requests.filter((q) => JSON.stringify(q.body?.messages?.at(-1) ?? '').includes(id));
+    assert.equal(fromAgent('toolu_ts_1').length, 1);
+    assert.equal(fromAgent('toolu_ts_2').length, 1);
+    assert.doesNotMatch(proxy.log(), /served \d+ tool call/);
+    const stats = await (await fetch(`${proxy.url}/toolcache/stats`)).json();
+    const served = (stats.metrics.toolcache_llm_served_total?.series ?? []).reduce((n, s) => n + s.value, 0);
+    assert.equal(served, 0);
+  } finally {
+    await proxy.stop();
+    await up.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+});
+
 // Serving the agent's own Read is an operator's opt-in (`serve: [Read]`).
 test('Claude Code with serve: [Read]: the second read is answered inside the proxy', { skip: !fs.existsSync(CLAUDE) && 'claude-code native binary not installed' }, async () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-agent-'));

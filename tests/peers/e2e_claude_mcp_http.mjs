@@ -1,4 +1,4 @@
-// Claude Code 2.1.328 (tests/agent, the native binary) against `toolcache
+// Claude Code 2.1.332 (tests/agent, the native binary; 2.1.328 before session 17) against `toolcache
 // serve`'s /mcp/<name> as an HTTP MCP server, in both eras: with
 // MCP_PROTOCOL_NEGOTIATION=auto (its default for HTTP servers: it probes
 // server/discover and speaks 2026-07-28 when offered) and =legacy (2025

@@ -303,7 +303,7 @@ tests.sdk2_client_to_legacy_server = async () => {
   }
 };
 
-// Claude Code 2.1.328 (tests/agent) bundles the 2026-07-28 SDK client: with
+// Claude Code 2.1.332 (tests/agent; 2.1.328 before session 17) bundles the 2026-07-28 SDK client: with
 // the fixture behind `toolcache mcp`, scripted by the fake upstream to call
 // read_note twice, the second call is served by the proxy. The era it
 // negotiated is read from the server's log (server/discover vs initialize).
