@@ -32,6 +32,7 @@
 
 #include "src/http/asio_internal.h"
 #include "src/http/deadline.h"
+#include "src/http/field_arena.h"
 #include "src/http/http.h"
 
 namespace toolcache::http {
@@ -124,7 +125,12 @@ class CallImpl : public Call, public std::enable_shared_from_this<CallImpl> {
   Deadline deadline_;
   const char* armed_ = "";  // the phase the deadline is set for
   tcp::resolver resolver_;
-  std::optional<bhttp::response_parser<bhttp::buffer_body>> parser_;
+  // hopR: the response head's fields come from arena_ (field_arena.h), not
+  // one heap block each (~900 of a 2 KB proxied request, ~1,900 streamed).
+  FieldArena arena_;  // declared before parser_, which uses it
+  std::optional<
+      bhttp::response_parser<bhttp::buffer_body, ArenaAllocator<char>>>
+      parser_;
   // Choice: reads of up to 32 KiB (Beast's own reads start at 512 bytes
   // and grow slowly: 5-6 reads per small streamed response); decoded body
   // bytes are handed over in pieces of up to 32 KiB, one per read.
@@ -341,7 +347,10 @@ void CallImpl::WriteRequest() {
 }
 
 void CallImpl::ReadHead() {
-  parser_.emplace();
+  parser_.reset();  // its fields go back to the arena first
+  arena_.Reset();
+  parser_.emplace(std::piecewise_construct, std::make_tuple(),
+                  std::make_tuple(ArenaAllocator<char>(&arena_)));
   parser_->body_limit(boost::none);
   parser_->header_limit(1 << 20);
   // RFC 9112 section 6.3 rule 1: a response to HEAD ends with its header

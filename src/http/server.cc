@@ -60,6 +60,7 @@
 
 #include "src/http/asio_internal.h"
 #include "src/http/deadline.h"
+#include "src/http/field_arena.h"
 #include "src/http/framing.h"
 #include "src/http/http.h"
 #include "src/http/lean_head.h"
@@ -72,58 +73,6 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
-
-// Where one request's header fields live: Beast's fields allocate one
-// element per field line, four or five heap blocks per request. They come
-// from a per-connection buffer instead, reused from request to request
-// (Reset when the parser is rebuilt, after the previous one is gone);
-// what does not fit goes to the heap as before.
-// Choice: 2 KiB, a typical request head's fields several times over.
-class FieldArena {
- public:
-  void* Allocate(size_t bytes, size_t align) {
-    const size_t start = (used_ + align - 1) & ~(align - 1);
-    if (align <= alignof(std::max_align_t) && start <= sizeof(buf_) &&
-        bytes <= sizeof(buf_) - start) {
-      used_ = start + bytes;
-      return buf_ + start;
-    }
-    return ::operator new(bytes);
-  }
-  void Deallocate(void* p) {
-    const auto* c = static_cast<const unsigned char*>(p);
-    if (c >= buf_ && c < buf_ + sizeof(buf_)) return;  // freed by Reset
-    ::operator delete(p);
-  }
-  // REQUIRES: nothing allocated from the buffer is still in use.
-  void Reset() { used_ = 0; }
-
- private:
-  alignas(std::max_align_t) unsigned char buf_[2048];
-  size_t used_ = 0;
-};
-
-// A std allocator over a FieldArena (stateful; equal when the arena is).
-template <class T>
-struct ArenaAllocator {
-  using value_type = T;
-  explicit ArenaAllocator(FieldArena* a) noexcept : arena(a) {}
-  template <class U>
-  ArenaAllocator(const ArenaAllocator<U>& o) noexcept : arena(o.arena) {}
-  T* allocate(size_t n) {
-    return static_cast<T*>(arena->Allocate(n * sizeof(T), alignof(T)));
-  }
-  void deallocate(T* p, size_t) noexcept { arena->Deallocate(p); }
-  template <class U>
-  bool operator==(const ArenaAllocator<U>& o) const noexcept {
-    return arena == o.arena;
-  }
-  template <class U>
-  bool operator!=(const ArenaAllocator<U>& o) const noexcept {
-    return arena != o.arena;
-  }
-  FieldArena* arena;
-};
 
 using RequestParser =
     bhttp::request_parser<bhttp::string_body, ArenaAllocator<char>>;
