@@ -563,6 +563,37 @@ TEST(HttpClient, ChunksOfOneReadArriveAsOnePiece) {
   EXPECT_EQ(c.pieces.size(), 1u);
 }
 
+// hopR: a request is first offered to the socket at once, and what the
+// kernel does not take then goes through async_write from where the first
+// write stopped. A body larger than the socket buffers on both ends (so
+// the first write is partial) arrives byte for byte, as does a small one
+// taken whole.
+TEST(HttpClient, ARequestLargerThanTheSocketTakesArrivesWhole) {
+  std::string big(24 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) {
+    big[i] = static_cast<char>('a' + (i * 7 + i / 4093) % 26);
+  }
+  ServerOptions options;
+  options.max_body_bytes = 64 << 20;
+  ServerFixture upstream(
+      [&](Request req, ResponderPtr res) {
+        const bool same = req.body == (req.Path() == "/big" ? big : "small");
+        res->Send(200, {}, same ? "same" : "differs");
+      },
+      options);
+  auto client = NewClient({});
+  ASSERT_TRUE(client.ok());
+  Url url = *ParseUrl("http://127.0.0.1:" + std::to_string(upstream.port()));
+  Collected c =
+      Fetch(**client, url, {.method = "POST", .target = "/big", .body = big});
+  EXPECT_TRUE(c.end.ok()) << c.end.message();
+  EXPECT_EQ(c.body, "same");
+  c = Fetch(**client, url,
+            {.method = "POST", .target = "/small", .body = "small"});
+  EXPECT_TRUE(c.end.ok()) << c.end.message();
+  EXPECT_EQ(c.body, "same");
+}
+
 // hopR: the response head's fields live in the call's FieldArena
 // (field_arena.h) up to 2 KiB and on the heap past it; a head of ~6 KiB
 // reaches the sink whole and in order either way (ASan build: no read of
