@@ -6,8 +6,15 @@
 // shared machine where wall times cannot. Usage (after a build):
 //   node bench/llm_proxy_count.mjs [--bin build/apps/toolcache/toolcache]
 //        [--baseline-bin OTHER] [--requests 300] [--sizes 2048,204800]
-//        [--modes sse,json] [--tool strace|callgrind|ctxsw|faults|both|all]
+//        [--modes sse,json] [--tool strace|callgrind|ctxsw|faults|cpu|both|all]
 //        [--no-nginx] [--nginx-bin PATH] [--congestion reno]
+//        [--upstream fake|static] [--whole-process]
+// (--upstream static, hopR: the proxies talk to bench/llm_static_upstream.mjs
+// loaded with the fake upstream's own reply, as bench/llm_proxy.mjs
+// --upstream static does, so the counts come from the wall-clock bench's
+// set-up. --whole-process: callgrind counts every thread of toolcache from
+// the end of the warm-up on, as it does for nginx, instead of the server
+// loop only.)
 // (--congestion: as in bench/llm_proxy.mjs, loopback TCP without bbr's
 // pacing, in a private network namespace; the rows name the congestion
 // control in effect.)
@@ -24,7 +31,9 @@
 // request (voluntary = it went to sleep waiting for I/O, i.e. wake-ups;
 // from /proc/PID/task/*/status, nothing attached, so the timing is the
 // real one: strace slows the proxy and changes how bytes batch up).
-// faults: the proxy's page faults (minor, major) and CPU time (user,
+// cpu (hopR): the proxy's CPU time per request (perf stat task-clock,
+// every thread, user and kernel; attached after the warm-up). faults: the
+// proxy's page faults (minor, major) and CPU time (user,
 // system) per request, from /proc/PID/stat, nothing attached: the kernel
 // work callgrind does not see (memory mapped and unmapped per request).
 import http from 'node:http';
@@ -50,6 +59,9 @@ const MODES = opt('--modes', 'sse,json').split(',');
 const TOOL = opt('--tool', 'both');
 const NO_NGINX = args.includes('--no-nginx');
 const NGINX_BIN = opt('--nginx-bin') ? path.resolve(opt('--nginx-bin')) : null;
+const UPSTREAM = opt('--upstream', 'fake');
+if (!['fake', 'static'].includes(UPSTREAM)) throw new Error(`--upstream fake|static, not ${UPSTREAM}`);
+const WHOLE = args.includes('--whole-process');
 const WARMUP = 20;
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -69,12 +81,14 @@ async function waitPort(port) {
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-function post(url, body) {
+// keep: also resolve with the reply's headers and bytes.
+function post(url, body, keep = false) {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01' } }, (res) => {
+    const req = http.request(url, { method: 'POST', agent: keep ? undefined : agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01' } }, (res) => {
       let n = 0;
-      res.on('data', (d) => { n += d.length; });
-      res.on('end', () => resolve({ status: res.statusCode, bytes: n }));
+      const parts = [];
+      res.on('data', (d) => { n += d.length; if (keep) parts.push(d); });
+      res.on('end', () => resolve({ status: res.statusCode, bytes: n, headers: res.headers, body: Buffer.concat(parts) }));
     });
     req.on('error', reject);
     req.end(body);
@@ -100,7 +114,7 @@ async function startProxy(which, upUrl, tool, outFile) {
   if (tool === 'callgrind') {
     // toolcache: only its server loop (ServerImpl::Run) is counted; nginx:
     // the whole process, instrumented from the end of the warm-up on.
-    const which_ = which === 'nginx' ? ['--instr-atstart=no'] : ['--collect-atstart=no', '--toggle-collect=*ServerImpl::Run*'];
+    const which_ = which === 'nginx' || WHOLE ? ['--instr-atstart=no'] : ['--collect-atstart=no', '--toggle-collect=*ServerImpl::Run*'];
     argv = ['valgrind', '--tool=callgrind', `--callgrind-out-file=${outFile}`, ...which_, ...argv];
   }
   const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -149,7 +163,17 @@ function parseCallgrind(file) {
 async function measure(which, size, mode, tool) {
   const stream = mode === 'sse';
   const fake = await startProcess('node', [path.join(root, 'tests/llm/fake_upstream.mjs')], /(http:\/\/127\.0\.0\.1:\d+)/);
-  const upUrl = fake.match[1];
+  let upUrl = fake.match[1];
+  let stat = null;
+  if (UPSTREAM === 'static') {
+    // The fake's own reply to this body, loaded into the static upstream.
+    stat = await startProcess('node', [path.join(root, 'bench/llm_static_upstream.mjs')], /(http:\/\/127\.0\.0\.1:\d+)/);
+    const got = await post(`${upUrl}/v1/messages`, requestBody(size, stream), true);
+    const keep = Object.fromEntries(Object.entries(got.headers).filter(([k]) => !['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'].includes(k)));
+    const r = await fetch(`${stat.match[1]}/__canned/${stream ? 'sse' : 'json'}`, { method: 'POST', headers: { 'x-canned-headers': JSON.stringify(keep) }, body: got.body });
+    if (r.status !== 204) throw new Error(`static upstream: HTTP ${r.status}`);
+    upUrl = stat.match[1];
+  }
   // A name no other run shares: helpers in other PID namespaces share /tmp,
   // and the dump is found by this prefix (a same-named file of another run
   // was read once: its binary's counts reported as this one's).
@@ -167,11 +191,17 @@ async function measure(which, size, mode, tool) {
     strace = spawn('strace', ['-c', '-f', '-p', String(px.child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
     strace.stderr.on('data', (d) => { straceErr += d; });
     await sleep(500);  // attached to every thread
+  } else if (tool === 'cpu') {
+    // perf stat's task-clock over the counted requests: the proxy's CPU
+    // time (every thread, user and kernel) at nanosecond resolution.
+    strace = spawn('perf', ['stat', '-x', ',', '-e', 'task-clock', '-p', String(px.child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    strace.stderr.on('data', (d) => { straceErr += d; });
+    await sleep(500);
   } else if (tool === 'ctxsw') {
     strace = switches(px.child.pid);
   } else if (tool === 'faults') {
     strace = faults(px.child.pid);
-  } else if (which === 'nginx') {
+  } else if (which === 'nginx' || WHOLE) {
     execFileSync('callgrind_control', ['-i', 'on', String(px.child.pid)], { stdio: 'ignore' });
   } else {
     execFileSync('callgrind_control', ['-z', String(px.child.pid)], { stdio: 'ignore' });
@@ -193,6 +223,11 @@ async function measure(which, size, mode, tool) {
     row.major_faults_per_request = +((end.majflt - strace.majflt) / REQUESTS).toFixed(2);
     row.user_ms_per_request = +((end.user_ms - strace.user_ms) / REQUESTS).toFixed(4);
     row.sys_ms_per_request = +((end.sys_ms - strace.sys_ms) / REQUESTS).toFixed(4);
+  } else if (tool === 'cpu') {
+    strace.kill('SIGINT');
+    await waitExit(strace);
+    const m = straceErr.match(/^([\d.]+),msec,task-clock/m);
+    row.cpu_ms_per_request = m ? +(Number(m[1]) / REQUESTS).toFixed(4) : NaN;
   } else if (tool === 'strace') {
     strace.kill('SIGINT');
     await waitExit(strace);
@@ -217,6 +252,12 @@ async function measure(which, size, mode, tool) {
   if (px.child.exitCode === null) px.child.kill('SIGKILL');
   fake.child.kill('SIGTERM');
   await waitExit(fake.child);
+  if (stat) {
+    stat.child.kill('SIGTERM');
+    await waitExit(stat.child);
+  }
+  row.upstream = UPSTREAM;
+  if (WHOLE && which !== 'nginx') row.whole_process = true;
   return row;
 }
 

@@ -28,9 +28,10 @@
 //   accepted the whole head: a request whose body length is ambiguous is
 //   answered 400/501 and its connection closes, so what follows it is
 //   never read as a request (RFC 9112 section 6.3).
-// - A head the framing rules accepted is read by LeanParseHead when it has
-//   the common shape (GET/POST, HTTP/1.1, plain fields, no Connection /
-//   Transfer-Encoding / Upgrade), else by Beast; lean_ says which, and
+// - A head the framing rules accepted is read by LeanParseHead
+//   (lean_head.h) when it has the common shape (GET/POST, HTTP/1.1, plain
+//   fields, no Connection but "keep-alive", no Transfer-Encoding /
+//   Upgrade), else by Beast; lean_ says which, and
 //   the lean form gives the request Beast would (differential test
 //   HttpServer.TheLeanHeadParseGivesWhatBeastGives).
 // Choice: plain tcp::socket plus our own timers instead of beast::tcp_stream,
@@ -59,8 +60,10 @@
 
 #include "src/http/asio_internal.h"
 #include "src/http/deadline.h"
+#include "src/http/field_arena.h"
 #include "src/http/framing.h"
 #include "src/http/http.h"
+#include "src/http/lean_head.h"
 #include "src/http/uninit_string.h"
 
 namespace toolcache::http {
@@ -71,171 +74,12 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 
-// Where one request's header fields live: Beast's fields allocate one
-// element per field line, four or five heap blocks per request. They come
-// from a per-connection buffer instead, reused from request to request
-// (Reset when the parser is rebuilt, after the previous one is gone);
-// what does not fit goes to the heap as before.
-// Choice: 2 KiB, a typical request head's fields several times over.
-class FieldArena {
- public:
-  void* Allocate(size_t bytes, size_t align) {
-    const size_t start = (used_ + align - 1) & ~(align - 1);
-    if (align <= alignof(std::max_align_t) && start <= sizeof(buf_) &&
-        bytes <= sizeof(buf_) - start) {
-      used_ = start + bytes;
-      return buf_ + start;
-    }
-    return ::operator new(bytes);
-  }
-  void Deallocate(void* p) {
-    const auto* c = static_cast<const unsigned char*>(p);
-    if (c >= buf_ && c < buf_ + sizeof(buf_)) return;  // freed by Reset
-    ::operator delete(p);
-  }
-  // REQUIRES: nothing allocated from the buffer is still in use.
-  void Reset() { used_ = 0; }
-
- private:
-  alignas(std::max_align_t) unsigned char buf_[2048];
-  size_t used_ = 0;
-};
-
-// A std allocator over a FieldArena (stateful; equal when the arena is).
-template <class T>
-struct ArenaAllocator {
-  using value_type = T;
-  explicit ArenaAllocator(FieldArena* a) noexcept : arena(a) {}
-  template <class U>
-  ArenaAllocator(const ArenaAllocator<U>& o) noexcept : arena(o.arena) {}
-  T* allocate(size_t n) {
-    return static_cast<T*>(arena->Allocate(n * sizeof(T), alignof(T)));
-  }
-  void deallocate(T* p, size_t) noexcept { arena->Deallocate(p); }
-  template <class U>
-  bool operator==(const ArenaAllocator<U>& o) const noexcept {
-    return arena == o.arena;
-  }
-  template <class U>
-  bool operator!=(const ArenaAllocator<U>& o) const noexcept {
-    return arena != o.arena;
-  }
-  FieldArena* arena;
-};
-
 using RequestParser =
     bhttp::request_parser<bhttp::string_body, ArenaAllocator<char>>;
 
 std::chrono::steady_clock::duration Seconds(double s) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(s));
-}
-
-// The common request head, read without Beast: "GET" or "POST", an
-// origin-form target of visible ASCII, HTTP/1.1, field lines of token names
-// and visible-ASCII values (SP / HTAB inside), at most one Content-Length
-// within the body limit, and none of the fields whose meaning Beast
-// interprets beyond framing (Connection, Transfer-Encoding, Upgrade).
-// Anything else returns false and the head goes to Beast as before, which
-// answers it as it always did; so every head this accepts is one Beast
-// accepts with the same method, target, fields (names as sent, values
-// without surrounding OWS), keep-alive (HTTP/1.1 without Connection: yes)
-// and body length. `head` is a whole head the framing rules (framing.h)
-// accepted, its empty line included.
-// Choice: callgrind put Beast's head parse at ~2,900 of the ~31,000
-// instructions of a lookup hit (a table-driven parse of every field plus
-// its own field container); this reads each byte once, into the Request.
-bool IsTokenChar(unsigned char c) {
-  static constexpr std::array<bool, 256> kTable = [] {
-    std::array<bool, 256> t{};
-    for (int c = '0'; c <= '9'; ++c) t[c] = true;
-    for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
-    for (char c : std::string_view("!#$%&'*+-.^_`|~")) {
-      t[static_cast<unsigned char>(c)] = true;
-    }
-    return t;
-  }();
-  return kTable[c];
-}
-
-bool LeanParseHead(std::string_view head, uint64_t max_body, Request* out,
-                   uint64_t* content_length) {
-  constexpr std::string_view kVersion = " HTTP/1.1\r\n";
-  size_t i = 0;
-  if (head.starts_with("GET /")) {
-    out->method.assign("GET");
-    i = 4;
-  } else if (head.starts_with("POST /")) {
-    out->method.assign("POST");
-    i = 5;
-  } else {
-    return false;
-  }
-  const size_t target_begin = i;
-  while (i < head.size() && head[i] > 0x20 && head[i] < 0x7f) ++i;
-  if (head.substr(i, kVersion.size()) != kVersion) return false;
-  out->target.assign(head.substr(target_begin, i - target_begin));
-  out->version = 11;
-  i += kVersion.size();
-  *content_length = 0;
-  bool have_length = false;
-  out->headers.clear();
-  out->headers.reserve(16);
-  while (true) {
-    if (head.size() - i < 2) return false;
-    if (head[i] == '\r') return head[i + 1] == '\n' && i + 2 == head.size();
-    const size_t name_begin = i;
-    while (i < head.size() &&
-           IsTokenChar(static_cast<unsigned char>(head[i]))) {
-      ++i;
-    }
-    if (i == name_begin || i >= head.size() || head[i] != ':') return false;
-    const std::string_view name = head.substr(name_begin, i - name_begin);
-    ++i;
-    while (i < head.size() && (head[i] == ' ' || head[i] == '\t')) ++i;
-    const size_t value_begin = i;
-    size_t value_end = i;  // one past the last non-OWS byte
-    while (i < head.size() && head[i] != '\r') {
-      const unsigned char c = static_cast<unsigned char>(head[i]);
-      if (c != '\t' && (c < 0x20 || c > 0x7e)) return false;
-      ++i;
-      if (c != ' ' && c != '\t') value_end = i;
-    }
-    if (head.size() - i < 2 || head[i + 1] != '\n') return false;
-    i += 2;
-    const std::string_view value =
-        head.substr(value_begin, value_end - value_begin);
-    switch (name.size()) {
-      case 7:   // upgrade
-      case 10:  // connection
-      case 16:  // proxy-connection (Beast checks it as a token list)
-      case 17:  // transfer-encoding
-        if (EqualsIgnoreCase(name, "upgrade") ||
-            EqualsIgnoreCase(name, "connection") ||
-            EqualsIgnoreCase(name, "proxy-connection") ||
-            EqualsIgnoreCase(name, "transfer-encoding")) {
-          return false;
-        }
-        break;
-      case 14:
-        if (EqualsIgnoreCase(name, "content-length")) {
-          if (have_length || value.empty() || value.size() > 18) return false;
-          uint64_t n = 0;
-          for (char c : value) {
-            if (c < '0' || c > '9') return false;
-            n = n * 10 + static_cast<uint64_t>(c - '0');
-          }
-          if (n > max_body) return false;
-          have_length = true;
-          *content_length = n;
-        }
-        break;
-      default:
-        break;
-    }
-    out->headers.push_back({std::string(name), std::string(value)});
-  }
 }
 
 class ServerImpl;
@@ -783,7 +627,7 @@ void Connection::OnRequest(beast::error_code ec) {
     req.target = std::move(lean_request_.target);
     req.version = 11;
     req.headers = std::move(lean_request_.headers);
-    // HTTP/1.1 without a Connection field (LeanParseHead).
+    // HTTP/1.1 without "Connection: close" (LeanParseHead).
     keep_alive_ = !server_->draining();
     version_ = 11;
     head_request_ = false;

@@ -1,6 +1,8 @@
 // Invariants: pure functions over their arguments; no Asio here, so the URL
 // and header helpers stay cheap to compile and test.
 #include <charconv>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -8,13 +10,43 @@
 
 namespace toolcache::http {
 
+namespace {
+
+// Eight bytes with every ASCII capital letter made small (SWAR): a byte
+// b < 0x80 is a capital when b + (0x80 - 'A') sets its top bit and
+// b + (0x80 - 'Z' - 1) does not; neither sum carries into the next byte
+// (each is at most 0xbe), and bytes >= 0x80 are left alone.
+uint64_t FoldAscii8(uint64_t w) {
+  constexpr uint64_t k01 = 0x0101010101010101ull;
+  const uint64_t low7 = w & (0x7f * k01);
+  const uint64_t at_least_a = low7 + (0x80 - 'A') * k01;
+  const uint64_t beyond_z = low7 + (0x80 - 'Z' - 1) * k01;
+  const uint64_t capital = at_least_a & ~beyond_z & ~w & (0x80 * k01);
+  return w | (capital >> 2);  // 0x80 >> 2 == 0x20: 'A' -> 'a'
+}
+
+char FoldAscii(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+}  // namespace
+
+// hopR: eight bytes per step (header names are 2-20 bytes; the byte loop
+// was ~97 instructions per same-length compare, 3 % of a 2 KB proxied
+// request, callgrind). Same answers:
+// HttpUtil.EqualsIgnoreCaseMatchesTheByteLoop.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y && FoldAscii8(x) != FoldAscii8(y)) return false;
+  }
+  for (; i < n; ++i) {
+    if (a[i] != b[i] && FoldAscii(a[i]) != FoldAscii(b[i])) return false;
   }
   return true;
 }
