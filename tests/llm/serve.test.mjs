@@ -720,12 +720,24 @@ test('OpenAI Responses, streamed: a hidden round answered 500 ends the client st
     input.push(...first.output, { type: 'function_call_output', call_id: 'call_x1', output: files['/w/a.txt'] });
     const events = [];
     const s = await client.responses.create({ model: 'gpt-test', tools, input, stream: true });
-    for await (const e of s) events.push(e);
+    // openai 7.x throws the stream's `error` event as an APIError (6.x
+    // yielded it as the last event): the event itself is the error's
+    // `error`, with the proxy's message and the next sequence number.
+    let thrown = null;
+    try {
+      for await (const e of s) events.push(e);
+    } catch (e) {
+      thrown = e;
+    }
+    assert.ok(thrown instanceof OpenAI.APIError, `the stream ended with ${thrown}`);
+    assert.equal(thrown.status, undefined);  // a stream event, not an HTTP status
+    assert.match(thrown.message, /hidden round with status 500.*upstream broke/s);
     assert.equal(up.requests.length, 3);
     assert.equal(up.requests[2].rejected, undefined);  // the hidden round was valid
     assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
-    const last = events.at(-1);
+    const last = thrown.error;
     assert.equal(last.type, 'error');
+    assert.equal(last.sequence_number, events.length);
     assert.match(last.message, /hidden round with status 500.*upstream broke/s);
     assert.ok(events.some((e) => e.type === 'response.output_text.delta' && e.delta === 'Again.'));
     assert.ok(!events.some((e) => e.type === 'response.completed' || e.item?.type === 'function_call'));
