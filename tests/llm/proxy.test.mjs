@@ -184,6 +184,44 @@ test('API keys do not share entries', async () => {
   assert.equal(await ask('sk-ant-someone-else', 'toolu_k2'), '0');
 });
 
+test('one key in either header (x-api-key from Claude Code and the 0.x SDKs, Bearer from 1.x) is one principal', async () => {
+  const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_pk0', content: 'pk contents' }] };
+  const history = [{ role: 'user', content: 'read pk' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_pk0', name: 'Read', input: { file_path: '/w/pk.txt' } }] }, result];
+  // Recorded from the old wire form, key sk-ant-pk-1.
+  up.load({ turns: [] });
+  let r = await rawAnthropic({ 'x-api-key': 'sk-ant-pk-1', 'anthropic-version': '2023-06-01' },
+    { model: 'm', max_tokens: 5, tools: [readTool], messages: history });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('x-toolcache-recorded'), '1');
+  const ask = async (headers) => {
+    up.load({ turns: [{ reply: { toolCalls: [{ id: 'toolu_pk1', name: 'Read', input: { file_path: '/w/pk.txt' } }] } }] });
+    const x = await rawAnthropic(headers, { model: 'm', max_tokens: 5, tools: [readTool], messages: [{ role: 'user', content: 'again' }] });
+    return x.headers.get('x-toolcache-would-hit');
+  };
+  // The same key from the 1.x SDK (authorization: Bearer, 2026-10-21).
+  up.load({ turns: [{ reply: { toolCalls: [{ id: 'toolu_pk2', name: 'Read', input: { file_path: '/w/pk.txt' } }] } }] });
+  const client = new Anthropic({ apiKey: 'sk-ant-pk-1', baseURL: base, maxRetries: 0 });
+  const { response } = await client.messages
+    .create({ model: 'm', max_tokens: 5, tools: [readTool], messages: [{ role: 'user', content: 'again' }] }).withResponse();
+  assert.equal(up.requests.at(-1).headers.authorization, 'Bearer sk-ant-pk-1');
+  assert.equal(response.headers.get('x-toolcache-would-hit'), '1');
+  assert.equal(await ask({ authorization: 'bearer sk-ant-pk-1', 'anthropic-version': '2026-10-21' }), '1');
+  // Other keys, the key without the Bearer scheme, and a second header
+  // beside it (the API then authenticates with x-api-key) are not it.
+  assert.equal(await ask({ authorization: 'Bearer sk-ant-pk-2', 'anthropic-version': '2026-10-21' }), '0');
+  assert.equal(await ask({ authorization: 'sk-ant-pk-1', 'anthropic-version': '2026-10-21' }), '0');
+  assert.equal(await ask({ 'x-api-key': 'sk-ant-pk-2', authorization: 'Bearer sk-ant-pk-1', 'anthropic-version': '2026-10-21' }), '0');
+  assert.equal(await ask({ 'x-api-key': 'sk-ant-pk-1', authorization: 'Bearer sk-ant-pk-1', 'anthropic-version': '2026-10-21' }), '0');
+  // OpenAI's Bearer is its own: the same bytes on the Chat route are not
+  // the Anthropic key's principal.
+  up.load({ turns: [{ reply: { toolCalls: [{ id: 'call_pk', name: 'Read', input: { file_path: '/w/pk.txt' } }] } }] });
+  const oa = new OpenAI({ apiKey: 'sk-ant-pk-1', baseURL: `${base}/v1`, maxRetries: 0 });
+  const chat = await oa.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }],
+    tools: [{ type: 'function', function: { name: 'Read', parameters: readTool.input_schema } }] }).withResponse();
+  assert.equal(chat.response.headers.get('x-toolcache-would-hit'), '0');
+});
+
 test('OpenAI Chat Completions, streamed and not, with tool messages', async () => {
   const weather = { type: 'function', function: { name: 'get_weather', description: 'Get the current weather for a city',
     parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
