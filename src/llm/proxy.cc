@@ -1090,6 +1090,11 @@ class LlmProxyImpl final : public LlmProxy {
       if (shared->loop) {
         session = Splice(shared, *parsed, &req.body, scope, state_scope,
                          prepare_edits, prepare_prompt);
+        // The hidden turns must be what the client's API version accepts.
+        if (session && route.api == Api::kAnthropicMessages) {
+          session->SetRules(llm::AnthropicServeRules(
+              http::FindHeader(req.headers, "anthropic-version")));
+        }
       } else {
         prepare_prompt(&req.body);
       }
