@@ -188,12 +188,30 @@ std::string ErrorBody(Provider p, int status, std::string_view message) {
 // The request's principal (include/toolcache/scope.h): a keyed digest of
 // every header that authenticates it upstream ("none" without one), never
 // the credential itself.
-std::string CredentialOf(const Headers& headers) {
+//
+// Anthropic takes an API key as `x-api-key: K` or as `authorization: Bearer
+// K` (the 1.x SDKs, API version 2026-10-21, send the latter; Claude Code and
+// the 0.x SDKs the former): one key, one principal. So on an Anthropic
+// request that has no x-api-key, `authorization: Bearer K` counts as
+// `x-api-key: K`: a client that moves to the new SDKs keeps its entries and
+// conversation state, and every x-api-key principal's digest is unchanged.
+// Choice: only the exact `Bearer ` form (RFC 6750 scheme, case-insensitive)
+// is mapped; any other authorization value, and both headers together (the
+// API then authenticates with x-api-key), stay distinct principals.
+std::string CredentialOf(Provider provider, const Headers& headers) {
   std::vector<Credential> parts;
   for (const char* name : {"x-api-key", "authorization", "api-key",
                            "openai-organization", "openai-project"}) {
     std::string_view v = http::FindHeader(headers, name);
-    if (!v.empty()) parts.push_back({name, std::string(v)});
+    if (v.empty()) continue;
+    if (provider == Provider::kAnthropic &&
+        std::string_view(name) == "authorization" && v.size() > 7 &&
+        http::EqualsIgnoreCase(v.substr(0, 7), "Bearer ") &&
+        http::FindHeader(headers, "x-api-key").empty()) {
+      parts.push_back({"x-api-key", std::string(v.substr(7))});
+      continue;
+    }
+    parts.push_back({name, std::string(v)});
   }
   return parts.empty() ? "none" : CredentialDigest(parts);
 }
@@ -1005,7 +1023,7 @@ class LlmProxyImpl final : public LlmProxy {
     std::string state_scope;
     std::string credential;
     if (route.route == Route::kObserved) {
-      credential = CredentialOf(req.headers);
+      credential = CredentialOf(route.provider, req.headers);
       state_scope = ScopeOf({.credential = credential});
     }
     uint32_t recorded = 0;
@@ -1090,6 +1108,11 @@ class LlmProxyImpl final : public LlmProxy {
       if (shared->loop) {
         session = Splice(shared, *parsed, &req.body, scope, state_scope,
                          prepare_edits, prepare_prompt);
+        // The hidden turns must be what the client's API version accepts.
+        if (session && route.api == Api::kAnthropicMessages) {
+          session->SetRules(llm::AnthropicServeRules(
+              http::FindHeader(req.headers, "anthropic-version")));
+        }
       } else {
         prepare_prompt(&req.body);
       }

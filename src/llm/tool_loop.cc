@@ -393,7 +393,41 @@ bool ToolLoop::Serves(std::string_view tool, const ToolScopes& scopes) const {
   return options_.all_tools && !scopes.Local(tool);
 }
 
-std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
+namespace {
+
+// A text block with a non-empty `citations` array.
+bool Cited(const ojson& b) {
+  if (!b.is_object() || b.value("type", "") != "text") return false;
+  auto c = b.find("citations");
+  return c != b.end() && c->is_array() && !c->empty();
+}
+
+// True when `blocks` hold a cited text block, directly or inside a
+// search_result block: what API version 2026-10-21 refuses in a user
+// message.
+bool HasUserCitations(const ojson& blocks) {
+  for (const ojson& b : blocks) {
+    if (Cited(b)) return true;
+    if (b.is_object() && b.value("type", "") == "search_result") {
+      auto c = b.find("content");
+      if (c != b.end() && c->is_array() &&
+          std::any_of(c->begin(), c->end(), Cited)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+ServeRules AnthropicServeRules(std::string_view version) {
+  // ISO dates compare as strings.
+  return {.user_citations = version.size() != 10 || version < "2026-10-21"};
+}
+
+std::string ToolLoop::RenderResult(Api api, std::string_view stored,
+                                   const ServeRules& rules) {
   ojson j = Parse(stored);
   if (!j.is_object()) return "";
   auto c = j.find("content");
@@ -408,7 +442,10 @@ std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
   // One text block: the plain string the client's tool runner sends.
   if (all_text && c->size() == 1)
     return json::Quote((*c)[0]["text"].get<std::string>());
-  if (api == Api::kAnthropicMessages) return Dump(*c);
+  if (api == Api::kAnthropicMessages) {
+    if (!rules.user_citations && HasUserCitations(*c)) return "";
+    return Dump(*c);
+  }
   // Chat tool messages and Responses outputs: text here.
   if (!all_text) return "";
   ojson parts = ojson::array();
@@ -421,7 +458,8 @@ std::string ToolLoop::RenderResult(Api api, std::string_view stored) {
 
 std::optional<ServedTurn> ToolLoop::TryServe(
     Api api, std::string_view body, const ParsedResponse& response,
-    const ToolScopes& scopes, std::optional<std::string_view> state_scope) {
+    const ToolScopes& scopes, std::optional<std::string_view> state_scope,
+    const ServeRules& rules) {
   const std::string_view scope = scopes.credential;
   if (!Supports(api, false) || response.tool_uses.empty()) return std::nullopt;
   // n > 1: the client chooses among the choices; never serve for it.
@@ -455,7 +493,7 @@ std::optional<ServedTurn> ToolLoop::TryServe(
                             .tool = keys[i].tool,
                             .arguments_json = keys[i].arguments});
     if (!p.would_hit || !p.result_json ||
-        RenderResult(api, *p.result_json).empty()) {
+        RenderResult(api, *p.result_json, rules).empty()) {
       return std::nullopt;
     }
   }
@@ -489,7 +527,7 @@ std::optional<ServedTurn> ToolLoop::TryServe(
       if (plan.action != CallAction::kServe) (void)cache_->Cancel(waiter);
       return std::nullopt;
     }
-    std::string r = RenderResult(api, *plan.result_json);
+    std::string r = RenderResult(api, *plan.result_json, rules);
     if (r.empty()) return std::nullopt;
     rendered.push_back(std::move(r));
     turn.tools.push_back(u.name);
@@ -787,8 +825,8 @@ std::optional<std::string> ServeSession::OnResponse(
     std::string_view body, const ParsedResponse& response) {
   AddUsage(body, &usage_);
   if (!usable_ || rounds_ >= loop_->options().max_rounds) return std::nullopt;
-  std::optional<ServedTurn> turn =
-      loop_->TryServe(client_.api, body, response, scope_, state_scope_);
+  std::optional<ServedTurn> turn = loop_->TryServe(
+      client_.api, body, response, scope_, state_scope_, rules_);
   if (!turn) return std::nullopt;
   if (!hidden_.empty()) hidden_.push_back(',');
   hidden_ += turn->messages;

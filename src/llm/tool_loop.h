@@ -68,6 +68,21 @@ struct ServeOptions {
   size_t max_local = 65536;
 };
 
+// What the client's API version accepts in the user turns the loop adds
+// (the served results). Anthropic API version 2026-10-21 answers 400 to a
+// `text` block with a non-empty `citations` array in a user message,
+// directly or inside a `search_result` block (docs/PROXY.md, Session 17);
+// 2023-06-01 accepts it.
+struct ServeRules {
+  // False: a result whose blocks carry citations is not served (the turn
+  // goes to the client, whose tool runner answers it).
+  bool user_citations = true;
+};
+// The rules for an Anthropic request sent with `anthropic-version: version`.
+// Choice: versions are dates; every one from 2026-10-21 on is taken to
+// keep that version's rule ("" and older ones: 2023-06-01's).
+ServeRules AnthropicServeRules(std::string_view version);
+
 struct ServedTurn {
   // The hidden messages, comma-joined JSON (assistant, then the results:
   // one user message for Anthropic, one tool message per call for Chat).
@@ -138,10 +153,12 @@ class ToolLoop {
   // `scope` keys the result entries; `state_scope` (default: `scope`) the
   // offloaded results it answers retrievals from (the request's credential
   // even when entries are shared globally).
+  // `rules`: what the client's API version accepts (ServeRules).
   std::optional<ServedTurn> TryServe(
       Api api, std::string_view body, const ParsedResponse& response,
       const ToolScopes& scope,
-      std::optional<std::string_view> state_scope = std::nullopt);
+      std::optional<std::string_view> state_scope = std::nullopt,
+      const ServeRules& rules = {});
 
   // Remembers `hidden` (comma-joined messages) before the assistant message
   // of the final response, which the client will send after the messages
@@ -176,8 +193,10 @@ class ToolLoop {
   // The SHA-256 of `raw`'s canonical bytes (sorted keys, no cache_control,
   // text-only content as text), memoised by the raw bytes' SHA-256.
   Sha256Digest Canonical(std::string_view raw);
-  // Served results in the API's form; "" when it cannot carry them.
-  static std::string RenderResult(Api api, std::string_view stored);
+  // Served results in the API's form; "" when it cannot carry them (or
+  // `rules` forbid what they hold).
+  static std::string RenderResult(Api api, std::string_view stored,
+                                  const ServeRules& rules);
 
   ToolCache* cache_;
   Store* store_;
@@ -221,6 +240,9 @@ class ServeSession {
   // when its tool calls were served, nullopt when it goes to the client.
   std::optional<std::string> OnResponse(std::string_view body,
                                         const ParsedResponse& response);
+  // What the client's API version accepts in the hidden turns; set before
+  // the first OnResponse (default: everything, as 2023-06-01).
+  void SetRules(ServeRules rules) { rules_ = rules; }
   // The final response's body for the client (usage summed when rounds
   // were hidden); saves the hidden turns for the next request.
   std::string Finish(std::string_view body, const ParsedResponse& response);
@@ -251,6 +273,7 @@ class ServeSession {
   bool comma_ = true;    // messages precede the insertion point
   std::string hidden_;   // comma-joined hidden messages
   nlohmann::ordered_json usage_;
+  ServeRules rules_;
   uint32_t rounds_ = 1;
   uint32_t served_calls_ = 0;
   double latency_saved_ = 0;

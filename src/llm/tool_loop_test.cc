@@ -73,6 +73,12 @@ class ToolLoopTest : public ::testing::Test {
   void ClientRan(const std::string& id, const std::string& name,
                  const std::string& args, const std::string& content,
                  bool is_error = false, const ToolScopes& scope = "s") {
+    ClientRanJson(id, name, args, json(content).dump(), is_error, scope);
+  }
+  // The same with the result's content as raw JSON (a block array).
+  void ClientRanJson(const std::string& id, const std::string& name,
+                     const std::string& args, const std::string& content_json,
+                     bool is_error = false, const ToolScopes& scope = "s") {
     ToolUse u{.id = id, .name = name, .arguments = args};
     obs_->OnResponse(Api::kAnthropicMessages, {&u, 1}, scope);
     clock_.Advance(0.5);
@@ -82,7 +88,7 @@ class ToolLoopTest : public ::testing::Test {
         id + R"(","name":")" + name + R"(","input":)" + args +
         R"(}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":")" +
         id + R"(","is_error":)" + (is_error ? "true" : "false") +
-        R"(,"content":)" + json(content).dump() + "}]}]}");
+        R"(,"content":)" + content_json + "}]}]}");
     Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
     ASSERT_TRUE(r.ok()) << r.status().message();
     obs_->OnRequest(*r, body, scope);
@@ -143,6 +149,57 @@ TEST_F(ToolLoopTest, AllToolsNeverServesClientLocalTools) {
   EXPECT_TRUE(
       Serve(AnthropicToolResponse({{"toolu_8", "mcp__fs__read_text_file", q}}))
           .has_value());
+}
+
+// API version 2026-10-21 answers 400 to a cited text block in a user
+// message, also inside a search_result: such a recorded result is not put
+// in a hidden turn of a request with that version (the client answers the
+// call itself); 2023-06-01 requests are served as before.
+TEST_F(ToolLoopTest, CitedResultsAreNotServedToAVersionThatRefusesThem) {
+  const std::string cite =
+      R"([{"type":"char_location","cited_text":"a","document_index":0,)"
+      R"("start_char_index":0,"end_char_index":1}])";
+  const std::string in_search =
+      R"([{"type":"search_result","source":"https://x/a","title":"a",)"
+      R"("content":[{"type":"text","text":"alpha","citations":)" +
+      cite + "}]}]";
+  const std::string direct = R"([{"type":"text","text":"beta","citations":)" +
+                             cite + R"(},{"type":"text","text":"more"}])";
+  const std::string plain =
+      R"([{"type":"search_result","source":"https://x/c","title":"c",)"
+      R"("content":[{"type":"text","text":"gamma","citations":[]}]}])";
+  const std::string kC = R"({"file_path":"/w/c.txt"})";
+  ClientRanJson("toolu_1", "Read", kA, in_search);
+  ClientRanJson("toolu_2", "Read", kB, direct);
+  ClientRanJson("toolu_3", "Read", kC, plain);
+  const ServeRules strict = AnthropicServeRules("2026-10-21");
+  auto serve = [&](const std::string& args, const ServeRules& rules) {
+    const std::string r = AnthropicToolResponse({{"toolu_9", "Read", args}});
+    Result<ParsedResponse> p = ParseResponse(Api::kAnthropicMessages, r);
+    EXPECT_TRUE(p.ok());
+    return loop_->TryServe(Api::kAnthropicMessages, r, *p, "s", std::nullopt,
+                           rules);
+  };
+  EXPECT_FALSE(serve(kA, strict).has_value());
+  EXPECT_FALSE(serve(kB, strict).has_value());
+  EXPECT_EQ(cache_->Stats().hits, 0u);  // nothing was served
+  // Without citations (an empty array is none), 2026-10-21 is served.
+  auto c = serve(kC, strict);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(json::parse("[" + c->messages + "]")[1]["content"][0]["content"],
+            json::parse(plain));
+  // 2023-06-01 (and a request without the header) get the result as stored.
+  for (const char* version : {"2023-06-01", ""}) {
+    auto a = serve(kA, AnthropicServeRules(version));
+    ASSERT_TRUE(a.has_value()) << version;
+    EXPECT_EQ(json::parse("[" + a->messages + "]")[1]["content"][0]["content"],
+              json::parse(in_search));
+  }
+  EXPECT_TRUE(AnthropicServeRules("2023-06-01").user_citations);
+  EXPECT_TRUE(AnthropicServeRules("").user_citations);
+  EXPECT_TRUE(AnthropicServeRules("latest").user_citations);
+  EXPECT_FALSE(AnthropicServeRules("2026-10-21").user_citations);
+  EXPECT_FALSE(AnthropicServeRules("2027-03-01").user_citations);
 }
 
 TEST_F(ToolLoopTest, PartialTurnGoesToTheClientWhole) {

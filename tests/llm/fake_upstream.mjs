@@ -356,6 +356,64 @@ function responseEvents(r) {
   return ev;
 }
 
+// ------------------------------------------------------------ versions
+// Anthropic API versions (the request's `anthropic-version`). 2026-10-21
+// (docs: api/versioning, api/migration-2026-10-21) rejects with 400, in the
+// Messages API and token counting, what 2023-06-01 accepts:
+// - `temperature`, `top_p` or `top_k` (removed, even at their defaults:
+//   "<name>: Extra inputs are not permitted");
+// - a `document` block directly in an assistant message (documents nested in
+//   other blocks, e.g. web fetch results, stay accepted);
+// - a `text` block with a non-empty `citations` array in a user message,
+//   directly or inside a `search_result` block (Choice: also a
+//   search_result inside a tool_result, which is in the user message).
+// Responses, stream events, usage and error bodies are the same in both
+// versions; any other version value is answered as 2023-06-01.
+export const ANTHROPIC_VERSION_NEW = '2026-10-21';
+export function versionError(body, version) {
+  if (version !== ANTHROPIC_VERSION_NEW || !body || typeof body !== 'object') return '';
+  for (const k of ['temperature', 'top_p', 'top_k']) if (k in body) return `${k}: Extra inputs are not permitted`;
+  const cited = (b) => b?.type === 'text' && Array.isArray(b.citations) && b.citations.length > 0;
+  const citedIn = (blocks, at) => {
+    for (let j = 0; j < blocks.length; ++j) {
+      const b = blocks[j];
+      if (cited(b)) return `${at}.${j}`;
+      if (b?.type === 'search_result' && Array.isArray(b.content)) {
+        const k = b.content.findIndex(cited);
+        if (k >= 0) return `${at}.${j}.content.${k}`;
+      }
+      if (b?.type === 'tool_result' && Array.isArray(b.content)) {
+        for (let k = 0; k < b.content.length; ++k) {
+          const r = b.content[k];
+          const n = r?.type === 'search_result' && Array.isArray(r.content) ? r.content.findIndex(cited) : -1;
+          if (n >= 0) return `${at}.${j}.content.${k}.content.${n}`;
+        }
+      }
+    }
+    return '';
+  };
+  const msgs = Array.isArray(body.messages) ? body.messages : [];
+  for (let i = 0; i < msgs.length; ++i) {
+    const blocks = Array.isArray(msgs[i]?.content) ? msgs[i].content : [];
+    if (msgs[i].role === 'assistant') {
+      const j = blocks.findIndex((b) => b?.type === 'document');
+      if (j >= 0) return `messages.${i}.content.${j}: document blocks are not accepted in assistant messages; send documents in user messages`;
+    } else if (msgs[i].role === 'user') {
+      const at = citedIn(blocks, `messages.${i}.content`);
+      if (at) return `${at}.citations: citations are not accepted on text blocks in user messages`;
+    }
+  }
+  return '';
+}
+
+// The credential the provider authenticates a request with: Anthropic
+// takes `x-api-key` when both it and `authorization` are sent.
+function credentialOf(api, headers) {
+  const bearer = /^Bearer (.+)$/i.exec(headers.authorization ?? '')?.[1] ?? null;
+  if (api === 'anthropic') return headers['x-api-key'] ?? bearer;
+  return bearer ?? headers['api-key'] ?? null;
+}
+
 // ------------------------------------------------------------ server
 // The provider's pairing rule (Anthropic: each tool_use answered by a
 // tool_result in the next user message; Chat: each tool_call answered by a
@@ -449,9 +507,21 @@ export async function startFakeUpstream({ port = 0, script = null, tls = null } 
       return;
     }
     const api = apiOf(req.method, url.pathname);
+    const version = req.headers['anthropic-version'] ?? null;
     const record = { method: req.method, path: url.pathname, query: url.search, headers: req.headers,
-      bodySha256: sha256(raw), bodyBytes: raw.length, api, raw: raw.toString() };
+      bodySha256: sha256(raw), bodyBytes: raw.length, api, raw: raw.toString(), version,
+      credential: credentialOf(api ?? (version ? 'anthropic' : 'openai'), req.headers) };
     state.requests.push(record);
+    // Token counting follows the Messages API's version rules.
+    if (req.method === 'POST' && url.pathname === '/v1/messages/count_tokens') {
+      let bad = '';
+      try { bad = versionError(JSON.parse(raw.toString()), version); } catch { bad = 'invalid JSON'; }
+      if (bad) {
+        record.rejected = bad;
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody('anthropic', 400, { message: bad })));
+        return;
+      }
+    }
     if (!api) {
       // Any other endpoint: echo what arrived so tests can check pass-through.
       res.writeHead(200, { 'content-type': 'application/json', 'x-fake-echo': '1' });
@@ -466,9 +536,11 @@ export async function startFakeUpstream({ port = 0, script = null, tls = null } 
       return;
     }
     record.body = body;
-    // `strictHistory`: reject what the provider rejects: a tool call not
-    // answered by the next message, or a result answering no call.
-    const bad = state.strictHistory ? historyError(api, body) : null;
+    // What the request's API version rejects (versionError), and with
+    // `strictHistory` what the provider rejects: a tool call not answered by
+    // the next message, or a result answering no call.
+    const bad = (api === 'anthropic' ? versionError(body, version) : '') ||
+      (state.strictHistory ? historyError(api, body) : null);
     if (bad) {
       record.rejected = bad;
       res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify(errorBody(api, 400, { message: bad })));

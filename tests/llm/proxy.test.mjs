@@ -91,10 +91,67 @@ test('Anthropic SDK, not streamed: the second read of a file would hit', async (
   assert.equal(seen[1].headers.get('x-toolcache-recorded'), '1');
   assert.equal(seen[1].headers.get('x-toolcache-would-hit'), '1');
   assert.equal(seen[2].msg.content[0].text, 'Both reads agree.');
-  // The upstream saw each request byte for byte and the credential intact.
+  // The upstream saw each request byte for byte and the credential intact,
+  // in the form the SDK sent it (1.x: `authorization: Bearer`, API version
+  // 2026-10-21; 0.x sent `x-api-key` and 2023-06-01, covered below).
   assert.equal(up.requests.length, 3);
-  assert.equal(up.requests[2].headers['x-api-key'], 'sk-ant-test-1');
+  for (const r of up.requests) {
+    assert.equal(r.headers.authorization, 'Bearer sk-ant-test-1');
+    assert.equal(r.headers['x-api-key'], undefined);
+    assert.equal(r.version, '2026-10-21');
+    assert.equal(r.credential, 'sk-ant-test-1');
+  }
   assert.equal(up.requests[2].body.messages.length, 5);
+});
+
+// The 0.x SDKs' and Claude Code's wire form, sent raw: `x-api-key` and
+// anthropic-version 2023-06-01 reach the upstream intact, with the body.
+async function rawAnthropic(headers, body) {
+  const r = await fetch(`${base}/v1/messages`, { method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: r.status, headers: r.headers, json: await r.json() };
+}
+
+test('old wire form (x-api-key, 2023-06-01) reaches the upstream intact and is observed', async () => {
+  up.load({ turns: [{ reply: { toolCalls: [{ id: 'toolu_old', name: 'Read', input: { file_path: '/w/old.txt' } }] } }] });
+  const body = { model: 'm', max_tokens: 10, temperature: 0, tools: [readTool], messages: [{ role: 'user', content: 'x' }] };
+  const r = await rawAnthropic({ 'x-api-key': 'sk-ant-old-1', 'anthropic-version': '2023-06-01' }, body);
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('x-toolcache-observed-calls'), '1');
+  assert.equal(r.json.content[0].name, 'Read');
+  const seen = up.requests.at(-1);
+  assert.equal(seen.headers['x-api-key'], 'sk-ant-old-1');
+  assert.equal(seen.headers.authorization, undefined);
+  assert.equal(seen.version, '2023-06-01');
+  assert.equal(seen.raw, JSON.stringify(body));
+});
+
+test('API 2026-10-21: what the version rejects comes back as the upstream said it, 2023-06-01 unchanged', async () => {
+  const client = new Anthropic({ apiKey: 'sk-ant-test-1', baseURL: base, maxRetries: 0 });
+  const cases = [
+    [{ temperature: 1.0 }, /^temperature: Extra inputs are not permitted$/],
+    [{ top_p: 0.99 }, /^top_p: /],
+    [{ top_k: 5 }, /^top_k: /],
+    [{ messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'd' } }] },
+      { role: 'user', content: 'b' }] }, /^messages\.1\.content\.0: document/],
+    [{ messages: [{ role: 'user', content: [{ type: 'text', text: 't', citations: [{ type: 'char_location', cited_text: 'x', document_index: 0,
+      start_char_index: 0, end_char_index: 1 }] }] }] }, /^messages\.0\.content\.0\.citations: /],
+  ];
+  for (const [extra, message] of cases) {
+    up.load({ turns: [] });
+    const params = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }], ...extra };
+    await assert.rejects(client.messages.create(params), (e) => {
+      assert.equal(e.status, 400);
+      assert.equal(e.error.type, 'error');
+      assert.equal(e.error.error.type, 'invalid_request_error');
+      assert.match(e.error.error.message, message);
+      return true;
+    });
+    assert.match(up.requests.at(-1).rejected, message);
+    // The same body with the old version is accepted.
+    const r = await rawAnthropic({ 'x-api-key': 'sk-ant-old-1', 'anthropic-version': '2023-06-01' }, params);
+    assert.equal(r.status, 200, JSON.stringify(extra));
+  }
 });
 
 test('Anthropic SDK, streamed: events relayed, tool calls observed at message_stop', async () => {
@@ -112,12 +169,57 @@ test('Anthropic SDK, streamed: events relayed, tool calls observed at message_st
 });
 
 test('API keys do not share entries', async () => {
-  up.load({ turns: [{ reply: { toolCalls: [{ id: 'toolu_k', name: 'Read', input: { file_path: '/w/a.txt' } }] } }] });
-  const other = new Anthropic({ apiKey: 'sk-ant-someone-else', baseURL: base, maxRetries: 0 });
-  const { response } = await other.messages
-    .create({ model: 'm', max_tokens: 10, tools: [readTool], messages: [{ role: 'user', content: 'x' }] })
-    .withResponse();
-  assert.equal(response.headers.get('x-toolcache-would-hit'), '0');
+  // sk-ant-test-1 recorded Read /w/a.txt above (sent as authorization:
+  // Bearer by the 1.x SDK). The same key would hit; another key would not.
+  const ask = async (apiKey, id) => {
+    up.load({ turns: [{ reply: { toolCalls: [{ id, name: 'Read', input: { file_path: '/w/a.txt' } }] } }] });
+    const client = new Anthropic({ apiKey, baseURL: base, maxRetries: 0 });
+    const { response } = await client.messages
+      .create({ model: 'm', max_tokens: 10, tools: [readTool], messages: [{ role: 'user', content: 'x' }] })
+      .withResponse();
+    assert.equal(up.requests.at(-1).headers.authorization, `Bearer ${apiKey}`);
+    return response.headers.get('x-toolcache-would-hit');
+  };
+  assert.equal(await ask('sk-ant-test-1', 'toolu_k1'), '1');
+  assert.equal(await ask('sk-ant-someone-else', 'toolu_k2'), '0');
+});
+
+test('one key in either header (x-api-key from Claude Code and the 0.x SDKs, Bearer from 1.x) is one principal', async () => {
+  const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_pk0', content: 'pk contents' }] };
+  const history = [{ role: 'user', content: 'read pk' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_pk0', name: 'Read', input: { file_path: '/w/pk.txt' } }] }, result];
+  // Recorded from the old wire form, key sk-ant-pk-1.
+  up.load({ turns: [] });
+  let r = await rawAnthropic({ 'x-api-key': 'sk-ant-pk-1', 'anthropic-version': '2023-06-01' },
+    { model: 'm', max_tokens: 5, tools: [readTool], messages: history });
+  assert.equal(r.status, 200);
+  assert.equal(r.headers.get('x-toolcache-recorded'), '1');
+  const ask = async (headers) => {
+    up.load({ turns: [{ reply: { toolCalls: [{ id: 'toolu_pk1', name: 'Read', input: { file_path: '/w/pk.txt' } }] } }] });
+    const x = await rawAnthropic(headers, { model: 'm', max_tokens: 5, tools: [readTool], messages: [{ role: 'user', content: 'again' }] });
+    return x.headers.get('x-toolcache-would-hit');
+  };
+  // The same key from the 1.x SDK (authorization: Bearer, 2026-10-21).
+  up.load({ turns: [{ reply: { toolCalls: [{ id: 'toolu_pk2', name: 'Read', input: { file_path: '/w/pk.txt' } }] } }] });
+  const client = new Anthropic({ apiKey: 'sk-ant-pk-1', baseURL: base, maxRetries: 0 });
+  const { response } = await client.messages
+    .create({ model: 'm', max_tokens: 5, tools: [readTool], messages: [{ role: 'user', content: 'again' }] }).withResponse();
+  assert.equal(up.requests.at(-1).headers.authorization, 'Bearer sk-ant-pk-1');
+  assert.equal(response.headers.get('x-toolcache-would-hit'), '1');
+  assert.equal(await ask({ authorization: 'bearer sk-ant-pk-1', 'anthropic-version': '2026-10-21' }), '1');
+  // Other keys, the key without the Bearer scheme, and a second header
+  // beside it (the API then authenticates with x-api-key) are not it.
+  assert.equal(await ask({ authorization: 'Bearer sk-ant-pk-2', 'anthropic-version': '2026-10-21' }), '0');
+  assert.equal(await ask({ authorization: 'sk-ant-pk-1', 'anthropic-version': '2026-10-21' }), '0');
+  assert.equal(await ask({ 'x-api-key': 'sk-ant-pk-2', authorization: 'Bearer sk-ant-pk-1', 'anthropic-version': '2026-10-21' }), '0');
+  assert.equal(await ask({ 'x-api-key': 'sk-ant-pk-1', authorization: 'Bearer sk-ant-pk-1', 'anthropic-version': '2026-10-21' }), '0');
+  // OpenAI's Bearer is its own: the same bytes on the Chat route are not
+  // the Anthropic key's principal.
+  up.load({ turns: [{ reply: { toolCalls: [{ id: 'call_pk', name: 'Read', input: { file_path: '/w/pk.txt' } }] } }] });
+  const oa = new OpenAI({ apiKey: 'sk-ant-pk-1', baseURL: `${base}/v1`, maxRetries: 0 });
+  const chat = await oa.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }],
+    tools: [{ type: 'function', function: { name: 'Read', parameters: readTool.input_schema } }] }).withResponse();
+  assert.equal(chat.response.headers.get('x-toolcache-would-hit'), '0');
 });
 
 test('OpenAI Chat Completions, streamed and not, with tool messages', async () => {

@@ -705,6 +705,47 @@ test('OpenAI Responses, streamed: served inside one well-formed event stream, sp
   }
 });
 
+test('API 2026-10-21: a recorded result with citations is not served to it (the version refuses them in user messages); 2023-06-01 is', async () => {
+  const cited = [{ type: 'search_result', source: 'https://x/cited', title: 'cited', content: [{ type: 'text', text: 'cited text',
+    citations: [{ type: 'char_location', cited_text: 'c', document_index: 0, start_char_index: 0, end_char_index: 1 }] }] }];
+  const history = (id) => [{ role: 'user', content: 'read cited' },
+    { role: 'assistant', content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: '/w/cited.txt' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: cited }] }];
+  const old = (proxy, body) => fetch(`${proxy.url}/v1/messages`, { method: 'POST', body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-cite', 'anthropic-version': '2023-06-01', ...WORKSPACE } });
+  const proxy = await startProxy();
+  try {
+    // Claude Code / a 0.x SDK (2023-06-01) ran Read and sent the result.
+    up.load({ strictHistory: true, turns: [] });
+    let r = await old(proxy, { model: 'claude-test', max_tokens: 10, tools: [readTool], messages: history('toolu_c0') });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('x-toolcache-recorded'), '1');
+    // A 2023-06-01 request is served the same result in a hidden round.
+    up.load({ strictHistory: true, turns: [{ reply: { toolCalls: [read('toolu_c2', '/w/cited.txt')] } }, { reply: { text: 'served' } }] });
+    const r2 = await old(proxy, { model: 'claude-test', max_tokens: 10, tools: [readTool], messages: [{ role: 'user', content: 'again' }] });
+    assert.equal(r2.status, 200);
+    assert.equal((await r2.json()).content[0].text, 'served');
+    assert.equal(r2.headers.get('x-toolcache-hidden-rounds'), '1');
+    assert.equal(up.requests.length, 2);
+    assert.equal(up.requests[1].rejected, undefined);
+    assert.equal(up.requests[1].version, '2023-06-01');
+    assert.deepEqual(up.requests[1].body.messages.at(-1).content[0].content, cited);
+    // The same key with the 1.x SDK (2026-10-21): the read is a hit, but
+    // the hidden turn would be refused: the client runs Read itself.
+    up.load({ strictHistory: true, turns: [{ reply: { toolCalls: [read('toolu_c1', '/w/cited.txt')] } }, { reply: { text: 'done' } }] });
+    const agent = new AnthropicAgent(proxy.url, 'sk-ant-cite');
+    files['/w/cited.txt'] = 'cited text';
+    const end = await agent.say('read cited');
+    assert.equal(end.content[0].text, 'done');
+    assert.deepEqual(agent.ran, ['Read /w/cited.txt']);
+    assert.equal(agent.responses[0].headers.get('x-toolcache-hidden-rounds'), '0');
+    assert.deepEqual(up.requests.map((q) => q.rejected ?? null), [null, null]);  // no 400
+    assert.equal(up.requests[0].version, '2026-10-21');
+  } finally {
+    await proxy.stop();
+  }
+});
+
 test('OpenAI Responses, streamed: a hidden round answered 500 ends the client stream with an error event', async () => {
   up.load({ strictHistory: true, turns: [
     { reply: { toolCalls: [read('call_x1')] } },
@@ -720,12 +761,24 @@ test('OpenAI Responses, streamed: a hidden round answered 500 ends the client st
     input.push(...first.output, { type: 'function_call_output', call_id: 'call_x1', output: files['/w/a.txt'] });
     const events = [];
     const s = await client.responses.create({ model: 'gpt-test', tools, input, stream: true });
-    for await (const e of s) events.push(e);
+    // openai 7.x throws the stream's `error` event as an APIError (6.x
+    // yielded it as the last event): the event itself is the error's
+    // `error`, with the proxy's message and the next sequence number.
+    let thrown = null;
+    try {
+      for await (const e of s) events.push(e);
+    } catch (e) {
+      thrown = e;
+    }
+    assert.ok(thrown instanceof OpenAI.APIError, `the stream ended with ${thrown}`);
+    assert.equal(thrown.status, undefined);  // a stream event, not an HTTP status
+    assert.match(thrown.message, /hidden round with status 500.*upstream broke/s);
     assert.equal(up.requests.length, 3);
     assert.equal(up.requests[2].rejected, undefined);  // the hidden round was valid
     assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i));
-    const last = events.at(-1);
+    const last = thrown.error;
     assert.equal(last.type, 'error');
+    assert.equal(last.sequence_number, events.length);
     assert.match(last.message, /hidden round with status 500.*upstream broke/s);
     assert.ok(events.some((e) => e.type === 'response.output_text.delta' && e.delta === 'Again.'));
     assert.ok(!events.some((e) => e.type === 'response.completed' || e.item?.type === 'function_call'));
