@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "src/policy/factories.h"
 
@@ -35,7 +36,11 @@ constexpr uint64_t kGhostSalt = 0x9e3779b97f4a7c15ULL;
 // A latency or cost as the value model uses it: NaN, infinite or negative
 // measurements count as 0, so they never corrupt the running means or put a
 // NaN priority into the heap.
-double Measured(double x) { return std::isfinite(x) && x > 0 ? x : 0; }
+// (x > 0 && x <= DBL_MAX: the same answer for NaN, infinities, zeros and
+// negatives as isfinite(x) && x > 0, in two comparisons.)
+double Measured(double x) {
+  return x > 0 && x <= std::numeric_limits<double>::max() ? x : 0;
+}
 
 // A count as a double: the signed conversion (one instruction; the unsigned
 // one tests the top bit first) gives the same double for any count below
