@@ -142,7 +142,8 @@ class FrequencySketch {
     return (h + row * h2) & mask_;
   }
   static uint32_t Offset(uint64_t h, uint32_t row) {
-    return static_cast<uint32_t>(((h >> (8 + 4 * row)) & 15) << 2);
+    // ((h >> (8 + 4 * row)) & 15) << 2, in one shift and one mask.
+    return static_cast<uint32_t>((h >> (6 + 4 * row)) & 60);
   }
 
   std::vector<uint64_t> table_;

@@ -34,6 +34,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "src/policy/flat_map.h"
@@ -52,6 +53,9 @@ namespace toolcache {
 //    the non-empty ones + kEmptySlack after every call.
 //  - last_class_ is kNone or an allocated class whose score has bits
 //    last_bits_.
+//  - after a sweep, classes_ (and with it the heap's and the index's
+//    tables) is at most kCompactRatio times the allocated classes, or
+//    kMinCompact: the memory follows the live classes, not the peak.
 class ScoreClassQueue {
  public:
   bool empty() const { return size_ == 0; }
@@ -130,6 +134,13 @@ class ScoreClassQueue {
 
   // Bytes per queued slot (its links; the classes are per distinct score).
   static constexpr uint64_t kBytesPerSlot = 3 * sizeof(uint32_t);
+  // Bytes held for the classes: their table, the free ids, the heap and the
+  // index (what kBytesPerSlot leaves out).
+  uint64_t ClassBytes() const {
+    return classes_.capacity() * sizeof(Class) +
+           free_.capacity() * sizeof(uint32_t) + index_.MemoryBytes() +
+           classes_heap_.MemoryBytes();
+  }
 
  private:
   static constexpr uint32_t kNone = 0xffffffffu;
@@ -146,6 +157,10 @@ class ScoreClassQueue {
   };
   // Empty classes kept beyond the non-empty ones before a sweep.
   static constexpr uint64_t kEmptySlack = 64;
+  // A sweep renumbers the classes when the ids in use are fewer than
+  // 1 / kCompactRatio of the ids ever made, and more than kMinCompact were.
+  static constexpr uint64_t kCompactRatio = 4;
+  static constexpr uint64_t kMinCompact = 256;
 
   void Grow(uint64_t min_slots) {
     uint64_t n = links_.empty() ? 64 : links_.size();
@@ -175,11 +190,47 @@ class ScoreClassQueue {
   }
   // Drops every empty class (amortized: runs after more than kEmptySlack
   // classes emptied since the empty ones last were at most the others).
-  void Sweep() {
+  // Then, when most class ids are free, renumbers the live classes.
+  [[gnu::noinline]] void Sweep() {
     for (uint32_t c = 0; c < classes_.size(); ++c) {
       if (classes_[c].allocated_empty) DropClass(c);
     }
     empty_ = 0;
+    const uint64_t live = classes_.size() - free_.size();
+    if (classes_.size() > kMinCompact &&
+        kCompactRatio * live < classes_.size()) {
+      Compact();
+    }
+  }
+  // Gives the allocated classes the ids 0..live-1 (in their old order) and
+  // rebuilds the heap and the index at their size. The scores are distinct,
+  // so the heap's top (the least score) does not depend on the ids.
+  // REQUIRES: no empty class is allocated (right after the sweep).
+  [[gnu::noinline]] void Compact() {
+    std::vector<bool> is_free(classes_.size(), false);
+    for (const uint32_t c : free_) is_free[c] = true;
+    std::vector<Class> kept;
+    kept.reserve(classes_.size() - free_.size());
+    std::vector<uint32_t> renamed(classes_.size(), kNone);
+    for (uint32_t c = 0; c < classes_.size(); ++c) {
+      if (is_free[c]) continue;
+      renamed[c] = static_cast<uint32_t>(kept.size());
+      kept.push_back(classes_[c]);
+    }
+    FlatIdMap index;
+    SlotHeap<double, std::less<double>, 4> heap;
+    for (uint32_t c = 0; c < kept.size(); ++c) {
+      for (Slot s = kept[c].head; s != kNoSlot; s = links_[s].next) {
+        links_[s].cls = c;
+      }
+      index.Insert(kept[c].bits, c);
+      heap.Set(c, std::bit_cast<double>(kept[c].bits));
+    }
+    classes_.swap(kept);
+    free_ = std::vector<uint32_t>();
+    index_ = std::move(index);
+    classes_heap_ = std::move(heap);
+    if (last_class_ != kNone) last_class_ = renamed[last_class_];
   }
 
   std::vector<Link> links_;

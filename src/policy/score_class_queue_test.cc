@@ -92,5 +92,56 @@ TEST(ScoreClassQueueTest, SameTopAsTheTickHeap) {
   }
 }
 
+// 6,000 distinct scores at once, then all but a few slots removed (the
+// sweeps renumber the classes), then churn over 3 scores: the top is the
+// heap's after every operation, and the memory held for the classes falls
+// back to a fraction of its peak instead of staying there.
+TEST(ScoreClassQueueTest, ClassesFollowTheLiveScoresAfterAPeak) {
+  std::mt19937_64 rng(20261129);
+  ScoreClassQueue q;
+  SlotHeap<ClockPriority, ClockPriorityLess, 4> heap;
+  std::vector<Slot> queued;  // in arrival order
+  uint64_t tick = 0;
+  auto add = [&](Slot s, double score) {
+    q.Add(s, score);
+    heap.Set(s, ClockPriority{score, ++tick});
+    queued.push_back(s);
+  };
+  auto remove_at = [&](size_t k) {
+    const Slot s = queued[k];
+    queued.erase(queued.begin() + static_cast<std::ptrdiff_t>(k));
+    q.Remove(s);
+    heap.Remove(s);
+    return s;
+  };
+  for (Slot s = 0; s < 6000; ++s) add(s, 1.0 + static_cast<double>(s) / 8192);
+  const uint64_t peak = q.ClassBytes();
+  std::vector<Slot> free_slots;
+  while (queued.size() > 20) {
+    free_slots.push_back(remove_at(rng() % queued.size()));
+    ASSERT_EQ(q.Top(), heap.Top()) << queued.size() << " queued";
+  }
+  for (int i = 0; i < 20000; ++i) {
+    if (rng() % 2 == 0 && !free_slots.empty()) {
+      const Slot s = free_slots.back();
+      free_slots.pop_back();
+      add(s, static_cast<double>(rng() % 3));
+    } else if (!queued.empty()) {
+      const bool top = rng() % 2 == 0;
+      size_t k = rng() % queued.size();
+      if (top) {
+        k = 0;
+        while (queued[k] != heap.Top()) ++k;
+      }
+      free_slots.push_back(remove_at(k));
+    }
+    ASSERT_EQ(q.size(), heap.size());
+    if (!heap.empty()) {
+      ASSERT_EQ(q.Top(), heap.Top()) << "op " << i;
+    }
+  }
+  EXPECT_LT(q.ClassBytes(), peak / 8) << "peak " << peak;
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -104,6 +104,10 @@ class SlotHeap {
 
   // Bytes per slot of this structure (a heap cell: key and slot; position).
   static constexpr uint64_t kBytesPerSlot = sizeof(Cell) + sizeof(uint32_t);
+  // Bytes held (the cells' and the positions' tables, at capacity).
+  uint64_t MemoryBytes() const {
+    return heap_.capacity() * sizeof(Cell) + pos_.capacity() * sizeof(uint32_t);
+  }
 
  private:
   void Grow(uint64_t min_slots) {

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "src/policy/factories.h"
 
@@ -35,7 +36,18 @@ constexpr uint64_t kGhostSalt = 0x9e3779b97f4a7c15ULL;
 // A latency or cost as the value model uses it: NaN, infinite or negative
 // measurements count as 0, so they never corrupt the running means or put a
 // NaN priority into the heap.
-double Measured(double x) { return std::isfinite(x) && x > 0 ? x : 0; }
+// (x > 0 && x <= DBL_MAX: the same answer for NaN, infinities, zeros and
+// negatives as isfinite(x) && x > 0, in two comparisons.)
+double Measured(double x) {
+  return x > 0 && x <= std::numeric_limits<double>::max() ? x : 0;
+}
+
+// A count as a double: the signed conversion (one instruction; the unsigned
+// one tests the top bit first) gives the same double for any count below
+// 2^63, which a count of requests does not reach.
+double CountToDouble(uint64_t n) {
+  return static_cast<double>(static_cast<int64_t>(n));
+}
 
 }  // namespace
 
@@ -103,11 +115,16 @@ VaacPlusPolicy::VaacPlusPolicy(const VaacPlusOptions& options)
 }
 
 double VaacPlusPolicy::Benefit(const Request& req) const {
-  return BenefitOf(req);
+  return BenefitOf(req, MeasuresOf(req));
 }
 
-inline double VaacPlusPolicy::BenefitOf(const Request& req) const {
-  const double n = static_cast<double>(std::max<uint64_t>(observed_, 1));
+VaacPlusPolicy::Measures VaacPlusPolicy::MeasuresOf(const Request& req) {
+  return Measures{Measured(req.latency), Measured(req.cost)};
+}
+
+inline double VaacPlusPolicy::BenefitOf(const Request& req,
+                                        const Measures& m) const {
+  const double n = CountToDouble(std::max<uint64_t>(observed_, 1));
   const double mean_latency = latency_sum_ / n;
   const double mean_cost = cost_sum_ / n;
   const double l1 = options_.value.lambda1;
@@ -118,11 +135,11 @@ inline double VaacPlusPolicy::BenefitOf(const Request& req) const {
   // it) drops out and the other's weight becomes 1, so a free workload is
   // ranked by latency alone and a workload without timings by cost alone.
   if (mean_latency > 0) {
-    b += l1 * Measured(req.latency) / mean_latency;
+    b += l1 * m.latency / mean_latency;
     weight += l1;
   }
   if (mean_cost > 0) {
-    b += l2 * Measured(req.cost) / mean_cost;
+    b += l2 * m.cost / mean_cost;
     weight += l2;
   }
   // Neither latency nor cost known: every hit is worth the same (hit ratio).
@@ -132,15 +149,18 @@ inline double VaacPlusPolicy::BenefitOf(const Request& req) const {
   return b * std::max(0.0, 1.0 - options_.value.lambda3 * risk);
 }
 
-inline double VaacPlusPolicy::Density(const Request& req) const {
-  return BenefitOf(req) / static_cast<double>(std::max<uint64_t>(req.size, 1));
+inline double VaacPlusPolicy::Density(const Request& req,
+                                      const Measures& m) const {
+  return BenefitOf(req, m) /
+         static_cast<double>(std::max<uint64_t>(req.size, 1));
 }
 
-inline double VaacPlusPolicy::Observe(const Request& req, bool cached) {
+inline double VaacPlusPolicy::Observe(const Request& req, const Measures& m,
+                                      bool cached) {
   const uint32_t before = sketch_.FrequencyThenIncrement(req.id);
   ++observed_;
-  latency_sum_ += Measured(req.latency);
-  cost_sum_ += Measured(req.cost);
+  latency_sum_ += m.latency;
+  cost_sum_ += m.cost;
   // A hit is a re-reference even when the sketch has halved it away.
   const bool reref = cached || before > 0;
   const uint32_t g = grouping_.RecordWithoutValue(req, reref);
@@ -149,13 +169,14 @@ inline double VaacPlusPolicy::Observe(const Request& req, bool cached) {
   const Group& group = grouping_.group(g);
   // Paper-silent (ours): Laplace-smoothed re-reference ratio, so a new group
   // starts at 1/2 instead of 0 or 1.
-  const double prior = (static_cast<double>(group.hits) + 1.0) /
-                       (static_cast<double>(group.accesses) + 2.0);
+  const double prior =
+      (CountToDouble(group.hits) + 1.0) / (CountToDouble(group.accesses) + 2.0);
   return r + prior;
 }
 
 bool VaacPlusPolicy::Admit(const Request& req) {
-  reuse_ = Observe(req, /*cached=*/false);
+  const Measures m = MeasuresOf(req);
+  reuse_ = Observe(req, m, /*cached=*/false);
   if (options_.admission == PlusAdmission::kAdaptive) {
     const uint32_t tag =
         Sampled(req.id) ? ghost_.Take(req.id) : FlatIdMap::kEmpty;
@@ -180,7 +201,7 @@ bool VaacPlusPolicy::Admit(const Request& req) {
   // Paper-silent (ours): duel with the first victim only, by density, even
   // when the result would displace several entries.
   const SlotMeta& v = slots_[heap_.Top()];
-  const double candidate = reuse_ * Density(req);
+  const double candidate = reuse_ * Density(req, m);
   const double victim =
       static_cast<double>(v.reuse) * static_cast<double>(v.density);
   if (candidate >= gamma_ * victim) return true;
@@ -196,15 +217,18 @@ void VaacPlusPolicy::OnInsert(Slot slot, const Request& req) {
     slots_.resize(std::max<size_t>(64, 2 * (static_cast<size_t>(slot) + 1)));
   }
   model_.ObserveInsertedTtl(req.ttl);
-  slots_[slot] = {static_cast<float>(reuse_), static_cast<float>(Density(req))};
+  slots_[slot] = {static_cast<float>(reuse_),
+                  static_cast<float>(Density(req, MeasuresOf(req)))};
   sketch_.EnsureCapacity(view_->entry_count());
   Touch(slot);
 }
 
 void VaacPlusPolicy::OnHit(Slot slot, const Request& req) {
-  reuse_ = Observe(req, /*cached=*/true);
+  const Measures m = MeasuresOf(req);
+  reuse_ = Observe(req, m, /*cached=*/true);
   // The latest measurement replaces the stored one (as GDSF).
-  slots_[slot] = {static_cast<float>(reuse_), static_cast<float>(Density(req))};
+  slots_[slot] = {static_cast<float>(reuse_),
+                  static_cast<float>(Density(req, m))};
   Touch(slot);
 }
 

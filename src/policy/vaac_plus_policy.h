@@ -139,14 +139,25 @@ class VaacPlusPolicy final : public Policy {
     FlatIdMap index_;    // id -> (sequence mod 2^31) * 2 + tag
   };
 
+  // A request's latency and cost as the model uses them (NaN, infinite or
+  // negative read as 0), worked out once per request: Observe and Density
+  // both read them.
+  struct Measures {
+    double latency;
+    double cost;
+  };
+  static Measures MeasuresOf(const Request& req);
   // Updates the statistics with one request and returns its F.
   // Observe, Density and Touch run on every request, hit or insert: forced
   // inline (GCC kept them out of line, a call and register saves each).
   // (Defined inline in vaac_plus_policy.cc, their only user.)
-  [[gnu::always_inline]] inline double Observe(const Request& req, bool cached);
-  [[gnu::always_inline]] inline double Density(const Request& req) const;
+  [[gnu::always_inline]] inline double Observe(const Request& req,
+                                               const Measures& m, bool cached);
+  [[gnu::always_inline]] inline double Density(const Request& req,
+                                               const Measures& m) const;
   // Benefit's body, inlined into Density.
-  [[gnu::always_inline]] inline double BenefitOf(const Request& req) const;
+  [[gnu::always_inline]] inline double BenefitOf(const Request& req,
+                                                 const Measures& m) const;
   // Remembers `id` with `tag` if the sample covers it.
   void Remember(ObjectId id, uint32_t tag);
   // Whether the ghost sample covers `id` at the current cache size.

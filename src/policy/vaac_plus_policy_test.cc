@@ -199,6 +199,23 @@ TEST(VaacPlusPolicy, NonFiniteMeasurementsCountAsZero) {
   EXPECT_NE(core.Find(5), kNoSlot);
 }
 
+// A latency that is NaN, infinite, zero or negative weighs as 0 in the
+// benefit; the largest finite one counts.
+TEST(VaacPlusPolicy, OnlyPositiveFiniteLatenciesCount) {
+  CacheCore core({.capacity_bytes = 30}, Make(30, /*all*/ 0, 0));
+  Access(core, Req(1, 1, 10, 5.0));  // a running mean > 0
+  const double zero = Plus(core)->Benefit(Req(2, 1, 10, 0.0));
+  for (const double x :
+       {std::numeric_limits<double>::quiet_NaN(),
+        std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity(), -1.0, -0.0}) {
+    EXPECT_EQ(Plus(core)->Benefit(Req(2, 1, 10, x)), zero) << x;
+  }
+  EXPECT_GT(
+      Plus(core)->Benefit(Req(2, 1, 10, std::numeric_limits<double>::max())),
+      zero);
+}
+
 TEST(VaacPlusPolicy, OneOffScanDoesNotFlushTheHotSet) {
   // A hot set of 8 objects (tool 1) fills the cache; then a scan of 400
   // one-off objects of tool 2 interleaved with the hot set. LRU keeps losing

@@ -433,11 +433,17 @@ Slot GroupBanditPolicy::Victim() {
 }
 
 uint64_t GroupBanditPolicy::MetadataBytes() const {
-  return sizeof(SlotMeta) + SlotLists::kBytesPerSlot +
-         (options_.eviction == EvictionMode::kVlruSampled ? sizeof(Slot) : 0) +
-         (options_.eviction == EvictionMode::kVlruExact
-              ? ScoreClassQueue::kBytesPerSlot
-              : 0);
+  uint64_t bytes =
+      sizeof(SlotMeta) + SlotLists::kBytesPerSlot +
+      (options_.eviction == EvictionMode::kVlruSampled ? sizeof(Slot) : 0);
+  if (options_.eviction == EvictionMode::kVlruExact) {
+    bytes += ScoreClassQueue::kBytesPerSlot;
+    // Its classes (per distinct score, not per entry) spread over the
+    // entries; without entries there is nothing to spread them over.
+    const uint64_t entries = view_ != nullptr ? view_->entry_count() : 0;
+    if (entries > 0) bytes += window_queue_.ClassBytes() / entries;
+  }
+  return bytes;
 }
 
 std::unique_ptr<Policy> MakeVaacPolicy(const PolicyParams& params) {

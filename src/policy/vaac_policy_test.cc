@@ -358,6 +358,21 @@ TEST(VaacPolicyTest, MetadataStaysWithinBudget) {
   }
 }
 
+// The exact window's score classes are memory too: with entries of many
+// distinct scores the report counts them beyond the per-entry constants (a
+// policy with no entries reports those constants alone).
+TEST(VaacPolicyTest, MetadataCountsTheExactWindowsClasses) {
+  const uint64_t constants =
+      GroupBanditPolicy(SingleGroupVaac(EvictionMode::kVlruExact))
+          .MetadataBytes();
+  auto core = Core(400, std::make_unique<GroupBanditPolicy>(
+                            SingleGroupVaac(EvictionMode::kVlruExact)));
+  for (ObjectId id = 1; id <= 400; ++id) {
+    Insert(*core, id, static_cast<double>(id) / 400);
+  }
+  EXPECT_GT(core->policy().MetadataBytes(), constants);
+}
+
 TEST(VaacPolicyTest, EntryValueIsTheModelValueOfItsLastAccess) {
   auto core = Core(10, std::make_unique<GroupBanditPolicy>(
                            SingleGroupVaac(EvictionMode::kVlruExact)));
