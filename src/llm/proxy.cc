@@ -158,6 +158,9 @@ std::string ErrorBody(Provider p, int status, std::string_view message) {
       case 401:
         type = "authentication_error";
         break;
+      case 402:
+        type = "billing_error";
+        break;
       case 403:
         type = "permission_error";
         break;
@@ -170,14 +173,19 @@ std::string ErrorBody(Provider p, int status, std::string_view message) {
       case 429:
         type = "rate_limit_error";
         break;
+      case 504:
+        type = "timeout_error";
+        break;
       case 529:
         type = "overloaded_error";
         break;
       default:
         break;
     }
+    // `request_id` is the provider's id of its request: none here (the
+    // proxy answered itself), so null, as its ErrorResponse type allows.
     return "{\"type\":\"error\",\"error\":{\"type\":\"" + std::string(type) +
-           "\",\"message\":" + JsonString(message) + "}}";
+           "\",\"message\":" + JsonString(message) + "},\"request_id\":null}";
   }
   std::string_view type =
       status < 500 ? "invalid_request_error" : "server_error";

@@ -270,3 +270,30 @@ test('SIGTERM with a short drain timeout: the stream is cut at the timeout, exit
     await up.close();
   }
 });
+
+// Session 17: the proxy's own errors carry the provider's error type for
+// their status (Anthropic: 504 is `timeout_error`, not `api_error`) and the
+// ErrorResponse's `request_id` (null: no provider request behind it).
+test('an upstream that does not answer in time: 504 timeout_error in the Anthropic shape', async () => {
+  const up = await startFakeUpstream();
+  up.load({ turns: [{ reply: { text: 'too late', delayMs: 3000 } }] });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolcache-timeout-'));
+  const cfg = path.join(dir, 'toolcache.yaml');
+  fs.writeFileSync(cfg, 'proxy:\n  responseTimeoutSeconds: 0.3\n');
+  const proxy = await spawnListening(BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url]);
+  try {
+    const r = await fetch(`${proxy.url}/v1/messages`, { method: 'POST', headers: anthropicHeaders,
+      body: JSON.stringify({ model: 'claude-test', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
+    assert.equal(r.status, 504);
+    const e = await r.json();
+    assert.deepEqual(Object.keys(e), ['type', 'error', 'request_id']);
+    assert.equal(e.type, 'error');
+    assert.equal(e.error.type, 'timeout_error');
+    assert.equal(e.request_id, null);
+    assert.match(e.error.message, /^toolcache proxy: upstream request failed: .*timeout/);
+  } finally {
+    await proxy.stop();
+    await up.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
