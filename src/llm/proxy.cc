@@ -1082,9 +1082,11 @@ class LlmProxyImpl final : public LlmProxy {
     creq.headers.reserve(req.headers.size());
     for (Header& h : req.headers) {
       if (http::IsHopByHop(h.name)) continue;
+      // The client's workspace name is the proxy's alone, on every route
+      // (a client sets it on every request: ANTHROPIC_CUSTOM_HEADERS).
+      if (http::EqualsIgnoreCase(h.name, "x-toolcache-workspace")) continue;
       if (route.route == Route::kObserved &&
-          (http::EqualsIgnoreCase(h.name, "accept-encoding") ||
-           http::EqualsIgnoreCase(h.name, "x-toolcache-workspace"))) {
+          http::EqualsIgnoreCase(h.name, "accept-encoding")) {
         continue;
       }
       creq.headers.push_back(std::move(h));
