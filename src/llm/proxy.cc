@@ -207,14 +207,16 @@ std::string CredentialOf(const Headers& headers) {
 // the installation and working folder the request names (agent_tools.h
 // FindClientWorkspace); unknown when it names none, and then such a tool is
 // never served.
+//
+// `state_scope` (in: the credential's) becomes the credential plus the
+// workspace when the request names one, in every mode: the conversation
+// state holds hidden turns with client-tool results, and two workspaces
+// under one key can have byte-identical prefixes (session 17).
 llm::ToolScopes ResultScopesOf(const std::string& credential,
-                               const std::string& state_scope,
-                               CredentialScope mode, const Headers& headers,
+                               std::string* state_scope, CredentialScope mode,
+                               const Headers& headers,
                                const llm::ParsedRequest& parsed,
                                std::string_view body) {
-  // Choice: `scope: global` is the operator's decision to share every
-  // result (with `toolcache mcp` too): no workspace then, as before.
-  if (mode == CredentialScope::kGlobal) return llm::ToolScopes("");
   // A client that names its workspace itself (`x-toolcache-workspace`, any
   // stable id of machine and folder; not forwarded) is taken at its word;
   // otherwise what the agent sends.
@@ -226,12 +228,21 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
   } else {
     llm::ClientWorkspace w = llm::FindClientWorkspace(
         body, parsed, http::FindHeader(headers, "x-codex-turn-metadata"));
-    if (!w.known()) return llm::ToolScopes(state_scope, std::nullopt);
-    workspace = CredentialDigest({{"installation", std::move(w.installation)},
-                                  {"folder", std::move(w.folder)}});
+    if (w.known()) {
+      workspace = CredentialDigest({{"installation", std::move(w.installation)},
+                                    {"folder", std::move(w.folder)}});
+    }
   }
-  return llm::ToolScopes(
-      state_scope, ScopeOf({.credential = credential, .workspace = workspace}));
+  std::string credential_scope = *state_scope;
+  std::optional<std::string> client;
+  if (!workspace.empty()) {
+    client = ScopeOf({.credential = credential, .workspace = workspace});
+    *state_scope = *client;
+  }
+  // Choice: `scope: global` is the operator's decision to share every
+  // result (with `toolcache mcp` too): no workspace then, as before.
+  if (mode == CredentialScope::kGlobal) return llm::ToolScopes("");
+  return llm::ToolScopes(std::move(credential_scope), std::move(client));
 }
 
 // What the proxy keeps across requests: options, cache, metrics, clients.
@@ -1043,7 +1054,7 @@ class LlmProxyImpl final : public LlmProxy {
                             "toolcache proxy: " + parsed.status().message()));
         return;
       }
-      scope = ResultScopesOf(credential, state_scope, shared->options.scope,
+      scope = ResultScopesOf(credential, &state_scope, shared->options.scope,
                              req.headers, *parsed, req.body);
       if (shared->observer) {
         llm::RequestReport rep =
