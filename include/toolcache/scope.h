@@ -90,12 +90,27 @@ std::string CredentialDigest(std::vector<Credential> parts);
 // one user's terminals still share.
 bool LooksLikeSecretName(std::string_view name);
 
-// The secret-looking variables of `environ`-style "NAME=value" entries,
-// plus those named in `also` (variables the operator declared, e.g. a
-// wrapped server's env block), deduplicated.
+// True when `value` holds a URL whose authority carries user information
+// ("postgresql://alice:pw@db/app", "redis://:pw@cache",
+// "mongodb+srv://u:p@cluster"): a credential whatever the variable or
+// argument is called (DATABASE_URL, a connection string on the command
+// line).
+bool CarriesUrlCredential(std::string_view value);
+
+// The secret-looking variables of `environ`-style "NAME=value" entries
+// (LooksLikeSecretName, or a value that CarriesUrlCredential), plus those
+// named in `also` (variables the operator declared, e.g. a wrapped
+// server's env block), deduplicated.
 std::vector<Credential> SecretEnvironment(
     const std::vector<std::string>& entries,
     const std::vector<std::string>& also = {});
+
+// The credential material of a server's command line: every argument that
+// CarriesUrlCredential, and the value of a secret-looking flag
+// (`--api-key=V`, `--password V`, `-token=V`: the flag's name, dashes as
+// underscores, passes LooksLikeSecretName). Each piece is named by its
+// position ("argv[3]"), so the same arguments give the same pieces.
+std::vector<Credential> SecretArguments(const std::vector<std::string>& argv);
 
 // This process's environment as "NAME=value" entries.
 std::vector<std::string> ProcessEnvironment();

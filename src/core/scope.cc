@@ -277,6 +277,45 @@ bool LooksLikeSecretName(std::string_view name) {
   return false;
 }
 
+bool CarriesUrlCredential(std::string_view value) {
+  for (size_t at = value.find("://"); at != std::string_view::npos;
+       at = value.find("://", at + 3)) {
+    // The authority: up to the next '/', '?', '#', whitespace or quote.
+    std::string_view rest = value.substr(at + 3);
+    rest = rest.substr(0, rest.find_first_of("/?#\"' \t\r\n"));
+    const size_t user_end = rest.rfind('@');
+    if (user_end != std::string_view::npos && user_end > 0) return true;
+  }
+  return false;
+}
+
+std::vector<Credential> SecretArguments(const std::vector<std::string>& argv) {
+  // A flag's name as a variable name: "--api-key" -> "api_key".
+  auto secret_flag = [](std::string_view flag) {
+    if (flag.size() < 2 || flag[0] != '-') return false;
+    flag.remove_prefix(flag[1] == '-' ? 2 : 1);
+    std::string name(flag);
+    std::replace(name.begin(), name.end(), '-', '_');
+    return !name.empty() && LooksLikeSecretName(name);
+  };
+  std::vector<Credential> out;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string_view a = argv[i];
+    const size_t eq = a.find('=');
+    const bool flag_value =
+        eq != std::string_view::npos && secret_flag(a.substr(0, eq));
+    const bool flag_then_value =
+        eq == std::string_view::npos && secret_flag(a) && i + 1 < argv.size();
+    if (flag_value || CarriesUrlCredential(a)) {
+      out.push_back({"argv[" + std::to_string(i) + "]", std::string(a)});
+    } else if (flag_then_value) {
+      out.push_back({"argv[" + std::to_string(i + 1) + "]", argv[i + 1]});
+      ++i;
+    }
+  }
+  return out;
+}
+
 std::vector<Credential> SecretEnvironment(
     const std::vector<std::string>& entries,
     const std::vector<std::string>& also) {
@@ -287,7 +326,10 @@ std::vector<Credential> SecretEnvironment(
     const std::string_view name = std::string_view(e).substr(0, eq);
     const bool declared =
         std::find(also.begin(), also.end(), name) != also.end();
-    if (!declared && !LooksLikeSecretName(name)) continue;
+    if (!declared && !LooksLikeSecretName(name) &&
+        !CarriesUrlCredential(std::string_view(e).substr(eq + 1))) {
+      continue;
+    }
     bool seen = false;
     for (const Credential& c : out) seen = seen || c.name == name;
     if (!seen) out.push_back({std::string(name), e.substr(eq + 1)});

@@ -240,5 +240,53 @@ TEST(ScopeTest, SecretEnvironmentTakesSecretsAndDeclaredNames) {
             CredentialDigest(SecretEnvironment({"PWD=/y", "GITHUB_TOKEN=a"})));
 }
 
+// A credential inside a URL (DATABASE_URL, a connection string on the
+// server's command line) decides what the server reads like a token does
+// (session 17: two users' servers under one name shared entries).
+TEST(ScopeTest, UrlUserInfoIsACredentialWhateverItsName) {
+  for (const char* v :
+       {"postgresql://alice:pw@db:5432/app", "redis://:pw@cache:6379/0",
+        "mongodb+srv://u:p@cluster0.example.net/?retryWrites=true",
+        "https://ghp_x@github.com/o/r.git", "x=amqp://u:p@mq"}) {
+    EXPECT_TRUE(CarriesUrlCredential(v)) << v;
+  }
+  for (const char* v :
+       {"https://api.example.com/v1", "http://localhost:8080", "a@b.c",
+        "mailto:a@b.c", "https://example.com/p?by=a@b", "https://h#@x", ""}) {
+    EXPECT_FALSE(CarriesUrlCredential(v)) << v;
+  }
+  const std::vector<std::string> env = {
+      "DATABASE_URL=postgresql://alice:pw@db/app",
+      "API_BASE_URL=https://api.example.com"};
+  std::vector<Credential> got = SecretEnvironment(env);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].name, "DATABASE_URL");
+  EXPECT_NE(CredentialDigest(SecretEnvironment(
+                {"DATABASE_URL=postgresql://alice:pw@db/app"})),
+            CredentialDigest(SecretEnvironment(
+                {"DATABASE_URL=postgresql://bob:pw@db/app"})));
+}
+
+TEST(ScopeTest, SecretArgumentsAreConnectionStringsAndSecretFlags) {
+  EXPECT_TRUE(SecretArguments({"npx", "-y", "@mcp/server-postgres"}).empty());
+  EXPECT_TRUE(
+      SecretArguments({"server", "--verbose", "--port", "8080"}).empty());
+  std::vector<Credential> got = SecretArguments(
+      {"npx", "server-postgres", "postgresql://alice:pw@db/app"});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].name, "argv[2]");
+  EXPECT_EQ(got[0].value, "postgresql://alice:pw@db/app");
+  got = SecretArguments({"srv", "--api-key", "K1", "--token=T2", "-x"});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].name, "argv[2]");
+  EXPECT_EQ(got[0].value, "K1");
+  EXPECT_EQ(got[1].name, "argv[3]");
+  EXPECT_EQ(got[1].value, "--token=T2");
+  // A secret flag last, with no value: nothing to take.
+  EXPECT_TRUE(SecretArguments({"srv", "--password"}).empty());
+  EXPECT_NE(CredentialDigest(SecretArguments({"srv", "--api-key", "alice"})),
+            CredentialDigest(SecretArguments({"srv", "--api-key", "bob"})));
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -187,15 +187,11 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
     std::string name, arguments;
     double latency = 0;
     const std::string key = PendingKey(scope, result.id);
+    const size_t size = result.content.In(body).size();
     {
       std::lock_guard<std::mutex> lock(mu_);
       ExpireLocked(now);
       Pending* p = FindLocked(key);
-      if (p != nullptr && p->recorded) {
-        ++rep.duplicates;
-        results_->Get({api, p->name, "duplicate"})->Add();
-        continue;
-      }
       if (use != nullptr) {
         name = use->name;
         arguments = use->arguments;
@@ -203,12 +199,30 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
         name = p->name;
         arguments = p->arguments;
       }
+      // A retry (the same call answered the same way again) is recorded
+      // once: recording it again after a write could store what the write
+      // replaced. Another call under a reused id is no retry: skipping it
+      // would skip a write's invalidation.
+      if (p != nullptr && p->recorded && p->recorded_name == name &&
+          p->recorded_arguments == arguments && p->recorded_size == size) {
+        ++rep.duplicates;
+        results_->Get({api, p->name, "duplicate"})->Add();
+        continue;
+      }
       if (p != nullptr) {
-        latency = std::max(0.0, now - p->asked_at);
+        if (!p->recorded) latency = std::max(0.0, now - p->asked_at);
         p->recorded = true;
+        p->recorded_name = name;
+        p->recorded_arguments = arguments;
+        p->recorded_size = size;
       } else if (use != nullptr) {
         // Not seen asked (a proxy restart): remember it as recorded.
-        RememberLocked(key, {use->name, {}, now, true});
+        RememberLocked(key, {.name = use->name,
+                             .asked_at = now,
+                             .recorded = true,
+                             .recorded_name = name,
+                             .recorded_arguments = arguments,
+                             .recorded_size = size});
       }
     }
     if (use == nullptr && name.empty()) {
@@ -298,8 +312,9 @@ ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
     if (!u.id.empty()) {
       std::lock_guard<std::mutex> lock(mu_);
       ExpireLocked(now);
-      RememberLocked(PendingKey(scope, u.id),
-                     {u.name, u.arguments, now, false});
+      RememberLocked(
+          PendingKey(scope, u.id),
+          {.name = u.name, .arguments = u.arguments, .asked_at = now});
     }
   }
   return rep;

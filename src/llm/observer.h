@@ -115,6 +115,14 @@ class Observer {
     std::string arguments;
     double asked_at = 0;
     bool recorded = false;
+    // What was recorded (when recorded): the call's name and arguments as
+    // the request gave them and the result's size. A result under the same
+    // id that differs in any of them answers another call (an id reused by
+    // the provider, in a conversation whose response this process did not
+    // see), not a retry.
+    std::string recorded_name;
+    std::string recorded_arguments;
+    size_t recorded_size = 0;
   };
   using PendingList = std::list<std::pair<std::string, Pending>>;
 

@@ -177,6 +177,37 @@ TEST_F(ObserverTest, ARetriedRequestIsRecordedOnce) {
   EXPECT_EQ(retry.recorded + retry.already_cached, 0u);
 }
 
+// Providers that number calls per response (`call_0`) reuse ids. A
+// result under an id already recorded for another call (a conversation
+// whose response this process did not see: another proxy replica, or a
+// response relayed unobserved) is not a retry: it was dropped as a
+// duplicate, so a write never invalidated and the read it changed stayed
+// cached (a would-hit, served with `serve: [Read]`).
+TEST_F(ObserverTest, AReusedCallIdIsNotARetryOfAnotherCall) {
+  const std::string read = R"({"file_path":"/w/a.txt"})";
+  Ask("call_0", "Read", read);
+  ASSERT_EQ(Answer("call_0", "Read", read, "version 1").recorded, 1u);
+  // Another conversation, same key: the model's write reuses call_0 (its
+  // response went through another replica).
+  RequestReport w = Answer(
+      "call_0", "Edit",
+      R"({"file_path":"/w/a.txt","old_string":"1","new_string":"2"})", "ok");
+  EXPECT_EQ(w.duplicates, 0u);
+  EXPECT_EQ(w.bypassed, 1u);  // the write, seen: it invalidates
+  EXPECT_EQ(Ask("call_1", "Read", read).would_hit, 0u)
+      << "the read the write changed is still cached";
+  // Same name, other arguments: another call too.
+  Ask("call_2", "Read", read);
+  ASSERT_EQ(Answer("call_2", "Read", read, "version 2").recorded, 1u);
+  EXPECT_EQ(
+      Answer("call_2", "Read", R"({"file_path":"/w/b.txt"})", "b").recorded,
+      1u);
+  // The same call answered the same way again is a retry.
+  EXPECT_EQ(
+      Answer("call_2", "Read", R"({"file_path":"/w/b.txt"})", "b").duplicates,
+      1u);
+}
+
 TEST_F(ObserverTest, ScopesDoNotShare) {
   const std::string args = R"({"file_path":"/x"})";
   Ask("t1", "Read", args, "key-a");

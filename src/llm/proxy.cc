@@ -233,9 +233,14 @@ std::string CredentialOf(Provider provider, const Headers& headers) {
 // the installation and working folder the request names (agent_tools.h
 // FindClientWorkspace); unknown when it names none, and then such a tool is
 // never served.
+//
+// `state_scope` (in: the credential's) becomes the credential plus the
+// workspace when the request names one, in every mode: the conversation
+// state holds hidden turns with client-tool results, and two workspaces
+// under one key can have byte-identical prefixes (session 17).
 llm::ToolScopes ResultScopesOf(const std::string& credential,
-                               const std::string& state_scope,
-                               CredentialScope mode, const Headers& headers,
+                               std::string* state_scope, CredentialScope mode,
+                               const Headers& headers,
                                const llm::ParsedRequest& parsed,
                                std::string_view body) {
   // A coding agent runs every built-in tool on its machine, the ones the
@@ -245,14 +250,6 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
                        http::FindHeader(headers, "x-app"),
                        http::FindHeader(headers, "originator"),
                        http::FindHeader(headers, "x-codex-turn-metadata"));
-  // Choice: `scope: global` is the operator's decision to share every
-  // result (with `toolcache mcp` too): no workspace then, as before; what
-  // runs on the client is still not served by `serve: true`.
-  if (mode == CredentialScope::kGlobal) {
-    llm::ToolScopes global("");
-    global.agent = agent;
-    return global;
-  }
   // A client that names its workspace itself (`x-toolcache-workspace`, any
   // stable id of machine and folder; not forwarded) is taken at its word;
   // otherwise what the agent sends.
@@ -264,16 +261,24 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
   } else {
     llm::ClientWorkspace w = llm::FindClientWorkspace(
         body, parsed, http::FindHeader(headers, "x-codex-turn-metadata"));
-    if (!w.known()) {
-      llm::ToolScopes unknown(state_scope, std::nullopt);
-      unknown.agent = agent;
-      return unknown;
+    if (w.known()) {
+      workspace = CredentialDigest({{"installation", std::move(w.installation)},
+                                    {"folder", std::move(w.folder)}});
     }
-    workspace = CredentialDigest({{"installation", std::move(w.installation)},
-                                  {"folder", std::move(w.folder)}});
   }
-  llm::ToolScopes scopes(
-      state_scope, ScopeOf({.credential = credential, .workspace = workspace}));
+  std::string credential_scope = *state_scope;
+  std::optional<std::string> client;
+  if (!workspace.empty()) {
+    client = ScopeOf({.credential = credential, .workspace = workspace});
+    *state_scope = *client;
+  }
+  // Choice: `scope: global` is the operator's decision to share every
+  // result (with `toolcache mcp` too): no workspace then, as before; what
+  // runs on the client is still not served by `serve: true`.
+  llm::ToolScopes scopes =
+      mode == CredentialScope::kGlobal
+          ? llm::ToolScopes("")
+          : llm::ToolScopes(std::move(credential_scope), std::move(client));
   scopes.agent = agent;
   return scopes;
 }
@@ -1087,7 +1092,7 @@ class LlmProxyImpl final : public LlmProxy {
                             "toolcache proxy: " + parsed.status().message()));
         return;
       }
-      scope = ResultScopesOf(credential, state_scope, shared->options.scope,
+      scope = ResultScopesOf(credential, &state_scope, shared->options.scope,
                              req.headers, *parsed, req.body);
       if (shared->observer) {
         llm::RequestReport rep =
@@ -1131,9 +1136,11 @@ class LlmProxyImpl final : public LlmProxy {
     creq.headers.reserve(req.headers.size());
     for (Header& h : req.headers) {
       if (http::IsHopByHop(h.name)) continue;
+      // The client's workspace name is the proxy's alone, on every route
+      // (a client sets it on every request: ANTHROPIC_CUSTOM_HEADERS).
+      if (http::EqualsIgnoreCase(h.name, "x-toolcache-workspace")) continue;
       if (route.route == Route::kObserved &&
-          (http::EqualsIgnoreCase(h.name, "accept-encoding") ||
-           http::EqualsIgnoreCase(h.name, "x-toolcache-workspace"))) {
+          http::EqualsIgnoreCase(h.name, "accept-encoding")) {
         continue;
       }
       creq.headers.push_back(std::move(h));

@@ -696,7 +696,7 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
   TC_TRY(r.OpenObject(v, &o, &m.span), "messages[]");
   const uint32_t index = static_cast<uint32_t>(out->message_list.size());
   // Views (see AnthropicBlock).
-  std::string_view call_id, name, arguments;
+  std::string_view call_id, name, name_space, arguments;
   Span output, input, action;
   for (auto field : o) {
     std::string_view key;
@@ -715,6 +715,8 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
       TC_TRY(StringView(fv, &call_id), "input[].call_id");
     } else if (Eq(key, "name")) {
       TC_TRY(StringView(fv, &name), "input[].name");
+    } else if (Eq(key, "namespace") && out->api == Api::kOpenAiResponses) {
+      TC_TRY(StringView(fv, &name_space), "input[].namespace");
     } else if (Eq(key, "arguments")) {
       TC_TRY(StringView(fv, &arguments), "input[].arguments");
     } else if (Eq(key, "output")) {
@@ -746,7 +748,7 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
     if (kind == ItemKind::kClientCall) {
       ToolUse u;
       u.id = call_id;
-      u.name = CallItemName(m.type, name);
+      u.name = CallItemName(m.type, name, name_space);
       u.function = Eq(m.type, "function_call");
       if (!arguments.empty()) {
         u.arguments = arguments;
@@ -1042,7 +1044,9 @@ void ReadUsage(sj::object& o, Usage* u) {
 // tool_call object (`kind` selects the member names).
 enum class CallShape { kAnthropic, kChat, kResponses };
 
-bool ReadCall(sj::object& o, CallShape shape, ToolUse* u, std::string* type) {
+// `name_space`: a Responses item's `namespace` (nullptr: not read).
+bool ReadCall(sj::object& o, CallShape shape, ToolUse* u, std::string* type,
+              std::string* name_space = nullptr) {
   std::string_view raw_input;
   for (auto field : o) {
     std::string_view key;
@@ -1057,6 +1061,8 @@ bool ReadCall(sj::object& o, CallShape shape, ToolUse* u, std::string* type) {
       if (String(v, &u->id)) return false;
     } else if (Eq(key, "name")) {
       if (String(v, &u->name)) return false;
+    } else if (Eq(key, "namespace") && name_space != nullptr) {
+      if (String(v, name_space)) return false;
     } else if (Eq(key, "input") && shape == CallShape::kAnthropic) {
       sj::object in;
       if (v.get_object().get(in)) return false;
@@ -1113,17 +1119,18 @@ std::optional<std::string> ResponseTop(Api api, sj::document& doc,
         sj::object o;
         if (item.get_object().get(o)) return "content block is not an object";
         ToolUse u;
-        std::string type;
+        std::string type, name_space;
         if (!ReadCall(o,
                       api == Api::kAnthropicMessages ? CallShape::kAnthropic
                                                      : CallShape::kResponses,
-                      &u, &type)) {
+                      &u, &type,
+                      api == Api::kOpenAiResponses ? &name_space : nullptr)) {
           return "malformed content block";
         }
         if (Eq(type, "tool_use") ||
             (api == Api::kOpenAiResponses &&
              ResponsesItemKind(type) == ItemKind::kClientCall)) {
-          u.name = CallItemName(type, u.name);
+          u.name = CallItemName(type, u.name, name_space);
           if (type != "tool_use") u.function = Eq(type, "function_call");
           out->tool_uses.push_back(std::move(u));
         }
@@ -1485,10 +1492,12 @@ void StreamReader::Responses(std::string_view event, std::string_view data) {
         sj::object item;
         if (v.get_object().get(item)) return false;
         ToolUse u;
-        std::string itype;
-        if (!ReadCall(item, CallShape::kResponses, &u, &itype)) return false;
+        std::string itype, name_space;
+        if (!ReadCall(item, CallShape::kResponses, &u, &itype, &name_space)) {
+          return false;
+        }
         if (ResponsesItemKind(itype) == ItemKind::kClientCall) {
-          u.name = CallItemName(itype, u.name);
+          u.name = CallItemName(itype, u.name, name_space);
           u.function = Eq(itype, "function_call");
           done_.push_back(std::move(u));
         }
@@ -1541,7 +1550,14 @@ ItemKind ResponsesItemKind(std::string_view type) {
   return ItemKind::kOther;
 }
 
-std::string CallItemName(std::string_view type, std::string_view name) {
+std::string CallItemName(std::string_view type, std::string_view name,
+                         std::string_view name_space) {
+  if (!name.empty() && !name_space.empty()) {
+    std::string qualified(name_space);
+    qualified += "__";
+    qualified += name;
+    return qualified;
+  }
   if (!name.empty()) return std::string(name);
   if (type.ends_with("_call")) type.remove_suffix(5);
   return std::string(type);

@@ -217,8 +217,16 @@ class StreamReader {
 enum class ItemKind : uint8_t { kClientCall, kClientOutput, kOther };
 ItemKind ResponsesItemKind(std::string_view type);
 // The tool name of a call item: its `name`, else the type without "_call"
-// ("local_shell", "computer", "apply_patch", "shell").
-std::string CallItemName(std::string_view type, std::string_view name);
+// ("local_shell", "computer", "apply_patch", "shell"). A call of a tool
+// declared inside a `namespace` tool (Codex CLI puts each MCP server's
+// tools in one: `{"type":"function_call","namespace":"mcp__fs","name":
+// "read_text_file"}`) is named `<namespace>__<name>`
+// ("mcp__fs__read_text_file", Codex's own flattening and Claude Code's
+// `mcp__<server>__<tool>`): the bare name would be another namespace's tool, or
+// an agent built-in, and would not be known to run on the client (agent_tools.h
+// ResultFromClient).
+std::string CallItemName(std::string_view type, std::string_view name,
+                         std::string_view name_space = {});
 
 // A tool result's content as an MCP CallToolResult JSON object, the form
 // every face stores: a JSON string becomes one text block

@@ -259,6 +259,60 @@ TEST(ParseResponse, ResponsesCustomToolCallWholeAndStreamed) {
   EXPECT_EQ(s.tool_uses()[0].name, "apply_patch");
 }
 
+// Codex CLI declares each MCP server's tools inside a `namespace` tool and
+// its calls name the namespace apart ({"namespace":"mcp__fs","name":
+// "read_text_file"}). Read by the bare name, a call of the client's own MCP
+// server was another tool's (an agent built-in, another namespace's tool of
+// that name) and was not known to run on the client, so one container's file
+// was served to another under the same key. Each path names it in full.
+TEST(ParseRequest, ResponsesNamespacedCallsAreNamedInFull) {
+  const std::string body = Padded(R"({"model":"gpt-5.5","input":[
+    {"type":"function_call","call_id":"c1","namespace":"mcp__fs","name":"read_text_file","arguments":"{\"path\":\"/w/.env\"}"},
+    {"type":"function_call_output","call_id":"c1","output":"A"},
+    {"type":"function_call","call_id":"c2","namespace":"mcp__remote","name":"exec_command","arguments":"{\"cmd\":\"id\"}"},
+    {"type":"function_call_output","call_id":"c2","output":"uid=1"},
+    {"type":"function_call","call_id":"c3","name":"exec_command","arguments":"{\"cmd\":\"id\"}"},
+    {"type":"function_call_output","call_id":"c3","output":"uid=0"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kOpenAiResponses, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tool_uses.size(), 3u);
+  EXPECT_EQ(r->tool_uses[0].name, "mcp__fs__read_text_file");
+  EXPECT_EQ(r->tool_uses[1].name, "mcp__remote__exec_command");
+  EXPECT_EQ(r->tool_uses[2].name, "exec_command");
+  // A namespace that is not a string is refused like a bad name.
+  EXPECT_FALSE(ParseRequest(Api::kOpenAiResponses,
+                            Padded(R"({"input":[{"type":"function_call",)"
+                                   R"("call_id":"c","namespace":7,)"
+                                   R"("name":"n","arguments":"{}"}]})"))
+                   .ok());
+
+  const std::string item =
+      R"({"type":"function_call","id":"fc_1","call_id":"c9","namespace":"mcp__fs","name":"read_text_file","arguments":"{}"})";
+  Result<ParsedResponse> whole =
+      ParseResponse(Api::kOpenAiResponses,
+                    R"({"status":"completed","output":[)" + item + "]}");
+  ASSERT_TRUE(whole.ok());
+  ASSERT_EQ(whole->tool_uses.size(), 1u);
+  EXPECT_EQ(whole->tool_uses[0].name, "mcp__fs__read_text_file");
+  StreamReader s(Api::kOpenAiResponses);
+  s.OnEvent("response.output_item.done",
+            R"({"type":"response.output_item.done","output_index":0,"item":)" +
+                item + "}");
+  s.OnEvent(
+      "response.completed",
+      R"({"type":"response.completed","response":{"status":"completed"}})");
+  ASSERT_TRUE(s.complete());
+  ASSERT_EQ(s.tool_uses().size(), 1u);
+  EXPECT_EQ(s.tool_uses()[0].name, "mcp__fs__read_text_file");
+  // Anthropic and Chat have no namespaces: the member is not read there.
+  Result<ParsedResponse> anthropic = ParseResponse(
+      Api::kAnthropicMessages,
+      R"({"content":[{"type":"tool_use","id":"t","namespace":"x","name":"Read","input":{}}]})");
+  ASSERT_TRUE(anthropic.ok());
+  ASSERT_EQ(anthropic->tool_uses.size(), 1u);
+  EXPECT_EQ(anthropic->tool_uses[0].name, "Read");
+}
+
 TEST(ParseRequest, RejectsBadBodiesWithAReason) {
   struct Case {
     std::string body;

@@ -251,8 +251,14 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   // environment (it inherits ours), unless shared on purpose.
   Principal principal{.base = o.scope};
   if (!o.share_across_credentials) {
-    principal.credential = CredentialDigest(
-        SecretEnvironment(ProcessEnvironment(), o.credential_env));
+    // The environment the server inherits and its own command line (a
+    // connection string or `--api-key V` decides what it can read too).
+    std::vector<Credential> parts =
+        SecretEnvironment(ProcessEnvironment(), o.credential_env);
+    for (Credential& c : SecretArguments(o.command)) {
+      parts.push_back(std::move(c));
+    }
+    principal.credential = CredentialDigest(std::move(parts));
   }
   mcp::Session session({.server = identity, .scope = ScopeOf(principal)},
                        o.cache, &clock, &output);

@@ -167,6 +167,41 @@ test('stdio: servers started with different tokens in their environment do not s
   assert.ok(!bytes.includes('ghp_alice1111') && !bytes.includes('ghp_bob22222'), 'no token in the store');
 });
 
+test('stdio: a connection string in the environment or on the command line is a credential (session 17)', async () => {
+  // Two users' servers under one --name on one store: the credential is in
+  // DATABASE_URL (a name that does not look secret) or in an argument
+  // (`server postgresql://alice:pw@db/app`). Before, both were one
+  // principal and bob was served alice's entry.
+  const db = join(work, 'dsn.db');
+  const dir = mkdtempSync(join(work, 'dsn-files-'));
+  writeFileSync(join(dir, 'rows.txt'), 'alice rows');
+  const log = join(work, 'dsn-server.log');
+  writeFileSync(log, '');
+  const served = () => readFileSync(log, 'utf8').split('\n').filter((l) => l.trim())
+    .map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call').length;
+  const read = { name: 'read_text_file', arguments: { path: join(dir, 'rows.txt') } };
+  // `node -e <import> ARG DIR`: the server reads process.argv.slice(2), so
+  // ARG reaches the command line without being one of its folders.
+  const launch = `import(${JSON.stringify(pathToFileURL(FS_SERVER).href)})`;
+  const cmd = (arg) => ['--name', 'db', '--store', `sqlite:${db}`, '--',
+    process.execPath, TEE, log, '--', process.execPath, '-e', launch, arg, dir];
+  const env = (dsn) => callOnce(cmd('plain'), { DATABASE_URL: dsn }, '', read);
+  const e1 = await env('postgresql://alice:pw-a@db/app');
+  const e2 = await env('postgresql://alice:pw-a@db/app');
+  assert.ok(!e1.hit && e2.hit, `the same DATABASE_URL shares (hit=${e2.hit})`);
+  const eb = await env('postgresql://bob:pw-b@db/app');
+  assert.ok(!eb.hit, "bob's DATABASE_URL is never served alice's entry");
+  const argv = (dsn) => callOnce(cmd(dsn), { DATABASE_URL: '' }, '', read);
+  const a1 = await argv('postgresql://alice:pw-a@db/app');
+  const a2 = await argv('postgresql://alice:pw-a@db/app');
+  assert.ok(!a1.hit && a2.hit, `the same command line shares (hit=${a2.hit})`);
+  const ab = await argv('postgresql://bob:pw-b@db/app');
+  assert.ok(!ab.hit, "bob's connection string on the command line is never served alice's entry");
+  assert.equal(served(), 4, 'every miss reached its server');
+  const bytes = readFileSync(db).toString('latin1');
+  assert.ok(!bytes.includes('pw-a') && !bytes.includes('pw-b'), 'no password in the store');
+});
+
 let failed = 0;
 for (const c of cases) {
   try {
