@@ -112,6 +112,13 @@ std::vector<Credential> SecretEnvironment(
 // position ("argv[3]"), so the same arguments give the same pieces.
 std::vector<Credential> SecretArguments(const std::vector<std::string>& argv);
 
+// `argv` joined by spaces for logs and as a server's identity, with the
+// pieces SecretArguments finds replaced by "<redacted>": the value of a
+// secret-looking flag, and a URL's user information
+// ("postgresql://<redacted>@db/app"). The secrets stay in the scope
+// (SecretArguments), never in a log line, a key's server name or a store.
+std::string RedactedCommandLine(const std::vector<std::string>& argv);
+
 // This process's environment as "NAME=value" entries.
 std::vector<std::string> ProcessEnvironment();
 

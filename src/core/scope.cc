@@ -316,6 +316,41 @@ std::vector<Credential> SecretArguments(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string RedactedCommandLine(const std::vector<std::string>& argv) {
+  constexpr std::string_view kRedacted = "<redacted>";
+  std::vector<std::string> shown = argv;
+  for (const Credential& c : SecretArguments(argv)) {
+    // "argv[<i>]": the position SecretArguments names each piece by; the
+    // piece is that whole argument.
+    const size_t i = std::stoul(c.name.substr(5, c.name.size() - 6));
+    std::string& a = shown[i];
+    if (CarriesUrlCredential(argv[i])) {
+      // Each URL's user information, up to the last '@' of its authority.
+      for (size_t at = a.find("://"); at != std::string::npos;
+           at = a.find("://", at + 3)) {
+        const size_t host = at + 3;
+        size_t end = a.find_first_of("/?#\"' \t\r\n", host);
+        if (end == std::string::npos) end = a.size();
+        const size_t user_end = a.rfind('@', end - 1);
+        if (user_end != std::string::npos && user_end > host) {
+          a.replace(host, user_end - host, kRedacted);
+        }
+      }
+    } else if (const size_t eq = a.find('=');
+               a.starts_with('-') && eq != std::string::npos) {
+      a = a.substr(0, eq + 1) + std::string(kRedacted);  // --flag=value
+    } else {
+      a = kRedacted;  // the value after a secret flag
+    }
+  }
+  std::string joined;
+  for (const std::string& a : shown) {
+    if (!joined.empty()) joined += ' ';
+    joined += a;
+  }
+  return joined;
+}
+
 std::vector<Credential> SecretEnvironment(
     const std::vector<std::string>& entries,
     const std::vector<std::string>& also) {

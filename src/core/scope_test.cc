@@ -288,5 +288,32 @@ TEST(ScopeTest, SecretArgumentsAreConnectionStringsAndSecretFlags) {
             CredentialDigest(SecretArguments({"srv", "--api-key", "bob"})));
 }
 
+// Session 17: `toolcache mcp` without --name logged the server's command
+// line at info level and stored it as the key's server name in every entry
+// (SQLite, Redis): `--api-key sk-...` or a connection string in plain text.
+TEST(ScopeTest, ARedactedCommandLineKeepsEverythingButTheSecrets) {
+  EXPECT_EQ(RedactedCommandLine({"npx", "-y", "@mcp/server-postgres"}),
+            "npx -y @mcp/server-postgres");
+  EXPECT_EQ(
+      RedactedCommandLine({"srv", "--api-key", "sk-SECRET", "--port", "8080"}),
+      "srv --api-key <redacted> --port 8080");
+  EXPECT_EQ(RedactedCommandLine({"srv", "--token=abc123", "-v"}),
+            "srv --token=<redacted> -v");
+  EXPECT_EQ(RedactedCommandLine(
+                {"npx", "server-postgres", "postgresql://alice:pw@db/app"}),
+            "npx server-postgres postgresql://<redacted>@db/app");
+  EXPECT_EQ(RedactedCommandLine({"srv", "--db=mongodb+srv://u:p@c.net/x?a=b",
+                                 "redis://:pw@cache:6379"}),
+            "srv --db=mongodb+srv://<redacted>@c.net/x?a=b "
+            "redis://<redacted>@cache:6379");
+  for (const std::string& shown :
+       {RedactedCommandLine({"srv", "--api-key", "sk-SECRET"}),
+        RedactedCommandLine({"srv", "--password=hunter2"}),
+        RedactedCommandLine({"srv", "postgresql://alice:hunter2@db/app"})}) {
+    EXPECT_EQ(shown.find("SECRET"), std::string::npos) << shown;
+    EXPECT_EQ(shown.find("hunter2"), std::string::npos) << shown;
+  }
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -215,13 +215,11 @@ void WriteSessionStats(const std::string& path, ToolCache* cache,
 
 Result<int> RunMcpProxy(const McpProxyOptions& o) {
   if (o.command.empty()) return InvalidArgument("no server command given");
-  std::string identity = o.server_name;
-  if (identity.empty()) {
-    for (const std::string& a : o.command) {
-      if (!identity.empty()) identity += ' ';
-      identity += a;
-    }
-  }
+  // Without a name the server is known by its command line, with the
+  // secrets on it redacted: the identity is logged and stored with every
+  // entry (the secrets themselves scope the entries: SecretArguments).
+  std::string identity =
+      o.server_name.empty() ? RedactedCommandLine(o.command) : o.server_name;
 
   // Signals: handled through a signalfd inside the loop.
   Result<std::unique_ptr<runtime::SignalFd>> signals =

@@ -202,6 +202,33 @@ test('stdio: a connection string in the environment or on the command line is a 
   assert.ok(!bytes.includes('pw-a') && !bytes.includes('pw-b'), 'no password in the store');
 });
 
+// Session 17: without --name the server is known by its command line,
+// which was logged at info level and stored as every entry's server name:
+// a connection string or an --api-key value on it reached the log and the
+// store in plain text. Now they are redacted there (they still scope).
+test('no --name: a secret on the command line reaches neither the log nor the store', async () => {
+  const db = join(work, 'noname.db');
+  const dir = mkdtempSync(join(work, 'noname-'));
+  writeFileSync(join(dir, 'rows.txt'), 'alice rows');
+  const read = { name: 'read_text_file', arguments: { path: join(dir, 'rows.txt') } };
+  const launch = `import(${JSON.stringify(pathToFileURL(FS_SERVER).href)})`;
+  // sh starts the server with the connection string as its one extra
+  // argument (not a folder) and ignores the --api-key it was given too.
+  const cmd = (dsn) => ['--store', `sqlite:${db}`, '--', '/bin/sh', '-c', 'exec "$0" -e "$1" "$2" "$3"',
+    process.execPath, launch, dsn, dir, '--api-key=sk-argv-9f3e1c'];
+  const a1 = await callOnce(cmd('postgresql://alice:pw-noname-a@db/app'), {}, '', read);
+  const a2 = await callOnce(cmd('postgresql://alice:pw-noname-a@db/app'), {}, '', read);
+  assert.ok(!a1.hit && a2.hit, `the same command line shares (hit=${a2.hit})`);
+  const b1 = await callOnce(cmd('postgresql://bob:pw-noname-b@db/app'), {}, '', read);
+  assert.ok(!b1.hit, "bob's command line is never served alice's entry");
+  for (const [what, log] of [['alice', a1.log], ['bob', b1.log]]) {
+    assert.match(log, /identity='.*postgresql:\/\/<redacted>@db\/app/, `${what}'s log names the server`);
+    assert.ok(!/pw-noname|sk-argv-9f3e1c/.test(log), `${what}'s log holds a secret: ${log}`);
+  }
+  const bytes = readFileSync(db).toString('latin1');
+  assert.ok(!/pw-noname|sk-argv-9f3e1c/.test(bytes), 'a secret of the command line is in the store');
+});
+
 let failed = 0;
 for (const c of cases) {
   try {
