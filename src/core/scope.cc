@@ -277,40 +277,108 @@ bool LooksLikeSecretName(std::string_view name) {
   return false;
 }
 
-bool CarriesUrlCredential(std::string_view value) {
+namespace {
+
+// Calls `piece(begin, end)` for every credential inside `value`'s URLs: the
+// user information of an authority ("postgresql://alice:pw@db") and the
+// value of a query parameter with a secret-looking name ("?api_key=K",
+// "&password=P"). Pieces come left to right and never overlap.
+template <typename F>
+void ForEachUrlCredential(std::string_view value, F piece) {
   for (size_t at = value.find("://"); at != std::string_view::npos;
        at = value.find("://", at + 3)) {
+    const size_t host = at + 3;
     // The authority: up to the next '/', '?', '#', whitespace or quote.
-    std::string_view rest = value.substr(at + 3);
-    rest = rest.substr(0, rest.find_first_of("/?#\"' \t\r\n"));
-    const size_t user_end = rest.rfind('@');
-    if (user_end != std::string_view::npos && user_end > 0) return true;
+    size_t end = value.find_first_of("/?#\"' \t\r\n", host);
+    if (end == std::string_view::npos) end = value.size();
+    const size_t user_end = value.rfind('@', end - 1);
+    if (user_end != std::string_view::npos && user_end > host) {
+      piece(host, user_end);
+    }
+    // The query, up to a fragment, whitespace or quote.
+    size_t q = value.find_first_of("?#\"' \t\r\n", end);
+    if (q == std::string_view::npos || value[q] != '?') continue;
+    const size_t q_end =
+        std::min(value.find_first_of("#\"' \t\r\n", q), value.size());
+    for (size_t p = q + 1; p < q_end;) {
+      size_t amp = value.find('&', p);
+      if (amp == std::string_view::npos || amp > q_end) amp = q_end;
+      const std::string_view param = value.substr(p, amp - p);
+      const size_t eq = param.find('=');
+      if (eq != std::string_view::npos && eq > 0 && eq + 1 < param.size()) {
+        std::string name(param.substr(0, eq));
+        std::replace(name.begin(), name.end(), '-', '_');
+        if (LooksLikeSecretName(name)) piece(p + eq + 1, amp);
+      }
+      p = amp + 1;
+    }
   }
-  return false;
+}
+
+// A flag whose name, dashes as underscores, looks secret ("--api-key").
+bool IsSecretFlag(std::string_view flag) {
+  if (flag.size() < 2 || flag[0] != '-') return false;
+  flag.remove_prefix(flag[1] == '-' ? 2 : 1);
+  std::string name(flag);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return !name.empty() && LooksLikeSecretName(name);
+}
+
+// Where the secret of one argument starts ("--token=V", "GITHUB_TOKEN=V"
+// as `docker -e` and `env` take it, "Authorization: Bearer V" as
+// `--header` takes it): the offset of its value, npos for none.
+size_t SecretValueAt(std::string_view a) {
+  const size_t eq = a.find('=');
+  if (eq != std::string_view::npos && eq > 0) {
+    const std::string_view name = a.substr(0, eq);
+    if (name[0] == '-' ? IsSecretFlag(name)
+                       : name.find_first_of(" :/") == std::string_view::npos &&
+                             LooksLikeSecretName(name)) {
+      return eq + 1;
+    }
+  }
+  const size_t colon = a.find(':');
+  if (colon != std::string_view::npos && colon > 0 &&
+      a.substr(colon, 3) != "://") {
+    std::string name(a.substr(0, colon));
+    if (name.find_first_of(" =/") == std::string::npos) {
+      std::replace(name.begin(), name.end(), '-', '_');
+      if (Upper(name) == "AUTHORIZATION" || LooksLikeSecretName(name)) {
+        size_t v = colon + 1;
+        while (v < a.size() && a[v] == ' ') ++v;
+        return v;
+      }
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+bool CarriesUrlCredential(std::string_view value) {
+  bool found = false;
+  ForEachUrlCredential(value, [&](size_t, size_t) { found = true; });
+  return found;
 }
 
 std::vector<Credential> SecretArguments(const std::vector<std::string>& argv) {
-  // A flag's name as a variable name: "--api-key" -> "api_key".
-  auto secret_flag = [](std::string_view flag) {
-    if (flag.size() < 2 || flag[0] != '-') return false;
-    flag.remove_prefix(flag[1] == '-' ? 2 : 1);
-    std::string name(flag);
-    std::replace(name.begin(), name.end(), '-', '_');
-    return !name.empty() && LooksLikeSecretName(name);
-  };
   std::vector<Credential> out;
+  std::vector<bool> taken(argv.size(), false);
+  auto take = [&](size_t j) {
+    if (taken[j]) return;
+    taken[j] = true;
+    out.push_back({"argv[" + std::to_string(j) + "]", argv[j]});
+  };
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string_view a = argv[i];
-    const size_t eq = a.find('=');
-    const bool flag_value =
-        eq != std::string_view::npos && secret_flag(a.substr(0, eq));
-    const bool flag_then_value =
-        eq == std::string_view::npos && secret_flag(a) && i + 1 < argv.size();
-    if (flag_value || CarriesUrlCredential(a)) {
-      out.push_back({"argv[" + std::to_string(i) + "]", std::string(a)});
-    } else if (flag_then_value) {
-      out.push_back({"argv[" + std::to_string(i + 1) + "]", argv[i + 1]});
-      ++i;
+    if (SecretValueAt(a) != std::string_view::npos || CarriesUrlCredential(a)) {
+      take(i);
+    } else if (a.find('=') == std::string_view::npos && IsSecretFlag(a) &&
+               i + 1 < argv.size()) {
+      // The next argument is this flag's value; it is still judged as an
+      // argument of its own (a flag that takes no value must not hide
+      // `--client-secret S` behind it).
+      take(i + 1);
     }
   }
   return out;
@@ -323,24 +391,22 @@ std::string RedactedCommandLine(const std::vector<std::string>& argv) {
     // "argv[<i>]": the position SecretArguments names each piece by; the
     // piece is that whole argument.
     const size_t i = std::stoul(c.name.substr(5, c.name.size() - 6));
-    std::string& a = shown[i];
-    if (CarriesUrlCredential(argv[i])) {
-      // Each URL's user information, up to the last '@' of its authority.
-      for (size_t at = a.find("://"); at != std::string::npos;
-           at = a.find("://", at + 3)) {
-        const size_t host = at + 3;
-        size_t end = a.find_first_of("/?#\"' \t\r\n", host);
-        if (end == std::string::npos) end = a.size();
-        const size_t user_end = a.rfind('@', end - 1);
-        if (user_end != std::string::npos && user_end > host) {
-          a.replace(host, user_end - host, kRedacted);
-        }
-      }
-    } else if (const size_t eq = a.find('=');
-               a.starts_with('-') && eq != std::string::npos) {
-      a = a.substr(0, eq + 1) + std::string(kRedacted);  // --flag=value
+    const std::string_view a = argv[i];
+    if (const size_t v = SecretValueAt(a); v != std::string_view::npos) {
+      shown[i] = std::string(a.substr(0, v)) + std::string(kRedacted);
+    } else if (CarriesUrlCredential(a)) {
+      // Each URL's user information and secret query values, in place.
+      std::string r;
+      size_t from = 0;
+      ForEachUrlCredential(a, [&](size_t begin, size_t end) {
+        r.append(a.substr(from, begin - from));
+        r.append(kRedacted);
+        from = end;
+      });
+      r.append(a.substr(from));
+      shown[i] = std::move(r);
     } else {
-      a = kRedacted;  // the value after a secret flag
+      shown[i] = kRedacted;  // the value after a secret flag
     }
   }
   std::string joined;

@@ -306,6 +306,32 @@ TEST(ScopeTest, ARedactedCommandLineKeepsEverythingButTheSecrets) {
                                  "redis://:pw@cache:6379"}),
             "srv --db=mongodb+srv://<redacted>@c.net/x?a=b "
             "redis://<redacted>@cache:6379");
+  // A flag that looks secret but takes no value does not hide the next
+  // one (review, session 17).
+  EXPECT_EQ(RedactedCommandLine({"srv", "--oauth", "--client-secret", "S3"}),
+            "srv --oauth <redacted> <redacted>");
+  // A secret flag's value that looks like a flag, or holds a URL.
+  EXPECT_EQ(RedactedCommandLine({"srv", "--token", "-Zm9vYmFy=="}),
+            "srv --token <redacted>");
+  EXPECT_EQ(RedactedCommandLine({"srv", "--secret=https://u:p@h/path/TOKEN"}),
+            "srv --secret=<redacted>");
+  // docker -e / env assignments, a header line, a URL's secret query value.
+  EXPECT_EQ(RedactedCommandLine({"docker", "run", "-e", "GITHUB_TOKEN=ghp_1",
+                                 "-e", "LOG_LEVEL=debug", "img"}),
+            "docker run -e GITHUB_TOKEN=<redacted> -e LOG_LEVEL=debug img");
+  EXPECT_EQ(RedactedCommandLine({"npx", "mcp-remote", "https://h/mcp",
+                                 "--header", "Authorization: Bearer tok"}),
+            "npx mcp-remote https://h/mcp --header Authorization: <redacted>");
+  EXPECT_EQ(RedactedCommandLine({"srv", "https://h/mcp?api_key=K1&region=eu"}),
+            "srv https://h/mcp?api_key=<redacted>&region=eu");
+  // Each of those is scoped too: another secret is another principal.
+  EXPECT_NE(CredentialDigest(SecretArguments(
+                {"srv", "--oauth", "--client-secret", "alice"})),
+            CredentialDigest(
+                SecretArguments({"srv", "--oauth", "--client-secret", "bob"})));
+  EXPECT_NE(CredentialDigest(SecretArguments({"srv", "https://h/?token=a"})),
+            CredentialDigest(SecretArguments({"srv", "https://h/?token=b"})));
+  EXPECT_TRUE(SecretArguments({"srv", "https://h/mcp?region=eu"}).empty());
   for (const std::string& shown :
        {RedactedCommandLine({"srv", "--api-key", "sk-SECRET"}),
         RedactedCommandLine({"srv", "--password=hunter2"}),
