@@ -488,11 +488,16 @@ struct Classifier::Impl {
     // server-wide TTL is a duration, not a judgement of this tool, so it
     // does not lengthen a shorter class judged from evidence (the 60 s of a
     // real-time tool stays 60 s and so stays below the minimum).
-    if (server_wide_ttl && shorter_ttl) {
-      v.detail += "; the server-wide TTL " + FormatSeconds(*ttl) +
-                  " s does not lengthen the " + FormatSeconds(*shorter_ttl) +
-                  " s judged by the " + shorter_detail +
+    // What the verdict says when it keeps the shorter TTL judged by `by`.
+    auto not_lengthened = [&](double server, double judged,
+                              const std::string& by) {
+      v.detail += "; the server-wide TTL " + FormatSeconds(server) +
+                  " s does not lengthen the " + FormatSeconds(judged) +
+                  " s judged by the " + by +
                   " (set tools.<name>.ttlSeconds to decide for this tool)";
+    };
+    if (server_wide_ttl && shorter_ttl) {
+      not_lengthened(*ttl, *shorter_ttl, shorter_detail);
       ttl = shorter_ttl;
       ttl_detail = shorter_detail;
       operator_ttl = false;
@@ -504,10 +509,7 @@ struct Classifier::Impl {
     const bool per_tool_operator_ttl = operator_ttl && !server_wide_ttl;
     if (ttl_cap && *ttl_cap < v.ttl_seconds && !per_tool_operator_ttl) {
       if (server_wide_ttl) {
-        v.detail += "; the server-wide TTL " + FormatSeconds(v.ttl_seconds) +
-                    " s does not lengthen the " + FormatSeconds(*ttl_cap) +
-                    " s judged by the " + cap_detail +
-                    " (set tools.<name>.ttlSeconds to decide for this tool)";
+        not_lengthened(v.ttl_seconds, *ttl_cap, cap_detail);
         // Nor does it then count as the operator's TTL (an open-world
         // tool stays uncached, as with a longer class above).
         operator_ttl = false;
