@@ -245,11 +245,12 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
                                std::string_view body) {
   // A coding agent runs every built-in tool on its machine, the ones the
   // agent table does not name yet too.
+  const std::string_view turn_metadata =
+      http::FindHeader(headers, "x-codex-turn-metadata");
   const bool agent =
       llm::AgentClient(http::FindHeader(headers, "user-agent"),
                        http::FindHeader(headers, "x-app"),
-                       http::FindHeader(headers, "originator"),
-                       http::FindHeader(headers, "x-codex-turn-metadata"));
+                       http::FindHeader(headers, "originator"), turn_metadata);
   // A client that names its workspace itself (`x-toolcache-workspace`, any
   // stable id of machine and folder; not forwarded) is taken at its word;
   // otherwise what the agent sends.
@@ -259,8 +260,8 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
       !named.empty()) {
     workspace = CredentialDigest({{"named", std::string(named)}});
   } else {
-    llm::ClientWorkspace w = llm::FindClientWorkspace(
-        body, parsed, http::FindHeader(headers, "x-codex-turn-metadata"));
+    llm::ClientWorkspace w =
+        llm::FindClientWorkspace(body, parsed, turn_metadata);
     if (w.known()) {
       workspace = CredentialDigest({{"installation", std::move(w.installation)},
                                     {"folder", std::move(w.folder)}});
