@@ -376,10 +376,6 @@ std::string_view ToolLoop::BypassReason(const ParsedRequest& request) {
   return "";
 }
 
-bool ToolLoop::Serves(std::string_view tool) const {
-  return Serves(tool, ToolScopes(""));
-}
-
 bool ToolLoop::Serves(std::string_view tool, const ToolScopes& scopes) const {
   // The operator's list names tools to serve, client-local ones included.
   if (std::find(options_.tools.begin(), options_.tools.end(), tool) !=

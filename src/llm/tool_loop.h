@@ -143,9 +143,7 @@ class ToolLoop {
   // holds, which the proxy cannot splice hidden items into).
   static std::string_view BypassReason(const ParsedRequest& request);
   // Whether `serve` covers `tool`: named by the operator, or under
-  // `serve: true` not local to the client (`scopes.Local`; without scopes,
-  // the agent table alone).
-  bool Serves(std::string_view tool) const;
+  // `serve: true` not local to the client (`scopes.Local`).
   bool Serves(std::string_view tool, const ToolScopes& scopes) const;
 
   // The hidden turn when every call of `response` is served; nullopt when

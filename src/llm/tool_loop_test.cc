@@ -142,8 +142,8 @@ TEST_F(ToolLoopTest, AllToolsNeverServesClientLocalTools) {
   ClientRan("toolu_1", "Read", kA, "alpha");
   EXPECT_FALSE(
       Serve(AnthropicToolResponse({{"toolu_9", "Read", kA}})).has_value());
-  EXPECT_FALSE(loop_->Serves("Read"));
-  EXPECT_FALSE(loop_->Serves("apply_patch"));
+  EXPECT_FALSE(loop_->Serves("Read", "s"));
+  EXPECT_FALSE(loop_->Serves("apply_patch", "s"));
   const std::string q = R"({"path":"/w/a.txt"})";
   ClientRan("toolu_2", "mcp__fs__read_text_file", q, "alpha");
   EXPECT_TRUE(
