@@ -12,31 +12,22 @@
 // provider is a small upstream here that answers Responses JSON, so each
 // case controls the exact output items.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 
-import { BIN, spawnListening } from './lib/common.mjs';
+import { BIN, caseRunner, recordingUpstream, spawnListening } from './lib/common.mjs';
 
-const requests = [];
 let replies = [];
-const upstream = http.createServer((req, res) => {
-  let b = '';
-  req.on('data', (d) => { b += d; });
-  req.on('end', () => {
-    requests.push({ headers: req.headers, body: JSON.parse(b) });
-    const output = replies.shift() ?? [{
-      type: 'message', id: 'msg', role: 'assistant', status: 'completed',
-      content: [{ type: 'output_text', text: 'done', annotations: [] }],
-    }];
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({
-      id: `resp_${requests.length}`, object: 'response', created_at: 1, status: 'completed',
-      model: 'gpt-5.5', output, usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
-    }));
-  });
+const upstream = await recordingUpstream(() => {
+  const output = replies.shift() ?? [{
+    type: 'message', id: 'msg', role: 'assistant', status: 'completed',
+    content: [{ type: 'output_text', text: 'done', annotations: [] }],
+  }];
+  return {
+    id: `resp_${upstream.requests.length}`, object: 'response', created_at: 1, status: 'completed',
+    model: 'gpt-5.5', output, usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
+  };
 });
-await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
-const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0',
-  '--upstream', `http://127.0.0.1:${upstream.address().port}`, '--serve']);
+const { requests } = upstream;
+const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstream.url, '--serve']);
 
 const fsTools = (ns) => ({
   type: 'namespace', name: ns, description: 'MCP server tools',
@@ -58,16 +49,7 @@ async function post(workspace, input, ns = 'mcp__fs') {
 // Upstream requests after `from` that carry `text` (a hidden round's result).
 const carried = (from, text) => requests.slice(from).filter((r) => JSON.stringify(r.body.input).includes(text)).length;
 
-let failed = 0;
-async function step(name, fn) {
-  try {
-    await fn();
-    console.log(`ok   ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}: ${e.message}`);
-  }
-}
+const { step, finish } = caseRunner('codex_namespace');
 
 try {
   await step('container A records its MCP read', async () => {
@@ -105,8 +87,4 @@ try {
   await proxy.stop();
   upstream.close();
 }
-if (failed) {
-  console.error(`codex_namespace: ${failed} case(s) failed`);
-  process.exit(1);
-}
-console.log('codex_namespace: all cases passed');
+finish();

@@ -7,60 +7,41 @@
 // acme-merger") to the provider. Each route here must arrive without it.
 // Real proxy binary; the provider is a small upstream that logs headers.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 
-import { BIN, spawnListening } from './lib/common.mjs';
+import { BIN, caseRunner, recordingUpstream, spawnListening } from './lib/common.mjs';
 
-const seen = [];
-const upstream = http.createServer((req, res) => {
-  let b = '';
-  req.on('data', (d) => { b += d; });
-  req.on('end', () => {
-    seen.push({ method: req.method, url: req.url, headers: req.headers });
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(req.url.startsWith('/v1/messages') && !req.url.includes('count')
-      ? JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'm',
-        content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn',
-        usage: { input_tokens: 1, output_tokens: 1 } })
-      : '{"input_tokens":3,"data":[]}');
-  });
-});
-await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
-const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0',
-  '--upstream', `http://127.0.0.1:${upstream.address().port}`]);
+const upstream = await recordingUpstream((req) => (req.url.startsWith('/v1/messages') && !req.url.includes('count')
+  ? { id: 'msg_1', type: 'message', role: 'assistant', model: 'm',
+    content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn',
+    usage: { input_tokens: 1, output_tokens: 1 } }
+  : '{"input_tokens":3,"data":[]}'));
+const seen = upstream.requests;
+const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstream.url]);
 const name = 'alice-laptop:/home/alice/acme-merger';
 const routes = [
   ['POST', '/v1/messages', '{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}'],
   ['POST', '/v1/messages/count_tokens', '{"model":"m","messages":[{"role":"user","content":"hi"}]}'],
   ['GET', '/v1/models', undefined],
 ];
-let failed = 0;
+const { step, finish } = caseRunner('proxy_workspace_header');
 try {
   for (const [method, path, body] of routes) {
-    const before = seen.length;
-    const r = await fetch(`${proxy.url}${path}`, {
-      method, body,
-      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test', 'anthropic-version': '2023-06-01',
-        'X-Toolcache-Workspace': name },
-    });
-    await r.arrayBuffer();
-    try {
+    await step(`${method} ${path}`, async () => {
+      const before = seen.length;
+      const r = await fetch(`${proxy.url}${path}`, {
+        method, body,
+        headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test', 'anthropic-version': '2023-06-01',
+          'X-Toolcache-Workspace': name },
+      });
+      await r.arrayBuffer();
       assert.equal(r.status, 200, `${method} ${path}: status`);
       assert.equal(seen.length, before + 1, `${method} ${path}: forwarded once`);
       assert.equal(seen.at(-1).headers['x-toolcache-workspace'], undefined,
         `${method} ${path}: the workspace name reached the provider`);
-      console.log(`ok   ${method} ${path}`);
-    } catch (e) {
-      failed++;
-      console.log(`FAIL ${e.message}`);
-    }
+    });
   }
 } finally {
   await proxy.stop();
   upstream.close();
 }
-if (failed) {
-  console.error(`proxy_workspace_header: ${failed} case(s) failed`);
-  process.exit(1);
-}
-console.log('proxy_workspace_header: all cases passed');
+finish();

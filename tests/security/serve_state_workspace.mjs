@@ -13,29 +13,21 @@
 // (session 16). Real proxy binary; the provider is a scripted upstream
 // here (Anthropic Messages JSON), so each reply is exact.
 import assert from 'node:assert/strict';
-import http from 'node:http';
 
-import { BIN, spawnListening } from './lib/common.mjs';
+import { BIN, caseRunner, recordingUpstream, spawnListening } from './lib/common.mjs';
 
-const requests = [];
 let replies = [];
-const upstream = http.createServer((req, res) => {
-  let b = '';
-  req.on('data', (d) => { b += d; });
-  req.on('end', () => {
-    requests.push(JSON.parse(b));
-    const content = replies.shift() ?? [{ type: 'text', text: 'ok' }];
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({
-      id: `msg_${requests.length}`, type: 'message', role: 'assistant', model: 'claude-test', content,
-      stop_reason: content.some((c) => c.type === 'tool_use') ? 'tool_use' : 'end_turn', stop_sequence: null,
-      usage: { input_tokens: 10, output_tokens: 5 },
-    }));
-  });
+const upstream = await recordingUpstream(() => {
+  const content = replies.shift() ?? [{ type: 'text', text: 'ok' }];
+  return {
+    id: `msg_${upstream.requests.length}`, type: 'message', role: 'assistant', model: 'claude-test', content,
+    stop_reason: content.some((c) => c.type === 'tool_use') ? 'tool_use' : 'end_turn', stop_sequence: null,
+    usage: { input_tokens: 10, output_tokens: 5 },
+  };
 });
-await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
-const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0',
-  '--upstream', `http://127.0.0.1:${upstream.address().port}`, '--serve']);
+// The request bodies the provider got.
+const sentSince = (from) => JSON.stringify(upstream.requests.slice(from).map((q) => q.body));
+const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstream.url, '--serve']);
 
 const tools = [{ name: 'mcp__fs__read_text_file', description: 'Read the complete contents of a file as text.',
   input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } }];
@@ -53,7 +45,7 @@ async function post(workspace, messages) {
 }
 const ask = { role: 'user', content: 'check the environment file' };
 
-let failed = 0;
+const { step, finish } = caseRunner('serve_state_workspace');
 try {
   // Container B reads its .env (its client runs the read: recorded in B).
   replies = [[read('toolu_b1')], done];
@@ -66,39 +58,26 @@ try {
   replies = [[read('toolu_b2')], done];
   const b3 = await post('container-B', [ask]);
   assert.equal(b3.content[0].text, 'Done.');
-  assert.ok(JSON.stringify(requests.at(-1)).includes('SECRET_OF_B'), 'B\'s read was served in B (the setup)');
+  assert.ok(sentSince(upstream.requests.length - 1).includes('SECRET_OF_B'), 'B\'s read was served in B (the setup)');
   // Container A, same key, same prompt: the model answers "Done." at once;
   // A's next request continues that history.
   replies = [done, [{ type: 'text', text: 'ok' }]];
   const a1 = await post('container-A', [ask]);
   assert.equal(a1.content[0].text, 'Done.');
-  const from = requests.length;
+  const from = upstream.requests.length;
   await post('container-A', [ask, { role: 'assistant', content: a1.content }, { role: 'user', content: 'and now?' }]);
-  const sent = JSON.stringify(requests.slice(from));
-  try {
-    assert.ok(!sent.includes('SECRET_OF_B'), 'container A\'s request was spliced container B\'s hidden turn (B\'s .env)');
-    console.log('ok   another workspace\'s hidden turns are never spliced');
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${e.message}`);
-  }
+  await step('another workspace\'s hidden turns are never spliced', async () => {
+    assert.ok(!sentSince(from).includes('SECRET_OF_B'), 'container A\'s request was spliced container B\'s hidden turn (B\'s .env)');
+  });
   // B's own conversation still gets its hidden turns back.
-  const fromB = requests.length;
+  const fromB = upstream.requests.length;
   replies = [[{ type: 'text', text: 'ok' }]];
   await post('container-B', [ask, { role: 'assistant', content: b3.content }, { role: 'user', content: 'and now?' }]);
-  try {
-    assert.ok(JSON.stringify(requests.slice(fromB)).includes('SECRET_OF_B'), 'B\'s own hidden turn was not spliced back');
-    console.log('ok   the workspace\'s own hidden turns are spliced');
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${e.message}`);
-  }
+  await step('the workspace\'s own hidden turns are spliced', async () => {
+    assert.ok(sentSince(fromB).includes('SECRET_OF_B'), 'B\'s own hidden turn was not spliced back');
+  });
 } finally {
   await proxy.stop();
   upstream.close();
 }
-if (failed) {
-  console.error(`serve_state_workspace: ${failed} case(s) failed`);
-  process.exit(1);
-}
-console.log('serve_state_workspace: all cases passed');
+finish();
