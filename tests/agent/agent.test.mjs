@@ -18,6 +18,14 @@ import { spawnListening } from '../llm/spawn_proxy.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const CLAUDE = path.join(here, 'node_modules/@anthropic-ai/claude-code-linux-x64/claude');
 
+// Claude Code's environment offline: its home, the proxy as its API, a key,
+// and nothing sent anywhere else.
+const claudeEnv = (home, baseURL, apiKey) => ({
+  PATH: process.env.PATH, HOME: home, ANTHROPIC_BASE_URL: baseURL,
+  ANTHROPIC_API_KEY: apiKey, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
+});
+
 function run(cmd, args, opts, ms) {
   return new Promise((resolve) => {
     const c = killOnExit(spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] }));
@@ -43,11 +51,7 @@ test('Claude Code reads a file twice: the second read would hit', { skip: !fs.ex
   const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url]);
   try {
     const base = proxy.url;
-    const env = {
-      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
-      ANTHROPIC_API_KEY: 'sk-ant-agent-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
-    };
+    const env = claudeEnv(path.join(work, 'home'), base, 'sk-ant-agent-test');
     const r = await run(CLAUDE, ['-p', 'Read notes.txt twice and tell me what it says', '--allowedTools', 'Read',
       '--output-format', 'json', '--max-turns', '6'], { cwd: work, env }, 120000);
     assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}`);
@@ -87,11 +91,7 @@ test('Claude Code with --serve: its Read is observed not served; read, edit, rea
   const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve']);
   try {
     const base = proxy.url;
-    const env = {
-      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
-      ANTHROPIC_API_KEY: 'sk-ant-agent-policy', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
-    };
+    const env = claudeEnv(path.join(work, 'home'), base, 'sk-ant-agent-policy');
     // Session 1: one read.
     up.load({ fallbackText: 'ok', turns: [
       { when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id: 'toolu_pol_1', name: 'Read', input: { file_path: file } }] } },
@@ -153,11 +153,7 @@ test('Claude Code with --serve: a built-in tool the table does not name is not s
   ] });
   const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--serve']);
   try {
-    const env = {
-      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: proxy.url,
-      ANTHROPIC_API_KEY: 'sk-ant-agent-builtins', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
-    };
+    const env = claudeEnv(path.join(work, 'home'), proxy.url, 'sk-ant-agent-builtins');
     const r = await run(CLAUDE, ['-p', 'Load the Glob tool twice', '--allowedTools', 'ToolSearch',
       '--output-format', 'json', '--max-turns', '6'], { cwd: work, env }, 120000);
     assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}`);
@@ -196,11 +192,7 @@ test('Claude Code with serve: [Read]: the second read is answered inside the pro
   const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url]);
   try {
     const base = proxy.url;
-    const env = {
-      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
-      ANTHROPIC_API_KEY: 'sk-ant-agent-serve', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
-    };
+    const env = claudeEnv(path.join(work, 'home'), base, 'sk-ant-agent-serve');
     const r = await run(CLAUDE, ['-p', 'Read notes.txt twice and tell me what it says', '--allowedTools', 'Read',
       '--output-format', 'json', '--max-turns', '6'], { cwd: work, env }, 120000);
     assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}`);
@@ -240,11 +232,7 @@ test('Claude Code with serve: [Read]: another installation under the same key re
   const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--config', cfg, '--listen', '127.0.0.1:0', '--upstream', up.url]);
   try {
     const base = proxy.url;
-    const envOf = (home) => ({
-      PATH: process.env.PATH, HOME: path.join(work, home), ANTHROPIC_BASE_URL: base,
-      ANTHROPIC_API_KEY: 'sk-ant-agent-shared', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
-    });
+    const envOf = (home) => claudeEnv(path.join(work, home), base, 'sk-ant-agent-shared');
     const session = async (home, id) => {
       up.load({ fallbackText: 'ok', turns: [
         { when: { tool: 'Read' }, reply: { text: 'Reading it.', toolCalls: [{ id, name: 'Read', input: { file_path: file } }] } },
@@ -296,11 +284,7 @@ test('Claude Code with promptCache on: stable tool bytes, no cache break', { ski
   const proxy = await spawnListening(process.env.TOOLCACHE_BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--config', cfg]);
   try {
     const base = proxy.url;
-    const env = {
-      PATH: process.env.PATH, HOME: path.join(work, 'home'), ANTHROPIC_BASE_URL: base,
-      ANTHROPIC_API_KEY: 'sk-ant-agent-test', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_AUTOUPDATER: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1',
-    };
+    const env = claudeEnv(path.join(work, 'home'), base, 'sk-ant-agent-test');
     const r = await run(CLAUDE, ['-p', 'Read notes.txt twice and tell me what it says', '--allowedTools', 'Read',
       '--output-format', 'json', '--max-turns', '6'], { cwd: work, env }, 120000);
     assert.equal(r.status, 0, `claude exited ${r.status} ${r.signal}: ${r.stderr}\n${proxy.log()}`);
