@@ -82,6 +82,24 @@ async function callOnce(args, env, message, call = { name: 'echo', arguments: { 
   }
 }
 
+// A folder holding one file, and server-filesystem's read of it.
+function oneFile(prefix, name, text) {
+  const dir = mkdtempSync(join(work, prefix));
+  writeFileSync(join(dir, name), text);
+  return { dir, read: { name: 'read_text_file', arguments: { path: join(dir, name) } } };
+}
+// A log for tee.js (what reaches the server) and how many tools/call it holds.
+function teeLog(name) {
+  const log = join(work, name);
+  writeFileSync(log, '');
+  const served = () => readFileSync(log, 'utf8').split('\n').filter((l) => l.trim())
+    .map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call').length;
+  return { log, served };
+}
+// `node -e <import> ARG DIR`: server-filesystem reads process.argv.slice(2),
+// so ARG reaches the command line without being one of its folders.
+const FS_LAUNCH = `import(${JSON.stringify(pathToFileURL(FS_SERVER).href)})`;
+
 const cases = [];
 const test = (name, fn) => cases.push({ name, fn });
 
@@ -132,13 +150,8 @@ test('url: bob (another Authorization) reaches the server; a second alice proces
 test('stdio: servers started with different tokens in their environment do not share', async () => {
   // server-filesystem behind tee.js (which logs what reaches the server).
   const db = join(work, 'stdio.db');
-  const dir = mkdtempSync(join(work, 'files-'));
-  writeFileSync(join(dir, 'notes.txt'), 'alice private notes');
-  const log = join(work, 'server.log');
-  writeFileSync(log, '');
-  const served = () => readFileSync(log, 'utf8').split('\n').filter((l) => l.trim())
-    .map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call').length;
-  const read = { name: 'read_text_file', arguments: { path: join(dir, 'notes.txt') } };
+  const { dir, read } = oneFile('files-', 'notes.txt', 'alice private notes');
+  const { log, served } = teeLog('server.log');
   const cmd = (...extra) => ['--name', 'fs', '--store', `sqlite:${db}`, ...extra, '--',
     process.execPath, TEE, log, '--', process.execPath, FS_SERVER, dir];
   const as = (token, ...extra) => callOnce(cmd(...extra), { GITHUB_PERSONAL_ACCESS_TOKEN: token }, '', read);
@@ -173,18 +186,10 @@ test('stdio: a connection string in the environment or on the command line is a 
   // (`server postgresql://alice:pw@db/app`). Before, both were one
   // principal and bob was served alice's entry.
   const db = join(work, 'dsn.db');
-  const dir = mkdtempSync(join(work, 'dsn-files-'));
-  writeFileSync(join(dir, 'rows.txt'), 'alice rows');
-  const log = join(work, 'dsn-server.log');
-  writeFileSync(log, '');
-  const served = () => readFileSync(log, 'utf8').split('\n').filter((l) => l.trim())
-    .map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call').length;
-  const read = { name: 'read_text_file', arguments: { path: join(dir, 'rows.txt') } };
-  // `node -e <import> ARG DIR`: the server reads process.argv.slice(2), so
-  // ARG reaches the command line without being one of its folders.
-  const launch = `import(${JSON.stringify(pathToFileURL(FS_SERVER).href)})`;
+  const { dir, read } = oneFile('dsn-files-', 'rows.txt', 'alice rows');
+  const { log, served } = teeLog('dsn-server.log');
   const cmd = (arg) => ['--name', 'db', '--store', `sqlite:${db}`, '--',
-    process.execPath, TEE, log, '--', process.execPath, '-e', launch, arg, dir];
+    process.execPath, TEE, log, '--', process.execPath, '-e', FS_LAUNCH, arg, dir];
   const env = (dsn) => callOnce(cmd('plain'), { DATABASE_URL: dsn }, '', read);
   const e1 = await env('postgresql://alice:pw-a@db/app');
   const e2 = await env('postgresql://alice:pw-a@db/app');
@@ -208,14 +213,11 @@ test('stdio: a connection string in the environment or on the command line is a 
 // store in plain text. Now they are redacted there (they still scope).
 test('no --name: a secret on the command line reaches neither the log nor the store', async () => {
   const db = join(work, 'noname.db');
-  const dir = mkdtempSync(join(work, 'noname-'));
-  writeFileSync(join(dir, 'rows.txt'), 'alice rows');
-  const read = { name: 'read_text_file', arguments: { path: join(dir, 'rows.txt') } };
-  const launch = `import(${JSON.stringify(pathToFileURL(FS_SERVER).href)})`;
+  const { dir, read } = oneFile('noname-', 'rows.txt', 'alice rows');
   // sh starts the server with the connection string as its one extra
   // argument (not a folder) and ignores the --api-key it was given too.
   const cmd = (dsn) => ['--store', `sqlite:${db}`, '--', '/bin/sh', '-c', 'exec "$0" -e "$1" "$2" "$3"',
-    process.execPath, launch, dsn, dir, '--api-key=sk-argv-9f3e1c'];
+    process.execPath, FS_LAUNCH, dsn, dir, '--api-key=sk-argv-9f3e1c'];
   const a1 = await callOnce(cmd('postgresql://alice:pw-noname-a@db/app'), {}, '', read);
   const a2 = await callOnce(cmd('postgresql://alice:pw-noname-a@db/app'), {}, '', read);
   assert.ok(!a1.hit && a2.hit, `the same command line shares (hit=${a2.hit})`);
