@@ -361,13 +361,18 @@ bool CarriesUrlCredential(std::string_view value) {
   return found;
 }
 
-std::vector<Credential> SecretArguments(const std::vector<std::string>& argv) {
-  std::vector<Credential> out;
-  std::vector<bool> taken(argv.size(), false);
+namespace {
+
+// The positions of `argv` that hold credential material, ascending: an
+// argument with a secret value of its own (SecretValueAt, a URL
+// credential), and the argument after a secret flag. Each is still judged
+// as an argument of its own (a flag that takes no value must not hide
+// `--client-secret S` behind it).
+std::vector<size_t> SecretArgumentPositions(
+    const std::vector<std::string>& argv) {
+  std::vector<size_t> out;
   auto take = [&](size_t j) {
-    if (taken[j]) return;
-    taken[j] = true;
-    out.push_back({"argv[" + std::to_string(j) + "]", argv[j]});
+    if (out.empty() || out.back() != j) out.push_back(j);
   };
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string_view a = argv[i];
@@ -375,11 +380,18 @@ std::vector<Credential> SecretArguments(const std::vector<std::string>& argv) {
       take(i);
     } else if (a.find('=') == std::string_view::npos && IsSecretFlag(a) &&
                i + 1 < argv.size()) {
-      // The next argument is this flag's value; it is still judged as an
-      // argument of its own (a flag that takes no value must not hide
-      // `--client-secret S` behind it).
       take(i + 1);
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Credential> SecretArguments(const std::vector<std::string>& argv) {
+  std::vector<Credential> out;
+  for (size_t i : SecretArgumentPositions(argv)) {
+    out.push_back({"argv[" + std::to_string(i) + "]", argv[i]});
   }
   return out;
 }
@@ -387,10 +399,7 @@ std::vector<Credential> SecretArguments(const std::vector<std::string>& argv) {
 std::string RedactedCommandLine(const std::vector<std::string>& argv) {
   constexpr std::string_view kRedacted = "<redacted>";
   std::vector<std::string> shown = argv;
-  for (const Credential& c : SecretArguments(argv)) {
-    // "argv[<i>]": the position SecretArguments names each piece by; the
-    // piece is that whole argument.
-    const size_t i = std::stoul(c.name.substr(5, c.name.size() - 6));
+  for (size_t i : SecretArgumentPositions(argv)) {
     const std::string_view a = argv[i];
     if (const size_t v = SecretValueAt(a); v != std::string_view::npos) {
       shown[i] = std::string(a.substr(0, v)) + std::string(kRedacted);
