@@ -86,6 +86,12 @@ class SlotHeap {
   }
   // The slot with the least key. REQUIRES: !empty().
   Slot Top() const { return heap_.front().slot; }
+  // Top()'s key. REQUIRES: !empty().
+  const Key& TopKey() const { return heap_.front().key; }
+  // Gives Top() the key `key`, not Less than its current one, and sifts it
+  // down (Set(Top(), key) without finding the slot's position). REQUIRES:
+  // !empty().
+  void RaiseTop(const Key& key) { SiftDown(0, Cell{key, heap_.front().slot}); }
   // Removes `slot`; no-op when absent.
   void Remove(Slot slot) {
     if (!Contains(slot)) return;
@@ -171,6 +177,143 @@ struct ClockPriorityLess {
   bool operator()(const ClockPriority& a, const ClockPriority& b) const {
     return a.h < b.h || (a.h == b.h && a.tick < b.tick);
   }
+};
+
+// LazyClockHeap: a heap of ClockPriority keys {h, tick} that gives the same
+// answers as SlotHeap<ClockPriority, ClockPriorityLess> -- Top() is the
+// slot with the least key -- with no heap work when a key grows.
+// REQUIRES: every key given to Insert or Update carries a fresh tick,
+// greater than every tick given before, and no h is NaN (as GDSF and
+// vaac-plus: ++tick per touch, finite priorities). No two keys are then
+// equal, the least key is unique, and a new key is Less than an old one
+// iff its h is less.
+//
+// Each slot has a record in a table by slot: its true key, the h its heap
+// cell holds (a lower bound of the true h) and the caller's Payload, so a
+// hit reads and writes one record and nothing of the heap. Update() with
+// an h not below the cell's only writes the record (the cell, with an
+// older tick, is then a lower bound of the true key); a lower h goes into
+// the cell too and sifts up, as SlotHeap does. Top() first settles: while
+// the top cell's key is not its slot's true key, the true key goes into the
+// cell and sifts down. Then the top's true key is its cell key <= every
+// cell key <= every true key, so it is the unique least true key: the slot
+// an eager SlotHeap would have on top. An entry re-keyed many times is
+// sifted at most once, when its cell reaches the top.
+//
+// Choice: the cell's h is kept in the record, not read from the cell: a
+// hit then touches no heap memory. Comparing with the old true h instead
+// would need no copy, but vaac-plus's H falls slightly between two hits
+// about a quarter of the time (the group prior moves with every request),
+// and each fall would be a sift and a mispredicted branch.
+// Choice: `lazy = false` makes every Update eager (a SlotHeap with the
+// table beside it): the reference the tests compare the lazy form with.
+//
+// Thread-safety: none. Top() is not const (it may re-order cells).
+//
+// Example:
+//   LazyClockHeap<4> heap;
+//   heap.Insert(slot, {2.5, ++tick});
+//   heap.Update(slot, {3.0, ++tick});  // no sift: 3.0 >= 2.5
+//   Slot victim = heap.Top();          // least true key
+//   double h = heap.KeyOf(victim).h;
+//   heap.Remove(victim);
+//
+// Invariants:
+//  - cells_ holds exactly the slots in the heap; for every slot s in it,
+//    table_[s].key is s's key, table_[s].cell_h is the h of s's cell, and
+//    the cell holds table_[s].key or an older key of s with an h no greater
+//    (so the cell's key is never greater than s's key).
+//  - after Settle(): the top cell's key is its slot's true key.
+struct NoPayload {};
+template <uint32_t kArity = 4, typename Payload = NoPayload>
+class LazyClockHeap {
+  // A slot's record: its key, its cell's h, the caller's payload.
+  struct Record {
+    ClockPriority key;
+    double cell_h;
+    [[no_unique_address]] Payload payload;
+  };
+
+ public:
+  explicit LazyClockHeap(bool lazy = true) : lazy_(lazy) {}
+
+  bool Contains(Slot slot) const { return cells_.Contains(slot); }
+  bool empty() const { return cells_.empty(); }
+  uint64_t size() const { return cells_.size(); }
+
+  // Adds `slot` with `key` and `payload`. REQUIRES: !Contains(slot).
+  void Insert(Slot slot, const ClockPriority& key,
+              const Payload& payload = {}) {
+    if (slot >= table_.size()) Grow(slot + 1);
+    table_[slot] = Record{key, key.h, payload};
+    cells_.Set(slot, key);
+  }
+  // Changes the key and payload of `slot`. REQUIRES: Contains(slot).
+  // Inline (forced): GDSF and vaac-plus call it on every hit.
+  [[gnu::always_inline]] void Update(Slot slot, const ClockPriority& key,
+                                     const Payload& payload = {}) {
+    Record& r = table_[slot];
+    // A fresh tick: the key is Less than the cell's iff its h is less.
+    if (lazy_ && key.h >= r.cell_h) {
+      r.key = key;
+      r.payload = payload;
+      return;
+    }
+    r = Record{key, key.h, payload};
+    cells_.Set(slot, key);
+  }
+  // Insert or Update, as `slot` is absent or present.
+  void Set(Slot slot, const ClockPriority& key, const Payload& payload = {}) {
+    if (Contains(slot)) {
+      Update(slot, key, payload);
+    } else {
+      Insert(slot, key, payload);
+    }
+  }
+  // The key of `slot` (its true key); a default key when absent.
+  const ClockPriority& KeyOf(Slot slot) const {
+    return Contains(slot) ? table_[slot].key : absent_.key;
+  }
+  // The payload of `slot`. REQUIRES: Contains(slot).
+  const Payload& payload(Slot slot) const { return table_[slot].payload; }
+  // The slot with the least key. REQUIRES: !empty().
+  Slot Top() {
+    Settle();
+    return cells_.Top();
+  }
+  // Removes `slot`; no-op when absent.
+  void Remove(Slot slot) { cells_.Remove(slot); }
+
+  // Bytes per slot (SlotHeap's, and the table's record).
+  static constexpr uint64_t kBytesPerSlot =
+      SlotHeap<ClockPriority, ClockPriorityLess, kArity>::kBytesPerSlot +
+      sizeof(Record);
+  // Bytes held.
+  uint64_t MemoryBytes() const {
+    return cells_.MemoryBytes() + table_.capacity() * sizeof(Record);
+  }
+
+ private:
+  void Grow(uint64_t min_slots) {
+    uint64_t n = table_.empty() ? 64 : table_.size();
+    while (n < min_slots) n *= 2;
+    table_.resize(n);
+  }
+  // Writes the true key into the top cell until the top cell holds it
+  // (ticks are unique: the same tick is the same key).
+  void Settle() {
+    while (!cells_.empty()) {
+      Record& r = table_[cells_.Top()];
+      if (cells_.TopKey().tick == r.key.tick) return;
+      r.cell_h = r.key.h;
+      cells_.RaiseTop(r.key);
+    }
+  }
+
+  SlotHeap<ClockPriority, ClockPriorityLess, kArity> cells_;
+  std::vector<Record> table_;
+  Record absent_{};
+  bool lazy_;
 };
 
 }  // namespace toolcache
