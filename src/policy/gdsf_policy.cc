@@ -2,12 +2,9 @@
 //
 // Invariants:
 //  - heap_ holds exactly the live slots, keyed by {H, tick}; Top() is the
-//    least priority, ties broken by the least recently touched (tick). A
-//    hit that raises H leaves the entry's heap cell as a lower bound
-//    (LazyClockHeap); Top() settles it first, so the victim is the one an
-//    eagerly sifted heap would have on top.
-//  - heap_.payload(s).freq counts the requests for slot s's object since
-//    its insertion (the inserting miss counts as 1).
+//    least priority, ties broken by the least recently touched (tick).
+//  - freq_[s] counts the requests for slot s's object since its insertion
+//    (the inserting miss counts as 1).
 //  - clock_ (L) never decreases: it is set to the H of each victim, and every
 //    H is computed as L + F*C/S >= L at the time it is set.
 #include "src/policy/gdsf_policy.h"
@@ -22,15 +19,8 @@ namespace toolcache {
 namespace {
 
 class GdsfPolicy final : public Policy {
-  // What GDSF keeps per entry, beside its priority.
-  struct Entry {
-    double unit_value;  // C / S of the latest request
-    uint32_t freq;      // requests since insertion
-  };
-
  public:
-  GdsfPolicy(GdsfCostSource source, bool lazy_heap)
-      : source_(source), heap_(lazy_heap) {}
+  explicit GdsfPolicy(GdsfCostSource source) : source_(source) {}
 
   std::string_view name() const override {
     return source_ == GdsfCostSource::kLatency ? "gdsf" : "gdsf-cost";
@@ -39,14 +29,20 @@ class GdsfPolicy final : public Policy {
   bool Admit(const Request&) override { return true; }
 
   void OnInsert(Slot slot, const Request& req) override {
-    const Entry e{UnitValue(req), 1};
-    heap_.Insert(slot, Touch(e), e);
+    if (slot >= freq_.size()) {
+      freq_.resize(std::max<size_t>(64, 2 * (static_cast<size_t>(slot) + 1)));
+      unit_value_.resize(freq_.size());
+    }
+    freq_[slot] = 1;
+    unit_value_[slot] = UnitValue(req);
+    Touch(slot);
   }
 
   void OnHit(Slot slot, const Request& req) override {
+    ++freq_[slot];
     // Paper-silent: the latest cost measurement replaces the stored one.
-    const Entry e{UnitValue(req), heap_.payload(slot).freq + 1};
-    heap_.Update(slot, Touch(e), e);
+    unit_value_[slot] = UnitValue(req);
+    Touch(slot);
   }
 
   void OnRemove(Slot slot) override { heap_.Remove(slot); }
@@ -58,8 +54,8 @@ class GdsfPolicy final : public Policy {
   }
 
   uint64_t MetadataBytes() const override {
-    // heap: cell + position + record of {H, tick}, cost/size, frequency.
-    return decltype(heap_)::kBytesPerSlot;
+    // heap (key + position + cell) + frequency + cost/size.
+    return decltype(heap_)::kBytesPerSlot + sizeof(uint32_t) + sizeof(double);
   }
 
   // H(p), the heap key the victim is chosen by.
@@ -77,15 +73,17 @@ class GdsfPolicy final : public Policy {
     const double cost = c > 0 ? c : 0;
     return cost / static_cast<double>(std::max<uint64_t>(req.size, 1));
   }
-  // The priority of an entry touched now (a fresh tick).
-  ClockPriority Touch(const Entry& e) {
-    return ClockPriority{clock_ + e.freq * e.unit_value, ++tick_};
+  void Touch(Slot slot) {
+    heap_.Set(slot,
+              ClockPriority{clock_ + freq_[slot] * unit_value_[slot], ++tick_});
   }
 
   GdsfCostSource source_;
   double clock_ = 0;  // L
   uint64_t tick_ = 0;
-  LazyClockHeap<4, Entry> heap_;
+  std::vector<uint32_t> freq_;
+  std::vector<double> unit_value_;
+  SlotHeap<ClockPriority, ClockPriorityLess, 4> heap_;
 };
 
 std::unique_ptr<Policy> MakeWithDefault(const PolicyParams& params,
@@ -99,8 +97,8 @@ std::unique_ptr<Policy> MakeWithDefault(const PolicyParams& params,
 
 }  // namespace
 
-std::unique_ptr<Policy> NewGdsfPolicy(GdsfCostSource source, bool lazy_heap) {
-  return std::make_unique<GdsfPolicy>(source, lazy_heap);
+std::unique_ptr<Policy> NewGdsfPolicy(GdsfCostSource source) {
+  return std::make_unique<GdsfPolicy>(source);
 }
 std::unique_ptr<Policy> MakeGdsfPolicy(const PolicyParams& params) {
   return MakeWithDefault(params, GdsfCostSource::kLatency);

@@ -34,12 +34,8 @@ enum class GdsfCostSource { kLatency, kPrice };
 std::unique_ptr<Policy> MakeGdsfPolicy(const PolicyParams& params);
 // GDSF with C = price (registry row "gdsf-cost"). Same knob, default 1.
 std::unique_ptr<Policy> MakeGdsfCostPolicy(const PolicyParams& params);
-// Direct construction. `lazy_heap` (default true): a hit that raises an
-// entry's H leaves its heap cell as a lower bound, sifted only when it
-// reaches the top (LazyClockHeap, the same victims); false sifts on every
-// hit, the reference the tests compare with.
-std::unique_ptr<Policy> NewGdsfPolicy(GdsfCostSource source,
-                                      bool lazy_heap = true);
+// Direct construction.
+std::unique_ptr<Policy> NewGdsfPolicy(GdsfCostSource source);
 
 }  // namespace toolcache
 

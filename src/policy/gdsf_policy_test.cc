@@ -70,28 +70,6 @@ TEST(GdsfPolicy, CostRowUsesPriceNotLatency) {
   }
 }
 
-// The lazy heap decides as the eager one: the same victims and the same H
-// for every entry, with costs that fall as well as rise from one request
-// of an object to the next (so a hit can lower H). Fails when Top() skips
-// settling.
-TEST(GdsfPolicy, LazyHeapDecidesAsTheEagerHeap) {
-  for (const GdsfCostSource source :
-       {GdsfCostSource::kLatency, GdsfCostSource::kPrice}) {
-    for (uint32_t seed = 1; seed <= 3; ++seed) {
-      CacheCore lazy({.capacity_bytes = 600}, NewGdsfPolicy(source));
-      CacheCore eager({.capacity_bytes = 600},
-                      NewGdsfPolicy(source, /*lazy_heap=*/false));
-      ExpectSameDecisions(lazy, eager, seed, 20000, [&](int step, ObjectId id) {
-        const Slot s = lazy.Find(id);
-        if (s == kNoSlot) return;
-        ASSERT_EQ(lazy.policy().ValueScore(s), eager.policy().ValueScore(s))
-            << "step " << step;
-      });
-      if (HasFatalFailure()) return;
-    }
-  }
-}
-
 TEST(GdsfPolicy, CostSourceKnobSelectsPrice) {
   Result<std::unique_ptr<Policy>> p =
       MakePolicy("gdsf", {.knobs = {{"cost_source", 1}}});

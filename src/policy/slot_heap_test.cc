@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <random>
 #include <utility>
@@ -176,81 +174,6 @@ TEST(SlotHeapTest, FourAryHeapKeepsTheTopUnderATotalOrder) {
     ExpectSameTopOverRandomOperations<ClockPriorityLess, 4>(seed, 1000);
     ExpectSameTopOverRandomOperations<ClockPriorityLess, 3>(seed, 7);
   }
-}
-
-// LazyClockHeap against the eager SlotHeap, under the policies' order: the
-// same slot on top after every operation and the same key for every slot.
-// Keys move as GDSF's and vaac-plus's do: most re-keys raise H (left lazy),
-// some lower it (sifted up at once), and the top is removed as a victim.
-// Fails when Top() skips settling (the top is then the least lower bound).
-void ExpectLazyTopIsTheEagerTop(uint32_t seed, double fall_fraction) {
-  LazyClockHeap<4> lazy;
-  SlotHeap<ClockPriority, ClockPriorityLess, 4> eager;
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<uint32_t> slot_of(0, 299);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::uniform_int_distribution<uint32_t> op_of(0, 9);
-  uint64_t tick = 0;
-  double clock = 0;  // as the policies' L: the last victim's H
-  uint64_t lazy_sets = 0;
-  for (int step = 0; step < 40000; ++step) {
-    const uint32_t op = op_of(rng);
-    if (op < 7) {
-      const Slot s = slot_of(rng);
-      // Few distinct H values (ties broken by tick) half of the time.
-      double h = clock +
-                 (unit(rng) < 0.5 ? std::floor(unit(rng) * 4) : unit(rng) * 10);
-      if (eager.Contains(s)) {
-        const double old = eager.KeyOf(s).h;
-        h = unit(rng) < fall_fraction ? old - unit(rng) * (old - clock)
-                                      : std::max(h, old);
-        if (h >= old) ++lazy_sets;
-      }
-      const ClockPriority key{h, ++tick};
-      lazy.Set(s, key);
-      eager.Set(s, key);
-    } else if (op < 8) {
-      const Slot s = slot_of(rng);
-      lazy.Remove(s);
-      eager.Remove(s);
-    } else if (!eager.empty()) {
-      const Slot top = eager.Top();
-      ASSERT_EQ(lazy.Top(), top) << "step " << step;
-      clock = eager.KeyOf(top).h;
-      ASSERT_EQ(lazy.KeyOf(top).h, clock);
-      ASSERT_EQ(lazy.KeyOf(top).tick, eager.KeyOf(top).tick);
-      lazy.Remove(top);
-      eager.Remove(top);
-    }
-    ASSERT_EQ(lazy.size(), eager.size()) << "step " << step;
-    if (eager.empty()) continue;
-    ASSERT_EQ(lazy.Top(), eager.Top()) << "step " << step;
-    const Slot probe = slot_of(rng);
-    ASSERT_EQ(lazy.Contains(probe), eager.Contains(probe));
-    ASSERT_EQ(lazy.KeyOf(probe).h, eager.KeyOf(probe).h);
-    ASSERT_EQ(lazy.KeyOf(probe).tick, eager.KeyOf(probe).tick);
-  }
-  EXPECT_GT(lazy_sets, 10000u);  // the lazy path ran
-}
-
-TEST(LazyClockHeapTest, SameTopAndKeysAsTheEagerHeap) {
-  for (uint32_t seed = 1; seed <= 6; ++seed) {
-    ExpectLazyTopIsTheEagerTop(seed, 0.0);
-    ExpectLazyTopIsTheEagerTop(seed, 0.2);
-  }
-}
-
-// lazy = false is the eager heap with the same interface.
-TEST(LazyClockHeapTest, EagerFormSiftsOnEverySet) {
-  LazyClockHeap<4> heap(/*lazy=*/false);
-  heap.Set(1, ClockPriority{1.0, 1});
-  heap.Set(2, ClockPriority{2.0, 2});
-  heap.Set(1, ClockPriority{3.0, 3});  // raised above slot 2
-  EXPECT_EQ(heap.Top(), 2u);
-  EXPECT_EQ(heap.KeyOf(1).h, 3.0);
-  heap.Remove(2);
-  EXPECT_EQ(heap.Top(), 1u);
-  EXPECT_EQ(heap.KeyOf(2).h, 0.0);  // absent: the default key
 }
 
 TEST(SlotHeapTest, KeyOfAnAbsentSlotIsTheDefaultKey) {

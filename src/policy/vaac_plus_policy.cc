@@ -2,14 +2,11 @@
 //
 // Invariants:
 //  - heap_ holds exactly the live slots, keyed by {H, tick}; Top() is the
-//    entry evicted next. A hit that raises H leaves the entry's heap cell
-//    as a lower bound (LazyClockHeap); Top() settles it first, so Admit's
-//    duel and Victim see the entry an eagerly sifted heap would have on
-//    top.
+//    entry evicted next.
 //  - clock_ (L) never decreases: Victim() raises it to the victim's H, and
 //    every H is set as L + F * B / size >= L (F, B >= 0).
-//  - heap_.payload(s) describes the live entry in slot s: F and B / size as
-//    of its last touch (insert or hit).
+//  - slots_[s] describes the live entry in slot s: F and B / size as of its
+//    last touch (insert or hit).
 //  - the sketch counts every request the policy sees (misses via Admit, hits
 //    via OnHit) exactly once; r is read before the increment.
 //  - 0 <= gamma_ <= 1.
@@ -105,7 +102,6 @@ VaacPlusPolicy::VaacPlusPolicy(const VaacPlusOptions& options)
     : options_(options),
       model_(options.value),
       grouping_(options.grouping),
-      heap_(options.lazy_heap),
       gamma_(std::clamp(options.gamma0, 0.0, 1.0)) {
   if (options_.admission == PlusAdmission::kStrict) gamma_ = 1;
   const uint64_t expected =
@@ -204,7 +200,7 @@ bool VaacPlusPolicy::Admit(const Request& req) {
   }
   // Paper-silent (ours): duel with the first victim only, by density, even
   // when the result would displace several entries.
-  const SlotMeta& v = heap_.payload(heap_.Top());
+  const SlotMeta& v = slots_[heap_.Top()];
   const double candidate = reuse_ * Density(req, m);
   const double victim =
       static_cast<double>(v.reuse) * static_cast<double>(v.density);
@@ -217,20 +213,23 @@ bool VaacPlusPolicy::Admit(const Request& req) {
 }
 
 void VaacPlusPolicy::OnInsert(Slot slot, const Request& req) {
+  if (slot >= slots_.size()) {
+    slots_.resize(std::max<size_t>(64, 2 * (static_cast<size_t>(slot) + 1)));
+  }
   model_.ObserveInsertedTtl(req.ttl);
-  const SlotMeta m{static_cast<float>(reuse_),
-                   static_cast<float>(Density(req, MeasuresOf(req)))};
+  slots_[slot] = {static_cast<float>(reuse_),
+                  static_cast<float>(Density(req, MeasuresOf(req)))};
   sketch_.EnsureCapacity(view_->entry_count());
-  heap_.Insert(slot, Touch(m), m);
+  Touch(slot);
 }
 
 void VaacPlusPolicy::OnHit(Slot slot, const Request& req) {
   const Measures m = MeasuresOf(req);
   reuse_ = Observe(req, m, /*cached=*/true);
   // The latest measurement replaces the stored one (as GDSF).
-  const SlotMeta meta{static_cast<float>(reuse_),
-                      static_cast<float>(Density(req, m))};
-  heap_.Update(slot, Touch(meta), meta);
+  slots_[slot] = {static_cast<float>(reuse_),
+                  static_cast<float>(Density(req, m))};
+  Touch(slot);
 }
 
 void VaacPlusPolicy::OnRemove(Slot slot) { heap_.Remove(slot); }
@@ -262,18 +261,18 @@ void VaacPlusPolicy::Remember(ObjectId id, uint32_t tag) {
   ghost_.Add(id, tag, std::clamp<uint64_t>(entries, kMinGhost, kGhostBudget));
 }
 
-inline ClockPriority VaacPlusPolicy::Touch(const SlotMeta& m) {
-  return ClockPriority{
-      clock_ + static_cast<double>(m.reuse) * static_cast<double>(m.density),
-      ++tick_};
+inline void VaacPlusPolicy::Touch(Slot slot) {
+  const SlotMeta& m = slots_[slot];
+  heap_.Set(slot, ClockPriority{clock_ + static_cast<double>(m.reuse) *
+                                             static_cast<double>(m.density),
+                                ++tick_});
 }
 
 uint64_t VaacPlusPolicy::MetadataBytes() const {
   const uint64_t entries =
       view_ != nullptr ? std::max<uint64_t>(view_->entry_count(), 1) : 1;
-  // The heap (cell, position, record of {H, tick} and SlotMeta) and the
-  // ghost's share.
-  return decltype(heap_)::kBytesPerSlot + ghost_.MemoryBytes() / entries;
+  return decltype(heap_)::kBytesPerSlot + sizeof(SlotMeta) +
+         ghost_.MemoryBytes() / entries;
 }
 
 VaacPlusOptions VaacPlusOptionsFromParams(const PolicyParams& params) {

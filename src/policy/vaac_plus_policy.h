@@ -75,11 +75,6 @@ struct VaacPlusOptions {
   // (as W-TinyLFU: capacity_bytes / 4 KiB, at least 16 entries).
   uint64_t capacity_bytes = 0;
   uint64_t capacity_entries = 0;
-  // Whether a hit that raises an entry's priority leaves its heap cell as a
-  // lower bound, sifted only when it reaches the top (LazyClockHeap; the
-  // same victims). false = sift on every hit: the reference the tests
-  // compare with. Not a knob.
-  bool lazy_heap = true;
 };
 
 // Reads the knobs listed in kVaacPlusKnobs over the defaults.
@@ -169,15 +164,14 @@ class VaacPlusPolicy final : public Policy {
   bool Sampled(ObjectId id) const;
   // The same with the cache's entry count given (Remember reads it once).
   static bool Sampled(ObjectId id, uint64_t entries);
-  // The priority of an entry touched now (a fresh tick).
-  [[gnu::always_inline]] inline ClockPriority Touch(const SlotMeta& m);
+  [[gnu::always_inline]] inline void Touch(Slot slot);
 
   VaacPlusOptions options_;
   ValueModel model_;  // only for the TTL risk term and tau
   FeatureGrouping grouping_;
   FrequencySketch sketch_;
-  // Each live entry's priority {H, tick} and its SlotMeta, in one record.
-  LazyClockHeap<4, SlotMeta> heap_;
+  SlotHeap<ClockPriority, ClockPriorityLess, 4> heap_;
+  std::vector<SlotMeta> slots_;
   Ghost ghost_;
   double clock_ = 0;  // L
   uint64_t tick_ = 0;

@@ -238,43 +238,6 @@ TEST(VaacPlusPolicy, OneOffScanDoesNotFlushTheHotSet) {
   EXPECT_GT(plus, 700u);  // of 800 hot requests
 }
 
-// The lazy heap (a hit that raises H leaves the cell as a lower bound,
-// settled when it reaches the top) decides as the eager one: every
-// admission duel, victim, clock, gamma and priority the same, under the
-// three admission modes, with benefits that fall as well as rise (latency
-// and cost vary per request, so the running means move). Fails when Top()
-// skips settling, in Victim and in Admit's duel alike.
-TEST(VaacPlusPolicy, LazyHeapDecidesAsTheEagerHeap) {
-  for (const double admission : {0.0, 1.0, 2.0}) {
-    for (uint32_t seed = 1; seed <= 3; ++seed) {
-      PolicyParams params{.capacity_bytes = 600};
-      params.knobs["admission"] = admission;
-      VaacPlusOptions options = VaacPlusOptionsFromParams(params);
-      CacheCore lazy({.capacity_bytes = 600},
-                     std::make_unique<VaacPlusPolicy>(options));
-      options.lazy_heap = false;
-      CacheCore eager({.capacity_bytes = 600},
-                      std::make_unique<VaacPlusPolicy>(options));
-      ExpectSameDecisions(lazy, eager, seed, 20000, [&](int step, ObjectId id) {
-        const VaacPlusPolicy& l = *Plus(lazy);
-        const VaacPlusPolicy& e = *Plus(eager);
-        ASSERT_EQ(l.clock(), e.clock()) << "step " << step;
-        ASSERT_EQ(l.gamma(), e.gamma()) << "step " << step;
-        ASSERT_EQ(l.refusals(), e.refusals()) << "step " << step;
-        const Slot s = lazy.Find(id);
-        if (s != kNoSlot) {
-          ASSERT_EQ(l.Priority(s), e.Priority(s)) << "step " << step;
-        }
-      });
-      if (HasFatalFailure()) return;
-      // The duels ran (admission 0 admits everything).
-      if (admission > 0) {
-        EXPECT_GT(Plus(lazy)->refusals(), 0u);
-      }
-    }
-  }
-}
-
 TEST(VaacPlusPolicy, MetadataStaysWithinTheBudget) {
   CacheCore core({.capacity_bytes = 1 << 20}, Make(1 << 20));
   for (ObjectId id = 0; id < 20000; ++id) {
