@@ -299,6 +299,8 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
           ? llm::ToolScopes("")
           : llm::ToolScopes(std::move(credential_scope), std::move(client));
   scopes.agent = agent;
+  // Claude Code's Bash keeps its directory between calls (session 18).
+  scopes.shell_moved_at = llm::FirstShellMove(parsed);
   return scopes;
 }
 
