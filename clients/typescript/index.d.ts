@@ -63,6 +63,8 @@ export class ToolCacheClient {
   begin(server: string, tool: string, args?: Record<string, Json>,
         opts?: CallOptions & { waitSeconds?: number }): Promise<BeginResult>;
   complete(ticket: string, result: Json | undefined, opts?: ResultOptions): Promise<CompleteResult>;
+  // Drops every tenant's entries of the server (or resource); entriesDropped
+  // counts this tenant's own only (since session 18).
   invalidate(server: string, resource?: string): Promise<{ invalidated: boolean; entriesDropped: number }>;
   explain(server: string, tool: string, args?: Record<string, Json>): Promise<ExplainResult>;
   stats(): Promise<{ tenant: string; calls: Record<string, number> }>;

@@ -170,6 +170,13 @@ struct CacheBreak {
   }
 };
 
+// Who asks for the breaks: the scopes (ScopeOf) the caller holds, e.g. the
+// LLM proxy's credential scopes of the key it presented; none = a caller
+// without a credential.
+struct BreaksReader {
+  std::vector<std::string> owners;
+};
+
 class PromptCache {
  public:
   virtual ~PromptCache() = default;
@@ -201,8 +208,23 @@ class PromptCache {
   virtual std::optional<CacheBreak> Observe(uint64_t ticket,
                                             const PromptUsage& usage) = 0;
   // {"breaks": [...], "conversations": N, "totalBreaks": N}: the kept
-  // breaks of every conversation, oldest first.
+  // breaks of every conversation, oldest first (the operator's view).
   virtual std::string BreaksJson() const = 0;
+  // What `reader` may see of the breaks (GET /toolcache/breaks):
+  //   - `owners` non-empty: {"breaks": [...], "conversations": N,
+  //     "totalBreaks": N} over the conversations whose Prepare `scope` is
+  //     one of `owners` or is composed from one with the workspace added
+  //     (ScopeOf appends that field last, so such a scope starts with the
+  //     owner's); "totalBreaks" counts their breaks, kept or not, while
+  //     the conversation is remembered.
+  //   - `owners` empty: {"conversations": N, "totalBreaks": N} over every
+  //     conversation, and no "breaks": no conversation id, model or tool
+  //     name.
+  // The default gives the counts only.
+  virtual std::string BreaksJsonFor(const BreaksReader& reader) const {
+    (void)reader;
+    return "{}\n";
+  }
 };
 
 // `registry` may be nullptr (nothing counted).

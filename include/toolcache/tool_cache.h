@@ -280,6 +280,18 @@ class ToolCache {
   // In-flight calls of the server are no longer joinable.
   virtual void Invalidate(std::string_view server,
                           std::string_view resource) = 0;
+  // Invalidate, and how many of the entries it dropped from this process's
+  // memory were stored under `scope` (a ToolCall::scope: its entries, and
+  // under `scope: user` those of its users). The reach is Invalidate's --
+  // every scope's entries of the resource go, since a write changes what
+  // everyone reads -- only the count is the caller's, so it tells nothing
+  // of other scopes' entries. Default: Invalidate, and 0.
+  virtual uint64_t InvalidateAs(std::string_view scope, std::string_view server,
+                                std::string_view resource) {
+    (void)scope;
+    Invalidate(server, resource);
+    return 0;
+  }
   // Observation: what Begin would decide for `call` now, without serving,
   // joining a flight, invalidating or teaching the policy an access. A
   // COMMAND call is reported with its bypass reason and changes nothing

@@ -313,6 +313,15 @@ std::string_view UserOf(const ToolCall& call) {
 
 }  // namespace
 
+bool KeyScopeOf(std::string_view key_scope, std::string_view call_scope) {
+  if (key_scope == call_scope) return true;
+  // UserScope(call_scope, user) without the user: its length prefix ends
+  // the call scope, so no other call scope's users share this prefix.
+  std::string users = UserScope(call_scope, "");
+  users.resize(users.size() - 2);  // the user's "0:"
+  return key_scope.size() > users.size() && key_scope.starts_with(users);
+}
+
 std::string VerdictMemo::KeyOf(std::string_view server, std::string_view tool,
                                std::string_view args) {
   std::string k;

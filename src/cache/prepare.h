@@ -166,6 +166,11 @@ bool IsUnanchored(std::string_view normalized);
 // True when `a` and `b` name the same resource or one contains the other.
 bool ResourcesOverlap(std::string_view a, std::string_view b);
 
+// True when an entry's key scope was made from the call scope `call_scope`
+// (ToolCall::scope): the scope itself, or under `scope: user` the scope of
+// one of its users.
+bool KeyScopeOf(std::string_view key_scope, std::string_view call_scope);
+
 }  // namespace toolcache::cache_internal
 
 #endif  // TOOLCACHE_SRC_CACHE_PREPARE_H_

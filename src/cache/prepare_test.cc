@@ -210,5 +210,33 @@ TEST(CallPreparerTest, IsAFunctionOfItsInputs) {
   EXPECT_EQ(a.verdict.reason, b.verdict.reason);
 }
 
+// Session 18: /v1/invalidate counts the caller's own entries: a key scope
+// belongs to the call scope it was made from (itself, or one of its users'
+// under `scope: user`), never to a scope whose name merely starts alike.
+TEST(KeyScopeOf, OwnsItsScopeAndItsUsersScopesOnly) {
+  Result<Config> config = ParseConfig("scope: user\n", "t.yaml");
+  ASSERT_TRUE(config.ok());
+  CallPreparer prep(*config);
+  auto key_scope = [&](std::string scope, std::string user) {
+    ToolCall c{.server = "s", .tool = "get_doc", .arguments_json = "{}"};
+    c.scope = scope;
+    c.user = user;
+    const ToolInfo tool = ReadOnly("get_doc");
+    PreparedCall p = prep.Prepare(c, &tool);
+    return p.key ? p.key->scope : std::string("<none>");
+  };
+  EXPECT_TRUE(KeyScopeOf("alice", "alice"));
+  EXPECT_TRUE(KeyScopeOf(key_scope("alice", "u1"), "alice"));
+  EXPECT_TRUE(KeyScopeOf(key_scope("alice", "2:bob"), "alice"));
+  EXPECT_FALSE(KeyScopeOf(key_scope("alice", "u1"), "alic"));
+  EXPECT_FALSE(KeyScopeOf(key_scope("alice2", "u1"), "alice"));
+  EXPECT_FALSE(KeyScopeOf(key_scope("bob", "u1"), "alice"));
+  EXPECT_FALSE(KeyScopeOf("alice2", "alice"));
+  EXPECT_FALSE(KeyScopeOf("", "alice"));
+  // The global scope (serve without tenants) owns its users' entries.
+  EXPECT_TRUE(KeyScopeOf(key_scope("", "u1"), ""));
+  EXPECT_FALSE(KeyScopeOf(key_scope("a", "u1"), ""));
+}
+
 }  // namespace
 }  // namespace toolcache::cache_internal

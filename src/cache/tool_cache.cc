@@ -69,6 +69,7 @@ using cache_internal::Dependencies;
 using cache_internal::EncodeResult;
 using cache_internal::IsUnanchored;
 using cache_internal::KeyRefusal;
+using cache_internal::KeyScopeOf;
 using cache_internal::NormalizeResource;
 using cache_internal::PreparedCall;
 using cache_internal::ResourcesOverlap;
@@ -304,7 +305,18 @@ class ToolCacheImpl final : public ToolCache {
   }
 
   void Invalidate(std::string_view server, std::string_view resource) override {
+    (void)InvalidateAs("", server, resource, /*count=*/false);
+  }
+
+  uint64_t InvalidateAs(std::string_view scope, std::string_view server,
+                        std::string_view resource) override {
+    return InvalidateAs(scope, server, resource, /*count=*/true);
+  }
+
+  uint64_t InvalidateAs(std::string_view scope, std::string_view server,
+                        std::string_view resource, bool count) {
     Bumps bumps;
+    uint64_t owned = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       std::vector<std::string> resources;
@@ -314,9 +326,13 @@ class ToolCacheImpl final : public ToolCache {
         // cannot be related to path arguments: the whole server is dropped.
         if (n && UriScheme(*n).empty()) resources.push_back(std::move(*n));
       }
-      InvalidateLocked(server, resources, &bumps);
+      InvalidateLocked(
+          server, resources, &bumps,
+          count ? std::optional<std::string_view>(scope) : std::nullopt,
+          &owned);
     }
     Publish(bumps);
+    return owned;
   }
 
   Probe Peek(const ToolCall& call) override {
@@ -894,10 +910,12 @@ class ToolCacheImpl final : public ToolCache {
 
   // REQUIRES: mu_ held. Empty `resources` (or the "server" scope) drops
   // every entry of `server`. With a shared store the write is also added to
-  // `bumps`, to be published once mu_ is released.
+  // `bumps`, to be published once mu_ is released. With `owner`, adds to
+  // `*owned` the entries dropped whose key scope was made from it.
   void InvalidateLocked(std::string_view server,
-                        const std::vector<std::string>& resources,
-                        Bumps* bumps) {
+                        const std::vector<std::string>& resources, Bumps* bumps,
+                        std::optional<std::string_view> owner = std::nullopt,
+                        uint64_t* owned = nullptr) {
     ++generation_[std::string(server)];
     for (auto& [ticket, f] : flights_) {
       if (f.server == server) Detach(f, ticket);
@@ -919,7 +937,7 @@ class ToolCacheImpl final : public ToolCache {
       return;  // nothing of this server was stored since its last full clear
     }
     if (!narrow) admitted->second = 0;
-    uint64_t n = l1_->EraseIf([&](const CacheKey& k) {
+    auto drops = [&](const CacheKey& k) {
       if (k.server != server) return false;
       if (!narrow) return true;
       for (const std::string& mine : ResourceValues(k.canonical_args)) {
@@ -930,6 +948,11 @@ class ToolCacheImpl final : public ToolCache {
         }
       }
       return false;
+    };
+    uint64_t n = l1_->EraseIf([&](const CacheKey& k) {
+      if (!drops(k)) return false;
+      if (owner && KeyScopeOf(k.scope, *owner)) ++*owned;
+      return true;
     });
     stats_.entries_invalidated += n;
   }

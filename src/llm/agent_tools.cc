@@ -644,11 +644,238 @@ std::string KeyTool(std::string_view name, std::string_view arguments) {
 }
 
 CallKey KeyCall(std::string_view name, std::string_view routed,
-                std::string_view arguments) {
+                std::string_view arguments, bool shell_moved) {
   CallKey k;
   k.arguments = KeyArguments(name, arguments);
   k.tool = KeyTool(routed, k.arguments);
+  // Only Claude Code's Bash keeps one shell's directory across calls
+  // (Codex's exec_command carries its `workdir`, and is keyed by it).
+  if (name != "Bash" || !k.tool.ends_with(kReadOnlyShellSuffix)) return k;
+  // A served `cd` would never run: the client's shell would stay where
+  // the model believes it left.
+  if (ShellCallMoves(name, k.arguments)) {
+    k.bypass = kShellMovesReason;
+  } else if (shell_moved) {
+    std::optional<std::string> cmd = ShellCommandOf(k.arguments);
+    if (!cmd || ShellReadsRelative(*cmd)) k.bypass = kShellMovedReason;
+  }
   return k;
+}
+
+namespace {
+
+// Words that change the shell's directory, or may (they run shell text).
+bool MovesShell(std::string_view w) {
+  return w == "cd" || w == "pushd" || w == "popd" || w == "source" ||
+         w == "eval";
+}
+
+// Words after which the next word is still in command position.
+bool KeepsCommandPosition(std::string_view w) {
+  if (w.find('=') != std::string_view::npos && w.front() != '=') {
+    return true;  // an assignment prefix (`X=1 cd a`)
+  }
+  for (std::string_view k : {"builtin", "command", "!", "{", "if", "then",
+                             "else", "elif", "do", "while", "until", "time"}) {
+    if (w == k) return true;
+  }
+  return false;
+}
+
+// Absolute on the client: from the root, or from a home directory.
+bool AbsolutePath(std::string_view w) {
+  return !w.empty() && (w.front() == '/' || w.front() == '~');
+}
+
+bool AllDigits(std::string_view w) {
+  return !w.empty() && std::all_of(w.begin(), w.end(),
+                                   [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// One simple command of a read-only line: true when it may read through
+// the working directory (ShellReadsRelative's rules).
+bool CommandReadsRelative(const std::vector<std::string>& argv,
+                          bool reads_input) {
+  const std::string& p = argv[0];
+  bool pattern = p == "grep" || p == "egrep" || p == "fgrep" || p == "rg" ||
+                 p == "sed" || p == "jq" || p == "awk";
+  const bool find = p == "find";
+  bool expression = false;  // find: past its paths
+  bool after_option = false;
+  int paths = 0;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.size() > 1 && a[0] == '-') {
+      if (a == "-e" || a == "--regexp" || a == "--expression") {
+        pattern = false;
+        ++i;  // the pattern, not a path
+        continue;
+      }
+      if (a == "-f" || SpellsLong(a, "--regexp") || SpellsLong(a, "--file") ||
+          SpellsLong(a, "--expression")) {
+        pattern = false;  // -f FILE: FILE is read, a path
+      }
+      expression |= find;
+      after_option = true;
+      continue;
+    }
+    if (find && (expression || a == "(" || a == "!")) {
+      expression = true;
+      continue;
+    }
+    if (after_option && AllDigits(a)) {
+      after_option = false;
+      continue;
+    }
+    after_option = false;
+    if (pattern) {
+      pattern = false;
+      continue;
+    }
+    ++paths;
+    if (!AbsolutePath(a)) return true;
+  }
+  return paths == 0 && !reads_input;
+}
+
+}  // namespace
+
+bool ShellChangesDirectory(std::string_view s) {
+  auto mentions = [&] {
+    for (std::string_view w : {"cd", "pushd", "popd", "source", "eval"}) {
+      if (s.find(w) != std::string_view::npos) return true;
+    }
+    return false;
+  };
+  int depth = 0;        // ( ... ), $( ... ): a subshell
+  bool command = true;  // the next word is in command position
+  std::string word;
+  bool in_word = false;
+  // The word ends: true when it is a mover in command position at depth 0.
+  auto flush = [&] {
+    if (!in_word) return false;
+    bool hit = false;
+    if (command) {
+      hit = depth == 0 && MovesShell(word);
+      command = KeepsCommandPosition(word);
+    }
+    word.clear();
+    in_word = false;
+    return hit;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\\') {
+      if (i + 1 < s.size()) word.push_back(s[++i]);
+      in_word = true;
+    } else if (c == '\'') {
+      const size_t end = s.find('\'', i + 1);
+      if (end == std::string_view::npos) return mentions();
+      word.append(s.substr(i + 1, end - i - 1));
+      in_word = true;
+      i = end;
+    } else if (c == '"') {
+      // A substitution inside runs in a subshell: only the word matters.
+      size_t j = i + 1;
+      for (; j < s.size() && s[j] != '"'; ++j) {
+        if (s[j] == '\\') ++j;
+        if (j < s.size()) word.push_back(s[j]);
+      }
+      if (j >= s.size()) return mentions();
+      in_word = true;
+      i = j;
+    } else if (c == '`') {
+      const size_t end = s.find('`', i + 1);
+      if (end == std::string_view::npos) return mentions();
+      in_word = true;  // a substitution: a subshell, part of the word
+      i = end;
+    } else if (c == ' ' || c == '\t') {
+      if (flush()) return true;
+    } else if (c == '\n' || c == ';' || c == '&' || c == '|') {
+      if (flush()) return true;
+      command = true;
+    } else if (c == '(' || (c == '$' && i + 1 < s.size() && s[i + 1] == '(')) {
+      if (flush()) return true;
+      if (c == '$') ++i;
+      ++depth;
+      command = true;
+    } else if (c == ')') {
+      if (flush()) return true;
+      depth = std::max(0, depth - 1);
+      command = false;
+    } else if (c == '#' && !in_word) {
+      const size_t nl = s.find('\n', i);
+      if (nl == std::string_view::npos) break;
+      i = nl - 1;  // the newline separates
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  return flush();
+}
+
+bool ShellReadsRelative(std::string_view command) {
+  std::vector<Tok> toks;
+  std::string why;
+  if (!Lex(command, &toks, &why)) return true;
+  std::vector<std::string> argv;
+  bool anchored = false;     // a `cd /abs &&` before, in this && chain
+  bool reads_input = false;  // after `|`, or with `< /abs/file`
+  for (size_t i = 0; i <= toks.size(); ++i) {
+    const bool end = i == toks.size();
+    if (!end && toks[i].kind == TokKind::kWord) {
+      argv.push_back(toks[i].text);
+      continue;
+    }
+    if (!end && toks[i].text.find_first_of("<>") != std::string::npos) {
+      if (i + 1 >= toks.size()) return true;
+      // An input file is read; outputs are /dev/null or fds (read-only).
+      if (toks[i].text.find('<') != std::string::npos) {
+        if (!anchored && !AbsolutePath(toks[i + 1].text)) return true;
+        reads_input = true;
+      }
+      ++i;
+      continue;
+    }
+    const std::string_view op = end ? "" : std::string_view(toks[i].text);
+    if (!argv.empty() && !anchored) {
+      if (argv[0] == "cd") {
+        if (argv.size() < 2 || !AbsolutePath(argv[1]) || op != "&&") {
+          return true;
+        }
+        anchored = true;
+      } else if (CommandReadsRelative(argv, reads_input)) {
+        return true;
+      }
+    }
+    // `cd /abs && a; b`: b runs where the shell was when cd failed.
+    if (op == ";" || op == "||") anchored = false;
+    reads_input = op == "|";
+    argv.clear();
+  }
+  return false;
+}
+
+bool ShellCallMoves(std::string_view name, std::string_view arguments) {
+  if (name != "Bash") return false;
+  if (arguments.find("cd") == std::string_view::npos &&
+      arguments.find("pushd") == std::string_view::npos &&
+      arguments.find("popd") == std::string_view::npos &&
+      arguments.find("source") == std::string_view::npos &&
+      arguments.find("eval") == std::string_view::npos) {
+    return false;
+  }
+  std::optional<std::string> cmd = ShellCommandOf(arguments);
+  return cmd && ShellChangesDirectory(*cmd);
+}
+
+size_t FirstShellMove(const ParsedRequest& request) {
+  for (size_t i = 0; i < request.tool_uses.size(); ++i) {
+    const ToolUse& u = request.tool_uses[i];
+    if (ShellCallMoves(u.name, u.arguments)) return i;
+  }
+  return kNoShellMove;
 }
 
 ClientMarker ClientMarkerOf(std::string_view text) {

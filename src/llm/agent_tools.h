@@ -113,6 +113,9 @@ ClientWorkspace FindClientWorkspace(std::string_view body,
 bool AgentClient(std::string_view user_agent, std::string_view x_app,
                  std::string_view originator, std::string_view turn_metadata);
 
+// No Bash call of the request changed directory (FirstShellMove).
+inline constexpr size_t kNoShellMove = SIZE_MAX;
+
 struct ToolScopes {
   ToolScopes(std::string_view scope)  // NOLINT: one scope for every tool
       : credential(scope), client(std::string(scope)) {}
@@ -127,6 +130,17 @@ struct ToolScopes {
   // The request comes from a coding agent (AgentClient): every tool it
   // calls runs on its machine, whether the table knows the name or not.
   bool agent = false;
+  // FirstShellMove of the request: the calls after this index in its
+  // tool_uses, and the calls its response asks for, run in a Bash that an
+  // earlier call moved (KeyCall's `shell_moved`).
+  size_t shell_moved_at = kNoShellMove;
+  // True when the call at `use` (an index into the request's tool_uses;
+  // kNoShellMove = a call of the response, or one not in the history) runs
+  // after a directory change.
+  bool ShellMovedBefore(size_t use) const {
+    return shell_moved_at != kNoShellMove &&
+           (use == kNoShellMove || use > shell_moved_at);
+  }
   // True when `tool` runs on the client's machine against its state: a
   // known agent tool (RunsOnClient) or, from an agent, any tool but one of
   // an MCP server (`mcp__*`, which `serve: true` serves per workspace).
@@ -182,12 +196,58 @@ inline constexpr std::string_view kReadOnlyShellSuffix = "#read-only";
 // KeyTool(routed, arguments), `arguments` = KeyArguments(name, ...).
 // `name` is the tool as the client named it, `routed` its name after the
 // proxy's server routing (`mcp__srv__t` -> `t`).
+//
+// `shell_moved`: an earlier call of the conversation left Claude Code's
+// `Bash` in another working directory (ShellMoved). Its shell keeps the
+// directory from call to call, so a read-only `Bash` command that reads
+// through a relative path (ShellReadsRelative) then reads another file
+// than the same text read before: such a call is not keyed (`bypass` set,
+// nothing looked up, served or recorded). Absolute paths are still keyed.
 struct CallKey {
   std::string tool;
   std::string arguments;
+  // Non-empty: the call is not keyed, for this reason (a metrics label).
+  std::string_view bypass;
 };
 CallKey KeyCall(std::string_view name, std::string_view routed,
-                std::string_view arguments);
+                std::string_view arguments, bool shell_moved = false);
+// A read-only `Bash` command that itself changes directory (`cd src`,
+// `cd src && cat a`) is never keyed either: a served one would not run,
+// and the client's shell would stay where the model believes it left.
+inline constexpr std::string_view kShellMovedReason = "shell_directory_changed";
+inline constexpr std::string_view kShellMovedDetail =
+    "working directory changed by an earlier cd";
+inline constexpr std::string_view kShellMovesReason = "shell_changes_directory";
+
+// True when a shell command line leaves the shell in another working
+// directory: a `cd`, `pushd` or `popd` (or `source`, `eval`, which may run
+// one) as a command of a list element not fully enclosed in a subshell
+// `( ... )` or a command substitution. Quotes are read as bash reads them;
+// a line whose quotes do not balance counts when it names one of those
+// words at all (Choice: conservative; it only costs hits). Not seen: a
+// `. script` that changes directory (a prefilter keeps `.` out: it is in
+// every description), a directory changed by a hook or alias.
+bool ShellChangesDirectory(std::string_view command);
+
+// True when a read-only shell command line (ClassifyShellCommand) may read
+// through the working directory: some command of it has no path argument
+// (`ls`, `git status`, `rg foo`), or one that is not absolute (`cat
+// main.py`, `< notes.txt`). A pipeline stage after `|` may have none (it
+// reads its input); a `cd /abs` makes what follows it absolute; find's
+// paths are the words before its expression; grep/egrep/fgrep/rg/sed/jq/awk's
+// first word without -e/-f is their pattern; a word of digits after an
+// option is its value. Absolute: starting with '/' or '~'.
+bool ShellReadsRelative(std::string_view command);
+
+// The index in request.tool_uses of the first Claude Code `Bash` call
+// whose command changes directory (ShellChangesDirectory); kNoShellMove
+// when none does. The calls after it (and every call the response asks
+// for) run in a shell that may be elsewhere. Only calls whose arguments
+// hold "cd", "pushd", "popd", "source" or "eval" are parsed.
+size_t FirstShellMove(const ParsedRequest& request);
+// True when the call `name`(`arguments`) is a Claude Code `Bash` call whose
+// command changes directory (with FirstShellMove's prefilter).
+bool ShellCallMoves(std::string_view name, std::string_view arguments);
 
 enum class ClientMarker : uint8_t {
   kNone,

@@ -120,6 +120,115 @@ TEST(ShellCommandOf, ReadsEachAgentsShape) {
   EXPECT_TRUE(ReadOnly(*ShellCommandOf(R"({"command":["cat","it's"]})")));
 }
 
+// Session 18: Claude Code's Bash keeps its working directory from call to
+// call. A command changes it when a cd / pushd / popd runs in the shell
+// itself, not in a subshell or a substitution.
+TEST(ShellDirectory, ChangesAreSeenOutsideSubshellsOnly) {
+  for (std::string_view c : {"cd sub",
+                             "cd sub && cat main.py",
+                             "ls; cd sub",
+                             "pushd sub",
+                             "popd",
+                             "cd -",
+                             "cd",
+                             "X=1 cd a",
+                             "{ cd a; }",
+                             "if true; then cd a; fi",
+                             "git status && cd src",
+                             "echo hi\ncd a",
+                             "builtin cd a",
+                             "cat a || cd b",
+                             "ls | cd b",
+                             "cd 'my dir'",
+                             "source env.sh",
+                             "eval \"cd a\"",
+                             "cat 'x && cd a",
+                             "(ls) && cd a"}) {
+    EXPECT_TRUE(ShellChangesDirectory(c)) << c;
+  }
+  for (std::string_view c :
+       {"(cd sub && make)", "(cd sub) && cat main.py", "echo $(cd a; pwd)",
+        "echo `cd a`", "cat cd.txt", "echo cd", "grep -r 'cd src' .",
+        "cat abcd", "git log --oneline", "echo \"cd a\"", "ls # cd a",
+        "( cd a; ( cd b ) )", "cat \"$(cd a && pwd)/x\""}) {
+    EXPECT_FALSE(ShellChangesDirectory(c)) << c;
+  }
+}
+
+// A read after a cd reads through the directory unless every path it
+// reads is absolute.
+TEST(ShellDirectory, RelativeReadsAreThoseThatNeedTheDirectory) {
+  for (std::string_view c :
+       {"cat main.py", "ls", "git status", "rg foo", "head -n 5 main.py",
+        "cat /a/b < x", "cat /abs/a; cat b", "cd /abs; cat a",
+        "cd /abs || cat a", "cd /abs && cat a; cat b", "find . -name x",
+        "grep foo", "cat ./a", "cat ../a", "cd sub && cat /abs/a", "pwd",
+        "git -C /abs log", "cat 'unbalanced", "wc -l a | sort"}) {
+    EXPECT_TRUE(ShellReadsRelative(c)) << c;
+  }
+  for (std::string_view c :
+       {"cat /abs/main.py", "head -n 5 /abs/a.py", "cat ~/notes.txt",
+        "grep -n foo /abs/a", "sed -n 1,5p /abs/a", "find /abs -name '*.py'",
+        "cat /abs/a | grep foo | wc -l", "cd /abs && cat main.py && ls",
+        "cat /abs/a 2>/dev/null", "rg -e foo /abs", "wc -l < /abs/a"}) {
+    EXPECT_FALSE(ShellReadsRelative(c)) << c;
+  }
+}
+
+TEST(ShellDirectory, BashReadsAfterACdAreNotKeyedUnlessAbsolute) {
+  const std::string rel = R"({"command":"cat main.py","description":"x"})";
+  const std::string abs = R"({"command":"cat /w/main.py"})";
+  EXPECT_EQ(KeyCall("Bash", "Bash", rel).bypass, "");
+  EXPECT_EQ(KeyCall("Bash", "Bash", rel).tool, "Bash#read-only");
+  EXPECT_EQ(KeyCall("Bash", "Bash", rel, /*shell_moved=*/true).bypass,
+            kShellMovedReason);
+  const CallKey a = KeyCall("Bash", "Bash", abs, true);
+  EXPECT_EQ(a.bypass, "");
+  EXPECT_EQ(a.tool, "Bash#read-only");
+  // A cd itself is never keyed: a served one would not move the shell.
+  EXPECT_EQ(KeyCall("Bash", "Bash", R"({"command":"cd sub"})").bypass,
+            kShellMovesReason);
+  EXPECT_EQ(KeyCall("Bash", "Bash", R"({"command":"cd /w && cat a"})").bypass,
+            kShellMovesReason);
+  // A write keeps its key (it invalidates); other agents' shells do not
+  // keep a directory (Codex's exec_command carries its workdir).
+  EXPECT_EQ(KeyCall("Bash", "Bash", R"({"command":"rm a"})", true).bypass, "");
+  EXPECT_EQ(KeyCall("exec_command", "exec_command", R"({"cmd":"cat a"})", true)
+                .bypass,
+            "");
+}
+
+TEST(ShellDirectory, FirstShellMoveFindsTheFirstBashCd) {
+  auto first = [](const std::vector<std::string>& commands) {
+    std::string body =
+        R"({"model":"m","messages":[{"role":"user","content":"go"})";
+    for (size_t i = 0; i < commands.size(); ++i) {
+      const std::string id = "toolu_" + std::to_string(i);
+      body +=
+          R"(,{"role":"assistant","content":[{"type":"tool_use","id":")" + id +
+          R"(","name":"Bash","input":{"command":)" +
+          nlohmann::json(commands[i]).dump() +
+          R"(}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":")" +
+          id + R"(","content":"ok"}]})";
+    }
+    body += "]}";
+    body.reserve(body.size() + 64);
+    Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? FirstShellMove(*r) : kNoShellMove - 1;
+  };
+  EXPECT_EQ(first({"cat a", "cd sub", "cat b", "cd -"}), 1u);
+  EXPECT_EQ(first({"cat a", "(cd sub && ls)", "echo cd"}), kNoShellMove);
+  EXPECT_EQ(first({}), kNoShellMove);
+  ToolScopes s("k");
+  s.shell_moved_at = 1;
+  EXPECT_FALSE(s.ShellMovedBefore(0));
+  EXPECT_FALSE(s.ShellMovedBefore(1));
+  EXPECT_TRUE(s.ShellMovedBefore(2));
+  EXPECT_TRUE(s.ShellMovedBefore(kNoShellMove));
+  EXPECT_FALSE(ToolScopes("k").ShellMovedBefore(kNoShellMove));
+}
+
 TEST(KeyArguments, DropsCosmeticShellFieldsOnly) {
   EXPECT_EQ(KeyArguments("Bash", R"({"command":"ls","description":"List"})"),
             R"({"command":"ls"})");

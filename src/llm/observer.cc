@@ -240,7 +240,23 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
       continue;
     }
     auto [server, routed] = Route(name);
-    const CallKey call_key = KeyCall(name, routed, arguments);
+    const CallKey call_key = KeyCall(
+        name, routed, arguments,
+        scopes.ShellMovedBefore(
+            use != nullptr ? static_cast<size_t>(use - request.tool_uses.data())
+                           : kNoShellMove));
+    if (!call_key.bypass.empty()) {
+      // Read in a directory the key does not name: not recorded.
+      ++rep.bypassed;
+      bypasses_->Get({call_key.bypass})->Add();
+      results_->Get({api, name, "bypass"})->Add();
+      spdlog::debug("llm {}: result of {} ({}): not recorded: {}", api, name,
+                    result.id,
+                    call_key.bypass == kShellMovedReason
+                        ? kShellMovedDetail
+                        : "it changes the working directory");
+      continue;
+    }
     // A client tool's result: under the client's workspace (ToolScopes).
     ToolCall call{.server = server,
                   .scope = scopes.For(name),
@@ -284,15 +300,28 @@ ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
   ResponseReport rep;
   const double now = clock_->NowSeconds();
   const std::string_view api_name = ApiName(api);
+  // A `cd` earlier in the same response moves the calls after it too.
+  bool moved = scopes.ShellMovedBefore(kNoShellMove);
   for (const ToolUse& u : calls) {
     ++rep.observed_calls;
     auto [server, routed] = Route(u.name);
-    const CallKey call_key = KeyCall(u.name, routed, u.arguments);
+    const CallKey call_key = KeyCall(u.name, routed, u.arguments, moved);
+    moved = moved || ShellCallMoves(u.name, u.arguments);
     ToolCall call{.server = server,
                   .scope = scopes.For(u.name),
                   .tool = call_key.tool,
                   .arguments_json = call_key.arguments};
-    Probe p = cache_->Peek(call);
+    Probe p;
+    if (call_key.bypass.empty()) {
+      p = cache_->Peek(call);
+    } else {
+      p.bypass_reason = call_key.bypass;
+      spdlog::debug("llm {}: call of {} ({}) not keyed: {}", api_name, u.name,
+                    u.id,
+                    call_key.bypass == kShellMovedReason
+                        ? kShellMovedDetail
+                        : "it changes the working directory");
+    }
     if (p.would_hit) {
       ++rep.would_hit;
       WouldHit h;

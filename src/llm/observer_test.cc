@@ -102,6 +102,67 @@ TEST_F(ObserverTest, ShellDescriptionDoesNotSplitTheKey) {
       1u);
 }
 
+// Session 18: after a `cd sub` in the conversation, Claude Code's Bash
+// `cat main.py` reads sub/main.py. It was recorded over the root file's
+// entry (stale) and counted as its would-hit; now it is neither keyed nor
+// recorded, while an absolute path still is.
+TEST_F(ObserverTest, ABashReadAfterACdIsNotKeyedUnlessAbsolute) {
+  std::vector<std::unique_ptr<FeatureExtractor>> layers;
+  layers.push_back(NewAgentToolExtractor("llm"));
+  auto made = NewToolCache(Config(), &clock_, nullptr, std::move(layers));
+  ASSERT_TRUE(made.ok());
+  cache_ = std::move(*made);
+  obs_ = std::make_unique<Observer>(cache_.get(), &clock_, registry_.get(),
+                                    ObserverOptions{});
+  const std::string cat = R"({"command":"cat main.py"})";
+  const std::string abs = R"({"command":"cat /w/sub/main.py"})";
+  Ask("toolu_1", "Bash", cat);
+  ASSERT_EQ(Answer("toolu_1", "Bash", cat, "root main").recorded, 1u);
+  // The conversation goes on: `cd sub`, then the same command.
+  auto call = [](const std::string& id, const std::string& args) {
+    return R"({"role":"assistant","content":[{"type":"tool_use","id":")" + id +
+           R"(","name":"Bash","input":)" + args + "}]}";
+  };
+  auto result = [](const std::string& id, const std::string& text) {
+    return R"({"role":"user","content":[{"type":"tool_result","tool_use_id":")" +
+           id + R"(","content":)" + nlohmann::json(text).dump() + "}]}";
+  };
+  auto request = [&](const std::string& last_args, const std::string& text) {
+    body_ =
+        Padded(R"({"model":"m","messages":[{"role":"user","content":"go"},)" +
+               call("toolu_1", cat) + "," + result("toolu_1", "root main") +
+               "," + call("toolu_2", R"({"command":"cd sub"})") + "," +
+               result("toolu_2", "") + "," + call("toolu_3", last_args) + "," +
+               result("toolu_3", text) + "]}");
+    Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body_);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    ToolScopes scopes("s");
+    scopes.shell_moved_at = FirstShellMove(*r);
+    EXPECT_EQ(scopes.shell_moved_at, 1u);
+    return std::make_pair(*r, scopes);
+  };
+  auto [moved_req, moved] = request(cat, "sub main");
+  EXPECT_EQ(Ask("toolu_3", "Bash", cat, moved).would_hit, 0u)
+      << "a read of sub/main.py counted as a hit of the root's";
+  RequestReport rep = obs_->OnRequest(moved_req, body_, moved);
+  EXPECT_EQ(rep.recorded, 0u);
+  EXPECT_EQ(rep.bypassed, 1u);
+  Probe root = cache_->Peek({.server = "llm",
+                             .scope = "s",
+                             .tool = "Bash#read-only",
+                             .arguments_json = cat});
+  ASSERT_TRUE(root.would_hit && root.result_json);
+  EXPECT_NE(root.result_json->find("root main"), std::string::npos)
+      << "sub/main.py was recorded over the root's entry: "
+      << *root.result_json;
+  EXPECT_NE(registry_->Prometheus().find(std::string(kShellMovedReason)),
+            std::string::npos);
+  // An absolute path is still recorded and keyed after the cd.
+  auto [abs_req, abs_scopes] = request(abs, "sub main");
+  EXPECT_EQ(obs_->OnRequest(abs_req, body_, abs_scopes).recorded, 1u);
+  EXPECT_EQ(Ask("toolu_4", "Bash", abs, abs_scopes).would_hit, 1u);
+}
+
 TEST_F(ObserverTest, SecondReadOfTheSameFileWouldHit) {
   const std::string args = R"({"file_path":"/src/a.txt"})";
   ResponseReport first = Ask("toolu_1", "Read", args);

@@ -224,6 +224,24 @@ std::string CredentialOf(Provider provider, const Headers& headers) {
   return parts.empty() ? "none" : CredentialDigest(parts);
 }
 
+// Who reads GET /toolcache/breaks (session 18): the principals of the key
+// the caller presents, as an observed request with those headers would be
+// scoped (under either provider's reading: `authorization: Bearer K` is
+// the Anthropic key K and the OpenAI key K, and a caller holding K can be
+// either). Without a credential, none: the counts only.
+BreaksReader BreaksReaderOf(const Headers& headers) {
+  BreaksReader r;
+  for (Provider p : {Provider::kAnthropic, Provider::kOpenAi}) {
+    std::string credential = CredentialOf(p, headers);
+    if (credential == "none") return r;
+    std::string scope = ScopeOf({.credential = std::move(credential)});
+    if (r.owners.empty() || r.owners.front() != scope) {
+      r.owners.push_back(std::move(scope));
+    }
+  }
+  return r;
+}
+
 // The result entries' scope: the principal's, or global on request
 // (`proxy.scope: global`, to share entries with `toolcache mcp`).
 // Conversation state and offloaded results always keep the principal's.
@@ -281,6 +299,8 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
           ? llm::ToolScopes("")
           : llm::ToolScopes(std::move(credential_scope), std::move(client));
   scopes.agent = agent;
+  // Claude Code's Bash keeps its directory between calls (session 18).
+  scopes.shell_moved_at = llm::FirstShellMove(parsed);
   return scopes;
 }
 
@@ -1026,8 +1046,9 @@ class LlmProxyImpl final : public LlmProxy {
     }
     if (route.route == Route::kBreaks) {
       res->Send(200, {{"content-type", "application/json"}},
-                shared->prompt ? shared->prompt->BreaksJson()
-                               : "{\"breaks\":[],\"enabled\":false}\n");
+                shared->prompt
+                    ? shared->prompt->BreaksJsonFor(BreaksReaderOf(req.headers))
+                    : "{\"breaks\":[],\"enabled\":false}\n");
       return;
     }
     // The scopes, computed once per request (scope.h).

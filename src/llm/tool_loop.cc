@@ -483,7 +483,15 @@ std::optional<ServedTurn> ToolLoop::TryServe(
       return std::nullopt;
     }
     auto [server, routed] = router_->Route(u.name);
-    keys[i] = KeyCall(u.name, routed, u.arguments);
+    keys[i] = KeyCall(u.name, routed, u.arguments,
+                      scopes.ShellMovedBefore(kNoShellMove));
+    if (!keys[i].bypass.empty()) {
+      spdlog::info("{}: not served: {}: {}", ApiName(api), u.name,
+                   keys[i].bypass == kShellMovedReason
+                       ? kShellMovedDetail
+                       : "it changes the working directory");
+      return std::nullopt;
+    }
     Probe p = cache_->Peek({.server = server,
                             .scope = scopes.For(u.name),
                             .tool = keys[i].tool,

@@ -466,6 +466,10 @@ class SessionCache final : public ToolCache {
   void Invalidate(std::string_view server, std::string_view resource) override {
     inner_->Invalidate(server, resource);
   }
+  uint64_t InvalidateAs(std::string_view scope, std::string_view server,
+                        std::string_view resource) override {
+    return inner_->InvalidateAs(scope, server, resource);
+  }
   Probe Peek(const ToolCall& call) override { return inner_->Peek(call); }
   RecordOutcome Record(const ToolCall& call, const UpstreamResult& r) override {
     return inner_->Record(call, r);

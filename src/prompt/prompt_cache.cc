@@ -363,8 +363,21 @@ struct Conversation {
   int64_t prev_cached = 0;
   uint64_t turns = 0;
   std::deque<std::pair<uint64_t, CacheBreak>> breaks;  // (sequence, break)
+  uint64_t total_breaks = 0;                           // found, kept or not
+  // Prepare's scope (part of the id): whose breaks these are.
+  std::string scope;
   std::list<std::string>::iterator lru;
 };
+
+// True when `scope` is `owner` or composed from it with later fields added
+// (ScopeOf writes '@', then <tag><length>':'<value>';' per field in a fixed
+// order, workspace last): the LLM proxy's credential scope is a prefix of
+// that credential's workspace scopes, and of no other principal's scope.
+bool OwnedBy(std::string_view scope, std::string_view owner) {
+  if (scope == owner) return true;
+  return !owner.empty() && owner.front() == '@' && owner.back() == ';' &&
+         scope.substr(0, owner.size()) == owner;
+}
 
 std::string_view ApiLabel(PromptApi api) {
   switch (api) {
@@ -476,6 +489,7 @@ class PromptCacheImpl final : public PromptCache {
         b.cache_read = read;
         b.model = fp.model;
         conv.breaks.push_back({++sequence_, b});
+        ++conv.total_breaks;
         while (conv.breaks.size() > o_.keep_breaks) conv.breaks.pop_front();
         Count(breaks_, {b.cause});
         Count(lost_, {b.cause}, static_cast<uint64_t>(drop));
@@ -488,10 +502,34 @@ class PromptCacheImpl final : public PromptCache {
     return found;
   }
 
-  std::string BreaksJson() const override {
+  std::string BreaksJson() const override { return Breaks(nullptr); }
+
+  std::string BreaksJsonFor(const BreaksReader& reader) const override {
+    if (!reader.owners.empty()) return Breaks(&reader.owners);
+    std::lock_guard<std::mutex> l(mu_);
+    OJ j;
+    j["conversations"] = conversations_.size();
+    j["totalBreaks"] = sequence_;
+    return j.dump(2) + "\n";
+  }
+
+ private:
+  // The kept breaks of every conversation (`owners` null) or of those
+  // owned by one of `owners`, oldest first.
+  std::string Breaks(const std::vector<std::string>* owners) const {
     std::lock_guard<std::mutex> l(mu_);
     std::vector<std::pair<uint64_t, const CacheBreak*>> all;
+    size_t conversations = 0;
+    uint64_t total = 0;
     for (const auto& [id, conv] : conversations_) {
+      if (owners != nullptr && std::none_of(owners->begin(), owners->end(),
+                                            [&](const std::string& o) {
+                                              return OwnedBy(conv.scope, o);
+                                            })) {
+        continue;
+      }
+      ++conversations;
+      total += conv.total_breaks;
       for (const auto& [seq, b] : conv.breaks) all.push_back({seq, &b});
     }
     std::sort(all.begin(), all.end(),
@@ -513,12 +551,11 @@ class PromptCacheImpl final : public PromptCache {
     }
     OJ j;
     j["breaks"] = std::move(list);
-    j["conversations"] = conversations_.size();
-    j["totalBreaks"] = sequence_;
+    j["conversations"] = owners ? conversations : conversations_.size();
+    j["totalBreaks"] = owners ? total : sequence_;
     return j.dump(2, ' ', false, OJ::error_handler_t::replace) + "\n";
   }
 
- private:
   void Count(metrics::CounterFamily* f,
              std::initializer_list<std::string_view> labels, uint64_t n = 1) {
     if (f != nullptr) f->Get(labels)->Add(n);
@@ -541,11 +578,12 @@ class PromptCacheImpl final : public PromptCache {
   }
 
   // Keeps `fp` (the request as sent) under a new ticket.
-  void Remember(Fingerprint fp, PreparedRequest* out) {
+  void Remember(Fingerprint fp, std::string_view scope, PreparedRequest* out) {
     fp.conversation = out->conversation;
     fp.at = clock_->NowSeconds();
     std::lock_guard<std::mutex> l(mu_);
-    Touch(out->conversation);
+    Conversation& conv = Touch(out->conversation);
+    if (conv.scope != scope) conv.scope = scope;
     out->ticket = ++next_ticket_;
     pending_[out->ticket] = std::move(fp);
     pending_order_.push_back(out->ticket);
@@ -750,7 +788,7 @@ class PromptCacheImpl final : public PromptCache {
       for (const auto& [o, ttl] : bps) fp.ttl = std::max(fp.ttl, ttl);
       fp.ttl = std::max(fp.ttl, placed_ttl);
       if (o_.ttl_seconds > 0) fp.ttl = o_.ttl_seconds;
-      Remember(std::move(fp), out);
+      Remember(std::move(fp), scope, out);
     }
     if (out->rewritten) {
       // One splice of the edited members into the client's bytes.

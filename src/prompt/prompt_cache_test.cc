@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "src/metrics/metrics.h"
 #include "src/prompt/span_tree.h"
@@ -600,6 +601,58 @@ TEST_F(BreakTest, BreaksAreKeptPerConversationAndCounted) {
                 "toolcache_prompt_cache_breaks_total{cause=\"system\"} 4"),
             std::string::npos)
       << registry_.Prometheus();
+}
+
+// Session 18: GET /toolcache/breaks lists a caller only the breaks of the
+// conversations its key owns (every workspace under the key), and a caller
+// without a key only counts.
+TEST_F(BreakTest, BreaksAreListedOnlyToTheirOwner) {
+  const std::string alice = "@c5:alice;", alice_ws = "@c5:alice;w2:ws;",
+                    bob = "@c3:bob;";
+  for (const std::string& scope : {alice, alice_ws, bob}) {
+    auto send = [&](const OJ& b) {
+      return pc_->Prepare(PromptApi::kAnthropicMessages, scope, b.dump());
+    };
+    OJ changed = Turn(3);
+    changed["system"] = "the system prompt of " + scope;
+    changed["model"] = "model-of-" + scope;
+    EXPECT_FALSE(Usage(send(Turn(1)), 0, 20000));
+    EXPECT_FALSE(Usage(send(Turn(2)), 20000, 500));
+    ASSERT_TRUE(Usage(send(changed), 0, 20000));
+  }
+  auto models = [](const nlohmann::json& j) {
+    std::set<std::string> out;
+    for (const auto& b : j["breaks"]) out.insert(b["model"]);
+    return out;
+  };
+  nlohmann::json a =
+      nlohmann::json::parse(pc_->BreaksJsonFor({.owners = {alice}}));
+  EXPECT_EQ(models(a), (std::set<std::string>{"model-of-" + alice,
+                                              "model-of-" + alice_ws}));
+  EXPECT_EQ(a["conversations"], 2);
+  EXPECT_EQ(a["totalBreaks"], 2);
+  nlohmann::json b =
+      nlohmann::json::parse(pc_->BreaksJsonFor({.owners = {bob}}));
+  EXPECT_EQ(models(b), (std::set<std::string>{"model-of-" + bob}));
+  EXPECT_EQ(b["totalBreaks"], 1);
+  // A workspace scope is not its key's owner, nor is a stranger anyone's.
+  EXPECT_TRUE(nlohmann::json::parse(
+                  pc_->BreaksJsonFor({.owners = {alice_ws, "@c3:eve;"}}))
+                  .at("breaks")
+                  .size() == 1u);
+  EXPECT_TRUE(
+      nlohmann::json::parse(pc_->BreaksJsonFor({.owners = {"@c3:eve;"}}))
+          .at("breaks")
+          .empty());
+  // No key: the counts, no id, model or tool name.
+  const std::string counts = pc_->BreaksJsonFor({});
+  nlohmann::json c = nlohmann::json::parse(counts);
+  EXPECT_FALSE(c.contains("breaks")) << counts;
+  EXPECT_EQ(c["conversations"], 3);
+  EXPECT_EQ(c["totalBreaks"], 3);
+  EXPECT_EQ(counts.find("model-of"), std::string::npos) << counts;
+  // The operator's view is every break.
+  EXPECT_EQ(nlohmann::json::parse(pc_->BreaksJson())["breaks"].size(), 3u);
 }
 
 TEST_F(BreakTest, OpenAiCachedTokensAndSystemMessages) {

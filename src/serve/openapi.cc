@@ -110,7 +110,7 @@ std::string_view OpenApiJson() {
         "summary": "Drops a server's entries (all tenants: invalidation is never narrowed), or those naming a resource",
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["server"], "properties": {"server": {"type": "string"}, "resource": {"type": "string"}}}}}},
         "responses": {
-          "200": {"description": "{invalidated: true, entriesDropped}"},
+          "200": {"description": "{invalidated: true, entriesDropped}: every tenant's entries of the server or resource are dropped; entriesDropped counts the caller's own tenant's only (its users' too under scope: user), from this process's memory"},
           "400": {"$ref": "#/components/responses/BadRequest"},
           "401": {"$ref": "#/components/responses/Unauthorized"}
         }

@@ -1184,12 +1184,15 @@ Reply CacheService::Invalidate(std::string_view tenant, std::string_view body) {
   if (Status s = b.String("resource", false, &resource); !s.ok()) {
     return Error(400, "bad_request", s.message());
   }
-  const uint64_t before = options_.cache->Stats().entries_invalidated;
-  options_.cache->Invalidate(server, resource);
-  const uint64_t after = options_.cache->Stats().entries_invalidated;
+  // Every tenant's entries of the resource go (a write changes what
+  // everyone reads); the count is the caller's own entries only (session
+  // 18): across tenants it told one tenant whether another had the
+  // resource cached.
+  const uint64_t dropped =
+      options_.cache->InvalidateAs(tenant, server, resource);
   LogInvalidation(tenant, server, resource, "api");
   return Json("{\"invalidated\":true,\"entriesDropped\":" +
-              std::to_string(after - before) + "}");
+              std::to_string(dropped) + "}");
 }
 
 Reply CacheService::Explain(std::string_view tenant, std::string_view body) {

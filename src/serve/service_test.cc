@@ -227,6 +227,44 @@ TEST_F(ServiceTest, InvalidateDropsTheServersEntries) {
             "bad_request");
 }
 
+// Session 18: `entriesDropped` counted every tenant's entries, so bob
+// learned whether alice had the server's (or a resource's) reads cached.
+// The reach stays every tenant's; the count is the caller's own.
+TEST_F(ServiceTest, InvalidateCountsOnlyTheCallersOwnEntries) {
+  Make({{"alice", "tok-a"}, {"bob", "tok-b"}});
+  const json one = Call("get_doc", {{"id", 1}}),
+             two = Call("get_doc", {{"id", 2}});
+  Post("/v1/record", WithResult(one, {{"v", "a1"}}), "tok-a");
+  Post("/v1/record", WithResult(two, {{"v", "a2"}}), "tok-a");
+  EXPECT_EQ(
+      Post("/v1/invalidate", {{"server", "docs"}}, "tok-b")["entriesDropped"],
+      0)
+      << "bob learned that alice had docs cached";
+  EXPECT_EQ(Post("/v1/lookup", one, "tok-a")["hit"], false)
+      << "alice's entry survived bob's invalidation";
+  EXPECT_EQ(Post("/v1/lookup", two, "tok-a")["hit"], false);
+  Post("/v1/record", WithResult(one, {{"v", "a1"}}), "tok-a");
+  Post("/v1/record", WithResult(one, {{"v", "b1"}}), "tok-b");
+  Post("/v1/record", WithResult(two, {{"v", "b2"}}), "tok-b");
+  EXPECT_EQ(
+      Post("/v1/invalidate", {{"server", "docs"}}, "tok-a")["entriesDropped"],
+      1);
+  EXPECT_EQ(Post("/v1/lookup", two, "tok-b")["hit"], false);
+  // Under `scope: user` a tenant's users' entries are the tenant's.
+  Make({{"alice", "tok-a"}, {"bob", "tok-b"}},
+       std::string(kConfig) + "scope: user\n");
+  json mine = one;
+  mine["user"] = "u1";
+  Post("/v1/record", WithResult(mine, {{"v", "a1"}}), "tok-a");
+  EXPECT_EQ(
+      Post("/v1/invalidate", {{"server", "docs"}}, "tok-b")["entriesDropped"],
+      0);
+  Post("/v1/record", WithResult(mine, {{"v", "a1"}}), "tok-a");
+  EXPECT_EQ(
+      Post("/v1/invalidate", {{"server", "docs"}}, "tok-a")["entriesDropped"],
+      1);
+}
+
 TEST_F(ServiceTest, TenantsNeedTheirTokenAndNeverReadEachOthersEntries) {
   Make({{"alice", "tok-a"}, {"bob", "tok-b"}});
   json call = Call("get_doc", {{"id", 1}});

@@ -302,7 +302,7 @@ test('Claude Code with promptCache on: stable tool bytes, no cache break', { ski
     assert.deepEqual(builtins, [...builtins].sort());
     assert.deepEqual(main.map((q) => q.cacheBreak), [null, null, null]);
     assert.ok(main[2].reply.usage.cache_read_input_tokens > 0, JSON.stringify(main[2].reply.usage));
-    const breaks = await (await fetch(`${base}/toolcache/breaks`)).json();
+    const breaks = await (await fetch(`${base}/toolcache/breaks`, { headers: { 'x-api-key': 'sk-ant-agent-test' } })).json();
     assert.deepEqual(breaks.breaks, []);
   } finally {
     await proxy.stop();

@@ -37,6 +37,9 @@ after(async () => {
   }
 });
 
+// GET /toolcache/breaks lists the breaks of the key presented (the
+// sessions' key, runSession's default).
+const OWNER = { headers: { 'x-api-key': 'sk-test' } };
 const OFF = { detectBreaks: true, ttlSeconds: TTL_MS / 1000 };
 const ON = { ...OFF, stabilizeTools: true, placeCacheControl: true, cacheSystem: true, cacheLastTurn: true };
 
@@ -87,7 +90,7 @@ test('stabiliser off: reshuffles break the cache; every break is detected and at
   // Off means untouched: the upstream got the client's bytes.
   const received = up.requests.filter((r) => r.api === 'anthropic');
   turns.forEach((t, i) => assert.equal(JSON.stringify(received[i].body), JSON.stringify(JSON.parse(t.clientBody))));
-  const breaks = await (await fetch(`${proxy.url}/toolcache/breaks`)).json();
+  const breaks = await (await fetch(`${proxy.url}/toolcache/breaks`, OWNER)).json();
   assert.equal(breaks.breaks.length, fake.length);
   assert.match(proxy.log(), /prompt cache break in conversation [0-9a-f]{16} \(turn \d+\): tools:/);
   await up.close();
@@ -147,7 +150,7 @@ test('streams: the break is in the log and GET /toolcache/breaks', async () => {
   const up = await startFakeUpstream();
   const proxy = await startProxy(up.url, ON);
   await session(up, proxy, { turns: 5, stream: true, inject: { 3: 'system' } });
-  const breaks = (await (await fetch(`${proxy.url}/toolcache/breaks`)).json()).breaks;
+  const breaks = (await (await fetch(`${proxy.url}/toolcache/breaks`, OWNER)).json()).breaks;
   assert.equal(breaks.length, 1);
   assert.equal(breaks[0].label, 'system');
   assert.equal(breaks[0].turn, 4);
