@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 cp "$src"/tests/security/attackV/* "$tmp"/
 ln -s "$src/tests/peers/node_modules" "$tmp/node_modules"
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(url_path_secret.mjs learn_poison.mjs llm_learn_race.mjs roots_serve.mjs roots_stdio.mjs pooled_numbers.sh "resume_lost.mjs --gap")
+[ ${#cases[@]} -gt 0 ] || cases=(url_path_secret.mjs learn_poison.mjs llm_gateway_header.mjs llm_learn_race.mjs roots_serve.mjs roots_stdio.mjs pooled_numbers.sh "resume_lost.mjs --gap")
 status=0
 for c in "${cases[@]}"; do
   read -r f args <<<"$c"
