@@ -13,7 +13,7 @@
 // - While gate_ is set (an initialize in flight) nothing else is POSTed, so
 //   every later message carries the session id that initialize returned.
 // - Header values, session ids and URL queries are never logged nor put
-//   in messages.
+//   in messages; the URL's path only redacted (McpEndpoint::display).
 #include "src/mcp/http_upstream.h"
 
 #include <spdlog/spdlog.h>
@@ -26,6 +26,7 @@
 
 #include "src/mcp/json_scan.h"
 #include "src/mcp/session.h"
+#include "toolcache/scope.h"
 
 namespace toolcache::mcp {
 namespace {
@@ -165,8 +166,11 @@ Result<McpEndpoint> ParseMcpEndpoint(std::string_view url) {
   e.origin.path_prefix.clear();
   e.target = target.empty() ? "/" : std::string(target);
   if (e.target.front() == '?') e.target.insert(0, "/");
-  e.display = std::string(url.substr(0, scheme_end + 3)) +
-              e.origin.HostHeader() + e.target.substr(0, e.target.find('?'));
+  // The path's secrets (Zapier's /s/<secret>, a UUID) never reach a log
+  // line, an error message or a key's server name.
+  e.display = RedactedUrl(std::string(url.substr(0, scheme_end + 3)) +
+                          e.origin.HostHeader() +
+                          e.target.substr(0, e.target.find('?')));
   return e;
 }
 

@@ -99,8 +99,9 @@ Result<std::string> ExpandEnv(
 struct McpEndpoint {
   http::Url origin;  // path_prefix is always ""
   std::string target;
-  // scheme://host[:port]/path without the query, for messages and logs (a
-  // query may hold a token).
+  // scheme://host[:port]/path without the query (it may hold a token) and
+  // with the path's secret-looking segments redacted (RedactedUrl:
+  // ".../api/mcp/s/<redacted>"), for messages, logs and the identity.
   std::string display;
 };
 // INVALID_ARGUMENT for anything but an absolute http(s) URL with a host
