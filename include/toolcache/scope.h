@@ -90,6 +90,22 @@ std::string CredentialDigest(std::vector<Credential> parts);
 // one user's terminals still share.
 bool LooksLikeSecretName(std::string_view name);
 
+// True when an HTTP request header named `name` (any case) authenticates
+// or scopes the caller upstream, so that it joins the caller's principal:
+// one of its '-'/'_'-separated words is AUTHORIZATION, AUTH, APIKEY, TOKEN,
+// SECRET, PASSWORD, CREDENTIAL(S), AUTHTOKEN or ACCESSTOKEN; or a KEY
+// word follows API, SUBSCRIPTION, VIRTUAL, ACCESS, SECRET, PRIVATE, CLIENT
+// or AUTH; or it is openai-organization / openai-project. Covers
+// x-api-key, authorization, api-key (Azure OpenAI), x-goog-api-key,
+// cf-aig-authorization (Cloudflare AI Gateway), x-portkey-api-key and
+// x-portkey-virtual-key, helicone-auth, ocp-apim-subscription-key,
+// x-amz-security-token, proxy-authorization. Choice: a bare KEY or SESSION
+// word does not count: SDKs send a fresh idempotency-key on every request
+// and agents a session id per conversation, which would make every request
+// its own principal. No allocation (the LLM proxy runs it on every header
+// of every request).
+bool LooksLikeCredentialHeader(std::string_view name);
+
 // True when `value` holds a URL that carries a credential: user
 // information in its authority ("postgresql://alice:pw@db/app",
 // "redis://:pw@cache", "mongodb+srv://u:p@cluster"), the value of a query

@@ -58,6 +58,17 @@ std::string Upper(std::string_view s) {
   return u;
 }
 
+// `s` equals `lower` (lowercase ASCII) ignoring the case of `s`.
+bool EqualsLower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
 bool StartsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(0, p.size()) == p;
 }
@@ -272,6 +283,37 @@ bool LooksLikeSecretName(std::string_view name) {
         if (EndsWith(w, k)) return true;
       }
     }
+    start = end + 1;
+  }
+  return false;
+}
+
+bool LooksLikeCredentialHeader(std::string_view name) {
+  if (EqualsLower(name, "openai-organization") ||
+      EqualsLower(name, "openai-project")) {
+    return true;
+  }
+  static constexpr std::string_view kWord[] = {
+      "authorization", "auth",       "apikey",      "token",     "secret",
+      "password",      "credential", "credentials", "authtoken", "accesstoken"};
+  static constexpr std::string_view kBeforeKey[] = {
+      "api",    "subscription", "virtual", "access",
+      "secret", "private",      "client",  "auth"};
+  std::string_view previous;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find_first_of("-_", start);
+    if (end == std::string_view::npos) end = name.size();
+    const std::string_view w = name.substr(start, end - start);
+    for (std::string_view k : kWord) {
+      if (EqualsLower(w, k)) return true;
+    }
+    if (EqualsLower(w, "key")) {
+      for (std::string_view k : kBeforeKey) {
+        if (EqualsLower(previous, k)) return true;
+      }
+    }
+    previous = w;
     start = end + 1;
   }
   return false;

@@ -344,6 +344,30 @@ TEST(ScopeTest, ARedactedCommandLineKeepsEverythingButTheSecrets) {
   }
 }
 
+// Session 18 (attackV finding 3): behind an AI gateway that keeps the
+// provider keys, the caller authenticates with the gateway's own header;
+// the LLM proxy took five fixed names, so every such caller was "none".
+TEST(ScopeTest, CredentialHeadersByName) {
+  for (const char* h :
+       {"x-api-key", "Authorization", "api-key", "openai-organization",
+        "OpenAI-Project", "cf-aig-authorization", "x-portkey-api-key",
+        "x-portkey-virtual-key", "x-goog-api-key", "helicone-auth",
+        "ocp-apim-subscription-key", "x-amz-security-token",
+        "proxy-authorization", "x-auth-token", "X-Access-Token", "x_api_key",
+        "x-apikey", "x-client-secret"}) {
+    EXPECT_TRUE(LooksLikeCredentialHeader(h)) << h;
+  }
+  // Headers that vary per request or carry no credential: counting them
+  // would make every request its own principal.
+  for (const char* h :
+       {"idempotency-key", "content-type", "user-agent", "anthropic-version",
+        "anthropic-beta", "x-stainless-retry-count", "session_id",
+        "x-claude-code-session-id", "x-request-id", "openai-beta",
+        "x-toolcache-workspace", "keep-alive", "x-key", "", "-"}) {
+    EXPECT_FALSE(LooksLikeCredentialHeader(h)) << h;
+  }
+}
+
 // Session 18 (attackV finding 1): hosted MCP servers put the account's
 // secret in the URL's path (Zapier's /api/mcp/s/<secret>/mcp, Pipedream's
 // /<uuid>/<app>). Given to a stdio server (mcp-remote), the path scopes in
