@@ -159,7 +159,10 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
                        &output);
   mcp::HttpUpstream upstream(
       uo, client->get(), loop,
-      [&session](std::string_view m) { session.OnServerLine(m); });
+      [&session](std::string_view m) { session.OnServerLine(m); },
+      [&session](std::string_view why) {
+        session.ServerMessagesMayBeLost(why);
+      });
   output.upstream = &upstream;
 
   auto write_stats = [&] {  // on the loop thread
