@@ -270,8 +270,9 @@ Command AddMcpCommand(CLI::App& root) {
   c.app->add_flag(
       "--share-across-credentials", args->share_across_credentials,
       "share cached entries with proxies whose server credentials differ "
-      "(--header values, the URL's query, secret-looking environment "
-      "variables); default: one scope per credential (docs/MCP.md)");
+      "(--header values, the URL's path and query, secret-looking "
+      "environment variables and arguments); default: one scope per "
+      "credential (docs/MCP.md)");
   CLI::Option* credential_env = c.app->add_option(
       "--credential-env", args->credential_env,
       "a stdio server's environment variable that is a credential whatever "

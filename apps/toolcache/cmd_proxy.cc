@@ -76,6 +76,7 @@ int Run(const ProxyArgs& a) {
   if (pc.ca_file) o.ca_file = *pc.ca_file;
   o.allowed_hosts = pc.allowed_hosts;
   o.allowed_origins = pc.allowed_origins;
+  o.credential_headers = pc.credential_headers;
   if (pc.drain_timeout_seconds) {
     o.drain_timeout_seconds = *pc.drain_timeout_seconds;
   }

@@ -132,6 +132,9 @@ struct ProxyConfig {
   // browser Origins answered besides the loopback ones ("*" any).
   std::vector<std::string> allowed_hosts;
   std::vector<std::string> allowed_origins;
+  // proxy.credentialHeaders: request headers that join the caller's
+  // principal besides those whose name looks like a credential's.
+  std::vector<std::string> credential_headers;
 };
 
 // The optional LLM feature extractor (`classifier.llm`, docs/CONFIG.md,

@@ -100,6 +100,12 @@ struct LlmProxyOptions {
   // The cache (borrowed); nullptr forwards everything and observes nothing.
   ToolCache* cache = nullptr;
   CredentialScope scope = CredentialScope::kCredential;
+  // Request headers that join the caller's principal besides those whose
+  // name looks like a credential's (LooksLikeCredentialHeader in scope.h),
+  // any case: a gateway's own header with an unusual name. Default none.
+  // A header named here that varies per request makes every request its
+  // own principal (no sharing, no conversation state across requests).
+  std::vector<std::string> credential_headers;
   // Server identity of tools that are not `mcp__<server>__<tool>`.
   std::string client_server = "llm";
   // Event loops (threads). Choice: 2, the machine's cores.

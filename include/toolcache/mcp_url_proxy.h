@@ -46,11 +46,12 @@ struct McpUrlProxyOptions {
   // the environment variable VAR when the proxy starts ("$$" = "$"). Values
   // are never logged.
   std::vector<std::pair<std::string, std::string>> headers;
-  // Server identity in cache keys. Default "": the URL without its query.
+  // Server identity in cache keys. Default "": the URL without its query,
+  // secret-looking path segments redacted (RedactedUrl in scope.h).
   std::string server_name;
   // Sharing scope of entries ("" = global), plus a digest (scope.h) of
-  // every configured header and of the URL's query (which may hold a
-  // token): two processes with different credentials never share.
+  // every configured header and of the URL's path and query (either may
+  // hold a token): two processes with different credentials never share.
   std::string scope;
   // Share entries across credentials anyway (see McpProxyOptions).
   bool share_across_credentials = false;

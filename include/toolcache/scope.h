@@ -90,12 +90,40 @@ std::string CredentialDigest(std::vector<Credential> parts);
 // one user's terminals still share.
 bool LooksLikeSecretName(std::string_view name);
 
-// True when `value` holds a URL whose authority carries user information
-// ("postgresql://alice:pw@db/app", "redis://:pw@cache",
-// "mongodb+srv://u:p@cluster"): a credential whatever the variable or
-// argument is called (DATABASE_URL, a connection string on the command
-// line).
+// True when an HTTP request header named `name` (any case) authenticates
+// or scopes the caller upstream, so that it joins the caller's principal:
+// one of its '-'/'_'-separated words is AUTHORIZATION, AUTH, APIKEY, TOKEN,
+// SECRET, PASSWORD, CREDENTIAL(S), AUTHTOKEN or ACCESSTOKEN; or a KEY
+// word follows API, SUBSCRIPTION, VIRTUAL, ACCESS, SECRET, PRIVATE, CLIENT
+// or AUTH; or it is openai-organization / openai-project. Covers
+// x-api-key, authorization, api-key (Azure OpenAI), x-goog-api-key,
+// cf-aig-authorization (Cloudflare AI Gateway), x-portkey-api-key and
+// x-portkey-virtual-key, helicone-auth, ocp-apim-subscription-key,
+// x-amz-security-token, proxy-authorization. Choice: a bare KEY or SESSION
+// word does not count: SDKs send a fresh idempotency-key on every request
+// and agents a session id per conversation, which would make every request
+// its own principal. No allocation (the LLM proxy runs it on every header
+// of every request).
+bool LooksLikeCredentialHeader(std::string_view name);
+
+// True when `value` holds a URL that carries a credential: user
+// information in its authority ("postgresql://alice:pw@db/app",
+// "redis://:pw@cache", "mongodb+srv://u:p@cluster"), the value of a query
+// parameter with a secret-looking name ("?api_key=K"), or a path segment
+// that looks secret: one of 24 characters or more (UUIDs, tokens), one of
+// 16 or more mixing letters and digits, and everything after a segment
+// "s" (Zapier's ".../s/<secret>/mcp") or a segment whose name looks
+// secret ("/token/T", "/api-key/K"). A credential whatever the variable
+// or argument is called (DATABASE_URL, a connection string on the command
+// line, mcp-remote's server URL).
 bool CarriesUrlCredential(std::string_view value);
+
+// `text` with every credential CarriesUrlCredential finds in its URLs
+// replaced by "<redacted>", the rest kept
+// ("https://h/api/mcp/s/<redacted>", "postgresql://<redacted>@db/app").
+// Choice: the path rule over-redacts (a long word-like segment goes too);
+// what is shown is an identity, never what scopes the entries.
+std::string RedactedUrl(std::string_view text);
 
 // The secret-looking variables of `environ`-style "NAME=value" entries
 // (LooksLikeSecretName, or a value that CarriesUrlCredential), plus those
@@ -106,17 +134,22 @@ std::vector<Credential> SecretEnvironment(
     const std::vector<std::string>& also = {});
 
 // The credential material of a server's command line: every argument that
-// CarriesUrlCredential, and the value of a secret-looking flag
-// (`--api-key=V`, `--password V`, `-token=V`: the flag's name, dashes as
-// underscores, passes LooksLikeSecretName). Each piece is named by its
-// position ("argv[3]"), so the same arguments give the same pieces.
+// CarriesUrlCredential, every argument holding a URL with a path beyond
+// "/" or a query (in full: mcp-remote's https://h/api/mcp/s/<secret>/mcp
+// names the account, whatever the secret looks like), and the value of a
+// secret-looking flag (`--api-key=V`, `--password V`, `-token=V`: the
+// flag's name, dashes as underscores, passes LooksLikeSecretName). Each
+// piece is named by its position ("argv[3]"), so the same arguments give
+// the same pieces.
 std::vector<Credential> SecretArguments(const std::vector<std::string>& argv);
 
 // `argv` joined by spaces for logs and as a server's identity, with the
-// pieces SecretArguments finds replaced by "<redacted>": the value of a
-// secret-looking flag, and a URL's user information
-// ("postgresql://<redacted>@db/app"). The secrets stay in the scope
-// (SecretArguments), never in a log line, a key's server name or a store.
+// secrets SecretArguments finds replaced by "<redacted>": the value of a
+// secret-looking flag, and a URL's credentials (RedactedUrl:
+// "postgresql://<redacted>@db/app", "https://h/api/mcp/s/<redacted>"). A
+// URL's path is kept where it does not look secret (it scopes in full all
+// the same). The secrets stay in the scope (SecretArguments), never in a
+// log line, a key's server name or a store.
 std::string RedactedCommandLine(const std::vector<std::string>& argv);
 
 // This process's environment as "NAME=value" entries.

@@ -359,12 +359,22 @@ class Parser {
     ProxyConfig p;
     if (node.IsNull()) return p;
     ExpectMap(node, "proxy");
-    CheckKeys(node, "proxy",
-              {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
-               "clientName", "maxBodyBytes", "maxDepth",
-               "responseTimeoutSeconds", "caFile", "serve", "serveMaxRounds",
-               "conversationTtlSeconds", "offload", "offloadTokens",
-               "drainTimeoutSeconds", "allowedHosts", "allowedOrigins"});
+    CheckKeys(
+        node, "proxy",
+        {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
+         "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
+         "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds",
+         "offload", "offloadTokens", "drainTimeoutSeconds", "allowedHosts",
+         "allowedOrigins", "credentialHeaders"});
+    if (const YAML::Node n = node["credentialHeaders"]) {
+      p.credential_headers = ToolList(n, "proxy.credentialHeaders");
+      for (const std::string& h : p.credential_headers) {
+        if (h.empty() || h.find_first_of(": \t") != std::string::npos) {
+          Fail(n, "'proxy.credentialHeaders' holds '" + h +
+                      "', not a header name");
+        }
+      }
+    }
     if (const YAML::Node n = node["allowedHosts"]) {
       p.allowed_hosts = ToolList(n, "proxy.allowedHosts");
     }

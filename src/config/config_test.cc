@@ -114,6 +114,21 @@ TEST(ConfigTest, ParsesTheProxyBlockNextToThePrxyKeys) {
               ::testing::HasSubstr("did you mean 'upstream'"));
 }
 
+TEST(ConfigTest, ProxyCredentialHeaders) {
+  Result<Config> c = ParseConfig(
+      "proxy:\n  credentialHeaders: [x-gateway-user, X-Tenant]\n", "p.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->proxy.credential_headers,
+            (std::vector<std::string>{"x-gateway-user", "X-Tenant"}));
+  EXPECT_TRUE(
+      ParseConfig("proxy: {}\n", "p.yaml")->proxy.credential_headers.empty());
+  Result<Config> bad =
+      ParseConfig("proxy:\n  credentialHeaders: ['x-a: b']\n", "p.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              ::testing::HasSubstr("not a header name"));
+}
+
 TEST(ConfigTest, ProxyDrainTimeout) {
   Result<Config> c =
       ParseConfig("proxy:\n  drainTimeoutSeconds: 2.5\n", "p.yaml");

@@ -58,6 +58,17 @@ std::string Upper(std::string_view s) {
   return u;
 }
 
+// `s` equals `lower` (lowercase ASCII) ignoring the case of `s`.
+bool EqualsLower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
 bool StartsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(0, p.size()) == p;
 }
@@ -277,14 +288,84 @@ bool LooksLikeSecretName(std::string_view name) {
   return false;
 }
 
+bool LooksLikeCredentialHeader(std::string_view name) {
+  if (EqualsLower(name, "openai-organization") ||
+      EqualsLower(name, "openai-project")) {
+    return true;
+  }
+  static constexpr std::string_view kWord[] = {
+      "authorization", "auth",       "apikey",      "token",     "secret",
+      "password",      "credential", "credentials", "authtoken", "accesstoken"};
+  static constexpr std::string_view kBeforeKey[] = {
+      "api",    "subscription", "virtual", "access",
+      "secret", "private",      "client",  "auth"};
+  std::string_view previous;
+  size_t start = 0;
+  while (start <= name.size()) {
+    size_t end = name.find_first_of("-_", start);
+    if (end == std::string_view::npos) end = name.size();
+    const std::string_view w = name.substr(start, end - start);
+    for (std::string_view k : kWord) {
+      if (EqualsLower(w, k)) return true;
+    }
+    if (EqualsLower(w, "key")) {
+      for (std::string_view k : kBeforeKey) {
+        if (EqualsLower(previous, k)) return true;
+      }
+    }
+    previous = w;
+    start = end + 1;
+  }
+  return false;
+}
+
 namespace {
 
+// True when one segment of a URL's path looks like a secret of its own.
+// Choice: 24 characters or more (a UUID, a hex or base64 token, a JWT), or
+// 16 or more mixing letters and digits ("SECRET-ALICE-7f3a",
+// "sk_live_4eC39HqLyjWDarjt"). Words, versions and dates ("mcp", "v1",
+// "2025-06-18", "server-filesystem") stay. Over-redaction only costs a
+// readable identity: the whole path scopes the entries (SecretArguments,
+// and `mcp --url`'s scope).
+bool LooksLikeSecretSegment(std::string_view s) {
+  if (s.size() >= 24) return true;
+  if (s.size() < 16) return false;
+  bool digit = false;
+  bool alpha = false;
+  for (char c : s) {
+    digit = digit || std::isdigit(static_cast<unsigned char>(c));
+    alpha = alpha || std::isalpha(static_cast<unsigned char>(c));
+  }
+  return digit && alpha;
+}
+
+// True when everything after this path segment is a secret: Zapier's
+// ".../s/<secret>/mcp", and a segment whose name looks secret ("/token/T",
+// "/api-key/K", "/sessions/ID": dashes and dots as underscores,
+// LooksLikeSecretName).
+bool SecretFollows(std::string_view s) {
+  if (s == "s" || s == "S") return true;
+  std::string name(s);
+  std::replace(name.begin(), name.end(), '-', '_');
+  std::replace(name.begin(), name.end(), '.', '_');
+  return !name.empty() && LooksLikeSecretName(name);
+}
+
 // Calls `piece(begin, end)` for every credential inside `value`'s URLs: the
-// user information of an authority ("postgresql://alice:pw@db") and the
-// value of a query parameter with a secret-looking name ("?api_key=K",
-// "&password=P"). Pieces come left to right and never overlap.
+// user information of an authority ("postgresql://alice:pw@db"), each path
+// segment that looks secret (LooksLikeSecretSegment) and the rest of the
+// path after a segment that announces one (SecretFollows), and the value
+// of a query parameter with a secret-looking name ("?api_key=K",
+// "&password=P"). Pieces come left to right and never overlap: those of a
+// URL nested in another ("?next=https://u:p@h") are merged with the outer
+// ones they touch.
 template <typename F>
 void ForEachUrlCredential(std::string_view value, F piece) {
+  std::vector<std::pair<size_t, size_t>> pieces;
+  auto take = [&](size_t begin, size_t end) {
+    if (end > begin) pieces.emplace_back(begin, end);
+  };
   for (size_t at = value.find("://"); at != std::string_view::npos;
        at = value.find("://", at + 3)) {
     const size_t host = at + 3;
@@ -293,11 +374,31 @@ void ForEachUrlCredential(std::string_view value, F piece) {
     if (end == std::string_view::npos) end = value.size();
     const size_t user_end = value.rfind('@', end - 1);
     if (user_end != std::string_view::npos && user_end > host) {
-      piece(host, user_end);
+      take(host, user_end);
+    }
+    // The path, segment by segment, up to a query, fragment, whitespace
+    // or quote.
+    size_t path_end = end;
+    if (end < value.size() && value[end] == '/') {
+      path_end =
+          std::min(value.find_first_of("?#\"' \t\r\n", end), value.size());
+      for (size_t seg = end + 1; seg < path_end;) {
+        size_t slash = value.find('/', seg);
+        if (slash == std::string_view::npos || slash > path_end) {
+          slash = path_end;
+        }
+        const std::string_view s = value.substr(seg, slash - seg);
+        if (SecretFollows(s)) {
+          take(std::min(slash + 1, path_end), path_end);
+          break;
+        }
+        if (LooksLikeSecretSegment(s)) take(seg, slash);
+        seg = slash + 1;
+      }
     }
     // The query, up to a fragment, whitespace or quote.
-    size_t q = value.find_first_of("?#\"' \t\r\n", end);
-    if (q == std::string_view::npos || value[q] != '?') continue;
+    const size_t q = path_end;
+    if (q >= value.size() || value[q] != '?') continue;
     const size_t q_end =
         std::min(value.find_first_of("#\"' \t\r\n", q), value.size());
     for (size_t p = q + 1; p < q_end;) {
@@ -308,11 +409,37 @@ void ForEachUrlCredential(std::string_view value, F piece) {
       if (eq != std::string_view::npos && eq > 0 && eq + 1 < param.size()) {
         std::string name(param.substr(0, eq));
         std::replace(name.begin(), name.end(), '-', '_');
-        if (LooksLikeSecretName(name)) piece(p + eq + 1, amp);
+        if (LooksLikeSecretName(name)) take(p + eq + 1, amp);
       }
       p = amp + 1;
     }
   }
+  std::sort(pieces.begin(), pieces.end());
+  for (size_t i = 0; i < pieces.size();) {
+    auto [begin, end] = pieces[i];
+    for (++i; i < pieces.size() && pieces[i].first < end; ++i) {
+      end = std::max(end, pieces[i].second);
+    }
+    piece(begin, end);
+  }
+}
+
+// True when `value` holds a URL with a path beyond "/" or a query: what
+// the server is asked for, a credential in its own right when the path
+// holds the secret (mcp-remote https://host/api/mcp/s/<secret>/mcp).
+bool HasUrlPathOrQuery(std::string_view value) {
+  for (size_t at = value.find("://"); at != std::string_view::npos;
+       at = value.find("://", at + 3)) {
+    const size_t end = value.find_first_of("/?#\"' \t\r\n", at + 3);
+    if (end == std::string_view::npos) return false;
+    if (value[end] == '?') return true;
+    if (value[end] == '/' && end + 1 < value.size() &&
+        std::string_view("#\"' \t\r\n").find(value[end + 1]) ==
+            std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
 }
 
 // A flag whose name, dashes as underscores, looks secret ("--api-key").
@@ -390,10 +517,29 @@ std::vector<size_t> SecretArgumentPositions(
 
 std::vector<Credential> SecretArguments(const std::vector<std::string>& argv) {
   std::vector<Credential> out;
-  for (size_t i : SecretArgumentPositions(argv)) {
-    out.push_back({"argv[" + std::to_string(i) + "]", argv[i]});
+  const std::vector<size_t> secret = SecretArgumentPositions(argv);
+  for (size_t i = 0; i < argv.size(); ++i) {
+    // Choice: a URL's whole path and query, not only the segments that look
+    // secret: a short or word-like token in a path must scope too, and the
+    // same URL gives the same piece, so users of one URL still share.
+    if (std::binary_search(secret.begin(), secret.end(), i) ||
+        HasUrlPathOrQuery(argv[i])) {
+      out.push_back({"argv[" + std::to_string(i) + "]", argv[i]});
+    }
   }
   return out;
+}
+
+std::string RedactedUrl(std::string_view text) {
+  std::string r;
+  size_t from = 0;
+  ForEachUrlCredential(text, [&](size_t begin, size_t end) {
+    r.append(text.substr(from, begin - from));
+    r.append("<redacted>");
+    from = end;
+  });
+  r.append(text.substr(from));
+  return r;
 }
 
 std::string RedactedCommandLine(const std::vector<std::string>& argv) {
@@ -404,16 +550,7 @@ std::string RedactedCommandLine(const std::vector<std::string>& argv) {
     if (const size_t v = SecretValueAt(a); v != std::string_view::npos) {
       shown[i] = std::string(a.substr(0, v)) + std::string(kRedacted);
     } else if (CarriesUrlCredential(a)) {
-      // Each URL's user information and secret query values, in place.
-      std::string r;
-      size_t from = 0;
-      ForEachUrlCredential(a, [&](size_t begin, size_t end) {
-        r.append(a.substr(from, begin - from));
-        r.append(kRedacted);
-        from = end;
-      });
-      r.append(a.substr(from));
-      shown[i] = std::move(r);
+      shown[i] = RedactedUrl(a);
     } else {
       shown[i] = kRedacted;  // the value after a secret flag
     }

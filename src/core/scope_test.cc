@@ -331,7 +331,10 @@ TEST(ScopeTest, ARedactedCommandLineKeepsEverythingButTheSecrets) {
                 SecretArguments({"srv", "--oauth", "--client-secret", "bob"})));
   EXPECT_NE(CredentialDigest(SecretArguments({"srv", "https://h/?token=a"})),
             CredentialDigest(SecretArguments({"srv", "https://h/?token=b"})));
-  EXPECT_TRUE(SecretArguments({"srv", "https://h/mcp?region=eu"}).empty());
+  // A URL's path and query scope in full (session 18): the same URL is
+  // the same principal, another is another.
+  EXPECT_FALSE(SecretArguments({"srv", "https://h/mcp?region=eu"}).empty());
+  EXPECT_TRUE(SecretArguments({"srv", "https://h/", "http://h"}).empty());
   for (const std::string& shown :
        {RedactedCommandLine({"srv", "--api-key", "sk-SECRET"}),
         RedactedCommandLine({"srv", "--password=hunter2"}),
@@ -339,6 +342,81 @@ TEST(ScopeTest, ARedactedCommandLineKeepsEverythingButTheSecrets) {
     EXPECT_EQ(shown.find("SECRET"), std::string::npos) << shown;
     EXPECT_EQ(shown.find("hunter2"), std::string::npos) << shown;
   }
+}
+
+// Session 18 (attackV finding 3): behind an AI gateway that keeps the
+// provider keys, the caller authenticates with the gateway's own header;
+// the LLM proxy took five fixed names, so every such caller was "none".
+TEST(ScopeTest, CredentialHeadersByName) {
+  for (const char* h :
+       {"x-api-key", "Authorization", "api-key", "openai-organization",
+        "OpenAI-Project", "cf-aig-authorization", "x-portkey-api-key",
+        "x-portkey-virtual-key", "x-goog-api-key", "helicone-auth",
+        "ocp-apim-subscription-key", "x-amz-security-token",
+        "proxy-authorization", "x-auth-token", "X-Access-Token", "x_api_key",
+        "x-apikey", "x-client-secret"}) {
+    EXPECT_TRUE(LooksLikeCredentialHeader(h)) << h;
+  }
+  // Headers that vary per request or carry no credential: counting them
+  // would make every request its own principal.
+  for (const char* h :
+       {"idempotency-key", "content-type", "user-agent", "anthropic-version",
+        "anthropic-beta", "x-stainless-retry-count", "session_id",
+        "x-claude-code-session-id", "x-request-id", "openai-beta",
+        "x-toolcache-workspace", "keep-alive", "x-key", "", "-"}) {
+    EXPECT_FALSE(LooksLikeCredentialHeader(h)) << h;
+  }
+}
+
+// Session 18 (attackV finding 1): hosted MCP servers put the account's
+// secret in the URL's path (Zapier's /api/mcp/s/<secret>/mcp, Pipedream's
+// /<uuid>/<app>). Given to a stdio server (mcp-remote), the path scopes in
+// full and its secret-looking segments are redacted from the identity.
+TEST(ScopeTest, AUrlPathIsACredentialAndItsSecretsAreRedacted) {
+  EXPECT_EQ(
+      RedactedUrl("https://mcp.zapier.com/api/mcp/s/SECRET-ALICE-7f3a/mcp"),
+      "https://mcp.zapier.com/api/mcp/s/<redacted>");
+  EXPECT_EQ(RedactedUrl("https://remote.mcp.pipedream.net/"
+                        "3c8e5f7a-1b2d-4e6f-8a9b-0c1d2e3f4a5b/gmail"),
+            "https://remote.mcp.pipedream.net/<redacted>/gmail");
+  EXPECT_EQ(RedactedUrl("https://h/v1/token/abc/x?region=eu"),
+            "https://h/v1/token/<redacted>?region=eu");
+  EXPECT_EQ(RedactedUrl("https://h/hooks/sk_live_4eC39HqLyjWDarjt/mcp"),
+            "https://h/hooks/<redacted>/mcp");
+  // Words, versions and dates stay.
+  for (const char* v :
+       {"https://api.example.com/v1/mcp", "https://h/2025-06-18/server-fs/",
+        "http://localhost:8080/mcp", "https://h/s", "unix:///var/run/x.sock"}) {
+    EXPECT_EQ(RedactedUrl(v), v);
+    EXPECT_FALSE(CarriesUrlCredential(v)) << v;
+  }
+  // A URL nested in another's query: overlapping pieces are merged into
+  // one redaction (the nested path runs over the outer '&token=T').
+  EXPECT_EQ(RedactedUrl("https://h/?token=https://u:p@x/y&a=b"),
+            "https://h/?token=<redacted>&a=b");
+  EXPECT_EQ(RedactedUrl("https://h/go?next=https://x/s/SECRET7f3a&token=T"),
+            "https://h/go?next=https://x/s/<redacted>");
+
+  const std::vector<std::string> alice = {
+      "npx", "mcp-remote",
+      "https://mcp.example.com/api/mcp/s/SECRET-ALICE-7f3a/mcp"};
+  const std::vector<std::string> bob = {
+      "npx", "mcp-remote",
+      "https://mcp.example.com/api/mcp/s/SECRET-BOB-91c2/mcp"};
+  EXPECT_EQ(RedactedCommandLine(alice),
+            "npx mcp-remote https://mcp.example.com/api/mcp/s/<redacted>");
+  EXPECT_EQ(RedactedCommandLine(alice), RedactedCommandLine(bob));
+  EXPECT_NE(CredentialDigest(SecretArguments(alice)),
+            CredentialDigest(SecretArguments(bob)));
+  EXPECT_EQ(CredentialDigest(SecretArguments(alice)),
+            CredentialDigest(SecretArguments(alice)));
+  // A short token that no rule recognizes still scopes (the whole path),
+  // though it is shown.
+  EXPECT_NE(CredentialDigest(SecretArguments({"srv", "https://h/mcp/ab12"})),
+            CredentialDigest(SecretArguments({"srv", "https://h/mcp/cd34"})));
+  // An environment variable holding such a URL is a credential too.
+  ASSERT_EQ(SecretEnvironment({"MCP_URL=https://h/api/mcp/s/x/mcp"}).size(),
+            1u);
 }
 
 }  // namespace

@@ -194,8 +194,15 @@ std::string ErrorBody(Provider p, int status, std::string_view message) {
 }
 
 // The request's principal (include/toolcache/scope.h): a keyed digest of
-// every header that authenticates it upstream ("none" without one), never
-// the credential itself.
+// every header that authenticates or scopes it upstream ("none" without
+// one), never the credential itself. A header counts when its name looks
+// like a credential's (LooksLikeCredentialHeader: x-api-key,
+// authorization, api-key, openai-organization, openai-project, and an AI
+// gateway's own, such as cf-aig-authorization, x-portkey-api-key,
+// x-goog-api-key) or the operator named it (`proxy.credentialHeaders`).
+// Session 18: only the first five counted, so every caller behind a
+// gateway that authenticates with its own header was the principal
+// "none" and read the others' results.
 //
 // Anthropic takes an API key as `x-api-key: K` or as `authorization: Bearer
 // K` (the 1.x SDKs, API version 2026-10-21, send the latter; Claude Code and
@@ -206,22 +213,36 @@ std::string ErrorBody(Provider p, int status, std::string_view message) {
 // Choice: only the exact `Bearer ` form (RFC 6750 scheme, case-insensitive)
 // is mapped; any other authorization value, and both headers together (the
 // API then authenticates with x-api-key), stay distinct principals.
-std::string CredentialOf(Provider provider, const Headers& headers) {
+// Choice: every occurrence of a repeated header counts (more material can
+// only split a principal, never merge two); names are lowercased, values
+// taken as sent.
+// Runs once per observed request: one pass over the headers, and a string
+// copy only for the headers that count.
+std::string CredentialOf(Provider provider, const Headers& headers,
+                         const std::vector<std::string>& extra) {
   std::vector<Credential> parts;
-  for (const char* name : {"x-api-key", "authorization", "api-key",
-                           "openai-organization", "openai-project"}) {
-    std::string_view v = http::FindHeader(headers, name);
-    if (v.empty()) continue;
-    if (provider == Provider::kAnthropic &&
-        std::string_view(name) == "authorization" && v.size() > 7 &&
-        http::EqualsIgnoreCase(v.substr(0, 7), "Bearer ") &&
-        http::FindHeader(headers, "x-api-key").empty()) {
+  const bool anthropic_bearer = provider == Provider::kAnthropic &&
+                                http::FindHeader(headers, "x-api-key").empty();
+  for (const http::Header& h : headers) {
+    if (h.value.empty()) continue;
+    bool counts = LooksLikeCredentialHeader(h.name);
+    for (size_t i = 0; !counts && i < extra.size(); ++i) {
+      counts = http::EqualsIgnoreCase(h.name, extra[i]);
+    }
+    if (!counts) continue;
+    const std::string_view v = h.value;
+    if (anthropic_bearer && http::EqualsIgnoreCase(h.name, "authorization") &&
+        v.size() > 7 && http::EqualsIgnoreCase(v.substr(0, 7), "Bearer ")) {
       parts.push_back({"x-api-key", std::string(v.substr(7))});
       continue;
     }
-    parts.push_back({name, std::string(v)});
+    Credential c{h.name, h.value};
+    for (char& ch : c.name) {
+      if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+    }
+    parts.push_back(std::move(c));
   }
-  return parts.empty() ? "none" : CredentialDigest(parts);
+  return parts.empty() ? "none" : CredentialDigest(std::move(parts));
 }
 
 // Who reads GET /toolcache/breaks (session 18): the principals of the key
@@ -1058,7 +1079,8 @@ class LlmProxyImpl final : public LlmProxy {
     std::string state_scope;
     std::string credential;
     if (route.route == Route::kObserved) {
-      credential = CredentialOf(route.provider, req.headers);
+      credential = CredentialOf(route.provider, req.headers,
+                                shared->options.credential_headers);
       state_scope = ScopeOf({.credential = credential});
     }
     uint32_t recorded = 0;

@@ -312,6 +312,33 @@ std::string ErrorBody(int code, std::string_view message,
          "}}";
 }
 
+// `line` with each span (a view into `line`, none overlapping) replaced by
+// its text. Choice: the pooled path edits a client's or a server's message
+// in place, as the stdio Session does: re-serializing it through a parser
+// would alter numbers past 64 bits or double precision, and ids spelled
+// `1e2` or `-0` (session 18).
+std::string ReplaceSpans(
+    std::string_view line,
+    std::vector<std::pair<std::string_view, std::string>> edits) {
+  std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) {
+    return a.first.data() < b.first.data();
+  });
+  std::string out;
+  out.reserve(line.size() + 64);
+  size_t from = 0;
+  for (const auto& [span, text] : edits) {
+    const size_t at = static_cast<size_t>(span.data() - line.data());
+    out.append(line.substr(from, at - from));
+    out.append(text);
+    from = at + span.size();
+  }
+  out.append(line.substr(from));
+  return out;
+}
+
+// The JSON string literal of `s` (ASCII ids and tokens the proxy makes).
+std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
 void SendError(const http::ResponderPtr& res, int status, int code,
                std::string_view message, http::Headers extra = {}) {
   extra.push_back({"content-type", "application/json"});
@@ -793,14 +820,13 @@ class Worker final : public mcp::SessionOutput {
       exchanges_.push_back(c.ex);
     }
     for (const std::string& line : c.lines) {
-      nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_object() || !j.contains("id") || !j.contains("method")) {
+      Result<mcp::RawMessage> m = mcp::ScanMessage(line);
+      if (!m.ok() || !m->is_object || m->id.empty() || m->method.empty()) {
         // Choice: a client's notifications/cancelled is dropped: its
         // requestId is in the client's numbering, while the child knows the
         // pooled ids, which another client could name to cancel a request
         // not its own. (A stateless client cancels by closing its POST.)
-        if (j.is_object() &&
-            j.value("method", "") == "notifications/cancelled") {
+        if (m.ok() && m->method_name == "notifications/cancelled") {
           spdlog::debug("mcp pool {} ({}): a client's cancel dropped", id_,
                         server_);
           continue;
@@ -809,19 +835,25 @@ class Worker final : public mcp::SessionOutput {
         continue;
       }
       const std::string internal = "tc-" + std::to_string(++next_id_);
-      const std::string nid = mcp::NormalizeId("\"" + internal + "\"");
-      const std::string method =
-          j["method"].is_string() ? j["method"].get<std::string>() : "";
-      pending_ids_[nid] = Pending{j["id"].dump(), method};
+      const std::string nid = mcp::NormalizeId(Quoted(internal));
+      const std::string& method = m->method_name;
+      // The client's id as it sent it (restored byte for byte).
+      pending_ids_[nid] = Pending{std::string(m->id), method};
+      std::vector<std::pair<std::string_view, std::string>> edits;
+      edits.emplace_back(m->id, Quoted(internal));
       // A progress token becomes the request's own too (two clients may use
       // one token); its notifications go to this request's stream.
-      if (j.contains("params") && j["params"].is_object() &&
-          j["params"].contains("_meta") && j["params"]["_meta"].is_object() &&
-          j["params"]["_meta"].contains("progressToken")) {
-        nlohmann::json& token = j["params"]["_meta"]["progressToken"];
-        progress_[internal] = {nid, token.dump()};
-        pending_ids_[nid].progress = internal;
-        token = internal;
+      if (!m->params.empty() && m->params.front() == '{') {
+        const std::string_view meta = mcp::FindMember(m->params, "_meta");
+        const std::string_view token =
+            !meta.empty() && meta.front() == '{'
+                ? mcp::FindMember(meta, "progressToken")
+                : std::string_view();
+        if (!token.empty()) {
+          progress_[internal] = {nid, std::string(token)};
+          pending_ids_[nid].progress = internal;
+          edits.emplace_back(token, Quoted(internal));
+        }
       }
       if (c.ex) c.ex->waiting.push_back(nid);
       if (method == "initialize") {
@@ -829,10 +861,10 @@ class Worker final : public mcp::SessionOutput {
         ToClient(ErrorBody(kMethodNotFoundCode,
                            "Method not found: initialize is not part of "
                            "MCP 2026-07-28 (send server/discover)",
-                           "\"" + internal + "\""));
+                           Quoted(internal)));
         continue;
       }
-      if (!child_modern_ && j["method"] == "server/discover") {
+      if (!child_modern_ && method == "server/discover") {
         nlohmann::json result = nlohmann::json::parse(
             init_result_.empty() ? "{}" : init_result_, nullptr, false);
         if (!result.is_object()) result = nlohmann::json::object();
@@ -853,9 +885,7 @@ class Worker final : public mcp::SessionOutput {
                             nlohmann::json::error_handler_t::replace));
         continue;
       }
-      j["id"] = internal;
-      session_.OnClientLine(
-          j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      session_.OnClientLine(ReplaceSpans(line, std::move(edits)));
     }
   }
 
@@ -910,40 +940,59 @@ class Worker final : public mcp::SessionOutput {
     Pending p = std::move(it->second);
     pending_ids_.erase(it);
     if (!p.progress.empty()) progress_.erase(p.progress);
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object()) return std::string(line);
+    restore_[nid] = std::move(p.raw_id);
     // Keep the internal id for matching the exchange; the client's id is
-    // put back below, after matching, by RestoreId.
-    if (!child_modern_ && j.contains("result") && j["result"].is_object()) {
-      nlohmann::json& r = j["result"];
-      if (!r.contains("resultType")) r["resultType"] = "complete";
-      static constexpr std::string_view kCacheable[] = {
-          "tools/list",     "prompts/list",
-          "resources/list", "resources/templates/list",
-          "resources/read", "server/discover"};
-      for (std::string_view c : kCacheable) {
-        if (p.method == c && !r.contains("ttlMs")) {
-          // Choice: a 2025 server gave no freshness: 0 ms, private, so no
-          // client or shared cache keeps what the proxy cannot vouch for.
-          r["ttlMs"] = 0;
-          r["cacheScope"] = "private";
+    // put back below, after matching, by RestoreId. A 2025 child's result
+    // gets the 2026 fields it lacks, inserted in place.
+    if (child_modern_ || m->result.empty() || m->result.front() != '{') {
+      return std::string(line);
+    }
+    const std::string_view r = m->result;
+    std::string added;
+    if (mcp::FindMember(r, "resultType").empty()) {
+      added += "\"resultType\":\"complete\"";
+    }
+    std::vector<std::pair<std::string_view, std::string>> edits;
+    static constexpr std::string_view kCacheable[] = {
+        "tools/list",     "prompts/list",
+        "resources/list", "resources/templates/list",
+        "resources/read", "server/discover"};
+    for (std::string_view c : kCacheable) {
+      if (p.method == c && mcp::FindMember(r, "ttlMs").empty()) {
+        // Choice: a 2025 server gave no freshness: 0 ms, private, so no
+        // client or shared cache keeps what the proxy cannot vouch for.
+        if (!added.empty()) added += ',';
+        added += "\"ttlMs\":0";
+        if (const std::string_view scope = mcp::FindMember(r, "cacheScope");
+            !scope.empty()) {
+          edits.emplace_back(scope, "\"private\"");
+        } else {
+          added += ",\"cacheScope\":\"private\"";
         }
       }
     }
-    restore_[nid] = std::move(p.raw_id);
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (!added.empty()) {
+      // After the result's '{', with a comma when members follow.
+      size_t after = 1;
+      while (after < r.size() && (r[after] == ' ' || r[after] == '\t' ||
+                                  r[after] == '\n' || r[after] == '\r')) {
+        ++after;
+      }
+      if (r[after] != '}') added += ',';
+      edits.emplace_back(r.substr(1, 0), std::move(added));
+    }
+    if (edits.empty()) return std::string(line);
+    return ReplaceSpans(line, std::move(edits));
   }
 
   // A progress notification to the SSE stream of the request whose token it
   // names, with the client's token back; dropped when there is none.
   void ToProgressStream(std::string_view line) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object() || !j.contains("params") || !j["params"].is_object() ||
-        !j["params"].contains("progressToken") ||
-        !j["params"]["progressToken"].is_string()) {
-      return;
-    }
-    auto it = progress_.find(j["params"]["progressToken"].get<std::string>());
+    Result<mcp::RawMessage> m = mcp::ScanMessage(line);
+    if (!m.ok() || m->params.empty() || m->params.front() != '{') return;
+    const std::string_view token = mcp::FindMember(m->params, "progressToken");
+    if (token.empty() || token.front() != '"') return;
+    auto it = progress_.find(mcp::DecodeString(token));
     if (it == progress_.end()) return;
     for (const std::shared_ptr<Exchange>& ex : exchanges_) {
       if (!ex->sse || ex->gone) continue;
@@ -951,25 +1000,22 @@ class Worker final : public mcp::SessionOutput {
           ex->waiting.end()) {
         continue;
       }
-      j["params"]["progressToken"] =
-          nlohmann::json::parse(it->second.raw_token, nullptr, false);
       PostWrite(ex->sink,
-                SseEvent(j.dump(-1, ' ', false,
-                                nlohmann::json::error_handler_t::replace)));
+                SseEvent(ReplaceSpans(line, {{token, it->second.raw_token}})));
       return;
     }
   }
 
-  // The client's own id back in a pooled answer about to be sent.
+  // The client's own id back in a pooled answer about to be sent, in
+  // place (the rest of the line as the server wrote it).
   std::string RestoreId(std::string_view nid, std::string_view line) {
     auto it = restore_.find(std::string(nid));
     if (it == restore_.end()) return std::string(line);
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     std::string raw = std::move(it->second);
     restore_.erase(it);
-    if (!j.is_object()) return std::string(line);
-    j["id"] = nlohmann::json::parse(raw, nullptr, false);
-    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    Result<mcp::RawMessage> m = mcp::ScanMessage(line);
+    if (!m.ok() || m->id.empty()) return std::string(line);
+    return ReplaceSpans(line, {{m->id, std::move(raw)}});
   }
 
   void BeginClose(const char* why) {

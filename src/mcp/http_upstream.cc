@@ -13,7 +13,7 @@
 // - While gate_ is set (an initialize in flight) nothing else is POSTed, so
 //   every later message carries the session id that initialize returned.
 // - Header values, session ids and URL queries are never logged nor put
-//   in messages.
+//   in messages; the URL's path only redacted (McpEndpoint::display).
 #include "src/mcp/http_upstream.h"
 
 #include <spdlog/spdlog.h>
@@ -26,6 +26,7 @@
 
 #include "src/mcp/json_scan.h"
 #include "src/mcp/session.h"
+#include "toolcache/scope.h"
 
 namespace toolcache::mcp {
 namespace {
@@ -165,8 +166,11 @@ Result<McpEndpoint> ParseMcpEndpoint(std::string_view url) {
   e.origin.path_prefix.clear();
   e.target = target.empty() ? "/" : std::string(target);
   if (e.target.front() == '?') e.target.insert(0, "/");
-  e.display = std::string(url.substr(0, scheme_end + 3)) +
-              e.origin.HostHeader() + e.target.substr(0, e.target.find('?'));
+  // The path's secrets (Zapier's /s/<secret>, a UUID) never reach a log
+  // line, an error message or a key's server name.
+  e.display = RedactedUrl(std::string(url.substr(0, scheme_end + 3)) +
+                          e.origin.HostHeader() +
+                          e.target.substr(0, e.target.find('?')));
   return e;
 }
 
@@ -472,6 +476,7 @@ class HttpUpstream::GetSink final : public http::ResponseSink {
       spdlog::info("opened the GET event stream of {}",
                    up_->options_.endpoint.display);
     }
+    up_->OnGetHead(reader_.is_sse(), status);
   }
   bool OnData(std::string_view data) override {
     reader_.OnData(data,
@@ -493,11 +498,12 @@ class HttpUpstream::GetSink final : public http::ResponseSink {
 };
 
 HttpUpstream::HttpUpstream(HttpUpstreamOptions options, http::Client* client,
-                           http::Loop* loop, ToSession to_session)
+                           http::Loop* loop, ToSession to_session, OnGap on_gap)
     : options_(std::move(options)),
       client_(client),
       loop_(loop),
-      to_session_(std::move(to_session)) {}
+      to_session_(std::move(to_session)),
+      on_gap_(std::move(on_gap)) {}
 
 HttpUpstream::~HttpUpstream() {
   *alive_ = false;
@@ -793,16 +799,57 @@ void HttpUpstream::OpenGetStream() {
   req.method = "GET";
   req.target = options_.endpoint.target;
   req.headers = RequestHeaders(false, true);
-  if (!last_event_id_.empty()) {
+  get_resuming_ = !last_event_id_.empty();
+  if (get_resuming_) {
     req.headers.push_back({"last-event-id", last_event_id_});
   }
   get_call_ = client_->Start(loop_, options_.endpoint.origin, std::move(req),
                              std::make_shared<GetSink>(this));
 }
 
+void HttpUpstream::Gap(std::string_view why) {
+  spdlog::debug("{}: {}", options_.endpoint.display, why);
+  if (on_gap_) on_gap_(why);
+}
+
+void HttpUpstream::OnGetHead(bool sse, int status) {
+  if (sse) {
+    get_open_ = true;
+    if (get_resuming_) {
+      // Choice: an event stream in answer to Last-Event-ID is taken as the
+      // resumption the spec describes (the server replays what followed).
+      get_unresumed_ = false;
+    } else if (get_unresumed_) {
+      get_unresumed_ = false;
+      Gap("the GET event stream reopened without resuming: notifications "
+          "the server sent while it was closed are lost");
+    }
+    return;
+  }
+  if (get_resuming_ && status != 405) {
+    // The server will not replay from that id (it kept no events, or no
+    // longer knows the stream): the next attempt opens a fresh stream.
+    last_event_id_.clear();
+    get_unresumed_ = true;
+    Gap("the server refused to resume the GET event stream (HTTP " +
+        std::to_string(status) +
+        "): notifications it sent while it was closed are lost");
+  }
+}
+
 void HttpUpstream::OnGetEnd(int status, const Status& st) {
   get_call_.reset();
+  const bool was_open = get_open_;
+  get_open_ = false;
   if (shutting_down_) return;
+  if (was_open && last_event_id_.empty()) {
+    // Nothing to resume from: what the server sends until a new stream
+    // opens is lost (the SDK's closeStandaloneSSEStream polling, a proxy's
+    // idle timeout, a network blip).
+    get_unresumed_ = true;
+    Gap("the GET event stream ended and cannot be resumed (it carried no "
+        "event id): notifications may be lost until it reopens");
+  }
   if (status == 405) {
     get_supported_ = false;
     spdlog::info("{} offers no GET event stream (HTTP 405)",

@@ -50,7 +50,16 @@
 // Choice: SSE streams are not resumed (no GET with Last-Event-ID after a
 // POST stream broke): the request is answered with an error instead, which
 // the client may retry. The GET stream is reopened after it ends (1 s, then
-// doubling to 30 s while it keeps failing).
+// doubling to 30 s while it keeps failing), with the Last-Event-ID of the
+// last event id it carried, so that the server replays what it sent in
+// between.
+// When it cannot be resumed that way -- it carried no event id, or the
+// server answers the resume attempt with an HTTP error (then the id is
+// dropped and the next attempt opens a fresh stream) -- the notifications
+// the server sent in between (resources/updated, list_changed) are lost:
+// `on_gap` is called with the reason when the stream ends (or the resume is
+// refused) and again when a fresh stream opens, and the proxy invalidates
+// the server's entries both times (Session::ServerMessagesMayBeLost).
 //
 // Thread-safety: none; everything runs on the one loop given (the caller
 // posts client lines there). Ownership: borrows the client and the loop.
@@ -99,8 +108,9 @@ Result<std::string> ExpandEnv(
 struct McpEndpoint {
   http::Url origin;  // path_prefix is always ""
   std::string target;
-  // scheme://host[:port]/path without the query, for messages and logs (a
-  // query may hold a token).
+  // scheme://host[:port]/path without the query (it may hold a token) and
+  // with the path's secret-looking segments redacted (RedactedUrl:
+  // ".../api/mcp/s/<redacted>"), for messages, logs and the identity.
   std::string display;
 };
 // INVALID_ARGUMENT for anything but an absolute http(s) URL with a host
@@ -192,8 +202,11 @@ struct HttpUpstreamCounters {
 class HttpUpstream {
  public:
   using ToSession = std::function<void(std::string_view message)>;
+  // Called on the loop when server-initiated messages may have been lost
+  // (the GET stream ended or reopened without resuming); `why` is for logs.
+  using OnGap = std::function<void(std::string_view why)>;
   HttpUpstream(HttpUpstreamOptions options, http::Client* client,
-               http::Loop* loop, ToSession to_session);
+               http::Loop* loop, ToSession to_session, OnGap on_gap = {});
   ~HttpUpstream();
 
   // One message from the session to the server (SessionOutput::ToServer).
@@ -226,7 +239,9 @@ class HttpUpstream {
   void Release();  // sends what waited behind an initialize
   http::Headers RequestHeaders(bool json_body, bool with_session) const;
   void OpenGetStream();
+  void OnGetHead(bool sse, int status);
   void OnGetEnd(int status, const Status& st);
+  void Gap(std::string_view why);
 
   HttpUpstreamOptions options_;
   http::Client* client_;
@@ -254,6 +269,12 @@ class HttpUpstream {
   std::function<void()> get_retry_cancel_;
   double get_backoff_ = 1;
   std::string last_event_id_;
+  OnGap on_gap_;
+  bool get_open_ = false;      // the current GET is an open event stream
+  bool get_resuming_ = false;  // the current GET carries Last-Event-ID
+  // A stream ended without a way to resume it: the next one that opens
+  // fresh reports a gap too.
+  bool get_unresumed_ = false;
   HttpUpstreamCounters counters_;
   // Set false by the destructor: callbacks still queued on the loop
   // (timers) check it before touching `this`.

@@ -24,15 +24,19 @@ struct Seen {
   std::string method;  // JSON-RPC method of the POST body, or the HTTP verb
   std::string session;
   std::string protocol;
+  std::string last_event_id;
 };
 
 class Fixture {
  public:
-  // `handler` answers JSON-RPC POSTs (method, request) itself.
+  using GetHandler = std::function<void(int n, http::Responder&)>;
+  // `handler` answers JSON-RPC POSTs (method, request) itself; `get`
+  // answers the n-th GET (from 1), 405 when it is not given.
   explicit Fixture(std::function<void(const std::string&, const http::Request&,
                                       http::Responder&)>
-                       handler)
-      : handler_(std::move(handler)) {
+                       handler,
+                   GetHandler get = nullptr)
+      : handler_(std::move(handler)), get_(std::move(get)) {
     auto s = http::NewServer(
         {.port = 0, .threads = 1},
         [this](http::Request req, http::ResponderPtr res) {
@@ -41,12 +45,18 @@ class Fixture {
             Result<RawMessage> m = ScanMessage(req.body);
             method = m.ok() ? m->method_name : "?";
           }
+          int gets = 0;
           {
             std::lock_guard<std::mutex> l(mu_);
             seen_.push_back({method, std::string(req.Header("mcp-session-id")),
-                             std::string(req.Header("mcp-protocol-version"))});
+                             std::string(req.Header("mcp-protocol-version")),
+                             std::string(req.Header("last-event-id"))});
+            for (const Seen& s : seen_) gets += s.method == "GET";
           }
-          if (req.method == "GET") return res->Send(405, {}, "");
+          if (req.method == "GET") {
+            if (!get_) return res->Send(405, {}, "");
+            return get_(gets, *res);
+          }
           if (req.method == "DELETE") return res->Send(200, {}, "");
           handler_(method, req, *res);
         });
@@ -62,11 +72,16 @@ class Fixture {
   }
   void Start(HttpUpstreamOptions o) {
     http::Post(loop_->loop(), [this, o] {
-      up_ = std::make_unique<HttpUpstream>(o, client_.get(), loop_->loop(),
-                                           [this](std::string_view m) {
-                                             std::lock_guard<std::mutex> l(mu_);
-                                             got_.emplace_back(m);
-                                           });
+      up_ = std::make_unique<HttpUpstream>(
+          o, client_.get(), loop_->loop(),
+          [this](std::string_view m) {
+            std::lock_guard<std::mutex> l(mu_);
+            got_.emplace_back(m);
+          },
+          [this](std::string_view why) {
+            std::lock_guard<std::mutex> l(mu_);
+            gaps_.emplace_back(why);
+          });
     });
   }
   ~Fixture() {
@@ -100,20 +115,44 @@ class Fixture {
     std::lock_guard<std::mutex> l(mu_);
     return seen_;
   }
+  // Waits (up to 10 s: the GET stream reopens after 1 s, then 2 s) until
+  // `n` gaps were reported; returns them.
+  std::vector<std::string> Gaps(size_t n) {
+    for (int i = 0; i < 1000; ++i) {
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (gaps_.size() >= n) return gaps_;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    return gaps_;
+  }
+  // The Last-Event-ID of every GET so far, in order ("" = none).
+  std::vector<std::string> GetEventIds() {
+    std::lock_guard<std::mutex> l(mu_);
+    std::vector<std::string> out;
+    for (const Seen& s : seen_) {
+      if (s.method == "GET") out.push_back(s.last_event_id);
+    }
+    return out;
+  }
   uint16_t port() const { return server_->port(); }
 
  private:
   std::function<void(const std::string&, const http::Request&,
                      http::Responder&)>
       handler_;
+  GetHandler get_;
   std::unique_ptr<http::Server> server_;
   std::thread server_thread_;
   std::unique_ptr<http::LoopThread> loop_;
   std::unique_ptr<http::Client> client_;
   std::unique_ptr<HttpUpstream> up_;  // lives on the loop
   std::mutex mu_;
-  std::vector<std::string> got_;  // GUARDED_BY(mu_)
-  std::vector<Seen> seen_;        // GUARDED_BY(mu_)
+  std::vector<std::string> got_;   // GUARDED_BY(mu_)
+  std::vector<Seen> seen_;         // GUARDED_BY(mu_)
+  std::vector<std::string> gaps_;  // GUARDED_BY(mu_)
 };
 
 const char* kInit =
@@ -245,6 +284,71 @@ TEST(HttpUpstreamTest, EveryFailureAnswersTheRequestUnderItsId) {
       by_id["\"r\""],
       R"({"jsonrpc":"2.0","id":"r","error":{"code":-32602,"message":"bad"}})");
   EXPECT_EQ(ErrorCodeOf(by_id["13"]), "-32000");
+}
+
+void AnswerSession(const std::string& method, const http::Request& req,
+                   http::Responder& res) {
+  if (method == "initialize") return AnswerInitialize(req, res, "s1");
+  res.Send(202, {}, "");
+}
+
+// One event on the GET stream, then its end; `id` "" = an event without id.
+void StreamOneEvent(http::Responder& res, const std::string& id) {
+  res.Start(200, {{"content-type", "text/event-stream"}});
+  res.Write((id.empty() ? "" : "id: " + id + "\n") +
+            "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+            "message\"}\n\n");
+  res.Finish();
+}
+
+// Session 18 (attackV finding 7): the server closes its GET stream (the
+// SDK's closeStandaloneSSEStream polling, an idle timeout) and the proxy
+// reopens it a second later. A notification sent in between
+// (resources/updated) never arrived and nothing was invalidated: reads
+// stayed stale after the server had announced the change.
+TEST(HttpUpstreamTest, AGetStreamEndedWithoutEventIdReportsTheGap) {
+  Fixture f(AnswerSession,
+            [](int, http::Responder& res) { StreamOneEvent(res, ""); });
+  f.Send(kInit);
+  ASSERT_EQ(f.Got(1).size(), 1u);
+  f.Send(kInitialized);
+  // At the end of the first stream, and when the second opens fresh.
+  std::vector<std::string> gaps = f.Gaps(2);
+  ASSERT_GE(gaps.size(), 2u);
+  EXPECT_NE(gaps[0].find("cannot be resumed"), std::string::npos) << gaps[0];
+  EXPECT_NE(gaps[1].find("reopened without resuming"), std::string::npos)
+      << gaps[1];
+  std::vector<std::string> ids = f.GetEventIds();
+  ASSERT_GE(ids.size(), 2u);
+  EXPECT_EQ(ids[1], "");
+}
+
+// A stream that carried event ids is resumed with Last-Event-ID: no gap
+// while the server replays. When the server refuses the resume (HTTP 409
+// here), the gap is reported, the id dropped, and the fresh stream that
+// opens next reports it again.
+TEST(HttpUpstreamTest, AResumedGetStreamHasNoGapARefusedResumeHasOne) {
+  Fixture f(AnswerSession, [](int n, http::Responder& res) {
+    if (n == 1) return StreamOneEvent(res, "g1");
+    if (n == 2) return StreamOneEvent(res, "g2");  // resumed from g1
+    if (n == 3) return res.Send(409, {}, "unknown event id");
+    StreamOneEvent(res, "");
+  });
+  f.Send(kInit);
+  ASSERT_EQ(f.Got(1).size(), 1u);
+  f.Send(kInitialized);
+  std::vector<std::string> gaps = f.Gaps(2);
+  ASSERT_GE(gaps.size(), 2u);
+  EXPECT_NE(gaps[0].find("refused to resume"), std::string::npos) << gaps[0];
+  EXPECT_NE(gaps[0].find("HTTP 409"), std::string::npos) << gaps[0];
+  EXPECT_NE(gaps[1].find("reopened without resuming"), std::string::npos)
+      << gaps[1];
+  std::vector<std::string> ids = f.GetEventIds();
+  ASSERT_GE(ids.size(), 4u);
+  EXPECT_EQ(ids[0], "");
+  EXPECT_EQ(ids[1], "g1");
+  EXPECT_EQ(ids[2], "g2");
+  EXPECT_EQ(ids[3], "");
 }
 
 TEST(HttpUpstreamTest, UnreachableServerAnswersWithAConnectionError) {

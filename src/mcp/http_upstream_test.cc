@@ -74,6 +74,25 @@ TEST(ParseMcpEndpointTest, KeepsPathAndQueryVerbatim) {
   EXPECT_EQ(e->target, "/");
 }
 
+// Session 18 (attackV finding 1): hosted servers put the account's secret
+// in the path. It is sent as it is, but never shown: `display` is the
+// identity without --name, logged and stored as every entry's server name.
+TEST(ParseMcpEndpointTest, DisplayRedactsSecretsInThePath) {
+  Result<McpEndpoint> e = ParseMcpEndpoint(
+      "https://mcp.zapier.com/api/mcp/s/SECRET-ALICE-7f3a/mcp");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->target, "/api/mcp/s/SECRET-ALICE-7f3a/mcp");
+  EXPECT_EQ(e->display, "https://mcp.zapier.com/api/mcp/s/<redacted>");
+  e = ParseMcpEndpoint(
+      "https://remote.mcp.pipedream.net/"
+      "3c8e5f7a-1b2d-4e6f-8a9b-0c1d2e3f4a5b/gmail?x=1");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->display, "https://remote.mcp.pipedream.net/<redacted>/gmail");
+  e = ParseMcpEndpoint("http://127.0.0.1:3001/v1/mcp");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->display, "http://127.0.0.1:3001/v1/mcp");
+}
+
 TEST(ParseMcpEndpointTest, RejectsWhatIsNotAnHttpUrl) {
   EXPECT_FALSE(ParseMcpEndpoint("localhost:3001/mcp").ok());
   EXPECT_FALSE(ParseMcpEndpoint("ftp://host/mcp").ok());

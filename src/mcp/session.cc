@@ -372,6 +372,16 @@ std::string_view Session::ShareBlocker(const RawMessage& m,
   return {};
 }
 
+void Session::ServerMessagesMayBeLost(std::string_view why) {
+  if (cache_ == nullptr) return;
+  // Choice: the whole server, as notifications/resources/list_changed
+  // does: which notifications were lost is unknown, and one of them may
+  // have been a list_changed. Not a tools/list refresh: tool definitions
+  // are learned again from the client's next tools/list.
+  spdlog::info("{}: invalidating server={}", why, options_.server);
+  cache_->Invalidate(options_.server, "");
+}
+
 void Session::RootsChanged(std::string_view why) {
   if (cache_ == nullptr) return;
   roots_quiet_until_ = clock_->NowSeconds() + options_.roots_settle_seconds;

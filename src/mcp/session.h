@@ -185,6 +185,11 @@ class Session {
   // follower's request upstream itself. An unknown waiter is ignored.
   void OnFlightCompletedElsewhere(WaiterId waiter,
                                   std::string_view result_json);
+  // Notifications the server sent may have been lost (`mcp --url`: its GET
+  // event stream ended and could not be resumed): invalidates every entry
+  // of the server, since any resources/updated or list_changed could have
+  // been among them; `why` is logged.
+  void ServerMessagesMayBeLost(std::string_view why);
 
   // Requests forwarded upstream (or waiting on a flight) and not answered.
   size_t in_flight() const { return pending_.size() + followers_.size(); }

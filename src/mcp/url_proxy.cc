@@ -10,8 +10,11 @@
 //   by the server, by HttpUpstream::Fail, or by Session::FailInFlight at
 //   shutdown.
 // - The entries' scope binds the credentials the server sees (UrlScope):
-//   processes with different headers never share, unless the operator
-//   says so (share_across_credentials).
+//   processes with different headers or URL paths and queries never share,
+//   unless the operator says so (share_across_credentials).
+// - The URL is shown (logs, the identity without --name, so every entry's
+//   server name) only as McpEndpoint::display: no query, secret-looking
+//   path segments redacted.
 // Choice: the loop thread writes to stdout blocking. A client that stops
 //   reading stalls the proxy (as a blocked pipe stalls a stdio server)
 //   instead of growing a queue.
@@ -87,8 +90,11 @@ class UrlOutput final : public mcp::SessionOutput {
 };
 
 // The principal of this process: the operator's scope plus a digest of
-// what authenticates it to the server (every configured header, as sent,
-// and the URL's query).
+// what authenticates it to the server: every configured header, as sent,
+// and the URL's path and query (hosted servers put the account's secret in
+// the path: Zapier's /api/mcp/s/<secret>/mcp, Pipedream's /<uuid>/<app>).
+// Choice: the whole path and query, not only the segments that look
+// secret: a short token must scope too, and one URL is one principal.
 std::string UrlScope(const McpUrlProxyOptions& o,
                      const mcp::HttpUpstreamOptions& uo) {
   Principal p{.base = o.scope};
@@ -101,10 +107,7 @@ std::string UrlScope(const McpUrlProxyOptions& o,
     }
     parts.push_back({std::move(name), h.value});
   }
-  const size_t q = uo.endpoint.target.find('?');
-  if (q != std::string::npos) {
-    parts.push_back({"?query", uo.endpoint.target.substr(q + 1)});
-  }
+  parts.push_back({"?target", uo.endpoint.target});
   p.credential = CredentialDigest(std::move(parts));
   return ScopeOf(p);
 }
@@ -156,7 +159,10 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
                        &output);
   mcp::HttpUpstream upstream(
       uo, client->get(), loop,
-      [&session](std::string_view m) { session.OnServerLine(m); });
+      [&session](std::string_view m) { session.OnServerLine(m); },
+      [&session](std::string_view why) {
+        session.ServerMessagesMayBeLost(why);
+      });
   output.upstream = &upstream;
 
   auto write_stats = [&] {  // on the loop thread

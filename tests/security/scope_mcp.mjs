@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -229,6 +230,110 @@ test('no --name: a secret on the command line reaches neither the log nor the st
   }
   const bytes = readFileSync(db).toString('latin1');
   assert.ok(!/pw-noname|sk-argv-9f3e1c/.test(bytes), 'a secret of the command line is in the store');
+});
+
+// Session 18 (attackV finding 1): hosted MCP servers put the account's
+// secret in the URL's path (Zapier's /api/mcp/s/<secret>/mcp, Pipedream's
+// /<uuid>/<app>). The scope took the headers and the query only: alice and
+// bob under one --name on one store shared entries (bob was served
+// alice's data), and without --name the identity (logged, and stored as
+// every entry's server name) was the URL with its secret.
+// A Streamable HTTP server (JSON answers) whose answer names whose secret
+// is in the path it was asked on (SECRET-ALICE-... -> "data of ALICE", never
+// the secret itself); `calls` counts the tools/call it answered.
+// A store's bytes, its write-ahead log included when there is one.
+function storeBytes(db) {
+  let bytes = readFileSync(db).toString('latin1');
+  try { bytes += readFileSync(`${db}-wal`).toString('latin1'); } catch { /* none */ }
+  return bytes;
+}
+async function pathSecretServer() {
+  const seen = { calls: 0 };
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      if (req.method !== 'POST') { res.writeHead(405); res.end(); return; }
+      const who = (req.url.match(/\/s\/([^/]+)\/mcp/) ?? [])[1] ?? 'nobody';
+      const m = JSON.parse(body);
+      if (m.id === undefined) { res.writeHead(202); res.end(); return; }
+      let result = {};
+      if (m.method === 'initialize') {
+        result = { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'paths', version: '1' } };
+      } else if (m.method === 'tools/list') {
+        result = { tools: [{ name: 'get_document', description: 'Get the document with this id',
+          inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true, openWorldHint: false } }] };
+      } else if (m.method === 'tools/call') {
+        seen.calls++;
+        result = { content: [{ type: 'text', text: `data of ${who.split('-')[1] ?? 'nobody'}` }] };
+      }
+      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': `sess-${seen.calls}` });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+    });
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  return { base: `http://127.0.0.1:${srv.address().port}`, seen, close: () => srv.close() };
+}
+
+test('url: a secret in the URL path is a credential, and is never logged nor stored (session 18)', async () => {
+  const server = await pathSecretServer();
+  const alice = 'SECRET-ALICE-7f3a';
+  const bob = 'SECRET-BOB-91c2';
+  const doc = { name: 'get_document', arguments: {} };
+  const url = (secret) => `${server.base}/api/mcp/s/${secret}/mcp`;
+  try {
+    const db = join(work, 'urlpath.db');
+    const named = (secret, ...extra) =>
+      callOnce(['--no-get-stream', '--name', 'svc', '--store', `sqlite:${db}`, ...extra, '--url', url(secret)], {}, '', doc);
+    const a1 = await named(alice);
+    assert.equal(a1.text, 'data of ALICE');
+    const a2 = await named(alice);
+    assert.ok(!a1.hit && a2.hit, `alice again (same URL, another process) shares (hit=${a2.hit})`);
+    const b = await named(bob);
+    console.log(`  url path: alice#2 hit=${a2.hit}, bob hit=${b.hit}, server calls ${server.seen.calls}`);
+    assert.ok(!b.hit, "bob (his own secret path) is never served alice's entry");
+    assert.equal(b.text, 'data of BOB');
+    assert.equal(server.seen.calls, 2, "bob's call reached the server");
+    // Opt-in sharing still shares.
+    await named(alice, '--share-across-credentials');
+    const sb = await named(bob, '--share-across-credentials');
+    assert.ok(sb.hit, '--share-across-credentials shares');
+    // Without --name the identity is the URL with its secret redacted.
+    const db2 = join(work, 'urlpath-noname.db');
+    const n1 = await callOnce(['--no-get-stream', '--store', `sqlite:${db2}`, '--url', url(alice)], {}, '', doc);
+    const n2 = await callOnce(['--no-get-stream', '--store', `sqlite:${db2}`, '--url', url(bob)], {}, '', doc);
+    assert.ok(!n2.hit, "without --name, bob is never served alice's entry either");
+    assert.match(n1.log, /proxying http:\/\/127\.0\.0\.1:\d+\/api\/mcp\/s\/<redacted>/, 'the log names the server');
+    for (const [what, log] of [['alice', a1.log], ['bob', b.log], ['alice without --name', n1.log], ['bob without --name', n2.log]]) {
+      assert.ok(!log.includes('SECRET-'), `${what}'s log holds the path secret: ${log}`);
+    }
+    for (const f of [db, db2]) assert.ok(!storeBytes(f).includes('SECRET-'), `the path secret is in the store ${f}`);
+  } finally {
+    server.close();
+  }
+});
+
+test('stdio: a secret in the path of a URL on the command line is a credential (session 18)', async () => {
+  // mcp-remote style: the server is given its account's URL. Here the URL
+  // reaches the command line as `node -e <import> URL DIR` (FS_LAUNCH).
+  const db = join(work, 'argv-url.db');
+  const { dir, read } = oneFile('argv-url-', 'doc.txt', 'alice document');
+  const { log, served } = teeLog('argv-url-server.log');
+  const cmd = (secret, ...name) => [...name, '--store', `sqlite:${db}`, '--',
+    process.execPath, TEE, log, '--', process.execPath, '-e', FS_LAUNCH,
+    `https://mcp.example.com/api/mcp/s/${secret}/mcp`, dir];
+  const a1 = await callOnce(cmd('SECRET-ALICE-7f3a', '--name', 'svc'), {}, '', read);
+  const a2 = await callOnce(cmd('SECRET-ALICE-7f3a', '--name', 'svc'), {}, '', read);
+  assert.ok(!a1.hit && a2.hit, `the same command line shares (hit=${a2.hit})`);
+  const b = await callOnce(cmd('SECRET-BOB-91c2', '--name', 'svc'), {}, '', read);
+  console.log(`  argv url: alice#2 hit=${a2.hit}, bob hit=${b.hit}, server calls ${served()}`);
+  assert.ok(!b.hit, "bob's URL on the command line is never served alice's entry");
+  assert.equal(served(), 2, "bob's call reached his server");
+  // Without --name: the identity holds the URL, its secret redacted.
+  const n = await callOnce(cmd('SECRET-CAROL-55d0'), {}, '', read);
+  assert.match(n.log, /identity='.*https:\/\/mcp\.example\.com\/api\/mcp\/s\/<redacted>/, 'the log names the server');
+  for (const l of [a1.log, b.log, n.log]) assert.ok(!l.includes('SECRET-'), `a log holds the path secret: ${l}`);
+  assert.ok(!storeBytes(db).includes('SECRET-'), 'the path secret is in the store');
 });
 
 let failed = 0;
