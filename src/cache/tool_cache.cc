@@ -1020,6 +1020,12 @@ class ToolCacheImpl final : public ToolCache {
 
 }  // namespace
 
+bool IsDeclaredMethodName(std::string_view tool) {
+  return tool == "tools/list" || tool == "prompts/list" ||
+         tool == "resources/list" || tool == "resources/templates/list" ||
+         tool == "resources/read" || tool == "server/discover";
+}
+
 Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
                                                 const Clock* clock,
                                                 Store* store) {

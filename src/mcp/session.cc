@@ -523,11 +523,20 @@ void Session::HandleDeclared(std::string_view line, const RawMessage& m,
     case CallAction::kServe:
       spdlog::debug("hit method={} age={:.3f}s", m.method_name,
                     plan.age_seconds);
-      if (p.what == Tracked::kToolsList && !refreshing_) {
-        // The proxy learns the tools from what the client is given.
-        LearnToolsFromListResult(cache_, options_.server, *plan.result_json,
-                                 p.first_page);
+      if (p.what == Tracked::kToolsList && p.first_page && !tools_learned_) {
+        // Tools are learned only from the server's own answer, never from a
+        // stored one (another session, tenant or process put it there):
+        // until this session learned them, its listing goes upstream as a
+        // plain request (learned when answered, not stored again). Choice:
+        // the engine still counts the lookup as a hit.
+        spdlog::debug(
+            "tools/list hit not served: learning the tools from "
+            "the server first");
+        p.declared = false;
+        SendUpstream(std::move(p), line, m.id);
+        return;
       }
+      // A stored tools/list teaches nothing (SECURITY.md, session 18).
       ServeHit(m.id, plan);
       return;
     case CallAction::kWait:
@@ -739,6 +748,7 @@ void Session::OnServerLine(std::string_view line) {
         } else {
           LearnToolsFromListResult(cache_, options_.server, m.result,
                                    p.first_page);
+          if (p.first_page) tools_learned_ = true;
         }
       }
       if (p.what == Tracked::kTasks) OnTaskQueryAnswered(p, m.result, m.error);
@@ -1122,6 +1132,7 @@ void Session::OnRefreshReply(uint64_t generation, const RawMessage& m) {
   cache_->LearnTools(options_.server, refresh_tools_, /*replace=*/true);
   refresh_tools_.clear();
   refreshing_ = false;
+  tools_learned_ = true;
 }
 
 void Session::OnTaskQueryAnswered(const Pending& p, std::string_view result,

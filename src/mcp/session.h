@@ -44,7 +44,9 @@
 //     ToolCall::declared calls (tool = method, arguments = params without
 //     _meta plus the envelope's key material): stored only when the result
 //     declares ttlMs > 0 and cacheScope, for ttlMs, shared by every scope
-//     when "public"; a tools/list served from cache still teaches the tools;
+//     when "public"; tools are learned only from the server's own answers,
+//     never from a stored tools/list: until the session learned them, a
+//     first-page listing that would be a hit goes upstream instead;
 //   * the session's own tools/list refresh carries the envelope of the
 //     client's last valid request.
 // In the 2025 era lists and reads are forwarded and never cached.
@@ -328,6 +330,9 @@ class Session {
   // refresh asked for earlier waits for it (refresh_deferred_).
   bool client_ready_ = false;
   bool refresh_deferred_ = false;
+  // This session taught the cache its server's tools from the server's own
+  // tools/list answer (a first page, or a completed refresh).
+  bool tools_learned_ = false;
   std::vector<ToolInfo> refresh_tools_;
   // Task-augmented writes whose task has not ended: taskId -> ticket.
   std::unordered_map<std::string, TicketId> task_tickets_;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "toolcache/classifier.h"
 #include "toolcache/config.h"
 #include "toolcache/tool_cache.h"
 
@@ -1161,17 +1162,42 @@ TEST_F(ModernSessionTest, LegacyListsAreNeverCached) {
   EXPECT_EQ(Sent(out_, "prompts/list"), 2u);
 }
 
-TEST_F(ModernSessionTest, AToolsListServedFromCacheStillTeachesTheTools) {
+// Tools are learned only from the server's own answers (session 18,
+// attackV finding 2): a new session (as after a restart with a shared store)
+// asks the server for its first listing instead of serving the stored one,
+// and learns the tools from it; its next listing may be served.
+TEST_F(ModernSessionTest, ANewSessionLearnsTheToolsFromTheServerNotTheStore) {
   LearnList();
-  // The cache forgets the tools (as after a restart with a shared store);
-  // the client's next listing is served from cache and teaches them again:
-  // without that, frobnicate would be an unknown tool, a possible write.
   cache_->LearnTools("srv", {}, /*replace=*/true);
-  EXPECT_THAT(Exchange(ModernRequest("\"t2\"", "tools/list"), kModernTools),
+  Recorder out2;
+  auto s2 = NewSession("", &out2);
+  EXPECT_THAT(
+      Exchange(*s2, out2, ModernRequest("\"t2\"", "tools/list"), kModernTools),
+      Not(HasSubstr("toolcache/cache")));
+  EXPECT_EQ(Sent(out2, "tools/list"), 1u);
+  (void)Exchange(*s2, out2, ModernCall("3", "frobnicate", "{}"), kModernRead);
+  EXPECT_THAT(
+      Exchange(*s2, out2, ModernCall("4", "frobnicate", "{}"), kModernRead),
+      HasSubstr("toolcache/cache"));
+  EXPECT_THAT(
+      Exchange(*s2, out2, ModernRequest("\"t3\"", "tools/list"), kModernTools),
+      HasSubstr("toolcache/cache"));
+  EXPECT_EQ(Sent(out2, "tools/list"), 1u);
+}
+
+// A stored tools/list is served but teaches nothing: the tools stay as the
+// server last told them (here: frobnicate became a write).
+TEST_F(ModernSessionTest, AStoredToolsListNeverTeachesTheTools) {
+  LearnList();
+  ToolInfo write{.name = "frobnicate", .description = "Frobnicate"};
+  write.annotations = ToolAnnotations{.read_only = false};
+  cache_->LearnTools("srv", std::vector<ToolInfo>{write}, /*replace=*/true);
+  ASSERT_THAT(Exchange(ModernRequest("\"t2\"", "tools/list"), kModernTools),
               HasSubstr("toolcache/cache"));
   (void)Exchange(ModernCall("3", "frobnicate", "{}"), kModernRead);
   EXPECT_THAT(Exchange(ModernCall("4", "frobnicate", "{}"), kModernRead),
-              HasSubstr("toolcache/cache"));
+              Not(HasSubstr("toolcache/cache")));
+  EXPECT_EQ(Sent(out_, "tools/call"), 2u);
 }
 
 TEST_F(ModernSessionTest, PrivateStaysInItsScopePublicIsShared) {
