@@ -117,6 +117,12 @@ struct ToolCall {
   // `server`. Peek and Record ignore it (no observing face sees such
   // requests). Default false.
   bool declared = false;
+  // The face's own definition of this tool (borrowed for the call), used
+  // instead of the definitions LearnTools taught the cache: the LLM API
+  // face keeps what each principal's requests declared, so one principal's
+  // declaration never decides another's verdicts. nullptr (the default):
+  // the learned definition, or the name alone.
+  const ToolInfo* definition = nullptr;
 };
 
 // A result's own cacheability (UpstreamResult::declared).

@@ -567,10 +567,18 @@ class ToolCacheImpl final : public ToolCache {
 
   static const ToolInfo* FindTool(const ToolTable& table,
                                   const ToolCall& call) {
+    if (call.definition != nullptr) return call.definition;
     auto server_tools = table.servers.find(std::string(call.server));
     if (server_tools == table.servers.end()) return nullptr;
     auto t = server_tools->second.find(std::string(call.tool));
     return t == server_tools->second.end() ? nullptr : t->second.get();
+  }
+
+  // The verdict memo of `table`, which holds verdicts decided against its
+  // own definitions only: none for a call that brings its own
+  // (ToolCall::definition).
+  static VerdictMemo* MemoFor(const ToolCall& call, const ToolTable& table) {
+    return call.definition != nullptr ? nullptr : &table.verdicts;
   }
 
   // REQUIRES: mu_ NOT held. The preparation stage, outside the cache's
@@ -583,7 +591,7 @@ class ToolCacheImpl final : public ToolCache {
     }
     p.call = prep_.Prepare(call, FindTool(*p.tools, call),
                            /*read_resources=*/shared_ != nullptr,
-                           &p.tools->verdicts);
+                           MemoFor(call, *p.tools));
     return p;
   }
 
@@ -596,7 +604,7 @@ class ToolCacheImpl final : public ToolCache {
       p.tools = tools_;
       p.call = prep_.Prepare(call, FindTool(*p.tools, call),
                              /*read_resources=*/shared_ != nullptr,
-                             &p.tools->verdicts);
+                             MemoFor(call, *p.tools));
     }
     return p.call;
   }

@@ -283,6 +283,40 @@ TEST(ToolCacheVerdictMemo, ARelearnedDefinitionIsClassifiedAfresh) {
   cache.Complete(after.ticket, {.result_json = R"({"content":[]})"});
 }
 
+// ToolCall::definition: a face's own definition of the tool (the LLM
+// proxy's, per principal) decides the call's verdict instead of the learned
+// one, and neither fills the other's verdict memo.
+TEST(ToolCacheDefinition, ACallsOwnDefinitionDecidesItsVerdict) {
+  ManualClock clock;
+  Config config;
+  config.policy = "lru";
+  auto made = NewToolCache(config, &clock, nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  ToolCache& cache = **made;
+  ToolInfo learned{.name = "note", .description = "Returns the note"};
+  learned.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  cache.LearnTools("s", std::vector<ToolInfo>{learned}, true);
+  ToolInfo own{.name = "note", .description = "Stores the note"};
+  own.annotations = ToolAnnotations{.read_only = false};
+  const ToolCall plain{
+      .server = "s", .tool = "note", .arguments_json = R"({"id":"a"})"};
+  ToolCall with = plain;
+  with.definition = &own;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(cache.Peek(plain).verdict.cacheable) << i;
+    const Probe p = cache.Peek(with);
+    EXPECT_FALSE(p.verdict.cacheable) << i;
+    EXPECT_EQ(p.verdict.request_type, RequestType::kCommand) << i;
+  }
+  // Recorded under its own definition, the write invalidates.
+  EXPECT_TRUE(
+      cache.Record(plain, {.result_json = R"({"content":[]})"}).admitted);
+  EXPECT_TRUE(cache.Peek(plain).would_hit);
+  EXPECT_FALSE(cache.Record(with, {.result_json = R"({"content":[]})"})
+                   .verdict.cacheable);
+  EXPECT_FALSE(cache.Peek(plain).would_hit);
+}
+
 // Session 18 (attackV finding 2): the MCP methods the MCP face caches as
 // declared calls (tools/list, ...) are no tool names for any other call: a
 // /v1/record or a tools/call of that name can neither put an entry where a
