@@ -117,6 +117,12 @@ struct ToolCall {
   // `server`. Peek and Record ignore it (no observing face sees such
   // requests). Default false.
   bool declared = false;
+  // The face's own definition of this tool (borrowed for the call), used
+  // instead of the definitions LearnTools taught the cache: the LLM API
+  // face keeps what each principal's requests declared, so one principal's
+  // declaration never decides another's verdicts. nullptr (the default):
+  // the learned definition, or the name alone.
+  const ToolInfo* definition = nullptr;
 };
 
 // A result's own cacheability (UpstreamResult::declared).
@@ -321,6 +327,17 @@ class ToolCache {
   }
   virtual ToolCacheStats Stats() const = 0;
 };
+
+// The MCP methods whose results the MCP face caches as ToolCall::declared
+// calls, with the method as the key's tool (tools/list, prompts/list,
+// resources/list, resources/templates/list, resources/read,
+// server/discover). Their key space belongs to declared calls: a call that
+// is not declared and names one is classified as usual (a COMMAND still
+// invalidates) but never served, joined or stored (bypass
+// "reserved_tool_name"), so no face but the server's own answer on the MCP
+// path can put an entry there or read one (a /v1/record of a forged
+// "tools/list", a server tool literally named "resources/read").
+bool IsDeclaredMethodName(std::string_view tool);
 
 // Builds the cache from `config` (capacity, policy, TTLs, invalidation,
 // classifier layers). `clock` must outlive the cache. `store` (borrowed;

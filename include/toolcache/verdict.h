@@ -39,6 +39,10 @@ enum class VerdictReason {
                        // server's own hints decide TTL and sharing
                        // (ToolCall::declared; MCP 2026-07-28 ttlMs /
                        // cacheScope), not the classifier
+  kReservedToolName,   // the tool name is an MCP method whose result only
+                       // the MCP face caches (ToolCall::declared; see
+                       // IsDeclaredMethodName): a call that is not declared
+                       // never reads or writes that key space
 };
 
 // Where the request type came from, strongest first.

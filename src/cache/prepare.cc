@@ -447,6 +447,14 @@ PreparedCall CallPreparer::Prepare(const ToolCall& call,
            /*before_state=*/true);
     return p;
   }
+  if (!call.declared && IsDeclaredMethodName(call.tool)) {
+    refuse(VerdictReason::kReservedToolName,
+           "an MCP method's result is cached only from the server's own "
+           "answer on the MCP path",
+           std::string(VerdictReasonName(VerdictReason::kReservedToolName)),
+           /*before_state=*/false);
+    return p;
+  }
   std::string scope(call.scope);
   p.sharing = ScopeOf(call.server);
   if (p.sharing == SharingScope::kUser) {

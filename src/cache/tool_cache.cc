@@ -583,10 +583,18 @@ class ToolCacheImpl final : public ToolCache {
 
   static const ToolInfo* FindTool(const ToolTable& table,
                                   const ToolCall& call) {
+    if (call.definition != nullptr) return call.definition;
     auto server_tools = table.servers.find(std::string(call.server));
     if (server_tools == table.servers.end()) return nullptr;
     auto t = server_tools->second.find(std::string(call.tool));
     return t == server_tools->second.end() ? nullptr : t->second.get();
+  }
+
+  // The verdict memo of `table`, which holds verdicts decided against its
+  // own definitions only: none for a call that brings its own
+  // (ToolCall::definition).
+  static VerdictMemo* MemoFor(const ToolCall& call, const ToolTable& table) {
+    return call.definition != nullptr ? nullptr : &table.verdicts;
   }
 
   // REQUIRES: mu_ NOT held. The preparation stage, outside the cache's
@@ -599,7 +607,7 @@ class ToolCacheImpl final : public ToolCache {
     }
     p.call = prep_.Prepare(call, FindTool(*p.tools, call),
                            /*read_resources=*/shared_ != nullptr,
-                           &p.tools->verdicts);
+                           MemoFor(call, *p.tools));
     return p;
   }
 
@@ -612,7 +620,7 @@ class ToolCacheImpl final : public ToolCache {
       p.tools = tools_;
       p.call = prep_.Prepare(call, FindTool(*p.tools, call),
                              /*read_resources=*/shared_ != nullptr,
-                             &p.tools->verdicts);
+                             MemoFor(call, *p.tools));
     }
     return p.call;
   }
@@ -1042,6 +1050,12 @@ class ToolCacheImpl final : public ToolCache {
 };
 
 }  // namespace
+
+bool IsDeclaredMethodName(std::string_view tool) {
+  return tool == "tools/list" || tool == "prompts/list" ||
+         tool == "resources/list" || tool == "resources/templates/list" ||
+         tool == "resources/read" || tool == "server/discover";
+}
 
 Result<std::unique_ptr<ToolCache>> NewToolCache(const Config& config,
                                                 const Clock* clock,

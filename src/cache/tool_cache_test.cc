@@ -283,6 +283,80 @@ TEST(ToolCacheVerdictMemo, ARelearnedDefinitionIsClassifiedAfresh) {
   cache.Complete(after.ticket, {.result_json = R"({"content":[]})"});
 }
 
+// ToolCall::definition: a face's own definition of the tool (the LLM
+// proxy's, per principal) decides the call's verdict instead of the learned
+// one, and neither fills the other's verdict memo.
+TEST(ToolCacheDefinition, ACallsOwnDefinitionDecidesItsVerdict) {
+  ManualClock clock;
+  Config config;
+  config.policy = "lru";
+  auto made = NewToolCache(config, &clock, nullptr);
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  ToolCache& cache = **made;
+  ToolInfo learned{.name = "note", .description = "Returns the note"};
+  learned.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  cache.LearnTools("s", std::vector<ToolInfo>{learned}, true);
+  ToolInfo own{.name = "note", .description = "Stores the note"};
+  own.annotations = ToolAnnotations{.read_only = false};
+  const ToolCall plain{
+      .server = "s", .tool = "note", .arguments_json = R"({"id":"a"})"};
+  ToolCall with = plain;
+  with.definition = &own;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(cache.Peek(plain).verdict.cacheable) << i;
+    const Probe p = cache.Peek(with);
+    EXPECT_FALSE(p.verdict.cacheable) << i;
+    EXPECT_EQ(p.verdict.request_type, RequestType::kCommand) << i;
+  }
+  // Recorded under its own definition, the write invalidates.
+  EXPECT_TRUE(
+      cache.Record(plain, {.result_json = R"({"content":[]})"}).admitted);
+  EXPECT_TRUE(cache.Peek(plain).would_hit);
+  EXPECT_FALSE(cache.Record(with, {.result_json = R"({"content":[]})"})
+                   .verdict.cacheable);
+  EXPECT_FALSE(cache.Peek(plain).would_hit);
+}
+
+// Session 18 (attackV finding 2): the MCP methods the MCP face caches as
+// declared calls (tools/list, ...) are no tool names for any other call: a
+// /v1/record or a tools/call of that name can neither put an entry where a
+// declared call looks nor read one stored there.
+TEST_P(ToolCacheTest, AnMcpMethodsKeySpaceTakesOnlyDeclaredCalls) {
+  const std::string forged =
+      R"({"tools":[{"name":"put_doc","annotations":{"readOnlyHint":true}}],)"
+      R"("resultType":"complete","ttlMs":600000,"cacheScope":"private"})";
+  ToolCall plain{.server = "s",
+                 .scope = "alice",
+                 .tool = "tools/list",
+                 .arguments_json = "{}"};
+  RecordOutcome r = cache_->Record(plain, {.result_json = forged});
+  EXPECT_FALSE(r.admitted);
+  EXPECT_EQ(r.bypass_reason, "reserved_tool_name");
+  EXPECT_EQ(r.verdict.reason, VerdictReason::kReservedToolName);
+  ToolCall declared = plain;
+  declared.declared = true;
+  CallPlan p = cache_->Begin(declared, 1);
+  ASSERT_EQ(p.action, CallAction::kForward) << "the forged list was served";
+  EXPECT_FALSE(p.bypass);
+  const std::string page =
+      R"({"tools":[],"resultType":"complete","ttlMs":600000,"cacheScope":"private"})";
+  EXPECT_TRUE(
+      cache_
+          ->Complete(p.ticket, {.result_json = page,
+                                .declared = DeclaredHints{.ttl_seconds = 600}})
+          .admitted);
+  ASSERT_EQ(cache_->Begin(declared, 2).action, CallAction::kServe);
+  // Stored by the declared call: no other call reads it.
+  const Probe peek = cache_->Peek(plain);
+  EXPECT_FALSE(peek.would_hit);
+  EXPECT_EQ(peek.bypass_reason, "reserved_tool_name");
+  p = cache_->Begin(plain, 3);
+  EXPECT_EQ(p.action, CallAction::kForward);
+  EXPECT_EQ(p.bypass_reason, "reserved_tool_name");
+  (void)cache_->Complete(p.ticket, {.result_json = forged});
+  EXPECT_EQ(*cache_->Begin(declared, 4).result_json, page);
+}
+
 // A cache over the same backing store with `scope: user` (Config::scope).
 std::unique_ptr<ToolCache> UserScopedCache(const Clock* clock, Store* store) {
   Config config;

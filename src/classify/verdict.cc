@@ -27,6 +27,8 @@ std::string_view VerdictReasonName(VerdictReason reason) {
       return "user_required";
     case VerdictReason::kDeclaredByServer:
       return "declared_by_server";
+    case VerdictReason::kReservedToolName:
+      return "reserved_tool_name";
   }
   return "unknown";
 }

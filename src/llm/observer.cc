@@ -7,6 +7,12 @@
 // - The cache is never called with mu_ held (its own lock comes first
 //   nowhere here: no lock-order cycle).
 // - Credentials never reach this file: scopes arrive already hashed.
+// - table_of_ indexes exactly the entries of tables_ (most recently declared
+//   first); tool_bytes_ is the sum of their bytes; after LearnTools there
+//   are at most max_tool_principals tables and max_tool_bytes bytes, unless
+//   the one table just written alone is larger.
+// - The cache's shared tool table is never taught: a principal's declared
+//   definitions reach only its own calls (ToolCall::definition).
 #include "src/llm/observer.h"
 
 #include <spdlog/spdlog.h>
@@ -124,7 +130,20 @@ void Observer::RememberLocked(std::string key, Pending p) {
   }
 }
 
-void Observer::LearnTools(const ParsedRequest& request, std::string_view body) {
+std::string Observer::PrincipalOf(const ToolScopes& scopes) {
+  return scopes.client ? *scopes.client : scopes.credential;
+}
+
+namespace {
+
+size_t BytesOf(const ToolInfo& t) {
+  return t.name.size() + t.description.size() + t.input_schema_json.size();
+}
+
+}  // namespace
+
+void Observer::LearnTools(const ParsedRequest& request, std::string_view body,
+                          const ToolScopes& scopes) {
   if (!options_.learn_tools || request.tool_defs.empty()) return;
   // One hash per server over its tools' bytes: relearn only on change.
   std::unordered_map<std::string, std::vector<const ToolDef*>> by_server;
@@ -132,6 +151,7 @@ void Observer::LearnTools(const ParsedRequest& request, std::string_view body) {
     if (d.name.empty()) continue;  // server tools of the provider
     by_server[std::string(Route(d.name).first)].push_back(&d);
   }
+  const std::string principal = PrincipalOf(scopes);
   for (auto& [server, defs] : by_server) {
     uint64_t h = 1469598103934665603ull;
     for (const ToolDef* d : defs) {
@@ -140,27 +160,82 @@ void Observer::LearnTools(const ParsedRequest& request, std::string_view body) {
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto [it, inserted] = learned_.try_emplace(server, h);
-      if (!inserted && it->second == h) continue;
-      it->second = h;
-    }
-    std::vector<ToolInfo> infos;
-    infos.reserve(defs.size());
-    for (const ToolDef* d : defs) {
-      ToolInfo info;
-      info.name = std::string(Route(d->name).second);
-      info.server = server;
-      if (!d->description.empty()) {
-        (void)DecodeJsonString(d->description.In(body), &info.description);
+      auto t = table_of_.find(principal);
+      if (t != table_of_.end()) {
+        auto known = t->second->second.hashes.find(server);
+        if (known != t->second->second.hashes.end() && known->second == h) {
+          tables_.splice(tables_.begin(), tables_, t->second);
+          continue;
+        }
       }
-      info.input_schema_json = std::string(d->schema.In(body));
-      infos.push_back(std::move(info));
     }
-    // Choice: the request's list is the client's whole list for the server
-    // now; it replaces what was learned (no invalidation: a list change is
-    // not a data change).
-    cache_->LearnTools(server, infos, /*replace=*/true);
+    std::unordered_map<std::string, std::shared_ptr<const ToolInfo>> tools;
+    size_t bytes = 0;
+    for (const ToolDef* d : defs) {
+      auto info = std::make_shared<ToolInfo>();
+      info->name = std::string(Route(d->name).second);
+      info->server = server;
+      if (!d->description.empty()) {
+        (void)DecodeJsonString(d->description.In(body), &info->description);
+      }
+      info->input_schema_json = std::string(d->schema.In(body));
+      std::string name = info->name;
+      tools[std::move(name)] = std::move(info);
+    }
+    for (const auto& [name, info] : tools) bytes += BytesOf(*info);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto t = table_of_.find(principal);
+    if (t == table_of_.end()) {
+      tables_.emplace_front(principal, ToolTable{});
+      t = table_of_.emplace(principal, tables_.begin()).first;
+    } else {
+      tables_.splice(tables_.begin(), tables_, t->second);
+    }
+    ToolTable& table = t->second->second;
+    // Choice: the request's list is the principal's whole list for the
+    // server now; it replaces what that principal declared before (no
+    // invalidation: a list change is not a data change).
+    for (const auto& [name, old] : table.servers[server]) {
+      table.bytes -= BytesOf(*old);
+      tool_bytes_ -= BytesOf(*old);
+    }
+    table.servers[server] = std::move(tools);
+    table.hashes[server] = h;
+    table.bytes += bytes;
+    tool_bytes_ += bytes;
+    // Least recently declared first; the table just written stays.
+    while (tables_.size() > 1 &&
+           (tables_.size() > options_.max_tool_principals ||
+            tool_bytes_ > options_.max_tool_bytes)) {
+      tool_bytes_ -= tables_.back().second.bytes;
+      table_of_.erase(tables_.back().first);
+      tables_.pop_back();
+    }
   }
+}
+
+std::shared_ptr<const ToolInfo> Observer::Definition(
+    const ToolScopes& scopes, std::string_view server,
+    std::string_view tool) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (tables_.empty()) return nullptr;
+  auto t = table_of_.find(PrincipalOf(scopes));
+  if (t == table_of_.end()) return nullptr;
+  const auto& servers = t->second->second.servers;
+  auto s = servers.find(std::string(server));
+  if (s == servers.end()) return nullptr;
+  auto d = s->second.find(std::string(tool));
+  return d == s->second.end() ? nullptr : d->second;
+}
+
+size_t Observer::tool_principals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tables_.size();
+}
+
+size_t Observer::tool_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return tool_bytes_;
 }
 
 RequestReport Observer::OnRequest(const ParsedRequest& request,
@@ -168,7 +243,7 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
                                   const ToolScopes& scopes) {
   const std::string_view scope = scopes.credential;
   RequestReport rep;
-  LearnTools(request, body);
+  LearnTools(request, body, scopes);
   const double now = clock_->NowSeconds();
   const std::string_view api = ApiName(request.api);
   for (const ToolResult& result : request.tool_results) {
@@ -257,11 +332,14 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
                         : "it changes the working directory");
       continue;
     }
+    const std::shared_ptr<const ToolInfo> definition =
+        Definition(scopes, server, call_key.tool);
     // A client tool's result: under the client's workspace (ToolScopes).
     ToolCall call{.server = server,
                   .scope = scopes.For(name),
                   .tool = call_key.tool,
-                  .arguments_json = call_key.arguments};
+                  .arguments_json = call_key.arguments,
+                  .definition = definition.get()};
     const std::string normalized = NormalizedResult(body, result);
     RecordOutcome o = cache_->Record(call, {.result_json = normalized,
                                             .is_error = result.is_error,
@@ -307,10 +385,13 @@ ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
     auto [server, routed] = Route(u.name);
     const CallKey call_key = KeyCall(u.name, routed, u.arguments, moved);
     moved = moved || ShellCallMoves(u.name, u.arguments);
+    const std::shared_ptr<const ToolInfo> definition =
+        Definition(scopes, server, call_key.tool);
     ToolCall call{.server = server,
                   .scope = scopes.For(u.name),
                   .tool = call_key.tool,
-                  .arguments_json = call_key.arguments};
+                  .arguments_json = call_key.arguments,
+                  .definition = definition.get()};
     Probe p;
     if (call_key.bypass.empty()) {
       p = cache_->Peek(call);

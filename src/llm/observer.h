@@ -16,8 +16,18 @@
 // A result already recorded (a retried request, an older turn) is never
 // recorded twice, and a client's own stub or truncation notice
 // (ClientMarkerOf) is never recorded at all. Agent shell tools are keyed
-// without their cosmetic fields (KeyArguments). The request's tool list teaches
-// the cache the tools' descriptions and schemas (LearnTools), once per change.
+// without their cosmetic fields (KeyArguments).
+//
+// Tool definitions. The tools a request declares are its principal's claim
+// (the principal: the request's credential scope, and its workspace when
+// known; ToolScopes): they are kept per principal and decide only that
+// principal's verdicts (ToolCall::definition), never another's: the cache's
+// shared table (ToolCache::LearnTools) is not taught. A request without a
+// `tools` list (OpenAI Chat allows it) is judged by its own principal's last
+// declared list; a principal that declared none is judged by the name
+// alone. The tables are bounded (max_tool_principals principals and
+// max_tool_bytes of definitions, least recently used dropped first), so a
+// flood of keys exhausts nothing.
 //
 // Tool names: `mcp__<server>__<tool>` is the MCP proxy's <server>/<tool>
 // (so both faces build the same key); any other name is a tool of the
@@ -37,6 +47,7 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -61,8 +72,15 @@ struct ObserverOptions {
   double pending_ttl_seconds = 3600;
   // ... and at most this many (oldest forgotten first). Choice: 65536.
   size_t max_pending = 65536;
-  // Teach the cache each request's tool definitions (LearnTools).
+  // Keep each request's tool definitions for its principal's calls.
   bool learn_tools = true;
+  // At most this many principals' tool tables and this many bytes of
+  // definitions (names, descriptions, schemas) in all; the least recently
+  // used principal's table goes first. Choice: 1024 principals and 64 MiB:
+  // a proxy serves a team, not the internet; a principal dropped is judged
+  // by tool names until its next request with tools.
+  size_t max_tool_principals = 1024;
+  size_t max_tool_bytes = 64u << 20;
 };
 
 struct RequestReport {
@@ -106,8 +124,17 @@ class Observer {
   // (server, tool) of a tool name as the model sees it.
   std::pair<std::string_view, std::string_view> Route(
       std::string_view name) const;
+  // The definition of `server`'s `tool` (the key's tool name, KeyCall) as
+  // the principal of `scopes` last declared it; nullptr when it declared
+  // none. The ToolCall::definition of that principal's calls.
+  std::shared_ptr<const ToolInfo> Definition(const ToolScopes& scopes,
+                                             std::string_view server,
+                                             std::string_view tool) const;
 
   size_t pending() const;
+  // Principals whose tool definitions are kept, and their bytes.
+  size_t tool_principals() const;
+  size_t tool_bytes() const;
 
  private:
   struct Pending {
@@ -125,8 +152,22 @@ class Observer {
     size_t recorded_size = 0;
   };
   using PendingList = std::list<std::pair<std::string, Pending>>;
+  // One principal's declared tools: server -> tool -> definition, and the
+  // hash of the list each server's definitions came from (relearn only on
+  // change).
+  struct ToolTable {
+    std::unordered_map<
+        std::string,
+        std::unordered_map<std::string, std::shared_ptr<const ToolInfo>>>
+        servers;
+    std::unordered_map<std::string, uint64_t> hashes;
+    size_t bytes = 0;
+  };
+  using TableList = std::list<std::pair<std::string, ToolTable>>;
 
-  void LearnTools(const ParsedRequest& request, std::string_view body);
+  void LearnTools(const ParsedRequest& request, std::string_view body,
+                  const ToolScopes& scopes);
+  static std::string PrincipalOf(const ToolScopes& scopes);
   void ExpireLocked(double now);
   Pending* FindLocked(const std::string& key);
   void RememberLocked(std::string key, Pending p);
@@ -143,8 +184,11 @@ class Observer {
   // GUARDED_BY(mu_): pending calls by scope + '\0' + id, oldest first.
   PendingList order_;
   std::unordered_map<std::string, PendingList::iterator> by_key_;
-  // GUARDED_BY(mu_): hash of the last tool list learned per server.
-  std::unordered_map<std::string, uint64_t> learned_;
+  // GUARDED_BY(mu_): each principal's declared tools, most recently used
+  // first, indexed by principal; tool_bytes_ sums their bytes.
+  TableList tables_;
+  std::unordered_map<std::string, TableList::iterator> table_of_;
+  size_t tool_bytes_ = 0;
 };
 
 }  // namespace toolcache::llm

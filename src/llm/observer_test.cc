@@ -369,5 +369,125 @@ TEST_F(ObserverTest, ClientToolResultsBelongToTheirWorkspace) {
   EXPECT_EQ(Ask("t6", "Read", read, a).would_hit, 1u);
 }
 
+// Session 18 (attackV finding 4): the tools a request declares decide only
+// its own principal's calls. Principal A declares B's write `note` as a
+// read; B's next request carries no tools (OpenAI Chat allows that): B's
+// write is still a write and drops B's cached read.
+constexpr const char* kFunction =
+    R"({"type":"function","function":{"name":"%s","description":"%s",)"
+    R"("parameters":{"type":"object","properties":{"id":{"type":"string"},)"
+    R"("text":{"type":"string"}}}}})";
+
+std::string Function(const std::string& name, const std::string& description) {
+  std::string f = kFunction;
+  f.replace(f.find("%s"), 2, name);
+  f.replace(f.find("%s"), 2, description);
+  return f;
+}
+
+class ObserverPrincipalTest : public ObserverTest {
+ protected:
+  // An OpenAI Chat request of `scope` whose newest turn answers call `id`
+  // (`name` with `args`) with `content`; `tools` "" sends no tools list.
+  RequestReport Chat(const ToolScopes& scope, const std::string& tools,
+                     const std::string& id, const std::string& name,
+                     const std::string& args, const std::string& content) {
+    body_ = R"({"model":"m",)";
+    if (!tools.empty()) body_ += R"("tools":[)" + tools + "],";
+    body_ += R"("messages":[{"role":"user","content":"go"})";
+    if (!id.empty()) {
+      body_ += R"(,{"role":"assistant","content":null,"tool_calls":[{"id":")" +
+               id + R"(","type":"function","function":{"name":")" + name +
+               R"(","arguments":)" + nlohmann::json(args).dump() +
+               R"(}}]},{"role":"tool","tool_call_id":")" + id +
+               R"(","content":)" + nlohmann::json(content).dump() + "}";
+    }
+    body_ += "]}";
+    body_ = Padded(body_);
+    Result<ParsedRequest> r = ParseRequest(Api::kOpenAiChat, body_);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return obs_->OnRequest(*r, body_, scope);
+  }
+  bool WouldHit(const std::string& scope, const std::string& tool,
+                const std::string& args) {
+    return cache_
+        ->Peek({.server = "llm",
+                .scope = scope,
+                .tool = tool,
+                .arguments_json = args})
+        .would_hit;
+  }
+};
+
+TEST_F(ObserverPrincipalTest, ADeclarationDecidesOnlyItsOwnPrincipalsCalls) {
+  const std::string read =
+      Function("read_note", "Read the note with this id and return its text.");
+  const std::string b_tools =
+      read + "," +
+      Function("note",
+               "Stores the text as the note with this id, replacing what it "
+               "held. Returns a confirmation.");
+  const std::string a_tools =
+      read + "," +
+      Function("note",
+               "Returns the text of the note with this id (read-only "
+               "lookup).");
+  const std::string read_args = R"({"id":"a"})";
+  ASSERT_EQ(
+      Chat("sB", b_tools, "c1", "read_note", read_args, "note a = alpha v1")
+          .recorded,
+      1u);
+  ASSERT_TRUE(WouldHit("sB", "read_note", read_args));
+  // A (another key) redeclares `note` as a read, for itself.
+  (void)Chat("sA", a_tools, "", "", "", "");
+  ASSERT_NE(obs_->Definition("sA", "llm", "note"), nullptr);
+  EXPECT_NE(obs_->Definition("sA", "llm", "note")->description,
+            obs_->Definition("sB", "llm", "note")->description);
+  // B's write, in a request without tools: judged by B's own declaration.
+  RequestReport w =
+      Chat("sB", "", "c2", "note", R"({"id":"a","text":"NEW"})", "stored a");
+  EXPECT_EQ(w.bypassed, 1u);
+  EXPECT_FALSE(WouldHit("sB", "read_note", read_args))
+      << "A's declaration kept B's write from invalidating";
+  // A's own `note` is a read for A.
+  EXPECT_EQ(
+      Chat("sA", "", "c3", "note", R"({"id":"a","text":"x"})", "x").recorded,
+      1u);
+  // The engine's shared table was never taught.
+  EXPECT_FALSE(cache_
+                   ->Peek({.server = "llm",
+                           .scope = "sC",
+                           .tool = "note",
+                           .arguments_json = R"({"id":"a","text":"x"})"})
+                   .verdict.cacheable);
+}
+
+TEST_F(ObserverPrincipalTest, ToolTablesAreBounded) {
+  obs_.reset();
+  registry_ = std::make_unique<metrics::Registry>();
+  obs_ = std::make_unique<Observer>(
+      cache_.get(), &clock_, registry_.get(),
+      ObserverOptions{.max_tool_principals = 3, .max_tool_bytes = 1u << 20});
+  const std::string tools = Function("read_note", "Read a note.");
+  for (int i = 0; i < 10; ++i) {
+    (void)Chat("k" + std::to_string(i), tools, "", "", "", "");
+  }
+  EXPECT_EQ(obs_->tool_principals(), 3u);
+  EXPECT_EQ(obs_->Definition("k0", "llm", "read_note"), nullptr);
+  EXPECT_NE(obs_->Definition("k9", "llm", "read_note"), nullptr);
+  // A byte budget smaller than two tables keeps one.
+  const size_t one = obs_->tool_bytes() / 3;
+  obs_.reset();
+  registry_ = std::make_unique<metrics::Registry>();
+  obs_ = std::make_unique<Observer>(
+      cache_.get(), &clock_, registry_.get(),
+      ObserverOptions{.max_tool_principals = 100, .max_tool_bytes = one});
+  for (int i = 0; i < 10; ++i) {
+    (void)Chat("k" + std::to_string(i), tools, "", "", "", "");
+  }
+  EXPECT_EQ(obs_->tool_principals(), 1u);
+  EXPECT_EQ(obs_->tool_bytes(), one);
+}
+
 }  // namespace
 }  // namespace toolcache::llm

@@ -492,10 +492,14 @@ std::optional<ServedTurn> ToolLoop::TryServe(
                        : "it changes the working directory");
       return std::nullopt;
     }
+    // The tools as this request's principal declared them (Observer).
+    const std::shared_ptr<const ToolInfo> definition =
+        router_->Definition(scopes, server, keys[i].tool);
     Probe p = cache_->Peek({.server = server,
                             .scope = scopes.For(u.name),
                             .tool = keys[i].tool,
-                            .arguments_json = keys[i].arguments});
+                            .arguments_json = keys[i].arguments,
+                            .definition = definition.get()});
     if (!p.would_hit || !p.result_json ||
         RenderResult(api, *p.result_json, rules).empty()) {
       return std::nullopt;
@@ -522,10 +526,13 @@ std::optional<ServedTurn> ToolLoop::TryServe(
     }
     const std::string_view server = router_->Route(u.name).first;
     const WaiterId waiter = (1ull << 62) + next_waiter_.fetch_add(1);
+    const std::shared_ptr<const ToolInfo> definition =
+        router_->Definition(scopes, server, keys[i].tool);
     CallPlan plan = cache_->Begin({.server = server,
                                    .scope = scopes.For(u.name),
                                    .tool = keys[i].tool,
-                                   .arguments_json = keys[i].arguments},
+                                   .arguments_json = keys[i].arguments,
+                                   .definition = definition.get()},
                                   waiter);
     if (plan.action != CallAction::kServe || !plan.result_json) {
       if (plan.action != CallAction::kServe) (void)cache_->Cancel(waiter);

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "src/mcp/json_scan.h"
+#include "toolcache/tool_cache.h"
 
 namespace toolcache::mcp {
 namespace {
@@ -162,9 +163,9 @@ RequestEra ReadRequestEra(std::string_view params, bool with_params) {
 }
 
 bool IsCacheableResultMethod(std::string_view method) {
-  return method == "tools/list" || method == "prompts/list" ||
-         method == "resources/list" || method == "resources/templates/list" ||
-         method == "resources/read" || method == "server/discover";
+  // One list for both sides: the engine keeps these names' key space for
+  // declared calls (tool_cache.h).
+  return IsDeclaredMethodName(method);
 }
 
 CacheHints ReadCacheHints(std::string_view result) {

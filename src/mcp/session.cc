@@ -36,7 +36,9 @@
 #include <vector>
 
 #include "src/core/json.h"
+#include "src/core/sha256.h"
 #include "src/mcp/json_scan.h"
+#include "toolcache/canonical_json.h"
 
 namespace toolcache::mcp {
 namespace {
@@ -169,6 +171,12 @@ void Session::RejectClientLine(const IdSniffer& sniffed,
     SendError(
         false, id, kInternalError,
         "toolcache: the client's response could not be forwarded: " + problem);
+    if (auto r = roots_requests_.find(NormalizeId(id));
+        r != roots_requests_.end()) {
+      // The server's roots/list got an error: it has no roots from it.
+      roots_requests_.erase(r);
+      NoteRootsAnswer("");
+    }
   }
   // Choice: a rejected request is answered under its own id when the
   // sniffer recognized one (so it cannot hang), else id null (JSON-RPC 5.1).
@@ -240,6 +248,9 @@ void Session::OnClientLine(std::string_view line) {
         if (!m.params.empty()) {
           std::string_view v = FindMember(m.params, "protocolVersion");
           if (!v.empty()) protocol_version_ = DecodeString(v);
+          std::string_view caps = FindMember(m.params, "capabilities");
+          roots_declared_ = !caps.empty() && caps.front() == '{' &&
+                            !FindMember(caps, "roots").empty();
           spdlog::info("client initialize protocolVersion={}",
                        protocol_version_);
         }
@@ -288,6 +299,7 @@ void Session::OnClientLine(std::string_view line) {
         if (auto r = roots_requests_.find(NormalizeId(m.id));
             r != roots_requests_.end()) {
           roots_requests_.erase(r);
+          NoteRootsAnswer(m.result);
           if (!m.result.empty() && (!last_roots_ || *last_roots_ != m.result)) {
             const bool first = !last_roots_;
             last_roots_ = std::string(m.result);
@@ -392,6 +404,32 @@ void Session::RootsChanged(std::string_view why) {
   cache_->Invalidate(options_.server, "");
 }
 
+void Session::NoteRootsAnswer(std::string_view result) {
+  std::string answer = "error";
+  if (!result.empty()) {
+    // Canonical, so a re-spelled equal answer keeps the same roots; an
+    // answer without a canonical form is taken byte for byte.
+    Result<std::string> canonical = CanonicalizeJson(result);
+    answer =
+        "roots:" + ToHex(ComputeSha256(canonical.ok() ? *canonical : result));
+  }
+  if (answer != roots_answer_) {
+    spdlog::debug("client roots for server={}: {}", options_.server, answer);
+  }
+  roots_answer_ = std::move(answer);
+}
+
+bool Session::AppendRoots(std::string& scope) const {
+  if (roots_asked_ && roots_answer_.empty()) return false;
+  if (!roots_answer_.empty()) {
+    scope += "\x1e";
+    scope += roots_answer_;
+  } else if (roots_declared_) {
+    scope += "\x1eroots:unasked";
+  }
+  return true;
+}
+
 void Session::HandleToolsCall(std::string_view line, const RawMessage& m,
                               const RequestContext& ctx) {
   const std::string_view raw_id = m.id;
@@ -425,6 +463,7 @@ void Session::HandleToolsCall(std::string_view line, const RawMessage& m,
   // client capabilities: they join the sharing scope (after a separator no
   // configured scope contains), so only identical envelopes share.
   std::string scope = options_.scope;
+  const bool roots_known = AppendRoots(scope);
   if (ctx.modern) {
     scope += "\x1f";
     scope += ctx.era.key_material;
@@ -437,6 +476,7 @@ void Session::HandleToolsCall(std::string_view line, const RawMessage& m,
   } else {
     blocker = ShareBlocker(m, other_params);
   }
+  if (blocker.empty() && !roots_known) blocker = "roots_unknown";
   ToolCall call{.server = options_.server,
                 .scope = scope,
                 .tool = name,
@@ -521,9 +561,11 @@ void Session::HandleDeclared(std::string_view line, const RawMessage& m,
   } else {
     blocker = ShareBlocker(m, /*other_params=*/false);
   }
+  std::string scope = options_.scope;
+  if (!AppendRoots(scope) && blocker.empty()) blocker = "roots_unknown";
   const WaiterId waiter = next_waiter_++;
   ToolCall call{.server = options_.server,
-                .scope = options_.scope,
+                .scope = scope,
                 .tool = m.method_name,
                 .arguments_json = args,
                 .bypass_reason = blocker,
@@ -533,11 +575,20 @@ void Session::HandleDeclared(std::string_view line, const RawMessage& m,
     case CallAction::kServe:
       spdlog::debug("hit method={} age={:.3f}s", m.method_name,
                     plan.age_seconds);
-      if (p.what == Tracked::kToolsList && !refreshing_) {
-        // The proxy learns the tools from what the client is given.
-        LearnToolsFromListResult(cache_, options_.server, *plan.result_json,
-                                 p.first_page);
+      if (p.what == Tracked::kToolsList && p.first_page && !tools_learned_) {
+        // Tools are learned only from the server's own answer, never from a
+        // stored one (another session, tenant or process put it there):
+        // until this session learned them, its listing goes upstream as a
+        // plain request (learned when answered, not stored again). Choice:
+        // the engine still counts the lookup as a hit.
+        spdlog::debug(
+            "tools/list hit not served: learning the tools from "
+            "the server first");
+        p.declared = false;
+        SendUpstream(std::move(p), line, m.id);
+        return;
       }
+      // A stored tools/list teaches nothing (SECURITY.md, session 18).
       ServeHit(m.id, plan);
       return;
     case CallAction::kWait:
@@ -749,6 +800,7 @@ void Session::OnServerLine(std::string_view line) {
         } else {
           LearnToolsFromListResult(cache_, options_.server, m.result,
                                    p.first_page);
+          if (p.first_page) tools_learned_ = true;
         }
       }
       if (p.what == Tracked::kTasks) OnTaskQueryAnswered(p, m.result, m.error);
@@ -770,6 +822,7 @@ void Session::OnServerLine(std::string_view line) {
     case MessageKind::kRequest:
       if (m.method_name == "roots/list") {
         roots_requests_.insert(NormalizeId(m.id));
+        roots_asked_ = true;
       }
       out_->ToClient(line);
       return;
@@ -1132,6 +1185,7 @@ void Session::OnRefreshReply(uint64_t generation, const RawMessage& m) {
   cache_->LearnTools(options_.server, refresh_tools_, /*replace=*/true);
   refresh_tools_.clear();
   refreshing_ = false;
+  tools_learned_ = true;
 }
 
 void Session::OnTaskQueryAnswered(const Pending& p, std::string_view result,

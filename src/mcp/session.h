@@ -25,6 +25,20 @@
 //                     initialize (invalidation: what the server returns or
 //                     permits may change)
 //
+// Roots (docs/MCP.md, "What is cached"). A server learns the client's roots
+// only from the client's answers to its roots/list requests, which the session
+// sees go by; entries are keyed by them (a part of the sharing scope after a
+// '\x1e' separator, before the 2026 envelope's part):
+//   * the server asked and the client answered: a digest of the canonical
+//     answer (or "error"), so clients with other roots never share;
+//   * the server asked and no answer came yet: calls bypass
+//     ("roots_unknown"), since the answer they get depends on roots the
+//     proxy does not know;
+//   * never asked, and the client declared the roots capability:
+//     "roots:unasked" (the server answered without roots; kept apart from
+//     clients without the capability, whose server will never ask);
+//   * never asked, no roots capability: the scope as configured.
+//
 // Eras (docs/MCP.md, "Protocol eras"). A session is in the 2025 era after
 // initialize and in the 2026-07-28 era after a request carrying a valid
 // per-request envelope in params._meta (era.h). In the 2026-07-28 era:
@@ -44,7 +58,9 @@
 //     ToolCall::declared calls (tool = method, arguments = params without
 //     _meta plus the envelope's key material): stored only when the result
 //     declares ttlMs > 0 and cacheScope, for ttlMs, shared by every scope
-//     when "public"; a tools/list served from cache still teaches the tools;
+//     when "public"; tools are learned only from the server's own answers,
+//     never from a stored tools/list: until the session learned them, a
+//     first-page listing that would be a hit goes upstream instead;
 //   * the session's own tools/list refresh carries the envelope of the
 //     client's last valid request.
 // In the 2025 era lists and reads are forwarded and never cached.
@@ -265,6 +281,13 @@ class Session {
   std::string NewProxyId(std::string_view prefix);
   // What the server permits may have changed with the client's roots.
   void RootsChanged(std::string_view why);
+  // The client answered the server's roots/list with `result` ("" for an
+  // error answer): the roots this session's entries are keyed under.
+  void NoteRootsAnswer(std::string_view result);
+  // Appends the roots part of the sharing scope to `scope` (see "Roots"
+  // above). False when the server asked for the roots and the client has
+  // not answered yet: the call may not share ("roots_unknown").
+  bool AppendRoots(std::string& scope) const;
   void HandleCancelled(std::string_view line, std::string_view params);
   void HandleCallResponse(std::string_view line, Pending& p,
                           std::string_view result, std::string_view error,
@@ -333,6 +356,9 @@ class Session {
   // refresh asked for earlier waits for it (refresh_deferred_).
   bool client_ready_ = false;
   bool refresh_deferred_ = false;
+  // This session taught the cache its server's tools from the server's own
+  // tools/list answer (a first page, or a completed refresh).
+  bool tools_learned_ = false;
   std::vector<ToolInfo> refresh_tools_;
   // Task-augmented writes whose task has not ended: taskId -> ticket.
   std::unordered_map<std::string, TicketId> task_tickets_;
@@ -340,6 +366,12 @@ class Session {
   // raw result of the last answer to one.
   std::unordered_set<std::string> roots_requests_;
   std::optional<std::string> last_roots_;
+  // The client declared the roots capability in its last initialize; the
+  // server asked for roots at least once; the last answer's part of the
+  // scope ("roots:<sha256 of its canonical form>", "error"; "" = none yet).
+  bool roots_declared_ = false;
+  bool roots_asked_ = false;
+  std::string roots_answer_;
   // tools/call bypasses ("roots_changing") until this time.
   double roots_quiet_until_ = 0;
   bool initialize_seen_ = false;

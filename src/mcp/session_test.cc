@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "toolcache/classifier.h"
 #include "toolcache/config.h"
 #include "toolcache/tool_cache.h"
 
@@ -18,6 +20,7 @@ namespace toolcache::mcp {
 namespace {
 
 using nlohmann::json;
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -930,6 +933,96 @@ TEST_F(SessionTest, ARootsChangeInvalidatesAndStoresNothingUntilApplied) {
   EXPECT_EQ(ServerCalls("read_file"), 5u);
 }
 
+// Roots key the entries (session 18, attackV finding 5): a client is served
+// only what was stored under the roots it gave its server.
+class RootsSessionTest : public SessionTest {
+ protected:
+  struct Client {
+    Recorder out;
+    std::unique_ptr<Session> session;
+  };
+  // A session whose client declares roots (or not) and, when `roots` is
+  // set, answers the server's roots/list with them.
+  std::unique_ptr<Client> Connect(bool declares,
+                                  std::optional<std::string> roots) {
+    auto c = std::make_unique<Client>();
+    c->session =
+        std::make_unique<Session>(SessionOptions{.server = "srv", .scope = ""},
+                                  cache_.get(), &clock_, &c->out);
+    const std::string caps =
+        declares ? R"({"roots":{"listChanged":true}})" : "{}";
+    c->session->OnClientLine(
+        R"({"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":)" +
+        caps + "}}");
+    c->session->OnServerLine(Result(R"("i")", "{}"));
+    c->session->OnClientLine(
+        R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+    if (roots) {
+      c->session->OnServerLine(
+          R"({"jsonrpc":"2.0","id":"r","method":"roots/list"})");
+      c->session->OnClientLine(
+          R"({"jsonrpc":"2.0","id":"r","result":{"roots":[{"uri":"file://)" +
+          *roots + R"("}]}})");
+    }
+    return c;
+  }
+  // The client reads `path`; the server (if asked) answers `text`.
+  std::string Read(Client& c, const std::string& id, const std::string& path,
+                   const std::string& text) {
+    const size_t got = c.out.to_client.size();
+    const size_t sent = c.out.to_server.size();
+    c.session->OnClientLine(
+        Call(id, "read_file", R"({"path":")" + path + R"("})"));
+    if (c.out.to_server.size() > sent) {
+      c.session->OnServerLine(Result(
+          id, R"({"content":[{"type":"text","text":")" + text + R"("}]})"));
+    }
+    EXPECT_EQ(c.out.to_client.size(), got + 1);
+    return c.out.to_client.back();
+  }
+};
+
+TEST_F(RootsSessionTest, ClientsWithOtherRootsNeverShareAnEntry) {
+  auto a = Connect(true, "/w/a");
+  auto b = Connect(true, "/w/b");
+  auto a2 = Connect(true, "/w/a");
+  clock_.Advance(2.5);  // past the roots settle time
+  (void)Read(*a, "1", "/w/a/secret", "SECRET_OF_A");
+  ASSERT_THAT(Read(*a, "2", "/w/a/secret", "SECRET_OF_A"),
+              HasSubstr("toolcache/cache"));
+  // B's server would refuse: B gets its own server's answer.
+  EXPECT_THAT(Read(*b, "3", "/w/a/secret", "Access denied"),
+              AllOf(HasSubstr("Access denied"), Not(HasSubstr("SECRET"))));
+  // The same roots share.
+  EXPECT_THAT(Read(*a2, "4", "/w/a/secret", "x"), HasSubstr("SECRET_OF_A"));
+  EXPECT_TRUE(a2->out.to_server.size() == 3u) << "initialized, roots, no call";
+}
+
+TEST_F(RootsSessionTest, CallsBypassWhileTheServerWaitsForTheRoots) {
+  auto a = Connect(true, std::nullopt);
+  a->session->OnServerLine(
+      R"({"jsonrpc":"2.0","id":"r","method":"roots/list"})");
+  (void)Read(*a, "1", "/w/a/f", "v1");
+  (void)Read(*a, "2", "/w/a/f", "v1");
+  EXPECT_EQ(cache_->Stats().bypasses.at("roots_unknown"), 2u);
+  a->session->OnClientLine(
+      R"({"jsonrpc":"2.0","id":"r","result":{"roots":[{"uri":"file:///w/a"}]}})");
+  clock_.Advance(2.5);
+  (void)Read(*a, "3", "/w/a/f", "v1");
+  EXPECT_THAT(Read(*a, "4", "/w/a/f", "v1"), HasSubstr("toolcache/cache"));
+}
+
+TEST_F(RootsSessionTest, ClientsWithoutRootsKeepTheirScope) {
+  auto a = Connect(false, std::nullopt);
+  auto b = Connect(false, std::nullopt);
+  auto c = Connect(true, std::nullopt);  // declared, never asked
+  auto d = Connect(true, std::nullopt);
+  (void)Read(*a, "1", "/f", "v1");
+  EXPECT_THAT(Read(*b, "2", "/f", "v2"), HasSubstr("toolcache/cache"));
+  EXPECT_THAT(Read(*c, "3", "/f", "v3"), Not(HasSubstr("toolcache/cache")));
+  EXPECT_THAT(Read(*d, "4", "/f", "v4"), HasSubstr("v3"));
+}
+
 TEST_F(SessionTest, ResourceListChangesAndReinitializeInvalidate) {
   session_->OnClientLine(
       R"({"jsonrpc":"2.0","id":"i1","method":"initialize","params":{}})");
@@ -1161,17 +1254,42 @@ TEST_F(ModernSessionTest, LegacyListsAreNeverCached) {
   EXPECT_EQ(Sent(out_, "prompts/list"), 2u);
 }
 
-TEST_F(ModernSessionTest, AToolsListServedFromCacheStillTeachesTheTools) {
+// Tools are learned only from the server's own answers (session 18,
+// attackV finding 2): a new session (as after a restart with a shared store)
+// asks the server for its first listing instead of serving the stored one,
+// and learns the tools from it; its next listing may be served.
+TEST_F(ModernSessionTest, ANewSessionLearnsTheToolsFromTheServerNotTheStore) {
   LearnList();
-  // The cache forgets the tools (as after a restart with a shared store);
-  // the client's next listing is served from cache and teaches them again:
-  // without that, frobnicate would be an unknown tool, a possible write.
   cache_->LearnTools("srv", {}, /*replace=*/true);
-  EXPECT_THAT(Exchange(ModernRequest("\"t2\"", "tools/list"), kModernTools),
+  Recorder out2;
+  auto s2 = NewSession("", &out2);
+  EXPECT_THAT(
+      Exchange(*s2, out2, ModernRequest("\"t2\"", "tools/list"), kModernTools),
+      Not(HasSubstr("toolcache/cache")));
+  EXPECT_EQ(Sent(out2, "tools/list"), 1u);
+  (void)Exchange(*s2, out2, ModernCall("3", "frobnicate", "{}"), kModernRead);
+  EXPECT_THAT(
+      Exchange(*s2, out2, ModernCall("4", "frobnicate", "{}"), kModernRead),
+      HasSubstr("toolcache/cache"));
+  EXPECT_THAT(
+      Exchange(*s2, out2, ModernRequest("\"t3\"", "tools/list"), kModernTools),
+      HasSubstr("toolcache/cache"));
+  EXPECT_EQ(Sent(out2, "tools/list"), 1u);
+}
+
+// A stored tools/list is served but teaches nothing: the tools stay as the
+// server last told them (here: frobnicate became a write).
+TEST_F(ModernSessionTest, AStoredToolsListNeverTeachesTheTools) {
+  LearnList();
+  ToolInfo write{.name = "frobnicate", .description = "Frobnicate"};
+  write.annotations = ToolAnnotations{.read_only = false};
+  cache_->LearnTools("srv", std::vector<ToolInfo>{write}, /*replace=*/true);
+  ASSERT_THAT(Exchange(ModernRequest("\"t2\"", "tools/list"), kModernTools),
               HasSubstr("toolcache/cache"));
   (void)Exchange(ModernCall("3", "frobnicate", "{}"), kModernRead);
   EXPECT_THAT(Exchange(ModernCall("4", "frobnicate", "{}"), kModernRead),
-              HasSubstr("toolcache/cache"));
+              Not(HasSubstr("toolcache/cache")));
+  EXPECT_EQ(Sent(out_, "tools/call"), 2u);
 }
 
 TEST_F(ModernSessionTest, PrivateStaysInItsScopePublicIsShared) {

@@ -40,7 +40,7 @@ std::string_view OpenApiJson() {
         "type": "object",
         "properties": {
           "cacheable": {"type": "boolean"},
-          "reason": {"type": "string", "enum": ["cacheable", "hard_excluded", "operator_excluded", "command", "ttl_too_short", "open_world_needs_ttl", "error_result", "incomplete_result", "invalid_arguments", "user_required", "declared_by_server"]},
+          "reason": {"type": "string", "enum": ["cacheable", "hard_excluded", "operator_excluded", "command", "ttl_too_short", "open_world_needs_ttl", "error_result", "incomplete_result", "invalid_arguments", "user_required", "declared_by_server", "reserved_tool_name"]},
           "requestType": {"type": "string", "enum": ["INFORMATIONAL", "COMMAND"]},
           "ttlSeconds": {"type": "number"},
           "source": {"type": "string"},

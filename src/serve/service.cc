@@ -376,9 +376,20 @@ struct CallFields {
   std::string user;
 };
 
+// A `tool` naming an MCP method the MCP face caches (tools/list,
+// resources/read, ...: IsDeclaredMethodName) is refused with
+// FAILED_PRECONDITION: that key space holds only the server's own answers
+// on /mcp/<name>, and a tenant writing there would teach the cache another
+// tool list (SECURITY.md, session 18).
 Status ReadCall(const Body& b, CallFields* c) {
   if (Status s = b.String("server", true, &c->server); !s.ok()) return s;
   if (Status s = b.String("tool", true, &c->tool); !s.ok()) return s;
+  if (IsDeclaredMethodName(c->tool)) {
+    return FailedPrecondition(
+        "'tool' " + json::Quote(c->tool) +
+        " is an MCP method, not a tool: its cached answer comes only from "
+        "the server itself at /mcp/<name>, never from this API");
+  }
   if (Status s = b.String("user", false, &c->user); !s.ok()) return s;
   bool present = false;
   std::string_view args;
@@ -387,6 +398,16 @@ Status ReadCall(const Body& b, CallFields* c) {
   }
   if (present) c->arguments = args;
   return Status::Ok();
+}
+
+// The 400 of a body ReadCall refused: "reserved_tool_name" for an MCP
+// method's name, else "bad_request".
+Reply CallFieldsError(const Status& s) {
+  return Error(400,
+               s.code() == StatusCode::kFailedPrecondition
+                   ? "reserved_tool_name"
+                   : "bad_request",
+               s.message());
 }
 
 // The outcome fields of record and complete: `result` (required unless
@@ -868,9 +889,7 @@ Reply CacheService::Lookup(std::string_view tenant, std::string_view body) {
     return Error(400, "bad_request", s.message());
   }
   CallFields c;
-  if (Status s = ReadCall(b, &c); !s.ok()) {
-    return Error(400, "bad_request", s.message());
-  }
+  if (Status s = ReadCall(b, &c); !s.ok()) return CallFieldsError(s);
   Probe p = options_.cache->Peek(MakeCall(c, tenant));
   if (p.bypass_reason == kUserRequired) return UserRequired();
   if (p.would_hit && p.result_json) {
@@ -903,9 +922,7 @@ Reply CacheService::Record(std::string_view tenant, std::string_view body) {
     return Error(400, "bad_request", s.message());
   }
   CallFields c;
-  if (Status s = ReadCall(b, &c); !s.ok()) {
-    return Error(400, "bad_request", s.message());
-  }
+  if (Status s = ReadCall(b, &c); !s.ok()) return CallFieldsError(s);
   Outcome outcome;
   if (Status s = ReadOutcome(b, &outcome); !s.ok()) {
     return Error(400, "bad_request", s.message());
@@ -946,9 +963,7 @@ std::optional<Reply> CacheService::Begin(std::string_view tenant,
     return Error(400, "bad_request", s.message());
   }
   CallFields c;
-  if (Status s = ReadCall(b, &c); !s.ok()) {
-    return Error(400, "bad_request", s.message());
-  }
+  if (Status s = ReadCall(b, &c); !s.ok()) return CallFieldsError(s);
   double wait = options_.max_wait_seconds;
   if (Status s = b.Number("waitSeconds", &wait); !s.ok()) {
     return Error(400, "bad_request", s.message());
@@ -1201,9 +1216,7 @@ Reply CacheService::Explain(std::string_view tenant, std::string_view body) {
     return Error(400, "bad_request", s.message());
   }
   CallFields c;
-  if (Status s = ReadCall(b, &c); !s.ok()) {
-    return Error(400, "bad_request", s.message());
-  }
+  if (Status s = ReadCall(b, &c); !s.ok()) return CallFieldsError(s);
   Probe p = options_.cache->Peek(MakeCall(c, tenant));
   const bool cacheable = p.bypass_reason.empty();
   std::string out = "{\"cacheable\":";

@@ -3,6 +3,7 @@
 // statistics and the OpenAPI document.
 #include "src/serve/service.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -605,6 +606,36 @@ TEST_F(ServiceTest, BadInputIsA4xxJsonErrorNeverACrash) {
   }
 }
 
+// Session 18 (attackV finding 2): an MCP method's name is no tool of this
+// API. A tenant that recorded "tools/list" wrote where /mcp/<name> looks up
+// the server's own list (and taught the cache its forged tools).
+TEST_F(ServiceTest, McpMethodNamesAreRefusedAsTools) {
+  const std::string args =
+      R"("arguments":{"toolcache/envelope":{"protocolVersion":"2026-07-28"}})";
+  for (const std::string path :
+       {"/v1/lookup", "/v1/record", "/v1/begin", "/v1/explain"}) {
+    for (const std::string tool :
+         {"tools/list", "resources/read", "prompts/list", "server/discover"}) {
+      std::optional<Reply> r =
+          Send("POST", path,
+               R"({"server":"fs","tool":")" + tool + R"(",)" + args +
+                   R"(,"result":{"tools":[]}})");
+      ASSERT_TRUE(r.has_value()) << path;
+      EXPECT_EQ(r->status, 400) << path << " " << tool;
+      const json j = json::parse(r->body);
+      EXPECT_EQ(j["error"]["code"], "reserved_tool_name") << r->body;
+      EXPECT_THAT(j["error"]["message"].get<std::string>(),
+                  ::testing::HasSubstr("MCP method"));
+    }
+  }
+  EXPECT_EQ(cache_->Stats().recorded, 0u);
+  // Another name with a slash is an ordinary tool.
+  std::optional<Reply> r =
+      Send("POST", "/v1/lookup", R"({"server":"fs","tool":"tools/list_all"})");
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->status, 200);
+}
+
 TEST_F(ServiceTest, ForeignOriginsAreRefused) {
   std::optional<Reply> r =
       Send("POST", "/v1/lookup", Call("get_doc", {}).dump(), "", nullptr,
@@ -713,7 +744,7 @@ TEST_F(ServiceTest, OpenApiListsEveryVerdictReason) {
   std::optional<Reply> r = Send("GET", "/v1/openapi.json", "");
   ASSERT_TRUE(r.has_value());
   const std::string body = r->body;
-  for (int i = 0; i <= static_cast<int>(VerdictReason::kDeclaredByServer);
+  for (int i = 0; i <= static_cast<int>(VerdictReason::kReservedToolName);
        ++i) {
     const std::string name(VerdictReasonName(static_cast<VerdictReason>(i)));
     EXPECT_NE(body.find("\"" + name + "\""), std::string::npos) << name;
