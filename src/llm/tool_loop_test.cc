@@ -277,7 +277,7 @@ TEST_F(ToolLoopTest, SessionOutlivesTheCallersBodyAndParse) {
     ClientRan("toolu_1", "Read", kA, "alpha");
     std::unique_ptr<ServeSession> s;
     {
-      std::string body = text;
+      std::string body = Padded(text);  // read in place: views into it
       auto p = ParseRequest(Api::kAnthropicMessages, body);
       ASSERT_TRUE(p.ok());
       const std::string upstream = body;
@@ -441,10 +441,11 @@ TEST_F(ToolLoopTest, StagesEditTheOneParseOfARequest) {
   // The former path: splice, parse the spliced body, offload over it.
   SpliceReport rep2;
   const std::string spliced = loop_->Splice(*p2, client2, "s", &rep2);
-  auto again = ParseRequest(Api::kAnthropicMessages, Padded(spliced));
+  const std::string padded_spliced = Padded(spliced);  // the views' body
+  auto again = ParseRequest(Api::kAnthropicMessages, padded_spliced);
   ASSERT_TRUE(again.ok());
   OffloadReport orep2;
-  const std::string before = off.Rewrite(*again, Padded(spliced), "s", &orep2);
+  const std::string before = off.Rewrite(*again, padded_spliced, "s", &orep2);
   EXPECT_EQ(upstream, before);
   // The session's hidden rounds go to the same place as with a parse.
   ServeSession parsed(loop_.get(), *p2, client2, upstream, "s");

@@ -969,11 +969,11 @@ TEST(ParseRequest, AStringReadAsAViewIsStillConsumed) {
   for (const auto& [api, text] : kBodies) {
     EXPECT_FALSE(ParseRequest(api, Padded(text)).ok()) << text;
   }
-  // Escaped strings are still decoded; plain ones read whole.
-  const Result<ParsedRequest> r = ParseRequest(
-      Api::kAnthropicMessages,
-      Padded(
-          R"({"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"toolu\u005f1","name":"Read","input":{}}]}]})"));
+  // Escaped strings are still decoded; plain ones read whole. (The body
+  // outlives the parse: its views index it.)
+  const std::string body = Padded(
+      R"({"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"toolu\u005f1","name":"Read","input":{}}]}]})");
+  const Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->tool_uses.size(), 1u);
   EXPECT_EQ(r->tool_uses[0].id, "toolu_1");
