@@ -8,6 +8,7 @@
 //        [--baseline-bin OTHER] [--rounds 400] [--wrk-seconds 10] [--sizes 2048,204800]
 //        [--no-wrk] [--no-portkey] [--no-nginx] [--stages] [--upstream fake|static]
 //        [--order shuffle|alternate] [--seed N] [--congestion reno]
+//        [--rounds-at SIZE:N,...] [--resamples 1000]
 // --upstream static (sse200): every path talks to bench/llm_static_upstream.mjs,
 // which answers with the fake upstream's own reply bytes for each block
 // (captured once per block, direct from the fake) and parses and keeps
@@ -37,6 +38,17 @@
 // quantile; "p99 paired" = the p99 over the rounds of path - direct in the
 // same round) and the ratios the goals name: toolcache / nginx (goal <= 1.5)
 // and portkey / toolcache (goal >= 8).
+// Session 18: the added latency as the difference of the distributions'
+// quantiles, p(path) - p(direct) at p50 and p99, with a 95 % bootstrap
+// interval (rounds resampled, --resamples times, seeded by --seed) for each
+// path's added time and for the ratios toolcache / nginx and Portkey /
+// toolcache, and the goal cells decided from them (met / not met /
+// undecided when the interval straddles the goal): the second table, and
+// `qdiff` in each JSON row (bench/llm_latency_stats.mjs says why and how).
+// The paired p99 above stays as it was; it measures the machine's stalls.
+// --rounds-at 2048:10000,204800:3000 sets the rounds per body size (others
+// take --rounds). Portkey's streamed requests fail (its own HTTP 500,
+// session 12): its SSE cells have no Portkey anchor and say so.
 // --stages runs the proxy at --log-level debug and prints, per block, the
 // medians of its per-request stage times (its "stages (ms)" log lines).
 // Method: one keep-alive client; for each body size and mode (JSON or SSE)
@@ -65,6 +77,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { congestionControl, nginxConf, reexecWithCongestion, requestBody, startProcess } from './llm_bench_common.mjs';
+import { addedQuantiles } from './llm_latency_stats.mjs';
 
 reexecWithCongestion();
 const congestion = congestionControl();
@@ -75,6 +88,15 @@ const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] :
 const BIN = path.resolve(opt('--bin', path.join(root, 'build/apps/toolcache/toolcache')));
 const BASE = opt('--baseline-bin') ? path.resolve(opt('--baseline-bin')) : null;
 const ROUNDS = Number(opt('--rounds', 400));
+const ROUNDS_AT = Object.fromEntries((opt('--rounds-at', '') || '').split(',').filter(Boolean)
+  .map((x) => x.split(':').map(Number)));
+const roundsFor = (size) => ROUNDS_AT[size] ?? ROUNDS;
+const RESAMPLES = Number(opt('--resamples', 1000));
+const SEED = Number(opt('--seed', 1));
+if (args.includes('--help')) {
+  console.log(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0].replace(/^\/\/ ?/gm, ''));
+  process.exit(0);
+}
 const WRK_SECONDS = Number(opt('--wrk-seconds', 10));
 const SIZES = opt('--sizes', '2048,204800').split(',').map(Number);
 const NO_WRK = args.includes('--no-wrk');
@@ -201,7 +223,9 @@ async function main() {
       let prev = null;
       const cpu0 = cpuMs(proxy.child.pid);
       const log0 = proxy.child.output.length;
-      for (let r = 0; r < ROUNDS + 20; ++r) {
+      const rounds = roundsFor(size);
+      const blockStart = Date.now();
+      for (let r = 0; r < rounds + 20; ++r) {
         const order = ORDER === 'shuffle' ? shuffled(targets) : r % 2 ? [...targets].reverse() : targets;
         for (const t of order) {
           if (t.failed?.[`${size}/${stream}`]) continue;
@@ -232,7 +256,7 @@ async function main() {
       }
       const ok = targets.filter((t) => times[t.name].length > 0);
       const med = Object.fromEntries(ok.map((t) => [t.name, quant(times[t.name], 0.5)]));
-      const row = { bytes: b.length, stream, proxy_cpu_ms_per_request: +(proxyCpuMs / (ROUNDS + 20)).toFixed(3) };
+      const row = { bytes: b.length, stream, rounds, block_seconds: +((Date.now() - blockStart) / 1e3).toFixed(1), load_after_block: loadavg(), proxy_cpu_ms_per_request: +(proxyCpuMs / (rounds + 20)).toFixed(3) };
       if (stageMedians) row.proxy_stage_p50_ms = stageMedians;
       for (const t of ok) {
         row[`${t.name}_p50_ms`] = +med[t.name].toFixed(3);
@@ -255,6 +279,14 @@ async function main() {
             row[`${t.name}_paired_added_p99_ms`] = +quant(d, 0.99).toFixed(3);
           }
         }
+      }
+      // The quantile differences with bootstrap intervals (session 18):
+      // only paths that answered every round (Portkey's SSE fails).
+      const full = Object.fromEntries(ok.filter((t) => times[t.name].length === times.direct.length)
+        .map((t) => [t.name, times[t.name]]));
+      row.qdiff = addedQuantiles(full, { resamples: RESAMPLES, seed: SEED });
+      if (targets.some((t) => t.name === 'portkey') && !full.portkey) {
+        row.portkey_missing = targets.find((t) => t.name === 'portkey').failed?.[`${size}/${stream}`] ?? 'no samples';
       }
       results.push(row);
     }
@@ -286,6 +318,7 @@ async function main() {
       console.log(`| ${(r.bytes / 1024).toFixed(0)} KB | ${r.stream ? 'SSE' : 'JSON'} | ${q} | ${r[`direct_${dq}_ms`]} ms | ${add('toolcache')} ms | ${add('nginx') ?? '-'} ms | ${add('portkey') ?? '-'} ms | ${ratio(add('toolcache'), add('nginx'))} | ${ratio(add('portkey'), add('toolcache'))} |${b} ${r.proxy_cpu_ms_per_request} ms |`);
     }
   }
+  printQuantileTable(results);
   if (NO_WRK) {
     nginx?.child.kill('SIGTERM');
     baseline?.child.kill('SIGTERM');
@@ -328,6 +361,39 @@ async function main() {
   stat?.child.kill('SIGTERM');
   portkey?.child.kill('SIGTERM');
   agent.destroy();
+}
+
+// The second table: added latency = p(path) - p(direct), with intervals.
+function printQuantileTable(results) {
+  const level = results[0]?.qdiff?.[0]?.level ?? 0.95;
+  const f = (x) => (Number.isFinite(x) ? x.toFixed(3) : '-');
+  const fr = (x) => (Number.isFinite(x) ? x.toFixed(2) : '-');
+  const withCi = (est, ci, fmt, unit) => (ci === undefined ? '-' : `${Number.isFinite(est) ? fmt(est) + unit : '-'} [${fmt(ci.lo)}, ${fmt(ci.hi)}]`);
+  const cells = [];
+  console.log(`\nAdded latency = quantile(path) - quantile(direct), ${(level * 100).toFixed(0)} % bootstrap intervals (${RESAMPLES} resamples of the rounds, seed ${SEED}); ms and x:`);
+  const bcol = results.some((r) => r.qdiff?.[0]?.added_ms.baseline !== undefined);
+  console.log(`| request | mode | q | rounds | direct | toolcache added | nginx added | portkey added | toolcache/nginx | goal <= 1.5x | portkey/toolcache | goal >= 8x |${bcol ? ' baseline added | baseline/nginx |' : ''} load after |`);
+  console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|${bcol ? '---|---|' : ''}---|`);
+  for (const r of results) {
+    for (const s of r.qdiff ?? []) {
+      const q = s.q === 0.5 ? 'p50' : `p${Math.round(s.q * 100)}`;
+      const add = (p) => withCi(s.added_ms[p], s.ci[p], f, '');
+      const tn = s.cells.toolcache_vs_nginx?.verdict ?? '-';
+      const pk = s.cells.portkey_vs_toolcache?.verdict ?? (r.portkey_missing ? 'no anchor (Portkey failed)' : '-');
+      // A ratio is undefined in a resample whose added times are <= 0:
+      // those are left out of its interval (the verdict does not use it).
+      const skipped = (k) => (s.ci[k] && s.ci[k].n < s.resamples ? ` (${s.resamples - s.ci[k].n} resamples <= 0 left out)` : '');
+      const req = `${(r.bytes / 1024).toFixed(0)} KB`;
+      const mode = r.stream ? 'SSE' : 'JSON';
+      const b = bcol ? ` ${add('baseline')} | ${withCi(s.estimate.baseline_over_nginx, s.ci.baseline_over_nginx, fr, 'x')}${skipped('baseline_over_nginx')} |` : '';
+      console.log(`| ${req} | ${mode} | ${q} | ${s.rounds} | ${f(s.direct_ms)} | ${add('toolcache')} | ${add('nginx')} | ${r.portkey_missing ? 'failed' : add('portkey')} | ${withCi(s.estimate.toolcache_over_nginx, s.ci.toolcache_over_nginx, fr, 'x')}${skipped('toolcache_over_nginx')} | ${tn} | ${withCi(s.estimate.portkey_over_toolcache, s.ci.portkey_over_toolcache, fr, 'x')}${skipped('portkey_over_toolcache')} | ${pk} |${b} ${r.load_after_block} |`);
+      if (s.cells.toolcache_vs_nginx) cells.push(`${req} ${mode} ${q} toolcache <= 1.5x nginx: ${tn}`);
+      if (s.cells.portkey_vs_toolcache) cells.push(`${req} ${mode} ${q} Portkey >= 8x toolcache: ${pk}`);
+      else if (r.portkey_missing) cells.push(`${req} ${mode} ${q} Portkey >= 8x toolcache: no anchor (Portkey's own failure: ${String(r.portkey_missing).slice(0, 60)})`);
+    }
+  }
+  console.log('\nGoal cells (decided on toolcache - 1.5 x nginx and Portkey - 8 x toolcache: met when the interval is on the goal\'s side of 0, undecided when it straddles 0):');
+  for (const c of cells) console.log(`  ${c}`);
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });

@@ -251,7 +251,7 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
     ++rep.results;
     // The call this result answers: from the history (newest first), else
     // remembered from the response that asked for it.
-    const ToolUse* use = nullptr;
+    const RequestToolUse* use = nullptr;
     for (auto it = request.tool_uses.rbegin(); it != request.tool_uses.rend();
          ++it) {
       if (it->id == result.id) {
@@ -292,7 +292,7 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
         p->recorded_size = size;
       } else if (use != nullptr) {
         // Not seen asked (a proxy restart): remember it as recorded.
-        RememberLocked(key, {.name = use->name,
+        RememberLocked(key, {.name = std::string(use->name),
                              .asked_at = now,
                              .recorded = true,
                              .recorded_name = name,

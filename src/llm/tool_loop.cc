@@ -92,13 +92,13 @@ std::string MessageIdentity(const ParsedRequest& request, std::string_view body,
   if (index >= request.message_list.size()) return "";
   const Message& m = request.message_list[index];
   std::vector<std::string> ids;
-  for (const ToolUse& u : request.tool_uses) {
-    if (u.message == index) ids.push_back(u.id);
+  for (const RequestToolUse& u : request.tool_uses) {
+    if (u.message == index) ids.emplace_back(u.id);
   }
   for (const ToolResult& r : request.tool_results) {
-    if (r.message == index) ids.push_back(r.id);
+    if (r.message == index) ids.emplace_back(r.id);
   }
-  std::string role = m.role.empty() ? m.type : m.role;
+  std::string role(m.role.empty() ? m.type : m.role);
   if (!ids.empty()) return Identity(role, ids, "");
   ojson j = Parse(m.span.In(body));
   if (!j.is_object()) return "";
@@ -786,6 +786,10 @@ ServeSession::ServeSession(ToolLoop* loop, ParsedRequest client,
       client_body_(std::move(client_body)),
       scope_(std::move(scope)),
       state_scope_(state_scope ? std::move(*state_scope) : scope_.credential) {
+  // The client's views (wire.h) stay valid after the caller's body is
+  // rewritten: they index client_body_, which a moved-in body already is
+  // (the proxy's Splice); a copy gets them moved onto it.
+  RebaseViews(&client_, client_body_);
   // Where hidden messages go: after the last message of the upstream body.
   const std::string* body = &upstream_body;
   // The upstream body's spans: the client's parse moved through the

@@ -216,13 +216,16 @@ class ToolLoop {
 // it): the bodies sent upstream, the hidden messages so far, usage summed.
 //
 // Example:
-//   ServeSession s(&loop, client_parsed, client_body, scope);
+//   ServeSession s(&loop, std::move(client_parsed), std::move(client_body),
+//                  upstream_body, scope);
 //   std::string body = s.upstream_body();        // send it
 //   while (auto next = s.OnResponse(resp, parsed)) body = *next;  // resend
 //   client_body = s.Finish(resp, parsed);        // answer the client
 class ServeSession {
  public:
-  // `client` / `client_body`: the request as the client sent it;
+  // `client` / `client_body`: the request as the client sent it (the
+  // parse of exactly these bytes; its views are moved onto client_body,
+  // wire.h RebaseViews: move the body in to keep them where they are);
   // `upstream_body`: what goes upstream (spliced).
   // `scope`: the result entries' scope; `state_scope` (default: `scope`):
   // the conversation state's and offloaded results' (scope.h).
@@ -258,6 +261,9 @@ class ServeSession {
   double latency_saved_seconds() const { return latency_saved_; }
   const std::vector<std::string>& served_tools() const { return tools_; }
   bool saved() const { return saved_; }
+  // The client's parse; its views index this session's copy of the body,
+  // valid for the session's life whatever the caller did with its own.
+  const ParsedRequest& client() const { return client_; }
 
  private:
   ToolLoop* loop_;

@@ -263,6 +263,59 @@ TEST_F(ToolLoopTest, TextStopIsNeverServed) {
   EXPECT_FALSE(Serve(r).has_value());
 }
 
+// hopS: a session keeps the client's parse, whose text is views into the
+// body (wire.h), after the caller's body is gone: the proxy moves both in
+// and puts the spliced body in its place; a caller may pass copies. Either
+// way the views must index the session's own body (ASan:
+// heap-use-after-free when they still point into the caller's string).
+TEST_F(ToolLoopTest, SessionOutlivesTheCallersBodyAndParse) {
+  const std::string text = Padded(
+      R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"read a twice"}]})");
+  for (const bool moved : {false, true}) {
+    SCOPED_TRACE(moved ? "moved in" : "copies");
+    Build(Config(), ServeOptions{.all_tools = true, .tools = {"Read"}});
+    ClientRan("toolu_1", "Read", kA, "alpha");
+    std::unique_ptr<ServeSession> s;
+    {
+      std::string body = Padded(text);  // read in place: views into it
+      auto p = ParseRequest(Api::kAnthropicMessages, body);
+      ASSERT_TRUE(p.ok());
+      const std::string upstream = body;
+      if (moved) {
+        s = std::make_unique<ServeSession>(loop_.get(), std::move(*p),
+                                           std::move(body), upstream, "s");
+        body = std::string(text.size(), 'x');  // the proxy's *body = upstream
+      } else {
+        s = std::make_unique<ServeSession>(loop_.get(), *p, body, upstream,
+                                           "s");
+        body.assign(body.size(), 'x');
+      }
+    }
+    // The parse the session keeps reads its own body.
+    ASSERT_EQ(s->client().message_list.size(), 1u);
+    EXPECT_EQ(s->client().message_list[0].role, "user");
+    const std::string r1 =
+        AnthropicToolResponse({{"toolu_9", "Read", kA}}, 10, 5);
+    auto pr1 = ParseResponse(Api::kAnthropicMessages, r1);
+    ASSERT_TRUE(s->OnResponse(r1, *pr1).has_value());
+    const std::string r2 = AnthropicTextResponse("a says alpha", 30, 8);
+    auto pr2 = ParseResponse(Api::kAnthropicMessages, r2);
+    EXPECT_FALSE(s->OnResponse(r2, *pr2).has_value());
+    (void)s->Finish(r2, *pr2);  // saves: reads the client's messages
+    ASSERT_TRUE(s->saved());
+    // Saved under the client's real messages: the next request splices.
+    const std::string client2 = Padded(
+        R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"read a twice"},)"
+        R"({"role":"assistant","content":[{"type":"text","text":"a says alpha"}]},)"
+        R"({"role":"user","content":"thanks"}]})");
+    auto p2 = ParseRequest(Api::kAnthropicMessages, client2);
+    ASSERT_TRUE(p2.ok());
+    SpliceReport rep;
+    (void)loop_->Splice(*p2, client2, "s", &rep);
+    EXPECT_EQ(rep.spliced, 1u);
+  }
+}
+
 // A whole conversation: served rounds, the client's next request spliced
 // byte-identically, usage summed, missing state forwarded as sent.
 TEST_F(ToolLoopTest, SessionSplicesHiddenTurnsBack) {
@@ -388,10 +441,11 @@ TEST_F(ToolLoopTest, StagesEditTheOneParseOfARequest) {
   // The former path: splice, parse the spliced body, offload over it.
   SpliceReport rep2;
   const std::string spliced = loop_->Splice(*p2, client2, "s", &rep2);
-  auto again = ParseRequest(Api::kAnthropicMessages, Padded(spliced));
+  const std::string padded_spliced = Padded(spliced);  // the views' body
+  auto again = ParseRequest(Api::kAnthropicMessages, padded_spliced);
   ASSERT_TRUE(again.ok());
   OffloadReport orep2;
-  const std::string before = off.Rewrite(*again, Padded(spliced), "s", &orep2);
+  const std::string before = off.Rewrite(*again, padded_spliced, "s", &orep2);
   EXPECT_EQ(upstream, before);
   // The session's hidden rounds go to the same place as with a parse.
   ServeSession parsed(loop_.get(), *p2, client2, upstream, "s");

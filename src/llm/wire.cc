@@ -486,6 +486,35 @@ error_code String(sj::value& v, std::string* out) {
   return simdjson::SUCCESS;
 }
 
+// A view of `s` that outlives the parse (ParsedRequest's views): `s` itself
+// when its bytes lie in `body` (the body's bytes stay while the parse is
+// used), else a copy kept in out->owned (a decoded string in the parser's
+// buffer, valid only until the next parse on this thread).
+std::string_view KeepString(ParsedRequest* out, std::string s) {
+  if (!out->owned) out->owned = std::make_shared<RequestText>();
+  return out->owned->values.emplace_back(std::move(s));
+}
+
+std::string_view Keep(ParsedRequest* out, std::string_view body,
+                      std::string_view s) {
+  if (s.empty()) return {};
+  const auto at = reinterpret_cast<uintptr_t>(s.data());
+  const auto begin = reinterpret_cast<uintptr_t>(body.data());
+  if (at >= begin && at - begin <= body.size() &&
+      s.size() <= body.size() - (at - begin)) {
+    return s;
+  }
+  return KeepString(out, std::string(s));
+}
+
+// Reads a string value as a view that outlives the parse (Keep).
+error_code Text(Reader& r, sj::value& v, ParsedRequest* out,
+                std::string_view* s) {
+  if (auto e = StringView(v, s)) return e;
+  *s = Keep(out, r.body(), *s);
+  return simdjson::SUCCESS;
+}
+
 // True when a tool output in OpenAI form (which has no error flag) is an
 // MCP CallToolResult serialized as text with "isError": true.
 bool LooksLikeErrorResult(std::string_view body, Span content) {
@@ -556,9 +585,9 @@ std::optional<Failure> AnthropicBlock(Reader& r, sj::value& v, uint32_t index,
   }
   TC_TRY(r.Close(&span), "messages[].content[]");
   if (Eq(type, "tool_use")) {
-    ToolUse& u = out->tool_uses.emplace_back();
-    u.id = id;
-    u.name = name;
+    RequestToolUse& u = out->tool_uses.emplace_back();
+    u.id = Keep(out, r.body(), id);
+    u.name = Keep(out, r.body(), name);
     if (input.empty()) {
       u.arguments = "{}";
     } else {
@@ -568,7 +597,7 @@ std::optional<Failure> AnthropicBlock(Reader& r, sj::value& v, uint32_t index,
     u.message = index;
   } else if (Eq(type, "tool_result")) {
     ToolResult& t = out->tool_results.emplace_back();
-    t.id = id;
+    t.id = Keep(out, r.body(), id);
     t.span = span;
     t.content = content;
     t.is_error = is_error;
@@ -594,7 +623,7 @@ std::optional<Failure> AnthropicMessage(Reader& r, sj::value& v,
     sj::value fv;
     TC_TRY(field.value().get(fv), "message value");
     if (Eq(key, "role")) {
-      TC_TRY(String(fv, &m.role), "messages[].role");
+      TC_TRY(Text(r, fv, out, &m.role), "messages[].role");
     } else if (Eq(key, "content")) {
       // A repeated member: the last wins, as the provider reads it (the
       // blocks of an earlier one are not the turn's; review finding).
@@ -637,7 +666,7 @@ std::optional<Failure> ChatToolCalls(Reader& r, sj::value& v, uint32_t index,
     sj::value iv;
     TC_TRY(item.get(iv), "tool_calls[]");
     TC_TRY(r.Object(iv, &o, &span), "tool_calls[]");
-    ToolUse u;
+    RequestToolUse u;
     u.span = span;
     u.message = index;
     for (auto field : o) {
@@ -646,7 +675,7 @@ std::optional<Failure> ChatToolCalls(Reader& r, sj::value& v, uint32_t index,
       sj::value fv;
       TC_TRY(field.value().get(fv), "tool_calls[] value");
       if (Eq(key, "id")) {
-        TC_TRY(String(fv, &u.id), "tool_calls[].id");
+        TC_TRY(Text(r, fv, out, &u.id), "tool_calls[].id");
       } else if (Eq(key, "custom")) {
         // A custom (freeform) tool call: {"name", "input": string}.
         sj::object co;
@@ -657,11 +686,11 @@ std::optional<Failure> ChatToolCalls(Reader& r, sj::value& v, uint32_t index,
           sj::value cval;
           TC_TRY(cf.value().get(cval), "custom value");
           if (Eq(ck, "name")) {
-            TC_TRY(String(cval, &u.name), "tool_calls[].custom.name");
+            TC_TRY(Text(r, cval, out, &u.name), "tool_calls[].custom.name");
           } else if (Eq(ck, "input")) {
             Span in;
             TC_TRY(r.Raw(cval, &in), "tool_calls[].custom.input");
-            u.arguments = InputArguments(in.In(r.body()));
+            u.arguments = KeepString(out, InputArguments(in.In(r.body())));
             u.function = false;
           }
         }
@@ -674,9 +703,9 @@ std::optional<Failure> ChatToolCalls(Reader& r, sj::value& v, uint32_t index,
           sj::value fval;
           TC_TRY(ff.value().get(fval), "function value");
           if (Eq(fk, "name")) {
-            TC_TRY(String(fval, &u.name), "tool_calls[].function.name");
+            TC_TRY(Text(r, fval, out, &u.name), "tool_calls[].function.name");
           } else if (Eq(fk, "arguments")) {
-            TC_TRY(String(fval, &u.arguments),
+            TC_TRY(Text(r, fval, out, &u.arguments),
                    "tool_calls[].function.arguments");
           }
         }
@@ -704,9 +733,9 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
     sj::value fv;
     TC_TRY(field.value().get(fv), "message value");
     if (Eq(key, "role")) {
-      TC_TRY(String(fv, &m.role), "messages[].role");
+      TC_TRY(Text(r, fv, out, &m.role), "messages[].role");
     } else if (Eq(key, "type")) {
-      TC_TRY(String(fv, &m.type), "input[].type");
+      TC_TRY(Text(r, fv, out, &m.type), "input[].type");
     } else if (Eq(key, "content")) {
       TC_TRY(r.Raw(fv, &m.content), "messages[].content");
     } else if (Eq(key, "tool_call_id")) {
@@ -737,7 +766,7 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
   TC_TRY(r.Close(&m.span), "messages[]");
   if (out->api == Api::kOpenAiChat && Eq(m.role, "tool")) {
     ToolResult t;
-    t.id = call_id;
+    t.id = Keep(out, r.body(), call_id);
     t.span = m.span;
     t.content = m.content;
     t.is_error = LooksLikeErrorResult(r.body(), m.content);
@@ -746,16 +775,26 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
   } else if (out->api == Api::kOpenAiResponses) {
     const ItemKind kind = ResponsesItemKind(m.type);
     if (kind == ItemKind::kClientCall) {
-      ToolUse u;
-      u.id = call_id;
-      u.name = CallItemName(m.type, name, name_space);
+      RequestToolUse u;
+      u.id = Keep(out, r.body(), call_id);
+      if (name_space.empty()) {
+        // CallItemName's answer is a part of the name or the type.
+        std::string_view n = name;
+        if (n.empty()) {
+          n = m.type;
+          if (n.ends_with("_call")) n.remove_suffix(5);
+        }
+        u.name = Keep(out, r.body(), n);
+      } else {
+        u.name = KeepString(out, CallItemName(m.type, name, name_space));
+      }
       u.function = Eq(m.type, "function_call");
       if (!arguments.empty()) {
-        u.arguments = arguments;
+        u.arguments = Keep(out, r.body(), arguments);
       } else if (!input.empty()) {
-        u.arguments = InputArguments(input.In(r.body()));
+        u.arguments = KeepString(out, InputArguments(input.In(r.body())));
       } else if (!action.empty()) {
-        u.arguments = std::string(action.In(r.body()));
+        u.arguments = action.In(r.body());
       } else {
         u.arguments = "{}";
       }
@@ -764,7 +803,7 @@ std::optional<Failure> OpenAiMessage(Reader& r, sj::value& v,
       out->tool_uses.push_back(std::move(u));
     } else if (kind == ItemKind::kClientOutput) {
       ToolResult t;
-      t.id = call_id;
+      t.id = Keep(out, r.body(), call_id);
       t.span = m.span;
       t.content = output;
       t.is_error = LooksLikeErrorResult(r.body(), output);
@@ -941,13 +980,16 @@ Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
   if (body.size() >= UINT32_MAX) {
     return InvalidArgument("request body: larger than 4 GiB");
   }
-  std::string padded_copy;
   const std::string* src = &body;
   if (body.capacity() < body.size() + simdjson::SIMDJSON_PADDING) {
+    // Kept with the result: its views may point into the copy.
+    out.owned = std::make_shared<RequestText>();
+    std::string& padded_copy = out.owned->body;
     padded_copy.reserve(body.size() + simdjson::SIMDJSON_PADDING);
     padded_copy = body;
     src = &padded_copy;
   }
+  out.text_base = src->data();
   simdjson::padded_string_view view(src->data(), src->size(), src->capacity());
   // simdjson On Demand checks depth only where it iterates, not in values
   // it skips: the brackets are counted first, over stage 1's structurals.
@@ -987,7 +1029,8 @@ Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
   }
   for (const ToolResult& t : out.tool_results) {
     if (!t.content.empty() && !ValidResultContent(t.content.In(*src))) {
-      return refuse("tool result " + t.id + ": content is not valid JSON");
+      return refuse("tool result " + std::string(t.id) +
+                    ": content is not valid JSON");
     }
   }
   // The last assistant message (or client call item), looked for from the
@@ -1002,8 +1045,31 @@ Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
   }
   out.turn_begin = turn;
   // (When the body was copied, spans index the copy, which has the same
-  // bytes at the same offsets.)
+  // bytes at the same offsets, and views point into it: out.owned->body.)
   return out;
+}
+
+void RebaseViews(ParsedRequest* request, std::string_view body) {
+  const char* from = request->text_base;
+  if (from == nullptr || from == body.data()) return;
+  if (request->owned && from == request->owned->body.data()) return;
+  const auto begin = reinterpret_cast<uintptr_t>(from);
+  auto move = [&](std::string_view& v) {
+    const auto at = reinterpret_cast<uintptr_t>(v.data());
+    if (v.empty() || at < begin || at - begin > body.size()) return;
+    v = std::string_view(body.data() + (at - begin), v.size());
+  };
+  for (Message& m : request->message_list) {
+    move(m.role);
+    move(m.type);
+  }
+  for (RequestToolUse& u : request->tool_uses) {
+    move(u.id);
+    move(u.name);
+    move(u.arguments);
+  }
+  for (ToolResult& t : request->tool_results) move(t.id);
+  request->text_base = body.data();
 }
 
 // ------------------------------------------------------------ responses

@@ -21,7 +21,10 @@
 //
 // Thread-safety: free functions are thread-safe (one simdjson parser per
 // thread); a StreamReader belongs to one stream. Ownership: spans index the
-// body they were parsed from; strings are copies.
+// body they were parsed from. A ParsedRequest's text fields (roles, types,
+// call and result ids, names, arguments) are views: into the body it was
+// parsed from, or into storage the ParsedRequest owns (see ParseRequest);
+// a response's strings are copies.
 //
 // Example:
 //   Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
@@ -31,7 +34,9 @@
 #define TOOLCACHE_SRC_LLM_WIRE_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,15 +71,27 @@ struct ToolDef {
   Span schema;       // input_schema / parameters object
 };
 
-// One message (Anthropic, Chat) or input item (Responses).
+// One message (Anthropic, Chat) or input item (Responses). Views (see
+// ParsedRequest).
 struct Message {
   Span span;
   Span content;
-  std::string role;  // "user", "assistant", "tool", ... ("" for items)
-  std::string type;  // Responses item type ("message", "function_call", ...)
+  std::string_view role;  // "user", "assistant", "tool", ... ("" for items)
+  std::string_view type;  // Responses item type ("message", "function_call")
 };
 
-// A tool call the model made.
+// A tool call the model made, in a request's history. Views (see
+// ParsedRequest); the fields mean what ToolUse's do.
+struct RequestToolUse {
+  std::string_view id;
+  std::string_view name;
+  std::string_view arguments;
+  Span span;             // the block / tool_call / item
+  uint32_t message = 0;  // index in ParsedRequest::messages
+  bool function = true;
+};
+
+// A tool call the model made, in a response (copies).
 struct ToolUse {
   std::string id;         // tool_use id / tool_call id / call_id
   std::string name;       // tool name as the model sent it
@@ -88,13 +105,34 @@ struct ToolUse {
   bool function = true;
 };
 
-// A tool result the client sent back.
+// A tool result the client sent back. Views (see ParsedRequest).
 struct ToolResult {
-  std::string id;  // tool_use_id / tool_call_id / call_id
-  Span span;       // the block / tool message / output item
-  Span content;    // raw content / output value (string or array)
+  std::string_view id;  // tool_use_id / tool_call_id / call_id
+  Span span;            // the block / tool message / output item
+  Span content;         // raw content / output value (string or array)
   bool is_error = false;
   uint32_t message = 0;
+};
+
+// Choice (issue 32, hopS): the text of ~330 messages, calls and results of
+// a 200 KB request are views, not strings (their allocation, copy and
+// destruction: ~47,000 of the 710,000 instructions the proxy spent on the
+// bench's 200 KB request, callgrind). A view points into the parsed body
+// where the value's bytes are its text (a string without escapes, a raw
+// `input` object), else into `owned` (a decoded escape, Chat's decoded
+// `arguments`, a built `{"input":...}` or `namespace__name`), which copies
+// of the ParsedRequest share (it is not changed after the parse).
+//
+// REQUIRES, while any view is read: the body ParseRequest read keeps its
+// buffer and bytes. Moving the std::string keeps its buffer (ParseRequest
+// reads in place only from a buffer with 64 bytes of spare capacity, never
+// a short string's inline one); assigning to it or destroying it does not.
+// A body ParseRequest copied (too little capacity) is the copy in `owned`.
+// A holder given another std::string with the same bytes moves the views
+// onto it with RebaseViews (ServeSession does).
+struct RequestText {
+  std::string body;                // the padded copy, when one was made
+  std::deque<std::string> values;  // push_back keeps every element in place
 };
 
 struct ParsedRequest {
@@ -108,13 +146,25 @@ struct ParsedRequest {
   bool conversation = false;         // Responses: a `conversation` is set
   std::vector<ToolDef> tool_defs;
   std::vector<Message> message_list;
-  std::vector<ToolUse> tool_uses;        // every call in the history
-  std::vector<ToolResult> tool_results;  // every result in the history
+  std::vector<RequestToolUse> tool_uses;  // every call in the history
+  std::vector<ToolResult> tool_results;   // every result in the history
   // The newest client turn starts at this message: the first one after the
   // last assistant message (or function_call item). Results at or after it
   // answer the previous response.
   uint32_t turn_begin = 0;
+  // What the views point into besides the caller's body (null when
+  // nothing): the padded copy of the body, decoded and built strings.
+  std::shared_ptr<RequestText> owned;
+  // The bytes the views into the body point into: the caller's body or
+  // owned->body (RebaseViews).
+  const char* text_base = nullptr;
 };
+
+// Points every view of `request` that indexes the body it was parsed from
+// at the same offset of `body` instead. REQUIRES: `body` has the parsed
+// body's bytes (a copy of it). No-op when the views index owned storage or
+// `body` already.
+void RebaseViews(ParsedRequest* request, std::string_view body);
 
 struct ParseLimits {
   // Choice: 512 levels, as the MCP scanner; real requests nest < 30.
@@ -125,7 +175,9 @@ struct ParseLimits {
 // has a wrong-typed known field (messages not an array, model not a
 // string...), or is nested deeper than the limit (message says "depth").
 // Unknown fields are ignored. Spans index `body`; reads past body.size()
-// need body.capacity() >= size() + 64, else the body is copied first.
+// need body.capacity() >= size() + 64, else the body is copied first (into
+// the result's `owned`). The result's views point into `body` or `owned`:
+// see ParsedRequest's REQUIRES.
 Result<ParsedRequest> ParseRequest(Api api, const std::string& body,
                                    const ParseLimits& limits = {});
 

@@ -86,12 +86,13 @@ std::string Describe(const Result<ParsedRequest>& r) {
     Put(o, m.type);
   }
   o << "uses" << r->tool_uses.size() << ';';
-  for (const ToolUse& u : r->tool_uses) {
+  for (const RequestToolUse& u : r->tool_uses) {
     Put(o, u.id);
     Put(o, u.name);
     Put(o, u.arguments);
     Put(o, u.span);
-    o << u.message << ',' << u.choice << ',' << u.function << ';';
+    // 0: the choice field responses have (requests never had another).
+    o << u.message << ',' << 0 << ',' << u.function << ';';
   }
   o << "results" << r->tool_results.size() << ';';
   for (const ToolResult& t : r->tool_results) {

@@ -39,6 +39,80 @@ const char kAnthropic[] = R"({
   "stream": true
 })";
 
+// hopS: the parse's text is views. A body with too little capacity is
+// parsed from a copy the result keeps, so its views outlive the caller's
+// string (ASan: heap-use-after-free when the copy was the parse's local).
+TEST(WireTest, ViewsOfAnUnpaddedBodyOutliveTheCallersString) {
+  Result<ParsedRequest> r = Internal("unset");
+  {
+    std::string body(kAnthropic);
+    body.shrink_to_fit();
+    ASSERT_LT(body.capacity(), body.size() + 64);
+    r = ParseRequest(Api::kAnthropicMessages, body);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    body.assign(body.size(), 'x');  // the caller reuses its buffer
+  }
+  ASSERT_EQ(r->message_list.size(), 3u);
+  EXPECT_EQ(r->message_list[1].role, "assistant");
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].id, "toolu_1");
+  EXPECT_EQ(r->tool_uses[0].name, "Read");
+  EXPECT_EQ(r->tool_uses[0].arguments, R"({"file_path": "/a.txt"})");
+  ASSERT_EQ(r->tool_results.size(), 1u);
+  EXPECT_EQ(r->tool_results[0].id, "toolu_1");
+  // A copy of the result shares what it owns.
+  const ParsedRequest copy = *r;
+  r = Internal("unset");
+  EXPECT_EQ(copy.tool_uses[0].arguments, R"({"file_path": "/a.txt"})");
+}
+
+// Escaped strings are decoded into the parser's buffer, which the next
+// parse on the thread reuses: their views are copies the result owns, and
+// so are Chat's decoded arguments (escaped JSON text).
+TEST(WireTest, DecodedTextOutlivesTheNextParse) {
+  const std::string body = Padded(
+      R"({"model":"m","messages":[{"role":"us\u0065r","content":"x"},)"
+      R"({"role":"assistant","content":null,"tool_calls":[{"id":"call\u005f1",)"
+      R"("type":"function","function":{"name":"R\u0065ad","arguments":"{\"path\":\"a\"}"}}]},)"
+      R"({"role":"tool","tool_call_id":"call\u005f1","content":"ok"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kOpenAiChat, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::string other = Padded(
+      R"({"model":"m","messages":[{"role":"\u0061aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",)"
+      R"("content":"\u0062bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"}]})");
+  ASSERT_TRUE(ParseRequest(Api::kOpenAiChat, other).ok());
+  EXPECT_EQ(r->message_list[0].role, "user");
+  ASSERT_EQ(r->tool_uses.size(), 1u);
+  EXPECT_EQ(r->tool_uses[0].id, "call_1");
+  EXPECT_EQ(r->tool_uses[0].name, "Read");
+  EXPECT_EQ(r->tool_uses[0].arguments, R"({"path":"a"})");
+  ASSERT_EQ(r->tool_results.size(), 1u);
+  EXPECT_EQ(r->tool_results[0].id, "call_1");
+}
+
+// A holder of a copy of the body moves the views onto it (RebaseViews):
+// they no longer depend on the string that was parsed.
+TEST(WireTest, RebasedViewsIndexTheNewCopy) {
+  Result<ParsedRequest> r = Internal("unset");
+  std::string kept;
+  {
+    const std::string body = Padded(kAnthropic);
+    r = ParseRequest(Api::kAnthropicMessages, body);
+    ASSERT_TRUE(r.ok());
+    kept = body;
+    RebaseViews(&*r, kept);
+  }
+  const auto in = [&](std::string_view v) {
+    return v.data() >= kept.data() &&
+           v.data() + v.size() <= kept.data() + kept.size();
+  };
+  EXPECT_TRUE(in(r->message_list[2].role));
+  EXPECT_TRUE(in(r->tool_uses[0].arguments));
+  EXPECT_EQ(r->tool_uses[0].id, "toolu_1");
+  EXPECT_EQ(r->tool_results[0].id, "toolu_1");
+  EXPECT_EQ(r->message_list[2].role, "user");
+}
+
 TEST(ParseRequest, AnthropicFieldsPairsAndExactSpans) {
   const std::string body = Padded(kAnthropic);
   Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
@@ -895,11 +969,11 @@ TEST(ParseRequest, AStringReadAsAViewIsStillConsumed) {
   for (const auto& [api, text] : kBodies) {
     EXPECT_FALSE(ParseRequest(api, Padded(text)).ok()) << text;
   }
-  // Escaped strings are still decoded; plain ones read whole.
-  const Result<ParsedRequest> r = ParseRequest(
-      Api::kAnthropicMessages,
-      Padded(
-          R"({"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"toolu\u005f1","name":"Read","input":{}}]}]})"));
+  // Escaped strings are still decoded; plain ones read whole. (The body
+  // outlives the parse: its views index it.)
+  const std::string body = Padded(
+      R"({"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"toolu\u005f1","name":"Read","input":{}}]}]})");
+  const Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_EQ(r->tool_uses.size(), 1u);
   EXPECT_EQ(r->tool_uses[0].id, "toolu_1");
