@@ -250,10 +250,11 @@ std::string CredentialOf(Provider provider, const Headers& headers,
 // scoped (under either provider's reading: `authorization: Bearer K` is
 // the Anthropic key K and the OpenAI key K, and a caller holding K can be
 // either). Without a credential, none: the counts only.
-BreaksReader BreaksReaderOf(const Headers& headers) {
+BreaksReader BreaksReaderOf(const Headers& headers,
+                            const std::vector<std::string>& extra) {
   BreaksReader r;
   for (Provider p : {Provider::kAnthropic, Provider::kOpenAi}) {
-    std::string credential = CredentialOf(p, headers);
+    std::string credential = CredentialOf(p, headers, extra);
     if (credential == "none") return r;
     std::string scope = ScopeOf({.credential = std::move(credential)});
     if (r.owners.empty() || r.owners.front() != scope) {
@@ -1068,7 +1069,8 @@ class LlmProxyImpl final : public LlmProxy {
     if (route.route == Route::kBreaks) {
       res->Send(200, {{"content-type", "application/json"}},
                 shared->prompt
-                    ? shared->prompt->BreaksJsonFor(BreaksReaderOf(req.headers))
+                    ? shared->prompt->BreaksJsonFor(BreaksReaderOf(
+                          req.headers, shared->options.credential_headers))
                     : "{\"breaks\":[],\"enabled\":false}\n");
       return;
     }
