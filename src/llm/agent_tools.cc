@@ -872,7 +872,7 @@ bool ShellCallMoves(std::string_view name, std::string_view arguments) {
 
 size_t FirstShellMove(const ParsedRequest& request) {
   for (size_t i = 0; i < request.tool_uses.size(); ++i) {
-    const ToolUse& u = request.tool_uses[i];
+    const RequestToolUse& u = request.tool_uses[i];
     if (ShellCallMoves(u.name, u.arguments)) return i;
   }
   return kNoShellMove;
