@@ -845,10 +845,23 @@ void HttpUpstream::OnGetEnd(int status, const Status& st) {
   if (was_open && last_event_id_.empty()) {
     // Nothing to resume from: what the server sends until a new stream
     // opens is lost (the SDK's closeStandaloneSSEStream polling, a proxy's
-    // idle timeout, a network blip).
+    // idle timeout, a network blip). The reopened stream invalidates
+    // (OnGetHead). Choice: a stream the server ended itself invalidates now
+    // too (the server is alive and may announce a change before the
+    // reopen); one cut by a transport error (the server died or is
+    // unreachable) does not: a server that is down announces nothing, and
+    // cached answers keep being served while it is down
+    // (e2e_mcp_url "server killed mid-call").
     get_unresumed_ = true;
-    Gap("the GET event stream ended and cannot be resumed (it carried no "
-        "event id): notifications may be lost until it reopens");
+    if (st.ok()) {
+      Gap("the GET event stream ended and cannot be resumed (it carried no "
+          "event id): notifications may be lost until it reopens");
+    } else {
+      spdlog::debug(
+          "{}: the GET event stream was cut ({}); the server's entries are "
+          "invalidated when it reopens",
+          options_.endpoint.display, st.message());
+    }
   }
   if (status == 405) {
     get_supported_ = false;

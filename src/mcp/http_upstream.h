@@ -57,9 +57,11 @@
 // server answers the resume attempt with an HTTP error (then the id is
 // dropped and the next attempt opens a fresh stream) -- the notifications
 // the server sent in between (resources/updated, list_changed) are lost:
-// `on_gap` is called with the reason when the stream ends (or the resume is
-// refused) and again when a fresh stream opens, and the proxy invalidates
-// the server's entries both times (Session::ServerMessagesMayBeLost).
+// `on_gap` is called with the reason when the server ends the stream (not
+// when a transport error cuts it: the server may be down, and cached
+// answers are still served meanwhile) or refuses the resume, and again when
+// a fresh stream opens; the proxy invalidates the server's entries each
+// time (Session::ServerMessagesMayBeLost).
 //
 // Thread-safety: none; everything runs on the one loop given (the caller
 // posts client lines there). Ownership: borrows the client and the loop.

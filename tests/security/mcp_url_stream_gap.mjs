@@ -5,7 +5,7 @@
 // reopens it after a second, and a notifications/resources/updated sent in
 // between was lost: the proxy kept serving the old read after the server
 // had announced the change. Now a stream that cannot be resumed by event id
-// invalidates the server's entries when it ends and again when a fresh one
+// invalidates the server's entries when the server ends it and again when a fresh one
 // opens; one the server resumes (Last-Event-ID, an event store) delivers
 // the notification itself.
 // Real peers: the official MCP SDK's Streamable HTTP server, with and
