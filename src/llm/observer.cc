@@ -9,8 +9,8 @@
 // - Credentials never reach this file: scopes arrive already hashed.
 // - table_of_ indexes exactly the entries of tables_ (most recently declared
 //   first); tool_bytes_ is the sum of their bytes; after LearnTools there
-//   are at most max_tool_principals tables and max_tool_bytes bytes, unless
-//   the one table just written alone is larger.
+//   are at most max_tool_principals tables and max_tool_bytes bytes, and a
+//   principal's table holds only the servers its last tools list named.
 // - The cache's shared tool table is never taught: a principal's declared
 //   definitions reach only its own calls (ToolCall::definition).
 #include "src/llm/observer.h"
@@ -152,6 +152,29 @@ void Observer::LearnTools(const ParsedRequest& request, std::string_view body,
     by_server[std::string(Route(d.name).first)].push_back(&d);
   }
   const std::string principal = PrincipalOf(scopes);
+  // The request's list is the principal's whole list: a server it no
+  // longer names is dropped (revU: otherwise one principal's table grew
+  // with every request naming new servers, and past the byte budget evicted
+  // every other principal's).
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto t = table_of_.find(principal);
+    if (t != table_of_.end()) {
+      ToolTable& table = t->second->second;
+      for (auto it = table.servers.begin(); it != table.servers.end();) {
+        if (by_server.count(it->first) != 0) {
+          ++it;
+          continue;
+        }
+        for (const auto& [name, old] : it->second) {
+          table.bytes -= BytesOf(*old);
+          tool_bytes_ -= BytesOf(*old);
+        }
+        table.hashes.erase(it->first);
+        it = table.servers.erase(it);
+      }
+    }
+  }
   for (auto& [server, defs] : by_server) {
     uint64_t h = 1469598103934665603ull;
     for (const ToolDef* d : defs) {
@@ -204,13 +227,31 @@ void Observer::LearnTools(const ParsedRequest& request, std::string_view body,
     table.bytes += bytes;
     tool_bytes_ += bytes;
     // Least recently declared first; the table just written stays.
+    // A table over the whole budget by itself evicts nobody (dropped below).
     while (tables_.size() > 1 &&
            (tables_.size() > options_.max_tool_principals ||
-            tool_bytes_ > options_.max_tool_bytes)) {
+            (tool_bytes_ > options_.max_tool_bytes &&
+             table.bytes <= options_.max_tool_bytes))) {
       tool_bytes_ -= tables_.back().second.bytes;
       table_of_.erase(tables_.back().first);
       tables_.pop_back();
     }
+  }
+  // A table that alone exceeds the budget is not kept: its calls are
+  // judged by name, as a principal that declared none (and it evicted
+  // nobody above).
+  std::lock_guard<std::mutex> lock(mu_);
+  auto t = table_of_.find(principal);
+  if (t == table_of_.end()) return;
+  ToolTable& table = t->second->second;
+  if (table.bytes > options_.max_tool_bytes) {
+    spdlog::warn(
+        "llm: the tools one principal declared ({} bytes) exceed the "
+        "budget ({} bytes): not kept, its calls are judged by tool name",
+        table.bytes, options_.max_tool_bytes);
+    tool_bytes_ -= table.bytes;
+    tables_.erase(t->second);
+    table_of_.erase(t);
   }
 }
 

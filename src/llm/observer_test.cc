@@ -489,5 +489,42 @@ TEST_F(ObserverPrincipalTest, ToolTablesAreBounded) {
   EXPECT_EQ(obs_->tool_bytes(), one);
 }
 
+// revU: a request's tools list is the principal's whole list, so one
+// principal naming new servers request after request does not grow its
+// table (nor, past the byte budget, evict everyone else's); a list that
+// alone exceeds the budget is not kept.
+TEST_F(ObserverPrincipalTest, ARequestsToolsReplaceThePrincipalsWholeList) {
+  (void)Chat("victim", Function("read_note", "Read a note."), "", "", "", "");
+  for (int i = 0; i < 50; ++i) {
+    const std::string server = "s" + std::to_string(i);
+    (void)Chat("flood",
+               Function("mcp__" + server + "__get",
+                        "Get a thing. " + std::string(200, 'x')),
+               "", "", "", "");
+    EXPECT_EQ(obs_->Definition("flood", server, "get") != nullptr, true) << i;
+    if (i > 0) {
+      EXPECT_EQ(obs_->Definition("flood", "s" + std::to_string(i - 1), "get"),
+                nullptr)
+          << i;
+    }
+  }
+  const size_t victim_and_one = obs_->tool_bytes();
+  (void)Chat("flood", Function("mcp__s49__get", "Get a thing."), "", "", "",
+             "");
+  EXPECT_LT(obs_->tool_bytes(), victim_and_one);
+  EXPECT_NE(obs_->Definition("victim", "llm", "read_note"), nullptr);
+  // One list larger than the whole budget: not kept, nobody evicted.
+  obs_.reset();
+  registry_ = std::make_unique<metrics::Registry>();
+  obs_ = std::make_unique<Observer>(
+      cache_.get(), &clock_, registry_.get(),
+      ObserverOptions{.max_tool_principals = 100, .max_tool_bytes = 4096});
+  (void)Chat("victim", Function("read_note", "Read a note."), "", "", "", "");
+  (void)Chat("flood", Function("huge", std::string(8192, 'y')), "", "", "", "");
+  EXPECT_EQ(obs_->Definition("flood", "llm", "huge"), nullptr);
+  EXPECT_NE(obs_->Definition("victim", "llm", "read_note"), nullptr);
+  EXPECT_EQ(obs_->tool_principals(), 1u);
+}
+
 }  // namespace
 }  // namespace toolcache::llm
