@@ -152,6 +152,15 @@ std::vector<Credential> SecretArguments(const std::vector<std::string>& argv);
 // log line, a key's server name or a store.
 std::string RedactedCommandLine(const std::vector<std::string>& argv);
 
+// An unnamed server's identity: `shown` (RedactedUrl / RedactedCommandLine
+// of `original`), made distinct per `original` when the redaction hid
+// something -- " #" and the first 12 hex digits of the original's
+// CredentialDigest (keyed by TOOLCACHE_SCOPE_KEY, as the scopes are) -- so
+// two accounts whose URLs differ only in a redacted secret stay two servers
+// even under --share-across-credentials, which leaves the secret out of the
+// scope. `shown` unchanged when nothing was redacted.
+std::string DistinctIdentity(std::string shown, std::string_view original);
+
 // This process's environment as "NAME=value" entries.
 std::vector<std::string> ProcessEnvironment();
 

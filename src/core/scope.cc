@@ -563,6 +563,15 @@ std::string RedactedCommandLine(const std::vector<std::string>& argv) {
   return joined;
 }
 
+std::string DistinctIdentity(std::string shown, std::string_view original) {
+  if (shown == original) return shown;
+  const std::string digest =
+      CredentialDigest({{"identity", std::string(original)}});
+  shown += " #";
+  shown += digest.substr(0, 12);
+  return shown;
+}
+
 std::vector<Credential> SecretEnvironment(
     const std::vector<std::string>& entries,
     const std::vector<std::string>& also) {

@@ -372,6 +372,29 @@ TEST(ScopeTest, CredentialHeadersByName) {
 // secret in the URL's path (Zapier's /api/mcp/s/<secret>/mcp, Pipedream's
 // /<uuid>/<app>). Given to a stdio server (mcp-remote), the path scopes in
 // full and its secret-looking segments are redacted from the identity.
+// revU: with the secret redacted, two accounts' URLs showed one identity,
+// and under --share-across-credentials (no secret in the scope) they were
+// one server: one account was served the other's results.
+TEST(ScopeTest, RedactedIdentitiesOfDifferentSecretsStayDistinct) {
+  const std::string a = "https://mcp.example.com/api/mcp/s/SECRETAAAA1111/mcp";
+  const std::string b = "https://mcp.example.com/api/mcp/s/SECRETBBBB2222/mcp";
+  ASSERT_EQ(RedactedUrl(a), RedactedUrl(b));
+  const std::string ia = DistinctIdentity(RedactedUrl(a), a);
+  const std::string ib = DistinctIdentity(RedactedUrl(b), b);
+  EXPECT_NE(ia, ib);
+  EXPECT_EQ(ia, DistinctIdentity(RedactedUrl(a), a));  // stable
+  EXPECT_EQ(ia.find("SECRET"), std::string::npos) << ia;
+  EXPECT_EQ(ia.rfind(RedactedUrl(a), 0), 0u) << ia;
+  // Nothing redacted: the identity is the text itself.
+  const std::string plain = "https://mcp.example.com/mcp";
+  EXPECT_EQ(DistinctIdentity(RedactedUrl(plain), plain), plain);
+  const std::vector<std::string> ca = {"npx", "mcp-remote", a};
+  const std::vector<std::string> cb = {"npx", "mcp-remote", b};
+  ASSERT_EQ(RedactedCommandLine(ca), RedactedCommandLine(cb));
+  EXPECT_NE(DistinctIdentity(RedactedCommandLine(ca), "npx mcp-remote " + a),
+            DistinctIdentity(RedactedCommandLine(cb), "npx mcp-remote " + b));
+}
+
 TEST(ScopeTest, AUrlPathIsACredentialAndItsSecretsAreRedacted) {
   EXPECT_EQ(
       RedactedUrl("https://mcp.zapier.com/api/mcp/s/SECRET-ALICE-7f3a/mcp"),

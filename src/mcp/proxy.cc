@@ -218,8 +218,15 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   // Without a name the server is known by its command line, with the
   // secrets on it redacted: the identity is logged and stored with every
   // entry (the secrets themselves scope the entries: SecretArguments).
-  std::string identity =
-      o.server_name.empty() ? RedactedCommandLine(o.command) : o.server_name;
+  std::string identity = o.server_name;
+  if (identity.empty()) {
+    std::string joined;
+    for (const std::string& a : o.command) {
+      if (!joined.empty()) joined += ' ';
+      joined += a;
+    }
+    identity = DistinctIdentity(RedactedCommandLine(o.command), joined);
+  }
 
   // Signals: handled through a signalfd inside the loop.
   Result<std::unique_ptr<runtime::SignalFd>> signals =

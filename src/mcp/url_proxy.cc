@@ -139,7 +139,8 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
   Result<std::unique_ptr<http::Client>> client = http::NewClient(co);
   if (!client.ok()) return client.status();
   const std::string identity =
-      o.server_name.empty() ? uo.endpoint.display : o.server_name;
+      o.server_name.empty() ? DistinctIdentity(uo.endpoint.display, o.url)
+                            : o.server_name;
   const std::string scope = UrlScope(o, uo);
 
   // Signals: blocked here before the loop thread starts (it inherits the
