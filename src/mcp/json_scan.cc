@@ -88,18 +88,23 @@ void Record(RawMessage* m, std::string_view raw_name, std::string_view value) {
     decoded = DecodeString(raw_name);
     name = decoded;
   }
+  // A member seen before (a present value is never an empty span).
+  auto set = [m](std::string_view* member, std::string_view v) {
+    if (!member->empty()) m->duplicate_member = true;
+    *member = v;
+  };
   if (name == "jsonrpc") {
-    m->jsonrpc = value;
+    set(&m->jsonrpc, value);
   } else if (name == "id") {
-    m->id = value;
+    set(&m->id, value);
   } else if (name == "method") {
-    m->method = value;
+    set(&m->method, value);
   } else if (name == "params") {
-    m->params = value;
+    set(&m->params, value);
   } else if (name == "result") {
-    m->result = value;
+    set(&m->result, value);
   } else if (name == "error") {
-    m->error = value;
+    set(&m->error, value);
   } else {
     m->other_members = true;
   }
@@ -230,6 +235,16 @@ Result<RawMessage> ScanMessage(std::string_view line) {
   }
   p = SkipWsAt(line, p);
   if (p != line.size()) return ScanError(p, json::Error::kTrailing);
+  if (m.duplicate_member) {
+    // Which one counts is the reader's choice (JSON.parse keeps the last,
+    // many strict parsers the first or refuse): a line whose id, method or
+    // params two readers may read differently is refused, so the id the
+    // proxy rewrites is the one every peer reads (revU: a pooled child
+    // answered under the first "id" while the proxy rewrote the last).
+    return InvalidArgument(
+        "a JSON-RPC member (jsonrpc, id, method, params, result or error) "
+        "appears twice");
+  }
   m.is_object = object;
   if (!m.method.empty()) {
     if (m.method.front() != '"') {

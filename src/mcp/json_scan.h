@@ -57,13 +57,17 @@ struct RawMessage {
   // A top-level member other than jsonrpc, id, method, params, result and
   // error (JSON-RPC 2.0 section 4 defines no other).
   bool other_members = false;
+  // One of the six members above appeared twice (ScanMessage refuses it).
+  bool duplicate_member = false;
 
   MessageKind kind() const;
 };
 
 // Validates `line` as exactly one JSON value (surrounding whitespace allowed)
-// and, when it is an object, records the JSON-RPC member spans. A duplicated
-// top-level member keeps its last occurrence (as JSON.parse does).
+// and, when it is an object, records the JSON-RPC member spans. A line
+// where jsonrpc, id, method, params, result or error appears twice is
+// refused (readers disagree on which one counts); another duplicated
+// member keeps its last occurrence (as JSON.parse does).
 // Errors: kInvalidArgument "byte N: <problem>" (e.g. "byte 12: invalid
 // UTF-8 in string").
 Result<RawMessage> ScanMessage(std::string_view line);

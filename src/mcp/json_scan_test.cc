@@ -42,6 +42,26 @@ TEST(JsonScanTest, DecodesEscapedMemberNames) {
   EXPECT_EQ(m->method_name, "ping");
 }
 
+// revU: the pooled /mcp/<name> path rewrites the id ScanMessage found; with
+// two "id" members a child keeping the first answered under the client's
+// own id, which another client's exchange could be waiting on.
+TEST(JsonScanTest, RefusesATwiceGivenJsonRpcMember) {
+  for (const char* line : {
+           R"({"jsonrpc":"2.0","id":"tc-7","id":5,"method":"ping"})",
+           R"({"jsonrpc":"2.0","id":1,"method":"a","method":"b"})",
+           R"({"jsonrpc":"2.0","id":1,"method":"a","params":{},"params":[]})",
+           R"({"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"result":{}})",
+           R"({"jsonrpc":"2.0","id":1,"error":{},"\u0069d":2})",
+       }) {
+    EXPECT_FALSE(ScanMessage(line).ok()) << line;
+  }
+  // Another member may repeat (the last counts), and nested ids are fine.
+  Result<RawMessage> m = ScanMessage(
+      R"({"jsonrpc":"2.0","id":1,"method":"a","x":1,"x":2,"params":{"id":3,"id":4}})");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->id, "1");
+}
+
 TEST(JsonScanTest, RejectsMalformedInputNamingTheByte) {
   for (const char* bad :
        {"", "{", "{\"a\":}", "{\"a\":1,}", "[1,]", "{\"a\" 1}", "tru",
