@@ -276,6 +276,22 @@ class ToolCache {
   // others still wait, the upstream call continues for them; when nobody is
   // left, the flight is detached (identical new calls start a new one).
   virtual CancelOutcome Cancel(WaiterId waiter) = 0;
+  // The answer to `ticket`'s call, still in flight, now depends on more than
+  // its key (an MCP server asked the client for input while it ran): the
+  // flight is detached (no later call joins it), its result will not be
+  // stored, and the call is counted in `bypasses` under `reason` (it was
+  // counted a miss when it began). Returns the flight's waiters other than
+  // its leader, removed from it: the face sends each one's call upstream
+  // itself, never answers it with this flight's result. Unknown, completed
+  // or already unshared tickets and bypasses: {}. Default: nothing detached
+  // or counted, {} (the face still completes the call as incomplete and
+  // answers no other waiter with its result).
+  virtual std::vector<WaiterId> Unshare(TicketId ticket,
+                                        std::string_view reason) {
+    (void)ticket;
+    (void)reason;
+    return {};
+  }
   // Invalidates `server`'s entries: all of them when `resource` is empty or
   // the configured invalidation scope is "server"; with scope "resource",
   // those whose resource arguments (path, uri, ...) name `resource` or a path

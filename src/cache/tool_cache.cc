@@ -304,6 +304,27 @@ class ToolCacheImpl final : public ToolCache {
     return out;
   }
 
+  std::vector<WaiterId> Unshare(TicketId ticket,
+                                std::string_view reason) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<WaiterId> others;
+    auto it = flights_.find(ticket);
+    if (it == flights_.end() || !it->second.cacheable) return others;
+    Flight& f = it->second;
+    Detach(f, ticket);
+    // Not cacheable from now on: Complete admits nothing and counts no
+    // not_admitted (the call is a bypass now).
+    f.cacheable = false;
+    ++stats_.bypasses[std::string(reason)];
+    for (WaiterId w : f.waiters) {
+      if (w == f.leader) continue;
+      others.push_back(w);
+      waiter_ticket_.erase(w);
+    }
+    std::erase_if(f.waiters, [&](WaiterId w) { return w != f.leader; });
+    return others;
+  }
+
   void Invalidate(std::string_view server, std::string_view resource) override {
     (void)InvalidateAs("", server, resource, /*count=*/false);
   }

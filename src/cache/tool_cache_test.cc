@@ -501,6 +501,39 @@ TEST_P(ToolCacheTest, CancelReportsLeadershipAndRemainingWaiters) {
   EXPECT_EQ(done.waiters, std::vector<WaiterId>{2});
 }
 
+TEST_P(ToolCacheTest, AnUnsharedFlightIsLeftByItsFollowersAndNeverStored) {
+  CallPlan lead = cache_->Begin(Read(), 1);
+  ASSERT_EQ(cache_->Begin(Read(), 2).action, CallAction::kWait);
+  ASSERT_EQ(cache_->Begin(Read(), 3).action, CallAction::kWait);
+  // The answer now depends on input outside the key (an MCP server asked
+  // the leader's client): the followers are handed back, once.
+  EXPECT_EQ(cache_->Unshare(lead.ticket, "server_requested_input"),
+            (std::vector<WaiterId>{2, 3}));
+  EXPECT_THAT(cache_->Unshare(lead.ticket, "server_requested_input"),
+              ::testing::IsEmpty());
+  EXPECT_FALSE(cache_->Cancel(2).found) << "no longer waiting on the flight";
+  // A later identical call joins nothing: it goes upstream itself.
+  CallPlan later = cache_->Begin(Read(), 4);
+  EXPECT_EQ(later.action, CallAction::kForward);
+  EXPECT_FALSE(later.bypass);
+  Completion done =
+      cache_->Complete(lead.ticket, {.result_json = R"({"content":[1]})"});
+  EXPECT_EQ(done.waiters, std::vector<WaiterId>{1});
+  EXPECT_FALSE(done.admitted);
+  (void)cache_->Complete(later.ticket, {.is_error = true});
+  EXPECT_EQ(cache_->Begin(Read(), 5).action, CallAction::kForward)
+      << "the unshared answer was not stored";
+  const ToolCacheStats st = cache_->Stats();
+  EXPECT_EQ(st.bypasses.at("server_requested_input"), 1u);
+  EXPECT_EQ(st.not_admitted, 1u) << "only the error";
+  // A bypass has nothing to unshare.
+  CallPlan write = cache_->Begin(
+      {.server = "s", .tool = "put_doc", .arguments_json = "{}"}, 6);
+  EXPECT_THAT(cache_->Unshare(write.ticket, "server_requested_input"),
+              ::testing::IsEmpty());
+  EXPECT_EQ(cache_->Stats().bypasses.at("server_requested_input"), 1u);
+}
+
 TEST_P(ToolCacheTest,
        ToolsRefreshingBypassesEveryCallUntilTheNewListIsLearned) {
   CallPlan first = cache_->Begin(Read(), 1);

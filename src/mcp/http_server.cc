@@ -483,6 +483,8 @@ class SessionCache final : public ToolCache {
     return plan;
   }
   Completion Complete(TicketId ticket, const UpstreamResult& r) override;
+  std::vector<WaiterId> Unshare(TicketId ticket,
+                                std::string_view reason) override;
   CancelOutcome Cancel(WaiterId waiter) override {
     auto it = local_to_global_.find(waiter);
     if (it == local_to_global_.end()) return {};
@@ -1237,6 +1239,32 @@ Completion SessionCache::Complete(TicketId ticket, const UpstreamResult& r) {
   for (WaiterId local : mine) Forget(local);
   c.waiters = std::move(mine);
   return c;
+}
+
+std::vector<WaiterId> SessionCache::Unshare(TicketId ticket,
+                                            std::string_view reason) {
+  // As Complete does for an answer not kept: other sessions' waiters are
+  // told to ask the server themselves (an empty kFlightDone); this
+  // session's are returned for its Session to re-send.
+  std::vector<WaiterId> mine;
+  const std::shared_ptr<Worker> self = owner_.lock();
+  for (WaiterId global : inner_->Unshare(ticket, reason)) {
+    std::optional<FlightRouter::Entry> e = router_->Find(global);
+    if (!e) continue;
+    std::shared_ptr<Worker> owner = e->owner.lock();
+    if (owner && owner == self) {
+      mine.push_back(e->local);
+      continue;
+    }
+    (void)router_->Take(global);
+    if (!owner) continue;  // that session ended
+    Command cmd;
+    cmd.kind = Command::Kind::kFlightDone;
+    cmd.waiter = e->local;
+    (void)owner->Push(std::move(cmd));
+  }
+  for (WaiterId local : mine) Forget(local);
+  return mine;
 }
 
 class McpHttp::Impl {

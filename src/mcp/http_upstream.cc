@@ -456,7 +456,11 @@ class HttpUpstream::PostSink final : public http::ResponseSink {
         }
       }
     }
-    up_->to_session_(msg);
+    // A message on a request's own stream concerns that request (a server
+    // request there is part of answering it: Session::OnServerLineOnStream).
+    up_->to_session_(msg, m_->kind == MessageKind::kRequest
+                              ? std::string_view(m_->raw_id)
+                              : std::string_view());
   }
 
   HttpUpstream* up_;
@@ -480,7 +484,7 @@ class HttpUpstream::GetSink final : public http::ResponseSink {
   }
   bool OnData(std::string_view data) override {
     reader_.OnData(data,
-                   [this](std::string_view msg) { up_->to_session_(msg); });
+                   [this](std::string_view msg) { up_->to_session_(msg, ""); });
     if (!reader_.last_event_id().empty()) {
       up_->last_event_id_ = reader_.last_event_id();
     }
@@ -488,7 +492,7 @@ class HttpUpstream::GetSink final : public http::ResponseSink {
   }
   void OnEnd(const Status& status) override {
     Status st = reader_.OnEnd(
-        status, [this](std::string_view msg) { up_->to_session_(msg); });
+        status, [this](std::string_view msg) { up_->to_session_(msg, ""); });
     up_->OnGetEnd(reader_.status(), st);
   }
 
@@ -679,7 +683,7 @@ void HttpUpstream::OnPostEnd(const std::shared_ptr<Outgoing>& m,
       if (r.ok() && r->kind() == MessageKind::kResponse && !r->error.empty() &&
           NormalizeId(r->id) == m->nid) {
         m->answered = true;
-        to_session_(body);
+        to_session_(body, m->raw_id);
       }
     }
     if (!m->answered) {
@@ -719,7 +723,7 @@ void HttpUpstream::Fail(const Outgoing& m, int code, const std::string& why) {
       nlohmann::json(message).dump(-1, ' ', false,
                                    nlohmann::json::error_handler_t::replace) +
       "}}";
-  to_session_(line);
+  to_session_(line, m.raw_id);
 }
 
 void HttpUpstream::Reinitialize() {

@@ -67,9 +67,10 @@
 // posts client lines there). Ownership: borrows the client and the loop.
 //
 // Example:
-//   HttpUpstream up(opts, client, loop, [&](std::string_view m) {
-//     session.OnServerLine(m);
-//   });
+//   HttpUpstream up(opts, client, loop,
+//                   [&](std::string_view m, std::string_view stream_id) {
+//                     session.OnServerLineOnStream(m, stream_id);
+//                   });
 //   up.Send(R"({"jsonrpc":"2.0","id":1,"method":"initialize",...})");
 #ifndef TOOLCACHE_SRC_MCP_HTTP_UPSTREAM_H_
 #define TOOLCACHE_SRC_MCP_HTTP_UPSTREAM_H_
@@ -203,7 +204,12 @@ struct HttpUpstreamCounters {
 
 class HttpUpstream {
  public:
-  using ToSession = std::function<void(std::string_view message)>;
+  // `stream_id`: the id (as sent) of the request whose POST response
+  // carried `message` -- its answer, or a server request or notification
+  // on its SSE stream, which concern that request -- or "" for the GET
+  // stream (Session::OnServerLineOnStream).
+  using ToSession =
+      std::function<void(std::string_view message, std::string_view stream_id)>;
   // Called on the loop when server-initiated messages may have been lost
   // (the GET stream ended or reopened without resuming); `why` is for logs.
   using OnGap = std::function<void(std::string_view why)>;

@@ -74,9 +74,10 @@ class Fixture {
     http::Post(loop_->loop(), [this, o] {
       up_ = std::make_unique<HttpUpstream>(
           o, client_.get(), loop_->loop(),
-          [this](std::string_view m) {
+          [this](std::string_view m, std::string_view stream_id) {
             std::lock_guard<std::mutex> l(mu_);
             got_.emplace_back(m);
+            streams_.emplace_back(stream_id);
           },
           [this](std::string_view why) {
             std::lock_guard<std::mutex> l(mu_);
@@ -110,6 +111,11 @@ class Fixture {
     }
     std::lock_guard<std::mutex> l(mu_);
     return got_;
+  }
+  // The stream id each message of Got() came with, in the same order.
+  std::vector<std::string> Streams() {
+    std::lock_guard<std::mutex> l(mu_);
+    return streams_;
   }
   std::vector<Seen> seen() {
     std::lock_guard<std::mutex> l(mu_);
@@ -150,9 +156,10 @@ class Fixture {
   std::unique_ptr<http::Client> client_;
   std::unique_ptr<HttpUpstream> up_;  // lives on the loop
   std::mutex mu_;
-  std::vector<std::string> got_;   // GUARDED_BY(mu_)
-  std::vector<Seen> seen_;         // GUARDED_BY(mu_)
-  std::vector<std::string> gaps_;  // GUARDED_BY(mu_)
+  std::vector<std::string> got_;      // GUARDED_BY(mu_)
+  std::vector<std::string> streams_;  // GUARDED_BY(mu_)
+  std::vector<Seen> seen_;            // GUARDED_BY(mu_)
+  std::vector<std::string> gaps_;     // GUARDED_BY(mu_)
 };
 
 const char* kInit =
@@ -349,6 +356,47 @@ TEST(HttpUpstreamTest, AResumedGetStreamHasNoGapARefusedResumeHasOne) {
   EXPECT_EQ(ids[1], "g1");
   EXPECT_EQ(ids[2], "g2");
   EXPECT_EQ(ids[3], "");
+}
+
+TEST(HttpUpstreamTest, AMessageOnARequestsStreamNamesThatRequest) {
+  // What lets the session tie a server's sampling request to the one call
+  // it serves (Session::OnServerLineOnStream); the GET stream names none.
+  const std::string on_get =
+      R"({"jsonrpc":"2.0","id":"g1","method":"sampling/createMessage","params":{}})";
+  const std::string on_post =
+      R"({"jsonrpc":"2.0","id":"p1","method":"elicitation/create","params":{}})";
+  Fixture f(
+      [&](const std::string& method, const http::Request& req,
+          http::Responder& res) {
+        if (method == "initialize") return AnswerInitialize(req, res, "s1");
+        if (method == "notifications/initialized") return res.Send(202, {}, "");
+        Result<RawMessage> m = ScanMessage(req.body);
+        res.Start(200, {{"content-type", "text/event-stream"}});
+        res.Write("data: " + on_post + "\n\n");
+        res.Write("data: {\"jsonrpc\":\"2.0\",\"id\":" + std::string(m->id) +
+                  ",\"result\":{\"content\":[]}}\n\n");
+        res.Finish();
+      },
+      [&](int n, http::Responder& res) {
+        if (n > 1) return res.Send(405, {}, "");
+        res.Start(200, {{"content-type", "text/event-stream"}});
+        res.Write("data: " + on_get + "\n\n");
+        res.Finish();
+      });
+  f.Send(kInit);
+  f.Send(kInitialized);
+  ASSERT_EQ(f.Got(2).size(), 2u);  // the initialize answer, the GET's
+  f.Send(
+      R"({"jsonrpc":"2.0","id":"c-7","method":"tools/call","params":{"name":"t"}})");
+  const std::vector<std::string> got = f.Got(4);
+  const std::vector<std::string> streams = f.Streams();
+  ASSERT_EQ(got.size(), 4u);
+  std::map<std::string, std::string> stream_of;
+  for (size_t i = 0; i < got.size(); ++i) stream_of[got[i]] = streams[i];
+  EXPECT_EQ(stream_of[got[0]], "1");
+  EXPECT_EQ(stream_of[on_get], "");
+  EXPECT_EQ(stream_of[on_post], R"("c-7")");
+  EXPECT_EQ(stream_of[got[3]], R"("c-7")");
 }
 
 TEST(HttpUpstreamTest, UnreachableServerAnswersWithAConnectionError) {

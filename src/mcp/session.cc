@@ -21,6 +21,10 @@
 //   session recognizes (ShareBlocker: string or safe-integer id, a plain
 //   JSON-RPC 2.0 envelope) may be served, lead or join a flight, so no
 //   waiter ever waits on an answer that cannot be matched.
+// - A call during which the server asked the client for input (Pending::
+//   unshared) is never stored, and its answer never reaches another
+//   request: its flight is detached and its followers re-sent upstream
+//   (ClientInputRequested; AnswerWaiters again at completion).
 // - Every ticket the cache handed out is completed exactly once: on the
 //   response, or (task-augmented writes) when the task ends, or in
 //   FailInFlight; task_tickets_ holds the ones waiting for their task.
@@ -59,6 +63,10 @@ std::string WithId(std::string_view line, std::string_view id_span,
 bool IsTerminalTaskStatus(std::string_view status) {
   return status == "completed" || status == "failed" || status == "cancelled";
 }
+
+// The bypass reason of a call during which the server asked the client for
+// input (ClientInputRequested).
+constexpr std::string_view kServerRequestedInput = "server_requested_input";
 
 std::string Truncated(std::string_view line) {
   // Choice: log at most 200 bytes of an offending line (invalid UTF-8
@@ -453,6 +461,7 @@ void Session::HandleToolsCall(std::string_view line, const RawMessage& m,
   p.raw_id = std::string(raw_id);
   p.what = Tracked::kToolsCall;
   p.started = clock_->NowSeconds();
+  p.tool = name;
   if (name.empty()) {
     // Not a well-formed call: the server answers it.
     SendUpstream(std::move(p), line, raw_id);
@@ -629,7 +638,7 @@ void Session::HandleDeclaredResponse(std::string_view line, Pending& p,
           DeclaredHints{.ttl_seconds = h.ttl_seconds, .shared = h.shared};
     }
   }
-  if (altered) r.complete = false;
+  if (altered || p.unshared) r.complete = false;
   leader_ids_.erase(p.waiter);
   const Completion c = cache_->Complete(p.ticket, r);
   if (c.admitted) {
@@ -647,6 +656,12 @@ void Session::AnswerWaiters(const Completion& c, const Pending& p,
     if (w == p.waiter) {
       if (!p.cancelled) out_->ToClient(line);
       leader_answered = true;
+      continue;
+    }
+    if (p.unshared) {
+      // Made with this session's client's input (ClientInputRequested; a
+      // cache without Unshare kept the follower): it asks the server itself.
+      Resend({w}, p.waiter);
       continue;
     }
     std::optional<Follower> f = TakeFollower(w);
@@ -735,6 +750,11 @@ void Session::HandleCancelled(std::string_view line, std::string_view params) {
 }
 
 void Session::OnServerLine(std::string_view line) {
+  OnServerLineOnStream(line, "");
+}
+
+void Session::OnServerLineOnStream(std::string_view line,
+                                   std::string_view stream_id) {
   ++counters_.server_lines;
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   Result<RawMessage> scanned = ScanMessage(line);
@@ -823,6 +843,8 @@ void Session::OnServerLine(std::string_view line) {
       if (m.method_name == "roots/list") {
         roots_requests_.insert(NormalizeId(m.id));
         roots_asked_ = true;
+      } else if (m.method_name != "ping") {
+        ClientInputRequested(m.method_name, stream_id);
       }
       out_->ToClient(line);
       return;
@@ -830,6 +852,45 @@ void Session::OnServerLine(std::string_view line) {
       out_->ToClient(line);
       return;
   }
+}
+
+void Session::ClientInputRequested(std::string_view method,
+                                   std::string_view stream_id) {
+  if (cache_ == nullptr) return;
+  std::vector<std::string> concerned;
+  if (!stream_id.empty()) {
+    if (std::string nid = NormalizeId(stream_id); pending_.contains(nid)) {
+      concerned.push_back(std::move(nid));
+    }
+  } else {
+    // Choice: stdio (and an HTTP server's GET stream) says nothing of which
+    // call a server request serves, so every call in flight is concerned:
+    // an answer that may hold the client's input is never kept.
+    for (const auto& [nid, p] : pending_) concerned.push_back(nid);
+  }
+  std::vector<std::pair<std::vector<WaiterId>, WaiterId>> resend;
+  for (const std::string& nid : concerned) {
+    Pending& p = pending_.at(nid);
+    if (p.ticket == 0 || p.bypass || p.unshared) continue;
+    p.unshared = true;
+    spdlog::info(
+        "bypass tool={} id={} reason={} detail=the server sent {} while the "
+        "call ran: its answer depends on the client's and is neither stored "
+        "nor shared",
+        p.declared ? p.method : p.tool, p.raw_id, kServerRequestedInput,
+        Truncated(method));
+    std::vector<WaiterId> others =
+        cache_->Unshare(p.ticket, kServerRequestedInput);
+    if (!p.held_cancel.empty() && !others.empty()) {
+      // The client cancelled this call while others waited on it; they
+      // now ask the server themselves, so nobody waits any more.
+      out_->ToServer(p.held_cancel);
+      p.held_cancel.clear();
+    }
+    resend.emplace_back(std::move(others), p.waiter);
+  }
+  // After the loop: Resend adds to pending_.
+  for (const auto& [others, leader] : resend) Resend(others, leader);
 }
 
 void Session::HandleServerNotification(const RawMessage& m) {
@@ -1052,8 +1113,9 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
     // Choice: a result without `content` (e.g. a task handle) is incomplete.
     if (!has_content) r.complete = false;
   }
-  // Repaired bytes are not what the server sent: never stored.
-  if (altered) r.complete = false;
+  // Repaired bytes are not what the server sent: never stored; nor an
+  // answer made with the client's input.
+  if (altered || p.unshared) r.complete = false;
   if (p.task_write && !task.empty() && task.front() == '{') {
     const std::string task_id = DecodeString(FindMember(task, "taskId"));
     const std::string status = DecodeString(FindMember(task, "status"));

@@ -39,6 +39,19 @@
 //     clients without the capability, whose server will never ask);
 //   * never asked, no roots capability: the scope as configured.
 //
+// Server requests (docs/MCP.md, "What is cached"). A 2025-era server may ask
+// the client something while a tools/call runs: sampling/createMessage (the
+// client's LLM writes), elicitation/create (the user answers), or any other
+// request but ping and roots/list (roots are keyed, above). The call's answer
+// then depends on the client's answer, which is in no key: the call is
+// forwarded and answered as usual but neither stored nor given to a
+// single-flight follower (the flight is detached at once; followers go
+// upstream on their own), bypass reason "server_requested_input". Which
+// calls: on a request's own response stream (OnServerLineOnStream), that
+// request; otherwise (stdio, the GET stream) every call in flight when the
+// server's request arrives. A call answered before it, or started after it,
+// is not concerned.
+//
 // Eras (docs/MCP.md, "Protocol eras"). A session is in the 2025 era after
 // initialize and in the 2026-07-28 era after a request carrying a valid
 // per-request envelope in params._meta (era.h). In the 2026-07-28 era:
@@ -179,7 +192,17 @@ class Session {
           SessionOutput* out);
 
   void OnClientLine(std::string_view line);
+  // A line from the server whose transport does not say which request it
+  // concerns (stdio; an HTTP server's GET stream). A server request for the
+  // client's input there (see "Server requests" above) may concern any
+  // call in flight: each is neither stored nor shared.
   void OnServerLine(std::string_view line);
+  // A line that arrived on the response stream of the request the server
+  // knows by the id `stream_id` (Streamable HTTP: that request's POST
+  // answered with an SSE stream). A server request for the client's input
+  // there belongs to that request alone. "" = no request named: as
+  // OnServerLine.
+  void OnServerLineOnStream(std::string_view line, std::string_view stream_id);
   // A client line longer than the proxy's limit was discarded; `sniffed` saw
   // its bytes go by. Answers -32700 (under its id when it was a request).
   void OnClientLineTooLong(const IdSniffer& sniffed, uint64_t bytes,
@@ -240,7 +263,11 @@ class Session {
     // the answer is re-addressed to raw_id. client_key = NormalizeId(raw_id).
     bool remapped = false;
     std::string client_key;
-    std::string method;   // kTasks: tasks/get, tasks/result, ...
+    std::string method;  // kTasks: tasks/get, tasks/result, ...
+    std::string tool;    // kToolsCall: params.name (for logs)
+    // The server asked the client for input while this call ran
+    // (ClientInputRequested): its answer is neither stored nor shared.
+    bool unshared = false;
     std::string task_id;  // kTasks: params.taskId
     // A leader's notifications/cancelled held back while others wait; sent
     // upstream when the last of them leaves too.
@@ -298,6 +325,13 @@ class Session {
   void HandleMalformedServerLine(std::string_view line,
                                  const std::string& problem);
   void HandleServerNotification(const RawMessage& m);
+  // The server sent the client the request `method`, whose answer is the
+  // client's input (sampling, elicitation, ...), on the stream of the
+  // request `stream_id` ("": any request in flight): every call through the
+  // cache it may concern is unshared (ToolCache::Unshare), and its
+  // single-flight followers are sent upstream on their own.
+  void ClientInputRequested(std::string_view method,
+                            std::string_view stream_id);
   // Answers the flight of `p` (already removed from pending_) with an error
   // object and completes its ticket as an error.
   void FailPending(Pending& p, int code, std::string_view message);

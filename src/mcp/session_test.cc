@@ -293,6 +293,109 @@ TEST_F(SessionTest, SingleFlightAnswersEachWaiterWithItsOwnId) {
   EXPECT_EQ(cache_->Stats().coalesced, 2u);
 }
 
+constexpr const char* kSampling =
+    R"({"jsonrpc":"2.0","id":"srv-1","method":"sampling/createMessage","params":{"messages":[],"maxTokens":10}})";
+constexpr const char* kElicitation =
+    R"({"jsonrpc":"2.0","id":"srv-2","method":"elicitation/create","params":{"message":"Delete?","requestedSchema":{"type":"object","properties":{}}}})";
+
+TEST_F(SessionTest, ACallDuringWhichTheServerAskedTheClientIsNotStored) {
+  // stdio names no call: both calls in flight may hold the user's answer.
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call("2", "read_file", R"({"path":"/b"})"));
+  session_->OnServerLine(kElicitation);
+  EXPECT_EQ(out_.to_client.back(), kElicitation) << "forwarded as is";
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","id":"srv-2","result":{"action":"accept","content":{}}})");
+  session_->OnServerLine(Result("1", kFileResult));
+  session_->OnServerLine(Result("2", kFileResult));
+  EXPECT_EQ(out_.to_client.back(), Result("2", kFileResult));
+  // The next identical calls go to the server, whose request reaches the
+  // client again.
+  RoundTrip("3", "read_file", R"({"path":"/a"})", kFileResult);
+  RoundTrip("4", "read_file", R"({"path":"/b"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 4u);
+  // Sampling too.
+  session_->OnClientLine(Call("5", "list_dir", R"({"path":"/d"})"));
+  session_->OnServerLine(kSampling);
+  session_->OnServerLine(Result("5", kFileResult));
+  RoundTrip("6", "list_dir", R"({"path":"/d"})", kFileResult);
+  EXPECT_EQ(ServerCalls("list_dir"), 2u);
+  EXPECT_EQ(cache_->Stats().bypasses.at("server_requested_input"), 3u);
+}
+
+TEST_F(SessionTest, AServerRequestConcernsOnlyCallsInFlightWhenItArrives) {
+  // Before any call, and after the call's answer: it concerns no call.
+  session_->OnServerLine(kSampling);
+  RoundTrip("1", "read_file", R"({"path":"/a"})", kFileResult);
+  session_->OnServerLine(kElicitation);
+  EXPECT_THAT(RoundTrip("2", "read_file", R"({"path":"/a"})", kFileResult),
+              HasSubstr(R"("hit":true)"));
+  // ping asks the client nothing.
+  session_->OnClientLine(Call("3", "read_file", R"({"path":"/p"})"));
+  session_->OnServerLine(R"({"jsonrpc":"2.0","id":"srv-3","method":"ping"})");
+  session_->OnServerLine(Result("3", kFileResult));
+  EXPECT_THAT(RoundTrip("4", "read_file", R"({"path":"/p"})", kFileResult),
+              HasSubstr(R"("hit":true)"));
+  EXPECT_FALSE(cache_->Stats().bypasses.contains("server_requested_input"));
+}
+
+TEST_F(SessionTest, OnACallsOwnStreamAServerRequestConcernsThatCallAlone) {
+  // Streamable HTTP: a request on call 1's response stream is part of it.
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call("2", "read_file", R"({"path":"/b"})"));
+  session_->OnServerLineOnStream(kSampling, "1");
+  session_->OnServerLineOnStream(Result("1", kFileResult), "1");
+  session_->OnServerLineOnStream(Result("2", kFileResult), "2");
+  EXPECT_THAT(RoundTrip("3", "read_file", R"({"path":"/b"})", kFileResult),
+              HasSubstr(R"("hit":true)"));
+  RoundTrip("4", "read_file", R"({"path":"/a"})", kFileResult);
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  // The GET stream names no request: every call in flight.
+  session_->OnClientLine(Call("5", "list_dir", R"({"path":"/x"})"));
+  session_->OnServerLineOnStream(kElicitation, "");
+  session_->OnServerLine(Result("5", kFileResult));
+  RoundTrip("6", "list_dir", R"({"path":"/x"})", kFileResult);
+  EXPECT_EQ(ServerCalls("list_dir"), 2u);
+}
+
+TEST_F(SessionTest, AFollowerNeverGetsAnAnswerMadeWithTheLeadersInput) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call("2", "read_file", R"({"path":"/a"})"));
+  ASSERT_EQ(ServerCalls("read_file"), 1u) << "2 joined 1's flight";
+  session_->OnServerLine(kElicitation);
+  // The follower asks the server itself, at once; a new identical call
+  // joins nothing.
+  EXPECT_EQ(ServerCalls("read_file"), 2u);
+  session_->OnClientLine(Call("3", "read_file", R"({"path":"/a"})"));
+  EXPECT_EQ(ServerCalls("read_file"), 3u);
+  const std::string a = R"({"content":[{"type":"text","text":"A"}]})";
+  const std::string b = R"({"content":[{"type":"text","text":"B"}]})";
+  const std::string c = R"({"content":[{"type":"text","text":"C"}]})";
+  session_->OnServerLine(Result("1", a));
+  session_->OnServerLine(Result("2", b));
+  session_->OnServerLine(Result("3", c));
+  EXPECT_THAT(out_.to_client, ElementsAre(kElicitation, Result("1", a),
+                                          Result("2", b), Result("3", c)));
+  EXPECT_EQ(session_->in_flight(), 0u);
+}
+
+TEST_F(SessionTest, ALeaderCancelledForItsFollowersIsCancelledWhenTheyLeave) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(Call("2", "read_file", R"({"path":"/a"})"));
+  const std::string cancel =
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})";
+  session_->OnClientLine(cancel);
+  ASSERT_EQ(out_.to_server.size(), 1u) << "held back: 2 still waits";
+  session_->OnServerLine(kSampling);
+  // 2 goes upstream on its own; nobody waits on 1 any more.
+  EXPECT_THAT(out_.to_server,
+              ElementsAre(Call("1", "read_file", R"({"path":"/a"})"), cancel,
+                          Call("2", "read_file", R"({"path":"/a"})")));
+  session_->OnServerLine(Result("1", kFileResult));  // dropped: cancelled
+  session_->OnServerLine(Result("2", kFileResult));
+  EXPECT_THAT(out_.to_client, ElementsAre(kSampling, Result("2", kFileResult)));
+}
+
 TEST_F(SessionTest, CancelledWaiterIsDroppedWithoutCancellingTheUpstreamCall) {
   session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
   session_->OnClientLine(Call("2", "read_file", R"({"path":"/a"})"));

@@ -160,7 +160,9 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
                        &output);
   mcp::HttpUpstream upstream(
       uo, client->get(), loop,
-      [&session](std::string_view m) { session.OnServerLine(m); },
+      [&session](std::string_view m, std::string_view stream_id) {
+        session.OnServerLineOnStream(m, stream_id);
+      },
       [&session](std::string_view why) {
         session.ServerMessagesMayBeLost(why);
       });
