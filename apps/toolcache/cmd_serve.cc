@@ -12,6 +12,7 @@
 #include "apps/toolcache/commands.h"
 #include "src/runtime/startup/engine.h"
 #include "toolcache/config.h"
+#include "toolcache/scope.h"
 #include "toolcache/serve.h"
 #include "toolcache/store.h"
 #include "toolcache/tool_cache.h"
@@ -77,8 +78,15 @@ int Run(const ServeArgs& a) {
   o.allowed_hosts = config.serve.allowed_hosts;
   o.threads = a.threads;
   for (const auto& [name, server] : config.servers) {
-    if (!server.command.empty())
-      o.mcp_servers.push_back({name, server.command});
+    if (server.command.empty()) continue;
+    // The child's principal, as `toolcache mcp --name <name>` computes it
+    // for the same command in this environment (session 19).
+    std::string credential;
+    if (!server.share_across_credentials) {
+      credential = CredentialDigest(
+          ThisStdioServerCredentials(server.credential_env, server.command));
+    }
+    o.mcp_servers.push_back({name, server.command, std::move(credential)});
   }
   o.mcp_max_sessions = a.mcp_max_sessions;
   o.mcp_max_sessions_per_tenant = a.mcp_max_sessions_per_tenant;

@@ -29,6 +29,7 @@
 #ifndef TOOLCACHE_SCOPE_H_
 #define TOOLCACHE_SCOPE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -128,10 +129,69 @@ std::string RedactedUrl(std::string_view text);
 // The secret-looking variables of `environ`-style "NAME=value" entries
 // (LooksLikeSecretName, or a value that CarriesUrlCredential), plus those
 // named in `also` (variables the operator declared, e.g. a wrapped
-// server's env block), deduplicated.
+// server's env block), deduplicated. A volatile name
+// (IsVolatileEnvironmentName: CLAUDE_CODE_SESSION_ID, a terminal's
+// session id) is left out unless `also` names it.
 std::vector<Credential> SecretEnvironment(
     const std::vector<std::string>& entries,
     const std::vector<std::string>& also = {});
+
+// True for an environment variable that changes with every login,
+// terminal or agent session and never chooses a server's data: the shell's
+// bookkeeping (PWD, OLDPWD, SHLVL, `_`, COLUMNS, LINES), the terminal and
+// the login (TERM, TERM_*, COLORTERM, SSH_*, DISPLAY, WAYLAND_DISPLAY,
+// XDG_SESSION_*, XDG_SEAT*, XDG_VTNR, XDG_ACTIVATION_TOKEN, WINDOWID, TMUX,
+// TMUX_PANE, STY, GPG_TTY, KITTY_*, WEZTERM_*, ALACRITTY_*, ITERM_*,
+// KONSOLE_*, TILIX_*, STARSHIP_*, ZELLIJ_*, VSCODE_*, WT_SESSION,
+// DESKTOP_STARTUP_ID, systemd's INVOCATION_ID, JOURNAL_STREAM, MANAGERPID,
+// SYSTEMD_EXEC_PID) and Claude Code's per-session names (a CLAUDE_CODE_ name
+// with a word SESSION, SESSIONS, MESSAGING, CHILD, SSE or LAUNCHED:
+// CLAUDE_CODE_SESSION_ID, CLAUDE_CODE_MESSAGING_TOKEN,
+// CLAUDE_CODE_CHILD_NOTES_DIR, ...). Such a variable joins no principal unless
+// the operator names it
+// (`--credential-env`).
+bool IsVolatileEnvironmentName(std::string_view name);
+
+// True when an environment variable named `name` (any case) probably
+// chooses *whose* data a server reads without being a secret: HOME, USER,
+// LOGNAME, USERNAME, USERPROFILE, KUBECONFIG, TMPDIR, TMP, TEMP, libpq's
+// PGHOST, PGHOSTADDR, PGPORT, PGDATABASE, PGUSER, PGSERVICE, PGSERVICEFILE,
+// PGPASSFILE, or a name
+// of two or more '_'-separated words whose last word is PATH, FILE(S),
+// DIR, DIRECTORY, DIRECTORIES, FOLDER, ROOT, HOME, PROFILE, CONFIG,
+// PROJECT, REGION, ZONE, LOCATION, ACCOUNT, WORKSPACE, VAULT, DB,
+// DATABASE, SCHEMA, NAMESPACE, CONTEXT, CLUSTER, TENANT, ORG,
+// ORGANIZATION, OWNER, TEAM, USER, USERNAME, SUBSCRIPTION, BUCKET, HOST,
+// URL, URI, ENDPOINT, INSTANCE, DOMAIN, SITE, REPO, REPOSITORY, ID, ENV or
+// ENVIRONMENT: MEMORY_FILE_PATH, AWS_PROFILE, AWS_REGION,
+// GOOGLE_CLOUD_PROJECT, XDG_CONFIG_HOME, PGHOST, SLACK_TEAM_ID. PATH
+// itself is not (one word: the programs, not the data).
+bool LooksLikeDataSelectingName(std::string_view name);
+
+// SecretEnvironment plus the variables whose names choose data
+// (LooksLikeDataSelectingName), without volatile ones
+// (IsVolatileEnvironmentName) unless `also` names them; deduplicated.
+// SecretEnvironment drops volatile names as well.
+std::vector<Credential> ScopingEnvironment(
+    const std::vector<std::string>& entries,
+    const std::vector<std::string>& also = {});
+
+// Everything that tells two stdio servers started the same way apart
+// (session 19): ScopingEnvironment(`environment`, `also`),
+// SecretArguments(`argv`), the OS user `uid` (piece "=uid") and the
+// working directory `cwd` the server starts in (piece "=cwd": relative
+// paths in its arguments and variables, and servers that read "the
+// project", resolve against it). '=' opens the two names: no variable can
+// stand in for them. Feed it to CredentialDigest.
+std::vector<Credential> StdioServerCredentials(
+    const std::vector<std::string>& environment,
+    const std::vector<std::string>& also, const std::vector<std::string>& argv,
+    uint32_t uid, std::string_view cwd);
+
+// StdioServerCredentials of a server this process starts with its own
+// environment, real uid and working directory ("" when it cannot be read).
+std::vector<Credential> ThisStdioServerCredentials(
+    const std::vector<std::string>& also, const std::vector<std::string>& argv);
 
 // The credential material of a server's command line: every argument that
 // CarriesUrlCredential, every argument holding a URL with a path beyond

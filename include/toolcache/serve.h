@@ -49,6 +49,12 @@ struct ServeTenantToken {
 struct ServeMcpServer {
   std::string name;                  // path segment and cache identity
   std::vector<std::string> command;  // argv (command[0] looked up in PATH)
+  // CredentialDigest of what tells this server's process apart
+  // (ThisStdioServerCredentials in include/toolcache/scope.h: its secret and
+  // data-choosing environment, secret arguments, uid and folder), joined to
+  // each tenant's scope as `toolcache mcp --scope <tenant>` joins it; "" =
+  // the tenant alone (servers.<name>.shareAcrossCredentials).
+  std::string credential;
 };
 
 struct ServeOptions {

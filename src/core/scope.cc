@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -572,9 +573,16 @@ std::string DistinctIdentity(std::string shown, std::string_view original) {
   return shown;
 }
 
-std::vector<Credential> SecretEnvironment(
+namespace {
+
+// The variables of `entries` that `keep(name, value)` accepts or `also`
+// names, deduplicated (the first occurrence counts, as getenv reads it).
+// Volatile names (IsVolatileEnvironmentName) are never kept unless `also`
+// names them.
+template <typename Keep>
+std::vector<Credential> EnvironmentWhere(
     const std::vector<std::string>& entries,
-    const std::vector<std::string>& also) {
+    const std::vector<std::string>& also, Keep keep) {
   std::vector<Credential> out;
   for (const std::string& e : entries) {
     const size_t eq = e.find('=');
@@ -582,8 +590,8 @@ std::vector<Credential> SecretEnvironment(
     const std::string_view name = std::string_view(e).substr(0, eq);
     const bool declared =
         std::find(also.begin(), also.end(), name) != also.end();
-    if (!declared && !LooksLikeSecretName(name) &&
-        !CarriesUrlCredential(std::string_view(e).substr(eq + 1))) {
+    if (!declared && (IsVolatileEnvironmentName(name) ||
+                      !keep(name, std::string_view(e).substr(eq + 1)))) {
       continue;
     }
     bool seen = false;
@@ -591,6 +599,132 @@ std::vector<Credential> SecretEnvironment(
     if (!seen) out.push_back({std::string(name), e.substr(eq + 1)});
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Credential> SecretEnvironment(
+    const std::vector<std::string>& entries,
+    const std::vector<std::string>& also) {
+  return EnvironmentWhere(
+      entries, also, [](std::string_view name, std::string_view value) {
+        return LooksLikeSecretName(name) || CarriesUrlCredential(value);
+      });
+}
+
+bool IsVolatileEnvironmentName(std::string_view name) {
+  const std::string u = Upper(name);
+  // The shell's own bookkeeping, the terminal and the login: they differ
+  // between one user's terminals and say nothing about whose data a server
+  // reads. One list, each name between spaces.
+  static constexpr std::string_view kExact =
+      " PWD OLDPWD SHLVL COLUMNS LINES TERM COLORTERM WINDOWID WINDOW STY "
+      "TMUX TMUX_PANE GPG_TTY DISPLAY WAYLAND_DISPLAY VTE_VERSION "
+      "INVOCATION_ID JOURNAL_STREAM MANAGERPID SYSTEMD_EXEC_PID "
+      "DESKTOP_STARTUP_ID XDG_ACTIVATION_TOKEN XDG_VTNR WT_SESSION "
+      "WT_PROFILE_ID SECURITYSESSIONID _ ";
+  if (kExact.find(" " + u + " ") != std::string_view::npos) return true;
+  static constexpr std::string_view kPrefix[] = {
+      "TERM_",    "SSH_",       "XDG_SESSION_", "XDG_SEAT", "KITTY_",
+      "WEZTERM_", "ALACRITTY_", "ITERM_",       "VSCODE_",  "GIO_LAUNCHED_",
+      "KONSOLE_", "TILIX_",     "STARSHIP_",    "ZELLIJ_"};
+  for (std::string_view p : kPrefix) {
+    if (StartsWith(u, p)) return true;
+  }
+  // Claude Code (2.1.332) gives each stdio MCP server its whole environment
+  // plus per-session names: CLAUDE_CODE_SESSION_ID,
+  // CLAUDE_CODE_MESSAGING_TOKEN / _SOCKET, CLAUDE_CODE_CHILD_NOTES_DIR,
+  // CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS (and CLAUDE_CODE_SSE_PORT in an
+  // IDE). Choice: any CLAUDE_CODE_ name with one of these words, so a new
+  // per-session name of the same family does not split every session.
+  if (StartsWith(u, "CLAUDE_CODE_")) {
+    static constexpr std::string_view kWords[] = {
+        "SESSION", "SESSIONS", "MESSAGING", "CHILD", "SSE", "LAUNCHED"};
+    size_t start = 0;
+    while (start <= u.size()) {
+      size_t end = u.find('_', start);
+      if (end == std::string::npos) end = u.size();
+      const std::string_view w = std::string_view(u).substr(start, end - start);
+      for (std::string_view k : kWords) {
+        if (w == k) return true;
+      }
+      start = end + 1;
+    }
+  }
+  return false;
+}
+
+bool LooksLikeDataSelectingName(std::string_view name) {
+  const std::string u = Upper(name);
+  static constexpr std::string_view kExact[] = {
+      "HOME", "USER", "LOGNAME", "USERNAME", "USERPROFILE", "KUBECONFIG",
+      "TMPDIR", "TMP", "TEMP",
+      // libpq's connection variables (server-postgres and psql-based
+      // servers): one word each.
+      "PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE",
+      "PGSERVICEFILE", "PGPASSFILE"};
+  for (std::string_view n : kExact) {
+    if (u == n) return true;
+  }
+  const size_t last = u.rfind('_');
+  if (last == std::string::npos || last == 0) return false;
+  const std::string_view w = std::string_view(u).substr(last + 1);
+  static constexpr std::string_view kLast[] = {
+      "PATH",        "FILE",         "FILES",    "DIR",     "DIRECTORY",
+      "DIRECTORIES", "FOLDER",       "ROOT",     "HOME",    "PROFILE",
+      "CONFIG",      "PROJECT",      "REGION",   "ZONE",    "LOCATION",
+      "ACCOUNT",     "WORKSPACE",    "VAULT",    "DB",      "DATABASE",
+      "SCHEMA",      "NAMESPACE",    "CONTEXT",  "CLUSTER", "TENANT",
+      "ORG",         "ORGANIZATION", "OWNER",    "TEAM",    "USER",
+      "USERNAME",    "SUBSCRIPTION", "BUCKET",   "HOST",    "URL",
+      "URI",         "ENDPOINT",     "INSTANCE", "DOMAIN",  "SITE",
+      "REPO",        "REPOSITORY",   "ID",       "ENV",     "ENVIRONMENT"};
+  for (std::string_view k : kLast) {
+    if (w == k) return true;
+  }
+  return false;
+}
+
+std::vector<Credential> ScopingEnvironment(
+    const std::vector<std::string>& entries,
+    const std::vector<std::string>& also) {
+  return EnvironmentWhere(
+      entries, also, [](std::string_view name, std::string_view value) {
+        return LooksLikeSecretName(name) || CarriesUrlCredential(value) ||
+               LooksLikeDataSelectingName(name);
+      });
+}
+
+std::vector<Credential> StdioServerCredentials(
+    const std::vector<std::string>& environment,
+    const std::vector<std::string>& also, const std::vector<std::string>& argv,
+    uint32_t uid, std::string_view cwd) {
+  std::vector<Credential> parts = ScopingEnvironment(environment, also);
+  for (Credential& c : SecretArguments(argv)) parts.push_back(std::move(c));
+  // Choice: '=' starts these names: no environment variable's name holds
+  // one, so neither can stand in for a variable.
+  parts.push_back({"=uid", std::to_string(uid)});
+  parts.push_back({"=cwd", std::string(cwd)});
+  return parts;
+}
+
+std::vector<Credential> ThisStdioServerCredentials(
+    const std::vector<std::string>& also,
+    const std::vector<std::string>& argv) {
+  // Choice: a working directory that cannot be read (removed, or longer
+  // than 1 MiB) counts as "": such processes share with each other only.
+  std::string cwd;
+  std::vector<char> buf;
+  for (size_t n = 4096; n <= (size_t{1} << 20); n *= 2) {
+    buf.resize(n);
+    if (const char* got = getcwd(buf.data(), buf.size()); got != nullptr) {
+      cwd = got;
+      break;
+    }
+    if (errno != ERANGE) break;
+  }
+  return StdioServerCredentials(ProcessEnvironment(), also, argv,
+                                static_cast<uint32_t>(getuid()), cwd);
 }
 
 std::vector<std::string> ProcessEnvironment() {

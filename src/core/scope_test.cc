@@ -240,6 +240,177 @@ TEST(ScopeTest, SecretEnvironmentTakesSecretsAndDeclaredNames) {
             CredentialDigest(SecretEnvironment({"PWD=/y", "GITHUB_TOKEN=a"})));
 }
 
+// Session 19 (attackK finding 4): two OS users, or one user's two
+// projects, running the same stdio server differ only in plain variables
+// that choose the server's data (server-memory's MEMORY_FILE_PATH,
+// AWS_PROFILE, HOME) and in their uid and folder: none of it was in the
+// principal, so one was served the other's data.
+TEST(ScopeTest, DataChoosingNames) {
+  for (const char* n :
+       {"MEMORY_FILE_PATH", "HOME", "USER", "LOGNAME", "KUBECONFIG",
+        "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION",
+        "GOOGLE_CLOUD_PROJECT", "XDG_CONFIG_HOME", "OBSIDIAN_VAULT", "PGHOST",
+        "POSTGRES_DB", "ALLOWED_DIRECTORIES", "SLACK_TEAM_ID", "jira_url",
+        "CLAUDE_PROJECT_DIR", "DOCKER_CONTEXT", "RAILS_ENV"}) {
+    EXPECT_TRUE(LooksLikeDataSelectingName(n)) << n;
+  }
+  for (const char* n : {"PATH", "LANG", "SHELL", "NODE_OPTIONS", "TERM", "PWD",
+                        "EDITOR", "LC_ALL", "_PATH", "PATHS"}) {
+    EXPECT_FALSE(LooksLikeDataSelectingName(n)) << n;
+  }
+}
+
+TEST(ScopeTest, VolatileNamesOfTerminalsAndAgentSessions) {
+  for (const char* n : {"PWD",
+                        "OLDPWD",
+                        "SHLVL",
+                        "_",
+                        "TERM_SESSION_ID",
+                        "SSH_CONNECTION",
+                        "SSH_TTY",
+                        "XDG_SESSION_ID",
+                        "KITTY_WINDOW_ID",
+                        "WINDOWID",
+                        "TMUX_PANE",
+                        "DESKTOP_STARTUP_ID",
+                        "VSCODE_GIT_IPC_HANDLE",
+                        "CLAUDE_CODE_SESSION_ID",
+                        "CLAUDE_CODE_MESSAGING_TOKEN",
+                        "CLAUDE_CODE_MESSAGING_SOCKET",
+                        "CLAUDE_CODE_CHILD_NOTES_DIR",
+                        "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS",
+                        "CLAUDE_CODE_SSE_PORT",
+                        "STARSHIP_SESSION_KEY",
+                        "KONSOLE_DBUS_SESSION",
+                        "TILIX_ID"}) {
+    EXPECT_TRUE(IsVolatileEnvironmentName(n)) << n;
+  }
+  for (const char* n :
+       {"HOME", "MEMORY_FILE_PATH", "GITHUB_TOKEN", "CLAUDE_PROJECT_DIR",
+        "CLAUDE_CODE_USE_BEDROCK", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"}) {
+    EXPECT_FALSE(IsVolatileEnvironmentName(n)) << n;
+  }
+  // A volatile secret-looking name scopes nothing; named by the operator,
+  // it does.
+  EXPECT_TRUE(SecretEnvironment({"CLAUDE_CODE_MESSAGING_TOKEN=t"}).empty());
+  EXPECT_EQ(SecretEnvironment({"CLAUDE_CODE_MESSAGING_TOKEN=t"},
+                              {"CLAUDE_CODE_MESSAGING_TOKEN"})
+                .size(),
+            1u);
+}
+
+namespace {
+
+std::string StdioScope(const std::vector<std::string>& env, uint32_t uid = 1000,
+                       std::string_view cwd = "/p") {
+  return CredentialDigest(
+      StdioServerCredentials(env, {}, {"node", "server-memory"}, uid, cwd));
+}
+
+}  // namespace
+
+TEST(ScopeTest, TwoUsersAndTwoDataPathsAreTwoPrincipals) {
+  const std::vector<std::string> alice = {
+      "PATH=/usr/bin", "HOME=/home/alice", "USER=alice", "LANG=C.UTF-8",
+      "MEMORY_FILE_PATH=/home/alice/m.jsonl"};
+  const std::vector<std::string> bob = {"PATH=/usr/bin", "HOME=/home/bob",
+                                        "USER=bob", "LANG=C.UTF-8",
+                                        "MEMORY_FILE_PATH=/home/bob/m.jsonl"};
+  // Before session 19 both were the global scope: nothing secret-looking.
+  EXPECT_TRUE(SecretEnvironment(alice).empty());
+  EXPECT_NE(StdioScope(alice), StdioScope(bob));
+  // One user, two data files (two projects' configs).
+  std::vector<std::string> other = alice;
+  other.back() = "MEMORY_FILE_PATH=/home/alice/other.jsonl";
+  EXPECT_NE(StdioScope(alice), StdioScope(other));
+  // Two OS users with the very same environment: the uid tells them apart.
+  EXPECT_NE(StdioScope(alice, 1000), StdioScope(alice, 1001));
+  // The same configuration started in two projects' folders.
+  EXPECT_NE(StdioScope(alice, 1000, "/src/a"),
+            StdioScope(alice, 1000, "/src/b"));
+  // AWS_PROFILE, KUBECONFIG, GOOGLE_CLOUD_PROJECT choose accounts too.
+  for (const char* v : {"AWS_PROFILE", "KUBECONFIG", "GOOGLE_CLOUD_PROJECT"}) {
+    std::vector<std::string> a = alice, b = alice;
+    a.push_back(std::string(v) + "=x");
+    b.push_back(std::string(v) + "=y");
+    EXPECT_NE(StdioScope(a), StdioScope(b)) << v;
+  }
+  // No value is in the scope, only its digest.
+  const std::string scope = ScopeOf({.credential = StdioScope(alice)});
+  EXPECT_EQ(scope.find("alice"), std::string::npos);
+  // No variable stands in for the uid or the folder.
+  std::vector<std::string> posing = alice;
+  posing.push_back("=uid=1000");
+  EXPECT_EQ(StdioScope(posing, 1001), StdioScope(alice, 1001));
+}
+
+TEST(ScopeTest, OneUsersSessionsStillShareAcrossVolatileVariables) {
+  // What Claude Code 2.1.332 gives a stdio server: its whole environment
+  // plus per-session names (measured with a server that dumps its env).
+  const std::vector<std::string> first = {
+      "PATH=/usr/bin",
+      "HOME=/home/alice",
+      "USER=alice",
+      "SHELL=/bin/bash",
+      "MEMORY_FILE_PATH=/home/alice/m.jsonl",
+      "CLAUDECODE=1",
+      "CLAUDE_PROJECT_DIR=/src/a",
+      "CLAUDE_CODE_ENTRYPOINT=cli",
+      "CLAUDE_CODE_SESSION_ID=6986f739-f146-4d59-aa6d-b7bbbdeada6b",
+      "CLAUDE_CODE_MESSAGING_TOKEN=4e998810b3a90e32c606b2b8028ae66c",
+      "CLAUDE_CODE_MESSAGING_SOCKET=/tmp/cc-socks/23866.sock",
+      "CLAUDE_CODE_CHILD_NOTES_DIR=/tmp/claude-0/-src-a/6986f739/started",
+      "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS=6986f739",
+      "PWD=/src/a",
+      "OLDPWD=/home/alice",
+      "SHLVL=2",
+      "_=/usr/bin/claude",
+      "TERM=xterm-256color",
+      "TERM_SESSION_ID=w0t0p0:1",
+      "SSH_CONNECTION=10.0.0.1 5 10.0.0.2 22",
+      "SSH_TTY=/dev/pts/3",
+      "XDG_SESSION_ID=7",
+      "WINDOWID=1",
+      "TMUX_PANE=%1",
+      "KITTY_WINDOW_ID=1"};
+  const std::vector<std::string> second = {
+      "PATH=/usr/bin",
+      "HOME=/home/alice",
+      "USER=alice",
+      "SHELL=/bin/bash",
+      "MEMORY_FILE_PATH=/home/alice/m.jsonl",
+      "CLAUDECODE=1",
+      "CLAUDE_PROJECT_DIR=/src/a",
+      "CLAUDE_CODE_ENTRYPOINT=cli",
+      "CLAUDE_CODE_SESSION_ID=0b1c2d3e-0000-4000-8000-000000000001",
+      "CLAUDE_CODE_MESSAGING_TOKEN=0123456789abcdef0123456789abcdef",
+      "CLAUDE_CODE_MESSAGING_SOCKET=/tmp/cc-socks/31337.sock",
+      "CLAUDE_CODE_CHILD_NOTES_DIR=/tmp/claude-0/-src-a/0b1c2d3e/started",
+      "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS=0b1c2d3e",
+      "PWD=/src/a/sub",
+      "OLDPWD=/tmp",
+      "SHLVL=4",
+      "_=/usr/local/bin/claude",
+      "TERM=screen",
+      "TERM_SESSION_ID=w1t0p0:2",
+      "SSH_CONNECTION=10.0.0.9 6 10.0.0.2 22",
+      "SSH_TTY=/dev/pts/9",
+      "XDG_SESSION_ID=12",
+      "WINDOWID=2",
+      "TMUX_PANE=%7",
+      "KITTY_WINDOW_ID=4"};
+  EXPECT_EQ(StdioScope(first), StdioScope(second));
+  // What Codex gives one (its whitelist plus the config's env), in any
+  // order: the same principal twice.
+  const std::vector<std::string> codex = {
+      "HOME=/home/alice", "LOGNAME=alice",
+      "PATH=/usr/bin",    "SHELL=/bin/bash",
+      "TERM=xterm",       "USER=alice",
+      "LANG=C.UTF-8",     "MEMORY_FILE_PATH=/home/alice/m.jsonl"};
+  std::vector<std::string> reversed(codex.rbegin(), codex.rend());
+  EXPECT_EQ(StdioScope(codex), StdioScope(reversed));
+}
+
 // A credential inside a URL (DATABASE_URL, a connection string on the
 // server's command line) decides what the server reads like a token does
 // (session 17: two users' servers under one name shared entries).

@@ -46,6 +46,7 @@
 #include "src/mcp/json_scan.h"
 #include "src/mcp/line_reader.h"
 #include "src/mcp/session.h"
+#include "toolcache/scope.h"
 
 namespace toolcache::mcp_http {
 
@@ -531,7 +532,11 @@ class Worker final : public mcp::SessionOutput {
         tenant_(std::move(tenant)),
         options_(o),
         cache_(o.cache, router),
-        session_({.server = spec.name, .scope = tenant_},
+        session_({.server = spec.name,
+                  .scope = spec.credential.empty()
+                               ? tenant_
+                               : ScopeOf({.base = tenant_,
+                                          .credential = spec.credential})},
                  o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
         reader_(o.max_line_bytes) {
     last_used_ = Now();

@@ -63,6 +63,9 @@ namespace toolcache::mcp_http {
 struct McpServerSpec {
   std::string name;                  // path segment and cache identity
   std::vector<std::string> command;  // argv; command[0] is looked up in PATH
+  // CredentialDigest of the child's principal (ServeMcpServer::credential);
+  // "" = the tenant alone is the scope.
+  std::string credential;
 };
 
 // What the HTTP face checks before MCP sees a request (Host, Origin, the

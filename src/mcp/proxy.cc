@@ -252,16 +252,24 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
   OutBuffer server_in{.fd = to_child};
   ProxyOutput output(&client_out, &server_in);
   SystemClock clock;
-  // The principal: the operator's scope plus the server's credential
-  // environment (it inherits ours), unless shared on purpose.
+  // The principal: the operator's scope plus what decides whose data the
+  // server reads (it inherits our environment, uid and folder), unless
+  // shared on purpose.
   Principal principal{.base = o.scope};
   if (!o.share_across_credentials) {
-    // The environment the server inherits and its own command line (a
-    // connection string or `--api-key V` decides what it can read too).
+    // The secret and data-choosing environment, the command line's
+    // secrets, the OS user and the working directory
+    // (ThisStdioServerCredentials, session 19).
     std::vector<Credential> parts =
-        SecretEnvironment(ProcessEnvironment(), o.credential_env);
-    for (Credential& c : SecretArguments(o.command)) {
-      parts.push_back(std::move(c));
+        ThisStdioServerCredentials(o.credential_env, o.command);
+    if (spdlog::should_log(spdlog::level::debug)) {
+      // Names only: values never reach a log.
+      std::string names;
+      for (const Credential& c : parts) {
+        if (!names.empty()) names += ' ';
+        names += c.name;
+      }
+      spdlog::debug("principal from: {}", names);
     }
     principal.credential = CredentialDigest(std::move(parts));
   }

@@ -58,7 +58,7 @@ class CacheServerImpl final : public CacheServer {
       mo.cache = o.cache;
       mo.clock = &clock_;
       for (const ServeMcpServer& m : o.mcp_servers) {
-        mo.servers.push_back({m.name, m.command});
+        mo.servers.push_back({m.name, m.command, m.credential});
       }
       mo.max_sessions = o.mcp_max_sessions;
       mo.max_sessions_per_tenant = o.mcp_max_sessions_per_tenant;

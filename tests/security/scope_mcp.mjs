@@ -8,11 +8,11 @@
 import { spawn } from 'node:child_process';
 import { killOnExit } from '../support/kill_on_exit.mjs';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { BIN, SRC } from './lib/common.mjs';
@@ -334,6 +334,109 @@ test('stdio: a secret in the path of a URL on the command line is a credential (
   assert.match(n.log, /identity='.*https:\/\/mcp\.example\.com\/api\/mcp\/s\/<redacted>/, 'the log names the server');
   for (const l of [a1.log, b.log, n.log]) assert.ok(!l.includes('SECRET-'), `a log holds the path secret: ${l}`);
   assert.ok(!storeBytes(db).includes('SECRET-'), 'the path secret is in the store');
+});
+
+// Session 19 (attackK finding 4): a stdio server's plain, non-secret
+// environment chooses whose data it reads (server-memory's
+// MEMORY_FILE_PATH; AWS_PROFILE, KUBECONFIG, HOME alike). Two users with
+// clean environments differing only there were one principal: bob's
+// read_graph was answered from alice's memory file. One user's sessions
+// (whatever their terminal or Claude Code session variables) still share;
+// another project's file or folder does not; --share-across-credentials
+// still shares on purpose.
+const MEMORY = join(mods, '@modelcontextprotocol/server-memory/dist/index.js');
+async function readGraph(db, env, { args = [], cwd } = {}) {
+  const client = new Client({ name: 'scope-mcp-env', version: '1.0.0' }, { capabilities: {} });
+  const transport = new StdioClientTransport({
+    // Absolute: the case starts one process in another folder.
+    command: resolve(BIN), args: ['mcp', '--log-level', 'debug', '--store', `sqlite:${db}`, ...args, '--', process.execPath, MEMORY],
+    env: { PATH: process.env.PATH, LANG: 'C.UTF-8', ...env }, stderr: 'pipe', cwd,
+  });
+  let log = '';
+  transport.stderr?.on('data', (d) => { log += d.toString(); });
+  await client.connect(transport);
+  try {
+    // The proxy caches a tool once it has seen the server's listing.
+    await client.listTools();
+    const r = await client.callTool({ name: 'read_graph', arguments: {} });
+    return { hit: isHit(r), text: text(r), log };
+  } finally {
+    await client.close();
+  }
+}
+test('stdio: a data-choosing variable, the OS user and the folder separate principals', async () => {
+  const db = join(work, 'env.db');
+  const home = (who) => join(work, `home-${who}`);
+  writeFileSync(join(work, 'alice.jsonl'),
+    `${JSON.stringify({ type: 'entity', name: 'alice-bank', entityType: 'secret', observations: ['PIN 4711'] })}\n`);
+  writeFileSync(join(work, 'alice-other.jsonl'), '');
+  writeFileSync(join(work, 'bob.jsonl'), '');
+  const user = (who, file = who) => ({ HOME: home(who), USER: who, LOGNAME: who, MEMORY_FILE_PATH: join(work, `${file}.jsonl`) });
+  const a1 = await readGraph(db, { ...user('alice'), TERM_SESSION_ID: 'w0t0p0:1', SHLVL: '1' });
+  assert.match(a1.text, /alice-bank/, 'alice reads her graph');
+  assert.ok(!a1.hit, 'alice first call: a miss');
+  const b = await readGraph(db, user('bob'));
+  console.log(`  bob hit=${b.hit}: ${b.text.replace(/\s+/g, ' ').slice(0, 60)}`);
+  assert.ok(!b.hit && !/alice-bank/.test(b.text), "bob is never served alice's memory file");
+  // The same user in another terminal: shares.
+  const a2 = await readGraph(db, { ...user('alice'), TERM_SESSION_ID: 'w1t0p0:2', SHLVL: '3', OLDPWD: '/tmp' });
+  assert.ok(a2.hit, "alice's session in another terminal is served from the shared store");
+  // And in a Claude Code session (its per-session id and messaging token
+  // looked secret: every session was its own principal before session 19).
+  const c = await readGraph(db, { ...user('alice'), CLAUDE_CODE_SESSION_ID: '6986f739-f146', CLAUDE_CODE_MESSAGING_TOKEN: '4e998810b3a9' });
+  assert.ok(c.hit, "alice's Claude Code session shares with her other sessions");
+  // Her other project: another data file, or the same config in another folder.
+  const other = await readGraph(db, user('alice', 'alice-other'));
+  assert.ok(!other.hit && !/alice-bank/.test(other.text), "another data file is never served alice's graph");
+  const folder = join(work, 'project-b');
+  mkdirSync(folder, { recursive: true });
+  const moved = await readGraph(db, user('alice'), { cwd: folder });
+  assert.ok(!moved.hit, 'the same configuration in another folder is another principal');
+  // Names, never values, in the debug log.
+  assert.match(a1.log, /principal from: .*MEMORY_FILE_PATH/, 'the debug log names the variables');
+  for (const l of [a1.log, b.log, c.log]) assert.ok(!l.includes('alice.jsonl') && !l.includes('4e998810b3a9'), 'a value reached the log');
+  // The opt-out still shares across users.
+  const share = { args: ['--share-across-credentials'] };
+  await readGraph(db, user('alice'), share);
+  const sb = await readGraph(db, user('bob'), share);
+  assert.ok(sb.hit, '--share-across-credentials shares on purpose');
+});
+
+// The same principal for `serve`'s children (servers.<name>.command): two
+// `serve` processes of two users on one store, the server's data file
+// chosen by serve's environment, do not share; the same user's next serve
+// does.
+const { StreamableHTTPClientTransport } = await import(pathToFileURL(join(mods, '@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js')));
+test('serve: a child\'s data-choosing environment and user separate principals (session 19)', async () => {
+  const { spawnListening } = await import('./lib/common.mjs');
+  const db = join(work, 'serve-env.db');
+  const config = join(work, 'serve-env.yaml');
+  writeFileSync(config, `servers:\n  memory:\n    command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(MEMORY)}]\n`);
+  writeFileSync(join(work, 'serve-alice.jsonl'),
+    `${JSON.stringify({ type: 'entity', name: 'alice-serve-bank', entityType: 'secret', observations: ['PIN 1234'] })}\n`);
+  writeFileSync(join(work, 'serve-bob.jsonl'), '');
+  const read = async (who) => {
+    const serve = await spawnListening('/usr/bin/env', ['-i', `PATH=${process.env.PATH}`, `HOME=${join(work, `home-${who}`)}`,
+      `USER=${who}`, `MEMORY_FILE_PATH=${join(work, `serve-${who}.jsonl`)}`,
+      BIN, 'serve', '--listen', '127.0.0.1:0', '--config', config, '--store', `sqlite:${db}`, '--log-level', 'error']);
+    const client = new Client({ name: 'scope-serve-env', version: '1.0.0' }, { capabilities: {} });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${serve.url}/mcp/memory`)));
+      await client.listTools();
+      const r = await client.callTool({ name: 'read_graph', arguments: {} });
+      return { hit: isHit(r), text: text(r) };
+    } finally {
+      await client.close().catch(() => {});
+      await serve.stop();
+    }
+  };
+  const a1 = await read('alice');
+  assert.match(a1.text, /alice-serve-bank/, 'alice reads her graph');
+  const b = await read('bob');
+  console.log(`  serve: bob hit=${b.hit}: ${b.text.replace(/\s+/g, ' ').slice(0, 60)}`);
+  assert.ok(!b.hit && !/alice-serve-bank/.test(b.text), "bob's serve is never served alice's memory file");
+  const a2 = await read('alice');
+  assert.ok(a2.hit, "alice's next serve shares her entries");
 });
 
 let failed = 0;
