@@ -526,6 +526,14 @@ class Parser {
           t.name = String(it->first, "serve.tenants");
           t.line = it->first.Mark().line + 1;
           const std::string where = "serve.tenants." + t.name;
+          // The name is the tenant's cache scope; an MCP session's scopes
+          // extend it after a control character (KeyScopeOf, prepare.h).
+          for (const char ch : t.name) {
+            if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+              Fail(it->first,
+                   "tenant name '" + t.name + "' holds a control character");
+            }
+          }
           ExpectMap(it->second, where);
           CheckKeys(it->second, where, {"token", "tokenEnv"});
           if (const YAML::Node v = it->second["token"]) {

@@ -399,6 +399,16 @@ TEST(ConfigTest, PolicyKnobOutsideItsRangeNamesItsLine) {
 namespace toolcache {
 namespace {
 
+// Session 19: a tenant's name (its cache scope, which an MCP session extends
+// after a control character) holds no control character.
+TEST(ConfigTest, RefusesAControlCharacterInATenantsName) {
+  Result<Config> ctl = ParseConfig(
+      "serve:\n  tenants:\n    \"a\\x1eb\": {token: x}\n", "s.yaml");
+  ASSERT_FALSE(ctl.ok());
+  EXPECT_THAT(ctl.status().message(),
+              ::testing::HasSubstr("control character"));
+}
+
 TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
   Result<Config> c = ParseConfig(R"(serve:
   listen: 127.0.0.1:9100

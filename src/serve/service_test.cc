@@ -266,6 +266,41 @@ TEST_F(ServiceTest, InvalidateCountsOnlyTheCallersOwnEntries) {
       1);
 }
 
+// Session 19: an /mcp/<name> session's entries are its tenant's (scope
+// "<tenant>\x1e<roots>" or "<tenant>\x1f<era>"): /v1/invalidate drops and
+// now counts them; another tenant's still count as none.
+TEST_F(ServiceTest, InvalidateCountsTheCallersMcpSessionEntries) {
+  Make({{"alice", "tok-a"}, {"bob", "tok-b"}});
+  for (std::string scope : {std::string("alice\x1f"
+                                        "2026-era"),
+                            std::string("alice\x1e[\"file:///w\"]")}) {
+    ToolCall call{.server = "docs",
+                  .scope = scope,
+                  .tool = "get_doc",
+                  .arguments_json = "{\"id\":1}"};
+    UpstreamResult r;
+    r.result_json = R"({"content":[]})";
+    r.latency_seconds = 0.5;
+    ASSERT_TRUE(cache_->Record(call, r).admitted) << scope;
+  }
+  EXPECT_EQ(
+      Post("/v1/invalidate", {{"server", "docs"}}, "tok-b")["entriesDropped"],
+      0);
+  for (std::string scope : {std::string("alice\x1f"
+                                        "2026-era")}) {
+    ToolCall call{.server = "docs",
+                  .scope = scope,
+                  .tool = "get_doc",
+                  .arguments_json = "{\"id\":1}"};
+    UpstreamResult r;
+    r.result_json = R"({"content":[]})";
+    ASSERT_TRUE(cache_->Record(call, r).admitted);
+  }
+  EXPECT_EQ(
+      Post("/v1/invalidate", {{"server", "docs"}}, "tok-a")["entriesDropped"],
+      1);
+}
+
 TEST_F(ServiceTest, TenantsNeedTheirTokenAndNeverReadEachOthersEntries) {
   Make({{"alice", "tok-a"}, {"bob", "tok-b"}});
   json call = Call("get_doc", {{"id", 1}});
