@@ -365,7 +365,11 @@ class Parser {
          "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
          "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds",
          "offload", "offloadTokens", "drainTimeoutSeconds", "allowedHosts",
-         "allowedOrigins", "credentialHeaders"});
+         "allowedOrigins", "credentialHeaders", "adminTokenEnv"});
+    if (const YAML::Node n = node["adminTokenEnv"]) {
+      p.admin_token_env = String(n, "proxy.adminTokenEnv");
+      p.admin_token_env_line = n.Mark().line + 1;
+    }
     if (const YAML::Node n = node["credentialHeaders"]) {
       p.credential_headers = ToolList(n, "proxy.credentialHeaders");
       for (const std::string& h : p.credential_headers) {
@@ -494,9 +498,14 @@ class Parser {
     ServeConfig p;
     if (node.IsNull()) return p;
     ExpectMap(node, "serve");
-    CheckKeys(node, "serve",
-              {"listen", "tenants", "maxWaitSeconds", "leaseSeconds",
-               "maxOpenTickets", "allowedOrigins", "allowedHosts"});
+    CheckKeys(
+        node, "serve",
+        {"listen", "tenants", "maxWaitSeconds", "leaseSeconds",
+         "maxOpenTickets", "allowedOrigins", "allowedHosts", "adminTokenEnv"});
+    if (const YAML::Node n = node["adminTokenEnv"]) {
+      p.admin_token_env = String(n, "serve.adminTokenEnv");
+      p.admin_token_env_line = n.Mark().line + 1;
+    }
     if (const YAML::Node n = node["allowedHosts"]) {
       p.allowed_hosts = ToolList(n, "serve.allowedHosts");
     }
