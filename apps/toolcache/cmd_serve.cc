@@ -86,8 +86,9 @@ int Run(const ServeArgs& a) {
     // The token decides who reads the whole view: a tenant holding it
     // would be the operator.
     if (!o.admin_token.empty() && t.token == o.admin_token) {
-      std::cerr << "toolcache serve: the admin token is tenant '" << t.name
-                << "''s token; the operator needs a token of its own\n";
+      std::cerr << "toolcache serve: the admin token equals the token of "
+                   "tenant '"
+                << t.name << "'; the operator needs a token of its own\n";
       return kExitUsage;
     }
   }

@@ -159,6 +159,11 @@ try {
     await assert.rejects(startServe(['--admin-token-env', 'TC_OPS_TEST_UNSET']), /TC_OPS_TEST_UNSET/);
   });
 
+  await step('serve: an admin token equal to a tenant\'s is refused at start', async () => {
+    await assert.rejects(startServe(['--config', cfg], { TOOLCACHE_ADMIN_TOKEN: 'tok-globex-0123456789' }),
+      (e) => /exited 2/.test(e.message) && /tenant 'globex'/.test(e.message) && !/tok-globex/.test(e.message));
+  });
+
   await step('serve, no tenants, no admin token: open as before (loopback default)', async () => {
     const s = await startServe([]);
     stops.push(s.stop);
