@@ -62,3 +62,26 @@ for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$pid" 2>/dev/null && fail "SIGTERM did not end the proxy"
 pid=""
 echo "PASS: toolcache mcp --metrics-listen serves the engine's hits and misses"
+
+# Session 19: with an admin token (--admin-token-env VAR, else
+# TOOLCACHE_ADMIN_TOKEN) both routes need it; a named variable left unset
+# exits 2.
+set +e
+out=$("$TOOLCACHE_BIN" mcp --metrics-listen 127.0.0.1:0 --admin-token-env TC_E2E_UNSET_ADMIN -- cat 2>&1 </dev/null); rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "TC_E2E_UNSET_ADMIN is unset" <<<"$out" || fail "unset --admin-token-env: rc=$rc $out"
+: >"$work/err2"
+TC_E2E_ADMIN=e2e-admin "$TOOLCACHE_BIN" mcp --metrics-listen 127.0.0.1:0 --admin-token-env TC_E2E_ADMIN \
+  -- node "$server" "$work/files" <"$work/in" >/dev/null 2>"$work/err2" &
+pid=$!
+for _ in $(seq 100); do grep -q "metrics on" "$work/err2" 2>/dev/null && break; sleep 0.1; done
+url=$(sed -n 's|.*metrics on \(http://[^/]*\)/metrics.*|\1|p' "$work/err2")
+[ -n "$url" ] || fail "no metrics URL: $(cat "$work/err2")"
+for route in /metrics /toolcache/stats; do
+  code=$(curl -s -o /dev/null -w '%{http_code}' "$url$route")
+  [ "$code" = 401 ] || fail "$route without the admin token got $code"
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer e2e-admin' "$url$route")
+  [ "$code" = 200 ] || fail "$route with the admin token got $code"
+done
+kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+echo "PASS: with an admin token the routes need it"

@@ -32,8 +32,9 @@ serve:
   tenants:
     alice: {token: alice-secret}
 YAML
-"$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 --config "$work/serve.yaml" --log-level warn \
-  >"$work/out" 2>"$work/err" &
+# With tenants, /metrics and /toolcache/stats are the admin token's (session 19).
+TOOLCACHE_ADMIN_TOKEN=e2e-ops-token "$TOOLCACHE_BIN" serve --listen 127.0.0.1:0 \
+  --config "$work/serve.yaml" --log-level warn >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$work/out" 2>/dev/null && break; sleep 0.1; done
 url=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$work/out")
@@ -61,12 +62,14 @@ expect 200 '"hit":false' "$(req POST /v1/lookup "$call" alice-secret)"
 rec='{"server":"weather","tool":"get_weather","arguments":{"city":"Oslo"},"result":{"tempC":21},"latencySeconds":0.3}'
 expect 200 '"admitted":true' "$(req POST /v1/record "$rec" alice-secret)"
 expect 200 '"result":{"tempC":21}' "$(req POST /v1/lookup "$call" alice-secret)"
-metrics=$(curl -s "$url/metrics")
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/metrics")" = 401 ] || fail "anonymous /metrics with tenants"
+ops=(-H 'Authorization: Bearer e2e-ops-token')
+metrics=$(curl -s "${ops[@]}" "$url/metrics")
 grep -q 'toolcache_serve_calls_total{op="lookup",outcome="hit"} 1' <<<"$metrics" || fail "metrics: $metrics"
 grep -q 'toolcache_serve_requests_total{op="lookup",status="4xx"}' <<<"$metrics" || fail "metrics 4xx"
 curl -s "$url/v1/openapi.json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert "/v1/begin" in d["paths"]' \
   || fail "openapi"
-curl -s "$url/toolcache/stats" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["totals"]["hits"]==1, d["totals"]' \
+curl -s "${ops[@]}" "$url/toolcache/stats" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["totals"]["hits"]==1, d["totals"]' \
   || fail "stats"
 kill "$pid"; wait "$pid" || true; pid=""
 

@@ -29,6 +29,35 @@ void SetUpLogging(std::string_view prefix, const std::string& flag_level,
   spdlog::set_default_logger(logger);
 }
 
+bool ResolveAdminToken(std::string_view flag_env,
+                       const std::optional<std::string>& config_env,
+                       std::string_view config_where, std::string* token,
+                       std::string* error) {
+  std::string name = "TOOLCACHE_ADMIN_TOKEN";
+  std::string where;
+  if (!flag_env.empty()) {
+    name = std::string(flag_env);
+    where = "--admin-token-env";
+  } else if (config_env) {
+    name = *config_env;
+    where = std::string(config_where) + ": adminTokenEnv";
+  }
+  const char* v = std::getenv(name.c_str());
+  if (v == nullptr || *v == '\0') {
+    token->clear();
+    if (where.empty()) return true;
+    *error = where + ": environment variable " + name + " is unset or empty";
+    return false;
+  }
+  *token = v;
+  return true;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  return host.starts_with("127.") || host == "::1" || host == "[::1]" ||
+         host == "localhost";
+}
+
 bool ParseListenAddress(std::string_view s, std::string* host, uint16_t* port) {
   std::string_view p = s;
   *host = "127.0.0.1";

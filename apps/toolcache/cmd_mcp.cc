@@ -28,6 +28,7 @@ struct McpArgs {
   std::string scope;
   std::string stats_path;
   std::string metrics_listen;
+  std::string admin_token_env;
   std::string store;
   std::string log_level;
   double grace_seconds = 2.0;
@@ -147,6 +148,11 @@ int Run(const McpArgs& a) {
       return kExitUsage;
     }
     ao.face = "mcp";
+    if (std::string error; !ResolveAdminToken(a.admin_token_env, std::nullopt,
+                                              "", &ao.admin_token, &error)) {
+      std::cerr << "toolcache mcp: " << error << "\n";
+      return kExitUsage;
+    }
     if (cache != nullptr) ao.stats = [cache] { return cache->Stats(); };
     Result<std::unique_ptr<runtime::AdminServer>> started =
         runtime::AdminServer::Start(std::move(ao));
@@ -219,6 +225,11 @@ Command AddMcpCommand(CLI::App& root) {
   c.app->add_option("--metrics-listen", args->metrics_listen,
                     "serve GET /metrics (Prometheus) and GET /toolcache/stats "
                     "on HOST:PORT (default host 127.0.0.1; off by default)");
+  c.app->add_option("--admin-token-env", args->admin_token_env,
+                    "environment variable holding the operator's token for "
+                    "--metrics-listen: its routes then need 'Authorization: "
+                    "Bearer <token>' (default: TOOLCACHE_ADMIN_TOKEN, else "
+                    "open)");
   c.app
       ->add_option("--log-level", args->log_level,
                    "trace|debug|info|warn|error|off (default: $TOOLCACHE_LOG "

@@ -33,6 +33,7 @@ struct ProxyArgs {
   std::string log_level;
   std::string ca_file;
   std::string store;
+  std::string admin_token_env;
   int threads = 2;
   double drain_timeout = -1;  // unset: the config's, else 10 s
   bool no_cache = false;
@@ -127,6 +128,21 @@ int Run(const ProxyArgs& a) {
   if (a.drain_timeout >= 0) o.drain_timeout_seconds = a.drain_timeout;
   o.threads = a.threads;
   o.stats_path = a.stats_path;
+  if (std::string error; !ResolveAdminToken(
+          a.admin_token_env, pc.admin_token_env,
+          config.source + ":" + std::to_string(pc.admin_token_env_line),
+          &o.admin_token, &error)) {
+    std::cerr << "toolcache proxy: " << error << "\n";
+    return kExitUsage;
+  }
+  if (o.admin_token.empty() && !IsLoopbackHost(o.listen_host)) {
+    spdlog::warn(
+        "listening on {} without an admin token: anyone who reaches this "
+        "address reads /metrics and /toolcache/stats, which name the tools "
+        "every caller's model called (set proxy.adminTokenEnv, "
+        "--admin-token-env or TOOLCACHE_ADMIN_TOKEN)",
+        o.listen_host);
+  }
   // One start-up for every face (src/runtime/startup/engine.h); the store
   // holds the cache's results and the tool loop's conversation state.
   SystemClock clock;
@@ -167,6 +183,12 @@ Command AddProxyCommand(CLI::App& root) {
                     "picks a free one, printed on stdout)");
   c.app->add_option("--config", args->config_path, "YAML configuration file")
       ->check(CLI::ExistingFile);
+  c.app->add_option("--admin-token-env", args->admin_token_env,
+                    "environment variable holding the operator's token: "
+                    "GET /metrics and /toolcache/stats then need "
+                    "'Authorization: Bearer <token>' (default: "
+                    "proxy.adminTokenEnv, else TOOLCACHE_ADMIN_TOKEN, else "
+                    "open)");
   c.app->add_option("--upstream", args->upstream,
                     "upstream origin for both providers (e.g. "
                     "http://127.0.0.1:9000)");

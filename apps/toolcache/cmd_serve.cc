@@ -26,6 +26,7 @@ struct ServeArgs {
   std::string store;
   std::string stats_path;
   std::string log_level;
+  std::string admin_token_env;
   int threads = 2;
   uint32_t mcp_max_sessions = 32;
   uint32_t mcp_max_sessions_per_tenant = 0;
@@ -74,6 +75,24 @@ int Run(const ServeArgs& a) {
   if (config.serve.max_open_tickets) {
     o.max_open_tickets = *config.serve.max_open_tickets;
   }
+  if (std::string error;
+      !ResolveAdminToken(a.admin_token_env, config.serve.admin_token_env,
+                         config.source + ":" +
+                             std::to_string(config.serve.admin_token_env_line),
+                         &o.admin_token, &error)) {
+    std::cerr << "toolcache serve: " << error << "\n";
+    return kExitUsage;
+  }
+  for (const ServeTenantToken& t : o.tenants) {
+    // The token decides who reads the whole view: a tenant holding it
+    // would be the operator.
+    if (!o.admin_token.empty() && t.token == o.admin_token) {
+      std::cerr << "toolcache serve: the admin token equals the token of "
+                   "tenant '"
+                << t.name << "'; the operator needs a token of its own\n";
+      return kExitUsage;
+    }
+  }
   o.allowed_origins = config.serve.allowed_origins;
   o.allowed_hosts = config.serve.allowed_hosts;
   o.threads = a.threads;
@@ -105,6 +124,20 @@ int Run(const ServeArgs& a) {
     spdlog::warn(
         "no tenants configured (serve.tenants): no authentication, one "
         "global scope");
+  } else if (o.admin_token.empty()) {
+    spdlog::warn(
+        "tenants configured without an admin token: GET /metrics and "
+        "/toolcache/stats answer a tenant's token with its own counts and "
+        "anyone else 401 (set serve.adminTokenEnv, --admin-token-env or "
+        "TOOLCACHE_ADMIN_TOKEN for the whole view)");
+  }
+  if (o.tenants.empty() && o.admin_token.empty() &&
+      !IsLoopbackHost(o.listen_host)) {
+    spdlog::warn(
+        "listening on {} without an admin token: anyone who reaches this "
+        "address reads /metrics and /toolcache/stats (server and tool names, "
+        "invalidated resources)",
+        o.listen_host);
   }
   Result<int> code = RunCacheServer(o, [&](uint16_t port) {
     // One machine-readable line on stdout: scripts wait for it.
@@ -128,6 +161,11 @@ Command AddServeCommand(CLI::App& root) {
   c.app->add_option("--listen", args->listen,
                     "HOST:PORT (default serve.listen or 127.0.0.1:8090; "
                     "port 0 picks a free one, printed on stdout)");
+  c.app->add_option("--admin-token-env", args->admin_token_env,
+                    "environment variable holding the operator's token: "
+                    "GET /metrics and /toolcache/stats then need "
+                    "'Authorization: Bearer <token>' (default: "
+                    "serve.adminTokenEnv, else TOOLCACHE_ADMIN_TOKEN)");
   c.app->add_option("--config", args->config_path, "YAML configuration file")
       ->check(CLI::ExistingFile);
   c.app->add_option("--store", args->store,

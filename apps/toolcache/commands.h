@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,23 @@ void SetUpLogging(std::string_view prefix, const std::string& flag_level,
 // "host:port", "[v6]:port", ":port" or "port" -> host (default 127.0.0.1)
 // and port; false when the port is not a number in 0..65535.
 bool ParseListenAddress(std::string_view s, std::string* host, uint16_t* port);
+
+// The operator's token for a face's operational routes (/metrics,
+// /toolcache/stats; docs/CONFIG.md "adminTokenEnv"): the environment
+// variable named by --admin-token-env (`flag_env`), else by the
+// configuration's adminTokenEnv (`config_env`, `config_where` names its file
+// line), else TOOLCACHE_ADMIN_TOKEN; "" when none is set. A token is never
+// taken from the command line itself (other users read it in ps). False,
+// with *error, when a variable named by the flag or the file is unset or
+// empty (a typo must not leave the routes open). (cli_common.cc)
+bool ResolveAdminToken(std::string_view flag_env,
+                       const std::optional<std::string>& config_env,
+                       std::string_view config_where, std::string* token,
+                       std::string* error);
+
+// Whether a listen host is a loopback address or name (127.0.0.0/8, ::1,
+// localhost): only local processes reach it. (cli_common.cc)
+bool IsLoopbackHost(std::string_view host);
 
 // A server command's exit code: its own, or after printing
 // "<command>: <why>", 2 for bad input and 1 for a failure.

@@ -135,6 +135,11 @@ struct ProxyConfig {
   // proxy.credentialHeaders: request headers that join the caller's
   // principal besides those whose name looks like a credential's.
   std::vector<std::string> credential_headers;
+  // proxy.adminTokenEnv: the environment variable holding the operator's
+  // token for /metrics and /toolcache/stats (docs/CONFIG.md). Unset: the
+  // --admin-token-env flag, else TOOLCACHE_ADMIN_TOKEN, else none.
+  std::optional<std::string> admin_token_env;
+  int32_t admin_token_env_line = 0;  // file line, for errors
 };
 
 // The optional LLM feature extractor (`classifier.llm`, docs/CONFIG.md,
@@ -193,6 +198,10 @@ struct ServeConfig {
   // Host names answered besides IP literals, localhost and the listen
   // address ("*" any; DNS-rebinding defence).
   std::vector<std::string> allowed_hosts;
+  // serve.adminTokenEnv: the environment variable holding the operator's
+  // token for /metrics and /toolcache/stats (docs/CONFIG.md).
+  std::optional<std::string> admin_token_env;
+  int32_t admin_token_env_line = 0;  // file line, for errors
 };
 
 // The LLM API proxy's prompt-cache block (`promptCache:`, issue 14,

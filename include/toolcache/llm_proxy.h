@@ -106,6 +106,12 @@ struct LlmProxyOptions {
   // A header named here that varies per request makes every request its
   // own principal (no sharing, no conversation state across requests).
   std::vector<std::string> credential_headers;
+  // The operator's token for GET /metrics and GET /toolcache/stats
+  // (`Authorization: Bearer <token>`; proxy.adminTokenEnv,
+  // --admin-token-env, TOOLCACHE_ADMIN_TOKEN): their series name the tools
+  // every caller's model called. "" = none: open to anyone who reaches the
+  // port, as before (listen on loopback).
+  std::string admin_token;
   // Server identity of tools that are not `mcp__<server>__<tool>`.
   std::string client_server = "llm";
   // Event loops (threads). Choice: 2, the machine's cores.

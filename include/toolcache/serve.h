@@ -72,6 +72,12 @@ struct ServeOptions {
   // Host names answered besides IP literals, localhost and the listen
   // address ("*" = any): a server behind a name (serve.allowedHosts).
   std::vector<std::string> allowed_hosts;
+  // The operator's token for GET /metrics and GET /toolcache/stats
+  // (`Authorization: Bearer <token>`; serve.adminTokenEnv, --admin-token-env,
+  // TOOLCACHE_ADMIN_TOKEN). "" = none: those routes are open without
+  // tenants (the loopback default) and answer 401 with tenants, where a
+  // tenant's token reads its own counts only (docs/SERVE.md).
+  std::string admin_token;
   // Seconds between two points of the dashboard's history. Choice: 5 s.
   double sample_seconds = 5;
   // Request bodies larger than this get 413. Choice: 8 MiB.

@@ -315,6 +315,16 @@ std::string_view UserOf(const ToolCall& call) {
 
 bool KeyScopeOf(std::string_view key_scope, std::string_view call_scope) {
   if (key_scope == call_scope) return true;
+  // An MCP session's entries (serve's /mcp/<name>, src/mcp/session.cc): the
+  // session's scope, then '\x1e' and its roots or '\x1f' and its envelope's
+  // era. Session 19: /v1/invalidate's entriesDropped left them out. (A
+  // tenant's name holds no control character: config.cc refuses one.)
+  if (key_scope.size() > call_scope.size() &&
+      key_scope.starts_with(call_scope) &&
+      (key_scope[call_scope.size()] == '\x1e' ||
+       key_scope[call_scope.size()] == '\x1f')) {
+    return true;
+  }
   // UserScope(call_scope, user) without the user: its length prefix ends
   // the call scope, so no other call scope's users share this prefix.
   std::string users = UserScope(call_scope, "");

@@ -167,8 +167,9 @@ bool IsUnanchored(std::string_view normalized);
 bool ResourcesOverlap(std::string_view a, std::string_view b);
 
 // True when an entry's key scope was made from the call scope `call_scope`
-// (ToolCall::scope): the scope itself, or under `scope: user` the scope of
-// one of its users.
+// (ToolCall::scope): the scope itself, under `scope: user` the scope of
+// one of its users, or an MCP session's scope under it (its roots or
+// envelope era after '\x1e' / '\x1f').
 bool KeyScopeOf(std::string_view key_scope, std::string_view call_scope);
 
 }  // namespace toolcache::cache_internal

@@ -238,5 +238,23 @@ TEST(KeyScopeOf, OwnsItsScopeAndItsUsersScopesOnly) {
   EXPECT_FALSE(KeyScopeOf(key_scope("a", "u1"), ""));
 }
 
+// Session 19: an /mcp/<name> session's entries are its tenant's (the
+// tenant's scope, then its roots after '\x1e' or its envelope's era after
+// '\x1f'), so /v1/invalidate's entriesDropped counts them.
+TEST(KeyScopeOf, OwnsItsMcpSessionsEntries) {
+  EXPECT_TRUE(KeyScopeOf("alice\x1e[\"file:///w\"]", "alice"));
+  EXPECT_TRUE(
+      KeyScopeOf("alice\x1f"
+                 "era-2026",
+                 "alice"));
+  EXPECT_TRUE(KeyScopeOf("\x1froots:unasked", ""));
+  EXPECT_FALSE(
+      KeyScopeOf("alice2\x1f"
+                 "era",
+                 "alice"));
+  EXPECT_FALSE(KeyScopeOf("bob\x1e[]", "alice"));
+  EXPECT_FALSE(KeyScopeOf("alice\x1dx", "alice"));
+}
+
 }  // namespace
 }  // namespace toolcache::cache_internal

@@ -365,7 +365,11 @@ class Parser {
          "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
          "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds",
          "offload", "offloadTokens", "drainTimeoutSeconds", "allowedHosts",
-         "allowedOrigins", "credentialHeaders"});
+         "allowedOrigins", "credentialHeaders", "adminTokenEnv"});
+    if (const YAML::Node n = node["adminTokenEnv"]) {
+      p.admin_token_env = String(n, "proxy.adminTokenEnv");
+      p.admin_token_env_line = n.Mark().line + 1;
+    }
     if (const YAML::Node n = node["credentialHeaders"]) {
       p.credential_headers = ToolList(n, "proxy.credentialHeaders");
       for (const std::string& h : p.credential_headers) {
@@ -494,9 +498,14 @@ class Parser {
     ServeConfig p;
     if (node.IsNull()) return p;
     ExpectMap(node, "serve");
-    CheckKeys(node, "serve",
-              {"listen", "tenants", "maxWaitSeconds", "leaseSeconds",
-               "maxOpenTickets", "allowedOrigins", "allowedHosts"});
+    CheckKeys(
+        node, "serve",
+        {"listen", "tenants", "maxWaitSeconds", "leaseSeconds",
+         "maxOpenTickets", "allowedOrigins", "allowedHosts", "adminTokenEnv"});
+    if (const YAML::Node n = node["adminTokenEnv"]) {
+      p.admin_token_env = String(n, "serve.adminTokenEnv");
+      p.admin_token_env_line = n.Mark().line + 1;
+    }
     if (const YAML::Node n = node["allowedHosts"]) {
       p.allowed_hosts = ToolList(n, "serve.allowedHosts");
     }
@@ -526,6 +535,14 @@ class Parser {
           t.name = String(it->first, "serve.tenants");
           t.line = it->first.Mark().line + 1;
           const std::string where = "serve.tenants." + t.name;
+          // The name is the tenant's cache scope; an MCP session's scopes
+          // extend it after a control character (KeyScopeOf, prepare.h).
+          for (const char ch : t.name) {
+            if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+              Fail(it->first,
+                   "tenant name '" + t.name + "' holds a control character");
+            }
+          }
           ExpectMap(it->second, where);
           CheckKeys(it->second, where, {"token", "tokenEnv"});
           if (const YAML::Node v = it->second["token"]) {

@@ -399,6 +399,30 @@ TEST(ConfigTest, PolicyKnobOutsideItsRangeNamesItsLine) {
 namespace toolcache {
 namespace {
 
+// Session 19: the operator's token is named by an environment variable in
+// both server blocks, never written in the file.
+TEST(ConfigTest, ParsesTheAdminTokenEnvOfBothServers) {
+  Result<Config> c = ParseConfig(
+      "serve:\n  adminTokenEnv: OPS_TOKEN\nproxy:\n  adminTokenEnv: "
+      "PROXY_OPS\n",
+      "s.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->serve.admin_token_env, "OPS_TOKEN");
+  EXPECT_EQ(c->serve.admin_token_env_line, 2);
+  EXPECT_EQ(c->proxy.admin_token_env, "PROXY_OPS");
+  EXPECT_FALSE(ParseConfig("serve:\n  adminToken: x\n", "s.yaml").ok());
+}
+
+// Session 19: a tenant's name (its cache scope, which an MCP session extends
+// after a control character) holds no control character.
+TEST(ConfigTest, RefusesAControlCharacterInATenantsName) {
+  Result<Config> ctl = ParseConfig(
+      "serve:\n  tenants:\n    \"a\\x1eb\": {token: x}\n", "s.yaml");
+  ASSERT_FALSE(ctl.ok());
+  EXPECT_THAT(ctl.status().message(),
+              ::testing::HasSubstr("control character"));
+}
+
 TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
   Result<Config> c = ParseConfig(R"(serve:
   listen: 127.0.0.1:9100

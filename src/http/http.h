@@ -57,6 +57,15 @@ using Headers = std::vector<Header>;
 std::string_view FindHeader(const Headers& headers, std::string_view name);
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
+// The token of an `Authorization: Bearer <token>` header value (the scheme
+// ASCII case-insensitive, RFC 6750 2.1), or an empty view when `authorization`
+// is not of that form.
+std::string_view BearerToken(std::string_view authorization);
+// Whether a presented token equals a configured one, in time that depends
+// only on the presented token's length, never on where the two differ. An
+// empty configured token equals nothing.
+bool TokenEquals(std::string_view presented, std::string_view configured);
+
 // Request bodies keep this many spare bytes of capacity past their end, so
 // parsers that read ahead in blocks (simdjson) can use them in place.
 inline constexpr size_t kBodyPadding = 64;

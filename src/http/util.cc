@@ -51,6 +51,25 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+std::string_view BearerToken(std::string_view authorization) {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (authorization.size() <= kBearer.size() ||
+      !EqualsIgnoreCase(authorization.substr(0, kBearer.size()), kBearer)) {
+    return {};
+  }
+  return authorization.substr(kBearer.size());
+}
+
+bool TokenEquals(std::string_view presented, std::string_view configured) {
+  if (configured.empty()) return false;
+  unsigned char diff = presented.size() == configured.size() ? 0 : 1;
+  for (size_t i = 0; i < presented.size(); ++i) {
+    diff |= static_cast<unsigned char>(presented[i] ^
+                                       configured[i % configured.size()]);
+  }
+  return diff == 0;
+}
+
 std::string_view FindHeader(const Headers& headers, std::string_view name) {
   for (const Header& h : headers) {
     if (EqualsIgnoreCase(h.name, name)) return h.value;

@@ -1036,6 +1036,21 @@ class LlmProxyImpl final : public LlmProxy {
       return;
     }
     if (route.route == Route::kAdmin) {
+      // The page carries no data; its stats fetch is checked (session 19).
+      if (route.admin != runtime::AdminRoute::kDashboard) {
+        if (const runtime::AdminAccess a = runtime::CheckAdminAccess(
+                req, {.admin_token = shared->options.admin_token});
+            a.viewer != runtime::AdminViewer::kOperator) {
+          shared->Error("admin_unauthorized");
+          res->Send(a.status,
+                    {{"content-type", "application/json"},
+                     {"cache-control", "no-store"},
+                     {"www-authenticate", "Bearer"}},
+                    ErrorBody(route.provider, a.status,
+                              "toolcache proxy: " + a.message));
+          return;
+        }
+      }
       runtime::SendAdmin(
           {.metrics = [shared] { return shared->registry.Prometheus(); },
            .stats = [shared] { return Stats(shared); },

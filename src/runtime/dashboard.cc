@@ -5,6 +5,10 @@
 // Invariants: kStyle and kScript are exactly the bytes between their tags
 // (the hashes are of those bytes); the page loads no URL but its own
 // /toolcache/stats.
+// Choice (session 19): with an admin token configured the page is opened as
+// /dashboard#token=<admin token>; the fragment never leaves the browser (not
+// sent to the server, not in a Referer) and the script sends it as
+// `Authorization: Bearer` on its same-origin stats fetch.
 // Choice: SVG drawn by the page's JS (not canvas) so axis labels and ticks
 // are DOM text a browser test can read.
 #include "src/runtime/dashboard.h"
@@ -175,9 +179,12 @@ function draw(points) {
   line("hit", p => p.calls ? Math.min(1, p.hits / p.calls) : 0);
   line("saved", p => p.savedSeconds / maxSaved);
 }
+const adminToken = new URLSearchParams(location.hash.slice(1)).get("token");
 async function refresh() {
   try {
-    const r = await fetch("/toolcache/stats", {cache: "no-store"});
+    const r = await fetch("/toolcache/stats", {cache: "no-store",
+      headers: adminToken ? {authorization: "Bearer " + adminToken} : {}});
+    if (r.status === 401) throw new Error("HTTP 401: open this page as /dashboard#token=<admin token>");
     if (!r.ok) throw new Error("HTTP " + r.status);
     const v = view(await r.json());
     text("face", v.face);

@@ -52,6 +52,7 @@ class CacheServerImpl final : public CacheServer {
     so.allowed_origins = o.allowed_origins;
     so.allowed_hosts = o.allowed_hosts;
     so.listen_host = o.listen_host;
+    so.admin_token = o.admin_token;
     service_ = std::make_unique<serve::CacheService>(std::move(so));
     if (!o.mcp_servers.empty()) {
       mcp_http::McpHttpOptions mo;

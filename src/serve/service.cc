@@ -495,16 +495,6 @@ bool ParseTicket(std::string_view s, TicketId* out) {
   return true;
 }
 
-// Constant-time comparison of a presented token with a configured one.
-bool TokenEquals(std::string_view a, std::string_view b) {
-  if (b.empty()) return false;
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ b[i % b.size()]);
-  }
-  return diff == 0;
-}
-
 }  // namespace
 
 CacheService::CacheService(ServiceOptions options)
@@ -591,25 +581,30 @@ std::optional<std::string> CacheService::Admit(const http::Request& request,
     return std::nullopt;
   }
   if (options_.tenants.empty()) return std::string();
-  std::string_view auth = request.Header("authorization");
-  constexpr std::string_view kBearer = "Bearer ";
-  if (auth.size() <= kBearer.size() ||
-      !http::EqualsIgnoreCase(auth.substr(0, kBearer.size()), kBearer)) {
+  const std::string_view token =
+      http::BearerToken(request.Header("authorization"));
+  if (token.empty()) {
     *status = 401;
     *message = "missing 'Authorization: Bearer <token>'";
     return std::nullopt;
   }
-  const std::string_view token = auth.substr(kBearer.size());
-  const Tenant* found = nullptr;
-  for (const Tenant& t : options_.tenants) {
-    if (TokenEquals(token, t.token)) found = &t;
-  }
+  const Tenant* found = TenantOf(token);
   if (found == nullptr) {
     *status = 401;
     *message = "unknown bearer token";
     return std::nullopt;
   }
   return found->name;
+}
+
+const Tenant* CacheService::TenantOf(std::string_view token) const {
+  // Every tenant's token is compared (no early exit): the time taken does
+  // not tell which tenant, if any, matched.
+  const Tenant* found = nullptr;
+  for (const Tenant& t : options_.tenants) {
+    if (http::TokenEquals(token, t.token)) found = &t;
+  }
+  return found;
 }
 
 std::optional<Reply> CacheService::Handle(const http::Request& request,
@@ -645,11 +640,41 @@ std::optional<Reply> CacheService::Handle(const http::Request& request,
           op = "dashboard";
           break;
       }
-      runtime::AdminReply a =
-          runtime::AnswerAdmin({.metrics = [this] { return Prometheus(); },
-                                .stats = [this] { return StatsJson(); },
-                                .dashboard = true},
-                               *route);
+      // The page carries no data; what it shows comes from the stats
+      // route, which is checked (session 19).
+      const runtime::AdminAccess access =
+          *route == runtime::AdminRoute::kDashboard
+              ? runtime::AdminAccess{.viewer = runtime::AdminViewer::kOperator}
+              : runtime::CheckAdminAccess(
+                    request, {.admin_token = options_.admin_token,
+                              .tenants = !options_.tenants.empty(),
+                              .tenant_of = [this](std::string_view token)
+                                  -> std::optional<std::string> {
+                                const Tenant* t = TenantOf(token);
+                                if (t == nullptr) return std::nullopt;
+                                return t->name;
+                              }});
+      if (access.viewer == runtime::AdminViewer::kNobody) {
+        Reply r = Error(access.status, "unauthorized", access.message);
+        r.headers = {{"content-type", "application/json"},
+                     {"cache-control", "no-store"},
+                     {"www-authenticate", "Bearer"}};
+        return done(std::move(r));
+      }
+      const bool tenant_view = access.viewer == runtime::AdminViewer::kTenant;
+      runtime::AdminReply a = runtime::AnswerAdmin(
+          {.metrics =
+               [&] {
+                 return tenant_view ? TenantPrometheus(access.tenant)
+                                    : Prometheus();
+               },
+           .stats =
+               [&] {
+                 return tenant_view ? TenantStats(access.tenant).body
+                                    : StatsJson();
+               },
+           .dashboard = true},
+          *route);
       Reply r;
       r.content_type = std::string(http::FindHeader(a.headers, "content-type"));
       r.headers = std::move(a.headers);
@@ -682,18 +707,13 @@ std::optional<Reply> CacheService::Handle(const http::Request& request,
   // Authentication.
   std::string tenant;
   if (!options_.tenants.empty()) {
-    std::string_view auth = request.Header("authorization");
-    constexpr std::string_view kBearer = "Bearer ";
-    if (auth.size() <= kBearer.size() ||
-        !http::EqualsIgnoreCase(auth.substr(0, kBearer.size()), kBearer)) {
+    const std::string_view token =
+        http::BearerToken(request.Header("authorization"));
+    if (token.empty()) {
       return done(Error(401, "unauthorized",
                         "missing 'Authorization: Bearer <token>'"));
     }
-    std::string_view token = auth.substr(kBearer.size());
-    const Tenant* found = nullptr;
-    for (const Tenant& t : options_.tenants) {
-      if (TokenEquals(token, t.token)) found = &t;
-    }
+    const Tenant* found = TenantOf(token);
     if (found == nullptr) {
       return done(Error(401, "unauthorized", "unknown bearer token"));
     }
@@ -1247,6 +1267,21 @@ Reply CacheService::TenantStats(std::string_view tenant) {
       });
   j["calls"] = by;
   return Json(j.dump());
+}
+
+std::string CacheService::TenantPrometheus(std::string_view tenant) {
+  // A registry of the tenant's own series only: its calls by outcome, under
+  // the operator's series name (a dashboard built on one works on both).
+  metrics::Registry r;
+  metrics::CounterFamily& calls = r.Counters(
+      tenant_calls_->name(), "Tool calls by tenant and outcome (this tenant)",
+      {"tenant", "outcome"});
+  const std::string key = tenant.empty() ? "_global" : std::string(tenant);
+  tenant_calls_->ForEach(
+      [&](const std::vector<std::string>& v, const metrics::Counter& c) {
+        if (v[0] == key) calls.Get({v[0], v[1]})->Add(c.value());
+      });
+  return r.Prometheus();
 }
 
 CacheService::Totals CacheService::ReadTotals() const {

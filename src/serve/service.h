@@ -16,6 +16,11 @@
 //   GET  /v1/stats       the caller's tenant counters
 //   GET  /v1/openapi.json, /metrics, /toolcache/stats, / (dashboard)
 //
+// The operational routes (/metrics, /toolcache/stats) answer the operator
+// (the admin token, or anyone when neither an admin token nor tenants are
+// configured) the whole view, a tenant its own counts, anyone else 401
+// (runtime::CheckAdminAccess, session 19).
+//
 // Tenancy: with tenants configured every /v1/ request needs
 // `Authorization: Bearer <token>`; the tenant's name is the cache scope of
 // its calls (a tenant never reads another's entries) and tickets are bound
@@ -92,6 +97,12 @@ struct ServiceOptions {
   // the API or the statistics).
   std::vector<std::string> allowed_hosts;
   std::string listen_host = "127.0.0.1";
+  // The operator's token for the operational routes (/metrics,
+  // /toolcache/stats; runtime::CheckAdminAccess): "" = none. Without it and
+  // without tenants those routes are open (the loopback default); with
+  // tenants and no admin token nobody reads the whole view, and a tenant's
+  // token reads its own counts only.
+  std::string admin_token;
 };
 
 struct Reply {
@@ -192,6 +203,11 @@ class CacheService {
   Reply Invalidate(std::string_view tenant, std::string_view body);
   Reply Explain(std::string_view tenant, std::string_view body);
   Reply TenantStats(std::string_view tenant);
+  // A tenant's view of GET /metrics: its own series only.
+  std::string TenantPrometheus(std::string_view tenant);
+  // The tenant whose token `token` is, or nullptr (constant time per
+  // tenant, every tenant compared).
+  const Tenant* TenantOf(std::string_view token) const;
 
   // Ends `ticket` with its leader's result and answers its waiters
   // (*answered: how many).

@@ -46,6 +46,7 @@ class ServiceTest : public ::testing::Test {
     o.max_wait_seconds = 10;
     o.lease_seconds = 100;
     o.max_open_tickets = max_open_tickets;
+    o.admin_token = admin_token_;
     service_ = std::make_unique<CacheService>(std::move(o));
   }
   void SetUp() override { Make({}); }
@@ -103,6 +104,7 @@ class ServiceTest : public ::testing::Test {
     return call;
   }
 
+  std::string admin_token_;  // ServiceOptions::admin_token of Make
   ManualClock clock_{0};
   std::unique_ptr<metrics::Registry> registry_;
   std::unique_ptr<ToolCache> cache_;
@@ -264,6 +266,124 @@ TEST_F(ServiceTest, InvalidateCountsOnlyTheCallersOwnEntries) {
   EXPECT_EQ(
       Post("/v1/invalidate", {{"server", "docs"}}, "tok-a")["entriesDropped"],
       1);
+}
+
+// Session 19: an /mcp/<name> session's entries are its tenant's (scope
+// "<tenant>\x1e<roots>" or "<tenant>\x1f<era>"): /v1/invalidate drops and
+// now counts them; another tenant's still count as none.
+TEST_F(ServiceTest, InvalidateCountsTheCallersMcpSessionEntries) {
+  Make({{"alice", "tok-a"}, {"bob", "tok-b"}});
+  for (std::string scope : {std::string("alice\x1f"
+                                        "2026-era"),
+                            std::string("alice\x1e[\"file:///w\"]")}) {
+    ToolCall call{.server = "docs",
+                  .scope = scope,
+                  .tool = "get_doc",
+                  .arguments_json = "{\"id\":1}"};
+    UpstreamResult r;
+    r.result_json = R"({"content":[]})";
+    r.latency_seconds = 0.5;
+    ASSERT_TRUE(cache_->Record(call, r).admitted) << scope;
+  }
+  EXPECT_EQ(
+      Post("/v1/invalidate", {{"server", "docs"}}, "tok-b")["entriesDropped"],
+      0);
+  for (std::string scope : {std::string("alice\x1f"
+                                        "2026-era")}) {
+    ToolCall call{.server = "docs",
+                  .scope = scope,
+                  .tool = "get_doc",
+                  .arguments_json = "{\"id\":1}"};
+    UpstreamResult r;
+    r.result_json = R"({"content":[]})";
+    ASSERT_TRUE(cache_->Record(call, r).admitted);
+  }
+  EXPECT_EQ(
+      Post("/v1/invalidate", {{"server", "docs"}}, "tok-a")["entriesDropped"],
+      1);
+}
+
+// Session 19: what the operational routes show to whom.
+TEST_F(ServiceTest, OperationalRoutesStayOpenWithoutTenantsOrAdminToken) {
+  Post("/v1/lookup", Call("acme_payroll_lookup", {{"id", 1}}));
+  Post("/v1/record",
+       WithResult(Call("acme_payroll_lookup", {{"id", 1}}), {{"v", "v"}}));
+  for (const char* path : {"/metrics", "/toolcache/stats", "/dashboard"}) {
+    std::optional<Reply> r = Send("GET", path, "");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200) << path << " " << r->body;
+  }
+  EXPECT_NE(
+      Send("GET", "/toolcache/stats", "")->body.find("acme_payroll_lookup"),
+      std::string::npos);
+}
+
+TEST_F(ServiceTest, ATenantReadsOnlyItsOwnCountsOnTheOperationalRoutes) {
+  Make({{"alice", "tok-a"}, {"bob", "tok-b"}});
+  const json payroll = {{"server", "acme_payroll"},
+                        {"tool", "acme_payroll_lookup"},
+                        {"arguments", {{"id", 1}}}};
+  Post("/v1/lookup", payroll, "tok-a");
+  Post("/v1/record", WithResult(payroll, {{"v", "salary"}}), "tok-a");
+  Post("/v1/invalidate", {{"server", "acme_payroll"}, {"resource", "/hr/q3"}},
+       "tok-a");
+  Post("/v1/lookup", Call("get_doc", {{"id", 7}}), "tok-b");
+  // Anonymous: nothing (the series name tenants, servers and tools).
+  for (const char* path : {"/metrics", "/toolcache/stats"}) {
+    std::optional<Reply> r = Send("GET", path, "");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 401) << path << " " << r->body;
+    EXPECT_EQ(json::parse(r->body)["error"]["code"], "unauthorized");
+    EXPECT_EQ(r->body.find("acme"), std::string::npos);
+    EXPECT_EQ(Send("GET", path, "", "tok-x")->status, 401) << path;
+  }
+  // The page itself carries no data.
+  EXPECT_EQ(Send("GET", "/dashboard", "")->status, 200);
+  // Bob: his own counts, none of alice's names or counts.
+  for (const char* path : {"/metrics", "/toolcache/stats"}) {
+    std::optional<Reply> r = Send("GET", path, "", "tok-b");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->status, 200) << path;
+    for (std::string_view secret :
+         {"acme", "alice", "hr/q3", "entries_invalidated", "get_doc"}) {
+      EXPECT_EQ(r->body.find(secret), std::string::npos)
+          << path << " shows bob '" << secret << "':\n"
+          << r->body;
+    }
+  }
+  EXPECT_NE(Send("GET", "/metrics", "", "tok-b")
+                ->body.find("toolcache_serve_tenant_calls_total{tenant=\"bob\","
+                            "outcome=\"miss\"} 1"),
+            std::string::npos);
+  const json bob =
+      json::parse(Send("GET", "/toolcache/stats", "", "tok-b")->body);
+  EXPECT_EQ(bob["tenant"], "bob");
+  EXPECT_EQ(bob["calls"]["miss"], 1);
+}
+
+TEST_F(ServiceTest, TheAdminTokenReadsTheWholeViewAndNothingElseDoes) {
+  admin_token_ = "ops-secret";
+  Make({});
+  Post("/v1/lookup", Call("acme_payroll_lookup", {{"id", 1}}));
+  Post("/v1/record",
+       WithResult(Call("acme_payroll_lookup", {{"id", 1}}), {{"v", "v"}}));
+  for (const char* path : {"/metrics", "/toolcache/stats"}) {
+    EXPECT_EQ(Send("GET", path, "")->status, 401) << path;
+    EXPECT_EQ(Send("GET", path, "", "ops-secreT")->status, 401) << path;
+    EXPECT_EQ(Send("GET", path, "", "ops-secret-")->status, 401) << path;
+    std::optional<Reply> r = Send("GET", path, "", "ops-secret");
+    EXPECT_EQ(r->status, 200) << path;
+    EXPECT_NE(r->body.find("acme_payroll_lookup"), std::string::npos) << path;
+  }
+  // With tenants, the operator sees every tenant; a tenant only itself.
+  Make({{"alice", "tok-a"}, {"bob", "tok-b"}});
+  Post("/v1/lookup", Call("acme_payroll_lookup", {{"id", 1}}), "tok-a");
+  const std::string all = Send("GET", "/metrics", "", "ops-secret")->body;
+  EXPECT_NE(all.find("tenant=\"alice\""), std::string::npos) << all;
+  EXPECT_NE(all.find("acme_payroll_lookup"), std::string::npos);
+  EXPECT_EQ(Send("GET", "/metrics", "", "tok-b")->body.find("alice"),
+            std::string::npos);
+  EXPECT_EQ(Send("GET", "/metrics", "")->status, 401);
 }
 
 TEST_F(ServiceTest, TenantsNeedTheirTokenAndNeverReadEachOthersEntries) {

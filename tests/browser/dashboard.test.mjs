@@ -227,3 +227,49 @@ test('the LLM proxy serves the same dashboard: would-hits per tool, breaks, bypa
     await up.close();
   }
 });
+
+// Session 19: with an admin token the page still loads (it carries no data)
+// and reads /toolcache/stats only with the token from its URL fragment,
+// which never reaches the server; without it the page says 401 and shows
+// no number.
+test('with an admin token the dashboard reads its stats only with #token=', async () => {
+  const up = await startFakeUpstream();
+  const proxy = killOnExit(spawn(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', up.url, '--log-level', 'error'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TOOLCACHE_ADMIN_TOKEN: 'dash-ops-token' } }));
+  try {
+    const purl = await new Promise((resolve, reject) => {
+      let out = '';
+      proxy.stdout.on('data', (d) => { out += d; const m = out.match(/listening on (http:\/\/\S+)/); if (m) resolve(m[1]); });
+      proxy.on('exit', (code) => reject(new Error(`proxy exited ${code}`)));
+    });
+    const open = async (suffix) => {
+      const page = await browser.newPage();
+      const problems = [];
+      const seen = [];
+      page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+      // What goes on the wire: the URL without its fragment (puppeteer
+      // reports the navigation's with it), the Referer, the header.
+      page.on('request', (r) => seen.push({ url: r.url().split('#')[0], referer: r.headers().referer ?? '',
+        auth: r.headers().authorization ?? '' }));
+      const resp = await page.goto(purl + '/dashboard' + suffix, { waitUntil: 'load' });
+      assert.equal(resp.status(), 200);
+      return { page, problems, seen };
+    };
+    const withToken = await open('#token=dash-ops-token');
+    await withToken.page.waitForSelector('body[data-loaded="1"]', { timeout: 10000 });
+    assert.equal(await withToken.page.$eval('#face', (e) => e.textContent), 'proxy');
+    assert.ok(withToken.seen.every((r) => !r.url.includes('dash-ops-token') && !r.referer.includes('dash-ops-token')),
+      `the token left in a URL or Referer: ${JSON.stringify(withToken.seen)}`);
+    assert.ok(withToken.seen.some((r) => r.url.endsWith('/toolcache/stats') && r.auth === 'Bearer dash-ops-token'));
+    assert.deepEqual(withToken.problems, []);
+    await withToken.page.close();
+    const without = await open('');
+    await without.page.waitForFunction(() => /401/.test(document.getElementById('status').textContent), { timeout: 10000 });
+    assert.equal(await without.page.evaluate(() => document.body.dataset.loaded), undefined);
+    await without.page.close();
+  } finally {
+    proxy.kill('SIGTERM');
+    await new Promise((r) => proxy.on('exit', r));
+    await up.close();
+  }
+});

@@ -32,8 +32,10 @@ serve:
     alice: {token: tok-alice}
     bob: {token: tok-bob}
 `);
+// The operator's token reads the whole stats (with tenants, session 19).
+const ADMIN = 'ops-stateless-admin';
 const serve = killOnExit(spawn(process.env.TOOLCACHE_BIN, ['serve', '--listen', '127.0.0.1:0', '--config', path.join(work, 'serve.yaml'), '--log-level', 'error'],
-  { stdio: ['ignore', 'pipe', 'pipe'] }));
+  { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TOOLCACHE_ADMIN_TOKEN: ADMIN } }));
 let err = '';
 serve.stderr.on('data', (d) => { err += d; });
 const base = await new Promise((resolve, reject) => {
@@ -81,7 +83,7 @@ try {
   const hitB = b1.json?.result?._meta?.['toolcache/cache']?.hit === true;
   check('stateless: a tenant never gets another tenant\'s cached answer', hitA && !hitB && calls() === before + 1,
     `alice 2nd call hit=${hitA}, bob's call hit=${hitB}, server calls for bob's ${calls() - before}`);
-  const stats = await (await fetch(`${base}/toolcache/stats`, { headers: { authorization: 'Bearer tok-alice' } })).json().catch(() => ({}));
+  const stats = await (await fetch(`${base}/toolcache/stats`, { headers: { authorization: `Bearer ${ADMIN}` } })).json().catch(() => ({}));
   const pooled = stats?.mcp?.pooledChildrenStarted;
   check('stateless: one pooled child per tenant, not one shared', pooled === undefined || pooled === 2, `pooledChildrenStarted=${pooled}`);
 

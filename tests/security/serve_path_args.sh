@@ -114,10 +114,15 @@ expect "acme stores" 200 '"admitted":true' \
 expect "acme hits" 200 'RESULT-acme' "$(req /v1/lookup "$(call get_doc '{"id":1}')}" tok-acme)"
 r=$(req /v1/lookup "$(call get_doc '{ "id" : 1 }')}" tok-evil); echo "evil lookup: $r"
 expect "evil misses" 200 '"hit":false' "$r"
-r=$(curl -s -m 5 "$url/metrics" || true)
+# Each tenant reads its own counters on /metrics (session 19: an anonymous
+# caller gets 401 there when tenants are configured).
+r=$(curl -s -m 5 -H 'Authorization: Bearer tok-acme' "$url/metrics" || true)
 grep -q 'toolcache_serve_tenant_calls_total{tenant="acme",outcome="hit"} 1' <<<"$r" ||
   fail "acme's hit not counted once: $(grep tenant_calls <<<"$r")"
+! grep -q 'evil' <<<"$r" || fail "acme's /metrics shows evil: $r"
+r=$(curl -s -m 5 -H 'Authorization: Bearer tok-evil' "$url/metrics" || true)
 grep -q 'toolcache_serve_tenant_calls_total{tenant="evil",outcome="miss"} 1' <<<"$r" ||
   fail "evil's miss not counted once: $(grep tenant_calls <<<"$r")"
+! grep -q 'acme' <<<"$r" || fail "evil's /metrics shows acme: $r"
 pass "6 tenants: evil never gets acme's entry; each tenant's counters count its own calls"
 stop

@@ -96,6 +96,54 @@ AdminReply AnswerAdmin(const AdminRoutes& routes, AdminRoute route) {
   return {};
 }
 
+AdminAccess CheckAdminAccess(const http::Request& request,
+                             const AdminAccessOptions& options) {
+  const std::string_view token =
+      http::BearerToken(request.Header("authorization"));
+  AdminAccess a;
+  if (!token.empty() && http::TokenEquals(token, options.admin_token)) {
+    a.viewer = AdminViewer::kOperator;
+    a.status = 200;
+    return a;
+  }
+  if (!token.empty() && options.tenant_of) {
+    if (std::optional<std::string> t = options.tenant_of(token)) {
+      a.viewer = AdminViewer::kTenant;
+      a.tenant = std::move(*t);
+      a.status = 200;
+      return a;
+    }
+  }
+  if (options.admin_token.empty() && !options.tenants) {
+    // Choice: no admin token and no tenants is the single-user loopback
+    // default; its /metrics stays open so a scrape needs no configuration.
+    a.viewer = AdminViewer::kOperator;
+    a.status = 200;
+    return a;
+  }
+  a.message =
+      options.admin_token.empty()
+          ? "with tenants configured the operational routes need the admin "
+            "token ('Authorization: Bearer <admin token>'; set it with "
+            "--admin-token-env, the adminTokenEnv key or "
+            "TOOLCACHE_ADMIN_TOKEN); a tenant's own token reads its own "
+            "counts"
+          : "the operational routes need 'Authorization: Bearer <admin "
+            "token>'";
+  if (!options.admin_token.empty() && options.tenants) {
+    a.message += " (or a tenant's own token, for its own counts)";
+  }
+  return a;
+}
+
+std::string AdminRefusalJson(const AdminAccess& access) {
+  return nlohmann::json(
+             {{"error",
+               {{"code", "unauthorized"}, {"message", access.message}}}})
+             .dump() +
+         "\n";
+}
+
 void SendAdmin(const AdminRoutes& routes, AdminRoute route,
                http::Responder& res) {
   AdminReply a = AnswerAdmin(routes, route);
@@ -165,6 +213,15 @@ class AdminServerImpl final : public AdminServer {
       res->Send(
           405, {{"content-type", "application/json"}, {"allow", "GET"}},
           "{\"error\":\"method_not_allowed\",\"message\":\"GET only\"}\n");
+      return;
+    }
+    if (const AdminAccess a =
+            CheckAdminAccess(req, {.admin_token = options_.admin_token});
+        a.viewer != AdminViewer::kOperator) {
+      res->Send(a.status,
+                {{"content-type", "application/json"},
+                 {"www-authenticate", "Bearer"}},
+                AdminRefusalJson(a));
       return;
     }
     const ToolCacheStats s =

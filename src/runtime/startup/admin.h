@@ -14,8 +14,10 @@
 // the metric registry every HTTP face uses (src/metrics/metrics.h).
 //
 // Trust: the same browser guard as `serve` and `proxy` (Host allow-list,
-// Origin and Sec-Fetch-Site checks; src/http/browser_guard.h); no token, as
-// /metrics on the other faces. Listen on loopback (the default host).
+// Origin and Sec-Fetch-Site checks; src/http/browser_guard.h), then the
+// admin token when one is configured (CheckAdminAccess; session 19).
+// Without one, anyone who reaches the port reads the engine's counters:
+// listen on loopback (the default host).
 //
 // Thread-safety: Start and the destructor from one thread; the routes run
 // on the server's thread and call `stats` there (ToolCache::Stats is
@@ -86,12 +88,55 @@ AdminReply AnswerAdmin(const AdminRoutes& routes, AdminRoute route);
 void SendAdmin(const AdminRoutes& routes, AdminRoute route,
                http::Responder& res);
 
+// Who reads the operational routes (GET /metrics, GET /toolcache/stats and
+// the data the dashboard fetches; the dashboard page itself carries no data
+// and is answered to anyone past the browser guard). Session 19:
+//   - the operator: presents `Authorization: Bearer <admin token>`, or any
+//     caller when the face has neither an admin token nor tenants (today's
+//     single-user loopback default: no configuration, scraping unchanged);
+//   - a tenant (`serve` with tenants): presents its own token, reads its own
+//     counts only;
+//   - anyone else: 401. With an admin token configured, or tenants without
+//     one, an anonymous caller reads nothing (the series name tenants,
+//     servers and tools, and count every tenant's calls and invalidations).
+enum class AdminViewer : uint8_t { kOperator, kTenant, kNobody };
+
+struct AdminAccess {
+  AdminViewer viewer = AdminViewer::kNobody;
+  std::string tenant;   // kTenant: whose view
+  int status = 401;     // kNobody: the reply's status
+  std::string message;  // kNobody: what would let the caller in
+};
+
+struct AdminAccessOptions {
+  // The operator's token ("": none configured). Compared in constant time.
+  std::string_view admin_token;
+  // Whether the face has tenants: then a caller without the admin token is
+  // never the operator, even with no admin token configured.
+  bool tenants = false;
+  // The tenant whose token `token` is, or nullopt; nullptr: no tenants.
+  std::function<std::optional<std::string>(std::string_view token)> tenant_of;
+};
+
+// Who `request` is to the operational routes (see AdminViewer). The face's
+// browser guard must have passed (a page cannot send the Authorization
+// header cross-origin without a preflight these servers never grant).
+AdminAccess CheckAdminAccess(const http::Request& request,
+                             const AdminAccessOptions& options);
+
+// The JSON error body of a refused AdminAccess: {"error":{"code":
+// "unauthorized","message":...}} (serve's and the admin server's shape).
+std::string AdminRefusalJson(const AdminAccess& access);
+
 struct AdminOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0: any free port (url() tells which)
   std::string face;   // "mcp": the stats document's "face"
   // The engine's counters now; nullptr: a face without a cache (zeros).
   std::function<ToolCacheStats()> stats;
+  // The operator's token: when set, every route needs `Authorization:
+  // Bearer <token>` (CheckAdminAccess); "": open, as before.
+  std::string admin_token;
 };
 
 class AdminServer {

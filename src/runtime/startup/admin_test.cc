@@ -97,5 +97,69 @@ TEST(AdminRoutes, EachRouteAnswersFromItsSourceAndThePageCarriesItsCsp) {
   EXPECT_EQ(d.Header("cache-control"), "no-store");
 }
 
+http::Request Get(std::string authorization = "") {
+  http::Request r;
+  r.method = "GET";
+  r.target = "/metrics";
+  if (!authorization.empty()) {
+    r.headers.push_back({"Authorization", std::move(authorization)});
+  }
+  return r;
+}
+
+// Session 19: who reads the operational routes.
+TEST(AdminAccess, OpenOnlyWithNeitherAnAdminTokenNorTenants) {
+  EXPECT_EQ(CheckAdminAccess(Get(), {}).viewer, AdminViewer::kOperator);
+  EXPECT_EQ(CheckAdminAccess(Get("Bearer anything"), {}).viewer,
+            AdminViewer::kOperator);
+  const AdminAccess t = CheckAdminAccess(Get(), {.tenants = true});
+  EXPECT_EQ(t.viewer, AdminViewer::kNobody);
+  EXPECT_EQ(t.status, 401);
+  EXPECT_NE(t.message.find("TOOLCACHE_ADMIN_TOKEN"), std::string::npos);
+}
+
+TEST(AdminAccess, TheAdminTokenIsTheOperatorAndNothingElseIs) {
+  const AdminAccessOptions o{.admin_token = "s3cret"};
+  EXPECT_EQ(CheckAdminAccess(Get("Bearer s3cret"), o).viewer,
+            AdminViewer::kOperator);
+  EXPECT_EQ(CheckAdminAccess(Get("bearer s3cret"), o).viewer,
+            AdminViewer::kOperator);
+  for (const char* wrong : {"", "Bearer ", "Bearer s3cre", "Bearer s3cret ",
+                            "Bearer S3CRET", "Basic s3cret", "s3cret"}) {
+    EXPECT_EQ(CheckAdminAccess(Get(wrong), o).viewer, AdminViewer::kNobody)
+        << wrong;
+  }
+}
+
+TEST(AdminAccess, ATenantsTokenReadsItsOwnView) {
+  const AdminAccessOptions o{
+      .admin_token = "ops",
+      .tenants = true,
+      .tenant_of = [](std::string_view token) -> std::optional<std::string> {
+        if (token == "tok-a") return "alice";
+        return std::nullopt;
+      }};
+  const AdminAccess a = CheckAdminAccess(Get("Bearer tok-a"), o);
+  EXPECT_EQ(a.viewer, AdminViewer::kTenant);
+  EXPECT_EQ(a.tenant, "alice");
+  EXPECT_EQ(CheckAdminAccess(Get("Bearer ops"), o).viewer,
+            AdminViewer::kOperator);
+  EXPECT_EQ(CheckAdminAccess(Get("Bearer tok-b"), o).viewer,
+            AdminViewer::kNobody);
+  EXPECT_EQ(CheckAdminAccess(Get(), o).viewer, AdminViewer::kNobody);
+}
+
+TEST(AdminAccess, TokensCompareWhole) {
+  EXPECT_TRUE(http::TokenEquals("abc", "abc"));
+  EXPECT_FALSE(http::TokenEquals("abc", ""));
+  EXPECT_FALSE(http::TokenEquals("", "abc"));
+  EXPECT_FALSE(http::TokenEquals("abcabc", "abc"));
+  EXPECT_FALSE(http::TokenEquals("ab", "abc"));
+  EXPECT_EQ(http::BearerToken("Bearer x"), "x");
+  EXPECT_EQ(http::BearerToken("BEARER x"), "x");
+  EXPECT_EQ(http::BearerToken("Bearer "), "");
+  EXPECT_EQ(http::BearerToken("Basic x"), "");
+}
+
 }  // namespace
 }  // namespace toolcache::runtime
