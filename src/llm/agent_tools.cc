@@ -664,22 +664,57 @@ CallKey KeyCall(std::string_view name, std::string_view routed,
 
 namespace {
 
-// Words that change the shell's directory, or may (they run shell text).
+// Words that change the shell's own directory, or run text in this shell
+// that may: cd / pushd / popd; `.` / source / eval run text; alias,
+// function and trap define text that runs later in the same shell (an
+// alias on a later line, a DEBUG or RETURN trap); mapfile / readarray -C
+// call their callback in it. `exec` is not one: it replaces the shell, and
+// Claude Code's `&& pwd -P` after the command never runs.
+constexpr std::array<std::string_view, 10> kMoverWords = {
+    "cd",    "pushd", "popd",     "source",  "eval",
+    "alias", "trap",  "function", "mapfile", "readarray"};
+
 bool MovesShell(std::string_view w) {
-  return w == "cd" || w == "pushd" || w == "popd" || w == "source" ||
-         w == "eval";
+  return w == "." || std::find(kMoverWords.begin(), kMoverWords.end(), w) !=
+                         kMoverWords.end();
 }
 
-// Words after which the next word is still in command position.
+// Words after which the next word is still in command position: reserved
+// words, and builtins whose argument is a command run by this shell.
 bool KeepsCommandPosition(std::string_view w) {
-  if (w.find('=') != std::string_view::npos && w.front() != '=') {
-    return true;  // an assignment prefix (`X=1 cd a`)
-  }
-  for (std::string_view k : {"builtin", "command", "!", "{", "if", "then",
-                             "else", "elif", "do", "while", "until", "time"}) {
+  for (std::string_view k :
+       {"builtin", "command", "exec", "coproc", "!", "{", "if", "then", "else",
+        "elif", "do", "while", "until", "time"}) {
     if (w == k) return true;
   }
   return false;
+}
+
+// Prefix builtins whose options come before the command they run
+// (`command -p cd`, `time -p cd`).
+bool TakesOptionsBeforeCommand(std::string_view w) {
+  return w == "builtin" || w == "command" || w == "exec" || w == "time";
+}
+
+// A command word the shell may turn into another: brace expansion
+// (`{cd,sub}`) or a glob (`c?` matches a file named `cd`); `{`, `[` and
+// `[[` themselves are words.
+bool Expands(std::string_view w) {
+  if (w == "{" || w == "[" || w == "[[") return false;
+  return w.find_first_of("{*?[") != std::string_view::npos;
+}
+
+// `NAME=`, `NAME+=`, `NAME[...]=`: an assignment prefix (`X=1 cd a`).
+bool Assignment(std::string_view w) {
+  size_t i = 0;
+  while (i < w.size() && (w[i] == '_' || (w[i] >= 'a' && w[i] <= 'z') ||
+                          (w[i] >= 'A' && w[i] <= 'Z') ||
+                          (i > 0 && w[i] >= '0' && w[i] <= '9'))) {
+    ++i;
+  }
+  if (i == 0 || i == w.size()) return false;
+  return w[i] == '=' || w[i] == '[' ||
+         (w[i] == '+' && i + 1 < w.size() && w[i + 1] == '=');
 }
 
 // Absolute on the client: from the root, or from a home directory.
@@ -740,79 +775,365 @@ bool CommandReadsRelative(const std::vector<std::string>& argv,
 
 }  // namespace
 
-bool ShellChangesDirectory(std::string_view s) {
-  auto mentions = [&] {
-    for (std::string_view w : {"cd", "pushd", "popd", "source", "eval"}) {
-      if (s.find(w) != std::string_view::npos) return true;
-    }
-    return false;
-  };
-  int depth = 0;        // ( ... ), $( ... ): a subshell
-  bool command = true;  // the next word is in command position
-  std::string word;
-  bool in_word = false;
-  // The word ends: true when it is a mover in command position at depth 0.
-  auto flush = [&] {
-    if (!in_word) return false;
-    bool hit = false;
-    if (command) {
-      hit = depth == 0 && MovesShell(word);
-      command = KeepsCommandPosition(word);
-    }
-    word.clear();
-    in_word = false;
-    return hit;
-  };
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '\\') {
-      if (i + 1 < s.size()) word.push_back(s[++i]);
-      in_word = true;
-    } else if (c == '\'') {
-      const size_t end = s.find('\'', i + 1);
-      if (end == std::string_view::npos) return mentions();
-      word.append(s.substr(i + 1, end - i - 1));
-      in_word = true;
-      i = end;
-    } else if (c == '"') {
-      // A substitution inside runs in a subshell: only the word matters.
-      size_t j = i + 1;
-      for (; j < s.size() && s[j] != '"'; ++j) {
-        if (s[j] == '\\') ++j;
-        if (j < s.size()) word.push_back(s[j]);
-      }
-      if (j >= s.size()) return mentions();
-      in_word = true;
-      i = j;
-    } else if (c == '`') {
-      const size_t end = s.find('`', i + 1);
-      if (end == std::string_view::npos) return mentions();
-      in_word = true;  // a substitution: a subshell, part of the word
-      i = end;
-    } else if (c == ' ' || c == '\t') {
-      if (flush()) return true;
-    } else if (c == '\n' || c == ';' || c == '&' || c == '|') {
-      if (flush()) return true;
-      command = true;
-    } else if (c == '(' || (c == '$' && i + 1 < s.size() && s[i + 1] == '(')) {
-      if (flush()) return true;
-      if (c == '$') ++i;
-      ++depth;
-      command = true;
-    } else if (c == ')') {
-      if (flush()) return true;
-      depth = std::max(0, depth - 1);
-      command = false;
-    } else if (c == '#' && !in_word) {
-      const size_t nl = s.find('\n', i);
-      if (nl == std::string_view::npos) break;
-      i = nl - 1;  // the newline separates
-    } else {
-      word.push_back(c);
-      in_word = true;
-    }
+namespace {
+
+// Reads a command line as bash does, far enough to tell whether a command
+// runs in the shell itself (not in a subshell, a substitution or another
+// process) and names a MovesShell word or a word the shell computes (an
+// expansion, an ANSI-C or locale quote: which command runs cannot be read
+// off the text). Nested text ($(...), `...`, <(...), ${...}, "...") is
+// walked only to find where it ends; a here-document's body is skipped.
+// What it cannot read (an unbalanced quote or parenthesis) sets `unsure`.
+//
+// Choice: a scanner of its own beside Lex (docs/SECURITY.md "Session 19:
+// the Bash cd rule's escapes"): Lex answers "is every word of this line
+// known?" and stops at the first construct it does not model, with the
+// reason the classifier reports; this one must walk through those
+// constructs (subshells, substitutions, here-documents, case patterns,
+// groups, function bodies) to answer "does a cd run at the top?".
+// Characters that only continue a word in DirectoryScan::List (not a
+// quote, an escape, an expansion, a blank, an operator or a comment).
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> t{};
+  t.fill(true);
+  for (unsigned char c : std::string_view("\\'\"`$<>&;|()# \t\n")) {
+    t[c] = false;
   }
-  return flush();
+  return t;
+}();
+
+class DirectoryScan {
+ public:
+  explicit DirectoryScan(std::string_view s) : s_(s) {}
+
+  bool Moves() {
+    size_t i = 0;
+    const bool moved = List(&i, /*nested=*/false);
+    return moved || unsure_;
+  }
+
+ private:
+  enum class Target : uint8_t { kNone, kFile, kHeredoc, kHeredocTabs };
+
+  // Scans commands from s_[*pos]: to the end of the line or, `nested`, to
+  // the `)` that closes it (*pos is then just past it). True when a mover
+  // runs at the top (never when nested).
+  bool List(size_t* pos, bool nested) {
+    int depth = 0;         // ( ... ) subshells opened in this list
+    int cases = 0;         // open `case` ... `esac`: `)` ends a pattern
+    bool command = true;   // the next word is in command position
+    bool options = false;  // after `command`, `time`...: options may follow
+    bool lookup = false;   // after `command`: -v / -V only look a name up
+    Target target = Target::kNone;
+    std::vector<std::pair<std::string, bool>> heredocs;  // delimiter, <<-
+    std::string word;
+    bool in_word = false;
+    bool computed = false;  // the word holds an expansion or $'..' / $".."
+    bool moved = false;
+    auto flush = [&] {
+      if (!in_word) return;
+      if (target != Target::kNone) {
+        if (target != Target::kFile) {
+          heredocs.emplace_back(word, target == Target::kHeredocTabs);
+        }
+        target = Target::kNone;
+      } else if (command) {
+        if (options && !word.empty() && word.front() == '-') {
+          if (lookup && (word == "-v" || word == "-V")) command = false;
+        } else if (!Assignment(word)) {
+          // Every mover and reserved word is short and starts with one of
+          // these: most command words (grep, ls, git) skip the tables.
+          const bool listed =
+              !word.empty() && word.size() <= 9 &&
+              std::string_view("!.{abcdefimprstuw").find(word.front()) !=
+                  std::string_view::npos;
+          if (!nested && depth == 0 &&
+              (computed || Expands(word) || (listed && MovesShell(word)))) {
+            moved = true;
+          }
+          if (word == "case") ++cases;
+          if (word == "esac" && cases > 0) --cases;
+          command = listed && KeepsCommandPosition(word);
+          options = listed && TakesOptionsBeforeCommand(word);
+          lookup = word == "command";
+        }
+      }
+      word.clear();
+      in_word = false;
+      computed = false;
+    };
+    auto separate = [&] {
+      flush();
+      command = true;
+      options = false;
+      target = Target::kNone;
+    };
+    word.reserve(32);
+    size_t i = *pos;
+    for (; i < s_.size() && !unsure_; ++i) {
+      const char c = s_[i];
+      if (kPlain[static_cast<unsigned char>(c)]) {
+        // Most characters: the word goes on. Its text only matters for a
+        // command word (or an assignment before one) and a here-document's
+        // delimiter.
+        if (command || target != Target::kNone) word.push_back(c);
+        in_word = true;
+        continue;
+      }
+      const char next = i + 1 < s_.size() ? s_[i + 1] : '\0';
+      if (c == '\\') {
+        if (next == '\n') {
+          ++i;  // a line continuation: the word goes on
+          continue;
+        }
+        if (next != '\0') word.push_back(s_[++i]);
+        in_word = true;
+      } else if (c == '\'') {
+        const size_t end = s_.find('\'', i + 1);
+        if (end == std::string_view::npos) return Unsure();
+        word.append(s_.substr(i + 1, end - i - 1));
+        in_word = true;
+        i = end;
+      } else if (c == '"') {
+        i = DoubleQuoted(i + 1, &word, &computed);
+        in_word = true;
+      } else if (c == '`') {
+        i = Backquoted(i + 1);
+        in_word = computed = true;
+      } else if (c == '$' &&
+                 (next == '(' || next == '{' || next == '\'' || next == '"')) {
+        if (next == '(') {
+          i = Substitution(i + 2);
+        } else if (next == '{') {
+          i = Braced(i + 2);
+        } else if (next == '\'') {
+          i = AnsiC(i + 2);
+        } else {
+          std::string ignored;
+          i = DoubleQuoted(i + 2, &ignored, &computed);
+        }
+        in_word = computed = true;
+      } else if (c == '$') {
+        word.push_back(c);
+        in_word = computed = true;
+      } else if ((c == '<' || c == '>') && next == '(') {
+        i = Nested(i + 2);  // a process substitution: a word
+        in_word = computed = true;
+      } else if (c == '<' || c == '>' || (c == '&' && next == '>')) {
+        // A redirection; fd digits before it belong to it.
+        if (in_word && (computed || !AllDigits(word))) flush();
+        word.clear();
+        in_word = computed = false;
+        if (c == '&') ++i;
+        if (s_.substr(i, 3) == "<<<") {
+          i += 2;
+          target = Target::kFile;
+        } else if (s_.substr(i, 3) == "<<-") {
+          i += 2;
+          target = Target::kHeredocTabs;
+        } else if (s_.substr(i, 2) == "<<") {
+          i += 1;
+          target = Target::kHeredoc;
+        } else {
+          while (i + 1 < s_.size() &&
+                 (s_[i + 1] == '>' || s_[i + 1] == '&' || s_[i + 1] == '|')) {
+            ++i;
+          }
+          target = Target::kFile;
+        }
+      } else if (c == ' ' || c == '\t') {
+        flush();
+      } else if (c == '\n') {
+        separate();
+        if (!heredocs.empty()) {
+          i = SkipHeredocs(i + 1, &heredocs) - 1;
+        }
+      } else if (c == ';' || c == '&' || c == '|') {
+        separate();
+      } else if (c == '(' && next == '(' && command && !in_word) {
+        i = Arithmetic(i + 2);  // `(( ... ))`: `<<` is a shift there
+        command = false;
+      } else if (c == '(') {
+        separate();
+        ++depth;
+      } else if (c == ')') {
+        flush();
+        if (cases > 0 && depth == 0) {
+          separate();  // the end of a case pattern: a command follows
+        } else if (depth == 0 && nested) {
+          *pos = i + 1;
+          return moved;
+        } else {
+          // Past a subshell only an operator may follow; a stray `)` is
+          // read as a pattern's end (Choice: conservative).
+          depth = std::max(0, depth - 1);
+          separate();
+        }
+      } else if (c == '#' && !in_word) {
+        const size_t nl = s_.find('\n', i);
+        if (nl == std::string_view::npos) break;
+        i = nl - 1;  // the newline separates
+      } else {
+        word.push_back(c);
+        in_word = true;
+      }
+    }
+    flush();
+    if (nested || depth > 0) unsure_ = true;  // never closed
+    *pos = i;
+    return moved;
+  }
+
+  // From just inside `$(`: past `$((` arithmetic or a substitution, the
+  // index of its last `)`.
+  size_t Substitution(size_t i) {
+    return i < s_.size() && s_[i] == '(' ? Arithmetic(i + 1) : Nested(i);
+  }
+
+  // From just inside `((`: the index of the `)` that closes it.
+  size_t Arithmetic(size_t i) {
+    int open = 2;
+    for (; i < s_.size(); ++i) {
+      if (s_[i] == '\\') {
+        ++i;
+      } else if (s_[i] == '(') {
+        ++open;
+      } else if (s_[i] == ')' && --open == 0) {
+        return i;
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  bool Unsure() {
+    unsure_ = true;
+    return false;
+  }
+
+  // From just inside `$(` / `<(`: the index of its closing `)`.
+  size_t Nested(size_t i) {
+    List(&i, /*nested=*/true);
+    return i - 1;
+  }
+
+  // From just inside `"`: the index of the closing `"`. Appends the text
+  // to `word`; an expansion inside sets `computed`.
+  size_t DoubleQuoted(size_t i, std::string* word, bool* computed) {
+    for (; i < s_.size() && !unsure_; ++i) {
+      const char c = s_[i];
+      const char next = i + 1 < s_.size() ? s_[i + 1] : '\0';
+      if (c == '"') return i;
+      if (c == '\\' && next != '\0') {
+        ++i;
+        if (next == '\n') continue;
+        // Only these are escaped inside double quotes; else `\` stays.
+        if (next != '$' && next != '`' && next != '"' && next != '\\') {
+          word->push_back(c);
+        }
+        word->push_back(next);
+      } else if (c == '`') {
+        i = Backquoted(i + 1);
+        *computed = true;
+      } else if (c == '$' && next == '(') {
+        i = Substitution(i + 2);
+        *computed = true;
+      } else if (c == '$' && next == '{') {
+        i = Braced(i + 2);
+        *computed = true;
+      } else {
+        if (c == '$') *computed = true;
+        word->push_back(c);
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  // From just inside a backquote: the index of the closing one.
+  size_t Backquoted(size_t i) {
+    for (; i < s_.size(); ++i) {
+      if (s_[i] == '\\') {
+        ++i;
+      } else if (s_[i] == '`') {
+        return i;
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  // From just inside `${`: the index of its closing `}`.
+  size_t Braced(size_t i) {
+    int open = 1;
+    for (; i < s_.size() && !unsure_; ++i) {
+      const char c = s_[i];
+      const char next = i + 1 < s_.size() ? s_[i + 1] : '\0';
+      if (c == '\\') {
+        ++i;
+      } else if (c == '\'') {
+        i = s_.find('\'', i + 1);
+        if (i == std::string_view::npos) break;
+      } else if (c == '"') {
+        std::string ignored;
+        bool computed = false;
+        i = DoubleQuoted(i + 1, &ignored, &computed);
+      } else if (c == '`') {
+        i = Backquoted(i + 1);
+      } else if (c == '$' && next == '(') {
+        i = Substitution(i + 2);
+      } else if (c == '$' && next == '{') {
+        ++open;
+        ++i;
+      } else if (c == '}' && --open == 0) {
+        return i;
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  // From just inside `$'`: the index of the closing `'` (`\'` escapes).
+  size_t AnsiC(size_t i) {
+    for (; i < s_.size(); ++i) {
+      if (s_[i] == '\\') {
+        ++i;
+      } else if (s_[i] == '\'') {
+        return i;
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  // From the line after the one that named them: past the bodies of the
+  // pending here-documents, in order. Returns where the next line starts.
+  size_t SkipHeredocs(size_t i,
+                      std::vector<std::pair<std::string, bool>>* docs) {
+    for (const auto& [delimiter, tabs] : *docs) {
+      while (i < s_.size()) {
+        size_t nl = s_.find('\n', i);
+        if (nl == std::string_view::npos) nl = s_.size();
+        std::string_view line = s_.substr(i, nl - i);
+        if (tabs) {
+          while (!line.empty() && line.front() == '\t') line.remove_prefix(1);
+        }
+        i = std::min(nl + 1, s_.size());
+        if (line == delimiter) break;
+      }
+    }
+    docs->clear();
+    return i;
+  }
+
+  std::string_view s_;
+  bool unsure_ = false;
+};
+
+}  // namespace
+
+bool ShellChangesDirectory(std::string_view s) {
+  return DirectoryScan(s).Moves();
 }
 
 bool ShellReadsRelative(std::string_view command) {

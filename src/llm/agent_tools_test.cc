@@ -155,6 +155,97 @@ TEST(ShellDirectory, ChangesAreSeenOutsideSubshellsOnly) {
   }
 }
 
+// Session 19: the escapes the session-18 review found and their kin. Each
+// leaves Claude Code's shell elsewhere for the calls after it (its wrapper
+// runs `eval '<command>' && pwd -P >| <file>` and starts the next call
+// there), or may: when the scanner cannot tell, the line counts.
+TEST(ShellDirectory, EscapesOfTheCdRuleAreSeen) {
+  for (std::string_view c : {
+           // A sourced script runs in this shell and may cd.
+           ". ./env.sh",
+           "ls && . env.sh",
+           "\n. env.sh",
+           // A case pattern's `)` closes no subshell.
+           "case x in x) cd sub;; esac",
+           "case x in (x) cd sub;; esac",
+           "case $1 in a|b) ls;; *) cd sub;; esac",
+           // Quote removal, escapes, a line continuation.
+           "c''d sub",
+           "c\"\"d sub",
+           "c\\d sub",
+           "\\cd sub",
+           "c\\\nd sub",
+           "'cd' sub",
+           // What the shell computes: ANSI-C and locale quotes, expansions.
+           "$'cd' sub",
+           "$'\\x63d' sub",
+           "$\"cd\" sub",
+           "x=cd; $x sub",
+           "${x:-cd} sub",
+           "$(echo cd) sub",
+           "`echo cd` sub",
+           "\"$(echo cd)\" sub",
+           "{cd,sub}",
+           "c? sub",
+           // Redirections before the command word.
+           ">/dev/null cd sub",
+           "2>/dev/null cd sub",
+           "</dev/null cd sub",
+           "&>/dev/null cd sub",
+           // Builtin options before the word.
+           "command -p cd sub",
+           "time -p cd sub",
+           "builtin cd sub",
+           "command cd sub",
+           // Text that runs later in the same shell.
+           "f() { cd sub; }; f",
+           "f () { cd sub; }; f",
+           "function f { cd sub; }; f",
+           "alias go='cd sub'\ngo",
+           "trap 'cd sub' DEBUG; ls",
+           "mapfile -C 'cd sub' -c 1 a < x",
+           // What hid the cd from the old counting of parentheses.
+           "cat <<EOF\n(\nEOF\ncd sub",
+           "echo ${x//(/}; cd sub",
+           "echo ${x:-'('}; cd sub",
+           "git commit -m \"$(cat <<'EOF'\nit's \"done\"\nEOF\n)\" && cd sub",
+           "((a << b))\ncd sub\nb",
+           // Unbalanced: the shell's reading cannot be told.
+           "echo 'x; ls",
+           "(ls",
+       }) {
+    EXPECT_TRUE(ShellChangesDirectory(c)) << c;
+  }
+  // A change inside the command only (a subshell, another process), or
+  // none at all: later calls start where this one did.
+  for (std::string_view c :
+       {"env -C sub ls",
+        "git -C sub log",
+        "(cd x; ls)",
+        "sh -c 'cd x'",
+        "bash -c \"cd x && make\"",
+        "command -v cd",
+        "nohup cd a",
+        "xargs cd < dirs",
+        "echo ${x//(/}; ls",
+        "cat <<'EOF'\ncd x\nEOF",
+        "cat <<-EOF\n\tcd x\n\tEOF\nls",
+        "git commit -m \"$(cat <<'EOF'\nit's \"done\" (cd x)\nEOF\n)\"",
+        "diff <(cd a && ls) <(cd b && ls)",
+        "echo $((1 + (2)))",
+        "a=(cd x); echo ${a[0]}",
+        "find . -name '*.py'",
+        "ls .",
+        "case $x in a) ls;; esac",
+        "echo \"${x:-$(cd a; pwd)}\"",
+        "echo $((1 << 2))\nls",
+        "(( n = 1 << 3 ))\nls",
+        "[ -d sub ] && ls",
+        "ls *.py"}) {
+    EXPECT_FALSE(ShellChangesDirectory(c)) << c;
+  }
+}
+
 // A read after a cd reads through the directory unless every path it
 // reads is absolute.
 TEST(ShellDirectory, RelativeReadsAreThoseThatNeedTheDirectory) {
