@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -1178,17 +1179,258 @@ bool ShellReadsRelative(std::string_view command) {
   return false;
 }
 
+namespace {
+
+// The prefilter: false when a command line cannot leave the shell
+// elsewhere, without reading it as a shell would. A move needs a mover
+// word spelled out, or a character that lets the shell spell one from
+// other text: a quote or a backslash (`c''d`, `c\d`, `c\<newline>d`), `$`
+// or a backquote (a computed word), `{` `*` `?` `[` (brace expansion,
+// `{sour,}ce`; a glob matching a file named `cd`), or a `.` standing alone
+// (`. env.sh`). Only for the rest does ShellChangesDirectory read the line.
+bool MayMoveShell(std::string_view command) {
+  static constexpr std::array<bool, 256> kSpecial = [] {
+    std::array<bool, 256> t{};
+    for (unsigned char c : std::string_view("'\"\\$`{*?[")) t[c] = true;
+    return t;
+  }();
+  auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
+  size_t run = 0;  // the lowercase letters just before i
+  for (size_t i = 0; i <= command.size(); ++i) {
+    const char c = i < command.size() ? command[i] : ' ';
+    if (lower(c)) {
+      ++run;
+      continue;
+    }
+    // Without the characters above, a mover runs only as a whole word, so
+    // a run of lowercase letters that is one.
+    if (run >= 2 && run <= 9 && MovesShell(command.substr(i - run, run))) {
+      return true;
+    }
+    run = 0;
+    if (kSpecial[static_cast<unsigned char>(c)]) return true;
+    if (c == '.' &&
+        (i == 0 || !std::isalnum(static_cast<unsigned char>(command[i - 1]))) &&
+        (i + 1 >= command.size() || command[i + 1] == ' ' ||
+         command[i + 1] == '\t' || command[i + 1] == '\n')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The raw text of the JSON string that starts at raw[*i] (just past its
+// opening quote), escapes left in; *i ends past the closing quote. False
+// when the string does not end. Sets `escaped` when it holds a backslash.
+bool RawJsonString(std::string_view raw, size_t* i, std::string_view* text,
+                   bool* escaped) {
+  *escaped = false;
+  for (size_t j = *i; j < raw.size(); ++j) {
+    if (raw[j] == '\\') {
+      *escaped = true;
+      ++j;
+    } else if (raw[j] == '"') {
+      *text = raw.substr(*i, j - *i);
+      *i = j + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Appends the decoded JSON string body `text` (RawJsonString) to `out`.
+// False for a bad escape, a lone surrogate or a control character.
+bool DecodeJsonString(std::string_view text, std::string* out) {
+  auto hex4 = [&](size_t at, uint32_t* v) {
+    if (at + 4 > text.size()) return false;
+    *v = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      const char c = text[k];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return false;
+      *v = *v * 16 + static_cast<uint32_t>(d);
+    }
+    return true;
+  };
+  for (size_t j = 0; j < text.size(); ++j) {
+    const unsigned char c = static_cast<unsigned char>(text[j]);
+    if (c < 0x20) return false;
+    if (c != '\\') {
+      out->push_back(static_cast<char>(c));
+      continue;
+    }
+    if (++j >= text.size()) return false;
+    switch (text[j]) {
+      case '"':
+      case '\\':
+      case '/':
+        out->push_back(text[j]);
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'u': {
+        uint32_t cp = 0;
+        if (!hex4(j + 1, &cp)) return false;
+        j += 4;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return false;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          uint32_t lo = 0;
+          if (j + 2 >= text.size() || text[j + 1] != '\\' ||
+              text[j + 2] != 'u' || !hex4(j + 3, &lo) || lo < 0xDC00 ||
+              lo > 0xDFFF) {
+            return false;
+          }
+          j += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        if (cp < 0x80) {
+          out->push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+          out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+          out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+// What FlatCommandOf found.
+enum class Flat : uint8_t {
+  kCommand,  // the command line, in *command or *decoded
+  kNone,     // a flat object naming no command: nothing runs
+  kOther,    // another shape: ShellCommandOf decides
+};
+
+// Claude Code's Bash arguments, read without building a JSON document: an
+// object whose member values are strings, numbers or literals. The command
+// is what ShellCommandOf would return: the first of the members "command",
+// "cmd", "commands" present (a string; any other value: kOther). A second
+// member of one of those names, or any other shape, is kOther. The
+// command's text is a view into `raw` when it has no escape, else decoded
+// into `decoded`. Choice: the document parse cost ~12,000 instructions a
+// call (session 19, `node bench/llm_proxy_count.mjs --history bash`), and
+// FirstShellMove reads every Bash call of the history up to the first move.
+Flat FlatCommandOf(std::string_view raw, std::string_view* command,
+                   std::string* decoded) {
+  auto blank = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  };
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < raw.size() && blank(raw[i])) ++i;
+  };
+  constexpr std::array<std::string_view, 3> kFields = {"command", "cmd",
+                                                       "commands"};
+  std::array<std::optional<std::pair<std::string_view, bool>>, 3> found;
+  std::string key_text;
+  skip();
+  if (i >= raw.size() || raw[i++] != '{') return Flat::kOther;
+  for (bool first = true;; first = false) {
+    skip();
+    if (i < raw.size() && raw[i] == '}' && first) break;
+    if (i >= raw.size() || raw[i++] != '"') return Flat::kOther;
+    std::string_view key;
+    bool escaped = false;
+    if (!RawJsonString(raw, &i, &key, &escaped)) return Flat::kOther;
+    if (escaped) {
+      key_text.clear();
+      if (!DecodeJsonString(key, &key_text)) return Flat::kOther;
+      key = key_text;
+    }
+    const auto field = std::find(kFields.begin(), kFields.end(), key);
+    skip();
+    if (i >= raw.size() || raw[i++] != ':') return Flat::kOther;
+    skip();
+    if (i >= raw.size()) return Flat::kOther;
+    if (raw[i] == '"') {
+      ++i;
+      std::string_view value;
+      if (!RawJsonString(raw, &i, &value, &escaped)) return Flat::kOther;
+      if (field != kFields.end()) {
+        auto& slot = found[static_cast<size_t>(field - kFields.begin())];
+        if (slot) return Flat::kOther;  // which one counts: the parser's
+        slot.emplace(value, escaped);
+      }
+    } else {
+      if (field != kFields.end()) return Flat::kOther;
+      // A number or a literal: up to the next separator.
+      const size_t start = i;
+      while (i < raw.size() && raw[i] != ',' && raw[i] != '}' &&
+             !blank(raw[i])) {
+        if (raw[i] == '{' || raw[i] == '[' || raw[i] == '"') {
+          return Flat::kOther;
+        }
+        ++i;
+      }
+      if (i == start) return Flat::kOther;
+    }
+    skip();
+    if (i >= raw.size()) return Flat::kOther;
+    if (raw[i] == '}') break;
+    if (raw[i++] != ',') return Flat::kOther;
+  }
+  ++i;
+  skip();
+  if (i != raw.size()) return Flat::kOther;
+  for (const auto& slot : found) {
+    if (!slot) continue;
+    if (!slot->second) {
+      *command = slot->first;
+      return Flat::kCommand;
+    }
+    decoded->clear();
+    if (!DecodeJsonString(slot->first, decoded)) return Flat::kOther;
+    *command = *decoded;
+    return Flat::kCommand;
+  }
+  return Flat::kNone;
+}
+
+}  // namespace
+
 bool ShellCallMoves(std::string_view name, std::string_view arguments) {
   if (name != "Bash") return false;
-  if (arguments.find("cd") == std::string_view::npos &&
-      arguments.find("pushd") == std::string_view::npos &&
-      arguments.find("popd") == std::string_view::npos &&
-      arguments.find("source") == std::string_view::npos &&
-      arguments.find("eval") == std::string_view::npos) {
-    return false;
+  std::string_view command;
+  std::string decoded;
+  switch (FlatCommandOf(arguments, &command, &decoded)) {
+    case Flat::kCommand:
+      return MayMoveShell(command) && ShellChangesDirectory(command);
+    case Flat::kNone:
+      return false;
+    case Flat::kOther:
+      break;
   }
   std::optional<std::string> cmd = ShellCommandOf(arguments);
-  return cmd && ShellChangesDirectory(*cmd);
+  return cmd && MayMoveShell(*cmd) && ShellChangesDirectory(*cmd);
 }
 
 size_t FirstShellMove(const ParsedRequest& request) {

@@ -249,8 +249,11 @@ bool ShellReadsRelative(std::string_view command);
 // The index in request.tool_uses of the first Claude Code `Bash` call
 // whose command changes directory (ShellChangesDirectory); kNoShellMove
 // when none does. The calls after it (and every call the response asks
-// for) run in a shell that may be elsewhere. Only calls whose arguments
-// hold "cd", "pushd", "popd", "source" or "eval" are parsed.
+// for) run in a shell that may be elsewhere. A call's arguments are read
+// without a JSON document when they are a flat object (Claude Code's), and
+// its command is read as a shell line only when it names a mover word or
+// holds a character that could spell one (a quote, `\`, `$`, a backquote,
+// `{ * ? [`, a lone `.`).
 size_t FirstShellMove(const ParsedRequest& request);
 // True when the call `name`(`arguments`) is a Claude Code `Bash` call whose
 // command changes directory (with FirstShellMove's prefilter).

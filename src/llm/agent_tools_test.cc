@@ -246,6 +246,48 @@ TEST(ShellDirectory, EscapesOfTheCdRuleAreSeen) {
   }
 }
 
+// The prefilter over the raw arguments (JSON text) passes every call the
+// scanner could find a move in: a JSON escape, a quote or a `.` too.
+TEST(ShellDirectory, RawArgumentsThatSpellNoCdStillMove) {
+  for (
+      std::string_view args : {
+          R"({"command":"\u0063d sub"})",
+          R"({"command":"c\u0064 sub"})",
+          R"({"command":"c''d sub && cat a"})",
+          R"({"command":"c\"\"d sub"})",
+          R"({"command":"c\\d sub"})",
+          R"({"command":". ./env.sh"})",
+          R"({"command":"ls\n. ./env.sh"})",
+          R"({"command":"x=c; ${x}d sub"})",
+          R"({"command":"alias go='cd sub'\ngo"})",
+          // Read without the document parser: escapes, other members.
+          R"({"description":"x","timeout":5000,"command":"\ud83d\ude00; cd sub"})",
+          R"( { "run_in_background" : false , "command" : "cd\tsub" } )",
+          R"({"command":"ls","command":"cd sub"})",
+          R"({"command":"cd sub","extra":{"a":[1]}})",
+          // Words the shell expands into a mover.
+          R"({"command":"{sour,}ce ./env.sh"})",
+          R"({"command":"c? sub"})",
+      }) {
+    EXPECT_TRUE(ShellCallMoves("Bash", args)) << args;
+  }
+  for (std::string_view args :
+       {R"({"command":"cat a.txt","description":"Read a. Then b."})",
+        R"({"command":"ls -la src"})", R"({"command":"git log --oneline -5"})",
+        // The document parser's reading: the last member counts; text that
+        // is no JSON object runs nothing.
+        R"({"command":"cd sub","command":"ls"})", R"({"command":"cd sub")",
+        R"({"cmd":"ls","description":"cd sub"})"}) {
+    EXPECT_FALSE(ShellCallMoves("Bash", args)) << args;
+  }
+  // A read-only line that moves itself is never keyed, however spelled.
+  EXPECT_EQ(
+      KeyCall("Bash", "Bash", R"({"command":"c''d sub && cat a"})").bypass,
+      kShellMovesReason);
+  EXPECT_EQ(KeyCall("Bash", "Bash", R"({"command":"\u0063d sub"})").bypass,
+            kShellMovesReason);
+}
+
 // A read after a cd reads through the directory unless every path it
 // reads is absolute.
 TEST(ShellDirectory, RelativeReadsAreThoseThatNeedTheDirectory) {
