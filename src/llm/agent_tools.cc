@@ -820,6 +820,8 @@ class DirectoryScan {
   // the `)` that closes it (*pos is then just past it). True when a mover
   // runs at the top (never when nested).
   bool List(size_t* pos, bool nested) {
+    const Level level(this);
+    if (unsure_) return false;
     int depth = 0;         // ( ... ) subshells opened in this list
     int cases = 0;         // open `case` ... `esac`: `)` ends a pattern
     bool command = true;   // the next word is in command position
@@ -1021,6 +1023,7 @@ class DirectoryScan {
   // From just inside `"`: the index of the closing `"`. Appends the text
   // to `word`; an expansion inside sets `computed`.
   size_t DoubleQuoted(size_t i, std::string* word, bool* computed) {
+    const Level level(this);
     for (; i < s_.size() && !unsure_; ++i) {
       const char c = s_[i];
       const char next = i + 1 < s_.size() ? s_[i + 1] : '\0';
@@ -1066,6 +1069,7 @@ class DirectoryScan {
 
   // From just inside `${`: the index of its closing `}`.
   size_t Braced(size_t i) {
+    const Level level(this);
     int open = 1;
     for (; i < s_.size() && !unsure_; ++i) {
       const char c = s_[i];
@@ -1127,8 +1131,26 @@ class DirectoryScan {
     return i;
   }
 
+  // Nested text ($(...) in "..." in ${...}) is read by recursion. Choice:
+  // past 64 levels the line is not read and counts as a move, so that a
+  // request built of nested substitutions cannot overflow the stack.
+  static constexpr int kMaxLevel = 64;
+  class Level {
+   public:
+    explicit Level(DirectoryScan* scan) : scan_(scan) {
+      if (++scan_->level_ > kMaxLevel) scan_->unsure_ = true;
+    }
+    ~Level() { --scan_->level_; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+
+   private:
+    DirectoryScan* scan_;
+  };
+
   std::string_view s_;
   bool unsure_ = false;
+  int level_ = 0;
 };
 
 }  // namespace

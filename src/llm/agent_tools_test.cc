@@ -246,6 +246,21 @@ TEST(ShellDirectory, EscapesOfTheCdRuleAreSeen) {
   }
 }
 
+// The scanner reads nested text by recursion: a request built of nested
+// substitutions is not read past a bound (and counts), instead of
+// overflowing the proxy thread's stack.
+TEST(ShellDirectory, DeepNestingCountsWithoutOverflowingTheStack) {
+  std::string deep;
+  for (int i = 0; i < 200000; ++i) deep += "\"$(";
+  EXPECT_TRUE(ShellChangesDirectory(deep));
+  std::string shallow = "echo ";
+  for (int i = 0; i < 32; ++i) shallow += "$(";
+  shallow += "cd a";
+  for (int i = 0; i < 32; ++i) shallow += ")";
+  EXPECT_FALSE(ShellChangesDirectory(shallow + "; ls"));
+  EXPECT_TRUE(ShellChangesDirectory(shallow + "; cd b"));
+}
+
 // The prefilter over the raw arguments (JSON text) passes every call the
 // scanner could find a move in: a JSON escape, a quote or a `.` too.
 TEST(ShellDirectory, RawArgumentsThatSpellNoCdStillMove) {
