@@ -714,8 +714,13 @@ bool Assignment(std::string_view w) {
     ++i;
   }
   if (i == 0 || i == w.size()) return false;
-  return w[i] == '=' || w[i] == '[' ||
-         (w[i] == '+' && i + 1 < w.size() && w[i + 1] == '=');
+  if (w[i] == '[') {  // an array element; `c[d]` alone is a glob
+    const size_t close = w.find(']', i);
+    if (close == std::string_view::npos) return false;
+    i = close + 1;
+    if (i == w.size()) return false;
+  }
+  return w[i] == '=' || (w[i] == '+' && i + 1 < w.size() && w[i + 1] == '=');
 }
 
 // Absolute on the client: from the root, or from a home directory.

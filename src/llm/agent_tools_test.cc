@@ -187,6 +187,8 @@ TEST(ShellDirectory, EscapesOfTheCdRuleAreSeen) {
            "\"$(echo cd)\" sub",
            "{cd,sub}",
            "c? sub",
+           "c[d] sub",
+           "a[1]=x cd sub",
            // Redirections before the command word.
            ">/dev/null cd sub",
            "2>/dev/null cd sub",
