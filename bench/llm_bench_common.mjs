@@ -60,16 +60,37 @@ export function startProcess(cmd, argv, pattern, env = process.env) {
 
 // An Anthropic request of about `size` bytes: a conversation whose tool
 // results carry the bulk, as an agent's history does.
-export function requestBody(size, stream) {
+// Claude Code Bash calls of the kinds agents send, none of which changes
+// directory (so FirstShellMove reads every one): `history: 'bash'`.
+const BASH_CALLS = [
+  { command: 'ls -la src', description: 'List the source folder' },
+  { command: "grep -rn 'TODO' src --include='*.ts'", description: 'Find the TODOs' },
+  { command: 'git log --oneline -10', description: 'Show recent commits' },
+  { command: 'npm test 2>&1 | tail -50', description: 'Run the tests. Show the end.' },
+  { command: 'python3 -c "import sys; print(sys.version)"', description: 'Print the Python version' },
+  { command: "find . -name '*.py' | head -20", description: 'Find Python files' },
+  { command: 'cat package.json', description: 'Show package.json' },
+  { command: 'echo $PATH | tr : \'\\n\'', description: 'Show PATH' },
+];
+
+// A conversation of about `size` bytes: tool calls and their results,
+// `Read` calls (`history: 'read'`, the default) or Claude Code `Bash`
+// calls (`history: 'bash'`).
+export function requestBody(size, stream, history = 'read') {
   const messages = [{ role: 'user', content: 'go' }];
   let i = 0;
   const filler = 'lorem ipsum dolor sit amet, consectetur adipiscing elit. ';
   while (JSON.stringify(messages).length < size - 300) {
     const id = `toolu_b${i++}`;
-    messages.push({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'Read', input: { file_path: `/src/f${i}.txt` } }] });
+    const use = history === 'bash'
+      ? { type: 'tool_use', id, name: 'Bash', input: BASH_CALLS[i % BASH_CALLS.length] }
+      : { type: 'tool_use', id, name: 'Read', input: { file_path: `/src/f${i}.txt` } };
+    messages.push({ role: 'assistant', content: [use] });
     messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: filler.repeat(Math.min(40, Math.ceil((size - JSON.stringify(messages).length) / filler.length))) }] });
   }
-  return JSON.stringify({ model: 'claude-bench', max_tokens: 64, stream, tools: [{ name: 'Read', description: 'Reads a file', input_schema: { type: 'object' } }], messages });
+  const tools = [{ name: 'Read', description: 'Reads a file', input_schema: { type: 'object' } }];
+  if (history === 'bash') tools.push({ name: 'Bash', description: 'Runs a command', input_schema: { type: 'object' } });
+  return JSON.stringify({ model: 'claude-bench', max_tokens: 64, stream, tools, messages });
 }
 
 // nginx as a plain reverse proxy to `up` (a URL), in the temporary prefix

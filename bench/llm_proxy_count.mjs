@@ -8,13 +8,15 @@
 //        [--baseline-bin OTHER] [--requests 300] [--sizes 2048,204800]
 //        [--modes sse,json] [--tool strace|callgrind|ctxsw|faults|cpu|both|all]
 //        [--no-nginx] [--nginx-bin PATH] [--congestion reno]
-//        [--upstream fake|static] [--whole-process]
+//        [--upstream fake|static] [--whole-process] [--history read|bash]
 // (--upstream static, hopR: the proxies talk to bench/llm_static_upstream.mjs
 // loaded with the fake upstream's own reply, as bench/llm_proxy.mjs
 // --upstream static does, so the counts come from the wall-clock bench's
 // set-up. --whole-process: callgrind counts every thread of toolcache from
 // the end of the warm-up on, as it does for nginx, instead of the server
-// loop only.)
+// loop only. --history bash: the conversation's calls are Claude Code
+// `Bash` commands instead of `Read`s, so the Bash `cd` rule's scan of the
+// history is counted.)
 // (--congestion: as in bench/llm_proxy.mjs, loopback TCP without bbr's
 // pacing, in a private network namespace; the rows name the congestion
 // control in effect.)
@@ -57,6 +59,7 @@ const REQUESTS = Number(opt('--requests', 300));
 const SIZES = opt('--sizes', '2048,204800').split(',').map(Number);
 const MODES = opt('--modes', 'sse,json').split(',');
 const TOOL = opt('--tool', 'both');
+const HISTORY = opt('--history', 'read');
 const NO_NGINX = args.includes('--no-nginx');
 const NGINX_BIN = opt('--nginx-bin') ? path.resolve(opt('--nginx-bin')) : null;
 const UPSTREAM = opt('--upstream', 'fake');
@@ -168,7 +171,7 @@ async function measure(which, size, mode, tool) {
   if (UPSTREAM === 'static') {
     // The fake's own reply to this body, loaded into the static upstream.
     stat = await startProcess('node', [path.join(root, 'bench/llm_static_upstream.mjs')], /(http:\/\/127\.0\.0\.1:\d+)/);
-    const got = await post(`${upUrl}/v1/messages`, requestBody(size, stream), true);
+    const got = await post(`${upUrl}/v1/messages`, requestBody(size, stream, HISTORY), true);
     const keep = Object.fromEntries(Object.entries(got.headers).filter(([k]) => !['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'].includes(k)));
     const r = await fetch(`${stat.match[1]}/__canned/${stream ? 'sse' : 'json'}`, { method: 'POST', headers: { 'x-canned-headers': JSON.stringify(keep) }, body: got.body });
     if (r.status !== 204) throw new Error(`static upstream: HTTP ${r.status}`);
@@ -180,7 +183,7 @@ async function measure(which, size, mode, tool) {
   const outFile = path.join(os.tmpdir(), `tc-count-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}-${which}-${size}-${mode}.cg`);
   const px = await startProxy(which, upUrl, tool, outFile);
   const url = `${px.url}/v1/messages`;
-  const b = requestBody(size, stream);
+  const b = requestBody(size, stream, HISTORY);
   for (let i = 0; i < WARMUP; ++i) {
     const r = await post(url, b);
     if (r.status !== 200) throw new Error(`${which}: HTTP ${r.status}`);

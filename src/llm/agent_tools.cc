@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -664,22 +665,62 @@ CallKey KeyCall(std::string_view name, std::string_view routed,
 
 namespace {
 
-// Words that change the shell's directory, or may (they run shell text).
+// Words that change the shell's own directory, or run text in this shell
+// that may: cd / pushd / popd; `.` / source / eval run text; alias,
+// function and trap define text that runs later in the same shell (an
+// alias on a later line, a DEBUG or RETURN trap); mapfile / readarray -C
+// call their callback in it. `exec` is not one: it replaces the shell, and
+// Claude Code's `&& pwd -P` after the command never runs.
+constexpr std::array<std::string_view, 10> kMoverWords = {
+    "cd",    "pushd", "popd",     "source",  "eval",
+    "alias", "trap",  "function", "mapfile", "readarray"};
+
 bool MovesShell(std::string_view w) {
-  return w == "cd" || w == "pushd" || w == "popd" || w == "source" ||
-         w == "eval";
+  return w == "." || std::find(kMoverWords.begin(), kMoverWords.end(), w) !=
+                         kMoverWords.end();
 }
 
-// Words after which the next word is still in command position.
+// Words after which the next word is still in command position: reserved
+// words, and builtins whose argument is a command run by this shell.
 bool KeepsCommandPosition(std::string_view w) {
-  if (w.find('=') != std::string_view::npos && w.front() != '=') {
-    return true;  // an assignment prefix (`X=1 cd a`)
-  }
-  for (std::string_view k : {"builtin", "command", "!", "{", "if", "then",
-                             "else", "elif", "do", "while", "until", "time"}) {
+  for (std::string_view k :
+       {"builtin", "command", "exec", "coproc", "!", "{", "if", "then", "else",
+        "elif", "do", "while", "until", "time"}) {
     if (w == k) return true;
   }
   return false;
+}
+
+// Prefix builtins whose options come before the command they run
+// (`command -p cd`, `time -p cd`).
+bool TakesOptionsBeforeCommand(std::string_view w) {
+  return w == "builtin" || w == "command" || w == "exec" || w == "time";
+}
+
+// A command word the shell may turn into another: brace expansion
+// (`{cd,sub}`) or a glob (`c?` matches a file named `cd`); `{`, `[` and
+// `[[` themselves are words.
+bool Expands(std::string_view w) {
+  if (w == "{" || w == "[" || w == "[[") return false;
+  return w.find_first_of("{*?[") != std::string_view::npos;
+}
+
+// `NAME=`, `NAME+=`, `NAME[...]=`: an assignment prefix (`X=1 cd a`).
+bool Assignment(std::string_view w) {
+  size_t i = 0;
+  while (i < w.size() && (w[i] == '_' || (w[i] >= 'a' && w[i] <= 'z') ||
+                          (w[i] >= 'A' && w[i] <= 'Z') ||
+                          (i > 0 && w[i] >= '0' && w[i] <= '9'))) {
+    ++i;
+  }
+  if (i == 0 || i == w.size()) return false;
+  if (w[i] == '[') {  // an array element; `c[d]` alone is a glob
+    const size_t close = w.find(']', i);
+    if (close == std::string_view::npos) return false;
+    i = close + 1;
+    if (i == w.size()) return false;
+  }
+  return w[i] == '=' || (w[i] == '+' && i + 1 < w.size() && w[i + 1] == '=');
 }
 
 // Absolute on the client: from the root, or from a home directory.
@@ -740,79 +781,387 @@ bool CommandReadsRelative(const std::vector<std::string>& argv,
 
 }  // namespace
 
-bool ShellChangesDirectory(std::string_view s) {
-  auto mentions = [&] {
-    for (std::string_view w : {"cd", "pushd", "popd", "source", "eval"}) {
-      if (s.find(w) != std::string_view::npos) return true;
-    }
-    return false;
-  };
-  int depth = 0;        // ( ... ), $( ... ): a subshell
-  bool command = true;  // the next word is in command position
-  std::string word;
-  bool in_word = false;
-  // The word ends: true when it is a mover in command position at depth 0.
-  auto flush = [&] {
-    if (!in_word) return false;
-    bool hit = false;
-    if (command) {
-      hit = depth == 0 && MovesShell(word);
-      command = KeepsCommandPosition(word);
-    }
-    word.clear();
-    in_word = false;
-    return hit;
-  };
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (c == '\\') {
-      if (i + 1 < s.size()) word.push_back(s[++i]);
-      in_word = true;
-    } else if (c == '\'') {
-      const size_t end = s.find('\'', i + 1);
-      if (end == std::string_view::npos) return mentions();
-      word.append(s.substr(i + 1, end - i - 1));
-      in_word = true;
-      i = end;
-    } else if (c == '"') {
-      // A substitution inside runs in a subshell: only the word matters.
-      size_t j = i + 1;
-      for (; j < s.size() && s[j] != '"'; ++j) {
-        if (s[j] == '\\') ++j;
-        if (j < s.size()) word.push_back(s[j]);
-      }
-      if (j >= s.size()) return mentions();
-      in_word = true;
-      i = j;
-    } else if (c == '`') {
-      const size_t end = s.find('`', i + 1);
-      if (end == std::string_view::npos) return mentions();
-      in_word = true;  // a substitution: a subshell, part of the word
-      i = end;
-    } else if (c == ' ' || c == '\t') {
-      if (flush()) return true;
-    } else if (c == '\n' || c == ';' || c == '&' || c == '|') {
-      if (flush()) return true;
-      command = true;
-    } else if (c == '(' || (c == '$' && i + 1 < s.size() && s[i + 1] == '(')) {
-      if (flush()) return true;
-      if (c == '$') ++i;
-      ++depth;
-      command = true;
-    } else if (c == ')') {
-      if (flush()) return true;
-      depth = std::max(0, depth - 1);
-      command = false;
-    } else if (c == '#' && !in_word) {
-      const size_t nl = s.find('\n', i);
-      if (nl == std::string_view::npos) break;
-      i = nl - 1;  // the newline separates
-    } else {
-      word.push_back(c);
-      in_word = true;
-    }
+namespace {
+
+// Reads a command line as bash does, far enough to tell whether a command
+// runs in the shell itself (not in a subshell, a substitution or another
+// process) and names a MovesShell word or a word the shell computes (an
+// expansion, an ANSI-C or locale quote: which command runs cannot be read
+// off the text). Nested text ($(...), `...`, <(...), ${...}, "...") is
+// walked only to find where it ends; a here-document's body is skipped.
+// What it cannot read (an unbalanced quote or parenthesis) sets `unsure`.
+//
+// Choice: a scanner of its own beside Lex (docs/SECURITY.md "Session 19:
+// the Bash cd rule's escapes"): Lex answers "is every word of this line
+// known?" and stops at the first construct it does not model, with the
+// reason the classifier reports; this one must walk through those
+// constructs (subshells, substitutions, here-documents, case patterns,
+// groups, function bodies) to answer "does a cd run at the top?".
+// Characters that only continue a word in DirectoryScan::List (not a
+// quote, an escape, an expansion, a blank, an operator or a comment).
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> t{};
+  t.fill(true);
+  for (unsigned char c : std::string_view("\\'\"`$<>&;|()# \t\n")) {
+    t[c] = false;
   }
-  return flush();
+  return t;
+}();
+
+class DirectoryScan {
+ public:
+  explicit DirectoryScan(std::string_view s) : s_(s) {}
+
+  bool Moves() {
+    size_t i = 0;
+    const bool moved = List(&i, /*nested=*/false);
+    return moved || unsure_;
+  }
+
+ private:
+  enum class Target : uint8_t { kNone, kFile, kHeredoc, kHeredocTabs };
+
+  // Scans commands from s_[*pos]: to the end of the line or, `nested`, to
+  // the `)` that closes it (*pos is then just past it). True when a mover
+  // runs at the top (never when nested).
+  bool List(size_t* pos, bool nested) {
+    const Level level(this);
+    if (unsure_) return false;
+    int depth = 0;         // ( ... ) subshells opened in this list
+    int cases = 0;         // open `case` ... `esac`: `)` ends a pattern
+    bool command = true;   // the next word is in command position
+    bool options = false;  // after `command`, `time`...: options may follow
+    bool lookup = false;   // after `command`: -v / -V only look a name up
+    Target target = Target::kNone;
+    std::vector<std::pair<std::string, bool>> heredocs;  // delimiter, <<-
+    std::string word;
+    bool in_word = false;
+    bool computed = false;  // the word holds an expansion or $'..' / $".."
+    bool moved = false;
+    auto flush = [&] {
+      if (!in_word) return;
+      if (target != Target::kNone) {
+        if (target != Target::kFile) {
+          heredocs.emplace_back(word, target == Target::kHeredocTabs);
+        }
+        target = Target::kNone;
+      } else if (command) {
+        if (options && !word.empty() && word.front() == '-') {
+          if (lookup && (word == "-v" || word == "-V")) command = false;
+        } else if (!Assignment(word)) {
+          // Every mover and reserved word is short and starts with one of
+          // these: most command words (grep, ls, git) skip the tables.
+          const bool listed =
+              !word.empty() && word.size() <= 9 &&
+              std::string_view("!.{abcdefimprstuw").find(word.front()) !=
+                  std::string_view::npos;
+          if (!nested && depth == 0 &&
+              (computed || Expands(word) || (listed && MovesShell(word)))) {
+            moved = true;
+          }
+          if (word == "case") ++cases;
+          if (word == "esac" && cases > 0) --cases;
+          command = listed && KeepsCommandPosition(word);
+          options = listed && TakesOptionsBeforeCommand(word);
+          lookup = word == "command";
+        }
+      }
+      word.clear();
+      in_word = false;
+      computed = false;
+    };
+    auto separate = [&] {
+      flush();
+      command = true;
+      options = false;
+      target = Target::kNone;
+    };
+    word.reserve(32);
+    size_t i = *pos;
+    for (; i < s_.size() && !unsure_; ++i) {
+      const char c = s_[i];
+      if (kPlain[static_cast<unsigned char>(c)]) {
+        // Most characters: the word goes on. Its text only matters for a
+        // command word (or an assignment before one) and a here-document's
+        // delimiter.
+        if (command || target != Target::kNone) word.push_back(c);
+        in_word = true;
+        continue;
+      }
+      const char next = i + 1 < s_.size() ? s_[i + 1] : '\0';
+      if (c == '\\') {
+        if (next == '\n') {
+          ++i;  // a line continuation: the word goes on
+          continue;
+        }
+        if (next != '\0') word.push_back(s_[++i]);
+        in_word = true;
+      } else if (c == '\'') {
+        const size_t end = s_.find('\'', i + 1);
+        if (end == std::string_view::npos) return Unsure();
+        word.append(s_.substr(i + 1, end - i - 1));
+        in_word = true;
+        i = end;
+      } else if (c == '"') {
+        i = DoubleQuoted(i + 1, &word, &computed);
+        in_word = true;
+      } else if (c == '`') {
+        i = Backquoted(i + 1);
+        in_word = computed = true;
+      } else if (c == '$' &&
+                 (next == '(' || next == '{' || next == '\'' || next == '"')) {
+        if (next == '(') {
+          i = Substitution(i + 2);
+        } else if (next == '{') {
+          i = Braced(i + 2);
+        } else if (next == '\'') {
+          i = AnsiC(i + 2);
+        } else {
+          std::string ignored;
+          i = DoubleQuoted(i + 2, &ignored, &computed);
+        }
+        in_word = computed = true;
+      } else if (c == '$') {
+        word.push_back(c);
+        in_word = computed = true;
+      } else if ((c == '<' || c == '>') && next == '(') {
+        i = Nested(i + 2);  // a process substitution: a word
+        in_word = computed = true;
+      } else if (c == '<' || c == '>' || (c == '&' && next == '>')) {
+        // A redirection; fd digits before it belong to it.
+        if (in_word && (computed || !AllDigits(word))) flush();
+        word.clear();
+        in_word = computed = false;
+        if (c == '&') ++i;
+        if (s_.substr(i, 3) == "<<<") {
+          i += 2;
+          target = Target::kFile;
+        } else if (s_.substr(i, 3) == "<<-") {
+          i += 2;
+          target = Target::kHeredocTabs;
+        } else if (s_.substr(i, 2) == "<<") {
+          i += 1;
+          target = Target::kHeredoc;
+        } else {
+          while (i + 1 < s_.size() &&
+                 (s_[i + 1] == '>' || s_[i + 1] == '&' || s_[i + 1] == '|')) {
+            ++i;
+          }
+          target = Target::kFile;
+        }
+      } else if (c == ' ' || c == '\t') {
+        flush();
+      } else if (c == '\n') {
+        separate();
+        if (!heredocs.empty()) {
+          i = SkipHeredocs(i + 1, &heredocs) - 1;
+        }
+      } else if (c == ';' || c == '&' || c == '|') {
+        separate();
+      } else if (c == '(' && next == '(' && command && !in_word) {
+        i = Arithmetic(i + 2);  // `(( ... ))`: `<<` is a shift there
+        command = false;
+      } else if (c == '(') {
+        separate();
+        ++depth;
+      } else if (c == ')') {
+        flush();
+        if (cases > 0 && depth == 0) {
+          separate();  // the end of a case pattern: a command follows
+        } else if (depth == 0 && nested) {
+          *pos = i + 1;
+          return moved;
+        } else {
+          // Past a subshell only an operator may follow; a stray `)` is
+          // read as a pattern's end (Choice: conservative).
+          depth = std::max(0, depth - 1);
+          separate();
+        }
+      } else if (c == '#' && !in_word) {
+        const size_t nl = s_.find('\n', i);
+        if (nl == std::string_view::npos) break;
+        i = nl - 1;  // the newline separates
+      } else {
+        word.push_back(c);
+        in_word = true;
+      }
+    }
+    flush();
+    if (nested || depth > 0) unsure_ = true;  // never closed
+    *pos = i;
+    return moved;
+  }
+
+  // From just inside `$(`: past `$((` arithmetic or a substitution, the
+  // index of its last `)`.
+  size_t Substitution(size_t i) {
+    return i < s_.size() && s_[i] == '(' ? Arithmetic(i + 1) : Nested(i);
+  }
+
+  // From just inside `((`: the index of the `)` that closes it.
+  size_t Arithmetic(size_t i) {
+    int open = 2;
+    for (; i < s_.size(); ++i) {
+      if (s_[i] == '\\') {
+        ++i;
+      } else if (s_[i] == '(') {
+        ++open;
+      } else if (s_[i] == ')' && --open == 0) {
+        return i;
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  bool Unsure() {
+    unsure_ = true;
+    return false;
+  }
+
+  // From just inside `$(` / `<(`: the index of its closing `)`.
+  size_t Nested(size_t i) {
+    List(&i, /*nested=*/true);
+    return i - 1;
+  }
+
+  // From just inside `"`: the index of the closing `"`. Appends the text
+  // to `word`; an expansion inside sets `computed`.
+  size_t DoubleQuoted(size_t i, std::string* word, bool* computed) {
+    const Level level(this);
+    for (; i < s_.size() && !unsure_; ++i) {
+      const char c = s_[i];
+      const char next = i + 1 < s_.size() ? s_[i + 1] : '\0';
+      if (c == '"') return i;
+      if (c == '\\' && next != '\0') {
+        ++i;
+        if (next == '\n') continue;
+        // Only these are escaped inside double quotes; else `\` stays.
+        if (next != '$' && next != '`' && next != '"' && next != '\\') {
+          word->push_back(c);
+        }
+        word->push_back(next);
+      } else if (c == '`') {
+        i = Backquoted(i + 1);
+        *computed = true;
+      } else if (c == '$' && next == '(') {
+        i = Substitution(i + 2);
+        *computed = true;
+      } else if (c == '$' && next == '{') {
+        i = Braced(i + 2);
+        *computed = true;
+      } else {
+        if (c == '$') *computed = true;
+        word->push_back(c);
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  // From just inside a backquote: the index of the closing one.
+  size_t Backquoted(size_t i) {
+    for (; i < s_.size(); ++i) {
+      if (s_[i] == '\\') {
+        ++i;
+      } else if (s_[i] == '`') {
+        return i;
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  // From just inside `${`: the index of its closing `}`.
+  size_t Braced(size_t i) {
+    const Level level(this);
+    int open = 1;
+    for (; i < s_.size() && !unsure_; ++i) {
+      const char c = s_[i];
+      const char next = i + 1 < s_.size() ? s_[i + 1] : '\0';
+      if (c == '\\') {
+        ++i;
+      } else if (c == '\'') {
+        i = s_.find('\'', i + 1);
+        if (i == std::string_view::npos) break;
+      } else if (c == '"') {
+        std::string ignored;
+        bool computed = false;
+        i = DoubleQuoted(i + 1, &ignored, &computed);
+      } else if (c == '`') {
+        i = Backquoted(i + 1);
+      } else if (c == '$' && next == '(') {
+        i = Substitution(i + 2);
+      } else if (c == '$' && next == '{') {
+        ++open;
+        ++i;
+      } else if (c == '}' && --open == 0) {
+        return i;
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  // From just inside `$'`: the index of the closing `'` (`\'` escapes).
+  size_t AnsiC(size_t i) {
+    for (; i < s_.size(); ++i) {
+      if (s_[i] == '\\') {
+        ++i;
+      } else if (s_[i] == '\'') {
+        return i;
+      }
+    }
+    Unsure();
+    return s_.size();
+  }
+
+  // From the line after the one that named them: past the bodies of the
+  // pending here-documents, in order. Returns where the next line starts.
+  size_t SkipHeredocs(size_t i,
+                      std::vector<std::pair<std::string, bool>>* docs) {
+    for (const auto& [delimiter, tabs] : *docs) {
+      while (i < s_.size()) {
+        size_t nl = s_.find('\n', i);
+        if (nl == std::string_view::npos) nl = s_.size();
+        std::string_view line = s_.substr(i, nl - i);
+        if (tabs) {
+          while (!line.empty() && line.front() == '\t') line.remove_prefix(1);
+        }
+        i = std::min(nl + 1, s_.size());
+        if (line == delimiter) break;
+      }
+    }
+    docs->clear();
+    return i;
+  }
+
+  // Nested text ($(...) in "..." in ${...}) is read by recursion. Choice:
+  // past 64 levels the line is not read and counts as a move, so that a
+  // request built of nested substitutions cannot overflow the stack.
+  static constexpr int kMaxLevel = 64;
+  class Level {
+   public:
+    explicit Level(DirectoryScan* scan) : scan_(scan) {
+      if (++scan_->level_ > kMaxLevel) scan_->unsure_ = true;
+    }
+    ~Level() { --scan_->level_; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+
+   private:
+    DirectoryScan* scan_;
+  };
+
+  std::string_view s_;
+  bool unsure_ = false;
+  int level_ = 0;
+};
+
+}  // namespace
+
+bool ShellChangesDirectory(std::string_view s) {
+  return DirectoryScan(s).Moves();
 }
 
 bool ShellReadsRelative(std::string_view command) {
@@ -857,17 +1206,258 @@ bool ShellReadsRelative(std::string_view command) {
   return false;
 }
 
+namespace {
+
+// The prefilter: false when a command line cannot leave the shell
+// elsewhere, without reading it as a shell would. A move needs a mover
+// word spelled out, or a character that lets the shell spell one from
+// other text: a quote or a backslash (`c''d`, `c\d`, `c\<newline>d`), `$`
+// or a backquote (a computed word), `{` `*` `?` `[` (brace expansion,
+// `{sour,}ce`; a glob matching a file named `cd`), or a `.` standing alone
+// (`. env.sh`). Only for the rest does ShellChangesDirectory read the line.
+bool MayMoveShell(std::string_view command) {
+  static constexpr std::array<bool, 256> kSpecial = [] {
+    std::array<bool, 256> t{};
+    for (unsigned char c : std::string_view("'\"\\$`{*?[")) t[c] = true;
+    return t;
+  }();
+  auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
+  size_t run = 0;  // the lowercase letters just before i
+  for (size_t i = 0; i <= command.size(); ++i) {
+    const char c = i < command.size() ? command[i] : ' ';
+    if (lower(c)) {
+      ++run;
+      continue;
+    }
+    // Without the characters above, a mover runs only as a whole word, so
+    // a run of lowercase letters that is one.
+    if (run >= 2 && run <= 9 && MovesShell(command.substr(i - run, run))) {
+      return true;
+    }
+    run = 0;
+    if (kSpecial[static_cast<unsigned char>(c)]) return true;
+    if (c == '.' &&
+        (i == 0 || !std::isalnum(static_cast<unsigned char>(command[i - 1]))) &&
+        (i + 1 >= command.size() || command[i + 1] == ' ' ||
+         command[i + 1] == '\t' || command[i + 1] == '\n')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The raw text of the JSON string that starts at raw[*i] (just past its
+// opening quote), escapes left in; *i ends past the closing quote. False
+// when the string does not end. Sets `escaped` when it holds a backslash.
+bool RawJsonString(std::string_view raw, size_t* i, std::string_view* text,
+                   bool* escaped) {
+  *escaped = false;
+  for (size_t j = *i; j < raw.size(); ++j) {
+    if (raw[j] == '\\') {
+      *escaped = true;
+      ++j;
+    } else if (raw[j] == '"') {
+      *text = raw.substr(*i, j - *i);
+      *i = j + 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Appends the decoded JSON string body `text` (RawJsonString) to `out`.
+// False for a bad escape, a lone surrogate or a control character.
+bool DecodeJsonString(std::string_view text, std::string* out) {
+  auto hex4 = [&](size_t at, uint32_t* v) {
+    if (at + 4 > text.size()) return false;
+    *v = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      const char c = text[k];
+      const int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
+      if (d < 0) return false;
+      *v = *v * 16 + static_cast<uint32_t>(d);
+    }
+    return true;
+  };
+  for (size_t j = 0; j < text.size(); ++j) {
+    const unsigned char c = static_cast<unsigned char>(text[j]);
+    if (c < 0x20) return false;
+    if (c != '\\') {
+      out->push_back(static_cast<char>(c));
+      continue;
+    }
+    if (++j >= text.size()) return false;
+    switch (text[j]) {
+      case '"':
+      case '\\':
+      case '/':
+        out->push_back(text[j]);
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'u': {
+        uint32_t cp = 0;
+        if (!hex4(j + 1, &cp)) return false;
+        j += 4;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return false;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          uint32_t lo = 0;
+          if (j + 2 >= text.size() || text[j + 1] != '\\' ||
+              text[j + 2] != 'u' || !hex4(j + 3, &lo) || lo < 0xDC00 ||
+              lo > 0xDFFF) {
+            return false;
+          }
+          j += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        if (cp < 0x80) {
+          out->push_back(static_cast<char>(cp));
+        } else if (cp < 0x800) {
+          out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else if (cp < 0x10000) {
+          out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        } else {
+          out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+        }
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+// What FlatCommandOf found.
+enum class Flat : uint8_t {
+  kCommand,  // the command line, in *command or *decoded
+  kNone,     // a flat object naming no command: nothing runs
+  kOther,    // another shape: ShellCommandOf decides
+};
+
+// Claude Code's Bash arguments, read without building a JSON document: an
+// object whose member values are strings, numbers or literals. The command
+// is what ShellCommandOf would return: the first of the members "command",
+// "cmd", "commands" present (a string; any other value: kOther). A second
+// member of one of those names, or any other shape, is kOther. The
+// command's text is a view into `raw` when it has no escape, else decoded
+// into `decoded`. Choice: the document parse cost ~12,000 instructions a
+// call (session 19, `node bench/llm_proxy_count.mjs --history bash`), and
+// FirstShellMove reads every Bash call of the history up to the first move.
+Flat FlatCommandOf(std::string_view raw, std::string_view* command,
+                   std::string* decoded) {
+  auto blank = [](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  };
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < raw.size() && blank(raw[i])) ++i;
+  };
+  constexpr std::array<std::string_view, 3> kFields = {"command", "cmd",
+                                                       "commands"};
+  std::array<std::optional<std::pair<std::string_view, bool>>, 3> found;
+  std::string key_text;
+  skip();
+  if (i >= raw.size() || raw[i++] != '{') return Flat::kOther;
+  for (bool first = true;; first = false) {
+    skip();
+    if (i < raw.size() && raw[i] == '}' && first) break;
+    if (i >= raw.size() || raw[i++] != '"') return Flat::kOther;
+    std::string_view key;
+    bool escaped = false;
+    if (!RawJsonString(raw, &i, &key, &escaped)) return Flat::kOther;
+    if (escaped) {
+      key_text.clear();
+      if (!DecodeJsonString(key, &key_text)) return Flat::kOther;
+      key = key_text;
+    }
+    const auto field = std::find(kFields.begin(), kFields.end(), key);
+    skip();
+    if (i >= raw.size() || raw[i++] != ':') return Flat::kOther;
+    skip();
+    if (i >= raw.size()) return Flat::kOther;
+    if (raw[i] == '"') {
+      ++i;
+      std::string_view value;
+      if (!RawJsonString(raw, &i, &value, &escaped)) return Flat::kOther;
+      if (field != kFields.end()) {
+        auto& slot = found[static_cast<size_t>(field - kFields.begin())];
+        if (slot) return Flat::kOther;  // which one counts: the parser's
+        slot.emplace(value, escaped);
+      }
+    } else {
+      if (field != kFields.end()) return Flat::kOther;
+      // A number or a literal: up to the next separator.
+      const size_t start = i;
+      while (i < raw.size() && raw[i] != ',' && raw[i] != '}' &&
+             !blank(raw[i])) {
+        if (raw[i] == '{' || raw[i] == '[' || raw[i] == '"') {
+          return Flat::kOther;
+        }
+        ++i;
+      }
+      if (i == start) return Flat::kOther;
+    }
+    skip();
+    if (i >= raw.size()) return Flat::kOther;
+    if (raw[i] == '}') break;
+    if (raw[i++] != ',') return Flat::kOther;
+  }
+  ++i;
+  skip();
+  if (i != raw.size()) return Flat::kOther;
+  for (const auto& slot : found) {
+    if (!slot) continue;
+    if (!slot->second) {
+      *command = slot->first;
+      return Flat::kCommand;
+    }
+    decoded->clear();
+    if (!DecodeJsonString(slot->first, decoded)) return Flat::kOther;
+    *command = *decoded;
+    return Flat::kCommand;
+  }
+  return Flat::kNone;
+}
+
+}  // namespace
+
 bool ShellCallMoves(std::string_view name, std::string_view arguments) {
   if (name != "Bash") return false;
-  if (arguments.find("cd") == std::string_view::npos &&
-      arguments.find("pushd") == std::string_view::npos &&
-      arguments.find("popd") == std::string_view::npos &&
-      arguments.find("source") == std::string_view::npos &&
-      arguments.find("eval") == std::string_view::npos) {
-    return false;
+  std::string_view command;
+  std::string decoded;
+  switch (FlatCommandOf(arguments, &command, &decoded)) {
+    case Flat::kCommand:
+      return MayMoveShell(command) && ShellChangesDirectory(command);
+    case Flat::kNone:
+      return false;
+    case Flat::kOther:
+      break;
   }
   std::optional<std::string> cmd = ShellCommandOf(arguments);
-  return cmd && ShellChangesDirectory(*cmd);
+  return cmd && MayMoveShell(*cmd) && ShellChangesDirectory(*cmd);
 }
 
 size_t FirstShellMove(const ParsedRequest& request) {

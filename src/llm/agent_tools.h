@@ -219,14 +219,21 @@ inline constexpr std::string_view kShellMovedDetail =
     "working directory changed by an earlier cd";
 inline constexpr std::string_view kShellMovesReason = "shell_changes_directory";
 
-// True when a shell command line leaves the shell in another working
-// directory: a `cd`, `pushd` or `popd` (or `source`, `eval`, which may run
-// one) as a command of a list element not fully enclosed in a subshell
-// `( ... )` or a command substitution. Quotes are read as bash reads them;
-// a line whose quotes do not balance counts when it names one of those
-// words at all (Choice: conservative; it only costs hits). Not seen: a
-// `. script` that changes directory (a prefilter keeps `.` out: it is in
-// every description), a directory changed by a hook or alias.
+// True when a shell command line may leave the shell in another working
+// directory for the commands after it: a command run by the shell itself
+// (not in a subshell `( ... )`, a substitution, a process substitution or
+// a background or pipeline element counted conservatively as the shell's)
+// that is `cd`, `pushd`, `popd`, `.`, `source` or `eval`, that defines
+// text run later in the same shell (`alias`, `function`, `name() {...}`,
+// `trap`, `mapfile -C`), or whose command word the shell computes (`$x`,
+// `$(...)`, `$'..'`, brace expansion, a glob). Read as bash reads it:
+// quotes and backslashes removed, line continuations joined, redirections
+// and assignment prefixes before the word skipped, `builtin` / `command` /
+// `time` / `exec` and reserved words passed over, case patterns, here-
+// document bodies and `(( ))` arithmetic not taken for commands or
+// subshells. Choice: when the line cannot be read (an unbalanced quote or
+// parenthesis) it counts; a false move only costs hits. Not seen: an alias
+// or function from the user's shell set-up, a hook.
 bool ShellChangesDirectory(std::string_view command);
 
 // True when a read-only shell command line (ClassifyShellCommand) may read
@@ -242,8 +249,11 @@ bool ShellReadsRelative(std::string_view command);
 // The index in request.tool_uses of the first Claude Code `Bash` call
 // whose command changes directory (ShellChangesDirectory); kNoShellMove
 // when none does. The calls after it (and every call the response asks
-// for) run in a shell that may be elsewhere. Only calls whose arguments
-// hold "cd", "pushd", "popd", "source" or "eval" are parsed.
+// for) run in a shell that may be elsewhere. A call's arguments are read
+// without a JSON document when they are a flat object (Claude Code's), and
+// its command is read as a shell line only when it names a mover word or
+// holds a character that could spell one (a quote, `\`, `$`, a backquote,
+// `{ * ? [`, a lone `.`).
 size_t FirstShellMove(const ParsedRequest& request);
 // True when the call `name`(`arguments`) is a Claude Code `Bash` call whose
 // command changes directory (with FirstShellMove's prefilter).

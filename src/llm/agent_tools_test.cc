@@ -155,6 +155,156 @@ TEST(ShellDirectory, ChangesAreSeenOutsideSubshellsOnly) {
   }
 }
 
+// Session 19: the escapes the session-18 review found and their kin. Each
+// leaves Claude Code's shell elsewhere for the calls after it (its wrapper
+// runs `eval '<command>' && pwd -P >| <file>` and starts the next call
+// there), or may: when the scanner cannot tell, the line counts.
+TEST(ShellDirectory, EscapesOfTheCdRuleAreSeen) {
+  for (std::string_view c : {
+           // A sourced script runs in this shell and may cd.
+           ". ./env.sh",
+           "ls && . env.sh",
+           "\n. env.sh",
+           // A case pattern's `)` closes no subshell.
+           "case x in x) cd sub;; esac",
+           "case x in (x) cd sub;; esac",
+           "case $1 in a|b) ls;; *) cd sub;; esac",
+           // Quote removal, escapes, a line continuation.
+           "c''d sub",
+           "c\"\"d sub",
+           "c\\d sub",
+           "\\cd sub",
+           "c\\\nd sub",
+           "'cd' sub",
+           // What the shell computes: ANSI-C and locale quotes, expansions.
+           "$'cd' sub",
+           "$'\\x63d' sub",
+           "$\"cd\" sub",
+           "x=cd; $x sub",
+           "${x:-cd} sub",
+           "$(echo cd) sub",
+           "`echo cd` sub",
+           "\"$(echo cd)\" sub",
+           "{cd,sub}",
+           "c? sub",
+           "c[d] sub",
+           "a[1]=x cd sub",
+           // Redirections before the command word.
+           ">/dev/null cd sub",
+           "2>/dev/null cd sub",
+           "</dev/null cd sub",
+           "&>/dev/null cd sub",
+           // Builtin options before the word.
+           "command -p cd sub",
+           "time -p cd sub",
+           "builtin cd sub",
+           "command cd sub",
+           // Text that runs later in the same shell.
+           "f() { cd sub; }; f",
+           "f () { cd sub; }; f",
+           "function f { cd sub; }; f",
+           "alias go='cd sub'\ngo",
+           "trap 'cd sub' DEBUG; ls",
+           "mapfile -C 'cd sub' -c 1 a < x",
+           // What hid the cd from the old counting of parentheses.
+           "cat <<EOF\n(\nEOF\ncd sub",
+           "echo ${x//(/}; cd sub",
+           "echo ${x:-'('}; cd sub",
+           "git commit -m \"$(cat <<'EOF'\nit's \"done\"\nEOF\n)\" && cd sub",
+           "((a << b))\ncd sub\nb",
+           // Unbalanced: the shell's reading cannot be told.
+           "echo 'x; ls",
+           "(ls",
+       }) {
+    EXPECT_TRUE(ShellChangesDirectory(c)) << c;
+  }
+  // A change inside the command only (a subshell, another process), or
+  // none at all: later calls start where this one did.
+  for (std::string_view c :
+       {"env -C sub ls",
+        "git -C sub log",
+        "(cd x; ls)",
+        "sh -c 'cd x'",
+        "bash -c \"cd x && make\"",
+        "command -v cd",
+        "nohup cd a",
+        "xargs cd < dirs",
+        "echo ${x//(/}; ls",
+        "cat <<'EOF'\ncd x\nEOF",
+        "cat <<-EOF\n\tcd x\n\tEOF\nls",
+        "git commit -m \"$(cat <<'EOF'\nit's \"done\" (cd x)\nEOF\n)\"",
+        "diff <(cd a && ls) <(cd b && ls)",
+        "echo $((1 + (2)))",
+        "a=(cd x); echo ${a[0]}",
+        "find . -name '*.py'",
+        "ls .",
+        "case $x in a) ls;; esac",
+        "echo \"${x:-$(cd a; pwd)}\"",
+        "echo $((1 << 2))\nls",
+        "(( n = 1 << 3 ))\nls",
+        "[ -d sub ] && ls",
+        "ls *.py"}) {
+    EXPECT_FALSE(ShellChangesDirectory(c)) << c;
+  }
+}
+
+// The scanner reads nested text by recursion: a request built of nested
+// substitutions is not read past a bound (and counts), instead of
+// overflowing the proxy thread's stack.
+TEST(ShellDirectory, DeepNestingCountsWithoutOverflowingTheStack) {
+  std::string deep;
+  for (int i = 0; i < 200000; ++i) deep += "\"$(";
+  EXPECT_TRUE(ShellChangesDirectory(deep));
+  std::string shallow = "echo ";
+  for (int i = 0; i < 32; ++i) shallow += "$(";
+  shallow += "cd a";
+  for (int i = 0; i < 32; ++i) shallow += ")";
+  EXPECT_FALSE(ShellChangesDirectory(shallow + "; ls"));
+  EXPECT_TRUE(ShellChangesDirectory(shallow + "; cd b"));
+}
+
+// The prefilter over the raw arguments (JSON text) passes every call the
+// scanner could find a move in: a JSON escape, a quote or a `.` too.
+TEST(ShellDirectory, RawArgumentsThatSpellNoCdStillMove) {
+  for (
+      std::string_view args : {
+          R"({"command":"\u0063d sub"})",
+          R"({"command":"c\u0064 sub"})",
+          R"({"command":"c''d sub && cat a"})",
+          R"({"command":"c\"\"d sub"})",
+          R"({"command":"c\\d sub"})",
+          R"({"command":". ./env.sh"})",
+          R"({"command":"ls\n. ./env.sh"})",
+          R"({"command":"x=c; ${x}d sub"})",
+          R"({"command":"alias go='cd sub'\ngo"})",
+          // Read without the document parser: escapes, other members.
+          R"({"description":"x","timeout":5000,"command":"\ud83d\ude00; cd sub"})",
+          R"( { "run_in_background" : false , "command" : "cd\tsub" } )",
+          R"({"command":"ls","command":"cd sub"})",
+          R"({"command":"cd sub","extra":{"a":[1]}})",
+          // Words the shell expands into a mover.
+          R"({"command":"{sour,}ce ./env.sh"})",
+          R"({"command":"c? sub"})",
+      }) {
+    EXPECT_TRUE(ShellCallMoves("Bash", args)) << args;
+  }
+  for (std::string_view args :
+       {R"({"command":"cat a.txt","description":"Read a. Then b."})",
+        R"({"command":"ls -la src"})", R"({"command":"git log --oneline -5"})",
+        // The document parser's reading: the last member counts; text that
+        // is no JSON object runs nothing.
+        R"({"command":"cd sub","command":"ls"})", R"({"command":"cd sub")",
+        R"({"cmd":"ls","description":"cd sub"})"}) {
+    EXPECT_FALSE(ShellCallMoves("Bash", args)) << args;
+  }
+  // A read-only line that moves itself is never keyed, however spelled.
+  EXPECT_EQ(
+      KeyCall("Bash", "Bash", R"({"command":"c''d sub && cat a"})").bypass,
+      kShellMovesReason);
+  EXPECT_EQ(KeyCall("Bash", "Bash", R"({"command":"\u0063d sub"})").bypass,
+            kShellMovesReason);
+}
+
 // A read after a cd reads through the directory unless every path it
 // reads is absolute.
 TEST(ShellDirectory, RelativeReadsAreThoseThatNeedTheDirectory) {

@@ -163,6 +163,59 @@ TEST_F(ObserverTest, ABashReadAfterACdIsNotKeyedUnlessAbsolute) {
   EXPECT_EQ(Ask("toolu_4", "Bash", abs, abs_scopes).would_hit, 1u);
 }
 
+// Session 19: the same after a move the session-18 scanner did not see
+// (a sourced script, a case branch, a JSON-escaped or quote-split cd, a
+// cd hidden behind a here-document's parenthesis): sub's main.py is
+// neither a would-hit of the root's nor recorded over it.
+TEST_F(ObserverTest, ABashReadAfterAnEscapedCdIsNotKeyed) {
+  std::vector<std::unique_ptr<FeatureExtractor>> layers;
+  layers.push_back(NewAgentToolExtractor("llm"));
+  auto made = NewToolCache(Config(), &clock_, nullptr, std::move(layers));
+  ASSERT_TRUE(made.ok());
+  cache_ = std::move(*made);
+  obs_ = std::make_unique<Observer>(cache_.get(), &clock_, registry_.get(),
+                                    ObserverOptions{});
+  const std::string cat = R"({"command":"cat main.py"})";
+  Ask("toolu_1", "Bash", cat);
+  ASSERT_EQ(Answer("toolu_1", "Bash", cat, "root main").recorded, 1u);
+  auto call = [](const std::string& id, const std::string& args) {
+    return R"({"role":"assistant","content":[{"type":"tool_use","id":")" + id +
+           R"(","name":"Bash","input":)" + args + "}]}";
+  };
+  auto result = [](const std::string& id, const std::string& text) {
+    return R"({"role":"user","content":[{"type":"tool_result","tool_use_id":")" +
+           id + R"(","content":)" + nlohmann::json(text).dump() + "}]}";
+  };
+  for (const std::string mover : {
+           R"({"command":". ./sub.env"})",
+           R"({"command":"case x in x) cd sub;; esac"})",
+           R"({"command":"\u0063d sub"})",
+           R"({"command":"c''d sub"})",
+           R"({"command":"cat <<EOF\n(\nEOF\ncd sub"})",
+       }) {
+    body_ = Padded(
+        R"({"model":"m","messages":[{"role":"user","content":"go"},)" +
+        call("toolu_1", cat) + "," + result("toolu_1", "root main") + "," +
+        call("toolu_2", mover) + "," + result("toolu_2", "") + "," +
+        call("toolu_3", cat) + "," + result("toolu_3", "sub main") + "]}");
+    Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body_);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    ToolScopes moved("s");
+    moved.shell_moved_at = FirstShellMove(*r);
+    EXPECT_EQ(moved.shell_moved_at, 1u) << mover;
+    EXPECT_EQ(Ask("toolu_3", "Bash", cat, moved).would_hit, 0u)
+        << mover << ": a read of sub/main.py counted as a hit of the root's";
+    EXPECT_EQ(obs_->OnRequest(*r, body_, moved).recorded, 0u) << mover;
+    Probe root = cache_->Peek({.server = "llm",
+                               .scope = "s",
+                               .tool = "Bash#read-only",
+                               .arguments_json = cat});
+    ASSERT_TRUE(root.would_hit && root.result_json);
+    EXPECT_NE(root.result_json->find("root main"), std::string::npos)
+        << mover << ": sub/main.py was recorded over the root's entry";
+  }
+}
+
 TEST_F(ObserverTest, SecondReadOfTheSameFileWouldHit) {
   const std::string args = R"({"file_path":"/src/a.txt"})";
   ResponseReport first = Ask("toolu_1", "Read", args);
