@@ -493,6 +493,36 @@ TEST_F(ObserverFloodTest, AnAcceptedRequestsResultsAreRememberedForItsRetry) {
   EXPECT_EQ(Answer("t2", "Read", args, "v", false, "k").duplicates, 1u);
 }
 
+// Under `proxy.scope: global` every result scope is "", but the table is
+// still per key (ToolScopes::principal): B's response reusing A's call id
+// (`call_0`) does not replace A's call, so A's continuation pairs with its
+// own Read, not with B's Edit.
+TEST_F(ObserverTest, UnderAGlobalScopeTheTableIsStillPerKey) {
+  ToolScopes a(""), b("");
+  a.principal = "key-a";
+  b.principal = "key-b";
+  ToolUse read{
+      .id = "call_0", .name = "lookup_docs", .arguments = R"({"q":"x"})"};
+  ToolUse edit{
+      .id = "call_0", .name = "Edit", .arguments = R"({"file_path":"/x"})"};
+  obs_->OnResponse(Api::kOpenAiResponses, {&read, 1}, a);
+  obs_->OnResponse(Api::kOpenAiResponses, {&edit, 1}, b);
+  body_ = Padded(
+      R"({"model":"m","previous_response_id":"resp_1","input":[)"
+      R"({"type":"function_call_output","call_id":"call_0","output":"doc"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kOpenAiResponses, body_);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  RequestReport rep = obs_->OnRequest(*r, body_, a);
+  EXPECT_EQ(rep.recorded, 1u) << "A's result paired with B's call";
+  EXPECT_EQ(rep.bypassed, 0u);
+  EXPECT_TRUE(cache_
+                  ->Peek({.server = "llm",
+                          .scope = "",
+                          .tool = "lookup_docs",
+                          .arguments_json = R"({"q":"x"})"})
+                  .would_hit);
+}
+
 // A full table: the principal holding the most gives up its oldest entry,
 // the inserting one counted with its new entry; among equals, the oldest
 // entry goes.

@@ -316,11 +316,12 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
   // Choice: `scope: global` is the operator's decision to share every
   // result (with `toolcache mcp` too): no workspace then, as before; what
   // runs on the client is still not served by `serve: true`.
+  const bool global = mode == CredentialScope::kGlobal;
   llm::ToolScopes scopes =
-      mode == CredentialScope::kGlobal
-          ? llm::ToolScopes("")
-          : llm::ToolScopes(credential_scope, std::move(client));
-  scopes.principal = std::move(credential_scope);
+      global ? llm::ToolScopes("")
+             : llm::ToolScopes(std::move(credential_scope), std::move(client));
+  // The observer's table stays per key under `global` too (session 19).
+  if (global) scopes.principal = std::move(credential_scope);
   scopes.agent = agent;
   // Claude Code's Bash keeps its directory between calls (session 18).
   scopes.shell_moved_at = llm::FirstShellMove(parsed);
