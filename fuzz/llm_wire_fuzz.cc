@@ -130,7 +130,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (request.ok()) {
       CheckRequest(*request, body);
       CheckOffload(*request, body, &offloader);
-      observer.OnRequest(*request, body, "tenant");
+      // The provider accepts every request here (a 2xx head).
+      observer.OnAccepted(
+          observer.OnRequest(*request, body, "tenant").to_remember);
     } else {
       FUZZ_CHECK(!request.status().message().empty(), "no message");
     }

@@ -118,15 +118,20 @@ inline constexpr size_t kNoShellMove = SIZE_MAX;
 
 struct ToolScopes {
   ToolScopes(std::string_view scope)  // NOLINT: one scope for every tool
-      : credential(scope), client(std::string(scope)) {}
+      : credential(scope), client(std::string(scope)), principal(scope) {}
   ToolScopes(const std::string& scope)  // NOLINT: as above
       : ToolScopes(std::string_view(scope)) {}
   ToolScopes(const char* scope)  // NOLINT: as above
       : ToolScopes(std::string_view(scope)) {}
   ToolScopes(std::string c, std::optional<std::string> w)
-      : credential(std::move(c)), client(std::move(w)) {}
+      : credential(std::move(c)), client(std::move(w)), principal(credential) {}
   std::string credential;
   std::optional<std::string> client;
+  // Who sent the request: its credential's scope, `credential` itself
+  // unless `proxy.scope: global` made that "" for everyone. The observer's
+  // table of calls awaiting results is keyed and shared out by it (session
+  // 19), so under `global` too one key's calls are its own.
+  std::string principal;
   // The request comes from a coding agent (AgentClient): every tool it
   // calls runs on its machine, whether the table knows the name or not.
   bool agent = false;

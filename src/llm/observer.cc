@@ -3,7 +3,22 @@
 //   asked_at (entries are appended as responses arrive); it holds at most
 //   max_pending entries and none older than pending_ttl_seconds after
 //   ExpireLocked.
-// - A (scope, id) marked recorded is never Recorded again while remembered.
+// - Each entry's owner lists it (owners_, in order_'s order); owners_ holds
+//   exactly the principals with an entry, and ranks_ one Rank per owner,
+//   computed from its count and oldest entry (re-ranked on every change).
+// - An entry enters the table only under a principal the provider
+//   answered 2xx: from the answer (OnResponse, OnAccepted), or from a
+//   request of a principal holding entries (which all came so); a request
+//   of any other principal adds none.
+// - Eviction (a full table): the oldest entry of the principal ranked
+//   first, the inserting principal counted with its new entry and winning
+//   ties it does not lose on age. Choice: the fair share is max_pending /
+//   (principals holding entries), not a fixed quota: a fixed one either
+//   wastes the table on a team of few or, with many principals, cannot be
+//   honoured; the share a principal keeps is its newest entries, the ones a
+//   result or a retry is still to come for.
+// - A (principal, id) marked recorded is never Recorded again while
+//   remembered.
 // - The cache is never called with mu_ held (its own lock comes first
 //   nowhere here: no lock-order cycle).
 // - Credentials never reach this file: scopes arrive already hashed.
@@ -102,32 +117,92 @@ size_t Observer::pending() const {
   return order_.size();
 }
 
+size_t Observer::pending_of(std::string_view principal) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = owners_.find(std::string(principal));
+  return it == owners_.end() ? 0 : it->second.entries.size();
+}
+
+bool Observer::remembers(std::string_view principal,
+                         std::string_view id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return by_key_.count(PendingKey(principal, id)) != 0;
+}
+
+Observer::Pending Observer::PendingOf(RecordedCall c, double now) {
+  return {.name = c.name,
+          .asked_at = now,
+          .recorded = true,
+          .recorded_name = std::move(c.name),
+          .recorded_arguments = std::move(c.arguments),
+          .recorded_size = c.size};
+}
+
+Observer::Rank Observer::RankOf(const Owner& o) {
+  return {o.entries.size(), o.entries.front()->second.asked_at, o.name};
+}
+
+void Observer::EraseLocked(std::unordered_map<std::string, Slot>::iterator it) {
+  Owner* owner = it->second.entry->second.owner;
+  ranks_.erase(RankOf(*owner));
+  owner->entries.erase(it->second.in_owner);
+  order_.erase(it->second.entry);
+  by_key_.erase(it);
+  if (owner->entries.empty()) {
+    owners_.erase(*owner->name);
+  } else {
+    ranks_.insert(RankOf(*owner));
+  }
+}
+
 void Observer::ExpireLocked(double now) {
-  while (!order_.empty() && (order_.size() > options_.max_pending ||
-                             now - order_.front().second.asked_at >
-                                 options_.pending_ttl_seconds)) {
-    by_key_.erase(order_.front().first);
-    order_.pop_front();
+  while (!order_.empty() &&
+         now - order_.front().second.asked_at > options_.pending_ttl_seconds) {
+    EraseLocked(by_key_.find(order_.front().first));
   }
 }
 
 Observer::Pending* Observer::FindLocked(const std::string& key) {
   auto it = by_key_.find(key);
-  return it == by_key_.end() ? nullptr : &it->second->second;
+  return it == by_key_.end() ? nullptr : &it->second.entry->second;
 }
 
-void Observer::RememberLocked(std::string key, Pending p) {
+void Observer::RememberLocked(std::string key, Pending p,
+                              const std::string& principal) {
+  if (options_.max_pending == 0) return;
   auto it = by_key_.find(key);
-  if (it != by_key_.end()) {
-    order_.erase(it->second);
-    by_key_.erase(it);
+  if (it != by_key_.end()) EraseLocked(it);
+  auto mine = owners_.find(principal);
+  if (order_.size() >= options_.max_pending) {
+    // The principal ranked first gives up its oldest entry, this one
+    // counted with the entry it adds (its oldest: the new one if it holds
+    // none); a tie on both goes against itself.
+    const Rank& first = *ranks_.begin();
+    Owner* top = &owners_.find(*first.name)->second;
+    Owner* self = mine == owners_.end() ? nullptr : &mine->second;
+    const size_t count = self == nullptr ? 1 : self->entries.size() + 1;
+    const double oldest =
+        self == nullptr ? p.asked_at : self->entries.front()->second.asked_at;
+    const bool other_first =
+        top != self && (first.count > count ||
+                        (first.count == count && first.oldest < oldest));
+    Owner* victim = other_first || self == nullptr ? top : self;
+    EraseLocked(by_key_.find(victim->entries.front()->first));
+    mine = owners_.find(principal);  // may have been erased
   }
+  if (mine == owners_.end()) {
+    mine = owners_.emplace(principal, Owner{}).first;
+    mine->second.name = &mine->first;
+  } else {
+    ranks_.erase(RankOf(mine->second));
+  }
+  Owner* owner = &mine->second;
+  p.owner = owner;
   order_.emplace_back(key, std::move(p));
-  by_key_[std::move(key)] = std::prev(order_.end());
-  while (order_.size() > options_.max_pending) {
-    by_key_.erase(order_.front().first);
-    order_.pop_front();
-  }
+  owner->entries.push_back(std::prev(order_.end()));
+  ranks_.insert(RankOf(*owner));
+  by_key_[std::move(key)] = {std::prev(order_.end()),
+                             std::prev(owner->entries.end())};
 }
 
 std::string Observer::PrincipalOf(const ToolScopes& scopes) {
@@ -282,7 +357,6 @@ size_t Observer::tool_bytes() const {
 RequestReport Observer::OnRequest(const ParsedRequest& request,
                                   std::string_view body,
                                   const ToolScopes& scopes) {
-  const std::string_view scope = scopes.credential;
   RequestReport rep;
   LearnTools(request, body, scopes);
   const double now = clock_->NowSeconds();
@@ -302,7 +376,7 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
     }
     std::string name, arguments;
     double latency = 0;
-    const std::string key = PendingKey(scope, result.id);
+    const std::string key = PendingKey(scopes.principal, result.id);
     const size_t size = result.content.In(body).size();
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -332,13 +406,23 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
         p->recorded_arguments = arguments;
         p->recorded_size = size;
       } else if (use != nullptr) {
-        // Not seen asked (a proxy restart): remember it as recorded.
-        RememberLocked(key, {.name = std::string(use->name),
-                             .asked_at = now,
-                             .recorded = true,
-                             .recorded_name = name,
-                             .recorded_arguments = arguments,
-                             .recorded_size = size});
+        // Not seen asked (a proxy restart): remembered as recorded. Session
+        // 19: a request's word alone, under made-up keys, pushed out
+        // everyone's entries; so only a principal the provider answered
+        // within the TTL (it holds entries: they come from 2xx answers
+        // only) has it remembered now, as before (a retry after a 429 or
+        // a 5xx is still recorded once); any other once the provider
+        // accepts the request (OnAccepted).
+        RecordedCall c{.principal = scopes.principal,
+                       .id = std::string(result.id),
+                       .name = name,
+                       .arguments = arguments,
+                       .size = size};
+        if (owners_.count(scopes.principal) != 0) {
+          RememberLocked(key, PendingOf(std::move(c), now), scopes.principal);
+        } else {
+          rep.to_remember.push_back(std::move(c));
+        }
       }
     }
     if (use == nullptr && name.empty()) {
@@ -415,7 +499,6 @@ RequestReport Observer::OnRequest(const ParsedRequest& request,
 
 ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
                                     const ToolScopes& scopes) {
-  const std::string_view scope = scopes.credential;
   ResponseReport rep;
   const double now = clock_->NowSeconds();
   const std::string_view api_name = ApiName(api);
@@ -464,11 +547,25 @@ ResponseReport Observer::OnResponse(Api api, std::span<const ToolUse> calls,
       std::lock_guard<std::mutex> lock(mu_);
       ExpireLocked(now);
       RememberLocked(
-          PendingKey(scope, u.id),
-          {.name = u.name, .arguments = u.arguments, .asked_at = now});
+          PendingKey(scopes.principal, u.id),
+          {.name = u.name, .arguments = u.arguments, .asked_at = now},
+          scopes.principal);
     }
   }
   return rep;
+}
+
+void Observer::OnAccepted(std::vector<RecordedCall> calls) {
+  if (calls.empty()) return;
+  const double now = clock_->NowSeconds();
+  std::lock_guard<std::mutex> lock(mu_);
+  ExpireLocked(now);
+  for (RecordedCall& c : calls) {
+    std::string key = PendingKey(c.principal, c.id);
+    if (FindLocked(key) != nullptr) continue;
+    const std::string principal = c.principal;
+    RememberLocked(std::move(key), PendingOf(std::move(c), now), principal);
+  }
 }
 
 }  // namespace toolcache::llm

@@ -12,11 +12,25 @@
 //             the result normalized to an MCP CallToolResult, is_error
 //             honoured, and latency = time since that response ended.
 //   response: each tool call the model asks for -> Peek (would it hit?),
-//             and remembered (scope, id) -> call for the result to come.
+//             and remembered (principal, id) -> call for the result to come.
 // A result already recorded (a retried request, an older turn) is never
 // recorded twice, and a client's own stub or truncation notice
 // (ClientMarkerOf) is never recorded at all. Agent shell tools are keyed
 // without their cosmetic fields (KeyArguments).
+//
+// The table of remembered calls (session 19), by principal
+// (ToolScopes::principal, the credential's scope). It holds only what the
+// provider answered under that credential: the calls of a response
+// (OnResponse, called for 2xx answers only), and the calls of results a
+// request recorded without an entry (a proxy restart): at once for a
+// principal that holds entries (so a retry after a 429 is still recorded
+// once), else once the provider accepted that request (OnAccepted, after
+// its 2xx head), never on a request's word alone: a made-up key adds
+// nothing. When it is full, the principal holding the most entries (the
+// new one's counted) gives up its oldest; among equals, the one whose
+// oldest entry is oldest. So a principal never loses an entry to another's
+// while it holds fewer than max_pending / (principals holding entries),
+// and a single principal's flood evicts only its own.
 //
 // Tool definitions. The tools a request declares are its principal's claim
 // (the principal: the request's credential scope, and its workspace when
@@ -49,6 +63,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -70,7 +85,9 @@ struct ObserverOptions {
   // Tool calls seen in responses are remembered this long (for latency and
   // for results whose call is not in the request) ...
   double pending_ttl_seconds = 3600;
-  // ... and at most this many (oldest forgotten first). Choice: 65536.
+  // ... and at most this many; when full, the oldest entry of the
+  // principal holding the most goes first (a fair share each: the table's
+  // head comment). Choice: 65536.
   size_t max_pending = 65536;
   // Keep each request's tool definitions for its principal's calls.
   bool learn_tools = true;
@@ -81,6 +98,20 @@ struct ObserverOptions {
   // by tool names until its next request with tools.
   size_t max_tool_principals = 1024;
   size_t max_tool_bytes = 64u << 20;
+};
+
+// A result a request recorded whose call the table did not hold (the proxy
+// restarted since the response, or the call came from the history alone):
+// remembered as recorded, so a retry of the request is not recorded again
+// (after a write in between that would store what the write replaced), but
+// for a principal holding no entries only once the provider accepts the
+// request (Observer::OnAccepted).
+struct RecordedCall {
+  std::string principal;  // ToolScopes::principal
+  std::string id;
+  std::string name;
+  std::string arguments;
+  size_t size = 0;  // the result's bytes as the request gave them
 };
 
 struct RequestReport {
@@ -97,6 +128,8 @@ struct RequestReport {
   // Code's "File unchanged since last read", Codex's "Total output
   // lines: ..."; agent_tools.h): never recorded, never stale.
   uint32_t client_markers = 0;
+  // For OnAccepted, when the provider answers the request 2xx.
+  std::vector<RecordedCall> to_remember;
 };
 
 struct WouldHit {
@@ -118,8 +151,14 @@ class Observer {
 
   RequestReport OnRequest(const ParsedRequest& request, std::string_view body,
                           const ToolScopes& scope);
+  // REQUIRES: the provider answered the request 2xx (a made-up key's
+  // request adds nothing to the table).
   ResponseReport OnResponse(Api api, std::span<const ToolUse> calls,
                             const ToolScopes& scope);
+  // The provider accepted a request (a 2xx head): remember the calls of
+  // the results it recorded without an entry (RequestReport::to_remember),
+  // as recorded. An entry that exists by now is left as it is.
+  void OnAccepted(std::vector<RecordedCall> calls);
 
   // (server, tool) of a tool name as the model sees it.
   std::pair<std::string_view, std::string_view> Route(
@@ -132,11 +171,16 @@ class Observer {
                                              std::string_view tool) const;
 
   size_t pending() const;
+  // The entries `principal` (ToolScopes::principal) holds, and whether
+  // one of them is call `id`'s.
+  size_t pending_of(std::string_view principal) const;
+  bool remembers(std::string_view principal, std::string_view id) const;
   // Principals whose tool definitions are kept, and their bytes.
   size_t tool_principals() const;
   size_t tool_bytes() const;
 
  private:
+  struct Owner;
   struct Pending {
     std::string name;
     std::string arguments;
@@ -150,8 +194,30 @@ class Observer {
     std::string recorded_name;
     std::string recorded_arguments;
     size_t recorded_size = 0;
+    // The principal whose share the entry counts in.
+    Owner* owner = nullptr;
   };
   using PendingList = std::list<std::pair<std::string, Pending>>;
+  // One principal's entries, oldest first, and its place in ranks_.
+  struct Owner {
+    const std::string* name = nullptr;  // the key in owners_
+    std::list<PendingList::iterator> entries;
+  };
+  struct Slot {
+    PendingList::iterator entry;
+    std::list<PendingList::iterator>::iterator in_owner;
+  };
+  // Most entries first, then the oldest entry first, then by name.
+  struct Rank {
+    size_t count;
+    double oldest;
+    const std::string* name;
+    bool operator<(const Rank& o) const {
+      if (count != o.count) return count > o.count;
+      if (oldest != o.oldest) return oldest < o.oldest;
+      return *name < *o.name;
+    }
+  };
   // One principal's declared tools: server -> tool -> definition, and the
   // hash of the list each server's definitions came from (relearn only on
   // change).
@@ -170,7 +236,10 @@ class Observer {
   static std::string PrincipalOf(const ToolScopes& scopes);
   void ExpireLocked(double now);
   Pending* FindLocked(const std::string& key);
-  void RememberLocked(std::string key, Pending p);
+  void RememberLocked(std::string key, Pending p, const std::string& principal);
+  void EraseLocked(std::unordered_map<std::string, Slot>::iterator it);
+  static Rank RankOf(const Owner& o);
+  static Pending PendingOf(RecordedCall c, double now);
 
   ToolCache* cache_;
   const Clock* clock_;
@@ -181,9 +250,12 @@ class Observer {
   metrics::HistogramFamily* tool_latency_;
 
   mutable std::mutex mu_;
-  // GUARDED_BY(mu_): pending calls by scope + '\0' + id, oldest first.
+  // GUARDED_BY(mu_): pending calls by principal + '\0' + id, oldest first;
+  // each principal's, and the principals by their share.
   PendingList order_;
-  std::unordered_map<std::string, PendingList::iterator> by_key_;
+  std::unordered_map<std::string, Slot> by_key_;
+  std::unordered_map<std::string, Owner> owners_;
+  std::set<Rank> ranks_;
   // GUARDED_BY(mu_): each principal's declared tools, most recently used
   // first, indexed by principal; tool_bytes_ sums their bytes.
   TableList tables_;

@@ -404,6 +404,219 @@ TEST_F(ObserverTest, PendingCallsAreBounded) {
   EXPECT_EQ(obs_->pending(), 1u);
 }
 
+// Session 19: the table of remembered calls under a flood. The victim
+// reads /w/a.txt, then continues a Responses conversation with
+// previous_response_id: its Edit's result carries only the call id, paired
+// through the table alone. Unpaired, the write's invalidation was skipped
+// and the read stayed cached (with `serve`, served stale).
+class ObserverFloodTest : public ObserverTest {
+ protected:
+  static constexpr size_t kMax = 64;
+  void SetUp() override {
+    ObserverTest::SetUp();
+    obs_ = std::make_unique<Observer>(
+        cache_.get(), &clock_, registry_.get(),
+        ObserverOptions{.pending_ttl_seconds = 3600, .max_pending = kMax});
+  }
+  static constexpr const char* kRead = R"({"file_path":"/w/a.txt"})";
+  static constexpr const char* kEdit =
+      R"({"file_path":"/w/a.txt","old_string":"1","new_string":"2"})";
+
+  // The victim's read is cached, and the response asking for its write
+  // (a Responses call) is remembered.
+  void VictimAsksForAWrite() {
+    Ask("toolu_r", "Read", kRead, "victim");
+    ASSERT_EQ(
+        Answer("toolu_r", "Read", kRead, "version 1", false, "victim").recorded,
+        1u);
+    ToolUse w{.id = "call_w", .name = "Edit", .arguments = kEdit};
+    obs_->OnResponse(Api::kOpenAiResponses, {&w, 1}, "victim");
+  }
+  // The victim's next request: previous_response_id and the write's output.
+  RequestReport VictimContinues() {
+    body_ = Padded(
+        R"({"model":"m","previous_response_id":"resp_1","input":[)"
+        R"({"type":"function_call_output","call_id":"call_w","output":"ok"}]})");
+    Result<ParsedRequest> r = ParseRequest(Api::kOpenAiResponses, body_);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return obs_->OnRequest(*r, body_, "victim");
+  }
+  bool VictimsReadIsCached() {
+    return cache_
+        ->Peek({.server = "llm",
+                .scope = "victim",
+                .tool = "Read",
+                .arguments_json = kRead})
+        .would_hit;
+  }
+  // A request of `scope` whose newest turn answers `n` Read calls (all in
+  // its history, none asked through this proxy).
+  RequestReport Results(const ToolScopes& scope, int n) {
+    std::string uses, results;
+    for (int i = 0; i < n; ++i) {
+      const std::string id = "toolu_f" + std::to_string(i);
+      if (i > 0) {
+        uses += ",";
+        results += ",";
+      }
+      uses += R"({"type":"tool_use","id":")" + id +
+              R"(","name":"Read","input":{"file_path":"/f)" +
+              std::to_string(i) + R"("}})";
+      results += R"({"type":"tool_result","tool_use_id":")" + id +
+                 R"(","content":"x"})";
+    }
+    body_ =
+        Padded(R"({"model":"m","messages":[{"role":"user","content":"go"},)"
+               R"({"role":"assistant","content":[)" +
+               uses + R"(]},{"role":"user","content":[)" + results + "]}]}");
+    Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body_);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return obs_->OnRequest(*r, body_, scope);
+  }
+};
+
+// Requests under made-up keys (the provider rejects them: OnAccepted is
+// never called) add nothing to the table, however many results they carry.
+TEST_F(ObserverFloodTest, MadeUpKeysCannotPushOutAContinuationsCall) {
+  VictimAsksForAWrite();
+  for (int k = 0; k < 16; ++k) {
+    RequestReport flood = Results("made-up-" + std::to_string(k), 16);
+    EXPECT_EQ(flood.recorded, 16u);  // in the made-up key's own scope
+  }
+  EXPECT_EQ(obs_->pending_of("victim"), 2u);
+  EXPECT_EQ(obs_->pending(), 2u) << "a request's word added entries";
+  RequestReport w = VictimContinues();
+  EXPECT_EQ(w.unpaired, 0u) << "the write's call was pushed out";
+  EXPECT_EQ(w.bypassed, 1u);
+  EXPECT_FALSE(VictimsReadIsCached())
+      << "the write's invalidation was skipped: the pre-write read stays";
+}
+
+// One principal the provider accepts floods the table, through responses
+// and through accepted requests: it evicts only its own entries.
+TEST_F(ObserverFloodTest, OneValidPrincipalsFloodEvictsOnlyItsOwn) {
+  VictimAsksForAWrite();
+  std::vector<ToolUse> calls;
+  for (size_t i = 0; i < 2 * kMax; ++i) {
+    calls.push_back(
+        {.id = "call_" + std::to_string(i),
+         .name = "Read",
+         .arguments = R"({"file_path":"/g)" + std::to_string(i) + R"("})"});
+  }
+  clock_.Advance(1);
+  // A request's results (the flooder holds no entries yet: remembered once
+  // the provider accepted it), a response's calls, and a request's results
+  // again (held at once now).
+  RequestReport accepted = Results("flooder", 2 * kMax);
+  EXPECT_EQ(accepted.to_remember.size(), 2 * kMax);
+  obs_->OnAccepted(std::move(accepted.to_remember));
+  EXPECT_EQ(obs_->pending(), kMax);
+  EXPECT_EQ(obs_->pending_of("victim"), 2u);
+  obs_->OnResponse(Api::kOpenAiResponses, calls, "flooder");
+  EXPECT_EQ(Results("flooder", 2 * kMax).to_remember.size(), 0u);
+  EXPECT_EQ(obs_->pending(), kMax);
+  EXPECT_EQ(obs_->pending_of("victim"), 2u);
+  EXPECT_EQ(obs_->pending_of("flooder"), kMax - 2);
+  RequestReport w = VictimContinues();
+  EXPECT_EQ(w.unpaired, 0u) << "the flooder pushed out the write's call";
+  EXPECT_EQ(w.bypassed, 1u);
+  EXPECT_FALSE(VictimsReadIsCached());
+}
+
+// A retry of a request whose results had no entry (a proxy restart) is
+// still recorded once, when the provider accepted the first: the entry
+// comes with OnAccepted, not with the request.
+TEST_F(ObserverFloodTest, AnAcceptedRequestsResultsAreRememberedForItsRetry) {
+  const std::string args = R"({"file_path":"/x"})";
+  RequestReport first = Answer("t1", "Read", args, "v", false, "k");
+  EXPECT_EQ(first.recorded, 1u);
+  ASSERT_EQ(first.to_remember.size(), 1u);
+  EXPECT_EQ(obs_->pending(), 0u);
+  obs_->OnAccepted(std::move(first.to_remember));
+  EXPECT_EQ(obs_->pending_of("k"), 1u);
+  RequestReport retry = Answer("t1", "Read", args, "v", false, "k");
+  EXPECT_EQ(retry.duplicates, 1u);
+  EXPECT_TRUE(retry.to_remember.empty());
+  // Another principal's request under the same call id is its own.
+  EXPECT_EQ(Answer("t1", "Read", args, "v", false, "k2").duplicates, 0u);
+  // A principal holding entries (the provider answered it within the TTL)
+  // has them remembered at once: its retry after a refused answer (a 429,
+  // a 5xx: no OnAccepted) is still recorded once.
+  EXPECT_EQ(Answer("t2", "Read", args, "v", false, "k").to_remember.size(), 0u);
+  EXPECT_EQ(Answer("t2", "Read", args, "v", false, "k").duplicates, 1u);
+}
+
+// Under `proxy.scope: global` every result scope is "", but the table is
+// still per key (ToolScopes::principal): B's response reusing A's call id
+// (`call_0`) does not replace A's call, so A's continuation pairs with its
+// own Read, not with B's Edit.
+TEST_F(ObserverTest, UnderAGlobalScopeTheTableIsStillPerKey) {
+  ToolScopes a(""), b("");
+  a.principal = "key-a";
+  b.principal = "key-b";
+  ToolUse read{
+      .id = "call_0", .name = "lookup_docs", .arguments = R"({"q":"x"})"};
+  ToolUse edit{
+      .id = "call_0", .name = "Edit", .arguments = R"({"file_path":"/x"})"};
+  obs_->OnResponse(Api::kOpenAiResponses, {&read, 1}, a);
+  obs_->OnResponse(Api::kOpenAiResponses, {&edit, 1}, b);
+  body_ = Padded(
+      R"({"model":"m","previous_response_id":"resp_1","input":[)"
+      R"({"type":"function_call_output","call_id":"call_0","output":"doc"}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kOpenAiResponses, body_);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  RequestReport rep = obs_->OnRequest(*r, body_, a);
+  EXPECT_EQ(rep.recorded, 1u) << "A's result paired with B's call";
+  EXPECT_EQ(rep.bypassed, 0u);
+  EXPECT_TRUE(cache_
+                  ->Peek({.server = "llm",
+                          .scope = "",
+                          .tool = "lookup_docs",
+                          .arguments_json = R"({"q":"x"})"})
+                  .would_hit);
+}
+
+// A full table: the principal holding the most gives up its oldest entry,
+// the inserting one counted with its new entry; among equals, the oldest
+// entry goes.
+TEST_F(ObserverTest, AFullTableEvictsFromThePrincipalHoldingTheMost) {
+  obs_ = std::make_unique<Observer>(
+      cache_.get(), &clock_, registry_.get(),
+      ObserverOptions{.pending_ttl_seconds = 3600, .max_pending = 6});
+  auto ask = [&](const std::string& who, const std::string& id) {
+    clock_.Advance(1);
+    Ask(id, "Read", "{}", who);
+  };
+  for (int i = 0; i < 4; ++i) ask("a", "a" + std::to_string(i));
+  ask("b", "b0");
+  ask("b", "b1");
+  ask("c", "c0");  // a (4) gives up a0
+  EXPECT_EQ(obs_->pending_of("a"), 3u);
+  EXPECT_EQ(obs_->pending_of("c"), 1u);
+  ask("c", "c1");  // a (3) gives up a1: c would hold 2
+  ask("c", "c2");  // a, b, c would hold 2, 2, 3: c's own oldest goes
+  EXPECT_EQ(obs_->pending_of("a"), 2u);
+  EXPECT_EQ(obs_->pending_of("b"), 2u);
+  EXPECT_EQ(obs_->pending_of("c"), 2u);
+  // Which entries: each principal's newest.
+  EXPECT_FALSE(obs_->remembers("a", "a1"));
+  EXPECT_TRUE(obs_->remembers("a", "a2"));
+  EXPECT_TRUE(obs_->remembers("a", "a3"));
+  EXPECT_FALSE(obs_->remembers("c", "c0"));
+  EXPECT_TRUE(obs_->remembers("c", "c1"));
+  EXPECT_TRUE(obs_->remembers("b", "b0"));
+  // Equal shares: a newcomer takes the oldest entry among them (a2's).
+  ask("d", "d0");
+  EXPECT_FALSE(obs_->remembers("a", "a2"));
+  EXPECT_EQ(obs_->pending_of("a"), 1u);
+  EXPECT_EQ(obs_->pending(), 6u);
+  // Expiry empties a principal's share.
+  clock_.Advance(3600);
+  ask("e", "e0");
+  EXPECT_EQ(obs_->pending(), 1u);
+  EXPECT_EQ(obs_->pending_of("a"), 0u);
+}
+
 // Session 16 (wsO): one API key, two working folders (or installations):
 // `cat a.txt` / Read in one is not a would-hit in the other; the same
 // folder still hits.

@@ -316,10 +316,12 @@ llm::ToolScopes ResultScopesOf(const std::string& credential,
   // Choice: `scope: global` is the operator's decision to share every
   // result (with `toolcache mcp` too): no workspace then, as before; what
   // runs on the client is still not served by `serve: true`.
+  const bool global = mode == CredentialScope::kGlobal;
   llm::ToolScopes scopes =
-      mode == CredentialScope::kGlobal
-          ? llm::ToolScopes("")
-          : llm::ToolScopes(std::move(credential_scope), std::move(client));
+      global ? llm::ToolScopes("")
+             : llm::ToolScopes(std::move(credential_scope), std::move(client));
+  // The observer's table stays per key under `global` too (session 19).
+  if (global) scopes.principal = std::move(credential_scope);
   scopes.agent = agent;
   // Claude Code's Bash keeps its directory between calls (session 18).
   scopes.shell_moved_at = llm::FirstShellMove(parsed);
@@ -452,6 +454,12 @@ class Exchange : public http::ResponseSink,
     serve_ = std::move(session);
   }
 
+  // The calls of results the request recorded without an entry in the
+  // observer's table: remembered if the provider accepts the request.
+  void RememberIfAccepted(std::vector<llm::RecordedCall> calls) {
+    to_remember_ = std::move(calls);
+  }
+
   // When the request's header and body had arrived (http::Request).
   void SetArrival(double head_at, double received_at) {
     head_at_ = head_at;
@@ -479,6 +487,13 @@ class Exchange : public http::ResponseSink,
 
   void OnHead(int status, const Headers& headers) override {
     status_ = status;
+    // The provider accepted the credential (session 19): only now may the
+    // request's recorded results hold entries in the observer's table.
+    if (!to_remember_.empty() && status >= 200 && status < 300 &&
+        shared_->observer) {
+      shared_->observer->OnAccepted(std::move(to_remember_));
+    }
+    to_remember_.clear();
     upstream_head_at_ = Now();
     Shared::Cached(Hot().first_byte, shared_->first_byte, {Label()})
         ->Observe(Now() - started_at_);
@@ -903,6 +918,7 @@ class Exchange : public http::ResponseSink,
   RouteInfo route_;
   llm::ToolScopes scope_;
   uint32_t recorded_;
+  std::vector<llm::RecordedCall> to_remember_;
   uint64_t prompt_ticket_;
   std::shared_ptr<http::Call> call_;
   int status_ = 0;
@@ -1101,6 +1117,7 @@ class LlmProxyImpl final : public LlmProxy {
       state_scope = ScopeOf({.credential = credential});
     }
     uint32_t recorded = 0;
+    std::vector<llm::RecordedCall> to_remember;
     std::unique_ptr<llm::ServeSession> session;
     // The prompt-cache hook: the request as the provider should see it. It
     // runs on the body as it goes upstream (after splicing and offload), so
@@ -1159,6 +1176,7 @@ class LlmProxyImpl final : public LlmProxy {
         llm::RequestReport rep =
             shared->observer->OnRequest(*parsed, req.body, scope);
         recorded = rep.recorded;
+        to_remember = std::move(rep.to_remember);
         auto& hot = shared->hot[Shared::Slot(true, route.api)];
         Shared::Cached(hot.observed_results, shared->observed,
                        {llm::ApiName(route.api), "results"})
@@ -1213,6 +1231,7 @@ class LlmProxyImpl final : public LlmProxy {
     auto ex = std::make_shared<Exchange>(shared, res, route, std::move(scope),
                                          recorded, prompt_ticket);
     ex->SetServe(std::move(session));
+    ex->RememberIfAccepted(std::move(to_remember));
     ex->SetArrival(req.head_at, req.received_at);
     const bool observed = route.route == Route::kObserved;
     Shared::Cached(
