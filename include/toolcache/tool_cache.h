@@ -110,9 +110,10 @@ struct ToolCall {
   // states for how long and for whom (MCP 2026-07-28: tools/list,
   // resources/read, ... carry ttlMs and cacheScope). Begin skips the
   // classifier (verdict reason kDeclaredByServer, INFORMATIONAL), looks the
-  // key up in the global scope first (an entry the server declared public)
-  // and then in `scope`; Complete stores the result only as
-  // UpstreamResult::declared says: for its TTL, in the global scope when
+  // key up in the public scope first (an entry the server declared public:
+  // a reserved scope no caller has, so a private entry of scope "" is never
+  // public) and then in `scope`; Complete stores the result only as
+  // UpstreamResult::declared says: for its TTL, in the public scope when
   // shared, else in `scope`. Invalidation applies as to any entry of
   // `server`. Peek and Record ignore it (no observing face sees such
   // requests). Default false.
@@ -128,7 +129,7 @@ struct ToolCall {
 // A result's own cacheability (UpstreamResult::declared).
 struct DeclaredHints {
   double ttl_seconds = 0;  // <= 0: not stored
-  bool shared = false;     // true: the global scope, for every caller
+  bool shared = false;     // true: the public scope, for every caller
 };
 
 enum class CallAction {

@@ -13,6 +13,8 @@
 //   (task-augmented possible writes) still in flights_; while it is > 0, or
 //   the server is in refreshing_, no call of the server is served or
 //   joins/starts a cacheable flight.
+// - A declared public entry lives in PublicScope(""), a scope no caller
+//   has; a private one in the caller's scope.
 // - Resource strings (arguments and invalidation targets) are compared only
 //   in their normalized form (NormalizeResource); a relative path on either
 //   side matches everything of its server (IsUnanchored).
@@ -72,6 +74,7 @@ using cache_internal::KeyRefusal;
 using cache_internal::KeyScopeOf;
 using cache_internal::NormalizeResource;
 using cache_internal::PreparedCall;
+using cache_internal::PublicScope;
 using cache_internal::ResourcesOverlap;
 using cache_internal::ResourceValues;
 using cache_internal::SharedResults;
@@ -198,10 +201,12 @@ class ToolCacheImpl final : public ToolCache {
     f.key = std::move(*key);
     SetFeatures(p, plan.verdict, f);
     // --- begin: protocol-declared cacheability (ToolCall::declared) ---
-    if (f.declared && !f.key.scope.empty()) {
-      // An entry its server declared public lives in the global scope.
+    if (f.declared) {
+      // An entry its server declared public lives in the reserved public
+      // scope (PublicScope), never in a caller's: a private entry of the
+      // global scope "" is not public.
       CacheKey global = f.key;
-      global.scope.clear();
+      global.scope = PublicScope("");
       LookupResult hit;
       bool from_store = false;
       if (shared_ == nullptr) {
@@ -256,7 +261,7 @@ class ToolCacheImpl final : public ToolCache {
         return c;
       }
       f.ttl = r.declared->ttl_seconds;
-      if (r.declared->shared) f.key.scope.clear();
+      if (r.declared->shared) f.key.scope = PublicScope("");
     }
     // --- end: protocol-declared cacheability ---
     if (r.is_error) {

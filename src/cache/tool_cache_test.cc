@@ -849,5 +849,53 @@ TEST_P(ToolCacheTest, DeclaredResultsFollowTheServersHints) {
   EXPECT_EQ(cache_->Begin(list("alice"), 10).action, CallAction::kForward);
 }
 
+// A private answer of the global scope "" (the default `toolcache mcp`) is
+// not a public one: before, a public entry lived in scope "" too, so every
+// other scope's public lookup read the private entry (attackK finding 1).
+TEST_P(ToolCacheTest, DeclaredPrivateEntryOfTheGlobalScopeIsNotPublic) {
+  const auto read = [](std::string_view scope, std::string_view uri) {
+    return ToolCall{.server = "s",
+                    .scope = scope,
+                    .tool = "resources/read",
+                    .arguments_json = uri,
+                    .declared = true};
+  };
+  const std::string mine =
+      R"({"contents":[{"text":"alice-secret"}],"cacheScope":"private"})";
+  CallPlan p = cache_->Begin(read("", R"({"uri":"note://a"})"), 1);
+  ASSERT_EQ(p.action, CallAction::kForward);
+  ASSERT_TRUE(
+      cache_
+          ->Complete(p.ticket, {.result_json = mine,
+                                .declared = DeclaredHints{.ttl_seconds = 60,
+                                                          .shared = false}})
+          .admitted);
+  // Its own scope is served it; no other scope is.
+  EXPECT_EQ(cache_->Begin(read("", R"({"uri":"note://a"})"), 2).action,
+            CallAction::kServe);
+  p = cache_->Begin(read("bob", R"({"uri":"note://a"})"), 3);
+  ASSERT_EQ(p.action, CallAction::kForward);
+  (void)cache_->Complete(p.ticket, {.result_json = R"({"contents":[]})"});
+  // A public answer written from scope "" is still shared with every scope,
+  // and one written from "bob" reaches scope "".
+  const std::string open =
+      R"({"contents":[{"text":"hello"}],"cacheScope":"public"})";
+  for (const auto& [writer, reader] :
+       {std::pair<std::string, std::string>{"", "bob"}, {"bob", ""}}) {
+    const std::string uri = R"({"uri":"note://)" + writer + R"(pub"})";
+    p = cache_->Begin(read(writer, uri), 4);
+    ASSERT_EQ(p.action, CallAction::kForward);
+    ASSERT_TRUE(
+        cache_
+            ->Complete(p.ticket, {.result_json = open,
+                                  .declared = DeclaredHints{.ttl_seconds = 60,
+                                                            .shared = true}})
+            .admitted);
+    p = cache_->Begin(read(reader, uri), 5);
+    ASSERT_EQ(p.action, CallAction::kServe) << "written by '" << writer << "'";
+    EXPECT_EQ(*p.result_json, open);
+  }
+}
+
 }  // namespace
 }  // namespace toolcache
