@@ -277,6 +277,16 @@ class ToolCache {
   // others still wait, the upstream call continues for them; when nobody is
   // left, the flight is detached (identical new calls start a new one).
   virtual CancelOutcome Cancel(WaiterId waiter) = 0;
+  // The face gave up on `ticket`'s call (its client cancelled it and the
+  // cancellation went upstream) but the server may still carry it out and
+  // never answer (MCP servers send no response to a cancelled request).
+  // When the call may write (a COMMAND), the server's entries are
+  // invalidated now and every call of the server bypasses
+  // ("write_cancelled") until Complete(ticket), which invalidates again: the
+  // face completes the ticket when the answer comes or when it stops
+  // waiting for one. A read, or an unknown ticket: nothing. Default:
+  // nothing.
+  virtual void Abandon(TicketId ticket) { (void)ticket; }
   // Invalidates `server`'s entries: all of them when `resource` is empty or
   // the configured invalidation scope is "server"; with scope "resource",
   // those whose resource arguments (path, uri, ...) name `resource` or a path

@@ -897,5 +897,47 @@ TEST_P(ToolCacheTest, DeclaredPrivateEntryOfTheGlobalScopeIsNotPublic) {
   }
 }
 
+// An abandoned write (ToolCache::Abandon: the client cancelled it, the
+// server may still write and never answer): what was stored while it ran is
+// dropped, and its server is neither served nor stored until the face
+// completes it, which invalidates again (attackK finding 2).
+TEST_P(ToolCacheTest, AnAbandonedWriteKeepsItsServerUncachedUntilCompleted) {
+  const std::string kDoc = R"({"content":[]})";
+  const ToolCall read = Read();
+  ToolInfo get{.name = "get_doc", .description = "Get a document"};
+  get.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  const std::vector<ToolInfo> tools = {get};
+  cache_->LearnTools("t", tools, true);
+  const ToolCall other{
+      .server = "t", .tool = "get_doc", .arguments_json = R"({"id":1})"};
+  CallPlan w = cache_->Begin(
+      {.server = "s", .tool = "put_doc", .arguments_json = R"({"id":1})"}, 1);
+  ASSERT_EQ(w.action, CallAction::kForward);
+  CallPlan r = cache_->Begin(read, 2);
+  ASSERT_EQ(r.action, CallAction::kForward);
+  ASSERT_TRUE(cache_->Complete(r.ticket, {.result_json = kDoc}).admitted);
+  CallPlan o = cache_->Begin(other, 3);
+  ASSERT_TRUE(cache_->Complete(o.ticket, {.result_json = kDoc}).admitted);
+  cache_->Abandon(w.ticket);
+  r = cache_->Begin(read, 4);
+  ASSERT_EQ(r.action, CallAction::kForward);
+  EXPECT_TRUE(r.bypass);
+  EXPECT_EQ(r.bypass_reason, "write_cancelled");
+  (void)cache_->Complete(r.ticket, {.result_json = kDoc});
+  // Another server is not concerned.
+  EXPECT_EQ(cache_->Begin(other, 5).action, CallAction::kServe);
+  (void)cache_->Complete(w.ticket, {.is_error = true});
+  r = cache_->Begin(read, 6);
+  ASSERT_EQ(r.action, CallAction::kForward);
+  EXPECT_FALSE(r.bypass);
+  ASSERT_TRUE(cache_->Complete(r.ticket, {.result_json = kDoc}).admitted);
+  EXPECT_EQ(cache_->Begin(read, 7).action, CallAction::kServe);
+  // A read is never abandoned into blocking its server.
+  CallPlan q = cache_->Begin(
+      {.server = "s", .tool = "get_doc", .arguments_json = R"({"id":2})"}, 8);
+  cache_->Abandon(q.ticket);
+  EXPECT_EQ(cache_->Begin(read, 9).action, CallAction::kServe);
+}
+
 }  // namespace
 }  // namespace toolcache

@@ -490,6 +490,7 @@ class SessionCache final : public ToolCache {
     Forget(waiter);
     return out;
   }
+  void Abandon(TicketId ticket) override { inner_->Abandon(ticket); }
   void Invalidate(std::string_view server, std::string_view resource) override {
     inner_->Invalidate(server, resource);
   }
