@@ -118,6 +118,11 @@ struct ToolCall {
   // `server`. Peek and Record ignore it (no observing face sees such
   // requests). Default false.
   bool declared = false;
+  // For a declared call: the group of callers its public entries are shared
+  // with ("" = every caller of the cache, the default). `toolcache serve`
+  // passes the tenant: each tenant's servers are processes of their own, so
+  // one tenant's public answer says nothing of another's. Default "".
+  std::string_view public_group;
   // The face's own definition of this tool (borrowed for the call), used
   // instead of the definitions LearnTools taught the cache: the LLM API
   // face keeps what each principal's requests declared, so one principal's

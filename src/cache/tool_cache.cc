@@ -18,8 +18,8 @@
 //   and never answer) still in flights_; while it is > 0 no call of the
 //   server is served or joins/starts a cacheable flight, and the Complete
 //   that ends each of them invalidates (as every COMMAND's does).
-// - A declared public entry lives in PublicScope(""), a scope no caller
-//   has; a private one in the caller's scope.
+// - A declared public entry lives in PublicScope(ToolCall::public_group),
+//   a scope no caller has; a private one in the caller's scope.
 // - Resource strings (arguments and invalidation targets) are compared only
 //   in their normalized form (NormalizeResource); a relative path on either
 //   side matches everything of its server (IsUnanchored).
@@ -211,7 +211,8 @@ class ToolCacheImpl final : public ToolCache {
       // scope (PublicScope), never in a caller's: a private entry of the
       // global scope "" is not public.
       CacheKey global = f.key;
-      global.scope = PublicScope("");
+      global.scope = PublicScope(call.public_group);
+      f.public_group = std::string(call.public_group);
       LookupResult hit;
       bool from_store = false;
       if (shared_ == nullptr) {
@@ -272,7 +273,7 @@ class ToolCacheImpl final : public ToolCache {
         return c;
       }
       f.ttl = r.declared->ttl_seconds;
-      if (r.declared->shared) f.key.scope = PublicScope("");
+      if (r.declared->shared) f.key.scope = PublicScope(f.public_group);
     }
     // --- end: protocol-declared cacheability ---
     if (r.is_error) {
@@ -566,6 +567,7 @@ class ToolCacheImpl final : public ToolCache {
     bool blocks_server = false;  // counted in task_writes_ until Complete
     bool declared = false;       // ToolCall::declared
     bool abandoned = false;      // counted in cancelled_writes_ (Abandon)
+    std::string public_group;    // declared: ToolCall::public_group
     // Shared store: the counters the call was read under (read before it
     // went upstream) and where its result goes.
     bool shared = false;

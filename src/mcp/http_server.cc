@@ -530,8 +530,9 @@ class Worker final : public mcp::SessionOutput {
         tenant_(std::move(tenant)),
         options_(o),
         cache_(o.cache, router),
-        session_({.server = spec.name, .scope = tenant_},
-                 o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
+        session_(
+            {.server = spec.name, .scope = tenant_, .public_group = tenant_},
+            o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
         reader_(o.max_line_bytes) {
     last_used_ = Now();
   }

@@ -570,7 +570,8 @@ void Session::HandleDeclared(std::string_view line, const RawMessage& m,
                 .tool = m.method_name,
                 .arguments_json = args,
                 .bypass_reason = blocker,
-                .declared = true};
+                .declared = true,
+                .public_group = options_.public_group};
   CallPlan plan = cache_->Begin(call, waiter);
   switch (plan.action) {
     case CallAction::kServe:

@@ -168,6 +168,9 @@ struct SessionOptions {
   // is what a client gives up on); longer keeps the server uncached longer
   // after a cancelled write, shorter risks a write landing after it.
   double cancelled_grace_seconds = 60.0;
+  // The group this session's callers share the server's public answers
+  // with (ToolCall::public_group; "" = every caller of the cache).
+  std::string public_group;
 };
 
 struct SessionCounters {
