@@ -110,13 +110,19 @@ struct ToolCall {
   // states for how long and for whom (MCP 2026-07-28: tools/list,
   // resources/read, ... carry ttlMs and cacheScope). Begin skips the
   // classifier (verdict reason kDeclaredByServer, INFORMATIONAL), looks the
-  // key up in the global scope first (an entry the server declared public)
-  // and then in `scope`; Complete stores the result only as
-  // UpstreamResult::declared says: for its TTL, in the global scope when
+  // key up in the public scope first (an entry the server declared public:
+  // a reserved scope no caller has, so a private entry of scope "" is never
+  // public) and then in `scope`; Complete stores the result only as
+  // UpstreamResult::declared says: for its TTL, in the public scope when
   // shared, else in `scope`. Invalidation applies as to any entry of
   // `server`. Peek and Record ignore it (no observing face sees such
   // requests). Default false.
   bool declared = false;
+  // For a declared call: the group of callers its public entries are shared
+  // with ("" = every caller of the cache, the default). `toolcache serve`
+  // passes the tenant: each tenant's servers are processes of their own, so
+  // one tenant's public answer says nothing of another's. Default "".
+  std::string_view public_group;
   // The face's own definition of this tool (borrowed for the call), used
   // instead of the definitions LearnTools taught the cache: the LLM API
   // face keeps what each principal's requests declared, so one principal's
@@ -128,7 +134,7 @@ struct ToolCall {
 // A result's own cacheability (UpstreamResult::declared).
 struct DeclaredHints {
   double ttl_seconds = 0;  // <= 0: not stored
-  bool shared = false;     // true: the global scope, for every caller
+  bool shared = false;     // true: the public scope, for every caller
 };
 
 enum class CallAction {
@@ -292,6 +298,16 @@ class ToolCache {
     (void)reason;
     return {};
   }
+  // The face gave up on `ticket`'s call (its client cancelled it and the
+  // cancellation went upstream) but the server may still carry it out and
+  // never answer (MCP servers send no response to a cancelled request).
+  // When the call may write (a COMMAND), the server's entries are
+  // invalidated now and every call of the server bypasses
+  // ("write_cancelled") until Complete(ticket), which invalidates again: the
+  // face completes the ticket when the answer comes or when it stops
+  // waiting for one. A read, or an unknown ticket: nothing. Default:
+  // nothing.
+  virtual void Abandon(TicketId ticket) { (void)ticket; }
   // Invalidates `server`'s entries: all of them when `resource` is empty or
   // the configured invalidation scope is "server"; with scope "resource",
   // those whose resource arguments (path, uri, ...) name `resource` or a path

@@ -332,6 +332,15 @@ bool KeyScopeOf(std::string_view key_scope, std::string_view call_scope) {
   return key_scope.size() > users.size() && key_scope.starts_with(users);
 }
 
+std::string PublicScope(std::string_view group) {
+  std::string s = "@public;";
+  if (group.empty()) return s;
+  s += std::to_string(group.size());
+  s += ':';
+  s += group;
+  return s;
+}
+
 std::string VerdictMemo::KeyOf(std::string_view server, std::string_view tool,
                                std::string_view args) {
   std::string k;

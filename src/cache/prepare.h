@@ -172,6 +172,15 @@ bool ResourcesOverlap(std::string_view a, std::string_view b);
 // envelope era after '\x1e' / '\x1f').
 bool KeyScopeOf(std::string_view key_scope, std::string_view call_scope);
 
+// The key scope of the entries a server declared public (MCP cacheScope
+// "public") for the callers of `group` ("" = every caller of the cache).
+// Reserved: it starts with "@public;", which no call scope does (ScopeOf's
+// composed form is '@' and a field tag, its legacy form never starts with
+// '@', UserScope starts with a control byte, and serve refuses a tenant
+// named with a leading '@'), so a private entry of any scope, "" included,
+// is never read as a public one.
+std::string PublicScope(std::string_view group);
+
 }  // namespace toolcache::cache_internal
 
 #endif  // TOOLCACHE_SRC_CACHE_PREPARE_H_

@@ -13,6 +13,13 @@
 //   (task-augmented possible writes) still in flights_; while it is > 0, or
 //   the server is in refreshing_, no call of the server is served or
 //   joins/starts a cacheable flight.
+// - cancelled_writes_[server] counts the server's COMMAND flights the face
+//   abandoned (Abandon: the client cancelled, the server may still write
+//   and never answer) still in flights_; while it is > 0 no call of the
+//   server is served or joins/starts a cacheable flight, and the Complete
+//   that ends each of them invalidates (as every COMMAND's does).
+// - A declared public entry lives in PublicScope(ToolCall::public_group),
+//   a scope no caller has; a private one in the caller's scope.
 // - Resource strings (arguments and invalidation targets) are compared only
 //   in their normalized form (NormalizeResource); a relative path on either
 //   side matches everything of its server (IsUnanchored).
@@ -72,6 +79,7 @@ using cache_internal::KeyRefusal;
 using cache_internal::KeyScopeOf;
 using cache_internal::NormalizeResource;
 using cache_internal::PreparedCall;
+using cache_internal::PublicScope;
 using cache_internal::ResourcesOverlap;
 using cache_internal::ResourceValues;
 using cache_internal::SharedResults;
@@ -198,10 +206,13 @@ class ToolCacheImpl final : public ToolCache {
     f.key = std::move(*key);
     SetFeatures(p, plan.verdict, f);
     // --- begin: protocol-declared cacheability (ToolCall::declared) ---
-    if (f.declared && !f.key.scope.empty()) {
-      // An entry its server declared public lives in the global scope.
+    if (f.declared) {
+      // An entry its server declared public lives in the reserved public
+      // scope (PublicScope), never in a caller's: a private entry of the
+      // global scope "" is not public.
       CacheKey global = f.key;
-      global.scope.clear();
+      global.scope = PublicScope(call.public_group);
+      f.public_group = std::string(call.public_group);
       LookupResult hit;
       bool from_store = false;
       if (shared_ == nullptr) {
@@ -239,6 +250,12 @@ class ToolCacheImpl final : public ToolCache {
       auto t = task_writes_.find(f.server);
       if (t != task_writes_.end() && --t->second == 0) task_writes_.erase(t);
     }
+    if (f.abandoned) {
+      auto t = cancelled_writes_.find(f.server);
+      if (t != cancelled_writes_.end() && --t->second == 0) {
+        cancelled_writes_.erase(t);
+      }
+    }
     if (f.command) {
       // After the write: entries admitted meanwhile may predate it.
       Bumps bumps;
@@ -256,7 +273,7 @@ class ToolCacheImpl final : public ToolCache {
         return c;
       }
       f.ttl = r.declared->ttl_seconds;
-      if (r.declared->shared) f.key.scope.clear();
+      if (r.declared->shared) f.key.scope = PublicScope(f.public_group);
     }
     // --- end: protocol-declared cacheability ---
     if (r.is_error) {
@@ -323,6 +340,23 @@ class ToolCacheImpl final : public ToolCache {
     }
     std::erase_if(f.waiters, [&](WaiterId w) { return w != f.leader; });
     return others;
+  }
+
+  void Abandon(TicketId ticket) override {
+    Bumps bumps;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = flights_.find(ticket);
+      if (it == flights_.end()) return;
+      Flight& f = it->second;
+      if (!f.command || f.abandoned) return;
+      f.abandoned = true;
+      ++cancelled_writes_[f.server];
+      // Entries admitted since Begin may predate the write, which may land
+      // at any moment from now on.
+      InvalidateLocked(f.server, f.resources, &bumps);
+    }
+    Publish(bumps);
   }
 
   void Invalidate(std::string_view server, std::string_view resource) override {
@@ -553,6 +587,8 @@ class ToolCacheImpl final : public ToolCache {
     bool command = false;
     bool blocks_server = false;  // counted in task_writes_ until Complete
     bool declared = false;       // ToolCall::declared
+    bool abandoned = false;      // counted in cancelled_writes_ (Abandon)
+    std::string public_group;    // declared: ToolCall::public_group
     // Shared store: the counters the call was read under (read before it
     // went upstream) and where its result goes.
     bool shared = false;
@@ -687,6 +723,13 @@ class ToolCacheImpl final : public ToolCache {
       v.cacheable = false;
       v.detail = "a task-augmented write is still running";
       return FailedPrecondition("task_in_progress");
+    }
+    if (cancelled_writes_.contains(std::string(call.server))) {
+      // A cancelled write the server may still carry out (Abandon): what is
+      // stored or read now may predate it.
+      v.cacheable = false;
+      v.detail = "a cancelled write may still be running";
+      return FailedPrecondition("write_cancelled");
     }
     if (p.refusal) return refuse(*p.refusal);
     return std::move(*p.key);
@@ -1062,6 +1105,8 @@ class ToolCacheImpl final : public ToolCache {
   std::unordered_set<std::string> refreshing_;
   // Outstanding task-augmented possible writes per server (> 0 only).
   std::unordered_map<std::string, uint32_t> task_writes_;
+  // Outstanding abandoned (cancelled) possible writes per server (> 0 only).
+  std::unordered_map<std::string, uint32_t> cancelled_writes_;
   // Servers with a write not yet published to the shared store, and the
   // sequence number of the last such failure.
   std::unordered_map<std::string, uint64_t> pending_;

@@ -882,5 +882,95 @@ TEST_P(ToolCacheTest, DeclaredResultsFollowTheServersHints) {
   EXPECT_EQ(cache_->Begin(list("alice"), 10).action, CallAction::kForward);
 }
 
+// A private answer of the global scope "" (the default `toolcache mcp`) is
+// not a public one: before, a public entry lived in scope "" too, so every
+// other scope's public lookup read the private entry (attackK finding 1).
+TEST_P(ToolCacheTest, DeclaredPrivateEntryOfTheGlobalScopeIsNotPublic) {
+  const auto read = [](std::string_view scope, std::string_view uri) {
+    return ToolCall{.server = "s",
+                    .scope = scope,
+                    .tool = "resources/read",
+                    .arguments_json = uri,
+                    .declared = true};
+  };
+  const std::string mine =
+      R"({"contents":[{"text":"alice-secret"}],"cacheScope":"private"})";
+  CallPlan p = cache_->Begin(read("", R"({"uri":"note://a"})"), 1);
+  ASSERT_EQ(p.action, CallAction::kForward);
+  ASSERT_TRUE(
+      cache_
+          ->Complete(p.ticket, {.result_json = mine,
+                                .declared = DeclaredHints{.ttl_seconds = 60,
+                                                          .shared = false}})
+          .admitted);
+  // Its own scope is served it; no other scope is.
+  EXPECT_EQ(cache_->Begin(read("", R"({"uri":"note://a"})"), 2).action,
+            CallAction::kServe);
+  p = cache_->Begin(read("bob", R"({"uri":"note://a"})"), 3);
+  ASSERT_EQ(p.action, CallAction::kForward);
+  (void)cache_->Complete(p.ticket, {.result_json = R"({"contents":[]})"});
+  // A public answer written from scope "" is still shared with every scope,
+  // and one written from "bob" reaches scope "".
+  const std::string open =
+      R"({"contents":[{"text":"hello"}],"cacheScope":"public"})";
+  for (const auto& [writer, reader] :
+       {std::pair<std::string, std::string>{"", "bob"}, {"bob", ""}}) {
+    const std::string uri = R"({"uri":"note://)" + writer + R"(pub"})";
+    p = cache_->Begin(read(writer, uri), 4);
+    ASSERT_EQ(p.action, CallAction::kForward);
+    ASSERT_TRUE(
+        cache_
+            ->Complete(p.ticket, {.result_json = open,
+                                  .declared = DeclaredHints{.ttl_seconds = 60,
+                                                            .shared = true}})
+            .admitted);
+    p = cache_->Begin(read(reader, uri), 5);
+    ASSERT_EQ(p.action, CallAction::kServe) << "written by '" << writer << "'";
+    EXPECT_EQ(*p.result_json, open);
+  }
+}
+
+// An abandoned write (ToolCache::Abandon: the client cancelled it, the
+// server may still write and never answer): what was stored while it ran is
+// dropped, and its server is neither served nor stored until the face
+// completes it, which invalidates again (attackK finding 2).
+TEST_P(ToolCacheTest, AnAbandonedWriteKeepsItsServerUncachedUntilCompleted) {
+  const std::string kDoc = R"({"content":[]})";
+  const ToolCall read = Read();
+  ToolInfo get{.name = "get_doc", .description = "Get a document"};
+  get.annotations = ToolAnnotations{.read_only = true, .open_world = false};
+  const std::vector<ToolInfo> tools = {get};
+  cache_->LearnTools("t", tools, true);
+  const ToolCall other{
+      .server = "t", .tool = "get_doc", .arguments_json = R"({"id":1})"};
+  CallPlan w = cache_->Begin(
+      {.server = "s", .tool = "put_doc", .arguments_json = R"({"id":1})"}, 1);
+  ASSERT_EQ(w.action, CallAction::kForward);
+  CallPlan r = cache_->Begin(read, 2);
+  ASSERT_EQ(r.action, CallAction::kForward);
+  ASSERT_TRUE(cache_->Complete(r.ticket, {.result_json = kDoc}).admitted);
+  CallPlan o = cache_->Begin(other, 3);
+  ASSERT_TRUE(cache_->Complete(o.ticket, {.result_json = kDoc}).admitted);
+  cache_->Abandon(w.ticket);
+  r = cache_->Begin(read, 4);
+  ASSERT_EQ(r.action, CallAction::kForward);
+  EXPECT_TRUE(r.bypass);
+  EXPECT_EQ(r.bypass_reason, "write_cancelled");
+  (void)cache_->Complete(r.ticket, {.result_json = kDoc});
+  // Another server is not concerned.
+  EXPECT_EQ(cache_->Begin(other, 5).action, CallAction::kServe);
+  (void)cache_->Complete(w.ticket, {.is_error = true});
+  r = cache_->Begin(read, 6);
+  ASSERT_EQ(r.action, CallAction::kForward);
+  EXPECT_FALSE(r.bypass);
+  ASSERT_TRUE(cache_->Complete(r.ticket, {.result_json = kDoc}).admitted);
+  EXPECT_EQ(cache_->Begin(read, 7).action, CallAction::kServe);
+  // A read is never abandoned into blocking its server.
+  CallPlan q = cache_->Begin(
+      {.server = "s", .tool = "get_doc", .arguments_json = R"({"id":2})"}, 8);
+  cache_->Abandon(q.ticket);
+  EXPECT_EQ(cache_->Begin(read, 9).action, CallAction::kServe);
+}
+
 }  // namespace
 }  // namespace toolcache

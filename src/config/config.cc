@@ -534,6 +534,14 @@ class Parser {
           ServeTenant t;
           t.name = String(it->first, "serve.tenants");
           t.line = it->first.Mark().line + 1;
+          // A tenant's name is its cache scope: a leading '@' is reserved
+          // for the scopes toolcache composes (credential principals, the
+          // public scope), which a tenant must never share.
+          if (!t.name.empty() && t.name[0] == '@') {
+            Fail(it->first, "tenant name '" + t.name +
+                                "' starts with '@', which is reserved for "
+                                "the cache scopes toolcache composes");
+          }
           const std::string where = "serve.tenants." + t.name;
           // The name is the tenant's cache scope; an MCP session's scopes
           // extend it after a control character (KeyScopeOf, prepare.h).

@@ -456,6 +456,13 @@ TEST(ConfigTest, ParsesTheServeBlockWithTenants) {
   ASSERT_FALSE(both.ok());
   EXPECT_THAT(both.status().message(),
               ::testing::HasSubstr("exactly one of 'token' and 'tokenEnv'"));
+  // A tenant's name is its scope: '@' opens the scopes toolcache composes
+  // (the reserved public scope "@public;" among them).
+  Result<Config> reserved = ParseConfig(
+      "serve:\n  tenants:\n    \"@public;\": {token: x}\n", "s.yaml");
+  ASSERT_FALSE(reserved.ok());
+  EXPECT_THAT(reserved.status().message(),
+              ::testing::HasSubstr("starts with '@', which is reserved"));
   Result<Config> typo =
       ParseConfig("serve:\n  tenant:\n    a: {token: x}\n", "s.yaml");
   ASSERT_FALSE(typo.ok());

@@ -493,6 +493,7 @@ class SessionCache final : public ToolCache {
     Forget(waiter);
     return out;
   }
+  void Abandon(TicketId ticket) override { inner_->Abandon(ticket); }
   void Invalidate(std::string_view server, std::string_view resource) override {
     inner_->Invalidate(server, resource);
   }
@@ -536,7 +537,8 @@ class Worker final : public mcp::SessionOutput {
                   .scope = spec.credential.empty()
                                ? tenant_
                                : ScopeOf({.base = tenant_,
-                                          .credential = spec.credential})},
+                                          .credential = spec.credential}),
+                  .public_group = tenant_},
                  o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
         reader_(o.max_line_bytes) {
     last_used_ = Now();

@@ -194,6 +194,7 @@ void Session::RejectClientLine(const IdSniffer& sniffed,
 
 void Session::OnClientLine(std::string_view line) {
   ++counters_.client_lines;
+  RetireCancelled();
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   Result<RawMessage> scanned = ScanMessage(line);
   if (!scanned.ok()) {
@@ -578,7 +579,8 @@ void Session::HandleDeclared(std::string_view line, const RawMessage& m,
                 .tool = m.method_name,
                 .arguments_json = args,
                 .bypass_reason = blocker,
-                .declared = true};
+                .declared = true,
+                .public_group = options_.public_group};
   CallPlan plan = cache_->Begin(call, waiter);
   switch (plan.action) {
     case CallAction::kServe:
@@ -707,6 +709,7 @@ void Session::HandleCancelled(std::string_view line, std::string_view params) {
                         p.raw_id);
           out_->ToServer(p.held_cancel);
           p.held_cancel.clear();
+          CancelForwarded(p);
           break;
         }
       }
@@ -745,8 +748,64 @@ void Session::HandleCancelled(std::string_view line, std::string_view params) {
                     request_id, c.others_waiting);
       return;
     }
+    out_->ToServer(forward);
+    CancelForwarded(p->second);
+    return;
   }
   out_->ToServer(forward);
+}
+
+void Session::CancelForwarded(Pending& p) {
+  if (p.ticket == 0 || cache_ == nullptr || p.retire_at != 0) return;
+  p.retire_at = clock_->NowSeconds() + options_.cancelled_grace_seconds;
+  if (next_retire_ == 0 || p.retire_at < next_retire_) {
+    next_retire_ = p.retire_at;
+  }
+  cache_->Abandon(p.ticket);
+}
+
+void Session::RetireCancelled() {
+  if (next_retire_ == 0) return;
+  const double now = clock_->NowSeconds();
+  if (now < next_retire_) return;
+  next_retire_ = 0;
+  std::vector<std::string> due;
+  for (const auto& [nid, p] : pending_) {
+    if (p.retire_at == 0) continue;
+    if (p.retire_at <= now) {
+      due.push_back(nid);
+    } else if (next_retire_ == 0 || p.retire_at < next_retire_) {
+      next_retire_ = p.retire_at;
+    }
+  }
+  for (const std::string& nid : due) {
+    auto it = pending_.find(nid);
+    if (it == pending_.end()) continue;
+    Pending& p = it->second;
+    // Choice: the record stays (retired), not the flight: a conforming
+    // server never answers, but one that answers late must not have its
+    // answer taken for a new request the client sent under the same id.
+    spdlog::info(
+        "cancelled request id={} got no answer within {}s: no longer waited "
+        "for; server {} invalidated if it may have written",
+        p.raw_id, options_.cancelled_grace_seconds, options_.server);
+    p.retire_at = 0;
+    p.retired = true;
+    if (p.task_write) {
+      KeepServerUncached(p, "it was cancelled and never answered");
+      p.ticket = 0;
+      continue;
+    }
+    const TicketId ticket = std::exchange(p.ticket, 0);
+    leader_ids_.erase(p.waiter);
+    UpstreamResult r;
+    r.is_error = true;
+    r.latency_seconds = now - p.started;
+    const Completion c = cache_->Complete(ticket, r);
+    // Nobody can still wait on it (the cancellation went upstream only once
+    // the last waiter left); any that does gets its own request sent.
+    Resend(c.waiters, p.waiter);
+  }
 }
 
 void Session::OnServerLine(std::string_view line) {
@@ -756,6 +815,7 @@ void Session::OnServerLine(std::string_view line) {
 void Session::OnServerLineOnStream(std::string_view line,
                                    std::string_view stream_id) {
   ++counters_.server_lines;
+  RetireCancelled();
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   Result<RawMessage> scanned = ScanMessage(line);
   std::string repaired;
@@ -797,6 +857,7 @@ void Session::OnServerLineOnStream(std::string_view line,
         return;
       }
       Pending& p = *taken;
+      if (p.retired) return;  // cancelled, no longer waited for: dropped
       // The answer to a request sent under a proxy id goes back under the
       // client's own id; every other byte is the server's.
       std::string readdressed;

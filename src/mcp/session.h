@@ -169,6 +169,21 @@ struct SessionOptions {
   // milliseconds); longer costs hits after each change, shorter risks
   // storing an answer given under the old roots.
   double roots_settle_seconds = 2.0;
+  // Seconds the session keeps waiting for the answer to a cached-path
+  // request (tools/call, or a 2026-07-28 list or read) after forwarding the
+  // client's notifications/cancelled of it: MCP servers send no answer to a
+  // cancelled request, yet may still carry it out. Until the answer or this
+  // deadline, a cancelled possible write keeps its server uncached
+  // (ToolCache::Abandon); then the request is forgotten and its flight
+  // completed as failed, which invalidates the server once more (a late
+  // answer is dropped; the id stays reserved upstream). Choice:
+  // default 60 (the SDK clients' default request timeout, a write that slow
+  // is what a client gives up on); longer keeps the server uncached longer
+  // after a cancelled write, shorter risks a write landing after it.
+  double cancelled_grace_seconds = 60.0;
+  // The group this session's callers share the server's public answers
+  // with (ToolCall::public_group; "" = every caller of the cache).
+  std::string public_group;
 };
 
 struct SessionCounters {
@@ -272,6 +287,13 @@ class Session {
     // A leader's notifications/cancelled held back while others wait; sent
     // upstream when the last of them leaves too.
     std::string held_cancel;
+    // The cancellation went upstream: the answer is no longer waited for
+    // after this time (RetireCancelled). 0 = none.
+    double retire_at = 0;
+    // Past retire_at: its flight is completed; the record only keeps its id
+    // in flight upstream (the server may still answer it late: the answer
+    // is dropped, and the client's reuse of the id goes under a proxy id).
+    bool retired = false;
   };
   struct Follower {
     std::string raw_id;
@@ -316,6 +338,15 @@ class Session {
   // not answered yet: the call may not share ("roots_unknown").
   bool AppendRoots(std::string& scope) const;
   void HandleCancelled(std::string_view line, std::string_view params);
+  // The client's cancellation of the cached-path request `p` went upstream:
+  // its answer may never come (SDK servers send none) while a write may
+  // still land. Abandons its flight (a write keeps the server uncached) and
+  // sets its deadline (SessionOptions::cancelled_grace_seconds).
+  void CancelForwarded(Pending& p);
+  // Stops waiting for the cancelled requests whose deadline passed: a
+  // write's flight is completed as failed (invalidating its server again),
+  // a read's freed; the record stays, retired, to keep the id reserved.
+  void RetireCancelled();
   void HandleCallResponse(std::string_view line, Pending& p,
                           std::string_view result, std::string_view error,
                           bool altered);
@@ -377,6 +408,8 @@ class Session {
   std::unordered_map<std::string, WaiterId> follower_ids_;
   // Leader waiter -> normalized id in pending_.
   std::unordered_map<WaiterId, std::string> leader_ids_;
+  // The earliest Pending::retire_at in pending_ (0 = none).
+  double next_retire_ = 0;
   WaiterId next_waiter_ = 1;
   // Proxy-internal requests (tools/list refresh pages): normalized id ->
   // refresh generation. Their replies are consumed, never forwarded.

@@ -428,6 +428,74 @@ TEST_F(SessionTest, CancelledLoneLeaderForwardsAndDetachesTheFlight) {
   EXPECT_THAT(out_.to_client, ElementsAre(Result("2", kFileResult)));
 }
 
+// A cancelled write is never answered by an SDK server, yet it may still
+// land: a read that ran meanwhile must not be served after it, and the
+// session must not wait for the answer forever (attackK finding 2).
+TEST_F(SessionTest, ACancelledWriteKeepsTheServerUncachedUntilItsDeadline) {
+  const std::string v1 = R"({"content":[{"type":"text","text":"v1"}]})";
+  const std::string v2 = R"({"content":[{"type":"text","text":"v2"}]})";
+  RoundTrip("1", "read_file", R"({"path":"/a"})", v1);
+  session_->OnClientLine(
+      Call("2", "write_file", R"({"path":"/a","content":"v2"})"));
+  // A read while the write runs: answered before it landed, and stored.
+  RoundTrip("3", "read_file", R"({"path":"/a"})", v1);
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}})");
+  EXPECT_THAT(out_.to_server.back(), HasSubstr("notifications/cancelled"));
+  EXPECT_EQ(session_->in_flight(), 1u);
+  // The write lands in the server, which never answers it: reads go to the
+  // server (not the read that raced it) and nothing is stored meanwhile.
+  EXPECT_THAT(RoundTrip("4", "read_file", R"({"path":"/a"})", v2),
+              HasSubstr("v2"));
+  EXPECT_THAT(RoundTrip("5", "read_file", R"({"path":"/a"})", v2),
+              Not(HasSubstr("toolcache/cache")));
+  EXPECT_EQ(ServerCalls("read_file"), 4u);
+  EXPECT_GE(cache_->Stats().bypasses["write_cancelled"], 2u);
+  // Past the deadline the write is no longer waited for: its flight is
+  // completed (the server invalidated once more) and caching resumes.
+  clock_.Advance(SessionOptions().cancelled_grace_seconds + 1);
+  RoundTrip("6", "read_file", R"({"path":"/a"})", v2);
+  EXPECT_THAT(RoundTrip("7", "read_file", R"({"path":"/a"})", v2),
+              HasSubstr("toolcache/cache"));
+  EXPECT_EQ(ServerCalls("read_file"), 5u);
+  // A late answer to the cancelled write is dropped, and retires the record.
+  const size_t got = out_.to_client.size();
+  session_->OnServerLine(Result("2", R"({"content":[]})"));
+  EXPECT_EQ(out_.to_client.size(), got);
+  EXPECT_EQ(session_->in_flight(), 0u);
+}
+
+// A cancelled read the server never answers stops being waited for after
+// the deadline (before, its flight stayed for the session's life); its id
+// stays reserved upstream, so a late answer never reaches a new request the
+// client sent under the same id (found by fuzz_replay_mcp_session).
+TEST_F(SessionTest, ACancelledReadNeverAnsweredIsRetiredAndItsIdKept) {
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  session_->OnClientLine(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+  // A cancelled read is no write: caching goes on meanwhile.
+  RoundTrip("2", "read_file", R"({"path":"/b"})", kFileResult);
+  EXPECT_THAT(RoundTrip("3", "read_file", R"({"path":"/b"})", kFileResult),
+              HasSubstr("toolcache/cache"));
+  clock_.Advance(SessionOptions().cancelled_grace_seconds + 1);
+  // The client reuses id 1: it goes upstream under a proxy id, and the
+  // server's late answer to the cancelled request is not given to it.
+  session_->OnClientLine(Call("1", "read_file", R"({"path":"/a"})"));
+  const json resent = json::parse(out_.to_server.back());
+  ASSERT_NE(resent["id"], 1);
+  const size_t got = out_.to_client.size();
+  session_->OnServerLine(
+      Result("1", R"({"content":[{"type":"text","text":"old"}]})"));
+  EXPECT_EQ(out_.to_client.size(), got);
+  session_->OnServerLine(Result(resent["id"].dump(), kFileResult));
+  ASSERT_EQ(out_.to_client.size(), got + 1);
+  EXPECT_EQ(out_.to_client.back(), Result("1", kFileResult));
+  EXPECT_EQ(session_->in_flight(), 0u);
+  // The cancelled flight was completed: the new read was stored.
+  EXPECT_THAT(RoundTrip("4", "read_file", R"({"path":"/a"})", kFileResult),
+              HasSubstr("toolcache/cache"));
+}
+
 TEST_F(SessionTest, MalformedClientLineGetsParseErrorAndSessionContinues) {
   session_->OnClientLine("this is { not json");
   ASSERT_EQ(out_.to_client.size(), 1u);

@@ -32,6 +32,7 @@ const SERVERS = {
   memory: [join(here, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js')],
   filesystem: [join(here, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js')],
   everything: [join(here, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js'), 'stdio'],
+  slowWrite: [join(here, 'slow_write_server.mjs')],
 };
 const TIMEOUT_MS = 20000;
 
@@ -632,6 +633,35 @@ test('filesystem: after the client drops a root, a file under it is no longer se
   assert.ok(!(await allowed()).includes(drop));
   assert.equal(serverCalls(p.log, 'list_allowed_directories'), 1);
   await client.close();
+});
+
+// --- a cancelled write (slow_write_server.mjs) ----------------------------
+// An SDK server never answers a request the client cancelled, yet the write
+// goes on and lands. A read that ran while it was in flight must not be
+// served after it landed (before, the proxy waited for the answer forever,
+// never invalidated again, and served the pre-write read; attackK finding 2).
+test('cancelled write: the read that raced it is not served after it lands', async () => {
+  const p = proxied('slowWrite', [], ['--name', 'slow-notes']);
+  const s = rawSession(p, { WRITE_DELAY_MS: '400' });
+  await s.initialize();
+  const read = (id) => {
+    s.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'read_note', arguments: { id: 'a' } } });
+    return s.wait((m) => m.id === id, `read ${id}`);
+  };
+  assert.equal(text((await read(2)).result), 'note a = v1');
+  s.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'write_note', arguments: { id: 'a', text: 'v2' } } });
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(text((await read(4)).result), 'note a = v1', 'the write landed too early for this test');
+  s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3, reason: 'user pressed Esc' } });
+  await until(() => serverLog(p.log).some((m) => m.method === 'notifications/cancelled'),
+    'the cancellation reaching the server');
+  await new Promise((r) => setTimeout(r, 800));  // the write has landed
+  const after = await read(5);
+  assert.equal(text(after.result), 'note a = v2', 'the read that raced the cancelled write was served');
+  assert.equal(after.result._meta?.['toolcache/cache'], undefined);
+  assert.equal(serverCalls(p.log, 'read_note'), 3);
+  assert.ok(!s.messages.some((m) => m.id === 3), 'the cancelled write was answered');
+  await s.close();
 });
 
 // --- runner --------------------------------------------------------------

@@ -234,6 +234,40 @@ tests.private_and_public_across_scopes = async () => {
   }
 };
 
+// The default scope ("": no --scope, no credential) is a scope like any
+// other: its private answers stay in it, its public ones are shared. Before,
+// a public entry was stored in scope "" as well, so --scope bob was served
+// the default scope's private note (attackK finding 1).
+tests.private_of_the_default_scope_stays_there = async () => {
+  const store = `sqlite:${join(work, 'default-scope.db')}`;
+  // A private TTL long enough to outlive the test (the fixture's default is
+  // 1.5 s).
+  process.env.NOTE_TTL_MS = '60000';
+  const pa = proxied(FIXTURE, ['--store', store]);
+  const pb = proxied(FIXTURE, ['--scope', 'bob', '--store', store]);
+  const a = new RawClient(pa);
+  const b = new RawClient(pb);
+  delete process.env.NOTE_TTL_MS;
+  try {
+    await a.request(1, 'tools/call', env({ name: 'write_note', arguments: { id: 'a', text: 'alice-secret' } }));
+    const mine = await a.request(2, 'resources/read', env({ uri: 'note://a' }));
+    assert.match(textOf(mine), /alice-secret/);
+    await a.request(3, 'resources/read', env({ uri: 'doc://public' }));
+    assert.ok(hit(await a.request(4, 'resources/read', env({ uri: 'note://a' }))),
+      'the default scope is not served its own private note');
+    const theirs = await b.request(1, 'resources/read', env({ uri: 'note://a' }));
+    assert.ok(!hit(theirs), 'a private note of the default scope was served to --scope bob');
+    assert.doesNotMatch(textOf(theirs), /alice-secret/);
+    assert.equal(sent(pb.log, 'resources/read', (m) => m.params.uri === 'note://a'), 1);
+    const pub = await b.request(2, 'resources/read', env({ uri: 'doc://public' }));
+    assert.ok(hit(pub), 'a public resource of the default scope was not shared');
+    assert.equal(sent(pb.log, 'resources/read', (m) => m.params.uri === 'doc://public'), 0);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+};
+
 // The SDK 2.4.0 client, pinned to 2026-07-28, through the proxy.
 tests.sdk2_client_modern = async () => {
   const p = proxied(FIXTURE);
