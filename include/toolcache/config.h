@@ -135,6 +135,9 @@ struct ProxyConfig {
   // proxy.credentialHeaders: request headers that join the caller's
   // principal besides those whose name looks like a credential's.
   std::vector<std::string> credential_headers;
+  // proxy.credentialQuery: request query parameters that join the caller's
+  // principal besides those whose name looks like a credential's.
+  std::vector<std::string> credential_query;
 };
 
 // The optional LLM feature extractor (`classifier.llm`, docs/CONFIG.md,

@@ -106,6 +106,12 @@ struct LlmProxyOptions {
   // A header named here that varies per request makes every request its
   // own principal (no sharing, no conversation state across requests).
   std::vector<std::string> credential_headers;
+  // Query parameters that join the caller's principal besides those whose
+  // name looks like a credential's (LooksLikeCredentialQuery in scope.h:
+  // `key`, `subscription-key`, `api_key`, ...), any case: a gateway that
+  // authenticates by a parameter of another name. Default none. The same
+  // trade-off as credential_headers.
+  std::vector<std::string> credential_query;
   // Server identity of tools that are not `mcp__<server>__<tool>`.
   std::string client_server = "llm";
   // Event loops (threads). Choice: 2, the machine's cores.

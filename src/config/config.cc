@@ -365,13 +365,22 @@ class Parser {
          "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
          "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds",
          "offload", "offloadTokens", "drainTimeoutSeconds", "allowedHosts",
-         "allowedOrigins", "credentialHeaders"});
+         "allowedOrigins", "credentialHeaders", "credentialQuery"});
     if (const YAML::Node n = node["credentialHeaders"]) {
       p.credential_headers = ToolList(n, "proxy.credentialHeaders");
       for (const std::string& h : p.credential_headers) {
         if (h.empty() || h.find_first_of(": \t") != std::string::npos) {
           Fail(n, "'proxy.credentialHeaders' holds '" + h +
                       "', not a header name");
+        }
+      }
+    }
+    if (const YAML::Node n = node["credentialQuery"]) {
+      p.credential_query = ToolList(n, "proxy.credentialQuery");
+      for (const std::string& q : p.credential_query) {
+        if (q.empty() || q.find_first_of("?&=# \t") != std::string::npos) {
+          Fail(n, "'proxy.credentialQuery' holds '" + q +
+                      "', not a query parameter name");
         }
       }
     }
