@@ -78,6 +78,7 @@ int Run(const ProxyArgs& a) {
   o.allowed_hosts = pc.allowed_hosts;
   o.allowed_origins = pc.allowed_origins;
   o.credential_headers = pc.credential_headers;
+  o.credential_query = pc.credential_query;
   if (pc.drain_timeout_seconds) {
     o.drain_timeout_seconds = *pc.drain_timeout_seconds;
   }

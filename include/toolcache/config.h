@@ -140,6 +140,9 @@ struct ProxyConfig {
   // --admin-token-env flag, else TOOLCACHE_ADMIN_TOKEN, else none.
   std::optional<std::string> admin_token_env;
   int32_t admin_token_env_line = 0;  // file line, for errors
+  // proxy.credentialQuery: request query parameters that join the caller's
+  // principal besides those whose name looks like a credential's.
+  std::vector<std::string> credential_query;
 };
 
 // The optional LLM feature extractor (`classifier.llm`, docs/CONFIG.md,

@@ -112,6 +112,12 @@ struct LlmProxyOptions {
   // every caller's model called. "" = none: open to anyone who reaches the
   // port, as before (listen on loopback).
   std::string admin_token;
+  // Query parameters that join the caller's principal besides those whose
+  // name looks like a credential's (LooksLikeCredentialQuery in scope.h:
+  // `key`, `subscription-key`, `api_key`, ...), any case: a gateway that
+  // authenticates by a parameter of another name. Default none. The same
+  // trade-off as credential_headers.
+  std::vector<std::string> credential_query;
   // Server identity of tools that are not `mcp__<server>__<tool>`.
   std::string client_server = "llm";
   // Event loops (threads). Choice: 2, the machine's cores.

@@ -107,6 +107,29 @@ bool LooksLikeSecretName(std::string_view name);
 // of every request).
 bool LooksLikeCredentialHeader(std::string_view name);
 
+// True when a request URL's query parameter named `name` (any case)
+// authenticates the caller upstream, so that it joins the caller's
+// principal: LooksLikeCredentialHeader(name), or LooksLikeSecretName with
+// '-' and '.' read as '_' (so a bare KEY counts: Google APIs' `?key=`), or
+// SIG (an Azure shared access signature) or CODE (an Azure Functions key).
+// Covers `subscription-key` (Azure API Management), `key`, `api_key`,
+// `api-key`, `apikey`, `access_token`, `token`, `auth`, `password`. Not
+// `beta` (Claude Code's `?beta=true`), `api-version` (Azure OpenAI),
+// `alt` (Gemini's `alt=sse`). Choice: unlike a header, a bare KEY counts:
+// no SDK sends a per-request query parameter named so, and Google's key
+// has no other spelling.
+bool LooksLikeCredentialQuery(std::string_view name);
+
+// Appends to *parts each parameter of the query of the request target
+// `target` (after its first '?', up to a '#'; '&'-separated) whose name
+// LooksLikeCredentialQuery or equals one of `extra` (any case), with a
+// non-empty value: named "?" + the name lowercased, the value as sent
+// (not percent-decoded). Every occurrence of a repeated parameter counts.
+// The '?' keeps them apart from headers of the same name.
+void AppendQueryCredentials(std::string_view target,
+                            const std::vector<std::string>& extra,
+                            std::vector<Credential>* parts);
+
 // True when `value` holds a URL that carries a credential: user
 // information in its authority ("postgresql://alice:pw@db/app",
 // "redis://:pw@cache", "mongodb+srv://u:p@cluster"), the value of a query

@@ -365,7 +365,8 @@ class Parser {
          "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
          "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds",
          "offload", "offloadTokens", "drainTimeoutSeconds", "allowedHosts",
-         "allowedOrigins", "credentialHeaders", "adminTokenEnv"});
+         "allowedOrigins", "credentialHeaders", "credentialQuery",
+         "adminTokenEnv"});
     if (const YAML::Node n = node["adminTokenEnv"]) {
       p.admin_token_env = String(n, "proxy.adminTokenEnv");
       p.admin_token_env_line = n.Mark().line + 1;
@@ -376,6 +377,15 @@ class Parser {
         if (h.empty() || h.find_first_of(": \t") != std::string::npos) {
           Fail(n, "'proxy.credentialHeaders' holds '" + h +
                       "', not a header name");
+        }
+      }
+    }
+    if (const YAML::Node n = node["credentialQuery"]) {
+      p.credential_query = ToolList(n, "proxy.credentialQuery");
+      for (const std::string& q : p.credential_query) {
+        if (q.empty() || q.find_first_of("?&=# \t") != std::string::npos) {
+          Fail(n, "'proxy.credentialQuery' holds '" + q +
+                      "', not a query parameter name");
         }
       }
     }

@@ -129,6 +129,25 @@ TEST(ConfigTest, ProxyCredentialHeaders) {
               ::testing::HasSubstr("not a header name"));
 }
 
+// Session 19 (attackK finding 3): a gateway's query parameter of any name.
+TEST(ConfigTest, ProxyCredentialQuery) {
+  Result<Config> c =
+      ParseConfig("proxy:\n  credentialQuery: [tenant, X-Gw]\n", "p.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->proxy.credential_query,
+            (std::vector<std::string>{"tenant", "X-Gw"}));
+  EXPECT_TRUE(
+      ParseConfig("proxy: {}\n", "p.yaml")->proxy.credential_query.empty());
+  EXPECT_FALSE(ParseConfig("proxy:\n  credentialQuery: ['']\n", "p.yaml").ok());
+  for (const char* bad : {"'a=b'", "'?key'", "'a&b'", "'a b'"}) {
+    Result<Config> r = ParseConfig(
+        std::string("proxy:\n  credentialQuery: [") + bad + "]\n", "p.yaml");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_THAT(r.status().message(),
+                ::testing::HasSubstr("not a query parameter name"));
+  }
+}
+
 TEST(ConfigTest, ProxyDrainTimeout) {
   Result<Config> c =
       ParseConfig("proxy:\n  drainTimeoutSeconds: 2.5\n", "p.yaml");

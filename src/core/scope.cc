@@ -320,6 +320,54 @@ bool LooksLikeCredentialHeader(std::string_view name) {
   return false;
 }
 
+bool LooksLikeCredentialQuery(std::string_view name) {
+  if (name.empty()) return false;
+  if (LooksLikeCredentialHeader(name) || EqualsLower(name, "sig") ||
+      EqualsLower(name, "code")) {
+    return true;
+  }
+  std::string n(name);
+  std::replace(n.begin(), n.end(), '-', '_');
+  std::replace(n.begin(), n.end(), '.', '_');
+  return LooksLikeSecretName(n);
+}
+
+void AppendQueryCredentials(std::string_view target,
+                            const std::vector<std::string>& extra,
+                            std::vector<Credential>* parts) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return;
+  std::string_view query = target.substr(q + 1);
+  query = query.substr(0, query.find('#'));
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view param = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view()
+                                          : query.substr(amp + 1);
+    const size_t eq = param.find('=');
+    if (eq == std::string_view::npos || eq == 0 || eq + 1 == param.size()) {
+      continue;
+    }
+    const std::string_view name = param.substr(0, eq);
+    bool counts = LooksLikeCredentialQuery(name);
+    for (size_t i = 0; !counts && i < extra.size(); ++i) {
+      counts =
+          name.size() == extra[i].size() &&
+          std::equal(name.begin(), name.end(), extra[i].begin(),
+                     [](char a, char b) {
+                       return std::tolower(static_cast<unsigned char>(a)) ==
+                              std::tolower(static_cast<unsigned char>(b));
+                     });
+    }
+    if (!counts) continue;
+    Credential c{"?" + std::string(name), std::string(param.substr(eq + 1))};
+    for (char& ch : c.name) {
+      ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    parts->push_back(std::move(c));
+  }
+}
+
 namespace {
 
 // True when one segment of a URL's path looks like a secret of its own.

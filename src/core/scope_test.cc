@@ -539,6 +539,60 @@ TEST(ScopeTest, CredentialHeadersByName) {
   }
 }
 
+// Session 19 (attackK finding 3): behind a gateway that authenticates by
+// the query string (Azure API Management's `?subscription-key=`, Google's
+// `?key=`), the LLM proxy's principal ignored it: every such caller was
+// "none" and was served the others' recorded results.
+TEST(ScopeTest, CredentialQueryParametersByName) {
+  for (const char* q :
+       {"key", "KEY", "subscription-key", "api_key", "api-key", "apikey",
+        "access_token", "token", "auth", "password", "sig", "code", "x-api-key",
+        "client_secret", "Subscription-Key"}) {
+    EXPECT_TRUE(LooksLikeCredentialQuery(q)) << q;
+  }
+  for (const char* q : {"beta", "api-version", "alt", "model", "stream",
+                        "deployment", "", "v"}) {
+    EXPECT_FALSE(LooksLikeCredentialQuery(q)) << q;
+  }
+}
+
+TEST(ScopeTest, QueryCredentialsJoinThePrincipal) {
+  const std::vector<std::string> none;
+  auto digest = [&](std::string_view target,
+                    const std::vector<std::string>& extra = {}) {
+    std::vector<Credential> parts;
+    AppendQueryCredentials(target, extra, &parts);
+    return parts.empty() ? std::string("none")
+                         : CredentialDigest(std::move(parts), "k");
+  };
+  // Two keys, two principals; the same key, one.
+  EXPECT_NE(digest("/v1/chat/completions?subscription-key=KA"),
+            digest("/v1/chat/completions?subscription-key=KB"));
+  EXPECT_EQ(digest("/v1/chat/completions?subscription-key=KA"),
+            digest("/v1/chat/completions?x=1&subscription-key=KA#f"));
+  EXPECT_NE(digest("/v1/x?key=A"), digest("/v1/x?key=B"));
+  // Harmless parameters, empty values and no query: no credential.
+  EXPECT_EQ(digest("/v1/messages?beta=true"), "none");
+  EXPECT_EQ(digest("/v1/messages?api-version=2024-10-21&alt=sse"), "none");
+  EXPECT_EQ(digest("/v1/messages?key=&key"), "none");
+  EXPECT_EQ(digest("/v1/messages"), "none");
+  EXPECT_EQ(digest("/v1/messages?#key=A"), "none");
+  // An operator-named parameter, any case.
+  EXPECT_EQ(digest("/v1/x?tenant=alice"), "none");
+  EXPECT_NE(digest("/v1/x?tenant=alice", {"Tenant"}),
+            digest("/v1/x?tenant=bob", {"Tenant"}));
+  // Named "?<name>" lowercased, value as sent: never a header's part.
+  std::vector<Credential> parts;
+  AppendQueryCredentials("/p?Key=V%2B1&beta=true&api_key=W", none, &parts);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].name, "?key");
+  EXPECT_EQ(parts[0].value, "V%2B1");
+  EXPECT_EQ(parts[1].name, "?api_key");
+  EXPECT_EQ(parts[1].value, "W");
+  EXPECT_NE(CredentialDigest({{"?key", "V"}}, "k"),
+            CredentialDigest({{"key", "V"}}, "k"));
+}
+
 // Session 18 (attackV finding 1): hosted MCP servers put the account's
 // secret in the URL's path (Zapier's /api/mcp/s/<secret>/mcp, Pipedream's
 // /<uuid>/<app>). Given to a stdio server (mcp-remote), the path scopes in

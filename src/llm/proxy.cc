@@ -216,11 +216,20 @@ std::string ErrorBody(Provider p, int status, std::string_view message) {
 // Choice: every occurrence of a repeated header counts (more material can
 // only split a principal, never merge two); names are lowercased, values
 // taken as sent.
-// Runs once per observed request: one pass over the headers, and a string
-// copy only for the headers that count.
-std::string CredentialOf(Provider provider, const Headers& headers,
-                         const std::vector<std::string>& extra) {
+// Session 19 (attackK finding 3): the query string's credential
+// parameters count too (AppendQueryCredentials: `?subscription-key=`,
+// `?key=`, `?api_key=`, ... and `proxy.credentialQuery`), as `?<name>`;
+// before, every caller of a gateway that authenticates by the query was
+// the principal "none". A request without such a parameter keeps its
+// digest. The query itself is never logged (only the path is).
+// Runs once per observed request: one pass over the headers and the
+// query, and a string copy only for what counts.
+std::string CredentialOf(Provider provider, std::string_view target,
+                         const Headers& headers,
+                         const std::vector<std::string>& extra,
+                         const std::vector<std::string>& extra_query) {
   std::vector<Credential> parts;
+  AppendQueryCredentials(target, extra_query, &parts);
   const bool anthropic_bearer = provider == Provider::kAnthropic &&
                                 http::FindHeader(headers, "x-api-key").empty();
   for (const http::Header& h : headers) {
@@ -250,11 +259,13 @@ std::string CredentialOf(Provider provider, const Headers& headers,
 // scoped (under either provider's reading: `authorization: Bearer K` is
 // the Anthropic key K and the OpenAI key K, and a caller holding K can be
 // either). Without a credential, none: the counts only.
-BreaksReader BreaksReaderOf(const Headers& headers,
-                            const std::vector<std::string>& extra) {
+BreaksReader BreaksReaderOf(std::string_view target, const Headers& headers,
+                            const std::vector<std::string>& extra,
+                            const std::vector<std::string>& extra_query) {
   BreaksReader r;
   for (Provider p : {Provider::kAnthropic, Provider::kOpenAi}) {
-    std::string credential = CredentialOf(p, headers, extra);
+    std::string credential =
+        CredentialOf(p, target, headers, extra, extra_query);
     if (credential == "none") return r;
     std::string scope = ScopeOf({.credential = std::move(credential)});
     if (r.owners.empty() || r.owners.front() != scope) {
@@ -1099,10 +1110,11 @@ class LlmProxyImpl final : public LlmProxy {
     }
     if (route.route == Route::kBreaks) {
       res->Send(200, {{"content-type", "application/json"}},
-                shared->prompt
-                    ? shared->prompt->BreaksJsonFor(BreaksReaderOf(
-                          req.headers, shared->options.credential_headers))
-                    : "{\"breaks\":[],\"enabled\":false}\n");
+                shared->prompt ? shared->prompt->BreaksJsonFor(BreaksReaderOf(
+                                     req.target, req.headers,
+                                     shared->options.credential_headers,
+                                     shared->options.credential_query))
+                               : "{\"breaks\":[],\"enabled\":false}\n");
       return;
     }
     // The scopes, computed once per request (scope.h).
@@ -1112,8 +1124,9 @@ class LlmProxyImpl final : public LlmProxy {
     std::string state_scope;
     std::string credential;
     if (route.route == Route::kObserved) {
-      credential = CredentialOf(route.provider, req.headers,
-                                shared->options.credential_headers);
+      credential = CredentialOf(route.provider, req.target, req.headers,
+                                shared->options.credential_headers,
+                                shared->options.credential_query);
       state_scope = ScopeOf({.credential = credential});
     }
     uint32_t recorded = 0;

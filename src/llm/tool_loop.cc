@@ -422,12 +422,28 @@ ServeRules AnthropicServeRules(std::string_view version) {
   return {.user_citations = version.size() != 10 || version < "2026-10-21"};
 }
 
+namespace {
+
+// Removes every `cache_control` member of `j`, at any depth.
+void DropCacheControl(ojson* j) {
+  if (j->is_object()) j->erase("cache_control");
+  if (!j->is_structured()) return;
+  for (ojson& v : *j) DropCacheControl(&v);  // an object's member values
+}
+
+}  // namespace
+
 std::string ToolLoop::RenderResult(Api api, std::string_view stored,
                                    const ServeRules& rules) {
   ojson j = Parse(stored);
   if (!j.is_object()) return "";
   auto c = j.find("content");
   if (c == j.end() || !c->is_array() || c->empty()) return "";
+  // Session 19 (attackK finding 5): a breakpoint recorded inside the
+  // blocks (entries of older versions, other faces) is the recording
+  // client's; served into another request it exceeded the provider's
+  // four (400) and moved the client's prompt-cache breakpoints.
+  DropCacheControl(&*c);
   bool all_text = true;
   for (const ojson& b : *c) {
     if (!b.is_object() || b.value("type", "") != "text" ||

@@ -202,6 +202,47 @@ TEST_F(ToolLoopTest, CitedResultsAreNotServedToAVersionThatRefusesThem) {
   EXPECT_FALSE(AnthropicServeRules("2027-03-01").user_citations);
 }
 
+// Session 19 (attackK finding 5): a client's prompt-cache breakpoints
+// inside a tool_result's blocks were recorded with the result and served
+// back into hidden rounds: a request the client made valid (its four
+// breakpoints) went upstream with five and the provider answered 400.
+// Neither a result recorded now (NormalizedResult drops them) nor an entry
+// an older version recorded verbatim (RenderResult drops them) carries one.
+TEST_F(ToolLoopTest, ServedResultsCarryNoCacheControl) {
+  const std::string blocks =
+      R"([{"type":"text","text":"part 1"},)"
+      R"({"type":"search_result","source":"https://x/a","title":"a",)"
+      R"("content":[{"type":"text","text":"alpha",)"
+      R"("cache_control":{"type":"ephemeral","ttl":"1h"}}]},)"
+      R"({"type":"text","text":"part 2","cache_control":{"type":"ephemeral"}}])";
+  const json expected = json::parse(
+      R"([{"type":"text","text":"part 1"},)"
+      R"({"type":"search_result","source":"https://x/a","title":"a",)"
+      R"("content":[{"type":"text","text":"alpha"}]},)"
+      R"({"type":"text","text":"part 2"}])");
+  // Recorded through the observer, as the proxy records now.
+  ClientRanJson("toolu_1", "Read", kA, blocks);
+  // Recorded as before session 19: the blocks verbatim.
+  const auto [server, routed] = obs_->Route("Read");
+  const CallKey k = KeyCall("Read", routed, kB, false);
+  const std::string verbatim = R"({"content":)" + blocks + "}";
+  RecordOutcome o = cache_->Record(
+      {.server = server,
+       .scope = "s",
+       .tool = k.tool,
+       .arguments_json = k.arguments},
+      {.result_json = verbatim, .is_error = false, .complete = true});
+  ASSERT_TRUE(o.admitted);
+  for (const std::string& args : {kA, kB}) {
+    auto t = Serve(AnthropicToolResponse({{"toolu_9", "Read", args}}));
+    ASSERT_TRUE(t.has_value()) << args;
+    EXPECT_EQ(t->messages.find("cache_control"), std::string::npos) << args;
+    EXPECT_EQ(json::parse("[" + t->messages + "]")[1]["content"][0]["content"],
+              expected)
+        << args;
+  }
+}
+
 TEST_F(ToolLoopTest, PartialTurnGoesToTheClientWhole) {
   ClientRan("toolu_1", "Read", kA, "alpha");
   EXPECT_FALSE(Serve(AnthropicToolResponse(

@@ -1629,10 +1629,126 @@ std::string CallItemName(std::string_view type, std::string_view name,
   return std::string(type);
 }
 
+namespace {
+
+// Copies the JSON value at t[*pos] (leading whitespace skipped) to *out
+// with every object member named `cache_control` (after unescaping)
+// dropped, at any depth; *pos ends after the value. Whitespace between
+// tokens is not copied. False when the text is not well-formed where it
+// was read (the caller then keeps the original bytes).
+// REQUIRES: depth <= the request parser's max depth (the content was
+// validated whole, ValidResultContent).
+bool CopyWithoutCacheControl(std::string_view t, size_t* pos, std::string* out,
+                             bool* removed) {
+  auto skip_ws = [&] {
+    while (*pos < t.size() && (t[*pos] == ' ' || t[*pos] == '\t' ||
+                               t[*pos] == '\n' || t[*pos] == '\r')) {
+      ++*pos;
+    }
+  };
+  // The bytes of the string literal at *pos, quotes included.
+  auto string_at = [&](std::string_view* lit) {
+    if (*pos >= t.size() || t[*pos] != '"') return false;
+    size_t i = *pos + 1;
+    while (i < t.size() && t[i] != '"') i += t[i] == '\\' ? 2 : 1;
+    if (i >= t.size()) return false;
+    *lit = t.substr(*pos, i + 1 - *pos);
+    *pos = i + 1;
+    return true;
+  };
+  skip_ws();
+  if (*pos >= t.size()) return false;
+  const char c = t[*pos];
+  if (c == '"') {
+    std::string_view lit;
+    if (!string_at(&lit)) return false;
+    out->append(lit);
+    return true;
+  }
+  if (c == '{' || c == '[') {
+    const char close = c == '{' ? '}' : ']';
+    out->push_back(c);
+    ++*pos;
+    bool first = true;
+    for (;;) {
+      skip_ws();
+      if (*pos >= t.size()) return false;
+      if (t[*pos] == close) break;
+      if (c == '{') {
+        std::string_view key;
+        if (!string_at(&key)) return false;
+        skip_ws();
+        if (*pos >= t.size() || t[*pos] != ':') return false;
+        ++*pos;
+        std::string name;
+        const bool drop = key.find('\\') == std::string_view::npos
+                              ? key == "\"cache_control\""
+                              : json::Unquote(key, &name) == json::Error::kOk &&
+                                    name == "cache_control";
+        if (drop) {
+          std::string discarded;
+          if (!CopyWithoutCacheControl(t, pos, &discarded, removed)) {
+            return false;
+          }
+          *removed = true;
+        } else {
+          if (!first) out->push_back(',');
+          out->append(key);
+          out->push_back(':');
+          if (!CopyWithoutCacheControl(t, pos, out, removed)) return false;
+          first = false;
+        }
+      } else {
+        if (!first) out->push_back(',');
+        if (!CopyWithoutCacheControl(t, pos, out, removed)) return false;
+        first = false;
+      }
+      skip_ws();
+      if (*pos < t.size() && t[*pos] == ',') ++*pos;
+    }
+    out->push_back(close);
+    ++*pos;
+    return true;
+  }
+  // A number, true, false or null.
+  const size_t end = std::min(t.find_first_of(",]} \t\n\r", *pos), t.size());
+  if (end == *pos) return false;
+  out->append(t.substr(*pos, end - *pos));
+  *pos = end;
+  return true;
+}
+
+}  // namespace
+
+std::string WithoutCacheControl(std::string_view content) {
+  // Fast path: no member can be named cache_control (an escaped spelling
+  // needs a backslash-u).
+  if (content.find("cache_control") == std::string_view::npos &&
+      content.find("\\u") == std::string_view::npos) {
+    return std::string(content);
+  }
+  std::string out;
+  out.reserve(content.size());
+  size_t pos = 0;
+  bool removed = false;
+  if (!CopyWithoutCacheControl(content, &pos, &out, &removed) || !removed) {
+    return std::string(content);
+  }
+  return out;
+}
+
 std::string NormalizedResult(std::string_view body, const ToolResult& r) {
   std::string_view raw = r.content.In(body);
   std::string out;
   if (raw.empty() || Eq(raw, "null")) return "{\"content\":[]}";
+  // Session 19 (attackK finding 5): a client's prompt-cache breakpoints
+  // inside the result's blocks are its request's, not the tool's result:
+  // served back in a hidden round they exceeded the provider's four (400).
+  std::string stripped;
+  if (raw[0] == '{' || raw[0] == '[') {
+    stripped = WithoutCacheControl(raw);
+    raw = stripped;
+  }
   if (raw[0] == '{') {  // one output object (computer_call_output)
     out.reserve(raw.size() + 14);
     out += "{\"content\":[";

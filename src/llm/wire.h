@@ -284,8 +284,18 @@ std::string CallItemName(std::string_view type, std::string_view name,
 // every face stores: a JSON string becomes one text block
 // ({"content":[{"type":"text","text":<the string>}]}); an array of content
 // blocks / parts is kept as it is ({"content":<array>}). Built by splicing
-// the raw bytes, never re-serializing.
+// the raw bytes, never re-serializing, except that every `cache_control`
+// member inside the blocks (at any depth) is dropped (WithoutCacheControl):
+// the client's prompt-cache breakpoints belong to its request, not to the
+// tool's result (session 19).
 std::string NormalizedResult(std::string_view body, const ToolResult& result);
+
+// `content` (one JSON value, well-formed) without any object member named
+// `cache_control` (after unescaping), at any depth: the bytes unchanged
+// when there is none (or the text is not well-formed), else written
+// compactly (whitespace between tokens dropped, strings and numbers as
+// spelled).
+std::string WithoutCacheControl(std::string_view content);
 
 // Decodes a JSON string literal (with its quotes). False when malformed
 // (json::Unquote of the core toolkit: bad escapes, raw control characters).

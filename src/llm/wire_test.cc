@@ -170,6 +170,35 @@ TEST(ParseRequest, AnthropicBlockContentAndErrors) {
             R"({"content":[{"type":"text","text":"boom"}]})");
 }
 
+// Session 19 (attackK finding 5): the client's prompt-cache breakpoints
+// are its request's, not the tool's result: not recorded, at any depth,
+// under any spelling of the name; a result without one keeps its bytes.
+TEST(ParseRequest, NormalizedResultDropsCacheControl) {
+  const std::string body = Padded(R"({"model":"m","messages":[
+    {"role":"assistant","content":[{"type":"tool_use","id":"a","name":"t","input":{}}]},
+    {"role":"user","content":[{"type":"tool_result","tool_use_id":"a",
+      "content":[{"type":"text","text":"one \"cache_control\"", "cache_control": {"type":"ephemeral"}},
+                 {"type":"search_result","source":"s","title":"t","content":[
+                   {"type":"text","text":"two","cache\u005fcontrol":{"type":"ephemeral","ttl":"1h"}}]},
+                 {"cache_control":null,"type":"text","text":"three"}]}]}]})");
+  Result<ParsedRequest> r = ParseRequest(Api::kAnthropicMessages, body);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->tool_results.size(), 1u);
+  EXPECT_EQ(
+      NormalizedResult(body, r->tool_results[0]),
+      R"({"content":[{"type":"text","text":"one \"cache_control\""},)"
+      R"({"type":"search_result","source":"s","title":"t","content":[)"
+      R"({"type":"text","text":"two"}]},{"type":"text","text":"three"}]})");
+  // Nothing to drop: the client's bytes as sent (spacing, escapes).
+  const std::string kept =
+      R"([ {"type": "text", "text": "caf\u00e9 cache_control"} ])";
+  EXPECT_EQ(WithoutCacheControl(kept), kept);
+  EXPECT_EQ(WithoutCacheControl(R"({"cache_control":{"a":[1,2]},"b":-1.5e3})"),
+            R"({"b":-1.5e3})");
+  EXPECT_EQ(WithoutCacheControl(R"([{"cache_control":1}, [true, null]])"),
+            R"([{},[true,null]])");
+}
+
 // A message with two "content" members: the provider reads the last, so
 // the blocks of the first are not observed (review finding: a FAKE
 // tool_result in the first was recorded as t1's result), in either order.

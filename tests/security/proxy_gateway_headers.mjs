@@ -7,10 +7,16 @@
 // answered (`--serve`, a hidden round) with alice's recorded result. Now
 // every header whose name looks like a credential's counts, and
 // `proxy.credentialHeaders` names more.
+// Session 19 (attackK finding 3): the same behind a gateway that takes the
+// key in the query string (Azure API Management's `?subscription-key=`,
+// Google's `?key=`, `?api_key=`): the principal digested headers only, so
+// every such caller was "none". Now a query parameter whose name looks
+// like a credential's counts, and `proxy.credentialQuery` names more; a
+// harmless one (Claude Code's `?beta=true`) does not split a principal.
 // Each case: alice's request history records her result; bob (another
-// token in the same header) asks and his model calls the same tool: it
-// must reach bob (never served from alice's entry); alice asking again is
-// served (the control: serving works, the case is not vacuous).
+// token in the same header or parameter) asks and his model calls the same
+// tool: it must reach bob (never served from alice's entry); alice asking
+// again is served (the control: serving works, the case is not vacuous).
 // Real proxy binary; the provider is a stand-in whose answers the case sets.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,14 +43,21 @@ const call = (id) => ({ role: 'assistant', content: null,
 const ask = { role: 'user', content: 'summarize my account' };
 
 // One proxy (`--serve`, memory cache) per case; `header` carries the
-// gateway token of `alice` or `bob`.
-async function gatewayCase(header, extraArgs = []) {
+// gateway token of `alice` or `bob` (`?param` instead: the query parameter
+// `param` carries it). `suffix(user, n)`: more query for that user's n-th
+// request (1 = the first).
+async function gatewayCase(header, extraArgs = [], suffix = () => '') {
   const proxy = await spawnListening(BIN, ['proxy', '--listen', '127.0.0.1:0', '--upstream', upstream.url,
     '--serve', ...extraArgs]);
+  const sent = {};
   const chat = async (user, messages) => {
-    const r = await fetch(`${proxy.url}/v1/chat/completions`, {
+    const n = (sent[user] = (sent[user] ?? 0) + 1);
+    const token = `gw-token-${user}-0c55aa13`;
+    const query = header.startsWith('?') ? `${header}=${token}${suffix(user, n)}` : suffix(user, n).replace(/^&/, '?');
+    const r = await fetch(`${proxy.url}/v1/chat/completions${query}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', [header]: `Bearer gw-token-${user}-0c55aa13` },
+      headers: { 'content-type': 'application/json',
+        ...(header.startsWith('?') ? {} : { [header]: `Bearer ${token}` }) },
       body: JSON.stringify({ model: 'm', messages, tools }),
     });
     assert.equal(r.status, 200, `${user}: status`);
@@ -81,6 +94,18 @@ try {
     writeFileSync(config, 'proxy:\n  credentialHeaders: [X-Gateway-User]\n');
     await gatewayCase('x-gateway-user', ['--config', config]);
   });
+  for (const param of ['subscription-key', 'key', 'api_key', 'access_token']) {
+    await step(`?${param}= is a credential`, () => gatewayCase(`?${param}`));
+  }
+  await step('proxy.credentialQuery names a query parameter of any name', async () => {
+    const config = join(work, 'gateway-query.yaml');
+    writeFileSync(config, 'proxy:\n  credentialQuery: [Tenant]\n');
+    await gatewayCase('?tenant', ['--config', config]);
+  });
+  // Harmless parameters on alice's later requests only (Claude Code's
+  // `?beta=true`, Azure OpenAI's `api-version`): she is still alice.
+  await step('a harmless parameter does not split a principal', () =>
+    gatewayCase('x-api-key', [], (user, n) => (user === 'alice' && n > 1 ? '&beta=true&api-version=2024-10-21' : '')));
 } finally {
   upstream.close();
   rmSync(work, { recursive: true, force: true });
