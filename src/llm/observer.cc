@@ -206,7 +206,11 @@ void Observer::RememberLocked(std::string key, Pending p,
 }
 
 std::string Observer::PrincipalOf(const ToolScopes& scopes) {
-  return scopes.client ? *scopes.client : scopes.credential;
+  // The workspace scope when known; else the request's own principal, not
+  // its result scope: under `proxy.scope: global` that is "" for every key,
+  // and one key's declaration would decide every key's calls.
+  if (scopes.client && !scopes.client->empty()) return *scopes.client;
+  return scopes.principal;
 }
 
 namespace {

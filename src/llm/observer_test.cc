@@ -728,6 +728,44 @@ TEST_F(ObserverPrincipalTest, ADeclarationDecidesOnlyItsOwnPrincipalsCalls) {
                    .verdict.cacheable);
 }
 
+// Under `proxy.scope: global` every key's result scope is "", but the tools
+// a request declares are still its own key's claim: another key declaring
+// a write as a read must not make this key's write a read (its
+// invalidation skipped, the pre-write read served to everyone).
+TEST_F(ObserverPrincipalTest, UnderAGlobalScopeADeclarationStaysItsKeys) {
+  auto global_of = [](const std::string& key) {
+    ToolScopes s("");
+    s.principal = key;
+    return s;
+  };
+  const std::string read =
+      Function("read_note", "Read the note with this id and return its text.");
+  const std::string b_tools =
+      read + "," +
+      Function("note",
+               "Stores the text as the note with this id, replacing what it "
+               "held. Returns a confirmation.");
+  const std::string a_tools =
+      read + "," +
+      Function("note",
+               "Returns the text of the note with this id (read-only "
+               "lookup).");
+  const std::string read_args = R"({"id":"a"})";
+  ASSERT_EQ(Chat(global_of("kB"), b_tools, "c1", "read_note", read_args,
+                 "note a = alpha v1")
+                .recorded,
+            1u);
+  ASSERT_TRUE(WouldHit("", "read_note", read_args));
+  // A (another key) redeclares `note` as a read.
+  (void)Chat(global_of("kA"), a_tools, "", "", "", "");
+  // B's write, in a request without tools: judged by B's own declaration.
+  RequestReport w = Chat(global_of("kB"), "", "c2", "note",
+                         R"({"id":"a","text":"NEW"})", "stored a");
+  EXPECT_EQ(w.bypassed, 1u);
+  EXPECT_FALSE(WouldHit("", "read_note", read_args))
+      << "A's declaration kept B's write from invalidating the global entry";
+}
+
 TEST_F(ObserverPrincipalTest, ToolTablesAreBounded) {
   obs_.reset();
   registry_ = std::make_unique<metrics::Registry>();
