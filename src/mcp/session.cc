@@ -627,6 +627,7 @@ void Session::HandleDeclaredResponse(std::string_view line, Pending& p,
                                      std::string_view error, bool altered) {
   UpstreamResult r;
   r.latency_seconds = clock_->NowSeconds() - p.started;
+  bool interim = false;
   if (!error.empty() || result.empty() || result.front() != '{') {
     r.is_error = true;
   } else {
@@ -635,6 +636,7 @@ void Session::HandleDeclaredResponse(std::string_view line, Pending& p,
     // Interim results (input_required) are not cacheable; a result without
     // resultType is not a 2026-07-28 result.
     if (h.result_type != "complete") r.complete = false;
+    interim = !h.result_type.empty() && h.result_type != "complete";
     if (h.cacheable()) {
       r.declared =
           DeclaredHints{.ttl_seconds = h.ttl_seconds, .shared = h.shared};
@@ -647,12 +649,12 @@ void Session::HandleDeclaredResponse(std::string_view line, Pending& p,
     spdlog::debug("stored method={} ttl={}s public={}", p.method,
                   r.declared->ttl_seconds, r.declared->shared);
   }
-  AnswerWaiters(c, p, line, result, error);
+  AnswerWaiters(c, p, line, result, error, interim);
 }
 
 void Session::AnswerWaiters(const Completion& c, const Pending& p,
                             std::string_view line, std::string_view result,
-                            std::string_view error) {
+                            std::string_view error, bool interim) {
   bool leader_answered = false;
   for (WaiterId w : c.waiters) {
     if (w == p.waiter) {
@@ -660,9 +662,11 @@ void Session::AnswerWaiters(const Completion& c, const Pending& p,
       leader_answered = true;
       continue;
     }
-    if (p.unshared) {
+    if (p.unshared || interim) {
       // Made with this session's client's input (ClientInputRequested; a
-      // cache without Unshare kept the follower): it asks the server itself.
+      // cache without Unshare kept the follower), or the leader's own next
+      // step (its requestState, its task: in serve's pooled child another
+      // client's): it asks the server itself.
       Resend({w}, p.waiter);
       continue;
     }
@@ -1152,6 +1156,7 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
   UpstreamResult r;
   r.latency_seconds = clock_->NowSeconds() - p.started;
   std::string_view task;
+  bool interim = false;
   if (!error.empty() || result.empty() || result.front() != '{') {
     r.is_error = true;
   } else {
@@ -1164,11 +1169,15 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
         has_content = true;
       } else if (key == "task") {
         r.complete = false;
+        interim = true;
         task = v;
       } else if (key == "resultType") {
         // MCP 2026-07-28: only a "complete" result is final; an
         // input_required one asks the client for more and is never stored.
-        if (DecodeString(v) != "complete") r.complete = false;
+        if (DecodeString(v) != "complete") {
+          r.complete = false;
+          interim = true;
+        }
       }
     });
     // Choice: a result without `content` (e.g. a task handle) is incomplete.
@@ -1198,7 +1207,7 @@ void Session::HandleCallResponse(std::string_view line, Pending& p,
   }
   leader_ids_.erase(p.waiter);
   const Completion c = cache_->Complete(p.ticket, r);
-  AnswerWaiters(c, p, line, result, error);
+  AnswerWaiters(c, p, line, result, error, interim);
 }
 
 void Session::OnFlightCompletedElsewhere(WaiterId waiter,

@@ -313,10 +313,13 @@ class Session {
   // Answers a hit: the stored result under `raw_id`, with provenance.
   void ServeHit(std::string_view raw_id, const CallPlan& plan);
   // Answers every waiter of the completed flight of `p`: the leader with
-  // `line`, the others with `result` / `error` under their own ids.
+  // `line`, the others with `result` / `error` under their own ids. An
+  // `interim` answer (2026-07-28 `input_required`, a task handle) is the
+  // leader's alone: its requestState or task belongs to the leader's
+  // exchange, so every other waiter's request goes upstream itself.
   void AnswerWaiters(const Completion& c, const Pending& p,
                      std::string_view line, std::string_view result,
-                     std::string_view error);
+                     std::string_view error, bool interim);
   // Why a tools/call cannot share an answer (ToolCall::bypass_reason), or
   // "" when it can.
   std::string_view ShareBlocker(const RawMessage& m, bool other_params) const;

@@ -1578,5 +1578,30 @@ TEST_F(ModernSessionTest, IdenticalListsInFlightShareOneUpstreamRequest) {
   EXPECT_EQ(Sent(out_, "resources/list"), 2u);
 }
 
+// An input_required answer is the leader's next step: its requestState
+// belongs to the leader's exchange (in serve's pooled child, another
+// client's). A caller that joined the flight gets no share of it: its own
+// request goes to the server.
+TEST_F(ModernSessionTest, AnInterimAnswerIsTheLeadersAlone) {
+  LearnList();
+  session_->OnClientLine(ModernCall("\"a\"", "frobnicate", "{}"));
+  session_->OnClientLine(ModernCall("\"b\"", "frobnicate", "{}"));
+  ASSERT_EQ(Sent(out_, "tools/call"), 1u) << "the second did not join";
+  const size_t got = out_.to_client.size();
+  session_->OnServerLine(Result(
+      "\"a\"",
+      R"({"resultType":"input_required","inputRequests":{"c":{"method":"elicitation/create","params":{}}},"requestState":"state-of-a"})"));
+  ASSERT_EQ(out_.to_client.size(), got + 1);
+  EXPECT_EQ(json::parse(out_.to_client.back())["id"], "a");
+  EXPECT_EQ(Sent(out_, "tools/call"), 2u)
+      << "b was not sent to the server itself";
+  EXPECT_EQ(json::parse(out_.to_server.back())["id"], "b");
+  session_->OnServerLine(Result("\"b\"", kModernRead));
+  ASSERT_EQ(out_.to_client.size(), got + 2);
+  const json b = json::parse(out_.to_client.back());
+  EXPECT_EQ(b["id"], "b");
+  EXPECT_THAT(b.dump(), Not(HasSubstr("state-of-a")));
+}
+
 }  // namespace
 }  // namespace toolcache::mcp
