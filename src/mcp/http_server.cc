@@ -533,13 +533,19 @@ class Worker final : public mcp::SessionOutput {
         tenant_(std::move(tenant)),
         options_(o),
         cache_(o.cache, router),
-        session_({.server = spec.name,
-                  .scope = spec.credential.empty()
-                               ? tenant_
-                               : ScopeOf({.base = tenant_,
-                                          .credential = spec.credential}),
-                  .public_group = tenant_},
-                 o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
+        // A public answer stays with the tenant's processes of the same
+        // principal material (revK): the scope without the roots.
+        session_(
+            {.server = spec.name,
+             .scope = spec.credential.empty()
+                          ? tenant_
+                          : ScopeOf({.base = tenant_,
+                                     .credential = spec.credential}),
+             .public_group = spec.credential.empty()
+                                 ? tenant_
+                                 : ScopeOf({.base = tenant_,
+                                            .credential = spec.credential})},
+            o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
         reader_(o.max_line_bytes) {
     last_used_ = Now();
   }

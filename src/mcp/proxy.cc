@@ -273,7 +273,13 @@ Result<int> RunMcpProxy(const McpProxyOptions& o) {
     }
     principal.credential = CredentialDigest(std::move(parts));
   }
-  mcp::Session session({.server = identity, .scope = ScopeOf(principal)},
+  // A server's `public` answer is shared only with processes of the same
+  // principal material (revK): another uid, folder or data-choosing
+  // variable is another server instance with other data, whatever it
+  // declares. "" under --share-across-credentials: every caller.
+  mcp::Session session({.server = identity,
+                        .scope = ScopeOf(principal),
+                        .public_group = principal.credential},
                        o.cache, &clock, &output);
   mcp::LineReader client_reader(o.max_line_bytes);
   mcp::LineReader server_reader(o.max_line_bytes);

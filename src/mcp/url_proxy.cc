@@ -156,8 +156,16 @@ Result<int> RunMcpUrlProxy(const McpUrlProxyOptions& o) {
   http::Loop* loop = loop_thread->loop();
   UrlOutput output(o.client_out_fd);
   SystemClock clock;
-  mcp::Session session({.server = identity, .scope = scope}, o.cache, &clock,
-                       &output);
+  // A server's `public` answer is shared by the callers of the same URL
+  // (revK): another URL (an account's path secret, another host under one
+  // --name) may be another instance with other data. "" under
+  // --share-across-credentials: every caller.
+  const std::string public_group = o.share_across_credentials
+                                       ? std::string()
+                                       : CredentialDigest({{"?url", o.url}});
+  mcp::Session session(
+      {.server = identity, .scope = scope, .public_group = public_group},
+      o.cache, &clock, &output);
   mcp::HttpUpstream upstream(
       uo, client->get(), loop,
       [&session](std::string_view m, std::string_view stream_id) {

@@ -268,6 +268,34 @@ tests.private_of_the_default_scope_stays_there = async () => {
   }
 };
 
+// A public answer is shared by the processes of one principal only (revK,
+// session 19): a stdio server started with another data-choosing variable
+// is another instance with other data, whatever it declares public.
+tests.public_stays_with_the_server_instance = async () => {
+  const store = `sqlite:${join(work, 'public-instance.db')}`;
+  const pa = proxied(FIXTURE, ['--store', store]);
+  process.env.NOTES_DIR = join(work, 'other-notes');
+  const pb = proxied(FIXTURE, ['--store', store]);
+  delete process.env.NOTES_DIR;
+  const pc = proxied(FIXTURE, ['--scope', 'carol', '--store', store]);
+  const a = new RawClient(pa);
+  const b = new RawClient(pb);
+  const c = new RawClient(pc);
+  try {
+    await a.request(1, 'resources/read', env({ uri: 'doc://public' }));
+    const other = await b.request(1, 'resources/read', env({ uri: 'doc://public' }));
+    assert.ok(!hit(other), "another instance's public answer was served");
+    assert.equal(sent(pb.log, 'resources/read', (m) => m.params.uri === 'doc://public'), 1);
+    // The same instance under another --scope still shares it.
+    assert.ok(hit(await c.request(1, 'resources/read', env({ uri: 'doc://public' }))),
+      'a public answer was not shared within its principal');
+  } finally {
+    await a.close();
+    await b.close();
+    await c.close();
+  }
+};
+
 // The SDK 2.4.0 client, pinned to 2026-07-28, through the proxy.
 tests.sdk2_client_modern = async () => {
   const p = proxied(FIXTURE);
