@@ -274,12 +274,13 @@ tests.private_of_the_default_scope_stays_there = async () => {
 tests.public_stays_with_the_server_instance = async () => {
   const store = `sqlite:${join(work, 'public-instance.db')}`;
   const pa = proxied(FIXTURE, ['--store', store]);
-  process.env.NOTES_DIR = join(work, 'other-notes');
   const pb = proxied(FIXTURE, ['--store', store]);
-  delete process.env.NOTES_DIR;
   const pc = proxied(FIXTURE, ['--scope', 'carol', '--store', store]);
   const a = new RawClient(pa);
+  // The variable is read when the proxy starts (the spawn).
+  process.env.NOTES_DIR = join(work, 'other-notes');
   const b = new RawClient(pb);
+  delete process.env.NOTES_DIR;
   const c = new RawClient(pc);
   try {
     await a.request(1, 'resources/read', env({ uri: 'doc://public' }));
