@@ -359,14 +359,27 @@ class Parser {
     ProxyConfig p;
     if (node.IsNull()) return p;
     ExpectMap(node, "proxy");
-    CheckKeys(
-        node, "proxy",
-        {"upstream", "anthropicUpstream", "openaiUpstream", "scope",
-         "clientName", "maxBodyBytes", "maxDepth", "responseTimeoutSeconds",
-         "caFile", "serve", "serveMaxRounds", "conversationTtlSeconds",
-         "offload", "offloadTokens", "drainTimeoutSeconds", "allowedHosts",
-         "allowedOrigins", "credentialHeaders", "credentialQuery",
-         "adminTokenEnv"});
+    CheckKeys(node, "proxy",
+              {"upstream",
+               "anthropicUpstream",
+               "openaiUpstream",
+               "scope",
+               "clientName",
+               "maxBodyBytes",
+               "maxDepth",
+               "responseTimeoutSeconds",
+               "caFile",
+               "serve",
+               "serveMaxRounds",
+               "conversationTtlSeconds",
+               "offload",
+               "offloadTokens",
+               "drainTimeoutSeconds",
+               "allowedHosts",
+               "allowedOrigins",
+               "credentialHeaders",
+               "credentialQuery",
+               "adminTokenEnv"});
     if (const YAML::Node n = node["adminTokenEnv"]) {
       p.admin_token_env = String(n, "proxy.adminTokenEnv");
       p.admin_token_env_line = n.Mark().line + 1;
