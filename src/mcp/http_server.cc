@@ -507,6 +507,13 @@ class SessionCache final : public ToolCache {
   }
   ToolCacheStats Stats() const override { return inner_->Stats(); }
 
+  // The waiters of a flight that ended (or was unshared): another session's
+  // is told through its command queue (kFlightDone with `result_json`, or
+  // empty: ask the server itself); this session's are returned as local
+  // ids, forgotten.
+  std::vector<WaiterId> RouteWaiters(const std::vector<WaiterId>& globals,
+                                     std::string_view result_json);
+
   void Forget(WaiterId local) {
     auto it = local_to_global_.find(local);
     if (it == local_to_global_.end()) return;
@@ -522,6 +529,23 @@ class SessionCache final : public ToolCache {
   std::unordered_map<WaiterId, WaiterId> local_to_global_;
 };
 
+namespace {
+
+// A session's options under `tenant`: its scope is the tenant joined with
+// the server's principal material (fixN), and a public answer stays with
+// the tenant's processes of the same material (revK): the scope without
+// the roots, computed once for both.
+mcp::SessionOptions SessionOptionsOf(const McpServerSpec& spec,
+                                     const std::string& tenant) {
+  std::string scope =
+      spec.credential.empty()
+          ? tenant
+          : ScopeOf({.base = tenant, .credential = spec.credential});
+  return {.server = spec.name, .scope = scope, .public_group = scope};
+}
+
+}  // namespace
+
 // One session: its child, its mcp::Session and the thread driving them.
 class Worker final : public mcp::SessionOutput {
  public:
@@ -533,19 +557,8 @@ class Worker final : public mcp::SessionOutput {
         tenant_(std::move(tenant)),
         options_(o),
         cache_(o.cache, router),
-        // A public answer stays with the tenant's processes of the same
-        // principal material (revK): the scope without the roots.
-        session_(
-            {.server = spec.name,
-             .scope = spec.credential.empty()
-                          ? tenant_
-                          : ScopeOf({.base = tenant_,
-                                     .credential = spec.credential}),
-             .public_group = spec.credential.empty()
-                                 ? tenant_
-                                 : ScopeOf({.base = tenant_,
-                                            .credential = spec.credential})},
-            o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
+        session_(SessionOptionsOf(spec, tenant_),
+                 o.cache != nullptr ? &cache_ : nullptr, o.clock, this),
         reader_(o.max_line_bytes) {
     last_used_ = Now();
   }
@@ -1226,11 +1239,11 @@ class Worker final : public mcp::SessionOutput {
   std::string protocol_version_;  // GUARDED_BY(mu_)
 };
 
-Completion SessionCache::Complete(TicketId ticket, const UpstreamResult& r) {
-  Completion c = inner_->Complete(ticket, r);
+std::vector<WaiterId> SessionCache::RouteWaiters(
+    const std::vector<WaiterId>& globals, std::string_view result_json) {
   std::vector<WaiterId> mine;
   const std::shared_ptr<Worker> self = owner_.lock();
-  for (WaiterId global : c.waiters) {
+  for (WaiterId global : globals) {
     std::optional<FlightRouter::Entry> e = router_->Find(global);
     if (!e) continue;
     std::shared_ptr<Worker> owner = e->owner.lock();
@@ -1243,14 +1256,18 @@ Completion SessionCache::Complete(TicketId ticket, const UpstreamResult& r) {
     Command cmd;
     cmd.kind = Command::Kind::kFlightDone;
     cmd.waiter = e->local;
-    // An error or an answer not kept: the follower asks the server itself.
-    if (!r.is_error && r.complete && !r.result_json.empty()) {
-      cmd.lines.emplace_back(r.result_json);
-    }
+    if (!result_json.empty()) cmd.lines.emplace_back(result_json);
     (void)owner->Push(std::move(cmd));
   }
   for (WaiterId local : mine) Forget(local);
-  c.waiters = std::move(mine);
+  return mine;
+}
+
+Completion SessionCache::Complete(TicketId ticket, const UpstreamResult& r) {
+  Completion c = inner_->Complete(ticket, r);
+  // An error or an answer not kept: the follower asks the server itself.
+  const bool kept = !r.is_error && r.complete && !r.result_json.empty();
+  c.waiters = RouteWaiters(c.waiters, kept ? r.result_json : "");
   return c;
 }
 
@@ -1259,25 +1276,7 @@ std::vector<WaiterId> SessionCache::Unshare(TicketId ticket,
   // As Complete does for an answer not kept: other sessions' waiters are
   // told to ask the server themselves (an empty kFlightDone); this
   // session's are returned for its Session to re-send.
-  std::vector<WaiterId> mine;
-  const std::shared_ptr<Worker> self = owner_.lock();
-  for (WaiterId global : inner_->Unshare(ticket, reason)) {
-    std::optional<FlightRouter::Entry> e = router_->Find(global);
-    if (!e) continue;
-    std::shared_ptr<Worker> owner = e->owner.lock();
-    if (owner && owner == self) {
-      mine.push_back(e->local);
-      continue;
-    }
-    (void)router_->Take(global);
-    if (!owner) continue;  // that session ended
-    Command cmd;
-    cmd.kind = Command::Kind::kFlightDone;
-    cmd.waiter = e->local;
-    (void)owner->Push(std::move(cmd));
-  }
-  for (WaiterId local : mine) Forget(local);
-  return mine;
+  return RouteWaiters(inner_->Unshare(ticket, reason), {});
 }
 
 class McpHttp::Impl {
