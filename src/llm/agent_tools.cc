@@ -906,7 +906,7 @@ class DirectoryScan {
         i = DoubleQuoted(i + 1, &word, &computed);
         in_word = true;
       } else if (c == '`') {
-        i = Backquoted(i + 1);
+        i = Closing(i + 1, '`');
         in_word = computed = true;
       } else if (c == '$' &&
                  (next == '(' || next == '{' || next == '\'' || next == '"')) {
@@ -915,7 +915,7 @@ class DirectoryScan {
         } else if (next == '{') {
           i = Braced(i + 2);
         } else if (next == '\'') {
-          i = AnsiC(i + 2);
+          i = Closing(i + 2, '\'');
         } else {
           std::string ignored;
           i = DoubleQuoted(i + 2, &ignored, &computed);
@@ -1042,7 +1042,7 @@ class DirectoryScan {
         }
         word->push_back(next);
       } else if (c == '`') {
-        i = Backquoted(i + 1);
+        i = Closing(i + 1, '`');
         *computed = true;
       } else if (c == '$' && next == '(') {
         i = Substitution(i + 2);
@@ -1059,12 +1059,13 @@ class DirectoryScan {
     return s_.size();
   }
 
-  // From just inside a backquote: the index of the closing one.
-  size_t Backquoted(size_t i) {
+  // From just inside a backquote, or `$'`: the index of the closing
+  // `close` (a backslash escapes the next character in both).
+  size_t Closing(size_t i, char close) {
     for (; i < s_.size(); ++i) {
       if (s_[i] == '\\') {
         ++i;
-      } else if (s_[i] == '`') {
+      } else if (s_[i] == close) {
         return i;
       }
     }
@@ -1089,26 +1090,13 @@ class DirectoryScan {
         bool computed = false;
         i = DoubleQuoted(i + 1, &ignored, &computed);
       } else if (c == '`') {
-        i = Backquoted(i + 1);
+        i = Closing(i + 1, '`');
       } else if (c == '$' && next == '(') {
         i = Substitution(i + 2);
       } else if (c == '$' && next == '{') {
         ++open;
         ++i;
       } else if (c == '}' && --open == 0) {
-        return i;
-      }
-    }
-    Unsure();
-    return s_.size();
-  }
-
-  // From just inside `$'`: the index of the closing `'` (`\'` escapes).
-  size_t AnsiC(size_t i) {
-    for (; i < s_.size(); ++i) {
-      if (s_[i] == '\\') {
-        ++i;
-      } else if (s_[i] == '\'') {
         return i;
       }
     }
